@@ -1,0 +1,92 @@
+#pragma once
+// One SPMD job: its processes, its core-to-core mailbox rings, its busy locks and
+// the little state that every worker reads (cancellation, completion). Built by
+// Runtime::run on the calling thread, torn down there once every worker has left it.
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <semaphore>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "switchyard/process.hpp"
+#include "switchyard/runtime.hpp"
+#include "switchyard/transport/busy_lock.hpp"
+#include "switchyard/transport/channel.hpp"
+
+namespace switchyard::detail {
+
+class Worker;
+
+class Job {
+ public:
+  Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBody& body, RunOptions options);
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  // --- immutable while the job runs: read freely by every thread ---
+  Rank size() const noexcept { return static_cast<Rank>(processes_.size()); }
+  Process& process(Rank r) noexcept { return *processes_[r]; }
+  std::uint32_t worker_of(Rank r) const noexcept { return worker_of_[r]; }
+  std::uint32_t worker_count() const noexcept { return static_cast<std::uint32_t>(workers_.size()); }
+  Worker& worker(std::uint32_t w) noexcept { return *workers_[w]; }
+  Channel* channel(std::uint32_t from, std::uint32_t to) noexcept { return channels_[from * workers_.size() + to].get(); }
+  const std::vector<Process*>& local_processes(std::uint32_t w) const noexcept { return local_[w]; }
+  // The lowest rank on each worker that has processes: it speaks for its core in collectives.
+  Rank leader_of(std::uint32_t w) const noexcept { return local_[w].empty() ? kAnySource : local_[w].front()->rank(); }
+  const std::vector<std::uint32_t>& populated_workers() const noexcept { return populated_; }
+  const RunOptions& options() const noexcept { return options_; }
+  const ActiveMessageHandler* handler(HandlerId id) const noexcept {
+    auto it = options_.handlers.find(id);
+    return it == options_.handlers.end() ? nullptr : &it->second;
+  }
+  BusyLock& busy_lock(Rank r) noexcept { return busy_locks_[r]; }
+
+  // --- shared, written by any worker ---
+  // First real error wins and cancels the job. JobCancelled unwinding is not an error.
+  void fail(std::exception_ptr error);
+  // The watchdog saw no progress: cancel, and have every worker describe its blocked processes.
+  void stall();
+  bool stalled() const noexcept { return stalled_.load(std::memory_order_acquire); }
+  void add_stall_report(Rank r, std::string line);
+  std::exception_ptr error() const;
+  std::string stall_report() const;
+
+  // Set once, by fail() or stall(); acquire pairs with their release so that a
+  // worker seeing it also sees stalled_ and the recorded error.
+  std::atomic<bool> cancelled{false};
+  // Workers that have seen `cancelled` and stopped resuming processes. Unwinding
+  // starts only when all have (acq_rel: everything a worker did before counting
+  // itself, like copying out of another process's buffer, happens before any
+  // process unwinds and frees its buffers).
+  std::atomic<std::uint32_t> quiesced{0};
+  // Processes that have not finished; the worker that takes it to zero wakes the others.
+  std::atomic<std::uint64_t> remaining{0};
+  // Workers still inside the job; the last to leave releases `left`.
+  std::atomic<std::uint32_t> workers_inside{0};
+  std::binary_semaphore left{0};
+
+  void wake_all_workers();
+
+ private:
+  RunOptions options_;
+  std::vector<Worker*> workers_;
+  std::vector<std::uint32_t> worker_of_;
+  std::vector<std::unique_ptr<Process>> processes_;
+  std::vector<std::vector<Process*>> local_;
+  std::vector<std::uint32_t> populated_;
+  std::vector<std::unique_ptr<Channel>> channels_;
+  std::unique_ptr<BusyLock[]> busy_locks_;
+
+  std::atomic<bool> stalled_{false};  // release/acquire with `cancelled`'s ordering (set before it)
+  mutable std::mutex mutex_;          // guards first_error_ and report_
+  std::exception_ptr first_error_;
+  std::vector<std::pair<Rank, std::string>> report_;
+};
+
+}  // namespace switchyard::detail

@@ -1,0 +1,40 @@
+#pragma once
+// Which core each software process runs on. A process stays on its core for its
+// whole life: that is what lets everything about it be touched by one thread only.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "switchyard/transport/message.hpp"
+
+namespace switchyard {
+
+class Placement {
+ public:
+  enum class Kind { kRoundRobin, kBlock, kExplicit };
+
+  // Rank r goes to the (r mod c)-th core.
+  static Placement round_robin() { return Placement(Kind::kRoundRobin, {}); }
+  // Ranks are cut into c contiguous blocks, one per core.
+  static Placement block() { return Placement(Kind::kBlock, {}); }
+  // Rank r goes to OS CPU `os_core_of_rank[r]`, which must be one of the runtime's cores.
+  static Placement explicit_map(std::vector<int> os_core_of_rank) {
+    return Placement(Kind::kExplicit, std::move(os_core_of_rank));
+  }
+
+  Kind kind() const noexcept { return kind_; }
+
+  // Worker index (position in `cores`) of every rank. Throws InvalidArgument
+  // naming the offending rank if an explicit map does not fit.
+  std::vector<std::uint32_t> assign(std::uint64_t processes, const std::vector<int>& cores) const;
+
+  std::string name() const;
+
+ private:
+  Placement(Kind kind, std::vector<int> map) : kind_(kind), map_(std::move(map)) {}
+  Kind kind_;
+  std::vector<int> map_;
+};
+
+}  // namespace switchyard

@@ -1,0 +1,208 @@
+#pragma once
+// A software process: one rank of an SPMD job. It runs as a coroutine on the
+// worker of the core it was placed on and never leaves that core. Every runtime
+// call that may block is a Task to co_await; while a process waits, its core runs
+// other processes, and a process that waits for nothing at all costs no CPU.
+//
+// Thread model: a Process and everything in it (mailbox, pending sends and
+// receives, wait state) is touched only by its own worker thread. Other cores
+// reach it only through the core-to-core rings, and through its BusyLock.
+
+#include <coroutine>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "switchyard/errors.hpp"
+#include "switchyard/task.hpp"
+#include "switchyard/transport/busy_lock.hpp"
+#include "switchyard/transport/mailbox.hpp"
+#include "switchyard/transport/message.hpp"
+
+namespace switchyard {
+
+class Process;
+using HandlerId = std::uint32_t;
+// Runs on the destination's core, in the destination's context, as soon as the
+// destination's worker sees the message. It must not block; it may post replies.
+using ActiveMessageHandler = std::function<void(Process& self, Rank src, std::span<const std::byte> body)>;
+
+namespace detail {
+class Worker;
+class Job;
+}  // namespace detail
+
+// A non-blocking send in flight. Complete once the payload may be reused: for an
+// eager send, when it is in the receiver's mailbox; for a single-copy send, when
+// the receiver has copied it. Keep the payload alive and unchanged until then.
+class SendTicket {
+ public:
+  SendTicket() = default;
+  SendTicket(SendTicket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
+  SendTicket& operator=(SendTicket&& o) noexcept;
+  ~SendTicket();
+  bool valid() const noexcept { return state_ != nullptr; }
+
+ private:
+  friend class Process;
+  SendTicket(detail::SendState* s, Process* owner) : state_(s), owner_(owner) {}
+  detail::SendState* state_ = nullptr;
+  Process* owner_ = nullptr;
+};
+
+// A non-blocking receive. Once complete: source(), size() and (for post_recv)
+// take_message(). A receive into a caller's buffer writes nothing else.
+class RecvTicket {
+ public:
+  RecvTicket() = default;
+  RecvTicket(RecvTicket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
+  RecvTicket& operator=(RecvTicket&& o) noexcept;
+  ~RecvTicket();
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool done() const noexcept { return state_ && state_->done; }
+  Rank source() const;
+  std::uint64_t size() const;
+  Message take_message();
+
+ private:
+  friend class Process;
+  RecvTicket(detail::RecvState* s, Process* owner) : state_(s), owner_(owner) {}
+  detail::RecvState* state_ = nullptr;
+  Process* owner_ = nullptr;
+};
+
+class Process {
+ public:
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  Rank rank() const noexcept { return rank_; }
+  Rank size() const noexcept;
+  int core() const noexcept;  // OS CPU number
+
+  // --- point to point. Tags below kFirstReservedTag are the caller's. ---
+  Task<void> send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
+  Task<Message> recv(Rank src, Tag tag = 0);  // src may be kAnySource
+  // Receives straight into `buffer`; returns the message size. A message larger
+  // than the buffer is an InvalidArgument error.
+  Task<std::uint64_t> recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
+
+  SendTicket post_send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
+  RecvTicket post_recv(Rank src, Tag tag = 0);
+  RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
+  bool test(SendTicket& t);  // true once complete; never blocks
+  bool test(RecvTicket& t);  // true once complete; takes the message in if it has arrived
+  Task<void> wait(SendTicket& t);
+  Task<void> wait(RecvTicket& t);
+
+  // --- active messages ---
+  void post_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // never waits
+  Task<void> send_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // waits for mailbox room
+
+  // --- the receivers' busy locks (one per process, shared by all) ---
+  BusyLock& busy_lock(Rank r);
+
+  // --- collectives: every process of the job calls them in the same order ---
+  Task<void> barrier();
+  // The papers' concatenate: every process's bytes, in rank order.
+  Task<std::vector<std::byte>> allgather(std::span<const std::byte> mine);
+  template <class T>
+  Task<std::vector<T>> allgather_value(const T& mine);
+  // The papers' parallel vector sum: element-wise sum over all processes. Every
+  // process passes a vector of the same length.
+  Task<std::vector<std::int64_t>> allreduce(std::span<const std::int64_t> mine);
+  // Element-wise sum of the vectors of all lower ranks (rank 0 gets zeros).
+  Task<std::vector<std::int64_t>> exclusive_scan(std::span<const std::int64_t> mine);
+  // The root's bytes, on every process. Non-roots' `bytes` are ignored.
+  Task<std::vector<std::byte>> broadcast(Rank root, std::span<const std::byte> bytes);
+
+  // --- scheduling ---
+  // Lets the other processes of this core run, then continues.
+  Task<void> yield();
+  // Waits until pred() holds. pred is re-evaluated whenever something happens to
+  // this process: a message arrives for it or an active-message handler runs in it.
+  template <class Pred>
+  Task<void> wait_until(Pred pred, const char* what = "a condition");
+
+ private:
+  friend class detail::Worker;
+  friend class detail::Job;
+  friend class SendTicket;
+  friend class RecvTicket;
+  friend struct ParkAwaiter;
+  struct ParkAwaiter;
+
+  Process(detail::Job& job, detail::Worker& worker, Rank rank);
+
+  void check_cancelled() const;
+  void check_rank(Rank r, const char* what) const;
+  void check_user_tag(Tag t, const char* what) const;
+  ParkAwaiter park(const char* what, Rank peer = kAnySource);
+  // Something happened to this process: if it is parked, it is put back in its core's ready queue.
+  void notify();
+
+  detail::SendState* acquire_send();
+  void release_send(detail::SendState* s);
+  detail::RecvState* acquire_recv();
+  void release_recv(detail::RecvState* r);
+  SendTicket post_send_tagged(Rank dst, std::span<const std::byte> bytes, Tag tag);
+  RecvTicket post_recv_tagged(Rank src, Tag tag, std::span<std::byte> target, bool has_target);
+  std::uint64_t post_active_impl(Rank dst, HandlerId handler, std::span<const std::byte> body);
+  void take_in(detail::RecvState& r);  // copies the matched message's payload into place
+
+  Task<std::vector<std::byte>> collective(int kind, std::span<const std::byte> mine, Rank root);
+
+  detail::Job& job_;
+  detail::Worker& worker_;
+  Rank rank_;
+  std::uint32_t local_index_ = 0;  // position among the processes of its core
+
+  // All below: written only by this process's worker thread.
+  detail::Mailbox mailbox_;
+  std::coroutine_handle<> resume_point_;  // where to continue when resumed
+  Task<void> main_;
+  bool parked_ = false;
+  bool started_ = false;
+  bool finished_ = false;
+  const char* waiting_for_ = nullptr;     // for the stall diagnostic
+  Rank waiting_peer_ = kAnySource;
+  std::uint64_t collective_seq_ = 0;
+  std::deque<detail::SendState> send_pool_;  // deque: addresses stay stable as it grows
+  std::vector<detail::SendState*> free_sends_;
+  std::deque<detail::RecvState> recv_pool_;
+  std::vector<detail::RecvState*> free_recvs_;
+};
+
+struct Process::ParkAwaiter {
+  Process& process;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) noexcept {
+    process.resume_point_ = h;
+    process.parked_ = true;
+  }
+  void await_resume() const {
+    process.waiting_for_ = nullptr;
+    process.check_cancelled();
+  }
+};
+
+template <class T>
+Task<std::vector<T>> Process::allgather_value(const T& mine) {
+  static_assert(std::is_trivially_copyable_v<T>, "allgather_value needs a trivially copyable type");
+  auto bytes = co_await allgather(std::as_bytes(std::span<const T, 1>(&mine, 1)));
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  co_return out;
+}
+
+template <class Pred>
+Task<void> Process::wait_until(Pred pred, const char* what) {
+  check_cancelled();
+  while (!pred()) co_await park(what);
+}
+
+}  // namespace switchyard

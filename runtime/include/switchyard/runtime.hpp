@@ -1,0 +1,88 @@
+#pragma once
+// The Runtime: one worker thread per chosen core, bound to it with hwloc, that
+// runs SPMD jobs of software processes. Create it once in an application and
+// call run() as often as needed; one job runs at a time (concurrent run() calls
+// queue up). Workers with no job sleep in the kernel.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "switchyard/errors.hpp"
+#include "switchyard/placement.hpp"
+#include "switchyard/process.hpp"
+#include "switchyard/task.hpp"
+#include "switchyard/topology.hpp"
+
+namespace switchyard {
+
+struct RuntimeOptions {
+  // OS CPU numbers to start workers on; empty means every CPU this process may use.
+  std::vector<int> cores;
+  // Bind each worker to its core. Off only for experiments.
+  bool bind = true;
+};
+
+struct RunOptions {
+  Placement placement = Placement::round_robin();
+  // Packets (cache lines) each core-to-core mailbox ring holds. 1 works; more lets senders run ahead.
+  std::size_t mailbox_capacity = 1024;
+  // Messages up to this many bytes are copied into the mailbox and the sender
+  // continues at once; larger ones are copied once, by the receiver, out of the
+  // sender's buffer. At most 1 MiB.
+  std::uint64_t eager_limit = 1024;
+  // A job in which no process makes progress for this long is aborted with a StallError.
+  std::chrono::milliseconds stall_timeout{60'000};
+  // Active-message handlers by id, for this job.
+  std::map<HandlerId, ActiveMessageHandler> handlers;
+
+  RunOptions& on_active_message(HandlerId id, ActiveMessageHandler h) {
+    handlers[id] = std::move(h);
+    return *this;
+  }
+};
+
+// Statistics of the last job, for benchmarks and diagnostics.
+struct JobStats {
+  std::uint64_t resumes = 0;          // process switches
+  std::uint64_t packets = 0;          // packets that crossed cores
+  std::uint64_t mailbox_full = 0;     // times a sender found a mailbox ring full
+};
+
+using ProcessBody = std::function<Task<void>(Process&)>;
+
+namespace detail {
+class Worker;
+class Job;
+}  // namespace detail
+
+class Runtime {
+ public:
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Runs `processes` software processes, each executing body(process), and
+  // returns when all have finished. If one throws, the others are cancelled and
+  // the first exception is rethrown here.
+  JobStats run(std::uint64_t processes, const ProcessBody& body, RunOptions options = {});
+
+  const std::vector<int>& cores() const noexcept { return cores_; }
+  const Topology& topology() const noexcept { return *topology_; }
+  // How each worker is bound, one line per worker, read back from the OS.
+  std::vector<std::string> worker_bindings() const;
+
+ private:
+  std::unique_ptr<Topology> topology_;
+  std::vector<int> cores_;
+  std::vector<std::unique_ptr<detail::Worker>> workers_;
+  std::mutex run_mutex_;  // one job at a time
+};
+
+}  // namespace switchyard

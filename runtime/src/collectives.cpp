@@ -1,0 +1,222 @@
+// Collectives, shaped by the machine: the processes of one core combine their
+// inputs in worker-local memory (no messages, no atomics), then one process per
+// core, its leader, exchanges the core's combined input with the other cores'
+// leaders, and the result is handed back to the processes of the core. A
+// barrier of 512 processes on 2 cores is 510 coroutine switches and one message
+// each way between the cores.
+
+#include <cstring>
+#include <string>
+
+#include "switchyard/detail/job.hpp"
+#include "switchyard/detail/worker.hpp"
+#include "switchyard/process.hpp"
+
+namespace switchyard {
+
+namespace {
+
+enum Kind : int { kBarrier, kAllgather, kAllreduce, kScan, kBroadcast };
+
+const char* kind_name(int kind) {
+  static constexpr const char* names[] = {"barrier", "allgather", "allreduce", "exclusive_scan", "broadcast"};
+  return names[kind];
+}
+
+template <class T>
+void put(std::vector<std::byte>& out, const T& v) {
+  const auto* p = reinterpret_cast<const std::byte*>(&v);
+  out.insert(out.end(), p, p + sizeof(T));
+}
+template <class T>
+T get(const std::byte*& p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  p += sizeof(T);
+  return v;
+}
+
+std::span<const std::int64_t> as_int64(std::span<const std::byte> b) {
+  return {reinterpret_cast<const std::int64_t*>(b.data()), b.size() / sizeof(std::int64_t)};
+}
+
+// Parses a core's (rank, bytes) list into `by_rank`.
+void unpack_ranked(std::span<const std::byte> blob, std::vector<std::span<const std::byte>>& by_rank) {
+  const std::byte* p = blob.data();
+  const std::byte* end = p + blob.size();
+  while (p < end) {
+    const auto r = get<Rank>(p);
+    const auto n = get<std::uint64_t>(p);
+    by_rank[r] = {p, static_cast<std::size_t>(n)};
+    p += n;
+  }
+}
+
+}  // namespace
+
+Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::byte> mine, Rank root) {
+  check_cancelled();
+  const std::uint64_t seq = collective_seq_++;
+  detail::CoreCollective& slot = worker_.collective_slot(seq);
+  if (slot.seq != seq) {
+    // Two slots suffice: nobody reaches call seq+2 before every process of this
+    // core has left call seq, so slot seq&1 is free again by then.
+    slot = detail::CoreCollective{};
+    slot.seq = seq;
+    slot.kind = kind;
+  } else if (slot.kind != kind) {
+    throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + ": rank " + std::to_string(rank_) +
+                          " called " + kind_name(kind) + " while other ranks called " + kind_name(slot.kind));
+  }
+
+  // 1. Contribute to the core's share.
+  const Rank n = job_.size();
+  if (kind == kAllgather || kind == kScan) {
+    slot.contributions.emplace_back(rank_, std::vector<std::byte>(mine.begin(), mine.end()));
+  } else if (kind == kAllreduce) {
+    const auto v = as_int64(mine);
+    if (slot.arrived == 0) {
+      slot.sum.assign(v.begin(), v.end());
+    } else if (v.size() != slot.sum.size()) {
+      throw InvalidArgument("switchyard: allreduce on rank " + std::to_string(rank_) + ": vector of " +
+                            std::to_string(v.size()) + " elements, but other ranks passed " +
+                            std::to_string(slot.sum.size()));
+    } else {
+      for (std::size_t i = 0; i < v.size(); ++i) slot.sum[i] += v[i];
+    }
+  } else if (kind == kBroadcast && rank_ == root) {
+    slot.result.assign(mine.begin(), mine.end());
+  }
+  ++slot.arrived;
+
+  const auto& local = worker_.local_processes();
+  Process& leader = *local.front();
+  if (&leader != this) {
+    if (slot.arrived == local.size()) leader.notify();
+    while (!slot.complete) co_await park("the leader of its core to finish a collective: leader is", leader.rank_);
+  } else {
+    while (slot.arrived < local.size()) co_await park("the other processes of its core to reach a collective");
+
+    // 2. The core's share, as one blob for the other cores' leaders.
+    std::vector<std::byte> blob;
+    if (kind == kAllgather || kind == kScan) {
+      for (const auto& [r, bytes] : slot.contributions) {
+        put(blob, r);
+        put(blob, static_cast<std::uint64_t>(bytes.size()));
+        blob.insert(blob.end(), bytes.begin(), bytes.end());
+      }
+    } else if (kind == kAllreduce) {
+      const auto* p = reinterpret_cast<const std::byte*>(slot.sum.data());
+      blob.assign(p, p + slot.sum.size() * sizeof(std::int64_t));
+    } else if (kind == kBroadcast && job_.worker_of(root) == worker_.index()) {
+      blob = slot.result;
+    }
+
+    // 3. Exchange between cores: post every send first, so that leaders never wait on each other.
+    const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
+    std::vector<SendTicket> sends;
+    std::vector<Message> remote;
+    for (std::uint32_t w : job_.populated_workers()) {
+      if (w != worker_.index()) sends.push_back(post_send_tagged(job_.leader_of(w), blob, tag));
+    }
+    for (std::uint32_t w : job_.populated_workers()) {
+      if (w == worker_.index()) continue;
+      RecvTicket t = post_recv_tagged(job_.leader_of(w), tag, {}, false);
+      co_await wait(t);
+      remote.push_back(t.take_message());
+    }
+    for (auto& t : sends) co_await wait(t);
+
+    // 4. Combine.
+    if (kind == kAllgather || kind == kScan) {
+      std::vector<std::span<const std::byte>> by_rank(n);
+      for (const auto& [r, bytes] : slot.contributions) by_rank[r] = bytes;
+      for (const auto& m : remote) unpack_ranked(m.bytes(), by_rank);
+      if (kind == kAllgather) {
+        std::size_t total = 0;
+        for (const auto& b : by_rank) total += b.size();
+        slot.result.clear();
+        slot.result.reserve(total);
+        for (const auto& b : by_rank) slot.result.insert(slot.result.end(), b.begin(), b.end());
+      } else {
+        const std::size_t len = by_rank[0].size();
+        for (Rank r = 0; r < n; ++r) {
+          if (by_rank[r].size() != len) {
+            throw InvalidArgument("switchyard: exclusive_scan: rank " + std::to_string(r) + " passed " +
+                                  std::to_string(by_rank[r].size() / sizeof(std::int64_t)) +
+                                  " elements, rank 0 passed " + std::to_string(len / sizeof(std::int64_t)));
+          }
+        }
+        std::vector<std::int64_t> running(len / sizeof(std::int64_t), 0);
+        slot.per_rank.assign(local.size(), {});
+        std::size_t next_local = 0;
+        for (Rank r = 0; r < n; ++r) {
+          if (next_local < local.size() && local[next_local]->rank_ == r) {
+            const auto* p = reinterpret_cast<const std::byte*>(running.data());
+            slot.per_rank[next_local++].second.assign(p, p + len);
+          }
+          const auto v = as_int64(by_rank[r]);
+          for (std::size_t i = 0; i < v.size(); ++i) running[i] += v[i];
+        }
+      }
+    } else if (kind == kAllreduce) {
+      for (const auto& m : remote) {
+        const auto v = as_int64(m.bytes());
+        if (v.size() != slot.sum.size()) {
+          throw InvalidArgument("switchyard: allreduce: vectors of " + std::to_string(v.size()) + " and " +
+                                std::to_string(slot.sum.size()) + " elements on different cores");
+        }
+        for (std::size_t i = 0; i < v.size(); ++i) slot.sum[i] += v[i];
+      }
+      const auto* p = reinterpret_cast<const std::byte*>(slot.sum.data());
+      slot.result.assign(p, p + slot.sum.size() * sizeof(std::int64_t));
+    } else if (kind == kBroadcast && job_.worker_of(root) != worker_.index()) {
+      const std::uint32_t root_worker = job_.worker_of(root);
+      std::size_t i = 0;
+      for (std::uint32_t w : job_.populated_workers()) {
+        if (w == worker_.index()) continue;
+        if (w == root_worker) {
+          const auto b = remote[i].bytes();
+          slot.result.assign(b.begin(), b.end());
+        }
+        ++i;
+      }
+    }
+    slot.complete = true;
+    for (Process* p : local) p->notify();
+  }
+
+  // 5. Each process takes its copy of the result.
+  if (kind == kScan) co_return slot.per_rank[local_index_].second;
+  if (kind == kBarrier) co_return std::vector<std::byte>{};
+  co_return slot.result;
+}
+
+Task<void> Process::barrier() { co_await collective(kBarrier, {}, 0); }
+
+Task<std::vector<std::byte>> Process::allgather(std::span<const std::byte> mine) {
+  co_return co_await collective(kAllgather, mine, 0);
+}
+
+namespace {
+std::vector<std::int64_t> to_int64(const std::vector<std::byte>& b) {
+  std::vector<std::int64_t> out(b.size() / sizeof(std::int64_t));
+  if (!out.empty()) std::memcpy(out.data(), b.data(), b.size());
+  return out;
+}
+}  // namespace
+
+Task<std::vector<std::int64_t>> Process::allreduce(std::span<const std::int64_t> mine) {
+  co_return to_int64(co_await collective(kAllreduce, std::as_bytes(mine), 0));
+}
+
+Task<std::vector<std::int64_t>> Process::exclusive_scan(std::span<const std::int64_t> mine) {
+  co_return to_int64(co_await collective(kScan, std::as_bytes(mine), 0));
+}
+
+Task<std::vector<std::byte>> Process::broadcast(Rank root, std::span<const std::byte> bytes) {
+  check_rank(root, "broadcast root");
+  co_return co_await collective(kBroadcast, bytes, root);
+}
+
+}  // namespace switchyard

@@ -1,0 +1,337 @@
+#include "switchyard/process.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "switchyard/detail/job.hpp"
+#include "switchyard/detail/worker.hpp"
+
+namespace switchyard {
+
+using detail::Envelope;
+using detail::PacketHeader;
+using detail::PacketKind;
+using detail::RecvState;
+using detail::SendState;
+
+Process::Process(detail::Job& job, detail::Worker& worker, Rank rank) : job_(job), worker_(worker), rank_(rank) {}
+
+Rank Process::size() const noexcept { return job_.size(); }
+int Process::core() const noexcept { return worker_.os_core(); }
+BusyLock& Process::busy_lock(Rank r) {
+  check_rank(r, "busy_lock");
+  return job_.busy_lock(r);
+}
+
+void Process::check_cancelled() const {
+  if (worker_.cancelling()) throw JobCancelled();
+}
+
+void Process::check_rank(Rank r, const char* what) const {
+  if (r >= job_.size()) {
+    throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": rank " +
+                          std::to_string(r) + " is out of range (job has " + std::to_string(job_.size()) + " processes)");
+  }
+}
+
+void Process::check_user_tag(Tag t, const char* what) const {
+  if (t >= kFirstReservedTag) {
+    throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": tag " +
+                          std::to_string(t) + " is reserved (user tags are below 2^31)");
+  }
+}
+
+Process::ParkAwaiter Process::park(const char* what, Rank peer) {
+  waiting_for_ = what;
+  waiting_peer_ = peer;
+  return ParkAwaiter{*this};
+}
+
+void Process::notify() {
+  if (parked_) {
+    parked_ = false;
+    worker_.make_ready(this);
+  }
+}
+
+// --- request pools: a process's sends and receives in flight live here, so that
+// a completion arriving from another core never points into a freed frame ---
+
+SendState* Process::acquire_send() {
+  if (free_sends_.empty()) return &send_pool_.emplace_back();
+  SendState* s = free_sends_.back();
+  free_sends_.pop_back();
+  return s;
+}
+void Process::release_send(SendState* s) { free_sends_.push_back(s); }
+
+RecvState* Process::acquire_recv() {
+  if (free_recvs_.empty()) return &recv_pool_.emplace_back();
+  RecvState* r = free_recvs_.back();
+  free_recvs_.pop_back();
+  return r;
+}
+void Process::release_recv(RecvState* r) {
+  r->envelope = Envelope{};
+  r->result = Message{};
+  free_recvs_.push_back(r);
+}
+
+// --- point to point ---
+
+SendTicket Process::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  check_user_tag(tag, "send");
+  return post_send_tagged(dst, bytes, tag);
+}
+
+SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  check_cancelled();
+  check_rank(dst, "send");
+  SendState* s = acquire_send();
+  *s = SendState{bytes.data(), bytes.size(), dst, tag, this, 0, false};
+  const bool eager = bytes.size() <= job_.options().eager_limit;
+  Process& q = job_.process(dst);
+  if (&q.worker_ == &worker_) {
+    // Same core: hand the message over directly; the ring is only for crossing cores.
+    Envelope e;
+    e.src = rank_;
+    e.tag = tag;
+    e.size = bytes.size();
+    if (eager) {
+      e.eager.resize_uninitialized(bytes.size());
+      if (!bytes.empty()) std::memcpy(e.eager.data(), bytes.data(), bytes.size());
+      s->done = true;
+    } else {
+      e.single_copy = s;
+    }
+    q.mailbox_.arrive(std::move(e));
+    q.notify();
+  } else {
+    const std::uint32_t to = job_.worker_of(dst);
+    PacketHeader h{};
+    h.kind = PacketKind::kMessage;
+    h.single_copy = !eager;
+    h.tag = tag;
+    h.src = rank_;
+    h.dst = dst;
+    h.size = bytes.size();
+    h.handle = eager ? nullptr : s;
+    const std::uint64_t seq = worker_.enqueue(to, h, bytes.data(), eager ? bytes.size() : 0);
+    if (eager) {
+      s->ring_seq = seq;
+      s->done = worker_.pushed(to) >= seq;
+      if (!s->done) worker_.wait_for_push(to, s);
+    }
+  }
+  return SendTicket(s, this);
+}
+
+RecvTicket Process::post_recv(Rank src, Tag tag) {
+  check_user_tag(tag, "recv");
+  return post_recv_tagged(src, tag, {}, false);
+}
+
+RecvTicket Process::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
+  check_user_tag(tag, "recv_into");
+  return post_recv_tagged(src, tag, buffer, true);
+}
+
+RecvTicket Process::post_recv_tagged(Rank src, Tag tag, std::span<std::byte> target, bool has_target) {
+  check_cancelled();
+  if (src != kAnySource) check_rank(src, "recv");
+  RecvState* r = acquire_recv();
+  r->src = src;
+  r->tag = tag;
+  r->target = target;
+  r->has_target = has_target;
+  r->matched = false;
+  r->done = false;
+  mailbox_.post(r);
+  return RecvTicket(r, this);
+}
+
+void Process::take_in(RecvState& r) {
+  check_cancelled();  // never read another process's buffer once unwinding may have begun
+  Envelope& e = r.envelope;
+  const bool too_big = r.has_target && e.size > r.target.size();
+  std::byte* dst = nullptr;
+  if (!too_big) {
+    if (r.has_target) {
+      dst = r.target.data();
+    } else if (e.single_copy) {
+      detail::ByteBuffer buffer(e.size);
+      dst = buffer.data();
+      r.result = Message(e.src, e.tag, std::move(buffer));
+    }
+  }
+  if (SendState* s = e.single_copy) {
+    if (dst && e.size) std::memcpy(dst, s->data, e.size);  // the single copy: sender's buffer to its destination
+    Process& sender = job_.process(e.src);
+    if (&sender.worker_ == &worker_) {
+      s->done = true;
+      sender.notify();
+    } else {
+      PacketHeader h{};
+      h.kind = PacketKind::kSendDone;
+      h.src = rank_;
+      h.dst = e.src;
+      h.handle = s;
+      worker_.enqueue(job_.worker_of(e.src), h, nullptr, 0);
+    }
+  } else if (dst) {
+    if (e.size) std::memcpy(dst, e.eager.data(), e.size);
+  } else if (!too_big) {
+    r.result = Message(e.src, e.tag, std::move(e.eager));
+  }
+  r.done = true;
+  if (too_big) {
+    throw InvalidArgument("switchyard: recv_into on rank " + std::to_string(rank_) + ": message of " +
+                          std::to_string(e.size) + " bytes from rank " + std::to_string(e.src) + " (tag " +
+                          std::to_string(e.tag) + ") does not fit the " + std::to_string(r.target.size()) +
+                          "-byte buffer");
+  }
+}
+
+bool Process::test(SendTicket& t) {
+  if (!t.state_) throw InvalidArgument("switchyard: test on rank " + std::to_string(rank_) + ": empty send ticket");
+  return t.state_->done;
+}
+
+bool Process::test(RecvTicket& t) {
+  if (!t.state_) throw InvalidArgument("switchyard: test on rank " + std::to_string(rank_) + ": empty receive ticket");
+  RecvState& r = *t.state_;
+  if (!r.done && r.matched) take_in(r);
+  return r.done;
+}
+
+Task<void> Process::wait(SendTicket& t) {
+  if (!t.state_) throw InvalidArgument("switchyard: wait on rank " + std::to_string(rank_) + ": empty send ticket");
+  SendState& s = *t.state_;
+  while (!s.done) co_await park("completion of its send to", s.dst);
+}
+
+Task<void> Process::wait(RecvTicket& t) {
+  if (!t.state_) throw InvalidArgument("switchyard: wait on rank " + std::to_string(rank_) + ": empty receive ticket");
+  RecvState& r = *t.state_;
+  while (!r.matched) co_await park("a message (recv) from", r.src);
+  if (!r.done) take_in(r);
+}
+
+Task<void> Process::send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  SendTicket t = post_send(dst, bytes, tag);
+  co_await wait(t);
+}
+
+Task<Message> Process::recv(Rank src, Tag tag) {
+  RecvTicket t = post_recv(src, tag);
+  co_await wait(t);
+  co_return t.take_message();
+}
+
+Task<std::uint64_t> Process::recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
+  RecvTicket t = post_recv_into(src, buffer, tag);
+  co_await wait(t);
+  co_return t.size();
+}
+
+// --- active messages ---
+
+void Process::post_active(Rank dst, HandlerId handler, std::span<const std::byte> body) {
+  post_active_impl(dst, handler, body);
+}
+
+std::uint64_t Process::post_active_impl(Rank dst, HandlerId handler, std::span<const std::byte> body) {
+  check_cancelled();
+  check_rank(dst, "post_active");
+  if (!job_.handler(handler)) {
+    throw InvalidArgument("switchyard: post_active on rank " + std::to_string(rank_) + ": no handler registered for id " +
+                          std::to_string(handler));
+  }
+  if (job_.worker_of(dst) == worker_.index()) {
+    worker_.queue_local_active(dst, rank_, handler, body);  // run from the worker loop, never nested in the sender
+    return 0;
+  }
+  PacketHeader h{};
+  h.kind = PacketKind::kActive;
+  h.tag = handler;
+  h.src = rank_;
+  h.dst = dst;
+  h.size = body.size();
+  return worker_.enqueue(job_.worker_of(dst), h, body.data(), body.size());
+}
+
+Task<void> Process::send_active(Rank dst, HandlerId handler, std::span<const std::byte> body) {
+  const std::uint64_t seq = post_active_impl(dst, handler, body);
+  if (seq == 0) co_return;
+  const std::uint32_t to = job_.worker_of(dst);
+  if (worker_.pushed(to) >= seq) co_return;
+  SendState* s = acquire_send();
+  *s = SendState{nullptr, 0, dst, 0, this, seq, false};
+  worker_.wait_for_push(to, s);
+  while (!s->done) co_await park("mailbox room towards", dst);
+  release_send(s);
+}
+
+// --- scheduling ---
+
+namespace {
+struct YieldAwaiter {
+  Process& process;
+  detail::Worker& worker;
+  std::coroutine_handle<>& resume_point;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) noexcept {
+    resume_point = h;
+    worker.make_ready(&process);
+  }
+  void await_resume() const noexcept {}
+};
+}  // namespace
+
+Task<void> Process::yield() {
+  check_cancelled();
+  co_await YieldAwaiter{*this, worker_, resume_point_};
+  check_cancelled();
+}
+
+// --- tickets ---
+
+SendTicket& SendTicket::operator=(SendTicket&& o) noexcept {
+  if (this != &o) {
+    this->~SendTicket();
+    state_ = std::exchange(o.state_, nullptr);
+    owner_ = o.owner_;
+  }
+  return *this;
+}
+SendTicket::~SendTicket() {
+  // An unfinished send stays in its process's pool until the job ends: a
+  // completion may still arrive for it.
+  if (state_ && state_->done) owner_->release_send(state_);
+}
+
+RecvTicket& RecvTicket::operator=(RecvTicket&& o) noexcept {
+  if (this != &o) {
+    this->~RecvTicket();
+    state_ = std::exchange(o.state_, nullptr);
+    owner_ = o.owner_;
+  }
+  return *this;
+}
+RecvTicket::~RecvTicket() {
+  if (state_ && state_->done) owner_->release_recv(state_);
+}
+Rank RecvTicket::source() const {
+  if (!done()) throw InvalidArgument("switchyard: RecvTicket::source before the receive completed");
+  return state_->envelope.src;
+}
+std::uint64_t RecvTicket::size() const {
+  if (!done()) throw InvalidArgument("switchyard: RecvTicket::size before the receive completed");
+  return state_->envelope.size;
+}
+Message RecvTicket::take_message() {
+  if (!done()) throw InvalidArgument("switchyard: RecvTicket::take_message before the receive completed");
+  return std::move(state_->result);
+}
+
+}  // namespace switchyard

@@ -1,0 +1,178 @@
+#include "switchyard/runtime.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "switchyard/detail/job.hpp"
+#include "switchyard/detail/worker.hpp"
+
+namespace switchyard {
+
+namespace detail {
+
+Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBody& body, RunOptions options)
+    : options_(std::move(options)), workers_(std::move(workers)) {
+  const auto w = static_cast<std::uint32_t>(workers_.size());
+  std::vector<int> cores;
+  for (Worker* worker : workers_) cores.push_back(worker->os_core());
+  worker_of_ = options_.placement.assign(processes, cores);
+  local_.resize(w);
+  processes_.reserve(processes);
+  for (Rank r = 0; r < processes; ++r) {
+    Worker& worker = *workers_[worker_of_[r]];
+    processes_.emplace_back(new Process(*this, worker, r));
+    processes_.back()->local_index_ = static_cast<std::uint32_t>(local_[worker_of_[r]].size());
+    local_[worker_of_[r]].push_back(processes_.back().get());
+  }
+  for (std::uint32_t i = 0; i < w; ++i) {
+    if (!local_[i].empty()) populated_.push_back(i);
+  }
+  channels_.resize(static_cast<std::size_t>(w) * w);
+  for (std::uint32_t a = 0; a < w; ++a) {
+    for (std::uint32_t b = 0; b < w; ++b) {
+      if (a != b) channels_[a * w + b] = std::make_unique<Channel>(options_.mailbox_capacity);
+    }
+  }
+  busy_locks_ = std::make_unique<BusyLock[]>(processes);
+  remaining.store(processes, std::memory_order_relaxed);
+  workers_inside.store(w, std::memory_order_relaxed);
+  for (auto& p : processes_) p->main_ = body(*p);
+}
+
+Job::~Job() {
+  // Frames first: tickets in them hand their states back to their processes' pools.
+  for (auto& p : processes_) p->main_ = Task<void>{};
+}
+
+void Job::wake_all_workers() {
+  for (Worker* w : workers_) w->wake();
+}
+
+void Job::fail(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!first_error_) first_error_ = error;
+  }
+  cancelled.store(true, std::memory_order_release);
+  wake_all_workers();
+}
+
+void Job::stall() {
+  stalled_.store(true, std::memory_order_release);
+  cancelled.store(true, std::memory_order_release);
+  wake_all_workers();
+}
+
+void Job::add_stall_report(Rank r, std::string line) {
+  std::lock_guard lock(mutex_);
+  report_.emplace_back(r, std::move(line));
+}
+
+std::exception_ptr Job::error() const {
+  std::lock_guard lock(mutex_);
+  return first_error_;
+}
+
+std::string Job::stall_report() const {
+  std::lock_guard lock(mutex_);
+  auto lines = report_;
+  std::sort(lines.begin(), lines.end());
+  std::ostringstream out;
+  out << "switchyard: job stalled: no process made progress for " << options_.stall_timeout.count() << " ms; "
+      << lines.size() << " process(es) blocked:";
+  for (const auto& [r, line] : lines) out << "\n  " << line;
+  return out.str();
+}
+
+}  // namespace detail
+
+Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>()) {
+  if (options.cores.empty()) {
+    for (const auto& c : topology_->allowed_cores()) cores_.push_back(c.os_index);
+  } else {
+    for (int core : options.cores) {
+      if (!topology_->find(core)) {
+        std::string allowed;
+        for (const auto& c : topology_->allowed_cores()) allowed += (allowed.empty() ? "" : ",") + std::to_string(c.os_index);
+        throw InvalidArgument("switchyard: core " + std::to_string(core) +
+                              " is not one this process may run on (usable cores: " + allowed + ")");
+      }
+      if (std::find(cores_.begin(), cores_.end(), core) != cores_.end()) {
+        throw InvalidArgument("switchyard: core " + std::to_string(core) + " is listed twice");
+      }
+      cores_.push_back(core);
+    }
+  }
+  for (std::size_t i = 0; i < cores_.size(); ++i) {
+    workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_, options.bind));
+  }
+}
+
+Runtime::~Runtime() = default;
+
+std::vector<std::string> Runtime::worker_bindings() const {
+  std::vector<std::string> out;
+  for (const auto& w : workers_) out.push_back(w->binding());
+  return out;
+}
+
+JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptions options) {
+  if (processes == 0) throw InvalidArgument("switchyard: run needs at least one process");
+  if (processes >= kAnySource) {
+    throw InvalidArgument("switchyard: run: " + std::to_string(processes) + " processes is more than a rank can number");
+  }
+  if (!body) throw InvalidArgument("switchyard: run: the process body is empty");
+  if (options.mailbox_capacity == 0 || options.mailbox_capacity > (std::size_t{1} << 24)) {
+    throw InvalidArgument("switchyard: run: mailbox_capacity must be between 1 and 16777216 packets, not " +
+                          std::to_string(options.mailbox_capacity));
+  }
+  if (options.eager_limit > (std::uint64_t{1} << 20)) {
+    throw InvalidArgument("switchyard: run: eager_limit must be at most 1 MiB, not " + std::to_string(options.eager_limit));
+  }
+  if (options.stall_timeout.count() <= 0) throw InvalidArgument("switchyard: run: stall_timeout must be positive");
+  for (const auto& [id, handler] : options.handlers) {
+    if (!handler) throw InvalidArgument("switchyard: run: active-message handler " + std::to_string(id) + " is empty");
+  }
+
+  std::lock_guard lock(run_mutex_);
+  std::vector<detail::Worker*> workers;
+  for (auto& w : workers_) workers.push_back(w.get());
+  detail::Job job(workers, processes, body, std::move(options));
+  for (auto* w : workers) w->start(&job);
+
+  // The watchdog: a job is stalled when no worker resumed a process and none is
+  // running one for a whole stall timeout.
+  const auto timeout = job.options().stall_timeout;
+  const auto poll = std::clamp<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(1),
+                                                          std::chrono::milliseconds(250));
+  std::uint64_t last_total = ~std::uint64_t{0};
+  auto last_change = std::chrono::steady_clock::now();
+  while (!job.left.try_acquire_for(poll)) {
+    std::uint64_t total = 0;
+    bool running = false;
+    for (auto* w : workers) {
+      const std::uint64_t p = w->progress();
+      total += p;
+      running |= (p & 1) != 0;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (total != last_total || running) {
+      last_total = total;
+      last_change = now;
+    } else if (now - last_change >= timeout && !job.cancelled.load(std::memory_order_acquire)) {
+      job.stall();
+    }
+  }
+
+  JobStats stats;
+  for (auto* w : workers) {
+    stats.resumes += w->resumes();
+    stats.packets += w->packets();
+    stats.mailbox_full += w->mailbox_full();
+  }
+  if (std::exception_ptr error = job.error()) std::rethrow_exception(error);
+  if (job.stalled()) throw StallError(job.stall_report());
+  return stats;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,74 @@
+#pragma once
+// What a receive hands back: the payload bytes with their source and tag.
+// Small payloads live inside the object; larger ones in one heap block that is
+// never zero-filled, so a single-copy receive touches each byte exactly once.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <span>
+
+namespace switchyard {
+
+using Rank = std::uint32_t;
+using Tag = std::uint32_t;
+inline constexpr Rank kAnySource = std::numeric_limits<Rank>::max();
+// Tags at or above this value are reserved for switchyard's own collectives.
+inline constexpr Tag kFirstReservedTag = Tag{1} << 31;
+
+namespace detail {
+
+class ByteBuffer {
+ public:
+  static constexpr std::size_t kInlineBytes = 48;
+
+  ByteBuffer() = default;
+  explicit ByteBuffer(std::uint64_t size) { resize_uninitialized(size); }
+  ByteBuffer(ByteBuffer&& other) noexcept { *this = std::move(other); }
+  ByteBuffer& operator=(ByteBuffer&& other) noexcept {
+    if (this != &other) {
+      size_ = other.size_;
+      heap_ = std::move(other.heap_);
+      if (!heap_) std::memcpy(inline_, other.inline_, size_);
+      other.size_ = 0;
+    }
+    return *this;
+  }
+
+  void resize_uninitialized(std::uint64_t size) {
+    heap_.reset();
+    size_ = size;
+    if (size > kInlineBytes) heap_.reset(new std::byte[size]);  // default-initialised: no zero fill
+  }
+  std::byte* data() noexcept { return heap_ ? heap_.get() : inline_; }
+  const std::byte* data() const noexcept { return heap_ ? heap_.get() : inline_; }
+  std::uint64_t size() const noexcept { return size_; }
+
+ private:
+  std::uint64_t size_ = 0;
+  std::unique_ptr<std::byte[]> heap_;
+  alignas(16) std::byte inline_[kInlineBytes];
+};
+
+}  // namespace detail
+
+class Message {
+ public:
+  Message() = default;
+  Message(Rank source, Tag tag, detail::ByteBuffer bytes) : source_(source), tag_(tag), bytes_(std::move(bytes)) {}
+
+  Rank source() const noexcept { return source_; }
+  Tag tag() const noexcept { return tag_; }
+  std::uint64_t size() const noexcept { return bytes_.size(); }
+  std::span<const std::byte> bytes() const noexcept { return {bytes_.data(), static_cast<std::size_t>(bytes_.size())}; }
+  std::span<std::byte> bytes() noexcept { return {bytes_.data(), static_cast<std::size_t>(bytes_.size())}; }
+
+ private:
+  Rank source_ = 0;
+  Tag tag_ = 0;
+  detail::ByteBuffer bytes_;
+};
+
+}  // namespace switchyard
