@@ -28,14 +28,17 @@ void Process::check_cancelled() const {
 }
 
 void Process::check_rank(Rank r, const char* what) const {
-  if (r >= job_.size()) {
-    throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": rank " +
-                          std::to_string(r) + " is out of range (job has " + std::to_string(job_.size()) + " processes)");
-  }
+  if (r >= job_.size()) [[unlikely]]
+    bad_rank(r, what);
+}
+
+void Process::bad_rank(Rank r, const char* what) const {
+  throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": rank " +
+                        std::to_string(r) + " is out of range (job has " + std::to_string(job_.size()) + " processes)");
 }
 
 void Process::check_user_tag(Tag t, const char* what) const {
-  if (t >= kFirstReservedTag) {
+  if (t >= kFirstReservedTag) [[unlikely]] {
     throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": tag " +
                           std::to_string(t) + " is reserved (user tags are below 2^31)");
   }
@@ -47,11 +50,20 @@ Process::ParkAwaiter Process::park(const char* what, Rank peer) {
   return ParkAwaiter{*this};
 }
 
-void Process::notify() {
+void Process::wake() {
   if (parked_) {
     parked_ = false;
     worker_.make_ready(this);
   }
+}
+
+const SendState& Process::state_of(const SendTicket& t) const {
+  if (!t.state_) throw InvalidArgument("switchyard: rank " + std::to_string(rank_) + ": empty send ticket");
+  return *t.state_;
+}
+RecvState& Process::state_of(RecvTicket& t) const {
+  if (!t.state_) throw InvalidArgument("switchyard: rank " + std::to_string(rank_) + ": empty receive ticket");
+  return *t.state_;
 }
 
 // --- request pools: a process's sends and receives in flight live here, so that
@@ -72,7 +84,8 @@ RecvState* Process::acquire_recv() {
   return r;
 }
 void Process::release_recv(RecvState* r) {
-  r->envelope = Envelope{};
+  r->envelope.eager.resize_uninitialized(0);  // drop a heap payload now rather than when the state is reused
+  r->envelope.single_copy = nullptr;
   r->result = Message{};
   free_recvs_.push_back(r);
 }
@@ -204,36 +217,6 @@ bool Process::test(RecvTicket& t) {
   return r.done;
 }
 
-Task<void> Process::wait(SendTicket& t) {
-  if (!t.state_) throw InvalidArgument("switchyard: wait on rank " + std::to_string(rank_) + ": empty send ticket");
-  SendState& s = *t.state_;
-  while (!s.done) co_await park("completion of its send to", s.dst);
-}
-
-Task<void> Process::wait(RecvTicket& t) {
-  if (!t.state_) throw InvalidArgument("switchyard: wait on rank " + std::to_string(rank_) + ": empty receive ticket");
-  RecvState& r = *t.state_;
-  while (!r.matched) co_await park("a message (recv) from", r.src);
-  if (!r.done) take_in(r);
-}
-
-Task<void> Process::send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
-  SendTicket t = post_send(dst, bytes, tag);
-  co_await wait(t);
-}
-
-Task<Message> Process::recv(Rank src, Tag tag) {
-  RecvTicket t = post_recv(src, tag);
-  co_await wait(t);
-  co_return t.take_message();
-}
-
-Task<std::uint64_t> Process::recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
-  RecvTicket t = post_recv_into(src, buffer, tag);
-  co_await wait(t);
-  co_return t.size();
-}
-
 // --- active messages ---
 
 void Process::post_active(Rank dst, HandlerId handler, std::span<const std::byte> body) {
@@ -274,24 +257,9 @@ Task<void> Process::send_active(Rank dst, HandlerId handler, std::span<const std
 
 // --- scheduling ---
 
-namespace {
-struct YieldAwaiter {
-  Process& process;
-  detail::Worker& worker;
-  std::coroutine_handle<>& resume_point;
-  bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) noexcept {
-    resume_point = h;
-    worker.make_ready(&process);
-  }
-  void await_resume() const noexcept {}
-};
-}  // namespace
-
-Task<void> Process::yield() {
-  check_cancelled();
-  co_await YieldAwaiter{*this, worker_, resume_point_};
-  check_cancelled();
+void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
+  process_.resume_point_ = h;
+  process_.worker_.make_ready(&process_);
 }
 
 // --- tickets ---

@@ -96,6 +96,7 @@ void Worker::run_job() {
     in_[w].ring = job.channel(w, index_);
   }
   cancel_seen_ = cancel_released_ = false;
+  backlog_packets_ = 0;
   resumes_ = packets_ = mailbox_full_ = 0;
   for (auto& c : collectives_) c = CoreCollective{};
   for (Process* p : local_processes()) {
@@ -106,10 +107,10 @@ void Worker::run_job() {
   Backoff backoff;
   for (;;) {
     bool worked = poll_inbound();
-    worked |= flush_outbound();
+    if (backlog_packets_) worked |= flush_outbound();
     if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
     const bool may_resume = !cancel_seen_ || cancel_released_;
-    if (may_resume) worked |= run_local_active();
+    if (may_resume && !local_active_.empty()) worked |= run_local_active();
     if (may_resume && !ready_.empty()) {
       Process* p = ready_.front();
       ready_.pop_front();
@@ -122,8 +123,7 @@ void Worker::run_job() {
       backoff.reset();
       continue;
     }
-    const bool backlog = std::any_of(out_.begin(), out_.end(), [](const Outbound& o) { return !o.backlog.empty(); });
-    backoff.wait([&] { sleep(backlog ? std::chrono::microseconds(kBacklogSleep) : kIdleSleep); });
+    backoff.wait([&] { sleep(backlog_packets_ ? std::chrono::microseconds(kBacklogSleep) : kIdleSleep); });
   }
   leave_job();
 }
@@ -157,7 +157,7 @@ bool Worker::handle_cancel() {
       if (p->waiting_peer_ != kAnySource) line += " rank " + std::to_string(p->waiting_peer_);
       job.add_stall_report(p->rank(), std::move(line));
     }
-    p->notify();  // it throws JobCancelled where it waits, and unwinds
+    p->wake();  // it throws JobCancelled where it waits, and unwinds
   }
   return true;
 }
@@ -283,6 +283,7 @@ std::uint64_t Worker::enqueue(std::uint32_t to, const PacketHeader& header, cons
   if (out.backlog.empty()) accepted = out.ring->push(scratch_.data(), count);
   if (accepted < count) {
     ++mailbox_full_;
+    backlog_packets_ += count - accepted;
     out.backlog.insert(out.backlog.end(), scratch_.begin() + static_cast<std::ptrdiff_t>(accepted), scratch_.end());
   }
   if (accepted) {
@@ -301,6 +302,7 @@ bool Worker::flush_outbound() {
     while (!out.backlog.empty() && out.ring->push(out.backlog.front())) {
       out.backlog.pop_front();
       ++out.pushed;
+      --backlog_packets_;
     }
     if (out.pushed == before) continue;
     any = true;

@@ -35,6 +35,7 @@ namespace detail {
 class Worker;
 class Job;
 }  // namespace detail
+class FlagAwaiterBase;
 
 // A non-blocking send in flight. Complete once the payload may be reused: for an
 // eager send, when it is in the receiver's mailbox; for a single-copy send, when
@@ -84,20 +85,29 @@ class Process {
   Rank size() const noexcept;
   int core() const noexcept;  // OS CPU number
 
+  class SendAwaiter;
+  class RecvAwaiter;
+  class RecvIntoAwaiter;
+  class SendWaitAwaiter;
+  class RecvWaitAwaiter;
+  class YieldAwaiter;
+
   // --- point to point. Tags below kFirstReservedTag are the caller's. ---
-  Task<void> send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
-  Task<Message> recv(Rank src, Tag tag = 0);  // src may be kAnySource
-  // Receives straight into `buffer`; returns the message size. A message larger
+  // The blocking calls are awaitables without a coroutine frame of their own:
+  // the message is posted when the call is made, and co_await waits for it.
+  SendAwaiter send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
+  RecvAwaiter recv(Rank src, Tag tag = 0);  // src may be kAnySource; yields a Message
+  // Receives straight into `buffer`; yields the message size. A message larger
   // than the buffer is an InvalidArgument error.
-  Task<std::uint64_t> recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
+  RecvIntoAwaiter recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
 
   SendTicket post_send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
   RecvTicket post_recv(Rank src, Tag tag = 0);
   RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
   bool test(SendTicket& t);  // true once complete; never blocks
   bool test(RecvTicket& t);  // true once complete; takes the message in if it has arrived
-  Task<void> wait(SendTicket& t);
-  Task<void> wait(RecvTicket& t);
+  SendWaitAwaiter wait(SendTicket& t);
+  RecvWaitAwaiter wait(RecvTicket& t);
 
   // --- active messages ---
   void post_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // never waits
@@ -122,7 +132,7 @@ class Process {
 
   // --- scheduling ---
   // Lets the other processes of this core run, then continues.
-  Task<void> yield();
+  YieldAwaiter yield();
   // Waits until pred() holds. pred is re-evaluated whenever something happens to
   // this process: a message arrives for it or an active-message handler runs in it.
   template <class Pred>
@@ -133,17 +143,37 @@ class Process {
   friend class detail::Job;
   friend class SendTicket;
   friend class RecvTicket;
-  friend struct ParkAwaiter;
+  friend class FlagAwaiterBase;
   struct ParkAwaiter;
 
   Process(detail::Job& job, detail::Worker& worker, Rank rank);
 
   void check_cancelled() const;
   void check_rank(Rank r, const char* what) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void bad_rank(Rank r, const char* what) const;
   void check_user_tag(Tag t, const char* what) const;
   ParkAwaiter park(const char* what, Rank peer = kAnySource);
-  // Something happened to this process: if it is parked, it is put back in its core's ready queue.
-  void notify();
+  // Parks until *flag is true (or the job is cancelled).
+  void suspend_until(std::coroutine_handle<> h, const bool* flag, const char* what, Rank peer) noexcept {
+    wake_when_ = flag;
+    waiting_for_ = what;
+    waiting_peer_ = peer;
+    resume_point_ = h;
+    parked_ = true;
+  }
+  void resumed() const {
+    waiting_for_ = nullptr;
+    wake_when_ = nullptr;
+    check_cancelled();
+  }
+  // Something happened to this process: if it is parked and what it waits for
+  // may now hold, it is put back in its core's ready queue.
+  void notify() {
+    if (parked_ && (!wake_when_ || *wake_when_)) wake();
+  }
+  void wake();  // unconditionally, if parked
+  const detail::SendState& state_of(const SendTicket& t) const;
+  detail::RecvState& state_of(RecvTicket& t) const;
 
   detail::SendState* acquire_send();
   void release_send(detail::SendState* s);
@@ -168,8 +198,9 @@ class Process {
   bool parked_ = false;
   bool started_ = false;
   bool finished_ = false;
-  const char* waiting_for_ = nullptr;     // for the stall diagnostic
-  Rank waiting_peer_ = kAnySource;
+  mutable const char* waiting_for_ = nullptr;  // for the stall diagnostic
+  mutable Rank waiting_peer_ = kAnySource;
+  mutable const bool* wake_when_ = nullptr;    // parked on one completion flag: other events need not wake it
   std::uint64_t collective_seq_ = 0;
   std::deque<detail::SendState> send_pool_;  // deque: addresses stay stable as it grows
   std::vector<detail::SendState*> free_sends_;
@@ -184,11 +215,116 @@ struct Process::ParkAwaiter {
     process.resume_point_ = h;
     process.parked_ = true;
   }
-  void await_resume() const {
-    process.waiting_for_ = nullptr;
-    process.check_cancelled();
-  }
+  void await_resume() const { process.resumed(); }
 };
+
+// Waits for one completion flag of the process; the common shape of the awaiters below.
+class FlagAwaiterBase {
+ public:
+  void await_suspend(std::coroutine_handle<> h) noexcept { process_.suspend_until(h, flag_, what_, peer_); }
+
+ protected:
+  FlagAwaiterBase(Process& p, const bool* flag, const char* what, Rank peer)
+      : process_(p), flag_(flag), what_(what), peer_(peer) {}
+  bool ready() const noexcept { return *flag_; }
+  Process& process_;
+  const bool* flag_;
+  const char* what_;
+  Rank peer_;
+};
+
+class [[nodiscard]] Process::SendAwaiter : FlagAwaiterBase {
+ public:
+  SendAwaiter(Process& p, SendTicket t)
+      : FlagAwaiterBase(p, &p.state_of(t).done, "completion of its send to", p.state_of(t).dst), ticket_(std::move(t)) {}
+  bool await_ready() const noexcept { return ready(); }
+  using FlagAwaiterBase::await_suspend;
+  void await_resume() const { process_.resumed(); }
+
+ private:
+  SendTicket ticket_;
+};
+
+class [[nodiscard]] Process::RecvAwaiter : FlagAwaiterBase {
+ public:
+  RecvAwaiter(Process& p, RecvTicket t, Rank src)
+      : FlagAwaiterBase(p, &p.state_of(t).matched, "a message (recv) from", src), ticket_(std::move(t)) {}
+  bool await_ready() const noexcept { return ready(); }
+  using FlagAwaiterBase::await_suspend;
+  Message await_resume() {
+    process_.resumed();
+    process_.take_in(process_.state_of(ticket_));
+    return ticket_.take_message();
+  }
+
+ private:
+  RecvTicket ticket_;
+};
+
+class [[nodiscard]] Process::RecvIntoAwaiter : FlagAwaiterBase {
+ public:
+  RecvIntoAwaiter(Process& p, RecvTicket t, Rank src)
+      : FlagAwaiterBase(p, &p.state_of(t).matched, "a message (recv_into) from", src), ticket_(std::move(t)) {}
+  bool await_ready() const noexcept { return ready(); }
+  using FlagAwaiterBase::await_suspend;
+  std::uint64_t await_resume() {
+    process_.resumed();
+    process_.take_in(process_.state_of(ticket_));
+    return ticket_.size();
+  }
+
+ private:
+  RecvTicket ticket_;
+};
+
+class [[nodiscard]] Process::SendWaitAwaiter : FlagAwaiterBase {
+ public:
+  SendWaitAwaiter(Process& p, const SendTicket& t)
+      : FlagAwaiterBase(p, &p.state_of(t).done, "completion of its send to", p.state_of(t).dst) {}
+  bool await_ready() const noexcept { return ready(); }
+  using FlagAwaiterBase::await_suspend;
+  void await_resume() const { process_.resumed(); }
+};
+
+class [[nodiscard]] Process::RecvWaitAwaiter : FlagAwaiterBase {
+ public:
+  RecvWaitAwaiter(Process& p, RecvTicket& t)
+      : FlagAwaiterBase(p, &p.state_of(t).matched, "a message (recv) from", p.state_of(t).src), state_(p.state_of(t)) {}
+  bool await_ready() const noexcept { return ready(); }  // matched: take_in happens in await_resume
+  using FlagAwaiterBase::await_suspend;
+  void await_resume() {
+    process_.resumed();
+    if (!state_.done) process_.take_in(state_);
+  }
+
+ private:
+  detail::RecvState& state_;
+};
+
+class [[nodiscard]] Process::YieldAwaiter {
+ public:
+  explicit YieldAwaiter(Process& p) : process_(p) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) noexcept;
+  void await_resume() const { process_.check_cancelled(); }
+
+ private:
+  Process& process_;
+};
+
+inline Process::SendAwaiter Process::send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  return SendAwaiter(*this, post_send(dst, bytes, tag));
+}
+inline Process::RecvAwaiter Process::recv(Rank src, Tag tag) { return RecvAwaiter(*this, post_recv(src, tag), src); }
+inline Process::RecvIntoAwaiter Process::recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
+  return RecvIntoAwaiter(*this, post_recv_into(src, buffer, tag), src);
+}
+inline Process::SendWaitAwaiter Process::wait(SendTicket& t) { return SendWaitAwaiter(*this, t); }
+inline Process::RecvWaitAwaiter Process::wait(RecvTicket& t) { return RecvWaitAwaiter(*this, t); }
+inline Process::YieldAwaiter Process::yield() {
+  check_cancelled();
+  return YieldAwaiter(*this);
+}
 
 template <class T>
 Task<std::vector<T>> Process::allgather_value(const T& mine) {

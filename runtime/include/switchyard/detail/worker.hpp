@@ -131,6 +131,7 @@ class Worker {
   std::vector<Packet> scratch_;
   std::vector<Packet> batch_;
   CoreCollective collectives_[2];
+  std::uint64_t backlog_packets_ = 0;  // sum of out_[*].backlog sizes: lets the loop skip the flush
   bool cancel_seen_ = false;
   bool cancel_released_ = false;
   std::uint64_t resumes_ = 0, packets_ = 0, mailbox_full_ = 0;
