@@ -117,8 +117,7 @@ SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes,
     } else {
       e.single_copy = s;
     }
-    q.mailbox_.arrive(std::move(e));
-    q.notify();
+    q.deliver(std::move(e));
   } else {
     const std::uint32_t to = job_.worker_of(dst);
     PacketHeader h{};
@@ -159,16 +158,23 @@ RecvTicket Process::post_recv_tagged(Rank src, Tag tag, std::span<std::byte> tar
   r->has_target = has_target;
   r->matched = false;
   r->done = false;
-  mailbox_.post(r);
+  r->truncated = false;
+  if (mailbox_.post(r)) take_in(*r);
   return RecvTicket(r, this);
 }
 
+void Process::deliver(Envelope&& e) {
+  // Once this worker has seen a cancellation, senders may be about to unwind:
+  // their buffers are no longer read.
+  if (RecvState* r = mailbox_.arrive(std::move(e)); r && !worker_.cancelling()) take_in(*r);
+  notify();
+}
+
 void Process::take_in(RecvState& r) {
-  check_cancelled();  // never read another process's buffer once unwinding may have begun
   Envelope& e = r.envelope;
-  const bool too_big = r.has_target && e.size > r.target.size();
+  r.truncated = r.has_target && e.size > r.target.size();
   std::byte* dst = nullptr;
-  if (!too_big) {
+  if (!r.truncated) {
     if (r.has_target) {
       dst = r.target.data();
     } else if (e.single_copy) {
@@ -193,16 +199,20 @@ void Process::take_in(RecvState& r) {
     }
   } else if (dst) {
     if (e.size) std::memcpy(dst, e.eager.data(), e.size);
-  } else if (!too_big) {
+  } else if (!r.truncated) {
     r.result = Message(e.src, e.tag, std::move(e.eager));
   }
   r.done = true;
-  if (too_big) {
-    throw InvalidArgument("switchyard: recv_into on rank " + std::to_string(rank_) + ": message of " +
-                          std::to_string(e.size) + " bytes from rank " + std::to_string(e.src) + " (tag " +
-                          std::to_string(e.tag) + ") does not fit the " + std::to_string(r.target.size()) +
-                          "-byte buffer");
-  }
+}
+
+void Process::check_truncation(const RecvState& r) const {
+  if (!r.truncated) [[likely]]
+    return;
+  const Envelope& e = r.envelope;
+  throw InvalidArgument("switchyard: recv_into on rank " + std::to_string(rank_) + ": message of " +
+                        std::to_string(e.size) + " bytes from rank " + std::to_string(e.src) + " (tag " +
+                        std::to_string(e.tag) + ") does not fit the " + std::to_string(r.target.size()) +
+                        "-byte buffer");
 }
 
 bool Process::test(SendTicket& t) {
@@ -213,7 +223,7 @@ bool Process::test(SendTicket& t) {
 bool Process::test(RecvTicket& t) {
   if (!t.state_) throw InvalidArgument("switchyard: test on rank " + std::to_string(rank_) + ": empty receive ticket");
   RecvState& r = *t.state_;
-  if (!r.done && r.matched) take_in(r);
+  check_truncation(r);
   return r.done;
 }
 

@@ -106,6 +106,7 @@ Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>(
   for (std::size_t i = 0; i < cores_.size(); ++i) {
     workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_, options.bind));
   }
+  for (auto& w : workers_) w->wait_started();  // worker_bindings() then reports the binding, not the inherited mask
 }
 
 Runtime::~Runtime() = default;

@@ -30,6 +30,8 @@ std::string Worker::binding() const {
          (bound_.load(std::memory_order_acquire) ? "" : " (binding refused by the OS)");
 }
 
+void Worker::wait_started() const { published_.started.wait(false, std::memory_order_acquire); }
+
 void Worker::start(Job* job) {
   shared_.next_job.store(job, std::memory_order_release);  // publishes the fully built Job to this thread
   wake();
@@ -68,7 +70,9 @@ bool Worker::has_pending_work() {
 }
 
 void Worker::thread_main() {
-  bound_.store(!bind_ || topology_.bind_this_thread(os_core_), std::memory_order_release);
+  bound_.store(!bind_ || topology_.bind_this_thread(os_core_), std::memory_order_relaxed);
+  published_.started.store(true, std::memory_order_release);  // pairs with wait_started(): bound_ is final
+  published_.started.notify_all();
   for (;;) {
     if (shared_.stop.load(std::memory_order_acquire)) return;
     if (Job* job = shared_.next_job.exchange(nullptr, std::memory_order_acquire)) {
@@ -264,8 +268,7 @@ void Worker::dispatch(const PacketHeader& h, ByteBuffer&& body) {
   } else {
     e.eager = std::move(body);
   }
-  q.mailbox_.arrive(std::move(e));
-  q.notify();
+  q.deliver(std::move(e));
 }
 
 std::uint64_t Worker::enqueue(std::uint32_t to, const PacketHeader& header, const std::byte* eager, std::uint64_t eager_bytes) {

@@ -182,7 +182,11 @@ class Process {
   SendTicket post_send_tagged(Rank dst, std::span<const std::byte> bytes, Tag tag);
   RecvTicket post_recv_tagged(Rank src, Tag tag, std::span<std::byte> target, bool has_target);
   std::uint64_t post_active_impl(Rank dst, HandlerId handler, std::span<const std::byte> body);
+  // A message is taken in as soon as it has arrived and a matching receive is
+  // posted, whichever comes second: no receive waits for its process to look.
+  void deliver(detail::Envelope&& e);
   void take_in(detail::RecvState& r);  // copies the matched message's payload into place
+  void check_truncation(const detail::RecvState& r) const;
 
   Task<std::vector<std::byte>> collective(int kind, std::span<const std::byte> mine, Rank root);
 
@@ -248,12 +252,12 @@ class [[nodiscard]] Process::SendAwaiter : FlagAwaiterBase {
 class [[nodiscard]] Process::RecvAwaiter : FlagAwaiterBase {
  public:
   RecvAwaiter(Process& p, RecvTicket t, Rank src)
-      : FlagAwaiterBase(p, &p.state_of(t).matched, "a message (recv) from", src), ticket_(std::move(t)) {}
+      : FlagAwaiterBase(p, &p.state_of(t).done, "a message (recv) from", src), ticket_(std::move(t)) {}
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
   Message await_resume() {
     process_.resumed();
-    process_.take_in(process_.state_of(ticket_));
+    process_.check_truncation(process_.state_of(ticket_));
     return ticket_.take_message();
   }
 
@@ -264,12 +268,12 @@ class [[nodiscard]] Process::RecvAwaiter : FlagAwaiterBase {
 class [[nodiscard]] Process::RecvIntoAwaiter : FlagAwaiterBase {
  public:
   RecvIntoAwaiter(Process& p, RecvTicket t, Rank src)
-      : FlagAwaiterBase(p, &p.state_of(t).matched, "a message (recv_into) from", src), ticket_(std::move(t)) {}
+      : FlagAwaiterBase(p, &p.state_of(t).done, "a message (recv_into) from", src), ticket_(std::move(t)) {}
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
   std::uint64_t await_resume() {
     process_.resumed();
-    process_.take_in(process_.state_of(ticket_));
+    process_.check_truncation(process_.state_of(ticket_));
     return ticket_.size();
   }
 
@@ -289,12 +293,12 @@ class [[nodiscard]] Process::SendWaitAwaiter : FlagAwaiterBase {
 class [[nodiscard]] Process::RecvWaitAwaiter : FlagAwaiterBase {
  public:
   RecvWaitAwaiter(Process& p, RecvTicket& t)
-      : FlagAwaiterBase(p, &p.state_of(t).matched, "a message (recv) from", p.state_of(t).src), state_(p.state_of(t)) {}
-  bool await_ready() const noexcept { return ready(); }  // matched: take_in happens in await_resume
+      : FlagAwaiterBase(p, &p.state_of(t).done, "a message (recv) from", p.state_of(t).src), state_(p.state_of(t)) {}
+  bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
-  void await_resume() {
+  void await_resume() const {
     process_.resumed();
-    if (!state_.done) process_.take_in(state_);
+    process_.check_truncation(state_);
   }
 
  private:

@@ -44,7 +44,8 @@ class Worker {
   int os_core() const noexcept { return os_core_; }
   std::string binding() const;
 
-  // --- called by Runtime::run on its own thread ---
+  // --- called by the Runtime on its own thread ---
+  void wait_started() const;
   void start(Job* job);
   std::uint64_t progress() const noexcept { return published_.progress.load(std::memory_order_relaxed); }
   // From any thread: if the worker sleeps, it wakes up.
@@ -114,6 +115,7 @@ class Worker {
   struct alignas(64) Published {
     std::atomic<std::uint64_t> progress{0};   // bumped before and after every resume: odd means a process is running
     std::atomic<bool> bound{true};            // whether binding to the core succeeded; read by binding()
+    std::atomic<bool> started{false};         // set once the thread is bound; Runtime waits for it
   };
   Published published_;
   std::atomic<bool>& bound_ = published_.bound;

@@ -45,7 +45,8 @@ struct RecvState {
   std::span<std::byte> target;  // where to put the payload; empty span and !has_target: a new Message
   bool has_target = false;
   bool matched = false;
-  bool done = false;
+  bool done = false;       // payload in place (or the message was refused as too large)
+  bool truncated = false;  // the message did not fit `target`; nothing was copied
   Envelope envelope;
   Message result;
 };
