@@ -36,8 +36,13 @@ T get(const std::byte*& p) {
   return v;
 }
 
-std::span<const std::int64_t> as_int64(std::span<const std::byte> b) {
-  return {reinterpret_cast<const std::int64_t*>(b.data()), b.size() / sizeof(std::int64_t)};
+// Adds the int64 vector stored in `b` (packed blobs are not 8-byte aligned) to `sum`.
+void add_int64(std::vector<std::int64_t>& sum, std::span<const std::byte> b) {
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    std::int64_t v;
+    std::memcpy(&v, b.data() + i * sizeof v, sizeof v);
+    sum[i] += v;
+  }
 }
 
 // Parses a core's (rank, bytes) list into `by_rank`.
@@ -74,16 +79,15 @@ Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::
   if (kind == kAllgather || kind == kScan) {
     slot.contributions.emplace_back(rank_, std::vector<std::byte>(mine.begin(), mine.end()));
   } else if (kind == kAllreduce) {
-    const auto v = as_int64(mine);
+    const std::size_t len = mine.size() / sizeof(std::int64_t);
     if (slot.arrived == 0) {
-      slot.sum.assign(v.begin(), v.end());
-    } else if (v.size() != slot.sum.size()) {
+      slot.sum.assign(len, 0);
+    } else if (len != slot.sum.size()) {
       throw InvalidArgument("switchyard: allreduce on rank " + std::to_string(rank_) + ": vector of " +
-                            std::to_string(v.size()) + " elements, but other ranks passed " +
+                            std::to_string(len) + " elements, but other ranks passed " +
                             std::to_string(slot.sum.size()));
-    } else {
-      for (std::size_t i = 0; i < v.size(); ++i) slot.sum[i] += v[i];
     }
+    add_int64(slot.sum, mine);
   } else if (kind == kBroadcast && rank_ == root) {
     slot.result.assign(mine.begin(), mine.end());
   }
@@ -155,18 +159,17 @@ Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::
             const auto* p = reinterpret_cast<const std::byte*>(running.data());
             slot.per_rank[next_local++].second.assign(p, p + len);
           }
-          const auto v = as_int64(by_rank[r]);
-          for (std::size_t i = 0; i < v.size(); ++i) running[i] += v[i];
+          add_int64(running, by_rank[r]);
         }
       }
     } else if (kind == kAllreduce) {
       for (const auto& m : remote) {
-        const auto v = as_int64(m.bytes());
-        if (v.size() != slot.sum.size()) {
-          throw InvalidArgument("switchyard: allreduce: vectors of " + std::to_string(v.size()) + " and " +
+        const std::size_t len = m.size() / sizeof(std::int64_t);
+        if (len != slot.sum.size()) {
+          throw InvalidArgument("switchyard: allreduce: vectors of " + std::to_string(len) + " and " +
                                 std::to_string(slot.sum.size()) + " elements on different cores");
         }
-        for (std::size_t i = 0; i < v.size(); ++i) slot.sum[i] += v[i];
+        add_int64(slot.sum, m.bytes());
       }
       const auto* p = reinterpret_cast<const std::byte*>(slot.sum.data());
       slot.result.assign(p, p + slot.sum.size() * sizeof(std::int64_t));

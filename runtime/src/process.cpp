@@ -178,9 +178,8 @@ void Process::take_in(RecvState& r) {
     if (r.has_target) {
       dst = r.target.data();
     } else if (e.single_copy) {
-      detail::ByteBuffer buffer(e.size);
-      dst = buffer.data();
-      r.result = Message(e.src, e.tag, std::move(buffer));
+      r.result = Message(e.src, e.tag, detail::ByteBuffer(e.size));
+      dst = r.result.bytes().data();  // after the move: small payloads live inside the Message itself
     }
   }
   if (SendState* s = e.single_copy) {

@@ -23,9 +23,10 @@ inline void cpu_relax() noexcept {
 
 class Backoff {
  public:
-  // ~2 us of pause instructions, then ~50 sched_yield calls, then block.
-  static constexpr std::uint32_t kSpinSteps = 64;
-  static constexpr std::uint32_t kYieldSteps = 64 + 50;
+  // One pause between checks (an arrival is noticed within ~20 ns) for some
+  // tens of microseconds, then ~50 sched_yield calls, then block.
+  static constexpr std::uint32_t kSpinSteps = 2048;
+  static constexpr std::uint32_t kYieldSteps = kSpinSteps + 50;
 
   void reset() noexcept { step_ = 0; }
 
@@ -34,7 +35,7 @@ class Backoff {
   template <class Block>
   void wait(Block&& block) {
     if (step_ < kSpinSteps) {
-      for (std::uint32_t i = 0; i < (1u << (step_ / 16)); ++i) cpu_relax();
+      cpu_relax();
     } else if (step_ < kYieldSteps) {
       std::this_thread::yield();
     } else {

@@ -1,0 +1,294 @@
+// The Runtime as a whole: many jobs in a row, concurrent run() calls, option
+// validation, yield scheduling, statistics, and idle workers that cost no CPU.
+
+#include <switchyard/runtime.hpp>
+
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace switchyard;
+using namespace std::chrono_literals;
+
+// A small job that checks itself: a ring exchange and an allreduce.
+void ring_job(Runtime& rt, std::uint64_t n, RunOptions opts, std::uint64_t salt) {
+  std::atomic<std::uint64_t> ok{0};
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const Rank N = p.size(), me = p.rank();
+        const Rank next = (me + 1) % N, prev = (me + N - 1) % N;
+        const auto out = sytest::pattern((me * 131 + salt) % 3000, sytest::message_key(me, next, salt));
+        SendTicket t = p.post_send(next, out);
+        Message m = co_await p.recv(prev);
+        SY_CHECK(m.size() == (prev * 131 + salt) % 3000 &&
+                     sytest::first_mismatch(m.bytes(), sytest::message_key(prev, me, salt)) == std::string::npos,
+                 "ring payload in job " << salt);
+        co_await p.wait(t);
+        const std::int64_t v = me;
+        auto s = co_await p.allreduce(std::span(&v, 1));
+        SY_CHECK(s[0] == static_cast<std::int64_t>(N) * (N - 1) / 2, "allreduce in job " << salt);
+        ok.fetch_add(1);
+      },
+      std::move(opts));
+  ASSERT_EQ(ok.load(), n) << "job " << salt;
+}
+
+TEST(Runtime, ManyJobsInSequence) {
+  Runtime rt;
+  for (std::uint64_t j = 0; j < 300; ++j) {
+    RunOptions opts;
+    opts.mailbox_capacity = j % 4 == 0 ? 1 : 1024;
+    opts.eager_limit = j % 3 == 0 ? 64 : 1024;
+    opts.placement = j % 2 ? Placement::round_robin() : Placement::block();
+    ring_job(rt, 1 + (j * 37) % 100, opts, j);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(Runtime, ManyRuntimesCreatedAndDestroyed) {
+  for (int i = 0; i < 20; ++i) {
+    Runtime rt;
+    if (i % 2) ring_job(rt, 8, {}, i);
+  }
+}
+
+TEST(Runtime, ConcurrentRunCallsAreSerialised) {
+  Runtime rt;
+  std::atomic<int> live[2] = {0, 0};
+  std::atomic<int> overlaps{0}, jobs_done{0};
+  auto client = [&](int id) {
+    for (int j = 0; j < 15; ++j) {
+      rt.run(64, [&](Process& p) -> Task<void> {
+        live[id].fetch_add(1);
+        for (int k = 0; k < 5; ++k) {
+          if (live[1 - id].load() != 0) overlaps.fetch_add(1);
+          co_await p.yield();
+          co_await p.barrier();
+        }
+        live[id].fetch_sub(1);
+      });
+      jobs_done.fetch_add(1);
+    }
+  };
+  std::exception_ptr errors[2];
+  std::thread a([&] {
+    try {
+      client(0);
+    } catch (...) {
+      errors[0] = std::current_exception();
+    }
+  });
+  std::thread b([&] {
+    try {
+      client(1);
+    } catch (...) {
+      errors[1] = std::current_exception();
+    }
+  });
+  a.join();
+  b.join();
+  for (auto& e : errors) {
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        ADD_FAILURE() << "a concurrent run failed: " << ex.what();
+      }
+    }
+  }
+  EXPECT_EQ(jobs_done.load(), 30);
+  EXPECT_EQ(overlaps.load(), 0) << "processes of two jobs ran at the same time";
+}
+
+TEST(Runtime, InvalidRunOptionsRejected) {
+  Runtime rt;
+  std::atomic<bool> ran{false};  // written by processes on both cores
+  auto body = [&](Process&) -> Task<void> {
+    ran = true;
+    co_return;
+  };
+  auto expect_invalid = [&](std::uint64_t n, RunOptions o, const char* what) {
+    try {
+      rt.run(n, body, std::move(o));
+      ADD_FAILURE() << what << " accepted";
+    } catch (const InvalidArgument&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": wrong exception " << e.what();
+    }
+  };
+  expect_invalid(0, {}, "0 processes");
+  expect_invalid(std::uint64_t{1} << 40, {}, "2^40 processes");
+  expect_invalid(kAnySource, {}, "kAnySource processes");
+  RunOptions o;
+  o.mailbox_capacity = 0;
+  expect_invalid(2, o, "mailbox_capacity 0");
+  o = {};
+  o.mailbox_capacity = (std::size_t{1} << 24) + 1;
+  expect_invalid(2, o, "mailbox_capacity 2^24+1");
+  o = {};
+  o.eager_limit = (std::uint64_t{1} << 20) + 1;
+  expect_invalid(2, o, "eager_limit 1 MiB + 1");
+  o = {};
+  o.eager_limit = ~std::uint64_t{0};
+  expect_invalid(2, o, "eager_limit 2^64-1");
+  o = {};
+  o.stall_timeout = 0ms;
+  expect_invalid(2, o, "stall_timeout 0");
+  o = {};
+  o.stall_timeout = -5ms;
+  expect_invalid(2, o, "negative stall_timeout");
+  try {
+    rt.run(2, ProcessBody{});
+    ADD_FAILURE() << "empty body accepted";
+  } catch (const InvalidArgument&) {
+  }
+  EXPECT_FALSE(ran.load()) << "a rejected job ran a process";
+
+  // The limits themselves are accepted.
+  o = {};
+  o.eager_limit = std::uint64_t{1} << 20;
+  o.mailbox_capacity = 1;
+  rt.run(2, body, o);
+  EXPECT_TRUE(ran.load());
+  ring_job(rt, 4, o, 1);
+}
+
+TEST(Runtime, YieldInterleavesProcessesOfOneCore) {
+  Runtime rt;
+  for (int core : rt.cores()) {
+    const int k = 5, rounds = 20;
+    std::vector<int> log;  // only this core's thread writes it
+    RunOptions opts;
+    opts.placement = Placement::explicit_map(std::vector<int>(k, core));
+    rt.run(
+        k,
+        [&](Process& p) -> Task<void> {
+          for (int i = 0; i < rounds; ++i) {
+            log.push_back(static_cast<int>(p.rank()));
+            co_await p.yield();
+          }
+        },
+        opts);
+    ASSERT_EQ(log.size(), static_cast<std::size_t>(k * rounds));
+    // Between two turns of one process every other process had a turn.
+    for (std::size_t i = 0; i + k <= log.size(); ++i) {
+      std::set<int> window(log.begin() + i, log.begin() + i + k);
+      ASSERT_EQ(window.size(), static_cast<std::size_t>(k)) << "at position " << i;
+    }
+  }
+}
+
+TEST(Runtime, YieldingProcessDoesNotStarveAReceiver) {
+  // One process spins with yield until a same-core peer has received a message
+  // from the other core: yield must let both the peer and the rings progress.
+  Runtime rt;
+  const int a = rt.cores().front(), b = rt.cores().back();
+  RunOptions opts;
+  opts.placement = Placement::explicit_map({a, a, b});
+  bool received = false;
+  rt.run(
+      3,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == 0) {
+          while (!received) co_await p.yield();
+        } else if (p.rank() == 1) {
+          Message m = co_await p.recv(2);
+          SY_CHECK(m.size() == 5000 && sytest::first_mismatch(m.bytes(), 11) == std::string::npos, "payload");
+          received = true;
+        } else {
+          co_await p.send(1, sytest::pattern(5000, 11));
+        }
+      },
+      opts);
+  EXPECT_TRUE(received);
+}
+
+TEST(Runtime, JobStatistics) {
+  Runtime rt;
+  const int a = rt.cores().front(), b = rt.cores().back();
+  RunOptions opts;
+  opts.placement = Placement::explicit_map({a, b});
+  opts.mailbox_capacity = 1;
+  auto body = [&](Process& p) -> Task<void> {
+    const auto out = sytest::pattern(1000, 1);  // 17 packets
+    if (p.rank() == 0) {
+      std::vector<SendTicket> t;
+      for (int i = 0; i < 20; ++i) t.push_back(p.post_send(1, out));
+      for (auto& x : t) co_await p.wait(x);
+    } else {
+      for (int i = 0; i < 20; ++i) {
+        Message m = co_await p.recv(0);
+        SY_CHECK(m.size() == 1000 && sytest::first_mismatch(m.bytes(), 1) == std::string::npos, "payload");
+      }
+    }
+  };
+  const JobStats s = rt.run(2, body, opts);
+  EXPECT_GE(s.resumes, 2u);
+  if (a != b) {
+    EXPECT_GE(s.packets, 20u * 17u) << "every packet of every message crossed cores";
+    EXPECT_GT(s.mailbox_full, 0u) << "a one-slot ring must have been found full";
+  }
+  RunOptions local;
+  local.placement = Placement::explicit_map({a, a});
+  const JobStats l = rt.run(2, body, local);
+  EXPECT_EQ(l.packets, 0u) << "nothing crosses cores in a one-core job";
+  EXPECT_GE(l.resumes, 2u);
+}
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+TEST(Runtime, BlockedProcessesUseNoCpu) {
+  // 1000 processes block in recv for good; the stall watchdog ends the job
+  // after 1.5 s. Meanwhile the workers must sleep, not spin: the whole
+  // process's CPU time stays far below the wall time.
+  Runtime rt;
+  RunOptions opts;
+  opts.stall_timeout = 1500ms;
+  std::atomic<int> blocked{0};
+  const double cpu0 = cpu_seconds();
+  const auto wall0 = std::chrono::steady_clock::now();
+  try {
+    rt.run(
+        1000,
+        [&](Process& p) -> Task<void> {
+          blocked.fetch_add(1);
+          (void)co_await p.recv((p.rank() + 1) % p.size(), 77);  // nobody sends tag 77
+        },
+        opts);
+    ADD_FAILURE() << "the job did not stall";
+  } catch (const StallError& e) {
+    EXPECT_NE(std::string(e.what()).find("1000 process(es) blocked"), std::string::npos);
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const double cpu = cpu_seconds() - cpu0;
+  EXPECT_EQ(blocked.load(), 1000);
+  EXPECT_GE(wall, 1.4);
+  EXPECT_LT(cpu, 0.3 * wall) << "CPU " << cpu << " s over " << wall << " s of wall time: idle workers spin";
+  std::cout << "[ info ] blocked job: " << cpu << " s CPU over " << wall << " s wall\n";
+}
+
+TEST(Runtime, IdleRuntimeUsesNoCpu) {
+  Runtime rt;
+  ring_job(rt, 16, {}, 5);  // workers have run a job and gone back to sleep
+  const double cpu0 = cpu_seconds();
+  const auto wall0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(1s);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const double cpu = cpu_seconds() - cpu0;
+  EXPECT_LT(cpu, 0.3 * wall) << "CPU " << cpu << " s over " << wall << " s with no job";
+}
+
+}  // namespace

@@ -1,0 +1,96 @@
+#pragma once
+// Helpers shared by the switchyard tests: deterministic payloads that encode
+// (source, destination, sequence), checks that throw from inside a process (so
+// run() rethrows them and the test fails with the message), and job plans.
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <switchyard/runtime.hpp>
+
+namespace sytest {
+
+using switchyard::Rank;
+
+#if defined(SWITCHYARD_TEST_SANITIZE)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// Thrown by checks inside processes; run() rethrows it and the test reports it.
+struct CheckFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+#define SY_CHECK(cond, msg)                                                         \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      std::ostringstream sy_check_os_;                                              \
+      sy_check_os_ << __FILE__ << ":" << __LINE__ << ": check `" #cond "` failed: " \
+                   << msg;                                                          \
+      throw ::sytest::CheckFailed(sy_check_os_.str());                              \
+    }                                                                               \
+  } while (0)
+
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c = 0, std::uint64_t d = 0) {
+  return splitmix64(splitmix64(splitmix64(splitmix64(a) ^ b) ^ c) ^ d);
+}
+
+// Fills `out` with the bytes of the stream named by `key`: every byte depends on
+// the key and on its position, so a byte from another message, another offset or
+// another sender never matches.
+inline void fill_pattern(std::byte* out, std::size_t n, std::uint64_t key) {
+  std::uint64_t s = splitmix64(key ^ 0x5bd1e9955bd1e995ull);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    s = splitmix64(s + i);
+    std::memcpy(out + i, &s, 8);
+  }
+  if (i < n) {
+    s = splitmix64(s + i);
+    std::memcpy(out + i, &s, n - i);
+  }
+}
+
+inline std::vector<std::byte> pattern(std::size_t n, std::uint64_t key) {
+  std::vector<std::byte> v(n);
+  fill_pattern(v.data(), n, key);
+  return v;
+}
+
+// Index of the first byte where `got` differs from the pattern of `key`, or npos.
+inline std::size_t first_mismatch(std::span<const std::byte> got, std::uint64_t key) {
+  if (got.empty()) return std::string::npos;
+  std::vector<std::byte> want = pattern(got.size(), key);
+  if (std::memcmp(got.data(), want.data(), got.size()) == 0) return std::string::npos;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != want[i]) return i;
+  }
+  return std::string::npos;
+}
+
+inline std::uint64_t message_key(Rank src, Rank dst, std::uint64_t seq, std::uint32_t tag = 0) {
+  return mix(src + 1, dst + 1, seq + 1, tag + 1);
+}
+
+template <class T>
+std::span<const std::byte> bytes_of(const T& v) {
+  return std::as_bytes(std::span<const T, 1>(&v, 1));
+}
+
+}  // namespace sytest
