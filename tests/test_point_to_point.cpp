@@ -721,6 +721,37 @@ TEST(PointToPoint, SendToSelf) {
   EXPECT_EQ(ok.load(), 3);
 }
 
+// A synchronous send completes only once the receiver has taken the message in,
+// whatever its size: the receiver holds back its receive until told to post it.
+TEST(PointToPoint, SynchronousSendCompletesWhenTakenIn) {
+  Runtime rt;
+  for (const auto& placement : {std::vector<int>{0, 0}, std::vector<int>{0, rt.cores().back()}}) {
+    for (const std::uint32_t size : {8u, 700u, 5000u}) {
+      RunOptions opts;
+      opts.placement = Placement::explicit_map(placement);
+      std::atomic<int> ok{0};
+      rt.run(2, [&](Process& p) -> Task<void> {
+        if (p.rank() == 0) {
+          const auto payload = pattern(size, message_key(0, 1, size));
+          SendTicket t = p.post_ssend(1, payload);
+          for (int i = 0; i < 20; ++i) co_await p.yield();
+          SY_CHECK(!p.test(t), "ssend of " << size << " bytes completed before its receive was posted");
+          std::byte go{1};
+          co_await p.send(1, std::span(&go, 1), 1);
+          co_await p.wait(t);
+          ok.fetch_add(1);
+        } else {
+          co_await p.recv(0, 1);
+          Message m = co_await p.recv(0);
+          check_payload(m.bytes(), Planned{0, 1, 0, size, size});
+          ok.fetch_add(1);
+        }
+      }, opts);
+      EXPECT_EQ(ok.load(), 2);
+    }
+  }
+}
+
 TEST(PointToPointLarge, MessageOverTwoGiB) {
   if (sytest::kSanitized) GTEST_SKIP() << "2.5 GiB under a sanitizer is impractical";
   if (std::getenv("SWITCHYARD_SKIP_LARGE")) GTEST_SKIP() << "SWITCHYARD_SKIP_LARGE is set";

@@ -121,7 +121,7 @@ Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::
     std::vector<SendTicket> sends;
     std::vector<Message> remote;
     for (std::uint32_t w : job_.populated_workers()) {
-      if (w != worker_.index()) sends.push_back(post_send_tagged(job_.leader_of(w), blob, tag));
+      if (w != worker_.index()) sends.push_back(post_send_tagged(job_.leader_of(w), blob, tag, false));
     }
     for (std::uint32_t w : job_.populated_workers()) {
       if (w == worker_.index()) continue;

@@ -86,6 +86,7 @@ RecvState* Process::acquire_recv() {
 void Process::release_recv(RecvState* r) {
   r->envelope.eager.resize_uninitialized(0);  // drop a heap payload now rather than when the state is reused
   r->envelope.single_copy = nullptr;
+  r->envelope.completes = nullptr;
   r->result = Message{};
   free_recvs_.push_back(r);
 }
@@ -94,15 +95,24 @@ void Process::release_recv(RecvState* r) {
 
 SendTicket Process::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
   check_user_tag(tag, "send");
-  return post_send_tagged(dst, bytes, tag);
+  return post_send_tagged(dst, bytes, tag, false);
 }
 
-SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+SendTicket Process::post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  check_user_tag(tag, "ssend");
+  return post_send_tagged(dst, bytes, tag, true);
+}
+
+SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes, Tag tag, bool synchronous) {
   check_cancelled();
   check_rank(dst, "send");
   SendState* s = acquire_send();
   *s = SendState{bytes.data(), bytes.size(), dst, tag, this, 0, false};
   const bool eager = bytes.size() <= job_.options().eager_limit;
+  // Single-copy sends complete when the receiver has copied; synchronous eager
+  // sends when the receiver has taken the message in; other eager sends when
+  // the message is in the receiver's mailbox.
+  const bool completed_by_receiver = !eager || synchronous;
   Process& q = job_.process(dst);
   if (&q.worker_ == &worker_) {
     // Same core: hand the message over directly; the ring is only for crossing cores.
@@ -113,9 +123,13 @@ SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes,
     if (eager) {
       e.eager.resize_uninitialized(bytes.size());
       if (!bytes.empty()) std::memcpy(e.eager.data(), bytes.data(), bytes.size());
-      s->done = true;
     } else {
       e.single_copy = s;
+    }
+    if (completed_by_receiver) {
+      e.completes = s;
+    } else {
+      s->done = true;
     }
     q.deliver(std::move(e));
   } else {
@@ -123,13 +137,14 @@ SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes,
     PacketHeader h{};
     h.kind = PacketKind::kMessage;
     h.single_copy = !eager;
+    h.synchronous = completed_by_receiver;
     h.tag = tag;
     h.src = rank_;
     h.dst = dst;
     h.size = bytes.size();
-    h.handle = eager ? nullptr : s;
+    h.handle = completed_by_receiver ? s : nullptr;
     const std::uint64_t seq = worker_.enqueue(to, h, bytes.data(), eager ? bytes.size() : 0);
-    if (eager) {
+    if (!completed_by_receiver) {
       s->ring_seq = seq;
       s->done = worker_.pushed(to) >= seq;
       if (!s->done) worker_.wait_for_push(to, s);
@@ -184,6 +199,12 @@ void Process::take_in(RecvState& r) {
   }
   if (SendState* s = e.single_copy) {
     if (dst && e.size) std::memcpy(dst, s->data, e.size);  // the single copy: sender's buffer to its destination
+  } else if (dst) {
+    if (e.size) std::memcpy(dst, e.eager.data(), e.size);
+  } else if (!r.truncated) {
+    r.result = Message(e.src, e.tag, std::move(e.eager));
+  }
+  if (SendState* s = e.completes) {
     Process& sender = job_.process(e.src);
     if (&sender.worker_ == &worker_) {
       s->done = true;
@@ -196,10 +217,6 @@ void Process::take_in(RecvState& r) {
       h.handle = s;
       worker_.enqueue(job_.worker_of(e.src), h, nullptr, 0);
     }
-  } else if (dst) {
-    if (e.size) std::memcpy(dst, e.eager.data(), e.size);
-  } else if (!r.truncated) {
-    r.result = Message(e.src, e.tag, std::move(e.eager));
   }
   r.done = true;
 }

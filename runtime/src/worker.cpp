@@ -268,6 +268,7 @@ void Worker::dispatch(const PacketHeader& h, ByteBuffer&& body) {
   } else {
     e.eager = std::move(body);
   }
+  if (h.synchronous) e.completes = static_cast<SendState*>(h.handle);
   q.deliver(std::move(e));
 }
 

@@ -102,6 +102,10 @@ class Process {
   RecvIntoAwaiter recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
 
   SendTicket post_send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
+  // Synchronous send (MPI_Ssend): complete only once the receiver has taken the
+  // message in, whatever its size. DRS_N releases a receiver's busy lock on it.
+  SendTicket post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
+  SendAwaiter ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
   RecvTicket post_recv(Rank src, Tag tag = 0);
   RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
   bool test(SendTicket& t);  // true once complete; never blocks
@@ -179,7 +183,7 @@ class Process {
   void release_send(detail::SendState* s);
   detail::RecvState* acquire_recv();
   void release_recv(detail::RecvState* r);
-  SendTicket post_send_tagged(Rank dst, std::span<const std::byte> bytes, Tag tag);
+  SendTicket post_send_tagged(Rank dst, std::span<const std::byte> bytes, Tag tag, bool synchronous);
   RecvTicket post_recv_tagged(Rank src, Tag tag, std::span<std::byte> target, bool has_target);
   std::uint64_t post_active_impl(Rank dst, HandlerId handler, std::span<const std::byte> body);
   // A message is taken in as soon as it has arrived and a matching receive is
@@ -318,6 +322,9 @@ class [[nodiscard]] Process::YieldAwaiter {
 
 inline Process::SendAwaiter Process::send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
   return SendAwaiter(*this, post_send(dst, bytes, tag));
+}
+inline Process::SendAwaiter Process::ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  return SendAwaiter(*this, post_ssend(dst, bytes, tag));
 }
 inline Process::RecvAwaiter Process::recv(Rank src, Tag tag) { return RecvAwaiter(*this, post_recv(src, tag), src); }
 inline Process::RecvIntoAwaiter Process::recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {

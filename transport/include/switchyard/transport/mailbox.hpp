@@ -35,6 +35,7 @@ struct Envelope {
   Tag tag = 0;
   std::uint64_t size = 0;
   SendState* single_copy = nullptr;  // set: the payload is still in the sender's buffer
+  SendState* completes = nullptr;    // the send to complete once the message is taken in (single-copy or synchronous)
   ByteBuffer eager;                  // otherwise: the payload, already copied out of the ring
 };
 

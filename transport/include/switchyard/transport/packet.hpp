@@ -22,7 +22,8 @@ enum class PacketKind : std::uint8_t {
 struct PacketHeader {
   PacketKind kind;
   bool single_copy;     // kMessage only: the payload stays in the sender's buffer
-  std::uint16_t reserved;
+  bool synchronous;     // kMessage only: the sender wants a kSendDone once the message is taken in
+  std::uint8_t reserved;
   std::uint32_t tag;
   std::uint32_t src;    // sending rank
   std::uint32_t dst;    // receiving rank
