@@ -7,14 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir=${SWITCHYARD_BUILD_DIR:-build}
 total_timeout=${SWITCHYARD_TEST_TIMEOUT:-1800}
 
-bash scripts/install-deps.sh
-
-generator=()
-[[ -f "$build_dir/CMakeCache.txt" ]] || generator=(-G Ninja)
-cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DSWITCHYARD_BUILD_APPS=ON -DSWITCHYARD_BUILD_EXAMPLES=ON \
-  -DSWITCHYARD_BUILD_TESTS=ON -DSWITCHYARD_BUILD_BENCHMARKS=ON -DSWITCHYARD_SANITIZE=
-cmake --build "$build_dir" -j 2
+bash scripts/build.sh --with-tests
 
 # Each test gets at most 600 s unless it sets its own TIMEOUT; the whole run at
 # most $total_timeout s, after which it is stopped (and killed 30 s later).

@@ -86,8 +86,10 @@ class Process {
   int core() const noexcept;  // OS CPU number
 
   class SendAwaiter;
-  class RecvAwaiter;
-  class RecvIntoAwaiter;
+  template <bool kIntoBuffer>
+  class ReceiveAwaiter;
+  using RecvAwaiter = ReceiveAwaiter<false>;
+  using RecvIntoAwaiter = ReceiveAwaiter<true>;
   class SendWaitAwaiter;
   class RecvWaitAwaiter;
   class YieldAwaiter;
@@ -253,32 +255,23 @@ class [[nodiscard]] Process::SendAwaiter : FlagAwaiterBase {
   SendTicket ticket_;
 };
 
-class [[nodiscard]] Process::RecvAwaiter : FlagAwaiterBase {
+// recv() yields the Message; recv_into() yields the size, the payload being in the caller's buffer.
+template <bool kIntoBuffer>
+class [[nodiscard]] Process::ReceiveAwaiter : FlagAwaiterBase {
  public:
-  RecvAwaiter(Process& p, RecvTicket t, Rank src)
-      : FlagAwaiterBase(p, &p.state_of(t).done, "a message (recv) from", src), ticket_(std::move(t)) {}
+  ReceiveAwaiter(Process& p, RecvTicket t, Rank src)
+      : FlagAwaiterBase(p, &p.state_of(t).done, kIntoBuffer ? "a message (recv_into) from" : "a message (recv) from", src),
+        ticket_(std::move(t)) {}
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
-  Message await_resume() {
+  auto await_resume() {
     process_.resumed();
     process_.check_truncation(process_.state_of(ticket_));
-    return ticket_.take_message();
-  }
-
- private:
-  RecvTicket ticket_;
-};
-
-class [[nodiscard]] Process::RecvIntoAwaiter : FlagAwaiterBase {
- public:
-  RecvIntoAwaiter(Process& p, RecvTicket t, Rank src)
-      : FlagAwaiterBase(p, &p.state_of(t).done, "a message (recv_into) from", src), ticket_(std::move(t)) {}
-  bool await_ready() const noexcept { return ready(); }
-  using FlagAwaiterBase::await_suspend;
-  std::uint64_t await_resume() {
-    process_.resumed();
-    process_.check_truncation(process_.state_of(ticket_));
-    return ticket_.size();
+    if constexpr (kIntoBuffer) {
+      return ticket_.size();
+    } else {
+      return ticket_.take_message();
+    }
   }
 
  private:
