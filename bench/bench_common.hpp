@@ -1,0 +1,230 @@
+#pragma once
+// Shared plumbing of the switchyard benchmarks.
+//
+// How a benchmark line is measured. One Google Benchmark "iteration" is one
+// batch: one Runtime::run job in which the processes pass a start barrier and do
+// K operations in kChunks chunks, each timed with std::chrono::steady_clock read
+// inside a process (see ChunkTimer). The batch reports the time of ONE operation
+// in its median chunk with SetIterationTime, under UseManualTime, so the Time
+// column of every line is the time per operation, and bytes_per_second is bytes
+// per operation over that. Job set-up and tear-down (building the processes,
+// waking the workers) are outside the clock. Each benchmark runs a fixed number
+// of batches per repetition (->Iterations(kBatches): the "/iterations:10" in the
+// names; on the aggregate lines the Iterations column counts repetitions) and is
+// repeated (--benchmark_repetitions, 10 unless given on the command line); only
+// the aggregates are printed: the median is the figure.
+// The CPU column is the benchmark thread's, which only waits: ignore it.
+//
+// Baselines beside the figure (taskflow style). Every figure line measures its
+// hardware limit or competing baseline in the same batch, right before its own
+// K operations, with the runtime's workers asleep, and reports it in user
+// counters on the same line:
+//   limit_ns  the limit, per operation       x_limit   figure / limit
+//   target_ns the target             x_target  figure / target (<= 1 meets it)
+// The baselines also have lines of their own.
+
+#include <benchmark/benchmark.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <switchyard/runtime.hpp>
+
+namespace sybench {
+
+// The two cores of this machine. Ranks on "different cores" are on these two.
+inline constexpr int kCoreA = 0;
+inline constexpr int kCoreB = 1;
+// Batches per repetition.
+inline constexpr int kBatches = 10;
+inline constexpr int kDefaultRepetitions = 10;
+// Chunks per batch: see ChunkTimer.
+inline constexpr int kChunks = 20;
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// The one Runtime of the program: a worker on each core. Created on first use and
+// never re-created; between jobs its workers sleep in the kernel, so the pinned
+// std::thread baselines have the cores to themselves.
+inline switchyard::Runtime& runtime() {
+  static switchyard::Runtime rt(switchyard::RuntimeOptions{.cores = {kCoreA, kCoreB}});
+  return rt;
+}
+
+// Times the chunks of a batch. A batch of K operations is cut into kChunks
+// chunks of K / kChunks operations, timed one by one by the thread or process
+// that drives them; the batch reports the MEDIAN chunk. On this 2-core machine,
+// shared with builds and other jobs, a chunk in which the kernel preempted one of
+// the two cores for a time slice (milliseconds) is an outlier, and the median
+// leaves it out where a total over the batch would not.
+class ChunkTimer {
+ public:
+  explicit ChunkTimer(int ops_per_chunk) : ops_per_chunk_(ops_per_chunk) { laps_.reserve(kChunks); }
+  void start() { last_ = Clock::now(); }
+  // Ends a chunk (and starts the next one).
+  void lap() {
+    const auto now = Clock::now();
+    laps_.push_back(seconds_between(last_, now));
+    last_ = now;
+  }
+  // Seconds per operation in the median chunk (0 if no chunk was timed).
+  double per_op() const {
+    if (laps_.empty()) return 0;
+    std::vector<double> sorted = laps_;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    return median / ops_per_chunk_;
+  }
+
+ private:
+  int ops_per_chunk_;
+  Clock::time_point last_;
+  std::vector<double> laps_;
+};
+
+// A job of these benchmarks takes milliseconds: one that has not moved for 10 s
+// is stuck, and the line reports the runtime's StallError instead of waiting 60 s.
+inline constexpr std::chrono::milliseconds kStallTimeout{10'000};
+
+// Run options that place rank r on OS core os_cores[r].
+inline switchyard::RunOptions placed(std::vector<int> os_cores) {
+  switchyard::RunOptions options;
+  options.placement = switchyard::Placement::explicit_map(std::move(os_cores));
+  options.stall_timeout = kStallTimeout;
+  return options;
+}
+// Run options with the default round-robin placement.
+inline switchyard::RunOptions round_robin() {
+  switchyard::RunOptions options;
+  options.placement = switchyard::Placement::round_robin();
+  options.stall_timeout = kStallTimeout;
+  return options;
+}
+
+inline void pin_this_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0) {
+    throw std::runtime_error("pthread_setaffinity_np(cpu " + std::to_string(cpu) + ") failed: " + std::strerror(rc));
+  }
+}
+
+// Runs f0 on a new thread pinned to cpu0 and f1 on a new thread pinned to cpu1,
+// both released at the same moment once both are pinned and spinning. Each
+// function measures its own time. Exceptions are rethrown here.
+template <class F0, class F1>
+void run_pinned_pair(int cpu0, F0&& f0, int cpu1, F1&& f1) {
+  std::atomic<int> ready{0};
+  std::exception_ptr errors[2];
+  auto start = [&](int cpu, auto& f, std::exception_ptr& error) {
+    try {
+      pin_this_thread(cpu);
+      ready.fetch_add(1, std::memory_order_acq_rel);
+      while (ready.load(std::memory_order_acquire) < 2) {
+      }
+      f();
+    } catch (...) {
+      error = std::current_exception();
+      ready.fetch_add(2, std::memory_order_acq_rel);  // never leave the other one spinning
+    }
+  };
+  std::thread t0([&] { start(cpu0, f0, errors[0]); });
+  std::thread t1([&] { start(cpu1, f1, errors[1]); });
+  t0.join();
+  t1.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+// Runs f on a new thread pinned to cpu and waits for it.
+template <class F>
+void run_pinned(int cpu, F&& f) {
+  std::exception_ptr error;
+  std::thread t([&] {
+    try {
+      pin_this_thread(cpu);
+      f();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// Puts figure, limit and target on one line. `figure` and `limit` are seconds per operation.
+inline void report_vs_limit(benchmark::State& state, double figure, double limit, double target_ns = 0) {
+  state.counters["limit_ns"] = limit * 1e9;
+  state.counters["x_limit"] = limit > 0 ? figure / limit : 0;
+  if (target_ns > 0) {
+    state.counters["target_ns"] = target_ns;
+    state.counters["x_target"] = figure * 1e9 / target_ns;
+  }
+}
+
+// Set once any line has failed: the program then exits with status 1.
+inline std::atomic<bool> any_failure{false};
+
+// A figure's run threw (a failed payload check, a switchyard error): the line
+// says so instead of printing a number, and the program's exit status says so too.
+inline void fail(benchmark::State& state, const std::exception& e) {
+  std::fprintf(stderr, "%s\n", e.what());
+  any_failure.store(true);
+  state.SkipWithError(e.what());
+}
+
+// main(): --benchmark_repetitions defaults to kDefaultRepetitions (a flag on the
+// command line wins: the smoke tests pass 1), and the workers' bindings go into
+// the context header. Exits with 1 if no benchmark matched the filter or a line
+// failed, so that the smoke tests catch both.
+inline int main(int argc, char** argv, const char* what) {
+  std::vector<char*> args(argv, argv + argc);
+  bool has_repetitions = false;
+  for (int i = 1; i < argc; ++i) has_repetitions |= std::strncmp(argv[i], "--benchmark_repetitions", 23) == 0;
+  std::string repetitions = "--benchmark_repetitions=" + std::to_string(kDefaultRepetitions);
+  if (!has_repetitions) args.insert(args.begin() + 1, repetitions.data());
+  int n = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  benchmark::AddCustomContext("switchyard_bench", what);
+  benchmark::AddCustomContext("batches_per_repetition", std::to_string(kBatches));
+  if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {  // other jobs on the 2 cores make every figure worse
+    char line[128] = {};
+    if (std::fgets(line, sizeof line, f)) {
+      std::string text(line);
+      if (!text.empty() && text.back() == '\n') text.pop_back();
+      benchmark::AddCustomContext("loadavg_at_start", text);
+    }
+    std::fclose(f);
+  }
+  // One empty job first: the workers have bound themselves to their cores by its end.
+  runtime().run(2, [](switchyard::Process&) -> switchyard::Task<void> { co_return; }, placed({kCoreA, kCoreB}));
+  const auto bindings = runtime().worker_bindings();
+  for (std::size_t i = 0; i < bindings.size(); ++i) benchmark::AddCustomContext("worker" + std::to_string(i), bindings[i]);
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (ran == 0) {
+    std::fprintf(stderr, "no benchmark matched the filter\n");
+    return 1;
+  }
+  return any_failure.load() ? 1 : 0;
+}
+
+}  // namespace sybench

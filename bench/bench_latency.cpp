@@ -1,0 +1,196 @@
+// Latency of small messages, against what the hardware allows.
+//
+//   BM_CachelineRoundTrip        two std::threads pinned to cores 0 and 1 bounce one
+//                                std::atomic on its own cache line; Time = one round
+//                                trip. The hardware limit of any cross-core exchange.
+//   BM_OneWay_CrossCore          two processes on cores 0 and 1 ping-pong an 8-byte
+//                                message (send + recv); Time = round trip / 2.
+//                                limit_ns = cache-line round trip / 2, target 200 ns.
+//   BM_CoroutineSwitch_SameCore  two processes on core 0 alternate co_await
+//                                p.yield(); Time = one switch. The floor of anything
+//                                that hands the core to another process.
+//   BM_SendSwitchRecv_SameCore   two processes on core 0 ping-pong an 8-byte message;
+//                                Time = one one-way message = send + switch to the
+//                                other process + its receive. limit_ns = one bare
+//                                yield switch, target 100 ns.
+//
+// Every figure line measures its limit in the same batch (see bench_common.hpp).
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "bench_common.hpp"
+
+using namespace switchyard;
+using sybench::Clock;
+using sybench::kCoreA;
+using sybench::kCoreB;
+
+namespace {
+
+// Operations per chunk; a batch is sybench::kChunks chunks (see bench_common.hpp).
+constexpr int kCachelineRoundTrips = 1000;
+constexpr int kCrossCoreRoundTrips = 250;
+constexpr int kSameCoreRoundTrips = 1000;
+constexpr int kYieldsPerProcess = 1000;
+constexpr double kOneWayTargetNs = 200;
+constexpr double kSameCoreTargetNs = 100;
+
+struct alignas(64) CacheLine {
+  std::atomic<std::uint64_t> value{0};
+  char pad[64 - sizeof(std::atomic<std::uint64_t>)];
+};
+
+// Seconds per round trip of one cache line between a thread on core 0 and one on core 1.
+// Plain spinning loads, no pause: the fastest a core can notice the other's store.
+double cacheline_round_trip(int per_chunk) {
+  CacheLine line;
+  sybench::ChunkTimer timer(per_chunk);
+  const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
+  sybench::run_pinned_pair(
+      kCoreA,
+      [&] {
+        timer.start();
+        for (std::uint64_t i = 0; i < total; ++i) {
+          line.value.store(2 * i + 1, std::memory_order_release);
+          while (line.value.load(std::memory_order_acquire) != 2 * i + 2) {
+          }
+          if ((i + 1) % per_chunk == 0) timer.lap();
+        }
+      },
+      kCoreB,
+      [&] {
+        for (std::uint64_t i = 0; i < total; ++i) {
+          while (line.value.load(std::memory_order_acquire) != 2 * i + 1) {
+          }
+          line.value.store(2 * i + 2, std::memory_order_release);
+        }
+      });
+  return timer.per_op();
+}
+
+// Seconds per round trip of an 8-byte message between ranks 0 and 1, placed on
+// the given OS cores. Every payload is checked: rank 1 answers 2i with 2i + 1.
+double switchyard_round_trip(int per_chunk, int core0, int core1) {
+  sybench::ChunkTimer timer(per_chunk);
+  const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
+  sybench::runtime().run(
+      2,
+      [&](Process& p) -> Task<void> {
+        std::uint64_t out = 0;
+        std::uint64_t in = 0;
+        const auto out_bytes = std::as_bytes(std::span<const std::uint64_t, 1>(&out, 1));
+        auto receive = [&in](const Message& m, std::uint64_t expected) {
+          if (m.size() != sizeof in) throw std::runtime_error("ping-pong: got " + std::to_string(m.size()) + " bytes, sent 8");
+          std::memcpy(&in, m.bytes().data(), sizeof in);
+          if (in != expected) {
+            throw std::runtime_error("ping-pong: got " + std::to_string(in) + ", expected " + std::to_string(expected));
+          }
+        };
+        co_await p.barrier();
+        if (p.rank() == 0) {
+          timer.start();
+          for (std::uint64_t i = 0; i < total; ++i) {
+            out = 2 * i;
+            co_await p.send(1, out_bytes);
+            receive(co_await p.recv(1), 2 * i + 1);
+            if ((i + 1) % per_chunk == 0) timer.lap();
+          }
+        } else {
+          for (std::uint64_t i = 0; i < total; ++i) {
+            receive(co_await p.recv(0), 2 * i);
+            out = 2 * i + 1;
+            co_await p.send(0, out_bytes);
+          }
+        }
+      },
+      sybench::placed({core0, core1}));
+  return timer.per_op();
+}
+
+// Seconds per switch: two processes on core 0 each yield, alternately; rank 0
+// times chunks of `per_chunk` of its own yields, each of which spans 2 switches.
+double yield_switch(int per_chunk) {
+  sybench::ChunkTimer timer(2 * per_chunk);
+  const int total = sybench::kChunks * per_chunk;
+  sybench::runtime().run(
+      2,
+      [&](Process& p) -> Task<void> {
+        co_await p.barrier();
+        if (p.rank() == 0) timer.start();
+        for (int i = 0; i < total; ++i) {
+          co_await p.yield();
+          if (p.rank() == 0 && (i + 1) % per_chunk == 0) timer.lap();
+        }
+      },
+      sybench::placed({kCoreA, kCoreA}));
+  return timer.per_op();
+}
+
+void BM_CachelineRoundTrip(benchmark::State& state) {
+  try {
+    for (auto _ : state) state.SetIterationTime(cacheline_round_trip(kCachelineRoundTrips));
+  } catch (const std::exception& e) {
+    sybench::fail(state, e);
+  }
+}
+
+void BM_OneWay_CrossCore(benchmark::State& state) {
+  double figure = 0, limit = 0;
+  try {
+    for (auto _ : state) {
+      const double rtt = cacheline_round_trip(kCachelineRoundTrips);
+      const double one_way = switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB) / 2;
+      state.SetIterationTime(one_way);
+      figure += one_way;
+      limit += rtt / 2;
+    }
+  } catch (const std::exception& e) {
+    return sybench::fail(state, e);
+  }
+  const double n = static_cast<double>(state.iterations());
+  sybench::report_vs_limit(state, figure / n, limit / n, kOneWayTargetNs);
+}
+
+void BM_CoroutineSwitch_SameCore(benchmark::State& state) {
+  try {
+    for (auto _ : state) state.SetIterationTime(yield_switch(kYieldsPerProcess));
+  } catch (const std::exception& e) {
+    sybench::fail(state, e);
+  }
+}
+
+void BM_SendSwitchRecv_SameCore(benchmark::State& state) {
+  double figure = 0, limit = 0;
+  try {
+    for (auto _ : state) {
+      const double sw = yield_switch(kYieldsPerProcess);
+      const double one_way = switchyard_round_trip(kSameCoreRoundTrips, kCoreA, kCoreA) / 2;
+      state.SetIterationTime(one_way);
+      figure += one_way;
+      limit += sw;
+    }
+  } catch (const std::exception& e) {
+    return sybench::fail(state, e);
+  }
+  const double n = static_cast<double>(state.iterations());
+  sybench::report_vs_limit(state, figure / n, limit / n, kSameCoreTargetNs);
+}
+
+void common(benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Iterations(sybench::kBatches)->ReportAggregatesOnly(true)->Unit(benchmark::kNanosecond);
+}
+
+BENCHMARK(BM_CachelineRoundTrip)->Apply(common);
+BENCHMARK(BM_OneWay_CrossCore)->Apply(common);
+BENCHMARK(BM_CoroutineSwitch_SameCore)->Apply(common);
+BENCHMARK(BM_SendSwitchRecv_SameCore)->Apply(common);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return sybench::main(argc, argv, "latency: Time = ns per round trip (cache line), per one-way message, per switch");
+}
