@@ -275,6 +275,22 @@ void Worker::dispatch(const PacketHeader& h, ByteBuffer&& body) {
 std::uint64_t Worker::enqueue(std::uint32_t to, const PacketHeader& header, const std::byte* eager, std::uint64_t eager_bytes) {
   Outbound& out = out_[to];
   const std::uint64_t count = packets_for(eager_bytes);
+  if (count == 1 && out.backlog.empty()) {
+    // The common small message: one packet, built in place, no scratch buffer.
+    Packet p;
+    p.head.header = header;
+    if (eager_bytes) std::memcpy(p.head.inline_bytes.data(), eager, eager_bytes);
+    ++out.enqueued;
+    if (out.ring->push(p)) {
+      ++out.pushed;
+      job_->worker(to).wake();
+    } else {
+      ++mailbox_full_;
+      ++backlog_packets_;
+      out.backlog.push_back(p);
+    }
+    return out.enqueued;
+  }
   scratch_.resize(count);
   scratch_[0].head.header = header;
   const std::uint64_t first = std::min<std::uint64_t>(eager_bytes, kHeaderInlineBytes);

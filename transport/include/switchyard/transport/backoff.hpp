@@ -4,6 +4,7 @@
 // a cache-line transfer away), then gives its core to other threads, and only then
 // blocks in the kernel. A blocked software process never spins: only workers do.
 
+#include <chrono>
 #include <cstdint>
 #include <thread>
 
@@ -23,32 +24,40 @@ inline void cpu_relax() noexcept {
 
 class Backoff {
  public:
-  // One pause between checks (an arrival is noticed within ~20 ns) for some
-  // tens of microseconds, then ~50 sched_yield calls, then block.
-  static constexpr std::uint32_t kSpinSteps = 2048;
-  static constexpr std::uint32_t kYieldSteps = kSpinSteps + 50;
+  // Spin (one pause between checks, so an arrival is noticed within tens of
+  // nanoseconds) for as long as a large single-copy transfer takes: a 4 MiB copy
+  // is ~150 us, and a worker that fell asleep meanwhile would pay a futex
+  // wake-up on every message. Then yield for a while, then block.
+  static constexpr std::chrono::microseconds kSpinFor{250};
+  static constexpr std::chrono::microseconds kYieldFor{250};
+  static constexpr std::uint32_t kChecksPerClockRead = 64;  // the clock costs ~20 ns: read it rarely
 
-  void reset() noexcept { step_ = 0; }
+  void reset() noexcept {
+    step_ = 0;
+    elapsed_ = {};
+  }
 
   // Waits a little longer than last time. `block` is called once spinning and
   // yielding have not helped; it must return when there may be something to do.
   template <class Block>
   void wait(Block&& block) {
-    if (step_ < kSpinSteps) {
+    if (step_ == 0) started_ = std::chrono::steady_clock::now();
+    if (step_ % kChecksPerClockRead == 0 && step_ != 0) elapsed_ = std::chrono::steady_clock::now() - started_;
+    ++step_;
+    if (elapsed_ < kSpinFor) {
       cpu_relax();
-    } else if (step_ < kYieldSteps) {
+    } else if (elapsed_ < kSpinFor + kYieldFor) {
       std::this_thread::yield();
+      elapsed_ = std::chrono::steady_clock::now() - started_;
     } else {
       block();
-      return;
     }
-    ++step_;
   }
 
-  bool spinning() const noexcept { return step_ < kSpinSteps; }
-
  private:
-  std::uint32_t step_ = 0;
+  std::uint64_t step_ = 0;
+  std::chrono::steady_clock::time_point started_{};
+  std::chrono::steady_clock::duration elapsed_{};
 };
 
 }  // namespace switchyard::detail
