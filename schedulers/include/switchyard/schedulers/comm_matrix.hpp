@@ -1,0 +1,68 @@
+#pragma once
+// The communication matrix COM of the papers: entry (i, j) is the number of
+// bytes process i sends to process j (0: no message). Sparse, by rows: an
+// all-to-many exchange touches d << n entries per row.
+
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "switchyard/transport/message.hpp"
+
+namespace switchyard::schedulers {
+
+struct MatrixEntry {
+  Rank peer = 0;             // destination (in a row) or source (in a column)
+  std::uint64_t bytes = 0;   // > 0
+  bool operator==(const MatrixEntry&) const = default;  // CommMatrix's defaulted == needs it
+};
+
+// Far beyond any job the runtime runs (tested to 4096), and it keeps a hostile
+// file header from asking for terabytes of empty rows.
+inline constexpr Rank kMaxMatrixProcesses = Rank{1} << 22;
+
+class CommMatrix {
+ public:
+  CommMatrix() = default;
+  explicit CommMatrix(Rank processes);
+
+  Rank size() const noexcept { return static_cast<Rank>(rows_.size()); }
+  // Sets entry (src, dst); bytes == 0 removes it. Throws InvalidArgument on a bad rank.
+  void set(Rank src, Rank dst, std::uint64_t bytes);
+  std::uint64_t at(Rank src, Rank dst) const;
+  // Row src: its messages, sorted by destination.
+  std::span<const MatrixEntry> row(Rank src) const { return rows_.at(src); }
+  // Column dst: its messages, sorted by source (computed on demand).
+  std::vector<MatrixEntry> column(Rank dst) const;
+
+  std::uint64_t messages() const noexcept;           // non-zero entries
+  std::uint64_t total_bytes() const noexcept;
+  // Δ: the most messages any process sends or receives (König's lower bound on phases).
+  std::uint64_t max_degree() const;
+  // The most bytes any process sends or receives (lower bound on a preemptive makespan).
+  std::uint64_t max_load_bytes() const;
+  bool operator==(const CommMatrix&) const = default;
+
+ private:
+  std::vector<std::vector<MatrixEntry>> rows_;
+};
+
+// The generator of Ranka-Wang-Fox Fig. 7: d entries per row and per column
+// (COM(j, (i + j) mod n) for i < d), then rows and columns randomly permuted.
+// Every message has `bytes` bytes. Requires d <= n.
+CommMatrix fig7_matrix(Rank n, Rank d, std::uint64_t bytes, std::uint64_t seed);
+
+// Wang-Lin-Ranka test set 2: the Fig. 7 pattern with non-uniform sizes,
+// unit * k bytes with k drawn uniformly from 1..32.
+CommMatrix nonuniform_matrix(Rank n, Rank d, std::uint64_t unit, std::uint64_t seed);
+
+// Matrix Market coordinate format: "%%MatrixMarket matrix coordinate integer general",
+// then "rows cols entries", then one "row col bytes" line per entry, 1-based.
+// Errors throw InvalidArgument naming `source` and the line number.
+CommMatrix read_matrix_market(std::istream& in, const std::string& source);
+CommMatrix read_matrix_market_file(const std::string& path);
+void write_matrix_market(std::ostream& out, const CommMatrix& m);
+
+}  // namespace switchyard::schedulers

@@ -1,0 +1,41 @@
+#pragma once
+// A static schedule: a list of phases, each a partial permutation (every
+// process sends at most one and receives at most one transfer). A transfer is a
+// byte range of one matrix entry; only schedulers that split messages (RS_NH,
+// optimal-bytes) produce ranges shorter than the whole entry.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "switchyard/schedulers/comm_matrix.hpp"
+
+namespace switchyard::schedulers {
+
+struct Transfer {
+  Rank src = 0;
+  Rank dst = 0;
+  std::uint64_t offset = 0;  // into the message of entry (src, dst)
+  std::uint64_t bytes = 0;
+  bool operator==(const Transfer&) const = default;
+};
+
+using Phase = std::vector<Transfer>;
+
+struct Schedule {
+  Rank processes = 0;
+  std::string scheduler;
+  std::vector<Phase> phases;
+
+  std::uint64_t transfers() const noexcept;
+  // Sum over phases of the largest transfer in the phase: the time model of the
+  // papers with per-byte cost only.
+  std::uint64_t makespan_bytes() const noexcept;
+};
+
+// Checks that every phase is a partial permutation and that the phases together
+// carry every byte of every entry exactly once (no gap, no overlap, nothing
+// outside the matrix). Throws InvalidArgument describing the first violation.
+void validate(const Schedule& schedule, const CommMatrix& matrix);
+
+}  // namespace switchyard::schedulers

@@ -1,0 +1,36 @@
+#pragma once
+// The static schedulers of the papers: each turns a communication matrix into a
+// Schedule of contention-free phases, computed once and executable many times.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "switchyard/schedulers/comm_matrix.hpp"
+#include "switchyard/schedulers/schedule.hpp"
+
+namespace switchyard::schedulers {
+
+// LP (Ranka-Wang-Fox Fig. 3): phase k pairs i with i XOR k. For n a power of
+// two: n - 1 phases, empty ones included. Other n: see the implementation note.
+Schedule schedule_lp(const CommMatrix& m);
+
+// GM (Fig. 4): repeated masking passes over the full rows of COM from a random start row.
+// Literal: a dense n x n COM, O(n^2) time per phase and 4 n^2 bytes.
+Schedule schedule_gm(const CommMatrix& m, std::uint64_t seed);
+
+// CGM (Figs. 5 and 6): COM compacted to CCOM (n x d, rows randomly permuted),
+// then masking passes over CCOM with the compaction swap. `parallel` builds
+// CCOM with oneTBB, one row per task.
+Schedule schedule_cgm(const CommMatrix& m, std::uint64_t seed, bool parallel = true);
+
+// RS_N (Wang-Lin-Ranka Fig. 4) and RS_NH (its heap variant with a per-phase
+// cutoff size, which splits messages larger than the cutoff).
+Schedule schedule_rsn(const CommMatrix& m, std::uint64_t seed);
+Schedule schedule_rsnh(const CommMatrix& m, std::uint64_t seed);
+
+// By name: "lp", "gm", "cgm", "rsn", "rsnh". Throws InvalidArgument for any other name.
+Schedule make_schedule(const std::string& name, const CommMatrix& m, std::uint64_t seed);
+const std::vector<std::string>& static_scheduler_names();
+
+}  // namespace switchyard::schedulers

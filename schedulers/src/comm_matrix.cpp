@@ -1,0 +1,247 @@
+#include "switchyard/schedulers/comm_matrix.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <istream>
+#include <numeric>
+#include <ostream>
+#include <random>
+#include <sstream>
+
+#include "switchyard/errors.hpp"
+
+namespace switchyard::schedulers {
+
+namespace {
+
+[[noreturn]] void bad_rank(const char* what, Rank r, Rank n) {
+  throw InvalidArgument("switchyard: CommMatrix::" + std::string(what) + ": rank " + std::to_string(r) +
+                        " is out of range for a " + std::to_string(n) + "-process matrix");
+}
+
+template <class Row>
+auto find_entry(Row& row, Rank dst) {
+  return std::lower_bound(row.begin(), row.end(), dst, [](const MatrixEntry& e, Rank d) { return e.peer < d; });
+}
+
+}  // namespace
+
+CommMatrix::CommMatrix(Rank processes) {
+  if (processes > kMaxMatrixProcesses) {
+    throw InvalidArgument("switchyard: CommMatrix: " + std::to_string(processes) + " processes is more than the " +
+                          std::to_string(kMaxMatrixProcesses) + " supported");
+  }
+  rows_.resize(processes);
+}
+
+void CommMatrix::set(Rank src, Rank dst, std::uint64_t bytes) {
+  if (src >= size()) bad_rank("set", src, size());
+  if (dst >= size()) bad_rank("set", dst, size());
+  auto& row = rows_[src];
+  auto it = find_entry(row, dst);
+  const bool present = it != row.end() && it->peer == dst;
+  if (bytes == 0) {
+    if (present) row.erase(it);
+  } else if (present) {
+    it->bytes = bytes;
+  } else {
+    row.insert(it, MatrixEntry{dst, bytes});
+  }
+}
+
+std::uint64_t CommMatrix::at(Rank src, Rank dst) const {
+  if (src >= size()) bad_rank("at", src, size());
+  if (dst >= size()) bad_rank("at", dst, size());
+  const auto& row = rows_[src];
+  auto it = find_entry(row, dst);
+  return it != row.end() && it->peer == dst ? it->bytes : 0;
+}
+
+std::vector<MatrixEntry> CommMatrix::column(Rank dst) const {
+  if (dst >= size()) bad_rank("column", dst, size());
+  std::vector<MatrixEntry> out;
+  for (Rank src = 0; src < size(); ++src) {
+    if (const std::uint64_t b = at(src, dst)) out.push_back({src, b});
+  }
+  return out;
+}
+
+std::uint64_t CommMatrix::messages() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& row : rows_) n += row.size();
+  return n;
+}
+
+std::uint64_t CommMatrix::total_bytes() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& row : rows_) {
+    for (const auto& e : row) n += e.bytes;
+  }
+  return n;
+}
+
+std::uint64_t CommMatrix::max_degree() const {
+  std::vector<std::uint64_t> in(size(), 0);
+  std::uint64_t best = 0;
+  for (const auto& row : rows_) {
+    best = std::max<std::uint64_t>(best, row.size());
+    for (const auto& e : row) best = std::max(best, ++in[e.peer]);
+  }
+  return best;
+}
+
+std::uint64_t CommMatrix::max_load_bytes() const {
+  std::vector<std::uint64_t> in(size(), 0);
+  std::uint64_t best = 0;
+  for (const auto& row : rows_) {
+    std::uint64_t out = 0;
+    for (const auto& e : row) {
+      out += e.bytes;
+      best = std::max(best, in[e.peer] += e.bytes);
+    }
+    best = std::max(best, out);
+  }
+  return best;
+}
+
+namespace {
+
+// Fig. 7: the d shifted diagonals, then rows and columns shuffled. A uniform
+// random permutation of each (Fisher-Yates) is what "switch random rows and
+// columns ManyTimes" converges to.
+template <class Size>
+CommMatrix fig7_pattern(Rank n, Rank d, std::uint64_t seed, Size size_of) {
+  if (d > n) {
+    throw InvalidArgument("switchyard: Fig. 7 matrix: density " + std::to_string(d) + " exceeds the " +
+                          std::to_string(n) + " processes");
+  }
+  std::mt19937_64 rng(seed);
+  std::vector<Rank> row_perm(n), col_perm(n);
+  std::iota(row_perm.begin(), row_perm.end(), Rank{0});
+  std::iota(col_perm.begin(), col_perm.end(), Rank{0});
+  std::shuffle(row_perm.begin(), row_perm.end(), rng);
+  std::shuffle(col_perm.begin(), col_perm.end(), rng);
+  CommMatrix m(n);
+  for (Rank j = 0; j < n; ++j) {
+    for (Rank i = 0; i < d; ++i) m.set(row_perm[j], col_perm[(i + j) % n], size_of(rng));
+  }
+  return m;
+}
+
+}  // namespace
+
+CommMatrix fig7_matrix(Rank n, Rank d, std::uint64_t bytes, std::uint64_t seed) {
+  if (bytes == 0) throw InvalidArgument("switchyard: Fig. 7 matrix: message size must be positive");
+  return fig7_pattern(n, d, seed, [bytes](std::mt19937_64&) { return bytes; });
+}
+
+CommMatrix nonuniform_matrix(Rank n, Rank d, std::uint64_t unit, std::uint64_t seed) {
+  if (unit == 0) throw InvalidArgument("switchyard: non-uniform matrix: unit size must be positive");
+  return fig7_pattern(n, d, seed, [unit](std::mt19937_64& rng) {
+    return unit * std::uniform_int_distribution<std::uint64_t>(1, 32)(rng);
+  });
+}
+
+namespace {
+
+[[noreturn]] void mm_error(const std::string& source, std::uint64_t line, const std::string& what) {
+  throw InvalidArgument(source + ":" + std::to_string(line) + ": " + what);
+}
+
+// Splits on blanks; a token that is not a whole number in range is an error on that line.
+std::vector<std::string> tokens(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+std::uint64_t number(const std::string& token, const std::string& source, std::uint64_t line, const char* what) {
+  std::uint64_t v = 0;
+  const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+  if (ec != std::errc() || p != token.data() + token.size()) {
+    mm_error(source, line, std::string(what) + " '" + token + "' is not a non-negative whole number");
+  }
+  return v;
+}
+
+}  // namespace
+
+CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
+  std::string text;
+  std::uint64_t line = 0;
+  if (!std::getline(in, text)) mm_error(source, 1, "empty file: expected a %%MatrixMarket header");
+  ++line;
+  {
+    auto h = tokens(text);
+    for (auto& t : h) std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (h.size() != 5 || h[0] != "%%matrixmarket" || h[1] != "matrix" || h[2] != "coordinate" ||
+        (h[3] != "integer" && h[3] != "real" && h[3] != "pattern") || h[4] != "general") {
+      mm_error(source, line,
+               "expected '%%MatrixMarket matrix coordinate integer general', found '" + text + "'");
+    }
+    if (h[3] != "integer") mm_error(source, line, "field '" + h[3] + "' is not supported: message sizes are integers");
+  }
+  // Comments, then the size line.
+  std::vector<std::string> size_line;
+  while (std::getline(in, text)) {
+    ++line;
+    if (text.empty() || text[0] == '%') continue;
+    size_line = tokens(text);
+    if (size_line.empty()) continue;
+    break;
+  }
+  if (size_line.empty()) mm_error(source, line, "the file ends before its 'rows columns entries' line");
+  if (size_line.size() != 3) mm_error(source, line, "expected 'rows columns entries', found '" + text + "'");
+  const std::uint64_t rows = number(size_line[0], source, line, "row count");
+  const std::uint64_t cols = number(size_line[1], source, line, "column count");
+  const std::uint64_t entries = number(size_line[2], source, line, "entry count");
+  if (rows != cols) mm_error(source, line, "a communication matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
+  if (rows == 0 || rows > kMaxMatrixProcesses) {
+    mm_error(source, line, "process count " + size_line[0] + " is outside 1.." + std::to_string(kMaxMatrixProcesses));
+  }
+  CommMatrix m(static_cast<Rank>(rows));
+  std::uint64_t seen = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    auto t = tokens(text);
+    if (t.empty() || text[0] == '%') continue;
+    if (t.size() != 3) mm_error(source, line, "expected 'row column bytes', found '" + text + "'");
+    const std::uint64_t r = number(t[0], source, line, "row");
+    const std::uint64_t c = number(t[1], source, line, "column");
+    const std::uint64_t b = number(t[2], source, line, "byte count");
+    if (r < 1 || r > rows) mm_error(source, line, "row " + t[0] + " is outside 1.." + std::to_string(rows));
+    if (c < 1 || c > cols) mm_error(source, line, "column " + t[1] + " is outside 1.." + std::to_string(cols));
+    if (b == 0) mm_error(source, line, "entry (" + t[0] + ", " + t[1] + ") has 0 bytes: leave it out instead");
+    if (m.at(static_cast<Rank>(r - 1), static_cast<Rank>(c - 1)) != 0) {
+      mm_error(source, line, "entry (" + t[0] + ", " + t[1] + ") appears twice");
+    }
+    if (++seen > entries) mm_error(source, line, "more entries than the " + std::to_string(entries) + " announced");
+    m.set(static_cast<Rank>(r - 1), static_cast<Rank>(c - 1), b);
+  }
+  if (in.bad()) mm_error(source, line, "read error");
+  if (seen != entries) {
+    mm_error(source, line, "the header announces " + std::to_string(entries) + " entries, the file has " + std::to_string(seen));
+  }
+  return m;
+}
+
+CommMatrix read_matrix_market_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgument(path + ": cannot open the matrix file");
+  return read_matrix_market(in, path);
+}
+
+void write_matrix_market(std::ostream& out, const CommMatrix& m) {
+  // The reader refuses a matrix without processes; so does the writer, rather than write a file nothing reads.
+  if (m.size() == 0) throw InvalidArgument("switchyard: write_matrix_market: the matrix has no processes");
+  out << "%%MatrixMarket matrix coordinate integer general\n";
+  out << "% switchyard communication matrix: row = sender, column = receiver (1-based), value = bytes\n";
+  out << m.size() << ' ' << m.size() << ' ' << m.messages() << '\n';
+  for (Rank i = 0; i < m.size(); ++i) {
+    for (const auto& e : m.row(i)) out << (i + 1) << ' ' << (e.peer + 1) << ' ' << e.bytes << '\n';
+  }
+}
+
+}  // namespace switchyard::schedulers
