@@ -2,20 +2,22 @@
 //
 //   switchyard topology [--cores LIST]
 //       What hwloc found, and how each worker thread is bound.
-//   switchyard exchange [--processes N] [--density D] [--bytes LIST] [--repeat K] ...
-//       An all-to-many personalized exchange: every process sends one message to
-//       each of D distinct destinations and receives one from each of D distinct
-//       sources. Every payload byte is checked. The only scheduler so far is "ac"
-//       (all-to-many: post every receive and every send at once, then wait).
+//   switchyard exchange [--processes N] [--density D] [--bytes LIST] [--nonuniform]
+//                       [--matrix FILE] [--schedulers LIST] [--repeat K] ...
+//       All-to-many personalized exchanges, with each scheduler of the papers:
+//       the online schemes AC and DRS_N and the static LP, GM, CGM, RS_N, RS_NH.
+//       Every payload byte of every repetition is checked. Prints a table laid
+//       out like Ranka-Wang-Fox Table 2 / Wang-Lin-Ranka Table 4.
+//   switchyard schedule --matrix FILE --scheduler NAME [--seed S] --out FILE.json
+//       One static schedule of a Matrix Market matrix, as JSON.
+//   switchyard phases --processes N --density D --samples S --scheduler NAME
+//       Phases and scheduling time of a static scheduler over random Fig. 7
+//       matrices (Ranka-Wang-Fox Table 4's perm and comp).
 //
 // Exit codes: 0 success, 1 runtime failure (stall, wrong payload, ...), 2 bad input.
-
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-#include <switchyard/runtime.hpp>
-
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -27,15 +29,22 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/comm_matrix.hpp>
+#include <switchyard/schedulers/exchange.hpp>
+#include <switchyard/schedulers/phase_statistics.hpp>
+#include <switchyard/schedulers/schedule.hpp>
+#include <switchyard/schedulers/static_schedulers.hpp>
 #include <vector>
 
 namespace sy = switchyard;
+namespace sys = switchyard::schedulers;
 
 namespace {
 
@@ -94,8 +103,12 @@ std::uint64_t parse_byte_count(std::string_view text, const std::string& what, s
   std::string lower(s);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   std::uint64_t unit = 1;
-  for (const auto& [suffix, u] : {std::pair<std::string_view, std::uint64_t>{"kib", 1ull << 10}, {"mib", 1ull << 20},
-                                  {"gib", 1ull << 30}, {"k", 1ull << 10}, {"m", 1ull << 20}, {"g", 1ull << 30}}) {
+  for (const auto& [suffix, u] : {std::pair<std::string_view, std::uint64_t>{"kib", 1ull << 10},
+                                  {"mib", 1ull << 20},
+                                  {"gib", 1ull << 30},
+                                  {"k", 1ull << 10},
+                                  {"m", 1ull << 20},
+                                  {"g", 1ull << 30}}) {
     if (lower.size() > suffix.size() && std::string_view(lower).substr(lower.size() - suffix.size()) == suffix) {
       s.remove_suffix(suffix.size());
       unit = u;
@@ -133,6 +146,11 @@ std::vector<std::uint64_t> parse_byte_list(const std::string& text, std::uint64_
       throw UsageError("--bytes: '" + text + "' has an empty entry (write e.g. --bytes 16,1024,65536)");
     }
     sizes.push_back(parse_byte_count(item, "--bytes", max));
+    if (sizes.back() == 0) {
+      throw UsageError(
+          "--bytes: 0 is not a message size: a matrix entry of 0 bytes means no message "
+          "(write sizes from 1 byte, e.g. --bytes 16,1024,65536)");
+    }
   }
   return sizes;
 }
@@ -207,207 +225,16 @@ class OutputFile {
 };
 
 // ---------------------------------------------------------------------------
-// The exchange
+// Inputs shared by the commands
 // ---------------------------------------------------------------------------
 
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+constexpr std::uint64_t kMaxProcesses = 1'000'000;
+constexpr std::uint64_t kMaxBytes = 1ull << 30;
 
-// The payload of the message src -> dst of `size` bytes: a splitmix64 stream
-// seeded from all four, so a byte in the wrong message or at the wrong offset shows.
-class PayloadStream {
- public:
-  PayloadStream(sy::Rank src, sy::Rank dst, std::uint64_t size, std::uint64_t seed) {
-    state_ = seed;
-    splitmix64(state_);
-    state_ ^= (std::uint64_t{src} << 32) | dst;
-    splitmix64(state_);
-    state_ ^= size;
-  }
-  std::uint64_t next() { return splitmix64(state_); }
-
- private:
-  std::uint64_t state_;
-};
-
-void fill_payload(std::span<std::byte> out, sy::Rank src, sy::Rank dst, std::uint64_t seed) {
-  PayloadStream s(src, dst, out.size(), seed);
-  std::size_t i = 0;
-  for (; i + 8 <= out.size(); i += 8) {
-    const std::uint64_t w = s.next();
-    std::memcpy(out.data() + i, &w, 8);
-  }
-  if (i < out.size()) {
-    const std::uint64_t w = s.next();
-    std::memcpy(out.data() + i, &w, out.size() - i);
-  }
-}
-
-// Offset of the first wrong byte, or nullopt if every byte is right.
-std::optional<std::size_t> check_payload(std::span<const std::byte> in, sy::Rank src, sy::Rank dst, std::uint64_t seed) {
-  PayloadStream s(src, dst, in.size(), seed);
-  std::size_t i = 0;
-  for (; i < in.size(); i += 8) {
-    const std::uint64_t w = s.next();
-    const std::size_t n = std::min<std::size_t>(8, in.size() - i);
-    if (std::memcmp(in.data() + i, &w, n) != 0) {
-      for (std::size_t j = 0; j < n; ++j) {
-        if (in[i + j] != reinterpret_cast<const std::byte*>(&w)[j]) return i + j;
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-// A portable seeded generator: mt19937_64's sequence is fixed by the standard,
-// uniform_int_distribution's is not, so bounded draws are done here.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : engine_(seed) {}
-  std::uint64_t below(std::uint64_t bound) {  // uniform in [0, bound), bound > 0
-    const std::uint64_t limit = ~std::uint64_t{0} - (~std::uint64_t{0} % bound);
-    for (;;) {
-      const std::uint64_t x = engine_();
-      if (x < limit) return x % bound;
-    }
-  }
-
- private:
-  std::mt19937_64 engine_;
-};
-
-// Who sends to whom. A random relabelling pi of the ranks and d distinct random
-// offsets o_1..o_d in [1, n): the process pi(i) sends to pi((i + o_k) mod n). So
-// every process has d distinct destinations and d distinct sources, and none is itself.
-struct Pattern {
-  std::vector<std::vector<sy::Rank>> destinations;  // by rank
-  std::vector<std::vector<sy::Rank>> sources;       // by rank, same order as the senders post
-};
-
-Pattern make_pattern(std::uint64_t n, std::uint64_t d, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<sy::Rank> pi(n);
-  for (std::uint64_t i = 0; i < n; ++i) pi[i] = static_cast<sy::Rank>(i);
-  for (std::uint64_t i = n; i > 1; --i) std::swap(pi[i - 1], pi[rng.below(i)]);
-  std::vector<std::uint64_t> offsets(n > 0 ? n - 1 : 0);
-  for (std::uint64_t i = 0; i < offsets.size(); ++i) offsets[i] = i + 1;
-  for (std::uint64_t k = 0; k < d; ++k) std::swap(offsets[k], offsets[k + rng.below(offsets.size() - k)]);
-  offsets.resize(d);
-
-  Pattern p;
-  p.destinations.assign(n, {});
-  p.sources.assign(n, {});
-  for (std::uint64_t i = 0; i < n; ++i) {
-    for (std::uint64_t o : offsets) {
-      p.destinations[pi[i]].push_back(pi[(i + o) % n]);
-      p.sources[pi[i]].push_back(pi[(i + n - o) % n]);
-    }
-  }
-  return p;
-}
-
-struct ExchangeConfig {
-  std::uint64_t processes = 32;
-  std::uint64_t density = 8;
-  std::vector<std::uint64_t> sizes;
-  std::uint64_t repeat = 5;
-  std::uint64_t seed = 1;
-  std::size_t mailbox_capacity = sy::RunOptions{}.mailbox_capacity;
-};
-
-struct SizeResult {
-  std::uint64_t bytes = 0;
-  std::vector<double> comm_ms;  // one per repetition
-  double median = 0, min = 0, max = 0;
-  std::uint64_t messages = 0;   // per repetition
-  double megabytes = 0;         // per repetition, 10^6 bytes
-  sy::JobStats stats;
-};
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// One job per message size; inside it, `repeat` timed exchanges. The time of an
-// exchange runs from the first process leaving the barrier before it to the last
-// process having all its receives and sends complete; payloads are checked after
-// the clock stops, and receive buffers are poisoned before it starts, so a stale
-// buffer cannot pass for a delivered one.
-SizeResult run_size(sy::Runtime& rt, const ExchangeConfig& cfg, const Pattern& pattern, std::uint64_t bytes) {
-  const std::uint64_t n = cfg.processes, d = cfg.density, k_max = cfg.repeat;
-  std::vector<std::int64_t> start(n * k_max), end(n * k_max);
-
-  sy::RunOptions options;
-  options.mailbox_capacity = cfg.mailbox_capacity;
-
-  auto body = [&](sy::Process& p) -> sy::Task<void> {
-    const sy::Rank me = p.rank();
-    const auto& dst = pattern.destinations[me];
-    const auto& src = pattern.sources[me];
-    std::vector<std::vector<std::byte>> out(d), in(d);
-    for (std::uint64_t k = 0; k < d; ++k) {
-      out[k].resize(bytes);
-      fill_payload(out[k], me, dst[k], cfg.seed);
-      in[k].resize(bytes);
-    }
-    std::vector<sy::RecvTicket> recvs;
-    std::vector<sy::SendTicket> sends;
-    recvs.reserve(d);
-    sends.reserve(d);
-    for (std::uint64_t rep = 0; rep < k_max; ++rep) {
-      for (auto& b : in) std::fill(b.begin(), b.end(), static_cast<std::byte>(0xA5 ^ (rep & 0xff)));
-      co_await p.barrier();
-      start[rep * n + me] = now_ns();
-      // AC: every receive, then every send, at once. Receives are waited for
-      // before sends: a large (single-copy) send completes only when its receiver
-      // takes it in, which it does while waiting for its receives.
-      for (std::uint64_t k = 0; k < d; ++k) recvs.push_back(p.post_recv_into(src[k], in[k]));
-      for (std::uint64_t k = 0; k < d; ++k) sends.push_back(p.post_send(dst[k], out[k]));
-      for (auto& r : recvs) co_await p.wait(r);
-      for (auto& s : sends) co_await p.wait(s);
-      end[rep * n + me] = now_ns();
-      // Checking takes time on this core: only once every process has stopped its clock.
-      co_await p.barrier();
-      for (std::uint64_t k = 0; k < d; ++k) {
-        if (recvs[k].size() != bytes || recvs[k].source() != src[k]) {
-          throw std::runtime_error("exchange: rank " + std::to_string(me) + ", repetition " + std::to_string(rep + 1) +
-                                   ": expected " + std::to_string(bytes) + " bytes from rank " +
-                                   std::to_string(src[k]) + ", got " + std::to_string(recvs[k].size()) +
-                                   " bytes from rank " + std::to_string(recvs[k].source()));
-        }
-        if (auto bad = check_payload(in[k], src[k], me, cfg.seed)) {
-          throw std::runtime_error("exchange: rank " + std::to_string(me) + ", repetition " + std::to_string(rep + 1) +
-                                   ": byte " + std::to_string(*bad) + " of the " + std::to_string(bytes) +
-                                   "-byte message from rank " + std::to_string(src[k]) + " is wrong");
-        }
-      }
-      recvs.clear();
-      sends.clear();
-    }
-  };
-
-  SizeResult r;
-  r.bytes = bytes;
-  r.stats = rt.run(n, body, options);
-  for (std::uint64_t rep = 0; rep < k_max; ++rep) {
-    const auto first = *std::min_element(start.begin() + rep * n, start.begin() + (rep + 1) * n);
-    const auto last = *std::max_element(end.begin() + rep * n, end.begin() + (rep + 1) * n);
-    r.comm_ms.push_back(static_cast<double>(last - first) / 1e6);
-  }
-  std::vector<double> sorted = r.comm_ms;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t m = sorted.size();
-  r.median = m % 2 ? sorted[m / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
-  r.min = sorted.front();
-  r.max = sorted.back();
-  r.messages = n * d;
-  r.megabytes = static_cast<double>(n * d) * static_cast<double>(bytes) / 1e6;
-  return r;
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
 }
 
 std::uint64_t physical_memory() {
@@ -425,39 +252,173 @@ std::string human_bytes(double b) {
   return s.str();
 }
 
-struct ExchangeArgs {
-  std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
-  std::string cores, mailbox_capacity, json, csv;
-};
-
-int run_exchange(const ExchangeArgs& a) {
-  constexpr std::uint64_t kMaxProcesses = 1'000'000;
-  constexpr std::uint64_t kMaxBytes = 1ull << 30;
-  ExchangeConfig cfg;
-  cfg.processes = parse_uint(a.processes, "--processes", 1, kMaxProcesses);
-  cfg.density = parse_uint(a.density, "--density", 0, kMaxProcesses - 1);
-  if (cfg.density > cfg.processes - 1) {
-    throw UsageError("--density: " + std::to_string(cfg.density) + " destinations per process is more than the " +
-                     std::to_string(cfg.processes - 1) + " other processes of --processes " +
-                     std::to_string(cfg.processes) + " (it must be between 0 and " +
-                     std::to_string(cfg.processes - 1) + ")");
-  }
-  cfg.sizes = parse_byte_list(a.bytes, kMaxBytes);
-  cfg.repeat = parse_uint(a.repeat, "--repeat", 1, 1'000'000);
-  cfg.seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
-  if (!a.mailbox_capacity.empty()) {
-    cfg.mailbox_capacity = parse_uint(a.mailbox_capacity, "--mailbox-capacity", 1, std::size_t{1} << 24);
-  }
-  // Every process keeps its d outgoing and d incoming messages: 2 n d bytes.
-  const std::uint64_t largest = *std::max_element(cfg.sizes.begin(), cfg.sizes.end());
-  const double needed = 2.0 * static_cast<double>(cfg.processes) * static_cast<double>(cfg.density) *
-                        static_cast<double>(largest);
+// Every process keeps its outgoing and its incoming messages: twice the
+// matrix's bytes. More than half the machine's memory is refused up front.
+void check_memory(double matrix_bytes, const std::string& what) {
+  const double needed = 2 * matrix_bytes;
   const std::uint64_t memory = physical_memory();
   if (memory && needed > static_cast<double>(memory) / 2) {
-    throw UsageError("--bytes: messages of " + std::to_string(largest) + " bytes with --processes " +
-                     std::to_string(cfg.processes) + " and --density " + std::to_string(cfg.density) + " need " +
-                     human_bytes(needed) + " of buffers, more than half of this machine's " + human_bytes(memory) +
-                     " of memory");
+    throw UsageError(what + " need " + human_bytes(needed) + " of buffers, more than half of this machine's " +
+                     human_bytes(static_cast<double>(memory)) + " of memory");
+  }
+}
+
+// A malformed matrix file is bad input; the reader's message says file:line.
+sys::CommMatrix load_matrix(const std::string& path) {
+  try {
+    return sys::read_matrix_market_file(path);
+  } catch (const sy::InvalidArgument& e) {
+    throw UsageError(std::string("--matrix: ") + e.what());
+  }
+}
+
+// A name of a static scheduler, for the commands that need a schedule table.
+std::string parse_static_scheduler(const std::string& text, const std::string& what) {
+  const std::string name(trim(text));
+  const auto& names = sys::static_scheduler_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return name;
+  const std::string valid = " (static schedulers: " + join(names) + ")";
+  if (name.empty()) throw UsageError(what + ": a scheduler name is required" + valid);
+  const auto& online = sys::online_scheduler_names();
+  if (std::find(online.begin(), online.end(), name) != online.end()) {
+    throw UsageError(what + ": '" + name + "' is an online scheme and has no schedule table" + valid);
+  }
+  throw UsageError(what + ": unknown scheduler '" + name + "'" + valid);
+}
+
+// ---------------------------------------------------------------------------
+// exchange
+// ---------------------------------------------------------------------------
+
+std::vector<std::string> parse_scheduler_list(const std::string& text) {
+  const std::string valid = " (valid: " + join(sys::default_exchange_schedulers()) + ")";
+  if (trim(text).empty()) throw UsageError("--schedulers: the list is empty" + valid);
+  std::vector<std::string> names;
+  for (std::string_view item : split(text, ',')) {
+    const std::string name(trim(item));
+    if (name.empty()) throw UsageError("--schedulers: '" + text + "' has an empty entry" + valid);
+    if (!sys::is_exchange_scheduler(name)) throw UsageError("--schedulers: unknown scheduler '" + name + "'" + valid);
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      throw UsageError("--schedulers: '" + name + "' is listed twice");
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
+struct ExchangeArgs {
+  std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
+  std::string schedulers = join(sys::default_exchange_schedulers(), ",");
+  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, json, csv;
+  bool nonuniform = false;
+  // The pattern options given on the command line: --matrix replaces them.
+  std::vector<std::string> pattern_options_given;
+};
+
+// One matrix of the run: a message size (or unit) of the generated pattern, or the file.
+struct MatrixRun {
+  std::string label;    // first column of the table
+  std::uint64_t bytes;  // the size, the unit, or the file's largest message
+  sys::ExchangeReport report;
+};
+
+std::string cell(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// The papers' layout (Ranka-Wang-Fox Table 2, Wang-Lin-Ranka Table 4): a column
+// per scheduler; communication time by message size, then scheduling time,
+// phases, and DRS_N's inquiries.
+void print_table(const std::vector<MatrixRun>& runs, const std::vector<std::string>& schedulers,
+                 const std::string& first_column, std::uint64_t repeat) {
+  constexpr int kLabel = 26, kCell = 11;
+  auto row = [&](const std::string& label, auto&& value) {
+    std::printf("%-*s", kLabel, label.c_str());
+    for (std::size_t s = 0; s < schedulers.size(); ++s) std::printf("%*s", kCell, value(s).c_str());
+    std::printf("\n");
+  };
+  row(first_column, [&](std::size_t s) { return schedulers[s]; });
+  auto block = [&](const std::string& title, auto&& value) {
+    std::printf("%s\n", title.c_str());
+    for (const MatrixRun& run : runs) {
+      row("  " + run.label, [&](std::size_t s) { return value(run.report.results[s]); });
+    }
+  };
+  block("comm (ms, median of " + std::to_string(repeat) + ")",
+        [](const sys::SchedulerResult& r) { return cell("%.3f", r.comm_ms.median); });
+  block("comp (ms)", [](const sys::SchedulerResult& r) {
+    return r.scheduler == "ac" ? std::string("0") : cell("%.3f", r.schedule_ms.median);
+  });
+  block("perm (phases)",
+        [](const sys::SchedulerResult& r) { return r.phases ? std::to_string(*r.phases) : std::string("-"); });
+  block("inquiries",
+        [](const sys::SchedulerResult& r) { return r.inquiries ? std::to_string(*r.inquiries) : std::string("-"); });
+  std::printf("every payload byte of every repetition verified: yes\n\n");
+
+  std::printf("%-*s%*s%*s%*s\n", kLabel, ("Generate_Recv (ms, median of " + std::to_string(repeat) + ")").c_str(),
+              kCell, "concat", kCell, "AM", kCell, "concat/AM");
+  for (const MatrixRun& run : runs) {
+    const auto& g = *run.report.generate_recv;
+    std::printf("%-*s%*.3f%*.3f%*.1f\n", kLabel, ("  " + run.label).c_str(), kCell, g.concat_ms.median, kCell,
+                g.am_ms.median, kCell, g.am_ms.median > 0 ? g.concat_ms.median / g.am_ms.median : 0.0);
+  }
+}
+
+nlohmann::ordered_json time_json(const sys::TimeStats& t) {
+  return {{"median", t.median}, {"min", t.min}, {"max", t.max}};
+}
+
+int run_exchange(const ExchangeArgs& a) {
+  std::optional<sys::CommMatrix> file_matrix;
+  std::uint64_t processes = 0, density = 0;
+  std::vector<std::uint64_t> sizes;
+  if (!a.matrix.empty()) {
+    if (!a.pattern_options_given.empty()) {
+      std::fprintf(stderr,
+                   "switchyard: note: %s not used with --matrix: the file gives the processes, the pattern "
+                   "and the message sizes\n",
+                   join(a.pattern_options_given).c_str());
+    }
+    file_matrix = load_matrix(a.matrix);
+    processes = file_matrix->size();
+    density = file_matrix->max_degree();
+    std::uint64_t largest = 0;
+    for (sy::Rank i = 0; i < file_matrix->size(); ++i) {
+      for (const auto& e : file_matrix->row(i)) largest = std::max(largest, e.bytes);
+    }
+    sizes = {largest};
+    check_memory(static_cast<double>(file_matrix->total_bytes()), "--matrix: the messages of '" + a.matrix + "'");
+  } else {
+    processes = parse_uint(a.processes, "--processes", 1, kMaxProcesses);
+    density = parse_uint(a.density, "--density", 0, kMaxProcesses);
+    if (density > processes) {
+      throw UsageError("--density: " + std::to_string(density) + " messages per process is more than the " +
+                       std::to_string(processes) + " processes of --processes " + std::to_string(processes) +
+                       " (it must be between 0 and " + std::to_string(processes) + ")");
+    }
+    sizes = parse_byte_list(a.bytes, kMaxBytes);
+    const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+    // Test set 2 draws sizes up to 32 units.
+    const double biggest_message = static_cast<double>(largest) * (a.nonuniform ? 32 : 1);
+    check_memory(static_cast<double>(processes) * static_cast<double>(density) * biggest_message,
+                 "--bytes: messages of up to " + human_bytes(biggest_message) + " with --processes " +
+                     std::to_string(processes) + " and --density " + std::to_string(density));
+  }
+
+  sys::ExchangeOptions options;
+  options.schedulers = parse_scheduler_list(a.schedulers);
+  options.repeat = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1'000'000));
+  options.seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
+  if (!a.mailbox_capacity.empty()) {
+    options.run_options.mailbox_capacity =
+        parse_uint(a.mailbox_capacity, "--mailbox-capacity", 1, std::size_t{1} << 24);
+  }
+  if (!a.ac_strip.empty()) options.ac.strip = parse_uint(a.ac_strip, "--ac-strip", 0, 1'000'000);
+  if (!a.drsn_retry_yields.empty()) {
+    options.drsn_retry_yields =
+        static_cast<std::uint32_t>(parse_uint(a.drsn_retry_yields, "--drsn-retry-yields", 1, 1'000'000));
   }
   std::optional<OutputFile> json, csv;
   if (!a.json.empty()) json.emplace("--json", a.json);
@@ -465,55 +426,83 @@ int run_exchange(const ExchangeArgs& a) {
   const std::vector<int> cores = a.cores.empty() ? std::vector<int>{} : parse_core_list(a.cores);
   auto rt = make_runtime(cores);
 
-  const Pattern pattern = make_pattern(cfg.processes, cfg.density, cfg.seed);
-  std::printf("switchyard exchange: scheduler ac (all-to-many: post every receive and send at once)\n");
-  std::printf("%llu processes on %zu core(s), density %llu, %llu repetition(s), seed %llu, mailbox capacity %zu packets\n\n",
-              static_cast<unsigned long long>(cfg.processes), rt->cores().size(),
-              static_cast<unsigned long long>(cfg.density), static_cast<unsigned long long>(cfg.repeat),
-              static_cast<unsigned long long>(cfg.seed), cfg.mailbox_capacity);
-  std::printf("%12s  %12s  %12s  %12s  %10s  %12s  %8s\n", "bytes", "median ms", "min ms", "max ms", "messages",
-              "MB moved", "verified");
+  const std::string pattern = file_matrix    ? "matrix file " + a.matrix
+                              : a.nonuniform ? "Wang-Lin-Ranka test set 2 (Fig. 7 pattern, sizes unit x 1..32)"
+                                             : "Ranka-Wang-Fox Fig. 7 (uniform sizes)";
+  std::printf("switchyard exchange: %llu processes on %zu core(s), %s %llu, %s\n",
+              static_cast<unsigned long long>(processes), rt->cores().size(),
+              file_matrix ? "most messages sent or received by one process" : "density",
+              static_cast<unsigned long long>(density), pattern.c_str());
+  std::printf("%u repetition(s), seed %llu, mailbox capacity %zu packets, AC strip %s\n\n", options.repeat,
+              static_cast<unsigned long long>(options.seed), options.run_options.mailbox_capacity,
+              options.ac.strip ? std::to_string(options.ac.strip).c_str() : "unlimited");
   std::fflush(stdout);
 
-  std::vector<SizeResult> results;
+  std::vector<MatrixRun> runs;
   try {
-    for (std::uint64_t bytes : cfg.sizes) {
-      results.push_back(run_size(*rt, cfg, pattern, bytes));
-      const SizeResult& r = results.back();
-      std::printf("%12llu  %12.3f  %12.3f  %12.3f  %10llu  %12.3f  %8s\n", static_cast<unsigned long long>(r.bytes),
-                  r.median, r.min, r.max, static_cast<unsigned long long>(r.messages), r.megabytes, "yes");
-      std::fflush(stdout);
+    for (std::uint64_t bytes : sizes) {
+      const auto n = static_cast<sy::Rank>(processes);
+      const auto d = static_cast<sy::Rank>(density);
+      const sys::CommMatrix m = file_matrix    ? *file_matrix
+                                : a.nonuniform ? sys::nonuniform_matrix(n, d, bytes, options.seed)
+                                               : sys::fig7_matrix(n, d, bytes, options.seed);
+      runs.push_back(
+          {file_matrix ? std::string("matrix") : std::to_string(bytes), bytes, sys::run_exchange(*rt, m, options)});
     }
   } catch (...) {
     if (json) json->abandon();
     if (csv) csv->abandon();
     throw;
   }
-  std::printf("\ncomm time: from the first process leaving the barrier to the last one done; MB moved = 10^6 bytes "
-              "per repetition\n");
+  print_table(runs, options.schedulers,
+              file_matrix    ? "(file)"
+              : a.nonuniform ? "msg_unit"
+                             : "msg_size",
+              options.repeat);
+  const std::uint64_t messages = runs.front().report.messages;
+  std::printf(
+      "\ncomm: from the first process leaving the barrier before the exchange to the last one done\n"
+      "comp: make_schedule on one thread (static); Generate_Recv by active messages (drsn); none for ac\n"
+      "perm: phases of the schedule; inquiries: busy-lock test-and-sets of all processes in one exchange "
+      "(%llu messages)\n",
+      static_cast<unsigned long long>(messages));
 
   if (json) {
     nlohmann::ordered_json j;
-    j["processes"] = cfg.processes;
-    j["density"] = cfg.density;
+    j["processes"] = processes;
+    j["density"] = density;
     j["cores"] = rt->cores().size();
     j["core_list"] = rt->cores();
-    j["repeat"] = cfg.repeat;
-    j["seed"] = cfg.seed;
-    j["mailbox_capacity"] = cfg.mailbox_capacity;
+    j["pattern"] = file_matrix ? "matrix" : a.nonuniform ? "nonuniform" : "fig7";
+    if (file_matrix) j["matrix"] = a.matrix;
+    j["repeat"] = options.repeat;
+    j["seed"] = options.seed;
+    j["mailbox_capacity"] = options.run_options.mailbox_capacity;
     j["results"] = nlohmann::ordered_json::array();
-    for (const auto& r : results) {
-      nlohmann::ordered_json row;
-      row["scheduler"] = "ac";
-      row["bytes"] = r.bytes;
-      row["comm_ms"] = {{"median", r.median}, {"min", r.min}, {"max", r.max}};
-      row["samples_ms"] = r.comm_ms;
-      row["messages"] = r.messages;
-      row["megabytes"] = r.megabytes;
-      row["verified"] = true;
-      row["packets"] = r.stats.packets;
-      row["mailbox_full"] = r.stats.mailbox_full;
-      j["results"].push_back(std::move(row));
+    j["generate_recv"] = nlohmann::ordered_json::array();
+    for (const MatrixRun& run : runs) {
+      for (const auto& r : run.report.results) {
+        nlohmann::ordered_json row;
+        row["scheduler"] = r.scheduler;
+        row["bytes"] = run.bytes;
+        row["comm_ms"] = time_json(r.comm_ms);
+        row["schedule_ms"] = r.schedule_ms.median;
+        if (r.phases) row["phases"] = *r.phases;
+        if (r.inquiries) {
+          row["inquiries"] = *r.inquiries;
+          row["inquiries_samples"] = r.inquiry_samples;
+        }
+        row["verified"] = r.verified;
+        row["samples_ms"] = r.comm_ms.samples;
+        row["messages"] = run.report.messages;
+        row["megabytes"] = static_cast<double>(run.report.total_bytes) / 1e6;
+        row["packets"] = r.job.packets;
+        row["mailbox_full"] = r.job.mailbox_full;
+        j["results"].push_back(std::move(row));
+      }
+      const auto& g = *run.report.generate_recv;
+      j["generate_recv"].push_back(
+          {{"bytes", run.bytes}, {"recv_ms", {{"concat", time_json(g.concat_ms)}, {"am", time_json(g.am_ms)}}}});
     }
     json->write(j.dump(2) + "\n");
     std::printf("wrote %s\n", json->path().c_str());
@@ -522,18 +511,110 @@ int run_exchange(const ExchangeArgs& a) {
     std::ostringstream out;
     out.precision(6);
     out << std::fixed;
-    out << "scheduler,processes,density,cores,bytes,repeat,comm_ms_median,comm_ms_min,comm_ms_max,messages,megabytes,"
-           "verified\n";
-    for (const auto& r : results) {
-      out << "ac," << cfg.processes << "," << cfg.density << "," << rt->cores().size() << "," << r.bytes << ","
-          << cfg.repeat << "," << r.median << "," << r.min << "," << r.max << "," << r.messages << "," << r.megabytes
-          << ",yes\n";
+    out << "scheduler,processes,density,cores,bytes,repeat,comm_ms_median,comm_ms_min,comm_ms_max,schedule_ms,phases,"
+           "inquiries,messages,megabytes,verified\n";
+    for (const MatrixRun& run : runs) {
+      for (const auto& r : run.report.results) {
+        out << r.scheduler << "," << processes << "," << density << "," << rt->cores().size() << "," << run.bytes << ","
+            << options.repeat << "," << r.comm_ms.median << "," << r.comm_ms.min << "," << r.comm_ms.max << ","
+            << r.schedule_ms.median << "," << (r.phases ? std::to_string(*r.phases) : "") << ","
+            << (r.inquiries ? std::to_string(*r.inquiries) : "") << "," << run.report.messages << ","
+            << static_cast<double>(run.report.total_bytes) / 1e6 << "," << (r.verified ? "yes" : "no") << "\n";
+      }
     }
     csv->write(out.str());
     std::printf("wrote %s\n", csv->path().c_str());
   }
   return kExitOk;
 }
+
+// ---------------------------------------------------------------------------
+// schedule
+// ---------------------------------------------------------------------------
+
+struct ScheduleArgs {
+  std::string matrix, scheduler, seed = "1", out;
+};
+
+int run_schedule(const ScheduleArgs& a) {
+  const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
+  const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
+  const sys::CommMatrix m = load_matrix(a.matrix);
+  OutputFile out("--out", a.out);
+  const auto t0 = std::chrono::steady_clock::now();
+  const sys::Schedule s = sys::make_schedule(name, m, seed);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  sys::validate(s, m);
+
+  // One line per phase: a schedule of thousands of transfers stays readable.
+  std::string text = "{\"processes\": " + std::to_string(s.processes) +
+                     ", \"scheduler\": " + nlohmann::json(name).dump() + ", \"seed\": " + std::to_string(seed) +
+                     ", \"phases\": [";
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    nlohmann::ordered_json phase = nlohmann::ordered_json::array();
+    for (const auto& t : s.phases[p]) {
+      phase.push_back({{"src", t.src}, {"dst", t.dst}, {"offset", t.offset}, {"bytes", t.bytes}});
+    }
+    text += (p ? ",\n  " : "\n  ") + phase.dump();
+  }
+  text += s.phases.empty() ? "]}\n" : "\n]}\n";
+  out.write(text);
+  std::printf(
+      "switchyard schedule: %s on %s: %zu phases, %llu transfers, %u processes (lower bound %llu phases), "
+      "scheduled in %.3f ms, valid\nwrote %s\n",
+      name.c_str(), a.matrix.c_str(), s.phases.size(), static_cast<unsigned long long>(s.transfers()), s.processes,
+      static_cast<unsigned long long>(m.max_degree()), ms, out.path().c_str());
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------------------
+// phases
+// ---------------------------------------------------------------------------
+
+struct PhasesArgs {
+  std::string processes, density, samples, scheduler, seed = "1", json;
+};
+
+int run_phases(const PhasesArgs& a) {
+  const std::uint64_t n = parse_uint(a.processes, "--processes", 1, kMaxProcesses);
+  const std::uint64_t d = parse_uint(a.density, "--density", 0, kMaxProcesses);
+  if (d > n) {
+    throw UsageError("--density: " + std::to_string(d) + " messages per process is more than the " + std::to_string(n) +
+                     " processes (it must be between 0 and " + std::to_string(n) + ")");
+  }
+  const std::uint64_t samples = parse_uint(a.samples, "--samples", 1, 1'000'000);
+  const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
+  const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
+  std::optional<OutputFile> json;
+  if (!a.json.empty()) json.emplace("--json", a.json);
+
+  const sys::PhaseStatistics st = sys::phase_statistics(name, static_cast<sy::Rank>(n), static_cast<sy::Rank>(d),
+                                                        static_cast<std::uint32_t>(samples), seed);
+  std::printf("switchyard phases: %s on %llu Fig. 7 matrices, %llu processes, density %llu, seed %llu\n", name.c_str(),
+              static_cast<unsigned long long>(samples), static_cast<unsigned long long>(n),
+              static_cast<unsigned long long>(d), static_cast<unsigned long long>(seed));
+  std::printf("phases: avg %.2f, min %llu, max %llu (every schedule needs at least %llu)\n", st.avg,
+              static_cast<unsigned long long>(st.min), static_cast<unsigned long long>(st.max),
+              static_cast<unsigned long long>(d));
+  std::printf("scheduling time: %.3f ms avg, on one thread\n", st.schedule_ms_avg);
+  if (json) {
+    nlohmann::ordered_json j;
+    j["scheduler"] = name;
+    j["processes"] = n;
+    j["density"] = d;
+    j["samples"] = samples;
+    j["seed"] = seed;
+    j["phases"] = {{"avg", st.avg}, {"min", st.min}, {"max", st.max}};
+    j["schedule_ms"] = {{"avg", st.schedule_ms_avg}};
+    json->write(j.dump(2) + "\n");
+    std::printf("wrote %s\n", json->path().c_str());
+  }
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------------------
+// topology
+// ---------------------------------------------------------------------------
 
 int run_topology(const std::string& cores_text) {
   const std::vector<int> cores = cores_text.empty() ? std::vector<int>{} : parse_core_list(cores_text);
@@ -562,31 +643,95 @@ int main(int argc, char** argv) {
       ->type_name("LIST");
 
   ExchangeArgs ex;
-  auto* exchange = app.add_subcommand(
-      "exchange", "Run an all-to-many personalized exchange (scheduler ac) and check every payload byte");
-  exchange->add_option("--processes,-n", ex.processes, "Number of software processes")->type_name("N")->capture_default_str();
-  exchange->add_option("--density,-d", ex.density, "Destinations (and sources) per process, at most N-1")
-      ->type_name("D")
-      ->capture_default_str();
-  exchange->add_option("--bytes,-b", ex.bytes, "Message sizes, comma-separated; K, M, G suffixes are powers of 1024")
+  auto* exchange = app.add_subcommand("exchange", "Run all-to-many personalized exchanges with each scheduler (" +
+                                                      join(sys::default_exchange_schedulers()) +
+                                                      "), check every payload byte, and print the papers' table");
+  auto* ex_processes = exchange->add_option("--processes,-n", ex.processes, "Number of software processes")
+                           ->type_name("N")
+                           ->capture_default_str();
+  auto* ex_density =
+      exchange->add_option("--density,-d", ex.density, "Messages sent and received per process (Fig. 7), at most N")
+          ->type_name("D")
+          ->capture_default_str();
+  auto* ex_bytes = exchange
+                       ->add_option("--bytes,-b", ex.bytes,
+                                    "Message sizes (with --nonuniform: units), comma-separated; one table row each; "
+                                    "K, M, G suffixes are powers of 1024")
+                       ->type_name("LIST")
+                       ->capture_default_str();
+  auto* ex_nonuniform = exchange->add_flag("--nonuniform", ex.nonuniform,
+                                           "Wang-Lin-Ranka test set 2: the Fig. 7 pattern with sizes unit x k, k "
+                                           "uniform in 1..32, unit = each --bytes value");
+  exchange
+      ->add_option("--matrix", ex.matrix,
+                   "Exchange this Matrix Market file's matrix (row = sender, column = receiver, value = bytes) instead "
+                   "of generated ones; --processes, --density, --bytes and --nonuniform are then not used")
+      ->type_name("FILE");
+  exchange
+      ->add_option("--schedulers", ex.schedulers,
+                   "Schedulers to compare, comma-separated: online ac, drsn; static " +
+                       join(sys::static_scheduler_names(), ", "))
       ->type_name("LIST")
       ->capture_default_str();
-  exchange->add_option("--repeat,-r", ex.repeat, "Timed repetitions per message size")->type_name("K")->capture_default_str();
-  exchange->add_option("--seed", ex.seed, "Seed of the random communication pattern and payloads")
+  exchange->add_option("--repeat,-r", ex.repeat, "Timed repetitions per scheduler and matrix (the median is reported)")
+      ->type_name("K")
+      ->capture_default_str();
+  exchange->add_option("--seed", ex.seed, "Seed of the matrices, the schedulers, DRS_N's orders and the payloads")
       ->type_name("S")
       ->capture_default_str();
-  exchange->add_option("--cores", ex.cores, "OS CPUs to run on, e.g. 0,1 or 0-3 (default: all usable)")->type_name("LIST");
-  exchange->add_option("--mailbox-capacity", ex.mailbox_capacity,
-                       "Packets (cache lines) per core-to-core ring, 1..16777216 (default: " +
-                           std::to_string(sy::RunOptions{}.mailbox_capacity) + ")")
+  exchange->add_option("--cores", ex.cores, "OS CPUs to run on, e.g. 0,1 or 0-3 (default: all usable)")
+      ->type_name("LIST");
+  exchange
+      ->add_option("--mailbox-capacity", ex.mailbox_capacity,
+                   "Packets (cache lines) per core-to-core ring, 1..16777216 (default: " +
+                       std::to_string(sy::RunOptions{}.mailbox_capacity) + ")")
       ->type_name("PACKETS");
-  exchange->add_option("--json", ex.json, "Also write the results as JSON to FILE")->type_name("FILE");
+  exchange
+      ->add_option("--ac-strip", ex.ac_strip,
+                   "AC strip mining: at most K receives and K sends outstanding per process (default: 0, unlimited)")
+      ->type_name("K");
+  exchange
+      ->add_option("--drsn-retry-yields", ex.drsn_retry_yields,
+                   "DRS_N retry delay: yields after a pass in which every destination was busy (default: 1)")
+      ->type_name("Y");
+  exchange
+      ->add_option("--json", ex.json,
+                   "Also write the results as JSON to FILE (a result's bytes: the message size, the unit with "
+                   "--nonuniform, the largest message with --matrix)")
+      ->type_name("FILE");
   exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
 
+  ScheduleArgs sc;
+  auto* schedule =
+      app.add_subcommand("schedule", "Schedule a Matrix Market matrix with a static scheduler and write it as JSON");
+  schedule->add_option("--matrix", sc.matrix, "Matrix Market file (row = sender, column = receiver, value = bytes)")
+      ->type_name("FILE")
+      ->required();
+  schedule->add_option("--scheduler", sc.scheduler, "Static scheduler: " + join(sys::static_scheduler_names(), ", "))
+      ->type_name("NAME")
+      ->required();
+  schedule->add_option("--seed", sc.seed, "Scheduler seed")->type_name("S")->capture_default_str();
+  schedule->add_option("--out", sc.out, "Write the schedule as JSON to FILE")->type_name("FILE.json")->required();
+
+  PhasesArgs ph;
+  auto* phases = app.add_subcommand(
+      "phases", "Phases and scheduling time of a static scheduler over random Fig. 7 matrices (Table 4's perm, comp)");
+  phases->add_option("--processes,-n", ph.processes, "Number of processes")->type_name("N")->required();
+  phases->add_option("--density,-d", ph.density, "Messages per row and column, at most N")->type_name("D")->required();
+  phases->add_option("--samples", ph.samples, "Random matrices to schedule")->type_name("S")->required();
+  phases->add_option("--scheduler", ph.scheduler, "Static scheduler: " + join(sys::static_scheduler_names(), ", "))
+      ->type_name("NAME")
+      ->required();
+  phases->add_option("--seed", ph.seed, "Seed of the matrices and the scheduler")
+      ->type_name("S")
+      ->capture_default_str();
+  phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
+
   // CLI11 would only say that a subcommand is required.
-  if (argc > 1 && argv[1][0] != '-' && std::string_view(argv[1]) != "topology" && std::string_view(argv[1]) != "exchange") {
-    std::cerr << "switchyard: error: unknown command '" << argv[1]
-              << "' (commands: topology, exchange)\nRun 'switchyard --help'.\n";
+  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases"};
+  if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    std::cerr << "switchyard: error: unknown command '" << argv[1] << "' (commands: " << join(commands)
+              << ")\nRun 'switchyard --help'.\n";
     return kExitUsage;
   }
   try {
@@ -601,10 +746,15 @@ int main(int argc, char** argv) {
     std::cerr << "switchyard: error: " << e.what() << "\nRun 'switchyard --help' or 'switchyard <command> --help'.\n";
     return kExitUsage;
   }
+  for (const auto* given : {ex_processes, ex_density, ex_bytes, ex_nonuniform}) {
+    if (given->count() > 0) ex.pattern_options_given.push_back(given->get_name());
+  }
 
   try {
     if (*topology) return run_topology(topology_cores);
     if (*exchange) return run_exchange(ex);
+    if (*schedule) return run_schedule(sc);
+    if (*phases) return run_phases(ph);
     return kExitUsage;  // unreachable: a subcommand is required
   } catch (const UsageError& e) {
     std::cerr << "switchyard: error: " << e.what() << "\n";

@@ -752,6 +752,32 @@ TEST(PointToPoint, SynchronousSendCompletesWhenTakenIn) {
   }
 }
 
+// A receive dropped before its message came is withdrawn: the message goes to
+// the next matching receive instead of into the dropped one's buffer.
+TEST(PointToPoint, DroppedReceiveIsWithdrawn) {
+  Runtime rt;
+  std::atomic<int> ok{0};
+  rt.run(2, [&](Process& p) -> Task<void> {
+    if (p.rank() == 1) {
+      {
+        std::vector<std::byte> doomed(64, std::byte{0x5a});
+        RecvTicket dropped = p.post_recv_into(0, doomed);
+      }
+      std::byte go{1};
+      co_await p.send(0, std::span(&go, 1), 1);
+      Message m = co_await p.recv(0);
+      check_payload(m.bytes(), Planned{0, 1, 0, 7, 40});
+      ok.fetch_add(1);
+    } else {
+      co_await p.recv(1, 1);
+      const auto payload = pattern(40, message_key(0, 1, 7));
+      co_await p.send(1, payload);
+      ok.fetch_add(1);
+    }
+  });
+  EXPECT_EQ(ok.load(), 2);
+}
+
 TEST(PointToPointLarge, MessageOverTwoGiB) {
   if (sytest::kSanitized) GTEST_SKIP() << "2.5 GiB under a sanitizer is impractical";
   if (std::getenv("SWITCHYARD_SKIP_LARGE")) GTEST_SKIP() << "SWITCHYARD_SKIP_LARGE is set";

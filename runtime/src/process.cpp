@@ -313,7 +313,10 @@ RecvTicket& RecvTicket::operator=(RecvTicket&& o) noexcept {
   return *this;
 }
 RecvTicket::~RecvTicket() {
-  if (state_ && state_->done) owner_->release_recv(state_);
+  if (!state_) return;
+  // A receive given up before its message came is withdrawn: a later message
+  // must neither be written into a buffer that may be gone nor vanish into it.
+  if (state_->done || owner_->mailbox_.withdraw(state_)) owner_->release_recv(state_);
 }
 Rank RecvTicket::source() const {
   if (!done()) throw InvalidArgument("switchyard: RecvTicket::source before the receive completed");

@@ -88,6 +88,17 @@ class Mailbox {
     return false;
   }
 
+  // Takes a posted receive back, unmatched; returns false if it was not posted.
+  bool withdraw(RecvState* r) {
+    for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+      if (*it == r) {
+        erase(posted_, it);
+        return true;
+      }
+    }
+    return false;
+  }
+
   std::size_t unexpected_count() const noexcept { return unexpected_.size(); }
   std::size_t posted_count() const noexcept { return posted_.size(); }
   void clear() {

@@ -1,0 +1,83 @@
+#pragma once
+// The all-to-many exchange driver behind `switchyard exchange`: runs one
+// communication matrix with each of a list of schedulers, K times each, every
+// payload byte of every repetition verified, and reports times like the
+// papers' tables (Ranka-Wang-Fox Table 2, Wang-Lin-Ranka Table 4).
+//
+// Schedulers by name: "ac" and "drsn" are the online schemes (online.hpp);
+// every other name goes to make_schedule(), so a static scheduler added to its
+// registry is runnable here as it is.
+//
+// How one repetition is timed: every process waits in a barrier, reads
+// steady_clock as it leaves, runs the exchange, and reads the clock again once
+// its own sends and receives are complete. comm_ms = (latest end) - (earliest
+// start): from the first process leaving the barrier to the slowest one done.
+// Receive buffers are poisoned before the barrier and verified after a second
+// barrier that follows the clock, so neither costs time on the clock.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "switchyard/runtime.hpp"
+#include "switchyard/schedulers/comm_matrix.hpp"
+#include "switchyard/schedulers/online.hpp"
+
+namespace switchyard::schedulers {
+
+struct ExchangeOptions {
+  std::vector<std::string> schedulers;  // empty: default_exchange_schedulers()
+  std::uint32_t repeat = 5;             // K, at least 1
+  std::uint64_t seed = 1;               // payloads, scheduler seeds, DRS_N's orders
+  RunOptions run_options;               // placement, mailbox capacity, ...; handlers are added to a copy
+  AcOptions ac;
+  std::uint32_t drsn_retry_yields = 1;
+  bool time_generate_recv = true;  // also time Generate_Recv by concatenation and by active messages
+};
+
+struct TimeStats {
+  double median = 0, min = 0, max = 0;
+  std::vector<double> samples;  // one per repetition, in order
+};
+
+struct SchedulerResult {
+  std::string scheduler;
+  bool is_static = false;
+  TimeStats comm_ms;
+  // Static: make_schedule's wall time on the calling thread (oneTBB limited to
+  // it), median of K calls: the papers' "comp". ac: 0. drsn: Generate_Recv by
+  // active messages, timed in each repetition like comm_ms, median.
+  TimeStats schedule_ms;
+  std::optional<std::uint64_t> phases;     // static only
+  std::optional<std::uint64_t> inquiries;  // drsn only: busy-lock attempts of all processes, median over repetitions
+  std::vector<std::uint64_t> inquiry_samples;
+  bool verified = false;  // every byte of every repetition; a wrong byte throws instead
+  JobStats job;           // the runtime's statistics of the scheduler's job
+};
+
+struct GenerateRecvTimes {
+  TimeStats concat_ms, am_ms;
+};
+
+struct ExchangeReport {
+  Rank processes = 0;
+  std::uint64_t messages = 0, total_bytes = 0;
+  std::vector<SchedulerResult> results;  // in the order asked for
+  std::optional<GenerateRecvTimes> generate_recv;
+};
+
+// "ac", "drsn".
+const std::vector<std::string>& online_scheduler_names();
+// ac, the static schedulers in registry order, drsn.
+std::vector<std::string> default_exchange_schedulers();
+bool is_exchange_scheduler(const std::string& name);
+
+// Runs the exchange of `m` with every scheduler of options.schedulers on rt.
+// Throws InvalidArgument for an unknown scheduler or repeat == 0 (before
+// running anything), PayloadError naming the scheduler, repetition, message
+// and byte offset if any received byte is wrong, and whatever the runtime
+// throws (StallError, ...).
+ExchangeReport run_exchange(Runtime& rt, const CommMatrix& m, const ExchangeOptions& options);
+
+}  // namespace switchyard::schedulers

@@ -1,0 +1,158 @@
+#include "switchyard/schedulers/payload.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+namespace switchyard::schedulers {
+
+namespace {
+
+constexpr std::uint64_t kGamma = 0x9e3779b97f4a7c15ull;
+
+constexpr std::uint64_t finalize(std::uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t message_key(std::uint64_t seed, Rank src, Rank dst) noexcept {
+  return finalize(finalize(seed + kGamma) ^ ((std::uint64_t{src} << 32) | dst));
+}
+
+// Word k of a message: SplitMix64's k-th output from `key`, computed directly
+// rather than by stepping, so that any word can be had on its own.
+inline std::uint64_t word(std::uint64_t key, std::uint64_t k) noexcept { return finalize(key + (k + 1) * kGamma); }
+
+// Calls f(position in the span, word bytes, first byte of the word, byte count)
+// for each 8-byte word of the message overlapping [offset, offset + size).
+template <class F>
+void for_each_word(std::uint64_t size, std::uint64_t key, std::uint64_t offset, F&& f) {
+  std::uint64_t pos = 0;
+  std::uint64_t k = offset / 8;
+  std::uint64_t skip = offset % 8;
+  while (pos < size) {
+    const std::uint64_t w = word(key, k++);
+    const std::uint64_t n = std::min<std::uint64_t>(8 - skip, size - pos);
+    if (!f(pos, w, skip, n)) return;
+    pos += n;
+    skip = 0;
+  }
+}
+
+void fill(std::span<std::byte> out, std::uint64_t key, std::uint64_t offset, std::uint64_t flip) {
+  for_each_word(out.size(), key, offset, [&](std::uint64_t pos, std::uint64_t w, std::uint64_t skip, std::uint64_t n) {
+    w ^= flip;
+    std::memcpy(out.data() + pos, reinterpret_cast<const std::byte*>(&w) + skip, n);
+    return true;
+  });
+}
+
+}  // namespace
+
+void fill_payload(std::span<std::byte> out, std::uint64_t seed, Rank src, Rank dst, std::uint64_t offset) {
+  fill(out, message_key(seed, src, dst), offset, 0);
+}
+
+void fill_poison(std::span<std::byte> out, std::uint64_t seed, Rank src, Rank dst, std::uint64_t offset) {
+  fill(out, message_key(seed, src, dst), offset, ~std::uint64_t{0});
+}
+
+std::optional<std::uint64_t> first_wrong_byte(std::span<const std::byte> in, std::uint64_t seed, Rank src, Rank dst,
+                                              std::uint64_t offset) {
+  std::optional<std::uint64_t> bad;
+  for_each_word(in.size(), message_key(seed, src, dst), offset,
+                [&](std::uint64_t pos, std::uint64_t w, std::uint64_t skip, std::uint64_t n) {
+                  const auto* want = reinterpret_cast<const std::byte*>(&w) + skip;
+                  if (std::memcmp(in.data() + pos, want, n) == 0) return true;
+                  for (std::uint64_t j = 0; j < n; ++j) {
+                    if (in[pos + j] != want[j]) {
+                      bad = pos + j;
+                      break;
+                    }
+                  }
+                  return false;
+                });
+  return bad;
+}
+
+std::string PayloadMismatch::describe() const {
+  char bytes[64];
+  std::snprintf(bytes, sizeof bytes, " is 0x%02x, expected 0x%02x", got, expected);
+  return "byte " + std::to_string(offset) + " of the " + std::to_string(size) + "-byte message " + std::to_string(src) +
+         " -> " + std::to_string(dst) + bytes;
+}
+
+namespace {
+
+// Messages start on their own cache line: the receiver's core writes one while
+// other cores read the sender's neighbouring ones.
+constexpr std::uint64_t kAlign = 64;
+
+std::optional<std::size_t> find(std::span<const MatrixEntry> entries, Rank peer) noexcept {
+  auto it =
+      std::lower_bound(entries.begin(), entries.end(), peer, [](const MatrixEntry& e, Rank r) { return e.peer < r; });
+  if (it == entries.end() || it->peer != peer) return std::nullopt;
+  return static_cast<std::size_t>(it - entries.begin());
+}
+
+}  // namespace
+
+void ExchangeBuffers::FreeBlock::operator()(std::byte* p) const noexcept {
+  ::operator delete[](p, std::align_val_t{kAlign});
+}
+
+ExchangeBuffers::Block ExchangeBuffers::layout(std::span<const MatrixEntry> entries, std::vector<std::uint64_t>& at) {
+  at.resize(entries.size());
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    at[i] = total;
+    total += (entries[i].bytes + kAlign - 1) / kAlign * kAlign;
+  }
+  return Block(static_cast<std::byte*>(::operator new[](total, std::align_val_t{kAlign})));
+}
+
+ExchangeBuffers::ExchangeBuffers(Rank me, std::span<const MatrixEntry> row, std::span<const MatrixEntry> column,
+                                 std::uint64_t seed)
+    : me_(me), seed_(seed), row_(row.begin(), row.end()), column_(column.begin(), column.end()) {
+  auto sorted = [](std::span<const MatrixEntry> v) {
+    return std::adjacent_find(v.begin(), v.end(),
+                              [](const MatrixEntry& a, const MatrixEntry& b) { return a.peer >= b.peer; }) == v.end();
+  };
+  if (!sorted(row_) || !sorted(column_)) {
+    throw InvalidArgument("switchyard: ExchangeBuffers of rank " + std::to_string(me) +
+                          ": row and column must be sorted by peer, without duplicates");
+  }
+  send_ = layout(row_, send_at_);
+  recv_ = layout(column_, recv_at_);
+  for (std::size_t i = 0; i < row_.size(); ++i) {
+    fill_payload({send_.get() + send_at_[i], static_cast<std::size_t>(row_[i].bytes)}, seed_, me_, row_[i].peer);
+  }
+  poison();
+}
+
+ExchangeBuffers::ExchangeBuffers(const CommMatrix& m, Rank me, std::uint64_t seed)
+    : ExchangeBuffers(me, m.row(me), m.column(me), seed) {}
+
+std::optional<std::size_t> ExchangeBuffers::recv_index(Rank src) const noexcept { return find(column_, src); }
+std::optional<std::size_t> ExchangeBuffers::send_index(Rank dst) const noexcept { return find(row_, dst); }
+
+void ExchangeBuffers::poison() {
+  for (std::size_t i = 0; i < column_.size(); ++i) fill_poison(recv_buffer(i), seed_, column_[i].peer, me_);
+}
+
+std::optional<PayloadMismatch> ExchangeBuffers::verify() const {
+  for (std::size_t i = 0; i < column_.size(); ++i) {
+    const auto in = recv_buffer(i);
+    if (auto bad = first_wrong_byte(in, seed_, column_[i].peer, me_)) {
+      PayloadMismatch m{column_[i].peer, me_, *bad, in.size(), 0, std::to_integer<std::uint8_t>(in[*bad])};
+      std::byte want;
+      fill_payload({&want, 1}, seed_, m.src, m.dst, *bad);
+      m.expected = std::to_integer<std::uint8_t>(want);
+      return m;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace switchyard::schedulers

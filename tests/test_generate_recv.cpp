@@ -1,0 +1,121 @@
+// Generate_Recv, by concatenation and by active messages plus a vector sum: both
+// must return exactly each process's column of the matrix, sorted by source,
+// for up to 512 processes, with empty rows and columns, repeatedly in one job.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/generate_recv.hpp>
+#include <vector>
+
+#include "exchange_cases.hpp"
+
+namespace {
+
+using namespace switchyard;
+using namespace switchyard::schedulers;
+
+std::string show(const std::vector<MatrixEntry>& v) {
+  std::string s = "[";
+  for (const auto& e : v) s += " (" + std::to_string(e.peer) + ", " + std::to_string(e.bytes) + ")";
+  return s + " ]";
+}
+
+bool same(const std::vector<MatrixEntry>& a, const std::vector<MatrixEntry>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const MatrixEntry& x, const MatrixEntry& y) { return x.peer == y.peer && x.bytes == y.bytes; });
+}
+
+// Both methods, `calls` times each, interleaved; every result checked on its process.
+void check_both(const CommMatrix& m, int calls = 2, std::size_t mailbox_capacity = 1024) {
+  const Rank n = m.size();
+  std::vector<std::vector<MatrixEntry>> columns(n);
+  for (Rank j = 0; j < n; ++j) columns[j] = m.column(j);
+  GenerateRecvByActiveMessages generate(n);
+  RunOptions options = sytest::run_options(mailbox_capacity);
+  generate.install(options);
+  sytest::runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const Rank me = p.rank();
+        for (int call = 0; call < calls; ++call) {
+          const auto by_am = co_await generate.run(p, m.row(me));
+          const auto by_concat = co_await generate_recv_concat(p, m.row(me));
+          if (!same(by_am, columns[me])) {
+            throw std::runtime_error("rank " + std::to_string(me) + " call " + std::to_string(call) +
+                                     ": active messages gave " + show(by_am) + ", column is " + show(columns[me]));
+          }
+          if (!same(by_concat, columns[me])) {
+            throw std::runtime_error("rank " + std::to_string(me) + " call " + std::to_string(call) +
+                                     ": concatenation gave " + show(by_concat) + ", column is " + show(columns[me]));
+          }
+        }
+      },
+      options);
+}
+
+class GenerateRecv : public ::testing::TestWithParam<Rank> {};
+
+TEST_P(GenerateRecv, PapersPatterns) {
+  const Rank n = GetParam();
+  for (Rank d : {Rank{1}, Rank{4}, Rank{16}}) {
+    if (d > n) continue;
+    SCOPED_TRACE("d=" + std::to_string(d));
+    check_both(fig7_matrix(n, d, 1024, d));
+    check_both(nonuniform_matrix(n, d, 16, d), 1);
+  }
+}
+
+TEST_P(GenerateRecv, Corners) {
+  for (const auto& c : sytest::special_cases(GetParam())) {
+    SCOPED_TRACE(c.name);
+    check_both(c.m);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(UpTo512, GenerateRecv, ::testing::Values(1, 2, 5, 32, 128, 512),
+                         [](const auto& info) { return std::string("n").append(std::to_string(info.param)); });
+
+// Half the processes send nothing and half receive nothing.
+TEST(GenerateRecvEdges, EmptyRowsAndColumns) {
+  const Rank n = 40;
+  CommMatrix m(n);
+  for (Rank i = 0; i < n; i += 2) {
+    for (Rank k = 0; k < 5; ++k) m.set(i, (i + 2 * k + 1) % n, 10 + i + k);
+  }
+  check_both(m, 3);
+}
+
+TEST(GenerateRecvEdges, OnePacketMailboxes) { check_both(fig7_matrix(64, 16, 8, 2), 2, 1); }
+
+TEST(GenerateRecvEdges, RejectsBadSendingVectors) {
+  GenerateRecvByActiveMessages generate(3);
+  RunOptions options = sytest::run_options();
+  generate.install(options);
+  const std::vector<MatrixEntry> unsorted{{2, 8}, {1, 8}}, outside{{3, 8}}, empty_message{{1, 0}};
+  for (const auto* bad : {&unsorted, &outside, &empty_message}) {
+    EXPECT_THROW(sytest::runtime().run(
+                     3, [&](Process& p) -> Task<void> { co_await generate_recv_concat(p, *bad); }, options),
+                 InvalidArgument);
+    EXPECT_THROW(sytest::runtime().run(
+                     3, [&](Process& p) -> Task<void> { co_await generate.run(p, *bad); }, options),
+                 InvalidArgument);
+  }
+  GenerateRecvByActiveMessages wrong_size(4);
+  RunOptions other = sytest::run_options();
+  wrong_size.install(other);
+  EXPECT_THROW(sytest::runtime().run(
+                   3, [&](Process& p) -> Task<void> { co_await wrong_size.run(p, {}); }, other),
+               InvalidArgument);
+}
+
+TEST(GenerateRecvEdges, HandlerIdIsTheDocumentedOne) {
+  GenerateRecvByActiveMessages generate(2);
+  RunOptions options;
+  generate.install(options);
+  ASSERT_EQ(options.handlers.size(), 1u);
+  EXPECT_EQ(options.handlers.begin()->first, GenerateRecvByActiveMessages::kHandlerId);
+}
+
+}  // namespace
