@@ -22,7 +22,7 @@ Schedule schedule_cgm(const CommMatrix& m, std::uint64_t seed, bool parallel) {
   const Rank n = m.size();
   Schedule s{n, "cgm", {}};
   CompactMatrix c = compact(m, seed, parallel);
-  std::uint64_t remaining = m.messages();
+  const std::uint64_t remaining = m.messages();
   if (remaining == 0) return s;
 
   std::mt19937_64 rng(seed);
@@ -33,31 +33,26 @@ Schedule schedule_cgm(const CommMatrix& m, std::uint64_t seed, bool parallel) {
   std::uint32_t* const slot = c.slot.data();
   std::uint32_t* const length = c.length.data();
 
-  for (std::uint32_t phase = 1; remaining != 0; ++phase) {
-    auto x = static_cast<Rank>(detail::below(rng, n));
-    for (Rank k = 0; k < n; ++k) {
-      std::uint32_t* const row_dst = dst + std::size_t{x} * width;
-      const std::uint32_t len = length[x];
-      // Each row's scan ends in a mispredicted branch, after which the next
-      // row's first load would wait on L2: fetch the head two rows ahead.
-      const Rank ahead = x + 2 < n ? x + 2 : (x + 2 - n) % n;
-      __builtin_prefetch(dst + std::size_t{ahead} * width);
-      for (std::uint32_t z = 0; z < len; ++z) {
-        const std::uint32_t y = row_dst[z];
-        if (stamp[y] == phase) continue;
-        stamp[y] = phase;
-        std::uint32_t* const row_slot = slot + std::size_t{x} * width;
-        out.add(x, y, row_slot[z]);
-        row_dst[z] = row_dst[len - 1];
-        row_slot[z] = row_slot[len - 1];
-        length[x] = len - 1;
-        --remaining;
-        break;
-      }
-      x = x + 1 == n ? 0 : x + 1;
+  detail::masking_phases(n, remaining, rng, out, [&](Rank x, std::uint32_t phase) {
+    std::uint32_t* const row_dst = dst + std::size_t{x} * width;
+    const std::uint32_t len = length[x];
+    // Each row's scan ends in a mispredicted branch, after which the next
+    // row's first load would wait on L2: fetch the head two rows ahead.
+    const Rank ahead = x + 2 < n ? x + 2 : (x + 2 - n) % n;
+    __builtin_prefetch(dst + std::size_t{ahead} * width);
+    for (std::uint32_t z = 0; z < len; ++z) {
+      const std::uint32_t y = row_dst[z];
+      if (stamp[y] == phase) continue;
+      stamp[y] = phase;
+      std::uint32_t* const row_slot = slot + std::size_t{x} * width;
+      out.add(x, y, row_slot[z]);
+      row_dst[z] = row_dst[len - 1];
+      row_slot[z] = row_slot[len - 1];
+      length[x] = len - 1;
+      return true;
     }
-    out.end_phase();
-  }
+    return false;
+  });
   s.phases = out.take();
   return s;
 }

@@ -14,7 +14,7 @@ namespace switchyard::schedulers {
 Schedule schedule_gm(const CommMatrix& m, std::uint64_t seed) {
   const Rank n = m.size();
   Schedule s{n, "gm", {}};
-  std::uint64_t remaining = m.messages();
+  const std::uint64_t remaining = m.messages();
   if (remaining == 0) return s;
 
   // COM(x, y): 0 when nothing is pending, else 1 + the message's index in m.row(x).
@@ -27,22 +27,17 @@ Schedule schedule_gm(const CommMatrix& m, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<std::uint32_t> stamp(n, 0);  // recvl(y) is set in phase p iff stamp[y] == p
   detail::PhaseRecorder out(m, m.max_degree() * 2 + 16);
-  for (std::uint32_t phase = 1; remaining != 0; ++phase) {
-    auto x = static_cast<Rank>(detail::below(rng, n));
-    for (Rank k = 0; k < n; ++k) {
-      std::uint32_t* const row = com.data() + std::size_t{x} * n;
-      for (Rank y = 0; y < n; ++y) {
-        if (row[y] == 0 || stamp[y] == phase) continue;
-        stamp[y] = phase;
-        out.add(x, y, row[y] - 1);
-        row[y] = 0;
-        --remaining;
-        break;
-      }
-      x = x + 1 == n ? 0 : x + 1;
+  detail::masking_phases(n, remaining, rng, out, [&](Rank x, std::uint32_t phase) {
+    std::uint32_t* const row = com.data() + std::size_t{x} * n;
+    for (Rank y = 0; y < n; ++y) {
+      if (row[y] == 0 || stamp[y] == phase) continue;
+      stamp[y] = phase;
+      out.add(x, y, row[y] - 1);
+      row[y] = 0;
+      return true;
     }
-    out.end_phase();
-  }
+    return false;
+  });
   s.phases = out.take();
   return s;
 }

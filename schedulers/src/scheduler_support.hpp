@@ -101,4 +101,20 @@ class PhaseRecorder {
   std::vector<Phase> phases_;
 };
 
+// The outer loop of GM (Fig. 4) and CGM (Fig. 6): each phase starts at a
+// random row and gives every row, in cyclic order, one chance to claim a
+// receiver that is still free in the phase. try_row(x, phase) returns whether
+// row x claimed one; `remaining` counts the messages still to schedule.
+template <class Rng, class TryRow>
+void masking_phases(Rank n, std::uint64_t remaining, Rng& rng, PhaseRecorder& out, TryRow&& try_row) {
+  for (std::uint32_t phase = 1; remaining != 0; ++phase) {
+    auto x = static_cast<Rank>(below(rng, n));
+    for (Rank k = 0; k < n; ++k) {
+      if (try_row(x, phase)) --remaining;
+      x = x + 1 == n ? 0 : x + 1;
+    }
+    out.end_phase();
+  }
+}
+
 }  // namespace switchyard::schedulers::detail
