@@ -138,21 +138,30 @@ void BM_CachelineRoundTrip(benchmark::State& state) {
   }
 }
 
-void BM_OneWay_CrossCore(benchmark::State& state) {
-  double figure = 0, limit = 0;
+// Runs `figure` and its `limit` back to back in every batch and reports the
+// figure with the limit and the target beside it.
+template <class Figure, class Limit>
+void figure_vs_limit(benchmark::State& state, Figure figure, Limit limit, double target_ns) {
+  double figures = 0, limits = 0;
   try {
     for (auto _ : state) {
-      const double rtt = cacheline_round_trip(kCachelineRoundTrips);
-      const double one_way = switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB) / 2;
-      state.SetIterationTime(one_way);
-      figure += one_way;
-      limit += rtt / 2;
+      const double l = limit();
+      const double f = figure();
+      state.SetIterationTime(f);
+      figures += f;
+      limits += l;
     }
   } catch (const std::exception& e) {
     return sybench::fail(state, e);
   }
   const double n = static_cast<double>(state.iterations());
-  sybench::report_vs_limit(state, figure / n, limit / n, kOneWayTargetNs);
+  sybench::report_vs_limit(state, figures / n, limits / n, target_ns);
+}
+
+void BM_OneWay_CrossCore(benchmark::State& state) {
+  figure_vs_limit(
+      state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB) / 2; },
+      [] { return cacheline_round_trip(kCachelineRoundTrips) / 2; }, kOneWayTargetNs);
 }
 
 void BM_CoroutineSwitch_SameCore(benchmark::State& state) {
@@ -164,20 +173,9 @@ void BM_CoroutineSwitch_SameCore(benchmark::State& state) {
 }
 
 void BM_SendSwitchRecv_SameCore(benchmark::State& state) {
-  double figure = 0, limit = 0;
-  try {
-    for (auto _ : state) {
-      const double sw = yield_switch(kYieldsPerProcess);
-      const double one_way = switchyard_round_trip(kSameCoreRoundTrips, kCoreA, kCoreA) / 2;
-      state.SetIterationTime(one_way);
-      figure += one_way;
-      limit += sw;
-    }
-  } catch (const std::exception& e) {
-    return sybench::fail(state, e);
-  }
-  const double n = static_cast<double>(state.iterations());
-  sybench::report_vs_limit(state, figure / n, limit / n, kSameCoreTargetNs);
+  figure_vs_limit(
+      state, [] { return switchyard_round_trip(kSameCoreRoundTrips, kCoreA, kCoreA) / 2; },
+      [] { return yield_switch(kYieldsPerProcess); }, kSameCoreTargetNs);
 }
 
 void common(benchmark::internal::Benchmark* b) {
