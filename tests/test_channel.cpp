@@ -155,6 +155,7 @@ void spsc_stress(std::size_t capacity, std::uint64_t count) {
     std::vector<Packet> batch;
     std::uint64_t i = 0;
     while (i < count && !failed.load(std::memory_order_relaxed)) {
+      const std::uint64_t before = i;
       if (i % 3 == 0) {
         if (ch.push(make_packet(i))) ++i;
       } else {
@@ -162,6 +163,8 @@ void spsc_stress(std::size_t capacity, std::uint64_t count) {
         for (std::uint64_t j = i; j < std::min(count, i + 7); ++j) batch.push_back(make_packet(j));
         i += ch.push(batch.data(), batch.size());
       }
+      // A full ring: let the consumer run (on a busy machine it may share our core).
+      if (i == before) std::this_thread::yield();
     }
   });
   std::vector<Packet> out(16);

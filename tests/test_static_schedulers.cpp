@@ -191,7 +191,9 @@ TEST(Lp, SelfMessagesGoWhereTheirProcessIsIdle) {
       if (t.src == t.dst) {
         ++self_seen;
         for (const Transfer& u : s.phases[p]) {
-          if (&u != &t) EXPECT_TRUE(u.src != t.src && u.dst != t.src) << "process " << t.src << " is not idle in phase " << p;
+          if (&u != &t) {
+            EXPECT_TRUE(u.src != t.src && u.dst != t.src) << "process " << t.src << " is not idle in phase " << p;
+          }
         }
       } else {
         EXPECT_EQ(t.src ^ t.dst, p + 1);

@@ -50,7 +50,7 @@ class ByteBuffer {
  private:
   std::uint64_t size_ = 0;
   std::unique_ptr<std::byte[]> heap_;
-  alignas(16) std::byte inline_[kInlineBytes];
+  alignas(16) std::byte inline_[kInlineBytes]{};  // zeroed: moves copy all of it
 };
 
 }  // namespace detail
