@@ -82,8 +82,7 @@ struct alignas(64) SpinBarrier {
       arrived.store(0, std::memory_order_relaxed);
       generation.store(gen + 1, std::memory_order_release);
     } else {
-      while (generation.load(std::memory_order_acquire) == gen) {
-      }
+      sybench::spin_until([&] { return generation.load(std::memory_order_acquire) != gen; });
     }
   }
 };

@@ -64,6 +64,16 @@ inline switchyard::Runtime& runtime() {
   return rt;
 }
 
+// Spins until done(): tight (no pause), as the hardware baselines need, but
+// after 100k fruitless checks it yields on every check, so a baseline whose
+// partner thread was preempted on a busy machine waits a time slice, not forever.
+template <class Done>
+inline void spin_until(Done done) {
+  for (std::uint32_t checks = 0; !done(); ++checks) {
+    if (checks > 100'000) std::this_thread::yield();
+  }
+}
+
 // Times the chunks of a batch. A batch of K operations is cut into kChunks
 // chunks of K / kChunks operations, timed one by one by the thread or process
 // that drives them; the batch reports the MEDIAN chunk. On this 2-core machine,
@@ -135,8 +145,7 @@ void run_pinned_pair(int cpu0, F0&& f0, int cpu1, F1&& f1) {
     try {
       pin_this_thread(cpu);
       ready.fetch_add(1, std::memory_order_acq_rel);
-      while (ready.load(std::memory_order_acquire) < 2) {
-      }
+      spin_until([&] { return ready.load(std::memory_order_acquire) >= 2; });
       f();
     } catch (...) {
       error = std::current_exception();

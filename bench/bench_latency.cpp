@@ -56,16 +56,14 @@ double cacheline_round_trip(int per_chunk) {
         timer.start();
         for (std::uint64_t i = 0; i < total; ++i) {
           line.value.store(2 * i + 1, std::memory_order_release);
-          while (line.value.load(std::memory_order_acquire) != 2 * i + 2) {
-          }
+          sybench::spin_until([&] { return line.value.load(std::memory_order_acquire) == 2 * i + 2; });
           if ((i + 1) % per_chunk == 0) timer.lap();
         }
       },
       kCoreB,
       [&] {
         for (std::uint64_t i = 0; i < total; ++i) {
-          while (line.value.load(std::memory_order_acquire) != 2 * i + 1) {
-          }
+          sybench::spin_until([&] { return line.value.load(std::memory_order_acquire) == 2 * i + 1; });
           line.value.store(2 * i + 2, std::memory_order_release);
         }
       });
