@@ -231,14 +231,10 @@ void Process::check_truncation(const RecvState& r) const {
                         "-byte buffer");
 }
 
-bool Process::test(SendTicket& t) {
-  if (!t.state_) throw InvalidArgument("switchyard: test on rank " + std::to_string(rank_) + ": empty send ticket");
-  return t.state_->done;
-}
+bool Process::test(SendTicket& t) { return state_of(t).done; }
 
 bool Process::test(RecvTicket& t) {
-  if (!t.state_) throw InvalidArgument("switchyard: test on rank " + std::to_string(rank_) + ": empty receive ticket");
-  RecvState& r = *t.state_;
+  RecvState& r = state_of(t);
   check_truncation(r);
   return r.done;
 }
