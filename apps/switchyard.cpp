@@ -5,14 +5,17 @@
 //   switchyard exchange [--processes N] [--density D] [--bytes LIST] [--nonuniform]
 //                       [--matrix FILE] [--schedulers LIST] [--repeat K] ...
 //       All-to-many personalized exchanges, with each scheduler of the papers:
-//       the online schemes AC and DRS_N and the static LP, GM, CGM, RS_N, RS_NH.
+//       the online schemes AC and DRS_N, the static LP, GM, CGM, RS_N, RS_NH,
+//       and the exact optimal (Δ phases) and optimal-bytes (byte lower bound).
 //       Every payload byte of every repetition is checked. Prints a table laid
 //       out like Ranka-Wang-Fox Table 2 / Wang-Lin-Ranka Table 4.
-//   switchyard schedule --matrix FILE --scheduler NAME [--seed S] --out FILE.json
+//   switchyard schedule --matrix FILE --scheduler NAME [--seed S] [--max-phases K] --out FILE.json
 //       One static schedule of a Matrix Market matrix, as JSON.
 //   switchyard phases --processes N --density D --samples S --scheduler NAME
 //       Phases and scheduling time of a static scheduler over random Fig. 7
 //       matrices (Ranka-Wang-Fox Table 4's perm and comp).
+//   switchyard redistribute --extent E --from DIST --to DIST [--schedule KIND] ...
+//       A block-cyclic array moved between process grids (redistribute_command.hpp).
 //
 // Exit codes: 0 success, 1 runtime failure (stall, wrong payload, ...), 2 bad input.
 #include <unistd.h>
@@ -43,59 +46,19 @@
 #include <switchyard/schedulers/static_schedulers.hpp>
 #include <vector>
 
+#include "cli_support.hpp"
+#include "redistribute_command.hpp"
+
 namespace sy = switchyard;
 namespace sys = switchyard::schedulers;
+using namespace switchyard::cli;
 
 namespace {
-
-// ---------------------------------------------------------------------------
-// Errors and exit codes
-// ---------------------------------------------------------------------------
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-
-// Bad input: the message names the option and the offending value.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // ---------------------------------------------------------------------------
 // Parsing of option values
 // ---------------------------------------------------------------------------
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// A whole number in [lo, hi]; `what` is the option, for the message.
-std::uint64_t parse_uint(std::string_view text, const std::string& what, std::uint64_t lo, std::uint64_t hi) {
-  const std::string_view s = trim(text);
-  if (s.empty()) throw UsageError(what + ": a number is required, got an empty value");
-  if (s.front() == '-') {
-    throw UsageError(what + ": '" + std::string(text) + "' is negative; it must be between " + std::to_string(lo) +
-                     " and " + std::to_string(hi));
-  }
-  std::uint64_t v = 0;
-  const char* begin = s.data() + (s.front() == '+' ? 1 : 0);
-  const auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
-  if (ec == std::errc::result_out_of_range) {
-    throw UsageError(what + ": '" + std::string(text) + "' is too large; it must be between " + std::to_string(lo) +
-                     " and " + std::to_string(hi));
-  }
-  if (ec != std::errc() || end != s.data() + s.size() || begin == end) {
-    throw UsageError(what + ": '" + std::string(text) + "' is not a whole number");
-  }
-  if (v < lo || v > hi) {
-    throw UsageError(what + ": " + std::to_string(v) + " is out of range; it must be between " + std::to_string(lo) +
-                     " and " + std::to_string(hi));
-  }
-  return v;
-}
 
 // A byte count with an optional binary suffix: 16, 1024, 64K, 64KiB, 1M, 1G.
 std::uint64_t parse_byte_count(std::string_view text, const std::string& what, std::uint64_t max) {
@@ -189,40 +152,7 @@ std::unique_ptr<sy::Runtime> make_runtime(const std::vector<int>& cores) {
 }
 
 // ---------------------------------------------------------------------------
-// Output files: checked before the exchange runs, written after it
-// ---------------------------------------------------------------------------
 
-class OutputFile {
- public:
-  OutputFile(std::string option, std::string path) : option_(std::move(option)), path_(std::move(path)) {
-    std::error_code ec;
-    existed_ = std::filesystem::exists(path_, ec);
-    if (std::filesystem::is_directory(path_, ec)) throw UsageError(option_ + ": '" + path_ + "' is a directory");
-    errno = 0;
-    std::ofstream probe(path_, std::ios::app);  // creates it if need be, never truncates
-    if (!probe) {
-      throw UsageError(option_ + ": cannot write to '" + path_ + "'" +
-                       (errno ? std::string(": ") + std::strerror(errno) : std::string()));
-    }
-  }
-  // The run failed: do not leave behind an empty file that was not there before.
-  void abandon() {
-    std::error_code ec;
-    if (!existed_ && std::filesystem::is_empty(path_, ec)) std::filesystem::remove(path_, ec);
-  }
-  void write(const std::string& text) {
-    std::ofstream out(path_, std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error(option_ + ": writing '" + path_ + "' failed");
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string option_;
-  std::string path_;
-  bool existed_ = false;
-};
 
 // ---------------------------------------------------------------------------
 // Inputs shared by the commands
@@ -309,7 +239,7 @@ std::vector<std::string> parse_scheduler_list(const std::string& text) {
 struct ExchangeArgs {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, json, csv;
+  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv;
   bool nonuniform = false;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
@@ -336,7 +266,9 @@ void print_table(const std::vector<MatrixRun>& runs, const std::vector<std::stri
   constexpr int kLabel = 26, kCell = 11;
   auto row = [&](const std::string& label, auto&& value) {
     std::printf("%-*s", kLabel, label.c_str());
-    for (std::size_t s = 0; s < schedulers.size(); ++s) std::printf("%*s", kCell, value(s).c_str());
+    // Wider where a name needs it ("optimal-bytes"): two spaces before each.
+    for (std::size_t s = 0; s < schedulers.size(); ++s)
+      std::printf("%*s", std::max(kCell, static_cast<int>(schedulers[s].size()) + 2), value(s).c_str());
     std::printf("\n");
   };
   row(first_column, [&](std::size_t s) { return schedulers[s]; });
@@ -411,6 +343,7 @@ int run_exchange(const ExchangeArgs& a) {
   options.schedulers = parse_scheduler_list(a.schedulers);
   options.repeat = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1'000'000));
   options.seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
+  if (!a.max_phases.empty()) options.max_phases = parse_uint(a.max_phases, "--max-phases", 1, ~std::uint64_t{0});
   if (!a.mailbox_capacity.empty()) {
     options.run_options.mailbox_capacity =
         parse_uint(a.mailbox_capacity, "--mailbox-capacity", 1, std::size_t{1} << 24);
@@ -533,7 +466,7 @@ int run_exchange(const ExchangeArgs& a) {
 // ---------------------------------------------------------------------------
 
 struct ScheduleArgs {
-  std::string matrix, scheduler, seed = "1", out;
+  std::string matrix, scheduler, seed = "1", max_phases, out;
 };
 
 int run_schedule(const ScheduleArgs& a) {
@@ -542,7 +475,9 @@ int run_schedule(const ScheduleArgs& a) {
   const sys::CommMatrix m = load_matrix(a.matrix);
   OutputFile out("--out", a.out);
   const auto t0 = std::chrono::steady_clock::now();
-  const sys::Schedule s = sys::make_schedule(name, m, seed);
+  const std::uint64_t max_phases =
+      a.max_phases.empty() ? 0 : parse_uint(a.max_phases, "--max-phases", 1, ~std::uint64_t{0});
+  const sys::Schedule s = sys::make_schedule(name, m, sys::ScheduleOptions{seed, max_phases});
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   sys::validate(s, m);
 
@@ -561,9 +496,10 @@ int run_schedule(const ScheduleArgs& a) {
   out.write(text);
   std::printf(
       "switchyard schedule: %s on %s: %zu phases, %llu transfers, %u processes (lower bound %llu phases), "
-      "scheduled in %.3f ms, valid\nwrote %s\n",
+      "makespan %llu bytes (lower bound %llu), scheduled in %.3f ms, valid\nwrote %s\n",
       name.c_str(), a.matrix.c_str(), s.phases.size(), static_cast<unsigned long long>(s.transfers()), s.processes,
-      static_cast<unsigned long long>(m.max_degree()), ms, out.path().c_str());
+      static_cast<unsigned long long>(m.max_degree()), static_cast<unsigned long long>(s.makespan_bytes()),
+      static_cast<unsigned long long>(m.max_load_bytes()), ms, out.path().c_str());
   return kExitOk;
 }
 
@@ -695,6 +631,11 @@ int main(int argc, char** argv) {
                    "DRS_N retry delay: yields after a pass in which every destination was busy (default: 1)")
       ->type_name("Y");
   exchange
+      ->add_option("--max-phases", ex.max_phases,
+                   "optimal-bytes: at most max(K, Δ) phases, trading makespan for fewer phase start-ups (default: "
+                   "no cap, makespan = the byte lower bound)")
+      ->type_name("K");
+  exchange
       ->add_option("--json", ex.json,
                    "Also write the results as JSON to FILE (a result's bytes: the message size, the unit with "
                    "--nonuniform, the largest message with --matrix)")
@@ -711,6 +652,10 @@ int main(int argc, char** argv) {
       ->type_name("NAME")
       ->required();
   schedule->add_option("--seed", sc.seed, "Scheduler seed")->type_name("S")->capture_default_str();
+  schedule
+      ->add_option("--max-phases", sc.max_phases,
+                   "optimal-bytes: at most max(K, Δ) phases, trading makespan for fewer phases (default: no cap)")
+      ->type_name("K");
   schedule->add_option("--out", sc.out, "Write the schedule as JSON to FILE")->type_name("FILE.json")->required();
 
   PhasesArgs ph;
@@ -727,8 +672,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
 
+  const sy::cli::RedistributeCommand redistribute(app);
+
   // CLI11 would only say that a subcommand is required.
-  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases"};
+  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases", "redistribute"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "switchyard: error: unknown command '" << argv[1] << "' (commands: " << join(commands)
               << ")\nRun 'switchyard --help'.\n";
@@ -755,6 +702,7 @@ int main(int argc, char** argv) {
     if (*exchange) return run_exchange(ex);
     if (*schedule) return run_schedule(sc);
     if (*phases) return run_phases(ph);
+    if (redistribute.selected()) return redistribute.run();
     return kExitUsage;  // unreachable: a subcommand is required
   } catch (const UsageError& e) {
     std::cerr << "switchyard: error: " << e.what() << "\n";

@@ -8,9 +8,17 @@
 //                               <= 1 meets it); cgm_tbb builds CCOM with oneTBB.
 //                               Counters: phases, makespan_kib (sum over phases
 //                               of the largest transfer).
-//   BM_ScheduleNonuniform/<name> rsn and rsnh on the Wang-Lin-Ranka test set 2
-//                               pattern (1..32 KiB), same n and d: makespan_kib
-//                               is what RS_NH reduces, phases what it costs.
+//   BM_ScheduleNonuniform/<name> rsn, rsnh and optimal-bytes (uncapped, and
+//                               capped at 2 and 4 times Δ phases) on the
+//                               Wang-Lin-Ranka test set 2 pattern (1..32 KiB),
+//                               same n and d: makespan_kib is what RS_NH and
+//                               optimal-bytes reduce, phases what it costs;
+//                               x_lower = makespan / the byte lower bound (1 is
+//                               optimal).
+//   BM_Optimal/<name>/n:N/d:D   optimal beside cgm (serial CCOM) on the same
+//                               Fig. 7 matrices, n = 512, d = 128 and n = 1024,
+//                               d = 512; optimal's x_target = time / target
+//                               (10 ms and 250 ms on one core), <= 1 meets it.
 //   BM_Compaction/<kind>/n:N/parallel:P
 //                               CCOM alone (Fig. 5), d = 64, n = 1024 and 4096.
 //                               kind sparse: from CommMatrix rows, O(n d);
@@ -38,6 +46,7 @@
 
 #include <switchyard/schedulers/ccom.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>
+#include <switchyard/schedulers/optimal.hpp>
 #include <switchyard/schedulers/static_schedulers.hpp>
 
 namespace {
@@ -59,13 +68,17 @@ const CommMatrix& nonuniform() {
   return m;
 }
 
+// "optimal-bytes/cap:K": optimal-bytes with at most K·Δ phases.
 Schedule run(const std::string& name, const CommMatrix& m, std::uint64_t seed) {
   if (name == "cgm") return schedule_cgm(m, seed, false);
   if (name == "cgm_tbb") return schedule_cgm(m, seed, true);
+  if (const auto cap = name.find("/cap:"); cap != std::string::npos)
+    return schedule_optimal_bytes(m, OptimalBytesOptions{std::stoull(name.substr(cap + 5)) * m.max_degree()});
   return make_schedule(name, m, seed);
 }
 
-void schedule_line(benchmark::State& state, const std::string& name, const CommMatrix& m) {
+// target_ms > 0: also report x_target = schedule time / target.
+void schedule_line(benchmark::State& state, const std::string& name, const CommMatrix& m, double target_ms) {
   std::uint64_t seed = 0, phases = 0, makespan = 0;
   run(name, m, seed);  // warms the allocator and, for cgm_tbb, the TBB workers
   double seconds = 0;
@@ -80,13 +93,24 @@ void schedule_line(benchmark::State& state, const std::string& name, const CommM
   const double iterations = static_cast<double>(state.iterations());
   state.counters["phases"] = static_cast<double>(phases) / iterations;
   state.counters["makespan_kib"] = static_cast<double>(makespan) / iterations / 1024.0;
-  if (name == "cgm") state.counters["x_target"] = seconds / iterations * 1e3 / kCgmTargetMs;
+  state.counters["x_lower"] = static_cast<double>(makespan) / iterations / static_cast<double>(m.max_load_bytes());
+  if (target_ms > 0) state.counters["x_target"] = seconds / iterations * 1e3 / target_ms;
 }
 
-void BM_Schedule(benchmark::State& state, const std::string& name) { schedule_line(state, name, uniform_matrix()); }
+void BM_Schedule(benchmark::State& state, const std::string& name) {
+  schedule_line(state, name, uniform_matrix(), name == "cgm" ? kCgmTargetMs : 0);
+}
 
 void BM_ScheduleNonuniform(benchmark::State& state, const std::string& name) {
-  schedule_line(state, name, nonuniform());
+  schedule_line(state, name, nonuniform(), 0);
+}
+
+void BM_Optimal(benchmark::State& state, const std::string& name) {
+  const auto n = static_cast<switchyard::Rank>(state.range(0));
+  const auto d = static_cast<switchyard::Rank>(state.range(1));
+  const CommMatrix m = fig7_matrix(n, d, 1024, 42);
+  const double target_ms = name != "optimal" ? 0 : n <= 512 ? 10 : 250;
+  schedule_line(state, name, m, target_ms);
 }
 
 void BM_Compaction(benchmark::State& state, bool dense) {
@@ -133,8 +157,17 @@ void register_all() {
         ->Repetitions(10)
         ->ReportAggregatesOnly(true);
   }
-  for (const std::string name : {"rsn", "rsnh"}) {
+  for (const std::string name : {"rsn", "rsnh", "optimal-bytes", "optimal-bytes/cap:4", "optimal-bytes/cap:2"}) {
     benchmark::RegisterBenchmark(("BM_ScheduleNonuniform/" + name).c_str(), BM_ScheduleNonuniform, name)
+        ->Unit(benchmark::kMillisecond)
+        ->Repetitions(10)
+        ->ReportAggregatesOnly(true);
+  }
+  for (const std::string name : {"cgm", "optimal"}) {
+    benchmark::RegisterBenchmark(("BM_Optimal/" + name).c_str(), BM_Optimal, name)
+        ->ArgNames({"n", "d"})
+        ->Args({512, 128})
+        ->Args({1024, 512})
         ->Unit(benchmark::kMillisecond)
         ->Repetitions(10)
         ->ReportAggregatesOnly(true);

@@ -27,6 +27,13 @@ inline switchyard::RunOptions run_options(std::size_t mailbox_capacity = 1024) {
   return o;
 }
 
+// A scheduler's name as a test name ("optimal-bytes" -> "optimal_bytes"):
+// GoogleTest allows only letters, digits and underscores.
+inline std::string identifier(std::string name) {
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
 // The process counts every scheme is run on.
 inline const std::vector<Rank> kProcessCounts{1, 2, 3, 7, 32, 100, 128};
 

@@ -78,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(AllCounts, StaticSchedulers,
                          ::testing::Combine(::testing::ValuesIn(static_scheduler_names()),
                                             ::testing::ValuesIn(sytest::kProcessCounts)),
                          [](const auto& info) {
-                           return std::get<0>(info.param) + "_n" + std::to_string(std::get<1>(info.param));
+                           return sytest::identifier(std::get<0>(info.param)) + "_n" + std::to_string(std::get<1>(info.param));
                          });
 
 class StaticCorners : public ::testing::TestWithParam<std::string> {};
@@ -105,7 +105,7 @@ TEST_P(StaticCorners, MailboxCapacityOne) {
 TEST_P(StaticCorners, LargeMessages) { run_schedule(GetParam(), fig7_matrix(32, 8, 65536, 3), 1024, 3); }
 
 INSTANTIATE_TEST_SUITE_P(All, StaticCorners, ::testing::ValuesIn(static_scheduler_names()),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& info) { return sytest::identifier(info.param); });
 
 TEST(ProcessPlans, SkipPhasesWithoutWorkAndTagByPhase) {
   const CommMatrix m = fig7_matrix(32, 3, 64, 1);

@@ -246,7 +246,7 @@ TEST(ExchangeDriver, RejectsUnknownSchedulersBeforeRunningAnything) {
     FAIL() << "no error";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("'fastest'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("ac, lp, gm, cgm, rsn, rsnh, drsn"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ac, lp, gm, cgm, rsn, rsnh, optimal, optimal-bytes, drsn"), std::string::npos) << e.what();
   }
   o.schedulers = {"ac"};
   o.repeat = 0;

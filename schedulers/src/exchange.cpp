@@ -50,17 +50,6 @@ std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
   return z ^ (z >> 31);
 }
 
-TimeStats summarize(std::vector<double> samples) {
-  TimeStats t;
-  t.samples = samples;
-  if (samples.empty()) return t;
-  std::sort(samples.begin(), samples.end());
-  const std::size_t k = samples.size();
-  t.median = k % 2 ? samples[k / 2] : (samples[k / 2 - 1] + samples[k / 2]) / 2;
-  t.min = samples.front();
-  t.max = samples.back();
-  return t;
-}
 
 // Per process and repetition: when it left the barrier and when it was done.
 class Clocks {
@@ -190,7 +179,7 @@ class Driver {
     std::vector<double> ms;
     for (std::uint32_t k = 0; k < o_.repeat; ++k) {
       const auto t0 = Clock::now();
-      schedule = one_thread.execute([&] { return make_schedule(name, m_, seed); });
+      schedule = one_thread.execute([&] { return make_schedule(name, m_, ScheduleOptions{seed, o_.max_phases}); });
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
     r.schedule_ms = summarize(std::move(ms));
@@ -317,6 +306,18 @@ ExchangeReport run_exchange(Runtime& rt, const CommMatrix& m, const ExchangeOpti
     }
   }
   return Driver(rt, m, options).run();
+}
+
+TimeStats summarize(std::vector<double> samples) {
+  TimeStats t;
+  t.samples = samples;
+  if (samples.empty()) return t;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t k = samples.size();
+  t.median = k % 2 ? samples[k / 2] : (samples[k / 2 - 1] + samples[k / 2]) / 2;
+  t.min = samples.front();
+  t.max = samples.back();
+  return t;
 }
 
 }  // namespace switchyard::schedulers

@@ -30,6 +30,7 @@ struct ExchangeOptions {
   std::vector<std::string> schedulers;  // empty: default_exchange_schedulers()
   std::uint32_t repeat = 5;             // K, at least 1
   std::uint64_t seed = 1;               // payloads, scheduler seeds, DRS_N's orders
+  std::uint64_t max_phases = 0;         // optimal-bytes' phase cap (0: none)
   RunOptions run_options;               // placement, mailbox capacity, ...; handlers are added to a copy
   AcOptions ac;
   std::uint32_t drsn_retry_yields = 1;
@@ -40,6 +41,10 @@ struct TimeStats {
   double median = 0, min = 0, max = 0;
   std::vector<double> samples;  // one per repetition, in order
 };
+
+// Median (the mean of the middle two for an even count), min and max of the
+// samples, which are kept in their order.
+TimeStats summarize(std::vector<double> samples);
 
 struct SchedulerResult {
   std::string scheduler;

@@ -29,7 +29,15 @@ Schedule schedule_cgm(const CommMatrix& m, std::uint64_t seed, bool parallel = t
 Schedule schedule_rsn(const CommMatrix& m, std::uint64_t seed);
 Schedule schedule_rsnh(const CommMatrix& m, std::uint64_t seed);
 
-// By name: "lp", "gm", "cgm", "rsn", "rsnh". Throws InvalidArgument for any other name.
+// What a scheduler may be told beyond the matrix; each uses what applies to it.
+struct ScheduleOptions {
+  std::uint64_t seed = 1;        // the randomised schedulers (GM, CGM, RS_N, RS_NH)
+  std::uint64_t max_phases = 0;  // optimal-bytes: a cap on its phases (0: none), see optimal.hpp
+};
+
+// By name: "lp", "gm", "cgm", "rsn", "rsnh", and "optimal", "optimal-bytes"
+// (optimal.hpp). Throws InvalidArgument for any other name.
+Schedule make_schedule(const std::string& name, const CommMatrix& m, const ScheduleOptions& options);
 Schedule make_schedule(const std::string& name, const CommMatrix& m, std::uint64_t seed);
 const std::vector<std::string>& static_scheduler_names();
 

@@ -1,0 +1,356 @@
+#include "redistribute_command.hpp"
+
+#include "cli_support.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <switchyard/errors.hpp>
+#include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/exchange.hpp>
+#include <switchyard/schedulers/redistribution/redistribution_plan.hpp>
+#include <vector>
+
+namespace switchyard::cli {
+
+namespace rd = switchyard::redistribution;
+
+struct RedistributeCommand::Args {
+  std::string extent, from, to, schedule = "all", repeat = "5", json, dump_tables;
+};
+
+namespace {
+
+std::string strip_prefix(const char* what) {
+  std::string_view s = what;
+  if (s.starts_with("switchyard: ")) s.remove_prefix(12);
+  return std::string(s);
+}
+
+
+
+rd::Layout parse_layout(const std::vector<rd::Index>& extent, const std::string& extent_text, const std::string& text,
+                        const std::string& option) {
+  rd::Distribution d;
+  try {
+    d = rd::Distribution::parse(text);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(option + " " + e.what());
+  }
+  if (d.dims.size() != extent.size()) {
+    throw UsageError(option + " '" + text + "': " + std::to_string(d.dims.size()) +
+                     " distributed dimension(s) for the " + std::to_string(extent.size()) + "-dimensional --extent " +
+                     extent_text + " (give one distribution and one grid axis per array dimension)");
+  }
+  try {
+    return rd::Layout(extent, std::move(d));
+  } catch (const InvalidArgument& e) {
+    throw UsageError(option + " '" + text + "': " + strip_prefix(e.what()));
+  }
+}
+
+std::vector<rd::ScheduleKind> parse_kinds(const std::string& text) {
+  if (text == "all") return rd::all_schedule_kinds();
+  if (const auto kind = rd::parse_schedule_kind(text)) return {*kind};
+  std::string valid;
+  for (rd::ScheduleKind k : rd::all_schedule_kinds()) valid += std::string(rd::name(k)) + ", ";
+  throw UsageError("--schedule: unknown schedule '" + text + "' (valid: " + valid + "all)");
+}
+
+// The global array, the sources' blocks, the targets' blocks as they should
+// end up, and the blocks the redistribution writes: about five copies of the
+// array. More than half the machine's memory is refused up front.
+void check_memory(rd::Index elements, const std::string& extent_text) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+  const double needed = 5.0 * static_cast<double>(elements) * sizeof(double);
+  if (memory > 0 && needed > memory / 2) {
+    throw UsageError("--extent " + extent_text + ": " + std::to_string(elements) + " elements need about " +
+                     std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB, more than half of this machine's " +
+                     std::to_string(static_cast<long long>(memory / (1 << 20))) + " MiB");
+  }
+}
+
+
+struct Result {
+  rd::ScheduleKind kind;
+  std::optional<rd::RedistributionPlan> plan;  // none: the table kind does not apply
+  std::string reason;
+  schedulers::TimeStats ms;
+};
+
+// The receiving table: a source, -1 for an idle slot, or the list of sources
+// where a schedule with contention has a target receive several in one step.
+nlohmann::json receiving_cell(const std::vector<Rank>& sources) {
+  if (sources.empty()) return -1;
+  if (sources.size() == 1) return sources[0];
+  return sources;
+}
+
+// A table as JSON, one row per line.
+std::string rows_json(const std::vector<nlohmann::json>& rows, const char* indent) {
+  std::string s = "[";
+  for (std::size_t r = 0; r < rows.size(); ++r) s += (r ? ",\n" : "\n") + std::string(indent) + "  " + rows[r].dump();
+  return s + (rows.empty() ? "]" : "\n" + std::string(indent) + "]");
+}
+
+std::vector<nlohmann::json> sending_rows(const rd::SchedulingTable& cs) {
+  std::vector<nlohmann::json> rows;
+  for (Rank i = 0; i < cs.rows(); ++i) rows.emplace_back(cs.row(i));
+  return rows;
+}
+
+std::vector<nlohmann::json> receiving_rows(const rd::RedistributionPlan& plan) {
+  std::vector<nlohmann::json> rows;
+  for (const auto& row : rd::receiving_lists(plan.schedule(), plan.target().processes())) {
+    nlohmann::json r = nlohmann::json::array();
+    for (const auto& cell : row) r.push_back(receiving_cell(cell));
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string tables_json(const std::vector<Result>& results, const rd::CommTable& com, const rd::Layout& src,
+                        const rd::Layout& dst) {
+  std::vector<nlohmann::json> pattern, elements;
+  for (Rank i = 0; i < com.sources(); ++i) {
+    nlohmann::json p = nlohmann::json::array(), e = nlohmann::json::array();
+    for (Rank j = 0; j < com.targets(); ++j) {
+      p.push_back(com.communicates(i, j) ? 1 : 0);
+      e.push_back(com.elements(i, j));
+    }
+    pattern.push_back(std::move(p));
+    elements.push_back(std::move(e));
+  }
+  // The top-level tables: the one kind asked for, or with `all` the paper's
+  // table (the optimal one where the paper's method does not apply).
+  const Result* primary = nullptr;
+  for (rd::ScheduleKind k : {rd::ScheduleKind::table, rd::ScheduleKind::optimal}) {
+    for (const Result& r : results) {
+      if (!primary && r.kind == k && r.plan) primary = &r;
+    }
+  }
+  if (!primary) primary = &results.front();
+  std::string s = "{\"from\": " + nlohmann::json(src.distribution().str()).dump() +
+                  ", \"to\": " + nlohmann::json(dst.distribution().str()).dump() +
+                  ", \"extent\": " + nlohmann::json(src.extent()).dump() + ",\n";
+  s += " \"com\": " + rows_json(pattern, " ") + ",\n \"com_elements\": " + rows_json(elements, " ") + ",\n";
+  s += " \"schedule\": " + nlohmann::json(std::string(rd::name(primary->kind))).dump() +
+       ", \"steps\": " + std::to_string(primary->plan->steps()) + ",\n";
+  s += " \"cs\": " + rows_json(sending_rows(primary->plan->cs()), " ") + ",\n";
+  s += " \"cs_recv\": " + rows_json(receiving_rows(*primary->plan), " ") + ",\n";
+  s += " \"schedules\": {";
+  bool first = true;
+  for (const Result& r : results) {
+    if (!r.plan) continue;
+    s += std::string(first ? "\n" : ",\n") + "  " + nlohmann::json(std::string(rd::name(r.kind))).dump() +
+         ": {\"steps\": " + std::to_string(r.plan->steps()) +
+         ", \"contention_free\": " + (r.plan->contention_free() ? "true" : "false") +
+         ",\n   \"cs\": " + rows_json(sending_rows(r.plan->cs()), "   ") +
+         ",\n   \"cs_recv\": " + rows_json(receiving_rows(*r.plan), "   ") + "}";
+    first = false;
+  }
+  return s + (first ? "}}\n" : "\n }}\n");
+}
+
+int run_command(const std::string& extent_text, const std::string& from,
+                const std::string& to, const std::string& schedule, const std::string& repeat_text,
+                const std::string& json_path, const std::string& dump_path) {
+  std::vector<rd::Index> extent;
+  try {
+    extent = rd::parse_extent(extent_text);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(std::string("--extent ") + e.what());
+  }
+  const rd::Layout src = parse_layout(extent, extent_text, from, "--from");
+  const rd::Layout dst = parse_layout(extent, extent_text, to, "--to");
+  const std::vector<rd::ScheduleKind> kinds = parse_kinds(schedule);
+  const auto repeat = static_cast<std::uint32_t>(parse_uint(repeat_text, "--repeat", 1, 1'000'000));
+  check_memory(src.elements(), extent_text);
+  std::optional<OutputFile> json, dump;
+  if (!json_path.empty()) json.emplace("--json", json_path);
+  if (!dump_path.empty()) dump.emplace("--dump-tables", dump_path);
+
+  // Planning first: a table that does not apply is bad input when it was the one asked for.
+  std::vector<Result> results;
+  for (rd::ScheduleKind kind : kinds) {
+    Result r{kind, std::nullopt, "", {}};
+    try {
+      r.plan.emplace(src, dst, kind);
+    } catch (const rd::TableNotApplicable& e) {
+      if (kinds.size() == 1) throw UsageError("--schedule table: " + strip_prefix(e.what()));
+      r.reason = strip_prefix(e.what());
+    }
+    results.push_back(std::move(r));
+  }
+  const rd::CommTable com = rd::communication_table(src, dst);
+  const Rank processes = rd::job_processes(com);
+  Runtime rt;
+  std::printf("switchyard redistribute: %s elements, %s -> %s, %u processes on %zu core(s), %u repetition(s)\n",
+              extent_text.c_str(), src.distribution().str().c_str(), dst.distribution().str().c_str(), processes,
+              rt.cores().size(), repeat);
+  std::printf("COM: %llu messages; a source sends to at most K = %u targets, a target receives from at most K' = %u\n\n",
+              static_cast<unsigned long long>(com.messages()), com.max_sends(), com.max_receives());
+  std::fflush(stdout);
+
+  // The array holds its row-major offsets, exactly representable as doubles.
+  std::vector<double> global(static_cast<std::size_t>(src.elements()));
+  for (std::size_t e = 0; e < global.size(); ++e) global[e] = static_cast<double>(e);
+  const auto in = src.scatter(global);
+  const auto want = dst.scatter(global);
+  std::vector<std::vector<double>> out(dst.processes());
+  const std::vector<std::span<const double>> in_views(in.begin(), in.end());
+  try {
+    for (Result& r : results) {
+      if (!r.plan) continue;
+      std::vector<double> samples;
+      for (std::uint32_t rep = 0; rep < repeat; ++rep) {
+        for (Rank j = 0; j < out.size(); ++j) out[j].assign(want[j].size(), std::numeric_limits<double>::quiet_NaN());
+        const std::vector<std::span<double>> out_views(out.begin(), out.end());
+        samples.push_back(r.plan->execute(rt, in_views, out_views));
+        for (Rank j = 0; j < out.size(); ++j) {
+          const auto bad = std::mismatch(out[j].begin(), out[j].end(), want[j].begin());
+          if (bad.first != out[j].end()) {
+            throw std::runtime_error("schedule " + std::string(rd::name(r.kind)) + ", repetition " +
+                                     std::to_string(rep + 1) + ": target " + std::to_string(j) + "'s local element " +
+                                     std::to_string(bad.first - out[j].begin()) + " is " + std::to_string(*bad.first) +
+                                     ", expected " + std::to_string(*bad.second));
+          }
+        }
+      }
+      r.ms = schedulers::summarize(std::move(samples));
+    }
+  } catch (...) {
+    if (json) json->abandon();
+    if (dump) dump->abandon();
+    throw;
+  }
+
+  std::printf("%-14s %6s  %-15s %10s %15s  %s\n", "schedule", "steps", "contention-free", "plan (ms)",
+              "redist. (ms)", "how");
+  for (const Result& r : results) {
+    if (!r.plan) {
+      std::printf("%-14s %6s  %-15s %10s %15s  %s\n", std::string(rd::name(r.kind)).c_str(), "n/a", "", "", "",
+                  r.reason.c_str());
+      continue;
+    }
+    std::printf("%-14s %6u  %-15s %10.3f %15.3f  %s\n", std::string(rd::name(r.kind)).c_str(), r.plan->steps(),
+                r.plan->contention_free() ? "yes" : "no", r.plan->timings().total_ms(), r.ms.median,
+                r.plan->method().c_str());
+  }
+  std::printf(
+      "every element of every repetition verified: yes\n"
+      "plan: COM from LDD intersections, the schedule, the pack/unpack descriptors (one thread);\n"
+      "redist.: median of %u, from the first process leaving a barrier to the last one done\n",
+      repeat);
+
+  if (json) {
+    nlohmann::ordered_json j;
+    j["extent"] = extent;
+    j["from"] = src.distribution().str();
+    j["to"] = dst.distribution().str();
+    j["processes"] = processes;
+    j["sources"] = src.processes();
+    j["targets"] = dst.processes();
+    j["cores"] = rt.cores().size();
+    j["repeat"] = repeat;
+    j["K"] = com.max_sends();
+    j["K_prime"] = com.max_receives();
+    j["messages"] = com.messages();
+    j["results"] = nlohmann::ordered_json::array();
+    for (const Result& r : results) {
+      nlohmann::ordered_json row;
+      row["schedule"] = std::string(rd::name(r.kind));
+      row["available"] = r.plan.has_value();
+      if (!r.plan) {
+        row["reason"] = r.reason;
+      } else {
+        const rd::PlanTimings& t = r.plan->timings();
+        row["steps"] = r.plan->steps();
+        row["contention_free"] = r.plan->contention_free();
+        row["method"] = r.plan->method();
+        row["plan_ms"] = {{"total", t.total_ms()}, {"com", t.com_ms}, {"schedule", t.schedule_ms},
+                          {"descriptors", t.descriptors_ms}};
+        row["redistribute_ms"] = {{"median", r.ms.median}, {"min", r.ms.min}, {"max", r.ms.max}};
+        row["samples_ms"] = r.ms.samples;
+        row["verified"] = true;
+      }
+      j["results"].push_back(std::move(row));
+    }
+    json->write(j.dump(2) + "\n");
+    std::printf("wrote %s\n", json->path().c_str());
+  }
+  if (dump) {
+    dump->write(tables_json(results, com, src, dst));
+    std::printf("wrote %s\n", dump->path().c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+RedistributeCommand::RedistributeCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
+  command_ = app.add_subcommand(
+      "redistribute",
+      "Redistribute a block-cyclic array of doubles between process grids with each schedule kind "
+      "(Guo-Nakata-Yamashita's contention-free tables, their naive and offset baselines, the optimal schedulers), "
+      "check every element, and print steps, planning and redistribution times");
+  command_->add_option("--extent", args_->extent, "Array extents, e.g. 120000 or 1000x1000")
+      ->type_name("N[xN...]")
+      ->required();
+  command_
+      ->add_option("--from", args_->from,
+                   "Source distribution and process grid, HPF style: e.g. 'cyclic(6)@4' or 'block,cyclic(2)@2x4'")
+      ->type_name("DIST@GRID")
+      ->required();
+  command_->add_option("--to", args_->to, "Target distribution and process grid, same syntax")
+      ->type_name("DIST@GRID")
+      ->required();
+  command_
+      ->add_option("--schedule", args_->schedule,
+                   "naive (Fig. 1), offset (Fig. 4), table (Algorithm 1 / 2), optimal, optimal-bytes, or all")
+      ->type_name("KIND")
+      ->capture_default_str();
+  command_->add_option("--repeat,-r", args_->repeat, "Timed redistributions per schedule (the median is reported)")
+      ->type_name("K")
+      ->capture_default_str();
+  command_->add_option("--json", args_->json, "Also write the results as JSON to FILE")->type_name("FILE");
+  command_
+      ->add_option("--dump-tables", args_->dump_tables,
+                   "Write COM and the sending and receiving tables CS, CS' (-1: idle) as JSON to FILE")
+      ->type_name("FILE");
+}
+
+RedistributeCommand::~RedistributeCommand() = default;
+
+bool RedistributeCommand::selected() const { return command_->parsed(); }
+
+int RedistributeCommand::run() const {
+  try {
+    return run_command(args_->extent, args_->from, args_->to, args_->schedule, args_->repeat, args_->json,
+                       args_->dump_tables);
+  } catch (const UsageError& e) {
+    std::cerr << "switchyard: error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const StallError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "switchyard: failed: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace switchyard::cli

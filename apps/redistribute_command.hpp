@@ -1,0 +1,36 @@
+#pragma once
+// `switchyard redistribute`: an array of doubles moved from one block-cyclic
+// layout to another on the runtime, with each schedule kind of
+// switchyard::redistribution (Guo-Nakata-Yamashita's tables, their Fig. 1 and
+// Fig. 4 baselines, and the optimal schedulers), every element verified.
+//
+//   switchyard redistribute --extent 120000 --from 'cyclic(6)@4' --to 'cyclic(2)@4'
+//                           [--schedule naive|offset|table|optimal|optimal-bytes|all]
+//                           [--repeat K] [--json FILE] [--dump-tables FILE]
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+namespace switchyard::cli {
+
+class RedistributeCommand {
+ public:
+  // Adds the subcommand and its options to `app`.
+  explicit RedistributeCommand(CLI::App& app);
+  ~RedistributeCommand();
+  RedistributeCommand(const RedistributeCommand&) = delete;
+  RedistributeCommand& operator=(const RedistributeCommand&) = delete;
+
+  // The command line asked for this subcommand.
+  bool selected() const;
+  // Runs it and returns the exit code: 0 success, 1 the run failed (a stall, a
+  // wrong element), 2 bad input; the message, if any, is on stderr.
+  int run() const;
+
+ private:
+  struct Args;
+  std::unique_ptr<Args> args_;
+  CLI::App* command_ = nullptr;
+};
+
+}  // namespace switchyard::cli

@@ -1,0 +1,146 @@
+#pragma once
+// A redistribution plan: everything about moving an array of doubles from one
+// Layout to another that does not depend on the data, computed once and
+// executed as often as needed: COM, the schedule, and for every pair of
+// processes that communicate the pack and unpack descriptors (LDD pieces in
+// local index space). Execution is the paper's sending and receiving parts
+// (Figs. 1 and 4): each source packs a message with LDD index arithmetic, the
+// schedule says in which step it goes, and each target unpacks what it
+// receives into its local array (local layout: see layout.hpp).
+//
+// Schedule kinds:
+//   naive          Fig. 1: step k, every source sends to target k (contention)
+//   offset         Fig. 4: step k, source i sends to target (i + k) mod P'
+//   table          the paper's contention-free tables (Algorithm 1 / 2); throws
+//                  TableNotApplicable where the paper's method does not apply
+//   optimal        schedule_optimal on COM in bytes: contention-free, exactly
+//                  max(K, K') steps, for any redistribution
+//   optimal-bytes  schedule_optimal_bytes: messages may be split into byte
+//                  ranges over several steps, fewest bytes on the critical path
+//
+// Execution is loosely synchronous, as the schedulers' executor: no barrier
+// between steps; in each of its steps a process posts the receives of the
+// step, packs and posts its send, copies what it sends to itself, and waits
+// for its sends and receives, unpacking each message as it arrives. Every
+// transfer of step k is posted by both ends once they finished their steps
+// before k, so, by induction on k, every step completes, contention or not.
+// The processes of a redistribution are max(P, P'): source i and target i
+// are process i.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "switchyard/errors.hpp"
+#include "switchyard/process.hpp"
+#include "switchyard/runtime.hpp"
+#include "switchyard/schedulers/redistribution/layout.hpp"
+#include "switchyard/schedulers/redistribution/redistribution_tables.hpp"
+#include "switchyard/schedulers/schedule.hpp"
+#include "switchyard/task.hpp"
+
+namespace switchyard::redistribution {
+
+enum class ScheduleKind : std::uint8_t { naive, offset, table, optimal, optimal_bytes };
+
+// "naive", "offset", "table", "optimal", "optimal-bytes".
+std::string_view name(ScheduleKind kind) noexcept;
+std::optional<ScheduleKind> parse_schedule_kind(std::string_view text) noexcept;
+// Every kind, in the order above.
+const std::vector<ScheduleKind>& all_schedule_kinds();
+
+// The paper's tables do not apply to this redistribution; what() says why.
+class TableNotApplicable : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
+// Wall time of the parts of a plan's construction, in ms.
+struct PlanTimings {
+  double com_ms = 0;          // COM from LDD intersections
+  double schedule_ms = 0;     // the schedule of the kind (tables, or the optimal scheduler)
+  double descriptors_ms = 0;  // pack / unpack descriptors and every process's steps
+  double total_ms() const noexcept { return com_ms + schedule_ms + descriptors_ms; }
+};
+
+namespace detail {
+struct PlanData;
+}
+
+class RedistributionPlan;
+
+// One process's staging memory for a plan: the packed messages it sends and
+// those it receives. run() allocates it on every call; a process that runs the
+// same plan many times keeps one and passes it in.
+class RedistributionBuffers {
+ public:
+  RedistributionBuffers(const RedistributionPlan& plan, Rank process);
+
+ private:
+  friend class RedistributionPlan;
+  const detail::PlanData* plan_;
+  Rank process_;
+  std::unique_ptr<double[]> send_, recv_;  // not zero-filled: every element is written before it is read
+};
+
+class RedistributionPlan {
+ public:
+  // Throws InvalidArgument if the layouts are of arrays of different shapes,
+  // TableNotApplicable for ScheduleKind::table where the paper's method does
+  // not apply.
+  RedistributionPlan(Layout source, Layout target, ScheduleKind kind);
+  ~RedistributionPlan();
+  RedistributionPlan(RedistributionPlan&&) noexcept;
+  RedistributionPlan& operator=(RedistributionPlan&&) noexcept;
+
+  const Layout& source() const noexcept;
+  const Layout& target() const noexcept;
+  ScheduleKind kind() const noexcept;
+  // max(P, P'): the job of an execution has at least this many processes.
+  Rank processes() const noexcept;
+  const CommTable& com() const noexcept;
+  // The sending table CS (P x steps) and the schedule in bytes, as executed.
+  const SchedulingTable& cs() const noexcept;
+  const schedulers::Schedule& schedule() const noexcept;
+  std::uint32_t steps() const noexcept;
+  // No target receives from two sources in one step.
+  bool contention_free() const noexcept;
+  // How the schedule was made ("Algorithm 1, b = 3 b' (K = 3, K' = 3)", ...).
+  const std::string& method() const noexcept;
+  const PlanTimings& timings() const noexcept;
+
+  // One process's part, inside a job of at least processes() processes (the
+  // others return at once): local_in is its block under the source layout
+  // (empty if it is not a source), local_out receives its block under the
+  // target layout. Throws InvalidArgument if a size does not match. Step k's
+  // messages carry tag k: no message of the caller's own between the same
+  // processes may use tags 0 .. steps() - 1 while it runs.
+  Task<void> run(Process& p, std::span<const double> local_in, std::span<double> local_out) const;
+  // The same with staging memory made beforehand, for this plan and this
+  // process (InvalidArgument otherwise).
+  Task<void> run(Process& p, std::span<const double> local_in, std::span<double> local_out,
+                 RedistributionBuffers& buffers) const;
+
+  // One execution as a job of processes() processes on `rt`: local_in[i] is
+  // source i's block (P of them), local_out[j] target j's (P' of them).
+  // Returns the time in ms from the first process leaving a barrier after
+  // its set-up to the last one done.
+  double execute(Runtime& rt, std::span<const std::span<const double>> local_in,
+                 std::span<const std::span<double>> local_out, RunOptions options = {}) const;
+
+ private:
+  friend class RedistributionBuffers;
+  std::unique_ptr<detail::PlanData> data_;
+};
+
+// Builds a plan and executes it once. The Runtime runs the job; see
+// RedistributionPlan::execute for the arrays.
+void redistribute(Runtime& rt, const Layout& source, const Layout& target,
+                  std::span<const std::span<const double>> local_in, std::span<const std::span<double>> local_out,
+                  ScheduleKind kind = ScheduleKind::table);
+
+}  // namespace switchyard::redistribution
