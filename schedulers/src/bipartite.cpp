@@ -138,23 +138,18 @@ class RegularColouring {
     const auto count = static_cast<std::uint32_t>(p.end - p.begin);
     std::fill(fill_left_.begin(), fill_left_.end(), kNoVertex);   // pending edge per left vertex
     std::fill(fill_right_.begin(), fill_right_.end(), kNoVertex);  // and per right vertex
+    auto pair_up = [](std::uint32_t& pending, std::vector<std::uint32_t>& partner, std::uint32_t k) {
+      if (pending == kNoVertex) {
+        pending = k;
+      } else {
+        partner[k] = pending;
+        partner[pending] = k;
+        pending = kNoVertex;
+      }
+    };
     for (std::uint32_t k = 0; k < count; ++k) {
-      std::uint32_t& l = fill_left_[part[k].left];
-      if (l == kNoVertex) {
-        l = k;
-      } else {
-        adj_left_[k] = l;
-        adj_left_[l] = k;
-        l = kNoVertex;
-      }
-      std::uint32_t& r = fill_right_[part[k].right];
-      if (r == kNoVertex) {
-        r = k;
-      } else {
-        adj_right_[k] = r;
-        adj_right_[r] = k;
-        r = kNoVertex;
-      }
+      pair_up(fill_left_[part[k].left], adj_left_, k);
+      pair_up(fill_right_[part[k].right], adj_right_, k);
     }
     // adj_left_[k] / adj_right_[k]: k's partner at its left / right end.
     constexpr std::uint8_t kUnlabelled = 2;

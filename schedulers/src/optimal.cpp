@@ -184,6 +184,7 @@ void assign_offsets(const CommMatrix& m, const EntryIndex& index, std::vector<Ph
 // then the pieces edge-coloured: as many phases as the most pieces at one process.
 std::vector<Phase> colour_pieces(const CommMatrix& m, std::uint64_t q) {
   std::vector<Transfer> pieces;
+  pieces.reserve(m.messages());  // exact for whole messages (q = 0)
   for (Rank i = 0; i < m.size(); ++i)
     for (const MatrixEntry& e : m.row(i)) {
       const std::uint64_t k = q == 0 ? 1 : (e.bytes + q - 1) / q;
@@ -208,10 +209,6 @@ std::uint64_t pieces_degree(const CommMatrix& m, std::uint64_t q) {
   return most;
 }
 
-std::uint64_t makespan(const std::vector<Phase>& phases) {
-  return Schedule{0, "", phases}.makespan_bytes();
-}
-
 // At most `cap` phases (cap >= Δ), the best found of three families:
 // - whole messages, edge-coloured: Δ phases (what `optimal` does);
 // - pieces of at most q bytes, edge-coloured, for the smallest q that fits the
@@ -223,10 +220,10 @@ std::uint64_t makespan(const std::vector<Phase>& phases) {
 std::vector<Phase> cap_phases(const CommMatrix& m, const std::vector<Phase>& full, std::uint64_t cap) {
   const EntryIndex index(m);
   std::vector<Phase> best = colour_pieces(m, 0);
-  std::uint64_t best_makespan = makespan(best);
+  std::uint64_t best_makespan = makespan_bytes(best);
   auto consider = [&](std::vector<Phase> phases) {
     if (phases.size() > cap) return;
-    const std::uint64_t ms = makespan(phases);
+    const std::uint64_t ms = makespan_bytes(phases);
     if (ms < best_makespan) {
       best_makespan = ms;
       best = std::move(phases);
@@ -287,13 +284,7 @@ std::vector<Phase> cap_phases(const CommMatrix& m, const std::vector<Phase>& ful
 
 }  // namespace
 
-Schedule schedule_optimal(const CommMatrix& m) {
-  std::vector<Transfer> messages;
-  messages.reserve(m.messages());
-  for (Rank i = 0; i < m.size(); ++i)
-    for (const MatrixEntry& e : m.row(i)) messages.push_back(Transfer{i, e.peer, 0, e.bytes});
-  return Schedule{m.size(), "optimal", colour_into_phases(m.size(), messages)};
-}
+Schedule schedule_optimal(const CommMatrix& m) { return Schedule{m.size(), "optimal", colour_pieces(m, 0)}; }
 
 Schedule schedule_optimal_bytes(const CommMatrix& m, const OptimalBytesOptions& options) {
   std::vector<Phase> phases = decompose(m);

@@ -238,13 +238,11 @@ void build_schedule(PlanData& d) {
     }
     case ScheduleKind::optimal:
       d.schedule = schedulers::schedule_optimal(bytes);
-      d.schedule.scheduler = "optimal";
       d.cs = table_of(d.schedule, d.com.sources());
       d.method = "schedule_optimal on COM in bytes: max(K, K') steps";
       return;
     case ScheduleKind::optimal_bytes:
       d.schedule = schedulers::schedule_optimal_bytes(bytes);
-      d.schedule.scheduler = "optimal-bytes";
       d.cs = table_of(d.schedule, d.com.sources());
       d.method = "schedule_optimal_bytes on COM in bytes: messages split into byte ranges";
       return;

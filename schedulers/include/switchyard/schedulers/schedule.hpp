@@ -5,6 +5,7 @@
 // optimal-bytes) produce ranges shorter than the whole entry.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,15 +23,17 @@ struct Transfer {
 
 using Phase = std::vector<Transfer>;
 
+// Sum over phases of the largest transfer in the phase: the time model of the
+// papers with per-byte cost only.
+std::uint64_t makespan_bytes(std::span<const Phase> phases) noexcept;
+
 struct Schedule {
   Rank processes = 0;
   std::string scheduler;
   std::vector<Phase> phases;
 
   std::uint64_t transfers() const noexcept;
-  // Sum over phases of the largest transfer in the phase: the time model of the
-  // papers with per-byte cost only.
-  std::uint64_t makespan_bytes() const noexcept;
+  std::uint64_t makespan_bytes() const noexcept { return schedulers::makespan_bytes(phases); }
 };
 
 // Checks that every phase is a partial permutation and that the phases together
