@@ -1,13 +1,15 @@
-// Collectives, shaped by the machine: the processes of one core combine their
-// inputs in worker-local memory (no messages, no atomics), then one process per
-// core, its leader, exchanges the core's combined input with the other cores'
-// leaders, and the result is handed back to the processes of the core. A
-// barrier of 512 processes on 2 cores is 510 coroutine switches and one message
-// each way between the cores.
+// Collectives, shaped by the machine: the members of a communicator on one core
+// combine their inputs in worker-local memory (no messages, no atomics), then
+// one member per core, its leader, exchanges the core's combined input with the
+// other cores' leaders, and the result is handed back to the members of the
+// core. A barrier of 512 processes on 2 cores is 510 coroutine switches and one
+// message each way between the cores.
 
 #include <cstring>
 #include <string>
 
+#include "switchyard/communicator.hpp"
+#include "switchyard/detail/group.hpp"
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
 #include "switchyard/process.hpp"
@@ -45,7 +47,7 @@ void add_int64(std::vector<std::int64_t>& sum, std::span<const std::byte> b) {
   }
 }
 
-// Parses a core's (rank, bytes) list into `by_rank`.
+// Parses a core's (comm rank, bytes) list into `by_rank`.
 void unpack_ranked(std::span<const std::byte> blob, std::vector<std::span<const std::byte>>& by_rank) {
   const std::byte* p = blob.data();
   const std::byte* end = p + blob.size();
@@ -57,43 +59,53 @@ void unpack_ranked(std::span<const std::byte> blob, std::vector<std::span<const 
   }
 }
 
+std::vector<std::int64_t> to_int64(const std::vector<std::byte>& b) {
+  std::vector<std::int64_t> out(b.size() / sizeof(std::int64_t));
+  if (!out.empty()) std::memcpy(out.data(), b.data(), b.size());
+  return out;
+}
+
 }  // namespace
 
-Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::byte> mine, Rank root) {
+Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me, int kind,
+                                                 std::span<const std::byte> mine, Rank root) {
   check_cancelled();
-  const std::uint64_t seq = collective_seq_++;
-  detail::CoreCollective& slot = worker_.collective_slot(seq);
+  const detail::Membership& members = g.members();
+  const std::uint64_t seq = g.member(me).collectives++;
+  const std::uint32_t here = worker_.index();
+  detail::CoreCollective& slot = g.collective_slot(here, seq);
   if (slot.seq != seq) {
-    // Two slots suffice: nobody reaches call seq+2 before every process of this
+    // Two slots suffice: nobody reaches call seq+2 before every member on this
     // core has left call seq, so slot seq&1 is free again by then.
     slot = detail::CoreCollective{};
     slot.seq = seq;
     slot.kind = kind;
   } else if (slot.kind != kind) {
-    throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + ": rank " + std::to_string(rank_) +
-                          " called " + kind_name(kind) + " while other ranks called " + kind_name(slot.kind));
+    throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + " on communicator " +
+                          std::to_string(g.context()) + ": rank " + std::to_string(me) + " called " +
+                          kind_name(kind) + " while other ranks called " + kind_name(slot.kind));
   }
 
   // 1. Contribute to the core's share.
-  const Rank n = job_.size();
+  const Rank n = g.size();
   if (kind == kAllgather || kind == kScan) {
-    slot.contributions.emplace_back(rank_, std::vector<std::byte>(mine.begin(), mine.end()));
+    slot.contributions.emplace_back(me, std::vector<std::byte>(mine.begin(), mine.end()));
   } else if (kind == kAllreduce) {
     const std::size_t len = mine.size() / sizeof(std::int64_t);
     if (slot.arrived == 0) {
       slot.sum.assign(len, 0);
     } else if (len != slot.sum.size()) {
-      throw InvalidArgument("switchyard: allreduce on rank " + std::to_string(rank_) + ": vector of " +
+      throw InvalidArgument("switchyard: allreduce on rank " + std::to_string(me) + ": vector of " +
                             std::to_string(len) + " elements, but other ranks passed " +
                             std::to_string(slot.sum.size()));
     }
     add_int64(slot.sum, mine);
-  } else if (kind == kBroadcast && rank_ == root) {
+  } else if (kind == kBroadcast && me == root) {
     slot.result.assign(mine.begin(), mine.end());
   }
   ++slot.arrived;
 
-  const auto& local = worker_.local_processes();
+  const auto& local = members.local[here];
   Process& leader = *local.front();
   if (&leader != this) {
     if (slot.arrived == local.size()) leader.notify();
@@ -102,6 +114,7 @@ Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::
     while (slot.arrived < local.size()) co_await park("the other processes of its core to reach a collective");
 
     // 2. The core's share, as one blob for the other cores' leaders.
+    const std::uint32_t root_worker = job_.worker_of(members.to_job(root));
     std::vector<std::byte> blob;
     if (kind == kAllgather || kind == kScan) {
       for (const auto& [r, bytes] : slot.contributions) {
@@ -112,20 +125,22 @@ Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::
     } else if (kind == kAllreduce) {
       const auto* p = reinterpret_cast<const std::byte*>(slot.sum.data());
       blob.assign(p, p + slot.sum.size() * sizeof(std::int64_t));
-    } else if (kind == kBroadcast && job_.worker_of(root) == worker_.index()) {
+    } else if (kind == kBroadcast && root_worker == here) {
       blob = slot.result;
     }
 
     // 3. Exchange between cores: post every send first, so that leaders never wait on each other.
     const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
+    auto leader_of = [&](std::uint32_t w) { return members.local[w].front()->rank_; };
+    auto comm_rank_of = [&](std::uint32_t w) { return members.to_comm(leader_of(w)); };
     std::vector<SendTicket> sends;
     std::vector<Message> remote;
-    for (std::uint32_t w : job_.populated_workers()) {
-      if (w != worker_.index()) sends.push_back(post_send_tagged(job_.leader_of(w), blob, tag, false));
+    for (std::uint32_t w : members.populated) {
+      if (w != here) sends.push_back(post_send_on(g, comm_rank_of(w), blob, tag, false));
     }
-    for (std::uint32_t w : job_.populated_workers()) {
-      if (w == worker_.index()) continue;
-      RecvTicket t = post_recv_tagged(job_.leader_of(w), tag, {}, false);
+    for (std::uint32_t w : members.populated) {
+      if (w == here) continue;
+      RecvTicket t = post_recv_on(g, comm_rank_of(w), tag, {}, false);
       co_await wait(t);
       remote.push_back(t.take_message());
     }
@@ -152,12 +167,11 @@ Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::
           }
         }
         std::vector<std::int64_t> running(len / sizeof(std::int64_t), 0);
-        slot.per_rank.assign(local.size(), {});
-        std::size_t next_local = 0;
+        slot.per_member.assign(local.size(), {});
         for (Rank r = 0; r < n; ++r) {
-          if (next_local < local.size() && local[next_local]->rank_ == r) {
+          if (job_.worker_of(members.to_job(r)) == here) {
             const auto* p = reinterpret_cast<const std::byte*>(running.data());
-            slot.per_rank[next_local++].second.assign(p, p + len);
+            slot.per_member[members.local_index[r]].assign(p, p + len);
           }
           add_int64(running, by_rank[r]);
         }
@@ -173,11 +187,10 @@ Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::
       }
       const auto* p = reinterpret_cast<const std::byte*>(slot.sum.data());
       slot.result.assign(p, p + slot.sum.size() * sizeof(std::int64_t));
-    } else if (kind == kBroadcast && job_.worker_of(root) != worker_.index()) {
-      const std::uint32_t root_worker = job_.worker_of(root);
+    } else if (kind == kBroadcast && root_worker != here) {
       std::size_t i = 0;
-      for (std::uint32_t w : job_.populated_workers()) {
-        if (w == worker_.index()) continue;
+      for (std::uint32_t w : members.populated) {
+        if (w == here) continue;
         if (w == root_worker) {
           const auto b = remote[i].bytes();
           slot.result.assign(b.begin(), b.end());
@@ -189,37 +202,52 @@ Task<std::vector<std::byte>> Process::collective(int kind, std::span<const std::
     for (Process* p : local) p->notify();
   }
 
-  // 5. Each process takes its copy of the result.
-  if (kind == kScan) co_return slot.per_rank[local_index_].second;
+  // 5. Each member takes its copy of the result.
+  if (kind == kScan) co_return slot.per_member[members.local_index[me]];
   if (kind == kBarrier) co_return std::vector<std::byte>{};
   co_return slot.result;
 }
 
-Task<void> Process::barrier() { co_await collective(kBarrier, {}, 0); }
+// --- on a communicator ---
 
-Task<std::vector<std::byte>> Process::allgather(std::span<const std::byte> mine) {
-  co_return co_await collective(kAllgather, mine, 0);
+Task<void> Communicator::barrier() const {
+  return [](Communicator c) -> Task<void> { co_await c.process_->collective(c.group(), c.rank_, kBarrier, {}, 0); }(
+      *this);
 }
 
-namespace {
-std::vector<std::int64_t> to_int64(const std::vector<std::byte>& b) {
-  std::vector<std::int64_t> out(b.size() / sizeof(std::int64_t));
-  if (!out.empty()) std::memcpy(out.data(), b.data(), b.size());
-  return out;
+Task<std::vector<std::byte>> Communicator::allgather(std::span<const std::byte> mine) const {
+  return process_->collective(group(), rank_, kAllgather, mine, 0);
 }
-}  // namespace
 
+Task<std::vector<std::int64_t>> Communicator::allreduce(std::span<const std::int64_t> mine) const {
+  return [](Communicator c, std::span<const std::int64_t> v) -> Task<std::vector<std::int64_t>> {
+    co_return to_int64(co_await c.process_->collective(c.group(), c.rank_, kAllreduce, std::as_bytes(v), 0));
+  }(*this, mine);
+}
+
+Task<std::vector<std::int64_t>> Communicator::exclusive_scan(std::span<const std::int64_t> mine) const {
+  return [](Communicator c, std::span<const std::int64_t> v) -> Task<std::vector<std::int64_t>> {
+    co_return to_int64(co_await c.process_->collective(c.group(), c.rank_, kScan, std::as_bytes(v), 0));
+  }(*this, mine);
+}
+
+Task<std::vector<std::byte>> Communicator::broadcast(Rank root, std::span<const std::byte> bytes) const {
+  process_->check_rank(group(), root, "broadcast root");
+  return process_->collective(*group_, rank_, kBroadcast, bytes, root);
+}
+
+// --- on the world ---
+
+Task<void> Process::barrier() { return world().barrier(); }
+Task<std::vector<std::byte>> Process::allgather(std::span<const std::byte> mine) { return world().allgather(mine); }
 Task<std::vector<std::int64_t>> Process::allreduce(std::span<const std::int64_t> mine) {
-  co_return to_int64(co_await collective(kAllreduce, std::as_bytes(mine), 0));
+  return world().allreduce(mine);
 }
-
 Task<std::vector<std::int64_t>> Process::exclusive_scan(std::span<const std::int64_t> mine) {
-  co_return to_int64(co_await collective(kScan, std::as_bytes(mine), 0));
+  return world().exclusive_scan(mine);
 }
-
 Task<std::vector<std::byte>> Process::broadcast(Rank root, std::span<const std::byte> bytes) {
-  check_rank(root, "broadcast root");
-  co_return co_await collective(kBroadcast, bytes, root);
+  return world().broadcast(root, bytes);
 }
 
 }  // namespace switchyard

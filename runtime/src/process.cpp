@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include "switchyard/communicator.hpp"
+#include "switchyard/detail/group.hpp"
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
 
@@ -18,23 +20,26 @@ Process::Process(detail::Job& job, detail::Worker& worker, Rank rank) : job_(job
 
 Rank Process::size() const noexcept { return job_.size(); }
 int Process::core() const noexcept { return worker_.os_core(); }
-BusyLock& Process::busy_lock(Rank r) {
-  check_rank(r, "busy_lock");
-  return job_.busy_lock(r);
-}
+BusyLock& Process::busy_lock(Rank r) { return world().busy_lock(r); }
 
 void Process::check_cancelled() const {
   if (worker_.cancelling()) throw JobCancelled();
 }
 
-void Process::check_rank(Rank r, const char* what) const {
-  if (r >= job_.size()) [[unlikely]]
-    bad_rank(r, what);
+void Process::check_rank(const detail::Group& g, Rank r, const char* what) const {
+  if (r >= g.size()) [[unlikely]]
+    bad_rank(g, r, what);
 }
 
-void Process::bad_rank(Rank r, const char* what) const {
+void Process::bad_rank(const detail::Group& g, Rank r, const char* what) const {
+  if (g.context() == 0) {
+    throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": rank " +
+                          std::to_string(r) + " is out of range (job has " + std::to_string(job_.size()) +
+                          " processes)");
+  }
   throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": rank " +
-                        std::to_string(r) + " is out of range (job has " + std::to_string(job_.size()) + " processes)");
+                        std::to_string(r) + " is out of range (communicator " + std::to_string(g.context()) +
+                        " has " + std::to_string(g.size()) + " processes)");
 }
 
 void Process::check_user_tag(Tag t, const char* what) const {
@@ -94,18 +99,21 @@ void Process::release_recv(RecvState* r) {
 // --- point to point ---
 
 SendTicket Process::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
-  check_user_tag(tag, "send");
-  return post_send_tagged(dst, bytes, tag, false);
+  return world().post_send(dst, bytes, tag);
 }
-
 SendTicket Process::post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) {
-  check_user_tag(tag, "ssend");
-  return post_send_tagged(dst, bytes, tag, true);
+  return world().post_ssend(dst, bytes, tag);
+}
+RecvTicket Process::post_recv(Rank src, Tag tag) { return world().post_recv(src, tag); }
+RecvTicket Process::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
+  return world().post_recv_into(src, buffer, tag);
 }
 
-SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes, Tag tag, bool synchronous) {
+SendTicket Process::post_send_on(const detail::Group& g, Rank dst_in_group, std::span<const std::byte> bytes, Tag tag,
+                                 bool synchronous) {
   check_cancelled();
-  check_rank(dst, "send");
+  check_rank(g, dst_in_group, "send");
+  const Rank dst = g.members().to_job(dst_in_group);
   SendState* s = acquire_send();
   *s = SendState{bytes.data(), bytes.size(), dst, tag, this, 0, false};
   const bool eager = bytes.size() <= job_.options().eager_limit;
@@ -117,6 +125,7 @@ SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes,
   if (&q.worker_ == &worker_) {
     // Same core: hand the message over directly; the ring is only for crossing cores.
     Envelope e;
+    e.context = g.context();
     e.src = rank_;
     e.tag = tag;
     e.size = bytes.size();
@@ -138,6 +147,7 @@ SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes,
     h.kind = PacketKind::kMessage;
     h.single_copy = !eager;
     h.synchronous = completed_by_receiver;
+    h.context = g.context();
     h.tag = tag;
     h.src = rank_;
     h.dst = dst;
@@ -153,21 +163,13 @@ SendTicket Process::post_send_tagged(Rank dst, std::span<const std::byte> bytes,
   return SendTicket(s, this);
 }
 
-RecvTicket Process::post_recv(Rank src, Tag tag) {
-  check_user_tag(tag, "recv");
-  return post_recv_tagged(src, tag, {}, false);
-}
-
-RecvTicket Process::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
-  check_user_tag(tag, "recv_into");
-  return post_recv_tagged(src, tag, buffer, true);
-}
-
-RecvTicket Process::post_recv_tagged(Rank src, Tag tag, std::span<std::byte> target, bool has_target) {
+RecvTicket Process::post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target,
+                                 bool has_target) {
   check_cancelled();
-  if (src != kAnySource) check_rank(src, "recv");
+  if (src != kAnySource) check_rank(g, src, "recv");
   RecvState* r = acquire_recv();
-  r->src = src;
+  r->context = g.context();
+  r->src = src == kAnySource ? kAnySource : g.members().to_job(src);
   r->tag = tag;
   r->target = target;
   r->has_target = has_target;
@@ -187,13 +189,15 @@ void Process::deliver(Envelope&& e) {
 
 void Process::take_in(RecvState& r) {
   Envelope& e = r.envelope;
+  // The source as the receive's communicator numbers it.
+  r.source = e.context == 0 ? e.src : job_.groups().find(e.context)->members().to_comm(e.src);
   r.truncated = r.has_target && e.size > r.target.size();
   std::byte* dst = nullptr;
   if (!r.truncated) {
     if (r.has_target) {
       dst = r.target.data();
     } else if (e.single_copy) {
-      r.result = Message(e.src, e.tag, detail::ByteBuffer(e.size));
+      r.result = Message(r.source, e.tag, detail::ByteBuffer(e.size));
       dst = r.result.bytes().data();  // after the move: small payloads live inside the Message itself
     }
   }
@@ -202,7 +206,7 @@ void Process::take_in(RecvState& r) {
   } else if (dst) {
     if (e.size) std::memcpy(dst, e.eager.data(), e.size);
   } else if (!r.truncated) {
-    r.result = Message(e.src, e.tag, std::move(e.eager));
+    r.result = Message(r.source, e.tag, std::move(e.eager));
   }
   if (SendState* s = e.completes) {
     Process& sender = job_.process(e.src);
@@ -242,22 +246,29 @@ bool Process::test(RecvTicket& t) {
 // --- active messages ---
 
 void Process::post_active(Rank dst, HandlerId handler, std::span<const std::byte> body) {
-  post_active_impl(dst, handler, body);
+  world().post_active(dst, handler, body);
+}
+Task<void> Process::send_active(Rank dst, HandlerId handler, std::span<const std::byte> body) {
+  return world().send_active(dst, handler, body);
 }
 
-std::uint64_t Process::post_active_impl(Rank dst, HandlerId handler, std::span<const std::byte> body) {
+std::uint64_t Process::post_active_on(const detail::Group& g, Rank dst_in_group, HandlerId handler,
+                                      std::span<const std::byte> body) {
   check_cancelled();
-  check_rank(dst, "post_active");
+  check_rank(g, dst_in_group, "post_active");
   if (!job_.handler(handler)) {
     throw InvalidArgument("switchyard: post_active on rank " + std::to_string(rank_) + ": no handler registered for id " +
                           std::to_string(handler));
   }
+  const Rank dst = g.members().to_job(dst_in_group);
   if (job_.worker_of(dst) == worker_.index()) {
-    worker_.queue_local_active(dst, rank_, handler, body);  // run from the worker loop, never nested in the sender
+    // Run from the worker loop, never nested in the sender.
+    worker_.queue_local_active(g.context(), dst, rank_, handler, body);
     return 0;
   }
   PacketHeader h{};
   h.kind = PacketKind::kActive;
+  h.context = g.context();
   h.tag = handler;
   h.src = rank_;
   h.dst = dst;
@@ -265,17 +276,52 @@ std::uint64_t Process::post_active_impl(Rank dst, HandlerId handler, std::span<c
   return worker_.enqueue(job_.worker_of(dst), h, body.data(), body.size());
 }
 
-Task<void> Process::send_active(Rank dst, HandlerId handler, std::span<const std::byte> body) {
-  const std::uint64_t seq = post_active_impl(dst, handler, body);
+Task<void> Process::send_active_on(const detail::Group& g, Rank dst, HandlerId handler,
+                                   std::span<const std::byte> body) {
+  const std::uint64_t seq = post_active_on(g, dst, handler, body);
   if (seq == 0) co_return;
-  const std::uint32_t to = job_.worker_of(dst);
+  const std::uint32_t to = job_.worker_of(g.members().to_job(dst));
   if (worker_.pushed(to) >= seq) co_return;
   SendState* s = acquire_send();
-  *s = SendState{nullptr, 0, dst, 0, this, seq, false};
+  *s = SendState{nullptr, 0, g.members().to_job(dst), 0, this, seq, false};
   worker_.wait_for_push(to, s);
-  while (!s->done) co_await park("mailbox room towards", dst);
+  while (!s->done) co_await park("mailbox room towards", s->dst);
   release_send(s);
 }
+
+// --- waiting for several tickets ---
+
+template <class Ticket>
+Task<void> wait_all_of(Process& p, std::span<Ticket> tickets) {
+  for (Ticket& t : tickets) {
+    if (t.valid()) co_await p.wait(t);
+  }
+}
+
+Task<void> Process::wait_all(std::span<SendTicket> tickets) { return wait_all_of(*this, tickets); }
+Task<void> Process::wait_all(std::span<RecvTicket> tickets) { return wait_all_of(*this, tickets); }
+
+template <class Ticket>
+Task<std::size_t> wait_any_of(Process& p, std::span<Ticket> tickets) {
+  auto first_done = [&] {
+    std::size_t k = 0;
+    bool any_valid = false;
+    for (; k < tickets.size(); ++k) {
+      if (!tickets[k].valid()) continue;
+      any_valid = true;
+      if (p.test(tickets[k])) return k;
+    }
+    return any_valid ? tickets.size() + 1 : tickets.size();
+  };
+  std::size_t k = first_done();
+  if (k > tickets.size()) {
+    co_await p.wait_until([&] { return (k = first_done()) <= tickets.size(); }, "any of several tickets");
+  }
+  co_return k;
+}
+
+Task<std::size_t> Process::wait_any(std::span<SendTicket> tickets) { return wait_any_of(*this, tickets); }
+Task<std::size_t> Process::wait_any(std::span<RecvTicket> tickets) { return wait_any_of(*this, tickets); }
 
 // --- scheduling ---
 
@@ -316,7 +362,7 @@ RecvTicket::~RecvTicket() {
 }
 Rank RecvTicket::source() const {
   if (!done()) throw InvalidArgument("switchyard: RecvTicket::source before the receive completed");
-  return state_->envelope.src;
+  return state_->source;
 }
 std::uint64_t RecvTicket::size() const {
   if (!done()) throw InvalidArgument("switchyard: RecvTicket::size before the receive completed");

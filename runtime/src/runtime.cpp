@@ -21,11 +21,7 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
   for (Rank r = 0; r < processes; ++r) {
     Worker& worker = *workers_[worker_of_[r]];
     processes_.emplace_back(new Process(*this, worker, r));
-    processes_.back()->local_index_ = static_cast<std::uint32_t>(local_[worker_of_[r]].size());
     local_[worker_of_[r]].push_back(processes_.back().get());
-  }
-  for (std::uint32_t i = 0; i < w; ++i) {
-    if (!local_[i].empty()) populated_.push_back(i);
   }
   channels_.resize(static_cast<std::size_t>(w) * w);
   for (std::uint32_t a = 0; a < w; ++a) {
@@ -33,7 +29,7 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
       if (a != b) channels_[a * w + b] = std::make_unique<Channel>(options_.mailbox_capacity);
     }
   }
-  busy_locks_ = std::make_unique<BusyLock[]>(processes);
+  groups_ = std::make_unique<GroupRegistry>(*this);
   remaining.store(processes, std::memory_order_relaxed);
   workers_inside.store(w, std::memory_order_relaxed);
   for (auto& p : processes_) p->main_ = body(*p);

@@ -102,7 +102,6 @@ void Worker::run_job() {
   cancel_seen_ = cancel_released_ = false;
   backlog_packets_ = 0;
   resumes_ = packets_ = mailbox_full_ = 0;
-  for (auto& c : collectives_) c = CoreCollective{};
   for (Process* p : local_processes()) {
     p->resume_point_ = p->main_.handle();
     ready_.push_back(p);
@@ -138,7 +137,6 @@ void Worker::leave_job() {
   out_.clear();
   in_.clear();
   local_active_.clear();
-  for (auto& c : collectives_) c = CoreCollective{};
   Job& job = *job_;
   // acq_rel: the last worker out sees everything the others did in the job.
   if (job.workers_inside.fetch_sub(1, std::memory_order_acq_rel) == 1) job.left.release();
@@ -252,7 +250,9 @@ void Worker::dispatch(const PacketHeader& h, ByteBuffer&& body) {
   if (h.kind == PacketKind::kActive) {
     if (cancel_seen_) return;
     try {
-      (*job_->handler(h.tag))(q, h.src, {body.data(), static_cast<std::size_t>(body.size())});
+      // The handler sees the sender as the message's communicator numbers it.
+      const Rank src = h.context == 0 ? h.src : job_->groups().find(h.context)->members().to_comm(h.src);
+      (*job_->handler(h.tag))(q, src, {body.data(), static_cast<std::size_t>(body.size())});
     } catch (...) {
       job_->fail(std::current_exception());
     }
@@ -260,6 +260,7 @@ void Worker::dispatch(const PacketHeader& h, ByteBuffer&& body) {
     return;
   }
   Envelope e;
+  e.context = h.context;
   e.src = h.src;
   e.tag = h.tag;
   e.size = h.size;
@@ -337,10 +338,10 @@ bool Worker::flush_outbound() {
   return any;
 }
 
-void Worker::queue_local_active(Rank dst, Rank src, HandlerId id, std::span<const std::byte> body) {
+void Worker::queue_local_active(ContextId context, Rank dst, Rank src, HandlerId id, std::span<const std::byte> body) {
   ByteBuffer copy(body.size());
   if (!body.empty()) std::memcpy(copy.data(), body.data(), body.size());
-  local_active_.push_back(LocalActive{dst, src, id, std::move(copy)});
+  local_active_.push_back(LocalActive{context, dst, src, id, std::move(copy)});
 }
 
 bool Worker::run_local_active() {
@@ -351,6 +352,7 @@ bool Worker::run_local_active() {
   for (auto& a : round) {
     PacketHeader h{};
     h.kind = PacketKind::kActive;
+    h.context = a.context;
     h.tag = a.id;
     h.src = a.src;
     h.dst = a.dst;

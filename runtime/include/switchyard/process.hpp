@@ -26,14 +26,17 @@
 namespace switchyard {
 
 class Process;
+class Communicator;
 using HandlerId = std::uint32_t;
 // Runs on the destination's core, in the destination's context, as soon as the
 // destination's worker sees the message. It must not block; it may post replies.
+// `src` is the sender's rank in the communicator the message was posted on.
 using ActiveMessageHandler = std::function<void(Process& self, Rank src, std::span<const std::byte> body)>;
 
 namespace detail {
 class Worker;
 class Job;
+class Group;
 }  // namespace detail
 class FlagAwaiterBase;
 
@@ -84,6 +87,9 @@ class Process {
   Rank rank() const noexcept { return rank_; }
   Rank size() const noexcept;
   int core() const noexcept;  // OS CPU number
+  // The job's world communicator, as seen by this process. Every call below
+  // without a communicator is the same call on it.
+  Communicator world() noexcept;
 
   class SendAwaiter;
   template <bool kIntoBuffer>
@@ -114,6 +120,13 @@ class Process {
   bool test(RecvTicket& t);  // true once complete; takes the message in if it has arrived
   SendWaitAwaiter wait(SendTicket& t);
   RecvWaitAwaiter wait(RecvTicket& t);
+  // Waits for every ticket; empty tickets are skipped.
+  Task<void> wait_all(std::span<SendTicket> tickets);
+  Task<void> wait_all(std::span<RecvTicket> tickets);
+  // Waits until one ticket is complete and returns the lowest index of a
+  // complete one; empty tickets are skipped; tickets.size() if all are empty.
+  Task<std::size_t> wait_any(std::span<SendTicket> tickets);
+  Task<std::size_t> wait_any(std::span<RecvTicket> tickets);
 
   // --- active messages ---
   void post_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // never waits
@@ -147,6 +160,7 @@ class Process {
  private:
   friend class detail::Worker;
   friend class detail::Job;
+  friend class Communicator;
   friend class SendTicket;
   friend class RecvTicket;
   friend class FlagAwaiterBase;
@@ -155,8 +169,8 @@ class Process {
   Process(detail::Job& job, detail::Worker& worker, Rank rank);
 
   void check_cancelled() const;
-  void check_rank(Rank r, const char* what) const;
-  [[noreturn, gnu::cold, gnu::noinline]] void bad_rank(Rank r, const char* what) const;
+  void check_rank(const detail::Group& g, Rank r, const char* what) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void bad_rank(const detail::Group& g, Rank r, const char* what) const;
   void check_user_tag(Tag t, const char* what) const;
   ParkAwaiter park(const char* what, Rank peer = kAnySource);
   // Parks until *flag is true (or the job is cancelled).
@@ -185,21 +199,23 @@ class Process {
   void release_send(detail::SendState* s);
   detail::RecvState* acquire_recv();
   void release_recv(detail::RecvState* r);
-  SendTicket post_send_tagged(Rank dst, std::span<const std::byte> bytes, Tag tag, bool synchronous);
-  RecvTicket post_recv_tagged(Rank src, Tag tag, std::span<std::byte> target, bool has_target);
-  std::uint64_t post_active_impl(Rank dst, HandlerId handler, std::span<const std::byte> body);
+  // Ranks are the group's; tags are checked by the public callers.
+  SendTicket post_send_on(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag, bool synchronous);
+  RecvTicket post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target, bool has_target);
+  std::uint64_t post_active_on(const detail::Group& g, Rank dst, HandlerId handler, std::span<const std::byte> body);
+  Task<void> send_active_on(const detail::Group& g, Rank dst, HandlerId handler, std::span<const std::byte> body);
   // A message is taken in as soon as it has arrived and a matching receive is
   // posted, whichever comes second: no receive waits for its process to look.
   void deliver(detail::Envelope&& e);
   void take_in(detail::RecvState& r);  // copies the matched message's payload into place
   void check_truncation(const detail::RecvState& r) const;
 
-  Task<std::vector<std::byte>> collective(int kind, std::span<const std::byte> mine, Rank root);
+  Task<std::vector<std::byte>> collective(const detail::Group& g, Rank me, int kind, std::span<const std::byte> mine,
+                                          Rank root);
 
   detail::Job& job_;
   detail::Worker& worker_;
   Rank rank_;
-  std::uint32_t local_index_ = 0;  // position among the processes of its core
 
   // All below: written only by this process's worker thread.
   detail::Mailbox mailbox_;
@@ -211,7 +227,6 @@ class Process {
   mutable const char* waiting_for_ = nullptr;  // for the stall diagnostic
   mutable Rank waiting_peer_ = kAnySource;
   mutable const bool* wake_when_ = nullptr;    // parked on one completion flag: other events need not wake it
-  std::uint64_t collective_seq_ = 0;
   std::deque<detail::SendState> send_pool_;  // deque: addresses stay stable as it grows
   std::vector<detail::SendState*> free_sends_;
   std::deque<detail::RecvState> recv_pool_;

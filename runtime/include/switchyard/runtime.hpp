@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/communicator.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/placement.hpp"
 #include "switchyard/process.hpp"

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/detail/group_registry.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
-#include "switchyard/transport/busy_lock.hpp"
 #include "switchyard/transport/channel.hpp"
 
 namespace switchyard::detail {
@@ -37,15 +37,14 @@ class Job {
   Worker& worker(std::uint32_t w) noexcept { return *workers_[w]; }
   Channel* channel(std::uint32_t from, std::uint32_t to) noexcept { return channels_[from * workers_.size() + to].get(); }
   const std::vector<Process*>& local_processes(std::uint32_t w) const noexcept { return local_[w]; }
-  // The lowest rank on each worker that has processes: it speaks for its core in collectives.
-  Rank leader_of(std::uint32_t w) const noexcept { return local_[w].empty() ? kAnySource : local_[w].front()->rank(); }
-  const std::vector<std::uint32_t>& populated_workers() const noexcept { return populated_; }
   const RunOptions& options() const noexcept { return options_; }
+  // The job's communicators; the world's context is 0.
+  GroupRegistry& groups() noexcept { return *groups_; }
+  const Group& world() const noexcept { return groups_->world(); }
   const ActiveMessageHandler* handler(HandlerId id) const noexcept {
     auto it = options_.handlers.find(id);
     return it == options_.handlers.end() ? nullptr : &it->second;
   }
-  BusyLock& busy_lock(Rank r) noexcept { return busy_locks_[r]; }
 
   // --- shared, written by any worker ---
   // First real error wins and cancels the job. JobCancelled unwinding is not an error.
@@ -79,9 +78,8 @@ class Job {
   std::vector<std::uint32_t> worker_of_;
   std::vector<std::unique_ptr<Process>> processes_;
   std::vector<std::vector<Process*>> local_;
-  std::vector<std::uint32_t> populated_;
   std::vector<std::unique_ptr<Channel>> channels_;
-  std::unique_ptr<BusyLock[]> busy_locks_;
+  std::unique_ptr<GroupRegistry> groups_;  // after the processes: the world's membership points at them
 
   std::atomic<bool> stalled_{false};  // release/acquire with `cancelled`'s ordering (set before it)
   mutable std::mutex mutex_;          // guards first_error_ and report_

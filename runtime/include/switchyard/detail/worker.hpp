@@ -21,18 +21,6 @@ namespace switchyard::detail {
 
 class Job;
 
-// Per-core state of one collective call, shared by the processes of this core.
-struct CoreCollective {
-  std::uint64_t seq = ~std::uint64_t{0};
-  int kind = -1;
-  std::uint32_t arrived = 0;
-  bool complete = false;
-  std::vector<std::pair<Rank, std::vector<std::byte>>> contributions;  // local ranks' inputs
-  std::vector<std::int64_t> sum;                                       // allreduce: local partial sum
-  std::vector<std::byte> result;                                       // shared result bytes
-  std::vector<std::pair<Rank, std::vector<std::byte>>> per_rank;       // exclusive scan: result per local rank
-};
-
 class Worker {
  public:
   Worker(std::uint32_t index, int os_core, const Topology& topology, bool bind);
@@ -59,8 +47,7 @@ class Worker {
   std::uint64_t enqueue(std::uint32_t to, const PacketHeader& header, const std::byte* eager, std::uint64_t eager_bytes);
   std::uint64_t pushed(std::uint32_t to) const noexcept { return out_[to].pushed; }
   void wait_for_push(std::uint32_t to, SendState* s) { out_[to].waiting.push_back(s); }
-  void queue_local_active(Rank dst, Rank src, HandlerId id, std::span<const std::byte> body);
-  CoreCollective& collective_slot(std::uint64_t seq) { return collectives_[seq & 1]; }
+  void queue_local_active(ContextId context, Rank dst, Rank src, HandlerId id, std::span<const std::byte> body);
   const std::vector<Process*>& local_processes() const;
   Job& job() noexcept { return *job_; }
 
@@ -84,6 +71,7 @@ class Worker {
     std::uint64_t filled = 0;
   };
   struct LocalActive {
+    ContextId context;
     Rank dst, src;
     HandlerId id;
     ByteBuffer body;
@@ -132,7 +120,6 @@ class Worker {
   std::vector<LocalActive> local_active_;
   std::vector<Packet> scratch_;
   std::vector<Packet> batch_;
-  CoreCollective collectives_[2];
   std::uint64_t backlog_packets_ = 0;  // sum of out_[*].backlog sizes: lets the loop skip the flush
   bool cancel_seen_ = false;
   bool cancel_released_ = false;

@@ -5,7 +5,7 @@
 // so it needs no atomics: cross-core traffic has already been serialised by the
 // core-to-core ring (channel.hpp) before it reaches here.
 //
-// Matching follows MPI: an arriving message goes to the oldest posted receive
+// Matching follows MPI: within one communicator (context id), an arriving message goes to the oldest posted receive
 // that accepts it, else it waits as unexpected; a new receive takes the oldest
 // unexpected message it accepts, else it waits as posted. Both lists are FIFO,
 // so messages from one sender to one receiver are taken in the order they were sent.
@@ -31,7 +31,8 @@ struct SendState {
 };
 
 struct Envelope {
-  Rank src = 0;
+  ContextId context = 0;
+  Rank src = 0;  // the sender's rank in the job
   Tag tag = 0;
   std::uint64_t size = 0;
   SendState* single_copy = nullptr;  // set: the payload is still in the sender's buffer
@@ -41,8 +42,10 @@ struct Envelope {
 
 // A receive posted by a process; filled in when its message is matched.
 struct RecvState {
-  Rank src = kAnySource;
+  ContextId context = 0;
+  Rank src = kAnySource;  // the job rank it accepts, or kAnySource
   Tag tag = 0;
+  Rank source = 0;        // once done: the sender's rank in the receive's communicator
   std::span<std::byte> target;  // where to put the payload; empty span and !has_target: a new Message
   bool has_target = false;
   bool matched = false;
@@ -52,8 +55,8 @@ struct RecvState {
   Message result;
 };
 
-inline bool accepts(const RecvState& r, Rank src, Tag tag) noexcept {
-  return (r.src == kAnySource || r.src == src) && r.tag == tag;
+inline bool accepts(const RecvState& r, const Envelope& e) noexcept {
+  return r.context == e.context && (r.src == kAnySource || r.src == e.src) && r.tag == e.tag;
 }
 
 class Mailbox {
@@ -62,7 +65,7 @@ class Mailbox {
   // match of, or nullptr if it now waits as unexpected.
   RecvState* arrive(Envelope&& e) {
     for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-      if (accepts(**it, e.src, e.tag)) {
+      if (accepts(**it, e)) {
         RecvState* r = *it;
         erase(posted_, it);
         r->envelope = std::move(e);
@@ -77,7 +80,7 @@ class Mailbox {
   // Posts a receive. Returns true if an unexpected message matched it at once.
   bool post(RecvState* r) {
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-      if (accepts(*r, it->src, it->tag)) {
+      if (accepts(*r, *it)) {
         r->envelope = std::move(*it);
         erase(unexpected_, it);
         r->matched = true;

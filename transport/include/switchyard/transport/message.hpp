@@ -14,6 +14,9 @@ namespace switchyard {
 
 using Rank = std::uint32_t;
 using Tag = std::uint32_t;
+// Names a communicator in every packet: messages match only receives posted on
+// the same communicator. The job's world communicator is context 0.
+using ContextId = std::uint32_t;
 inline constexpr Rank kAnySource = std::numeric_limits<Rank>::max();
 // Tags at or above this value are reserved for switchyard's own collectives.
 inline constexpr Tag kFirstReservedTag = Tag{1} << 31;

@@ -21,9 +21,9 @@ enum class PacketKind : std::uint8_t {
 
 struct PacketHeader {
   PacketKind kind;
-  bool single_copy;     // kMessage only: the payload stays in the sender's buffer
-  bool synchronous;     // kMessage only: the sender wants a kSendDone once the message is taken in
-  std::uint8_t reserved;
+  std::uint8_t single_copy : 1;  // kMessage only: the payload stays in the sender's buffer
+  std::uint8_t synchronous : 1;  // kMessage only: the sender wants a kSendDone once the message is taken in
+  std::uint16_t context;         // the communicator's context id
   std::uint32_t tag;
   std::uint32_t src;    // sending rank
   std::uint32_t dst;    // receiving rank

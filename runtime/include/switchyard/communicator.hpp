@@ -1,0 +1,136 @@
+#pragma once
+// Communicators, as in MPI: a group of the job's processes with a context of
+// its own. Every message carries its communicator's context id and matches only
+// receives posted on the same communicator, so two libraries on two
+// communicators can use the same tags between the same processes and never see
+// each other's messages. Ranks, tags, collectives and busy locks are relative to
+// the communicator.
+//
+// A Communicator is a handle held by one process (the member it speaks for):
+// cheap to copy, valid for the job it was made in. A Process converts to its
+// job's world communicator, so every call that takes a communicator also takes
+// a process.
+//
+//   Communicator world = p;                           // or p.world()
+//   Communicator mine = co_await world.dup();         // collective over world
+//   Communicator half = co_await world.split(p.rank() % 2, p.rank());
+//   co_await half.send(0, bytes, /*tag*/ 5);          // rank 0 of `half`
+//
+// Libraries: a library that runs on a caller's communicator works on
+// comm.library(kMyKey), the duplicate reserved for it, which is the same every
+// time it is asked for in a job and costs no communication.
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "switchyard/process.hpp"
+#include "switchyard/task.hpp"
+#include "switchyard/transport/busy_lock.hpp"
+#include "switchyard/transport/message.hpp"
+
+namespace switchyard {
+
+namespace detail {
+class Group;
+}
+
+// The name under which a library reserves its duplicate of a communicator:
+// a 64-bit FNV-1a hash of a string, computed at compile time.
+class LibraryKey {
+ public:
+  explicit constexpr LibraryKey(std::string_view name) noexcept {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    value_ = h | 1;  // never 0: 0 means "not a library's duplicate"
+  }
+  constexpr std::uint64_t value() const noexcept { return value_; }
+
+ private:
+  std::uint64_t value_ = 1;
+};
+
+class Communicator {
+ public:
+  // split(): the color of a process that joins no new communicator (MPI_UNDEFINED).
+  static constexpr std::int64_t kUndefined = std::numeric_limits<std::int64_t>::min();
+
+  Communicator() = default;  // a null communicator: valid() is false
+  Communicator(Process& p) noexcept;  // NOLINT(google-explicit-constructor): p's world communicator
+
+  bool valid() const noexcept { return group_ != nullptr; }
+  Rank rank() const noexcept { return rank_; }
+  Rank size() const;
+  ContextId context() const;
+  Process& process() const;
+  // The rank in the job (the world communicator) of this communicator's rank r.
+  Rank job_rank(Rank r) const;
+  // This communicator's rank of the job's rank `job`, or kAnySource if that process is not a member.
+  Rank rank_of_job_rank(Rank job) const;
+
+  // --- point to point: as the Process calls of the same names, on this communicator ---
+  Process::SendAwaiter send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0) const;
+  Process::SendAwaiter ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0) const;
+  Process::RecvAwaiter recv(Rank src, Tag tag = 0) const;
+  Process::RecvIntoAwaiter recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0) const;
+  SendTicket post_send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0) const;
+  SendTicket post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0) const;
+  RecvTicket post_recv(Rank src, Tag tag = 0) const;
+  RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0) const;
+
+  // --- active messages: the handler sees the sender's rank in this communicator ---
+  void post_active(Rank dst, HandlerId handler, std::span<const std::byte> body) const;
+  Task<void> send_active(Rank dst, HandlerId handler, std::span<const std::byte> body) const;
+
+  // --- busy locks: one per member, this communicator's own ---
+  BusyLock& busy_lock(Rank r) const;
+
+  // --- collectives: every member calls them, in the same order ---
+  Task<void> barrier() const;
+  Task<std::vector<std::byte>> allgather(std::span<const std::byte> mine) const;
+  template <class T>
+  Task<std::vector<T>> allgather_value(const T& mine) const;
+  Task<std::vector<std::int64_t>> allreduce(std::span<const std::int64_t> mine) const;
+  Task<std::vector<std::int64_t>> exclusive_scan(std::span<const std::int64_t> mine) const;
+  Task<std::vector<std::byte>> broadcast(Rank root, std::span<const std::byte> bytes) const;
+
+  // --- new communicators ---
+  // Collective: a new context with the same members and ranks.
+  Task<Communicator> dup() const;
+  // Collective: members passing the same color form one new communicator,
+  // ranked by (key, rank here); color kUndefined gives a null communicator.
+  Task<Communicator> split(std::int64_t color, std::int64_t key = 0) const;
+  // The duplicate reserved for a library: the same context every time it is
+  // asked for in this job, distinct from every other. Local, no communication.
+  Communicator library(LibraryKey key) const;
+
+  friend bool operator==(const Communicator& a, const Communicator& b) noexcept {
+    return a.group_ == b.group_ && a.process_ == b.process_;
+  }
+
+ private:
+  friend class Process;
+  Communicator(Process* p, const detail::Group* g, Rank rank) noexcept : process_(p), group_(g), rank_(rank) {}
+  const detail::Group& group() const;
+  static Task<std::vector<std::byte>> allgather_bytes(Communicator c, std::span<const std::byte> mine);
+
+  Process* process_ = nullptr;
+  const detail::Group* group_ = nullptr;
+  Rank rank_ = 0;
+};
+
+template <class T>
+Task<std::vector<T>> Communicator::allgather_value(const T& mine) const {
+  static_assert(std::is_trivially_copyable_v<T>, "allgather_value needs a trivially copyable type");
+  // By value: the coroutine must not refer to `mine` or *this after the call returns.
+  return [](Communicator c, T value) -> Task<std::vector<T>> {
+    auto bytes = co_await c.allgather(std::as_bytes(std::span<const T, 1>(&value, 1)));
+    std::vector<T> out(bytes.size() / sizeof(T));
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+    co_return out;
+  }(*this, mine);
+}
+
+}  // namespace switchyard

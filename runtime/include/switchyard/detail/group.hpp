@@ -1,0 +1,115 @@
+#pragma once
+// What a communicator is inside the runtime: a context id, which processes are
+// in it (immutable once built, shared by every duplicate), and the state its
+// members keep for it (collective slots, sequence numbers, busy locks).
+//
+// Thread model. A Group is built once, under the job's registry mutex, and then
+// published to other threads through that mutex or through an acquire load of
+// one of the atomics below. Its immutable part is read by every thread. Its
+// mutable part is split by who writes it: `member(r)` only by member r's
+// process (so only on r's core), `core(w)` only by worker w's thread; each is a
+// cache line of its own so that cores never write the same line.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "switchyard/transport/busy_lock.hpp"
+#include "switchyard/transport/message.hpp"
+
+namespace switchyard {
+class Process;
+}
+
+namespace switchyard::detail {
+
+// Per-core state of one collective call, shared by the members of one core.
+struct CoreCollective {
+  std::uint64_t seq = ~std::uint64_t{0};
+  int kind = -1;
+  std::uint32_t arrived = 0;
+  bool complete = false;
+  std::vector<std::pair<Rank, std::vector<std::byte>>> contributions;  // local members' inputs, by comm rank
+  std::vector<std::int64_t> sum;                                       // allreduce: local partial sum
+  std::vector<std::byte> result;                                       // shared result bytes
+  std::vector<std::vector<std::byte>> per_member;                      // exclusive scan: result per local member
+};
+
+// Who is in a communicator, and where. Immutable; duplicates share it.
+struct Membership {
+  Rank size = 0;
+  // comm rank -> job rank; empty: the identity (the world and its duplicates).
+  std::vector<Rank> job_rank;
+  // (job rank, comm rank) sorted by job rank, for the way back; empty for the identity.
+  std::vector<std::pair<Rank, Rank>> by_job_rank;
+  // Per worker: the members on its core in comm-rank order. The first one is
+  // the core's leader in collectives.
+  std::vector<std::vector<Process*>> local;
+  // Per comm rank: its position in local[its worker].
+  std::vector<std::uint32_t> local_index;
+  // Workers with at least one member, ascending.
+  std::vector<std::uint32_t> populated;
+
+  Rank to_job(Rank comm_rank) const noexcept { return job_rank.empty() ? comm_rank : job_rank[comm_rank]; }
+  // kAnySource if `job` is not a member.
+  Rank to_comm(Rank job) const noexcept;
+};
+
+class Group {
+ public:
+  static constexpr std::size_t kCachedLibraries = 8;
+
+  Group(ContextId context, std::shared_ptr<const Membership> members, const Group* parent, std::uint64_t library_key);
+  ~Group();
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  ContextId context() const noexcept { return context_; }
+  const Membership& members() const noexcept { return *members_; }
+  std::shared_ptr<const Membership> shared_members() const noexcept { return members_; }
+  Rank size() const noexcept { return members_->size; }
+  const Group* parent() const noexcept { return parent_; }
+  std::uint64_t library_key() const noexcept { return library_key_; }
+
+  // Written only by member r's process.
+  struct alignas(64) MemberState {
+    std::uint64_t collectives = 0;  // collective calls made on this communicator
+    std::uint64_t derived = 0;      // dup and split calls made on this communicator
+  };
+  MemberState& member(Rank comm_rank) const noexcept { return members_state_[comm_rank]; }
+
+  // Written only by worker w's thread: the two collective slots of its core.
+  struct alignas(64) CoreState {
+    CoreCollective slots[2];
+  };
+  CoreCollective& collective_slot(std::uint32_t worker, std::uint64_t seq) const noexcept {
+    return cores_[worker].slots[seq & 1];
+  }
+
+  // The members' busy locks, made on first use (by whichever process asks first).
+  BusyLock& busy_lock(Rank comm_rank) const;
+
+  // The duplicate reserved for a library, if it was made and cached here.
+  const Group* cached_library(std::uint64_t key) const noexcept;
+  // Caches it; called under the job's registry mutex. False if the cache is full.
+  bool cache_library(const Group* g) const noexcept;
+
+ private:
+  const ContextId context_;
+  const std::shared_ptr<const Membership> members_;
+  const Group* const parent_;
+  const std::uint64_t library_key_;  // nonzero: this is parent_'s duplicate for that library
+  std::unique_ptr<MemberState[]> members_state_;
+  std::unique_ptr<CoreState[]> cores_;
+  // Set once by the first process to ask; acquire pairs with the release of the
+  // successful compare-exchange, so whoever sees the pointer sees the locks built.
+  mutable std::atomic<BusyLock*> locks_{nullptr};
+  // Filled under the registry mutex, read without it: a release store per
+  // entry, after the group it names is fully built, pairs with the acquire
+  // load in cached_library().
+  mutable std::atomic<const Group*> libraries_[kCachedLibraries] = {};
+};
+
+}  // namespace switchyard::detail

@@ -1,0 +1,80 @@
+#pragma once
+// Every communicator of a job: the world, and those derived from it by dup,
+// split and library(). A derived communicator is found by what it derives from
+// (parent context, how, which call), so every member that makes the same call
+// gets the same Group, whichever member arrives first to build it. Context ids
+// are handed out densely from 0 (the world); the id -> Group table is read
+// without a lock by every worker, to find the communicator of an arriving
+// active message.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "switchyard/detail/group.hpp"
+
+namespace switchyard::detail {
+
+class Job;
+
+class GroupRegistry {
+ public:
+  // Context ids per job; the table is two-level so that it never moves.
+  static constexpr std::size_t kChunk = 1024;
+  static constexpr std::size_t kChunks = 64;
+  static constexpr ContextId kMaxContexts = kChunk * kChunks;
+
+  explicit GroupRegistry(Job& job);
+  ~GroupRegistry();
+
+  const Group& world() const noexcept { return *world_; }
+  // The group of a context id, or nullptr if there is none (yet).
+  const Group* find(ContextId id) const noexcept;
+
+  // The seq-th dup of parent (seq: the caller's count of dup and split calls on it).
+  const Group& dup(const Group& parent, std::uint64_t seq);
+  // parent's duplicate reserved for a library key.
+  const Group& library(const Group& parent, std::uint64_t key);
+  // split, in two halves around a barrier on the parent: every member first
+  // contributes its (color, key); after the barrier each member takes its new
+  // group (nullptr for kUndefined) and its rank in it.
+  void split_contribute(const Group& parent, std::uint64_t seq, Rank member, std::int64_t color, std::int64_t key);
+  std::pair<const Group*, Rank> split_take(const Group& parent, std::uint64_t seq, Rank member);
+
+  // Who is in a communicator whose comm rank i is job rank job_ranks[i].
+  std::shared_ptr<const Membership> membership(std::vector<Rank> job_ranks) const;
+
+ private:
+  enum class Derivation : std::uint8_t { kDup, kLibrary, kSplit };
+  using Key = std::tuple<ContextId, Derivation, std::uint64_t>;
+  struct PendingSplit {
+    std::vector<std::pair<std::int64_t, std::int64_t>> contributions;  // (color, key) per member
+    std::vector<std::pair<const Group*, Rank>> result;                 // per member, once built
+    Rank taken = 0;
+    bool built = false;
+  };
+
+  // Under mutex_: a new group with a fresh context id.
+  const Group& make_group(std::shared_ptr<const Membership> members, const Group* parent, std::uint64_t library_key);
+  void build_split(const Group& parent, PendingSplit& split);
+
+  Job& job_;
+  const Group* world_ = nullptr;
+  std::mutex mutex_;  // guards everything below
+  std::deque<std::unique_ptr<Group>> groups_;
+  std::map<Key, const Group*> derived_;
+  std::map<std::pair<ContextId, std::uint64_t>, PendingSplit> splits_;
+  ContextId next_context_ = 0;
+  // Chunks are allocated under mutex_ and published with a release store; a
+  // chunk's entries likewise. Readers use acquire loads (find()).
+  std::array<std::atomic<std::atomic<const Group*>*>, kChunks> contexts_{};
+};
+
+}  // namespace switchyard::detail

@@ -1,0 +1,288 @@
+// Communicators: groups, the job's registry of them, and the Communicator handle.
+
+#include "switchyard/communicator.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "switchyard/detail/group.hpp"
+#include "switchyard/detail/group_registry.hpp"
+#include "switchyard/detail/job.hpp"
+#include "switchyard/detail/worker.hpp"
+#include "switchyard/errors.hpp"
+
+namespace switchyard {
+
+namespace detail {
+
+// --- Membership and Group ---
+
+Rank Membership::to_comm(Rank job) const noexcept {
+  if (by_job_rank.empty()) return job < size ? job : kAnySource;
+  auto it = std::lower_bound(by_job_rank.begin(), by_job_rank.end(), std::make_pair(job, Rank{0}));
+  return it != by_job_rank.end() && it->first == job ? it->second : kAnySource;
+}
+
+Group::Group(ContextId context, std::shared_ptr<const Membership> members, const Group* parent,
+             std::uint64_t library_key)
+    : context_(context),
+      members_(std::move(members)),
+      parent_(parent),
+      library_key_(library_key),
+      members_state_(std::make_unique<MemberState[]>(members_->size)),
+      cores_(std::make_unique<CoreState[]>(members_->local.size())) {}
+
+Group::~Group() { delete[] locks_.load(std::memory_order_relaxed); }
+
+BusyLock& Group::busy_lock(Rank comm_rank) const {
+  BusyLock* locks = locks_.load(std::memory_order_acquire);
+  if (!locks) {
+    auto* made = new BusyLock[members_->size];
+    if (locks_.compare_exchange_strong(locks, made, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      locks = made;
+    } else {
+      delete[] made;  // another process was first; `locks` now holds its array
+    }
+  }
+  return locks[comm_rank];
+}
+
+const Group* Group::cached_library(std::uint64_t key) const noexcept {
+  for (const auto& slot : libraries_) {
+    const Group* g = slot.load(std::memory_order_acquire);
+    if (!g) return nullptr;
+    if (g->library_key() == key) return g;
+  }
+  return nullptr;
+}
+
+bool Group::cache_library(const Group* g) const noexcept {
+  for (auto& slot : libraries_) {
+    if (!slot.load(std::memory_order_relaxed)) {
+      slot.store(g, std::memory_order_release);
+      return true;
+    }
+  }
+  return false;
+}
+
+// --- the registry ---
+
+GroupRegistry::GroupRegistry(Job& job) : job_(job) {
+  std::vector<Rank> all(job.size());
+  std::iota(all.begin(), all.end(), Rank{0});
+  std::lock_guard lock(mutex_);
+  world_ = &make_group(membership(std::move(all)), nullptr, 0);
+}
+
+GroupRegistry::~GroupRegistry() {
+  for (auto& chunk : contexts_) delete[] chunk.load(std::memory_order_relaxed);
+}
+
+const Group* GroupRegistry::find(ContextId id) const noexcept {
+  if (id >= kMaxContexts) return nullptr;
+  const auto* chunk = contexts_[id / kChunk].load(std::memory_order_acquire);
+  return chunk ? chunk[id % kChunk].load(std::memory_order_acquire) : nullptr;
+}
+
+std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> job_ranks) const {
+  auto m = std::make_shared<Membership>();
+  m->size = static_cast<Rank>(job_ranks.size());
+  bool identity = job_ranks.size() == job_.size();
+  for (Rank i = 0; identity && i < m->size; ++i) identity = job_ranks[i] == i;
+  m->local.resize(job_.worker_count());
+  m->local_index.resize(m->size);
+  for (Rank i = 0; i < m->size; ++i) {
+    const std::uint32_t w = job_.worker_of(job_ranks[i]);
+    m->local_index[i] = static_cast<std::uint32_t>(m->local[w].size());
+    m->local[w].push_back(&job_.process(job_ranks[i]));
+  }
+  for (std::uint32_t w = 0; w < m->local.size(); ++w) {
+    if (!m->local[w].empty()) m->populated.push_back(w);
+  }
+  if (!identity) {
+    for (Rank i = 0; i < m->size; ++i) m->by_job_rank.emplace_back(job_ranks[i], i);
+    std::sort(m->by_job_rank.begin(), m->by_job_rank.end());
+    m->job_rank = std::move(job_ranks);
+  }
+  return m;
+}
+
+const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members, const Group* parent,
+                                       std::uint64_t library_key) {
+  if (next_context_ >= kMaxContexts) {
+    throw InvalidArgument("switchyard: a job can make at most " + std::to_string(kMaxContexts) +
+                          " communicators, and this one has");
+  }
+  const ContextId id = next_context_++;
+  groups_.push_back(std::make_unique<Group>(id, std::move(members), parent, library_key));
+  const Group* g = groups_.back().get();
+  auto& chunk = contexts_[id / kChunk];
+  auto* entries = chunk.load(std::memory_order_relaxed);
+  if (!entries) {
+    entries = new std::atomic<const Group*>[kChunk]();
+    chunk.store(entries, std::memory_order_release);
+  }
+  entries[id % kChunk].store(g, std::memory_order_release);
+  return *g;
+}
+
+const Group& GroupRegistry::dup(const Group& parent, std::uint64_t seq) {
+  std::lock_guard lock(mutex_);
+  const Group*& slot = derived_[{parent.context(), Derivation::kDup, seq}];
+  if (!slot) slot = &make_group(parent.shared_members(), &parent, 0);
+  return *slot;
+}
+
+const Group& GroupRegistry::library(const Group& parent, std::uint64_t key) {
+  if (const Group* g = parent.cached_library(key)) return *g;
+  std::lock_guard lock(mutex_);
+  const Group*& slot = derived_[{parent.context(), Derivation::kLibrary, key}];
+  if (!slot) {
+    slot = &make_group(parent.shared_members(), &parent, key);
+    parent.cache_library(slot);  // when the cache is full, later calls come back here
+  }
+  return *slot;
+}
+
+void GroupRegistry::split_contribute(const Group& parent, std::uint64_t seq, Rank member, std::int64_t color,
+                                     std::int64_t key) {
+  std::lock_guard lock(mutex_);
+  PendingSplit& split = splits_[{parent.context(), seq}];
+  if (split.contributions.empty()) split.contributions.resize(parent.size());
+  split.contributions[member] = {color, key};
+}
+
+void GroupRegistry::build_split(const Group& parent, PendingSplit& split) {
+  // Members by (color, key, rank here): each run of one color is a new
+  // communicator, ranked in that order.
+  std::vector<Rank> order(parent.size());
+  std::iota(order.begin(), order.end(), Rank{0});
+  std::sort(order.begin(), order.end(), [&](Rank a, Rank b) {
+    return std::tie(split.contributions[a].first, split.contributions[a].second, a) <
+           std::tie(split.contributions[b].first, split.contributions[b].second, b);
+  });
+  split.result.assign(parent.size(), {nullptr, 0});
+  for (std::size_t begin = 0; begin < order.size();) {
+    const std::int64_t color = split.contributions[order[begin]].first;
+    std::size_t end = begin;
+    while (end < order.size() && split.contributions[order[end]].first == color) ++end;
+    if (color != Communicator::kUndefined) {
+      std::vector<Rank> job_ranks;
+      for (std::size_t i = begin; i < end; ++i) job_ranks.push_back(parent.members().to_job(order[i]));
+      const Group& g = make_group(membership(std::move(job_ranks)), &parent, 0);
+      for (std::size_t i = begin; i < end; ++i) split.result[order[i]] = {&g, static_cast<Rank>(i - begin)};
+    }
+    begin = end;
+  }
+  split.built = true;
+}
+
+std::pair<const Group*, Rank> GroupRegistry::split_take(const Group& parent, std::uint64_t seq, Rank member) {
+  std::lock_guard lock(mutex_);
+  auto it = splits_.find({parent.context(), seq});
+  PendingSplit& split = it->second;
+  if (!split.built) build_split(parent, split);
+  const auto mine = split.result[member];
+  if (++split.taken == parent.size()) splits_.erase(it);
+  return mine;
+}
+
+}  // namespace detail
+
+// --- Communicator ---
+
+Communicator::Communicator(Process& p) noexcept : Communicator(p.world()) {}
+
+const detail::Group& Communicator::group() const {
+  if (!group_) throw InvalidArgument("switchyard: a null communicator (from split with kUndefined, or default-made)");
+  return *group_;
+}
+
+Rank Communicator::size() const { return group().size(); }
+ContextId Communicator::context() const { return group().context(); }
+Process& Communicator::process() const {
+  group();
+  return *process_;
+}
+
+Rank Communicator::job_rank(Rank r) const {
+  process_->check_rank(group(), r, "job_rank");
+  return group_->members().to_job(r);
+}
+
+Rank Communicator::rank_of_job_rank(Rank job) const { return group().members().to_comm(job); }
+
+Process::SendAwaiter Communicator::send(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
+  return Process::SendAwaiter(*process_, post_send(dst, bytes, tag));
+}
+Process::SendAwaiter Communicator::ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
+  return Process::SendAwaiter(*process_, post_ssend(dst, bytes, tag));
+}
+Process::RecvAwaiter Communicator::recv(Rank src, Tag tag) const {
+  return Process::RecvAwaiter(*process_, post_recv(src, tag), src);
+}
+Process::RecvIntoAwaiter Communicator::recv_into(Rank src, std::span<std::byte> buffer, Tag tag) const {
+  return Process::RecvIntoAwaiter(*process_, post_recv_into(src, buffer, tag), src);
+}
+
+SendTicket Communicator::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
+  process_->check_user_tag(tag, "send");
+  return process_->post_send_on(group(), dst, bytes, tag, false);
+}
+SendTicket Communicator::post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
+  process_->check_user_tag(tag, "ssend");
+  return process_->post_send_on(group(), dst, bytes, tag, true);
+}
+RecvTicket Communicator::post_recv(Rank src, Tag tag) const {
+  process_->check_user_tag(tag, "recv");
+  return process_->post_recv_on(group(), src, tag, {}, false);
+}
+RecvTicket Communicator::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) const {
+  process_->check_user_tag(tag, "recv_into");
+  return process_->post_recv_on(group(), src, tag, buffer, true);
+}
+
+void Communicator::post_active(Rank dst, HandlerId handler, std::span<const std::byte> body) const {
+  process_->post_active_on(group(), dst, handler, body);
+}
+Task<void> Communicator::send_active(Rank dst, HandlerId handler, std::span<const std::byte> body) const {
+  return process_->send_active_on(group(), dst, handler, body);
+}
+
+BusyLock& Communicator::busy_lock(Rank r) const {
+  process_->check_rank(group(), r, "busy_lock");
+  return group_->busy_lock(r);
+}
+
+Task<Communicator> Communicator::dup() const {
+  return [](Communicator c) -> Task<Communicator> {
+    const detail::Group& parent = c.group();
+    c.process_->check_cancelled();
+    const std::uint64_t seq = parent.member(c.rank_).derived++;
+    const detail::Group& g = c.process_->job_.groups().dup(parent, seq);
+    co_return Communicator(c.process_, &g, c.rank_);
+  }(*this);
+}
+
+Task<Communicator> Communicator::split(std::int64_t color, std::int64_t key) const {
+  return [](Communicator c, std::int64_t color, std::int64_t key) -> Task<Communicator> {
+    const detail::Group& parent = c.group();
+    c.process_->check_cancelled();
+    const std::uint64_t seq = parent.member(c.rank_).derived++;
+    detail::GroupRegistry& registry = c.process_->job_.groups();
+    registry.split_contribute(parent, seq, c.rank_, color, key);
+    co_await c.barrier();  // every member has contributed
+    const auto [g, rank] = registry.split_take(parent, seq, c.rank_);
+    co_return g ? Communicator(c.process_, g, rank) : Communicator();
+  }(*this, color, key);
+}
+
+Communicator Communicator::library(LibraryKey key) const {
+  return Communicator(process_, &process_->job_.groups().library(group(), key.value()), rank_);
+}
+
+Communicator Process::world() noexcept { return Communicator(this, &job_.world(), rank_); }
+
+}  // namespace switchyard
