@@ -46,6 +46,15 @@ struct RunOptions {
     handlers[id] = std::move(h);
     return *this;
   }
+  // For libraries: registers h under `preferred`, or under the next id above it
+  // that is free, and returns the id, so that two users of one preferred id
+  // (two instances of a library in one job) never replace each other.
+  HandlerId add_handler(HandlerId preferred, ActiveMessageHandler h) {
+    HandlerId id = preferred;
+    while (handlers.count(id)) ++id;
+    handlers[id] = std::move(h);
+    return id;
+  }
 };
 
 // Statistics of the last job, for benchmarks and diagnostics.

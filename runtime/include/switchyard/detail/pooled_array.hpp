@@ -1,0 +1,44 @@
+#pragma once
+// A fixed-size array for the scratch state of a runtime call (the tickets an
+// exchange keeps in flight), whose memory comes from the calling worker's frame
+// cache (task.hpp): once a call of that size has run on this core, making one
+// is a pointer pop, not a trip through malloc. Like a coroutine frame, it must
+// be freed on the thread that made it, which a process, never leaving its
+// core, always does. Arrays over the cache's largest class fall back to the heap.
+
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "switchyard/task.hpp"
+
+namespace switchyard::detail {
+
+template <class T>
+class PooledArray {
+ public:
+  explicit PooledArray(std::size_t n)
+      : size_(n), data_(n ? static_cast<T*>(FrameCache::allocate(n * sizeof(T))) : nullptr) {
+    static_assert(alignof(T) <= 16, "the frame cache aligns blocks to 16 bytes");
+    std::uninitialized_value_construct_n(data_, n);
+  }
+  ~PooledArray() {
+    std::destroy_n(data_, size_);
+    if (data_) FrameCache::deallocate(data_);
+  }
+  PooledArray(const PooledArray&) = delete;
+  PooledArray& operator=(const PooledArray&) = delete;
+
+  std::size_t size() const noexcept { return size_; }
+  T& operator[](std::size_t i) noexcept { return data_[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  T* begin() noexcept { return data_; }
+  T* end() noexcept { return data_ + size_; }
+  std::span<T> span() noexcept { return {data_, size_}; }
+
+ private:
+  std::size_t size_;
+  T* data_;
+};
+
+}  // namespace switchyard::detail

@@ -1,0 +1,133 @@
+#pragma once
+// ExchangePlan: a persistent personalized exchange, the switchyard form of
+// MPI_Neighbor_alltoallv_init. Made once from a communication pattern (who
+// sends how many bytes to whom) and a scheduler; run any number of times, in
+// any job, on the caller's own buffers. Every exchange of the project runs on
+// it: `switchyard exchange`, the exchange driver, array redistribution.
+//
+//   // Once, from the whole pattern (a CommMatrix), shared by every process:
+//   const ExchangePlan plan(matrix, {.scheduler = "optimal"});
+//   // In each process, as often as needed:
+//   co_await plan.run(p, send_spans, recv_spans);
+//
+//   // Or collectively inside a job, each process knowing only its own sends;
+//   // receive counts are found by Generate_Recv:
+//   ExchangePlan mine = co_await ExchangePlan::create(p, my_sends, {.scheduler = "ac"});
+//
+// Schedulers: "ac" and "drsn" (online: no schedule table) and every static
+// scheduler of the registry ("lp", "gm", "cgm", "rsn", "rsnh", "optimal",
+// "optimal-bytes"). A static schedule runs loosely synchronously (executor.hpp).
+//
+// Communicators: run() works on comm.library(kExchangePlanLibrary), the
+// duplicate of the caller's communicator reserved for exchange plans, so its
+// messages never match the caller's receives (or another library's), whatever
+// the tags. Runs of plans on one communicator by one process follow each other;
+// every member runs the same sequence of plans, as with MPI collectives.
+//
+// Buffers are checked against the plan before anything is sent: a count, size
+// or displacement that does not match is an InvalidArgument naming the rank
+// and the entry.
+//
+// A run allocates nothing once its process has run a plan before: tickets and
+// scratch come from the runtime's per-core pools.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "switchyard/communicator.hpp"
+#include "switchyard/schedulers/comm_matrix.hpp"
+#include "switchyard/schedulers/online.hpp"
+#include "switchyard/schedulers/schedule.hpp"
+#include "switchyard/task.hpp"
+
+namespace switchyard::schedulers {
+
+inline constexpr LibraryKey kExchangePlanLibrary{"switchyard.exchange_plan"};
+
+struct ExchangePlanOptions {
+  std::string scheduler = "optimal";
+  std::uint64_t seed = 1;        // static schedulers' seed; DRS_N's order streams derive from it per run
+  std::uint64_t max_phases = 0;  // optimal-bytes' phase cap (0: none)
+  AcOptions ac;
+  std::uint32_t drsn_retry_yields = 1;
+  BusyLockMonitor* drsn_monitor = nullptr;  // tests: counts DRS_N senders per receiver
+};
+
+// What one run did, for the statistics of the online schedulers.
+struct ExchangeRunStats {
+  std::uint64_t busy_lock_inquiries = 0;  // DRS_N: this process's test-and-set attempts
+};
+
+// How a run reaches the bytes of its messages, for callers whose messages are
+// not plain buffers (redistribution packs and unpacks around the transfer).
+// Entries are indices into sends(rank) / receives(rank).
+class ExchangeHooks {
+ public:
+  virtual ~ExchangeHooks() = default;
+  // The bytes of send entry i; called as often as the run needs them.
+  virtual std::span<const std::byte> send_buffer(std::size_t i) = 0;
+  virtual std::span<std::byte> recv_buffer(std::size_t i) = 0;
+  // Once per run, before the first byte of send entry i goes out.
+  virtual void before_send(std::size_t) {}
+  // Once per run, once every byte of receive entry i has arrived.
+  virtual void after_receive(std::size_t) {}
+};
+
+namespace detail {
+struct ExchangePlanData;
+}
+
+class ExchangePlan {
+ public:
+  // From the whole pattern: every process's part. Throws InvalidArgument for
+  // an unknown scheduler. Schedules are validated.
+  explicit ExchangePlan(const CommMatrix& m, ExchangePlanOptions options = {});
+  // From the whole pattern and a schedule made elsewhere (redistribution's
+  // tables). The schedule must carry every byte of m exactly once; unlike the
+  // static schedulers' it may have contention (a process receiving several
+  // transfers in one phase, as a naive schedule does).
+  ExchangePlan(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options = {});
+  // Collective over comm: each member passes its own sends (destination and
+  // bytes, sorted by destination, as CommMatrix::row). The returned plan holds
+  // only this member's part and runs only on a communicator of the same members.
+  static Task<ExchangePlan> create(const Communicator& comm, std::span<const MatrixEntry> sends,
+                                   ExchangePlanOptions options = {});
+
+  ~ExchangePlan();
+  ExchangePlan(ExchangePlan&&) noexcept;
+  ExchangePlan& operator=(ExchangePlan&&) noexcept;
+
+  Rank processes() const noexcept;
+  const ExchangePlanOptions& options() const noexcept;
+  bool is_static() const noexcept;
+  // The schedule (static schedulers, plans made from the whole pattern), else nullptr.
+  const Schedule* schedule() const noexcept;
+  std::uint64_t phases() const noexcept;    // static: phases of the schedule; 0 otherwise
+  double schedule_ms() const noexcept;      // time spent making the schedule
+  // Process r's messages: destinations (sources) and sizes, sorted by peer.
+  // For a plan from create(), only the member's own r is available.
+  std::span<const MatrixEntry> sends(Rank r) const;
+  std::span<const MatrixEntry> receives(Rank r) const;
+
+  // Runs comm.rank()'s part: send[i] is the message to sends(rank)[i].peer, of
+  // exactly sends(rank)[i].bytes; recv[j] receives the message from
+  // receives(rank)[j].peer, exactly receives(rank)[j].bytes long.
+  Task<ExchangeRunStats> run(const Communicator& comm, std::span<const std::span<const std::byte>> send,
+                             std::span<const std::span<std::byte>> recv) const;
+  // MPI_Alltoallv form: one buffer each way; the message to (from) peer q
+  // starts at send_displacements[q] (recv_displacements[q]), both indexed by
+  // rank and comm.size() long; counts are the plan's.
+  Task<ExchangeRunStats> run(const Communicator& comm, std::span<const std::byte> send_buffer,
+                             std::span<const std::uint64_t> send_displacements, std::span<std::byte> recv_buffer,
+                             std::span<const std::uint64_t> recv_displacements) const;
+  Task<ExchangeRunStats> run(const Communicator& comm, ExchangeHooks& hooks) const;
+
+ private:
+  explicit ExchangePlan(std::unique_ptr<detail::ExchangePlanData> data);
+  std::unique_ptr<detail::ExchangePlanData> data_;
+};
+
+}  // namespace switchyard::schedulers
