@@ -366,7 +366,7 @@ int run_exchange(const ExchangeArgs& a) {
               static_cast<unsigned long long>(processes), rt->cores().size(),
               file_matrix ? "most messages sent or received by one process" : "density",
               static_cast<unsigned long long>(density), pattern.c_str());
-  std::printf("%u repetition(s), seed %llu, mailbox capacity %zu packets, AC strip %s\n\n", options.repeat,
+  std::printf("%u repetition(s), seed %llu, mailbox capacity %zu cache lines, AC strip %s\n\n", options.repeat,
               static_cast<unsigned long long>(options.seed), options.run_options.mailbox_capacity,
               options.ac.strip ? std::to_string(options.ac.strip).c_str() : "unlimited");
   std::fflush(stdout);
@@ -429,7 +429,7 @@ int run_exchange(const ExchangeArgs& a) {
         row["samples_ms"] = r.comm_ms.samples;
         row["messages"] = run.report.messages;
         row["megabytes"] = static_cast<double>(run.report.total_bytes) / 1e6;
-        row["packets"] = r.job.packets;
+        row["slots"] = r.job.slots;
         row["mailbox_full"] = r.job.mailbox_full;
         j["results"].push_back(std::move(row));
       }
@@ -619,9 +619,9 @@ int main(int argc, char** argv) {
       ->type_name("LIST");
   exchange
       ->add_option("--mailbox-capacity", ex.mailbox_capacity,
-                   "Packets (cache lines) per core-to-core ring, 1..16777216 (default: " +
+                   "Cache lines (4 slots of 16 bytes each) per core-to-core ring, 1..16777216 (default: " +
                        std::to_string(sy::RunOptions{}.mailbox_capacity) + ")")
-      ->type_name("PACKETS");
+      ->type_name("LINES");
   exchange
       ->add_option("--ac-strip", ex.ac_strip,
                    "AC strip mining: at most K receives and K sends outstanding per process (default: 0, unlimited)")

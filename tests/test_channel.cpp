@@ -1,7 +1,8 @@
-// detail::Channel (the core-to-core SPSC ring of packets) and the Packet layout.
+// detail::Channel (the core-to-core SPSC ring of 16-byte slots) and the wire
+// layout of packets in it.
 
 #include <switchyard/transport/channel.hpp>
-#include <switchyard/transport/packet.hpp>
+#include <switchyard/transport/wire.hpp>
 
 #include <gtest/gtest.h>
 
@@ -16,170 +17,167 @@
 namespace {
 
 using switchyard::detail::Channel;
-using switchyard::detail::kCacheLine;
-using switchyard::detail::kHeaderInlineBytes;
-using switchyard::detail::Packet;
-using switchyard::detail::PacketHeader;
-using switchyard::detail::PacketKind;
-using switchyard::detail::packets_for;
+using switchyard::detail::kHeaderSlots;
+using switchyard::detail::packet_slots;
+using switchyard::detail::payload_slots;
+using switchyard::detail::Slot;
+using switchyard::detail::wire_payload_bytes;
+using switchyard::detail::WireHeader;
+using switchyard::detail::WireKind;
 
-Packet make_packet(std::uint64_t seq) {
-  Packet p{};
-  p.head.header.kind = PacketKind::kMessage;
-  p.head.header.single_copy = false;
-  p.head.header.tag = static_cast<std::uint32_t>(seq * 3);
-  p.head.header.src = static_cast<std::uint32_t>(seq);
-  p.head.header.dst = static_cast<std::uint32_t>(~seq);
-  p.head.header.size = seq;
-  p.head.header.handle = nullptr;
-  sytest::fill_pattern(p.head.inline_bytes.data(), p.head.inline_bytes.size(), seq);
-  return p;
+Slot make_slot(std::uint64_t seq) {
+  Slot s;
+  sytest::fill_pattern(s.bytes, sizeof s.bytes, seq);
+  return s;
 }
 
-// Returns an empty string if `p` is the packet make_packet(seq) built.
-std::string check_packet(const Packet& p, std::uint64_t seq) {
-  const Packet want = make_packet(seq);
-  if (std::memcmp(&p, &want, sizeof(Packet)) != 0) {
-    return "packet " + std::to_string(seq) + " corrupted (got header size " + std::to_string(p.head.header.size) + ")";
-  }
+// Returns an empty string if `s` is the slot make_slot(seq) built.
+std::string check_slot(const Slot& s, std::uint64_t seq) {
+  const Slot want = make_slot(seq);
+  if (std::memcmp(&s, &want, sizeof(Slot)) != 0) return "slot " + std::to_string(seq) + " corrupted";
   return {};
 }
 
-TEST(PacketLayout, IsOneCacheLine) {
-  EXPECT_EQ(kCacheLine, 64u);
-  EXPECT_EQ(sizeof(Packet), kCacheLine);
-  EXPECT_EQ(alignof(Packet), kCacheLine);
-  EXPECT_EQ(sizeof(PacketHeader), 32u);
-  EXPECT_EQ(kHeaderInlineBytes, kCacheLine - sizeof(PacketHeader));
-  EXPECT_EQ(kHeaderInlineBytes, 32u);
-  EXPECT_TRUE(std::is_trivially_copyable_v<Packet>);
-}
-
-TEST(PacketLayout, HeaderAndInlineBytesShareTheLineWithoutOverlap) {
-  Packet p{};
-  const auto* base = reinterpret_cast<const std::byte*>(&p);
-  EXPECT_EQ(reinterpret_cast<const std::byte*>(&p.head.header), base);
-  EXPECT_EQ(reinterpret_cast<const std::byte*>(p.head.inline_bytes.data()), base + sizeof(PacketHeader));
-  EXPECT_EQ(reinterpret_cast<const std::byte*>(p.continuation.data()), base);
-  EXPECT_EQ(p.continuation.size(), kCacheLine);
+TEST(WireLayout, HeaderIsTwoSlotsAndSlotsAreSixteenBytes) {
+  EXPECT_EQ(sizeof(Slot), 16u);
+  EXPECT_EQ(alignof(Slot), 16u);
+  EXPECT_EQ(sizeof(WireHeader), 32u);
+  EXPECT_EQ(kHeaderSlots, 2u);
+  EXPECT_TRUE(std::is_trivially_copyable_v<Slot>);
+  EXPECT_TRUE(std::is_trivially_copyable_v<WireHeader>);
+  // Four 16-byte messages in three cache lines: small messages share lines.
+  EXPECT_EQ(4 * packet_slots(16) * sizeof(Slot), 3 * switchyard::detail::kCacheLine);
   // 64-bit sizes: a message over 4 GiB is representable.
-  p.head.header.size = (std::uint64_t{5} << 30) + 3;
-  EXPECT_EQ(p.head.header.size, (std::uint64_t{5} << 30) + 3);
-  // Writing the inline bytes leaves the header alone.
-  p.head.header.src = 123;
-  std::memset(p.head.inline_bytes.data(), 0xff, p.head.inline_bytes.size());
-  EXPECT_EQ(p.head.header.src, 123u);
-  EXPECT_EQ(p.head.header.size, (std::uint64_t{5} << 30) + 3);
+  WireHeader h{};
+  h.size = (std::uint64_t{5} << 30) + 3;
+  EXPECT_EQ(h.size, (std::uint64_t{5} << 30) + 3);
 }
 
-TEST(PacketsFor, BoundaryValues) {
-  EXPECT_EQ(packets_for(0), 1u);
-  EXPECT_EQ(packets_for(1), 1u);
-  EXPECT_EQ(packets_for(32), 1u);
-  EXPECT_EQ(packets_for(33), 2u);
-  EXPECT_EQ(packets_for(96), 2u);
-  EXPECT_EQ(packets_for(97), 3u);
-  EXPECT_EQ(packets_for(1024), 17u);  // 32 + 16*64 = 1056 >= 1024; 32 + 15*64 = 992 < 1024
-  EXPECT_EQ(packets_for(std::uint64_t{1} << 20), 1u + ((std::uint64_t{1} << 20) - 32 + 63) / 64);
+TEST(WireLayout, PayloadOnTheWireByKind) {
+  WireHeader h{};
+  h.size = 1000;
+  h.kind = WireKind::kEager;
+  EXPECT_EQ(wire_payload_bytes(h), 1000u);
+  h.kind = WireKind::kActive;
+  EXPECT_EQ(wire_payload_bytes(h), 1000u);
+  h.kind = WireKind::kRendezvous;  // the sender's address, not the message
+  EXPECT_EQ(wire_payload_bytes(h), 8u);
+  h.kind = WireKind::kSendDone;
+  EXPECT_EQ(wire_payload_bytes(h), 0u);
+}
+
+TEST(PacketSlots, BoundaryValues) {
+  EXPECT_EQ(packet_slots(0), 2u);
+  EXPECT_EQ(packet_slots(1), 3u);
+  EXPECT_EQ(packet_slots(16), 3u);
+  EXPECT_EQ(packet_slots(17), 4u);
+  EXPECT_EQ(packet_slots(1024), 66u);
+  EXPECT_EQ(packet_slots(std::uint64_t{1} << 20), 2u + (std::uint64_t{1} << 16));
   const std::uint64_t big = (std::uint64_t{5} << 29);  // 2.5 GiB
-  EXPECT_EQ(packets_for(big), 1u + (big - 32 + 63) / 64);
-  static_assert(packets_for(32) == 1 && packets_for(33) == 2, "usable in constant expressions");
+  EXPECT_EQ(payload_slots(big), (big + 15) / 16);
+  static_assert(packet_slots(16) == 3 && packet_slots(17) == 4, "usable in constant expressions");
 }
 
-TEST(PacketsFor, IsTheSmallestCountThatHoldsThePayload) {
+TEST(PacketSlots, IsTheSmallestCountThatHoldsThePayload) {
   for (std::uint64_t s = 0; s <= 5000; ++s) {
-    const std::uint64_t k = packets_for(s);
-    ASSERT_GE(kHeaderInlineBytes + (k - 1) * kCacheLine, s) << "too few packets for " << s << " bytes";
-    if (k > 1) {
-      ASSERT_LT(kHeaderInlineBytes + (k - 2) * kCacheLine, s) << "too many packets for " << s << " bytes";
+    const std::uint64_t k = payload_slots(s);
+    ASSERT_GE(k * sizeof(Slot), s) << "too few slots for " << s << " bytes";
+    if (k > 0) {
+      ASSERT_LT((k - 1) * sizeof(Slot), s) << "too many slots for " << s << " bytes";
     }
   }
 }
 
-TEST(Channel, SinglePacketFifo) {
+TEST(Channel, SingleSlotFifo) {
   Channel ch(8);
-  EXPECT_FALSE(ch.has_packets());
-  for (std::uint64_t i = 0; i < 5; ++i) ASSERT_TRUE(ch.push(make_packet(i)));
-  EXPECT_TRUE(ch.has_packets());
-  Packet out[8];
+  EXPECT_FALSE(ch.has_slots());
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    const Slot s = make_slot(i);
+    ASSERT_EQ(ch.push(&s, 1), 1u);
+  }
+  EXPECT_TRUE(ch.has_slots());
+  Slot out[8];
   ASSERT_EQ(ch.pop(out, 8), 5u);
-  for (std::uint64_t i = 0; i < 5; ++i) EXPECT_EQ(check_packet(out[i], i), "");
-  EXPECT_FALSE(ch.has_packets());
+  for (std::uint64_t i = 0; i < 5; ++i) EXPECT_EQ(check_slot(out[i], i), "");
+  EXPECT_FALSE(ch.has_slots());
   EXPECT_EQ(ch.pop(out, 8), 0u);
 }
 
 TEST(Channel, CapacityIsRespectedAndNeverOverwritten) {
-  for (std::size_t cap : {1u, 2u, 7u, 64u}) {
-    Channel ch(cap);
-    for (std::size_t i = 0; i < cap; ++i) ASSERT_TRUE(ch.push(make_packet(i))) << "capacity " << cap;
-    EXPECT_FALSE(ch.push(make_packet(999))) << "a full ring of capacity " << cap << " accepted another packet";
-    std::vector<Packet> out(cap + 4);
+  for (std::size_t lines : {1u, 2u, 7u, 64u}) {
+    Channel ch(lines);
+    const std::size_t cap = lines * Channel::kSlotsPerLine;  // a cache line holds 4 slots
+    for (std::size_t i = 0; i < cap; ++i) {
+      const Slot s = make_slot(i);
+      ASSERT_EQ(ch.push(&s, 1), 1u) << "capacity " << cap;
+    }
+    const Slot extra = make_slot(999);
+    EXPECT_EQ(ch.push(&extra, 1), 0u) << "a full ring of capacity " << cap << " accepted another slot";
+    std::vector<Slot> out(cap + 4);
     ASSERT_EQ(ch.pop(out.data(), out.size()), cap);
-    for (std::size_t i = 0; i < cap; ++i) EXPECT_EQ(check_packet(out[i], i), "");
+    for (std::size_t i = 0; i < cap; ++i) EXPECT_EQ(check_slot(out[i], i), "");
   }
 }
 
 TEST(Channel, BatchPushTakesWhatFitsInOrder) {
-  Channel ch(4);
-  std::vector<Packet> in;
-  for (std::uint64_t i = 0; i < 10; ++i) in.push_back(make_packet(i));
+  Channel ch(1);  // 4 slots
+  std::vector<Slot> in;
+  for (std::uint64_t i = 0; i < 10; ++i) in.push_back(make_slot(i));
   EXPECT_EQ(ch.push(in.data(), in.size()), 4u);
-  Packet out[3];
+  Slot out[3];
   ASSERT_EQ(ch.pop(out, 3), 3u);  // pops at most `max`
-  for (std::uint64_t i = 0; i < 3; ++i) EXPECT_EQ(check_packet(out[i], i), "");
+  for (std::uint64_t i = 0; i < 3; ++i) EXPECT_EQ(check_slot(out[i], i), "");
   EXPECT_EQ(ch.push(in.data() + 4, 6), 3u);
-  std::vector<Packet> rest(10);
+  std::vector<Slot> rest(10);
   ASSERT_EQ(ch.pop(rest.data(), rest.size()), 4u);
-  for (std::uint64_t i = 0; i < 4; ++i) EXPECT_EQ(check_packet(rest[i], i + 3), "");
+  for (std::uint64_t i = 0; i < 4; ++i) EXPECT_EQ(check_slot(rest[i], i + 3), "");
 }
 
 TEST(Channel, WrapAroundManyTimes) {
-  Channel ch(5);
+  Channel ch(2);  // 8 slots
   std::uint64_t next_in = 0, next_out = 0;
-  std::vector<Packet> buf(5);
+  std::vector<Slot> buf(8);
   for (int round = 0; round < 1000; ++round) {
-    const std::size_t n = 1 + round % 5;
-    for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(ch.push(make_packet(next_in++)));
+    const std::size_t n = 1 + round % 7;
+    std::vector<Slot> in;
+    for (std::size_t i = 0; i < n; ++i) in.push_back(make_slot(next_in++));
+    ASSERT_EQ(ch.push(in.data(), n), n);
     const std::size_t got = ch.pop(buf.data(), buf.size());
     ASSERT_EQ(got, n);
-    for (std::size_t i = 0; i < got; ++i) ASSERT_EQ(check_packet(buf[i], next_out++), "");
+    for (std::size_t i = 0; i < got; ++i) ASSERT_EQ(check_slot(buf[i], next_out++), "");
   }
 }
 
-// One producer thread, one consumer thread, as the runtime uses it: every packet
-// arrives once, in order, intact, even with a one-slot ring.
+// One producer thread, one consumer thread, as the runtime uses it: every slot
+// arrives once, in order, intact, even with a one-line ring.
 void spsc_stress(std::size_t capacity, std::uint64_t count) {
   Channel ch(capacity);
   std::atomic<bool> failed{false};
   std::thread producer([&] {
-    std::vector<Packet> batch;
+    std::vector<Slot> batch;
     std::uint64_t i = 0;
     while (i < count && !failed.load(std::memory_order_relaxed)) {
       const std::uint64_t before = i;
-      if (i % 3 == 0) {
-        if (ch.push(make_packet(i))) ++i;
-      } else {
-        batch.clear();
-        for (std::uint64_t j = i; j < std::min(count, i + 7); ++j) batch.push_back(make_packet(j));
-        i += ch.push(batch.data(), batch.size());
-      }
+      batch.clear();
+      for (std::uint64_t j = i; j < std::min(count, i + 1 + i % 7); ++j) batch.push_back(make_slot(j));
+      i += ch.push(batch.data(), batch.size());
       // A full ring: let the consumer run (on a busy machine it may share our core).
       if (i == before) std::this_thread::yield();
     }
   });
-  std::vector<Packet> out(16);
+  std::vector<Slot> out(16);
   std::uint64_t next = 0;
   std::string error;
   while (next < count && error.empty()) {
     const std::size_t n = ch.pop(out.data(), 1 + next % out.size());
-    for (std::size_t i = 0; i < n && error.empty(); ++i) error = check_packet(out[i], next++);
+    for (std::size_t i = 0; i < n && error.empty(); ++i) error = check_slot(out[i], next++);
     if (n == 0) std::this_thread::yield();
   }
   if (!error.empty()) failed = true;
   producer.join();
   EXPECT_EQ(error, "");
   EXPECT_EQ(next, count);
-  EXPECT_FALSE(ch.has_packets()) << "packets beyond the ones pushed";
+  EXPECT_FALSE(ch.has_slots()) << "slots beyond the ones pushed";
 }
 
 TEST(Channel, ConcurrentProducerConsumerCapacity1) { spsc_stress(1, 100'000); }

@@ -24,22 +24,32 @@ using switchyard::detail::Envelope;
 using switchyard::detail::Mailbox;
 using switchyard::detail::RecvState;
 
-// An eager envelope whose payload encodes (src, tag, seq).
-Envelope envelope(Rank src, Tag tag, std::uint64_t seq, std::size_t size = 24) {
-  Envelope e;
-  e.src = src;
-  e.tag = tag;
-  e.size = size;
-  e.eager.resize_uninitialized(size);
-  sytest::fill_pattern(e.eager.data(), size, sytest::message_key(src, 0, seq, tag));
-  return e;
-}
+// Envelopes as the endpoint makes them: an eager payload, encoding (src, tag,
+// seq), staged in memory the harness owns. Addresses stay stable.
+class Envelopes {
+ public:
+  Envelope* make(Rank src, Tag tag, std::uint64_t seq, std::size_t size = 24) {
+    auto& bytes = payloads_.emplace_back(size);
+    sytest::fill_pattern(bytes.data(), size, sytest::message_key(src, 0, seq, tag));
+    Envelope& e = envelopes_.emplace_back();
+    e.src = src;
+    e.tag = tag;
+    e.size = size;
+    e.staged = bytes.data();
+    return &e;
+  }
 
-std::string check_envelope(const Envelope& e, Rank src, Tag tag, std::uint64_t seq, std::size_t size = 24) {
-  if (e.src != src) return "src " + std::to_string(e.src) + " != " + std::to_string(src);
-  if (e.tag != tag) return "tag " + std::to_string(e.tag) + " != " + std::to_string(tag);
-  if (e.size != size || e.eager.size() != size) return "size mismatch";
-  if (sytest::first_mismatch({e.eager.data(), size}, sytest::message_key(src, 0, seq, tag)) != std::string::npos) {
+ private:
+  std::deque<std::vector<std::byte>> payloads_;
+  std::deque<Envelope> envelopes_;
+};
+
+std::string check_envelope(const Envelope* e, Rank src, Tag tag, std::uint64_t seq, std::size_t size = 24) {
+  if (!e) return "no envelope";
+  if (e->src != src) return "src " + std::to_string(e->src) + " != " + std::to_string(src);
+  if (e->tag != tag) return "tag " + std::to_string(e->tag) + " != " + std::to_string(tag);
+  if (e->size != size) return "size mismatch";
+  if (sytest::first_mismatch({e->staged, size}, sytest::message_key(src, 0, seq, tag)) != std::string::npos) {
     return "payload is not message " + std::to_string(seq) + " of rank " + std::to_string(src);
   }
   return {};
@@ -54,133 +64,145 @@ RecvState recv_state(Rank src, Tag tag) {
 
 TEST(Mailbox, UnexpectedMessagesWaitUntilPosted) {
   Mailbox mb;
-  EXPECT_EQ(mb.arrive(envelope(3, 0, 0)), nullptr);
-  EXPECT_EQ(mb.arrive(envelope(3, 0, 1)), nullptr);
+  Envelopes es;
+  EXPECT_EQ(mb.arrive(es.make(3, 0, 0)), nullptr);
+  EXPECT_EQ(mb.arrive(es.make(3, 0, 1)), nullptr);
   EXPECT_EQ(mb.unexpected_count(), 2u);
   EXPECT_EQ(mb.posted_count(), 0u);
   RecvState r = recv_state(3, 0);
-  ASSERT_TRUE(mb.post(&r));
-  EXPECT_TRUE(r.matched);
-  EXPECT_EQ(check_envelope(r.envelope, 3, 0, 0), "") << "oldest first";
+  EXPECT_EQ(check_envelope(mb.post(&r), 3, 0, 0), "") << "oldest first";
   RecvState r2 = recv_state(3, 0);
-  ASSERT_TRUE(mb.post(&r2));
-  EXPECT_EQ(check_envelope(r2.envelope, 3, 0, 1), "");
+  EXPECT_EQ(check_envelope(mb.post(&r2), 3, 0, 1), "");
   EXPECT_EQ(mb.unexpected_count(), 0u);
 }
 
 TEST(Mailbox, PostedReceivesMatchArrivalsInPostOrder) {
   Mailbox mb;
+  Envelopes es;
   RecvState a = recv_state(1, 0), b = recv_state(1, 0), c = recv_state(1, 0);
-  EXPECT_FALSE(mb.post(&a));
-  EXPECT_FALSE(mb.post(&b));
-  EXPECT_FALSE(mb.post(&c));
+  EXPECT_EQ(mb.post(&a), nullptr);
+  EXPECT_EQ(mb.post(&b), nullptr);
+  EXPECT_EQ(mb.post(&c), nullptr);
   EXPECT_EQ(mb.posted_count(), 3u);
-  EXPECT_EQ(mb.arrive(envelope(1, 0, 0)), &a);
-  EXPECT_EQ(mb.arrive(envelope(1, 0, 1)), &b);
-  EXPECT_EQ(mb.arrive(envelope(1, 0, 2)), &c);
-  EXPECT_EQ(check_envelope(a.envelope, 1, 0, 0), "");
-  EXPECT_EQ(check_envelope(b.envelope, 1, 0, 1), "");
-  EXPECT_EQ(check_envelope(c.envelope, 1, 0, 2), "");
-  EXPECT_TRUE(a.matched && b.matched && c.matched);
+  EXPECT_EQ(mb.arrive(es.make(1, 0, 0)), &a);
+  EXPECT_EQ(mb.arrive(es.make(1, 0, 1)), &b);
+  EXPECT_EQ(mb.arrive(es.make(1, 0, 2)), &c);
   EXPECT_EQ(mb.posted_count(), 0u);
+  EXPECT_EQ(mb.unexpected_count(), 0u);
 }
 
 TEST(Mailbox, SpecificSourceSkipsOtherSources) {
   Mailbox mb;
-  mb.arrive(envelope(5, 0, 0));
-  mb.arrive(envelope(6, 0, 0));
-  mb.arrive(envelope(5, 0, 1));
+  Envelopes es;
+  mb.arrive(es.make(5, 0, 0));
+  mb.arrive(es.make(6, 0, 0));
+  mb.arrive(es.make(5, 0, 1));
   RecvState r6 = recv_state(6, 0);
-  ASSERT_TRUE(mb.post(&r6));
-  EXPECT_EQ(check_envelope(r6.envelope, 6, 0, 0), "");
+  EXPECT_EQ(check_envelope(mb.post(&r6), 6, 0, 0), "");
   RecvState r7 = recv_state(7, 0);
-  EXPECT_FALSE(mb.post(&r7)) << "no message from rank 7";
+  EXPECT_EQ(mb.post(&r7), nullptr) << "no message from rank 7";
   RecvState r5a = recv_state(5, 0), r5b = recv_state(5, 0);
-  ASSERT_TRUE(mb.post(&r5a));
-  ASSERT_TRUE(mb.post(&r5b));
-  EXPECT_EQ(check_envelope(r5a.envelope, 5, 0, 0), "");
-  EXPECT_EQ(check_envelope(r5b.envelope, 5, 0, 1), "");
+  EXPECT_EQ(check_envelope(mb.post(&r5a), 5, 0, 0), "");
+  EXPECT_EQ(check_envelope(mb.post(&r5b), 5, 0, 1), "");
   // A message from 5 does not complete the receive waiting for 7.
-  EXPECT_EQ(mb.arrive(envelope(5, 0, 2)), nullptr);
-  EXPECT_FALSE(r7.matched);
-  EXPECT_EQ(mb.arrive(envelope(7, 0, 0)), &r7);
+  EXPECT_EQ(mb.arrive(es.make(5, 0, 2)), nullptr);
+  EXPECT_EQ(mb.arrive(es.make(7, 0, 0)), &r7);
 }
 
 TEST(Mailbox, AnySourceTakesTheOldestMessage) {
   Mailbox mb;
-  mb.arrive(envelope(9, 0, 0));
-  mb.arrive(envelope(2, 0, 0));
-  mb.arrive(envelope(9, 0, 1));
+  Envelopes es;
+  mb.arrive(es.make(9, 0, 0));
+  mb.arrive(es.make(2, 0, 0));
+  mb.arrive(es.make(9, 0, 1));
   std::vector<std::pair<Rank, std::uint64_t>> want{{9, 0}, {2, 0}, {9, 1}};
   for (auto [src, seq] : want) {
     RecvState r = recv_state(kAnySource, 0);
-    ASSERT_TRUE(mb.post(&r));
-    EXPECT_EQ(check_envelope(r.envelope, src, 0, seq), "");
+    EXPECT_EQ(check_envelope(mb.post(&r), src, 0, seq), "");
   }
   // Posted any-source receives are also served oldest first, from any sender.
   RecvState a = recv_state(kAnySource, 0), b = recv_state(kAnySource, 0);
   mb.post(&a);
   mb.post(&b);
-  EXPECT_EQ(mb.arrive(envelope(4, 0, 0)), &a);
-  EXPECT_EQ(mb.arrive(envelope(1, 0, 0)), &b);
-  EXPECT_EQ(check_envelope(a.envelope, 4, 0, 0), "");
-  EXPECT_EQ(check_envelope(b.envelope, 1, 0, 0), "");
+  EXPECT_EQ(mb.arrive(es.make(4, 0, 0)), &a);
+  EXPECT_EQ(mb.arrive(es.make(1, 0, 0)), &b);
 }
 
 TEST(Mailbox, OldestAcceptingPostedReceiveWinsAcrossSpecificAndAny) {
   Mailbox mb;
+  Envelopes es;
   RecvState specific = recv_state(3, 0), any = recv_state(kAnySource, 0);
   mb.post(&specific);
   mb.post(&any);
   // From 8: only `any` accepts.
-  EXPECT_EQ(mb.arrive(envelope(8, 0, 0)), &any);
+  EXPECT_EQ(mb.arrive(es.make(8, 0, 0)), &any);
   // From 3: `specific` is the oldest that accepts.
-  EXPECT_EQ(mb.arrive(envelope(3, 0, 0)), &specific);
+  EXPECT_EQ(mb.arrive(es.make(3, 0, 0)), &specific);
 }
 
 TEST(Mailbox, TagsKeepStreamsApart) {
   Mailbox mb;
-  mb.arrive(envelope(1, 7, 0));
-  mb.arrive(envelope(1, 3, 0));
-  mb.arrive(envelope(1, 7, 1));
+  Envelopes es;
+  mb.arrive(es.make(1, 7, 0));
+  mb.arrive(es.make(1, 3, 0));
+  mb.arrive(es.make(1, 7, 1));
   RecvState t3 = recv_state(1, 3);
-  ASSERT_TRUE(mb.post(&t3));
-  EXPECT_EQ(check_envelope(t3.envelope, 1, 3, 0), "");
+  EXPECT_EQ(check_envelope(mb.post(&t3), 1, 3, 0), "");
   RecvState t5 = recv_state(kAnySource, 5);
-  EXPECT_FALSE(mb.post(&t5)) << "no message with tag 5";
+  EXPECT_EQ(mb.post(&t5), nullptr) << "no message with tag 5";
   RecvState t7a = recv_state(kAnySource, 7), t7b = recv_state(1, 7);
-  ASSERT_TRUE(mb.post(&t7a));
-  ASSERT_TRUE(mb.post(&t7b));
-  EXPECT_EQ(check_envelope(t7a.envelope, 1, 7, 0), "");
-  EXPECT_EQ(check_envelope(t7b.envelope, 1, 7, 1), "");
-  EXPECT_EQ(mb.arrive(envelope(2, 0, 0)), nullptr) << "tag 0 must not complete a tag-5 receive";
-  EXPECT_EQ(mb.arrive(envelope(2, 5, 0)), &t5);
+  EXPECT_EQ(check_envelope(mb.post(&t7a), 1, 7, 0), "");
+  EXPECT_EQ(check_envelope(mb.post(&t7b), 1, 7, 1), "");
+  EXPECT_EQ(mb.arrive(es.make(2, 0, 0)), nullptr) << "tag 0 must not complete a tag-5 receive";
+  EXPECT_EQ(mb.arrive(es.make(2, 5, 0)), &t5);
 }
 
-TEST(Mailbox, SingleCopyEnvelopesKeepTheirSenderState) {
+TEST(Mailbox, ContextsKeepCommunicatorsApart) {
   Mailbox mb;
-  switchyard::detail::SendState s;
+  Envelopes es;
+  RecvState on_one = recv_state(1, 0);
+  on_one.context = 1;
+  mb.post(&on_one);
+  EXPECT_EQ(mb.arrive(es.make(1, 0, 0)), nullptr) << "a message on context 0 must not match a receive on context 1";
+  Envelope* e = es.make(1, 0, 1);
+  e->context = 1;
+  EXPECT_EQ(mb.arrive(e), &on_one);
+  RecvState on_zero = recv_state(1, 0);
+  EXPECT_EQ(check_envelope(mb.post(&on_zero), 1, 0, 0), "");
+}
+
+TEST(Mailbox, RendezvousEnvelopesKeepTheirSenderRequest) {
+  Mailbox mb;
+  std::vector<std::byte> sender_buffer(64);
   Envelope e;
   e.src = 4;
   e.tag = 1;
   e.size = 1 << 20;
-  e.single_copy = &s;
-  EXPECT_EQ(mb.arrive(std::move(e)), nullptr);
+  e.remote = sender_buffer.data();
+  e.owes_send_done = true;
+  e.request = 77;
+  EXPECT_EQ(mb.arrive(&e), nullptr);
   RecvState r = recv_state(4, 1);
-  ASSERT_TRUE(mb.post(&r));
-  EXPECT_EQ(r.envelope.single_copy, &s);
-  EXPECT_EQ(r.envelope.size, 1u << 20);
+  Envelope* got = mb.post(&r);
+  ASSERT_EQ(got, &e);
+  EXPECT_EQ(got->remote, sender_buffer.data());
+  EXPECT_TRUE(got->owes_send_done);
+  EXPECT_EQ(got->request, 77u);
+  EXPECT_EQ(got->size, 1u << 20);
 }
 
 TEST(Mailbox, ClearDropsEverything) {
   Mailbox mb;
-  mb.arrive(envelope(1, 0, 0));
+  Envelopes es;
+  mb.arrive(es.make(1, 0, 0));
   RecvState r = recv_state(2, 0);
   mb.post(&r);
-  mb.clear();
+  int dropped = 0;
+  mb.clear([&](Envelope*) { ++dropped; });
+  EXPECT_EQ(dropped, 1) << "every unexpected message is handed back";
   EXPECT_EQ(mb.unexpected_count(), 0u);
   EXPECT_EQ(mb.posted_count(), 0u);
-  EXPECT_EQ(mb.arrive(envelope(2, 0, 0)), nullptr) << "a cleared posted receive must not match";
+  EXPECT_EQ(mb.arrive(es.make(2, 0, 0)), nullptr) << "a cleared posted receive must not match";
 }
 
 // Randomised check against a reference model: interleaved arrivals (from a few
@@ -189,32 +211,34 @@ TEST(Mailbox, ClearDropsEverything) {
 TEST(Mailbox, RandomisedAgainstReferenceModel) {
   std::mt19937_64 rng(12345);
   Mailbox mb;
+  Envelopes es;
   std::deque<RecvState> receives;  // stable addresses
   std::map<std::pair<Rank, Tag>, std::uint64_t> sent, taken;
   std::uint64_t arrived_total = 0, matched_total = 0;
-  auto record = [&](RecvState& r) -> std::string {
-    const auto key = std::make_pair(r.envelope.src, r.envelope.tag);
+  auto record = [&](const RecvState& r, const Envelope* e) -> std::string {
+    const auto key = std::make_pair(e->src, e->tag);
     const std::uint64_t seq = taken[key]++;
     ++matched_total;
-    if (!(r.src == kAnySource || r.src == r.envelope.src)) return "receive from wrong source";
-    if (r.tag != r.envelope.tag) return "receive with wrong tag";
-    return check_envelope(r.envelope, r.envelope.src, r.envelope.tag, seq, r.envelope.size);
+    if (!(r.src == kAnySource || r.src == e->src)) return "receive from wrong source";
+    if (r.tag != e->tag) return "receive with wrong tag";
+    return check_envelope(e, e->src, e->tag, seq, e->size);
   };
   for (int step = 0; step < 20000; ++step) {
     if (rng() % 2) {
       const Rank src = static_cast<Rank>(rng() % 4);
       const Tag tag = static_cast<Tag>(rng() % 3);
       const std::size_t size = rng() % 100;
-      RecvState* r = mb.arrive(envelope(src, tag, sent[{src, tag}]++, size));
+      Envelope* e = es.make(src, tag, sent[{src, tag}]++, size);
+      RecvState* r = mb.arrive(e);
       ++arrived_total;
       if (r) {
-        ASSERT_EQ(record(*r), "") << "step " << step;
+        ASSERT_EQ(record(*r, e), "") << "step " << step;
       }
     } else {
       const Rank src = rng() % 3 == 0 ? kAnySource : static_cast<Rank>(rng() % 4);
       RecvState& r = receives.emplace_back(recv_state(src, static_cast<Tag>(rng() % 3)));
-      if (mb.post(&r)) {
-        ASSERT_EQ(record(r), "") << "step " << step;
+      if (Envelope* e = mb.post(&r)) {
+        ASSERT_EQ(record(r, e), "") << "step " << step;
       }
     }
   }

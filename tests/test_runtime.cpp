@@ -234,13 +234,13 @@ TEST(Runtime, JobStatistics) {
   const JobStats s = rt.run(2, body, opts);
   EXPECT_GE(s.resumes, 2u);
   if (a != b) {
-    EXPECT_GE(s.packets, 20u * 17u) << "every packet of every message crossed cores";
+    EXPECT_GE(s.slots, 20u * 17u) << "every packet of every message crossed cores";
     EXPECT_GT(s.mailbox_full, 0u) << "a one-slot ring must have been found full";
   }
   RunOptions local;
   local.placement = Placement::explicit_map({a, a});
   const JobStats l = rt.run(2, body, local);
-  EXPECT_EQ(l.packets, 0u) << "nothing crosses cores in a one-core job";
+  EXPECT_EQ(l.slots, 0u) << "nothing crosses cores in a one-core job";
   EXPECT_GE(l.resumes, 2u);
 }
 

@@ -14,21 +14,20 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
     : options_(std::move(options)), workers_(std::move(workers)) {
   const auto w = static_cast<std::uint32_t>(workers_.size());
   std::vector<int> cores;
-  for (Worker* worker : workers_) cores.push_back(worker->os_core());
-  worker_of_ = options_.placement.assign(processes, cores);
+  std::vector<Doorbell*> doorbells;
+  for (Worker* worker : workers_) {
+    cores.push_back(worker->os_core());
+    doorbells.push_back(&worker->doorbell());
+  }
+  routes_ = RouteTable(options_.placement.assign(processes, cores), w);
   local_.resize(w);
   processes_.reserve(processes);
   for (Rank r = 0; r < processes; ++r) {
-    Worker& worker = *workers_[worker_of_[r]];
-    processes_.emplace_back(new Process(*this, worker, r));
-    local_[worker_of_[r]].push_back(processes_.back().get());
+    const std::uint32_t core = routes_[r].core;
+    processes_.emplace_back(new Process(*this, *workers_[core], r));
+    local_[core].push_back(processes_.back().get());
   }
-  channels_.resize(static_cast<std::size_t>(w) * w);
-  for (std::uint32_t a = 0; a < w; ++a) {
-    for (std::uint32_t b = 0; b < w; ++b) {
-      if (a != b) channels_[a * w + b] = std::make_unique<Channel>(options_.mailbox_capacity);
-    }
-  }
+  rings_ = std::make_unique<RingSet>(std::move(doorbells), options_.mailbox_capacity);
   groups_ = std::make_unique<GroupRegistry>(*this);
   remaining.store(processes, std::memory_order_relaxed);
   workers_inside.store(w, std::memory_order_relaxed);
@@ -41,7 +40,7 @@ Job::~Job() {
 }
 
 void Job::wake_all_workers() {
-  for (Worker* w : workers_) w->wake();
+  for (Worker* w : workers_) w->doorbell().ring();
 }
 
 void Job::fail(std::exception_ptr error) {
@@ -164,8 +163,8 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   JobStats stats;
   for (auto* w : workers) {
     stats.resumes += w->resumes();
-    stats.packets += w->packets();
-    stats.mailbox_full += w->mailbox_full();
+    stats.slots += w->transport_stats().slots_received;
+    stats.mailbox_full += w->transport_stats().ring_full;
   }
   if (std::exception_ptr error = job.error()) std::rethrow_exception(error);
   if (job.stalled()) throw StallError(job.stall_report());

@@ -4,13 +4,13 @@
 // call that may block is a Task to co_await; while a process waits, its core runs
 // other processes, and a process that waits for nothing at all costs no CPU.
 //
-// Thread model: a Process and everything in it (mailbox, pending sends and
-// receives, wait state) is touched only by its own worker thread. Other cores
-// reach it only through the core-to-core rings, and through its BusyLock.
+// Thread model: a Process and everything in it (wait state, its sends and
+// receives in its core's endpoint) is touched only by its own worker thread.
+// Other cores reach it only through the core-to-core rings, and through the
+// busy locks of its communicators.
 
 #include <coroutine>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <span>
 #include <string>
@@ -20,8 +20,8 @@
 #include "switchyard/errors.hpp"
 #include "switchyard/task.hpp"
 #include "switchyard/transport/busy_lock.hpp"
-#include "switchyard/transport/mailbox.hpp"
 #include "switchyard/transport/message.hpp"
+#include "switchyard/transport/requests.hpp"
 
 namespace switchyard {
 
@@ -47,13 +47,23 @@ class SendTicket {
  public:
   SendTicket() = default;
   SendTicket(SendTicket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
-  SendTicket& operator=(SendTicket&& o) noexcept;
-  ~SendTicket();
+  SendTicket& operator=(SendTicket&& o) noexcept {
+    if (this != &o) {
+      if (state_) release();
+      state_ = std::exchange(o.state_, nullptr);
+      owner_ = o.owner_;
+    }
+    return *this;
+  }
+  ~SendTicket() {
+    if (state_) release();
+  }
   bool valid() const noexcept { return state_ != nullptr; }
 
  private:
   friend class Process;
   SendTicket(detail::SendState* s, Process* owner) : state_(s), owner_(owner) {}
+  void release() noexcept;
   detail::SendState* state_ = nullptr;
   Process* owner_ = nullptr;
 };
@@ -64,8 +74,17 @@ class RecvTicket {
  public:
   RecvTicket() = default;
   RecvTicket(RecvTicket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
-  RecvTicket& operator=(RecvTicket&& o) noexcept;
-  ~RecvTicket();
+  RecvTicket& operator=(RecvTicket&& o) noexcept {
+    if (this != &o) {
+      if (state_) release();
+      state_ = std::exchange(o.state_, nullptr);
+      owner_ = o.owner_;
+    }
+    return *this;
+  }
+  ~RecvTicket() {
+    if (state_) release();
+  }
   bool valid() const noexcept { return state_ != nullptr; }
   bool done() const noexcept { return state_ && state_->done; }
   Rank source() const;
@@ -75,6 +94,7 @@ class RecvTicket {
  private:
   friend class Process;
   RecvTicket(detail::RecvState* s, Process* owner) : state_(s), owner_(owner) {}
+  void release() noexcept;
   detail::RecvState* state_ = nullptr;
   Process* owner_ = nullptr;
 };
@@ -116,8 +136,13 @@ class Process {
   SendAwaiter ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
   RecvTicket post_recv(Rank src, Tag tag = 0);
   RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
-  bool test(SendTicket& t);  // true once complete; never blocks
-  bool test(RecvTicket& t);  // true once complete; takes the message in if it has arrived
+  // True once complete; never blocks.
+  bool test(SendTicket& t) { return state_of(t).done; }
+  bool test(RecvTicket& t) {
+    const detail::RecvState& r = state_of(t);
+    check_truncation(r);
+    return r.done;
+  }
   SendWaitAwaiter wait(SendTicket& t);
   RecvWaitAwaiter wait(RecvTicket& t);
   // Waits for every ticket; empty tickets are skipped.
@@ -192,23 +217,29 @@ class Process {
     if (parked_ && (!wake_when_ || *wake_when_)) wake();
   }
   void wake();  // unconditionally, if parked
-  const detail::SendState& state_of(const SendTicket& t) const;
-  detail::RecvState& state_of(RecvTicket& t) const;
-
-  detail::SendState* acquire_send();
-  void release_send(detail::SendState* s);
-  detail::RecvState* acquire_recv();
-  void release_recv(detail::RecvState* r);
+  const detail::SendState& state_of(const SendTicket& t) const {
+    if (!t.state_) [[unlikely]]
+      empty_ticket("send");
+    return *t.state_;
+  }
+  detail::RecvState& state_of(RecvTicket& t) const {
+    if (!t.state_) [[unlikely]]
+      empty_ticket("receive");
+    return *t.state_;
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void empty_ticket(const char* kind) const;
   // Ranks are the group's; tags are checked by the public callers.
   SendTicket post_send_on(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag, bool synchronous);
   RecvTicket post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target, bool has_target);
-  std::uint64_t post_active_on(const detail::Group& g, Rank dst, HandlerId handler, std::span<const std::byte> body);
+  // nullptr once the message is on its way, else a send that completes when a full ring has room.
+  detail::SendState* post_active_on(const detail::Group& g, Rank dst, HandlerId handler,
+                                    std::span<const std::byte> body);
   Task<void> send_active_on(const detail::Group& g, Rank dst, HandlerId handler, std::span<const std::byte> body);
-  // A message is taken in as soon as it has arrived and a matching receive is
-  // posted, whichever comes second: no receive waits for its process to look.
-  void deliver(detail::Envelope&& e);
-  void take_in(detail::RecvState& r);  // copies the matched message's payload into place
-  void check_truncation(const detail::RecvState& r) const;
+  void check_truncation(const detail::RecvState& r) const {
+    if (r.truncated) [[unlikely]]
+      truncated(r);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void truncated(const detail::RecvState& r) const;
 
   Task<std::vector<std::byte>> collective(const detail::Group& g, Rank me, int kind, std::span<const std::byte> mine,
                                           Rank root);
@@ -218,7 +249,6 @@ class Process {
   Rank rank_;
 
   // All below: written only by this process's worker thread.
-  detail::Mailbox mailbox_;
   std::coroutine_handle<> resume_point_;  // where to continue when resumed
   Task<void> main_;
   bool parked_ = false;
@@ -227,10 +257,6 @@ class Process {
   mutable const char* waiting_for_ = nullptr;  // for the stall diagnostic
   mutable Rank waiting_peer_ = kAnySource;
   mutable const bool* wake_when_ = nullptr;    // parked on one completion flag: other events need not wake it
-  std::deque<detail::SendState> send_pool_;  // deque: addresses stay stable as it grows
-  std::vector<detail::SendState*> free_sends_;
-  std::deque<detail::RecvState> recv_pool_;
-  std::vector<detail::RecvState*> free_recvs_;
 };
 
 struct Process::ParkAwaiter {

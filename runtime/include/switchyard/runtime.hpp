@@ -31,9 +31,10 @@ struct RuntimeOptions {
 
 struct RunOptions {
   Placement placement = Placement::round_robin();
-  // Packets (cache lines) each core-to-core mailbox ring holds. 1 works; more lets senders run ahead.
+  // Cache lines each core-to-core ring holds (4 slots of 16 bytes each). 1
+  // works; more lets senders run ahead.
   std::size_t mailbox_capacity = 1024;
-  // Messages up to this many bytes are copied into the mailbox and the sender
+  // Messages up to this many bytes are copied into the ring and the sender
   // continues at once; larger ones are copied once, by the receiver, out of the
   // sender's buffer. At most 1 MiB.
   std::uint64_t eager_limit = 1024;
@@ -59,9 +60,9 @@ struct RunOptions {
 
 // Statistics of the last job, for benchmarks and diagnostics.
 struct JobStats {
-  std::uint64_t resumes = 0;          // process switches
-  std::uint64_t packets = 0;          // packets that crossed cores
-  std::uint64_t mailbox_full = 0;     // times a sender found a mailbox ring full
+  std::uint64_t resumes = 0;       // process switches
+  std::uint64_t slots = 0;         // 16-byte ring slots that crossed cores (headers and eager payloads)
+  std::uint64_t mailbox_full = 0;  // times a sender found a core-to-core ring full
 };
 
 using ProcessBody = std::function<Task<void>(Process&)>;

@@ -1,6 +1,7 @@
 #pragma once
-// One SPMD job: its processes, its core-to-core mailbox rings, its busy locks and
-// the little state that every worker reads (cancellation, completion). Built by
+// One SPMD job: its processes, where each one lives (the route table), the
+// core-to-core rings, its communicators, and the little state that every
+// worker reads (cancellation, completion). Built by
 // Runtime::run on the calling thread, torn down there once every worker has left it.
 
 #include <atomic>
@@ -16,7 +17,8 @@
 #include "switchyard/detail/group_registry.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
-#include "switchyard/transport/channel.hpp"
+#include "switchyard/transport/route_table.hpp"
+#include "switchyard/transport/shared_memory_transport.hpp"
 
 namespace switchyard::detail {
 
@@ -32,10 +34,11 @@ class Job {
   // --- immutable while the job runs: read freely by every thread ---
   Rank size() const noexcept { return static_cast<Rank>(processes_.size()); }
   Process& process(Rank r) noexcept { return *processes_[r]; }
-  std::uint32_t worker_of(Rank r) const noexcept { return worker_of_[r]; }
+  std::uint32_t worker_of(Rank r) const noexcept { return routes_[r].core; }
+  const RouteTable& routes() const noexcept { return routes_; }
+  RingSet& rings() noexcept { return *rings_; }
   std::uint32_t worker_count() const noexcept { return static_cast<std::uint32_t>(workers_.size()); }
   Worker& worker(std::uint32_t w) noexcept { return *workers_[w]; }
-  Channel* channel(std::uint32_t from, std::uint32_t to) noexcept { return channels_[from * workers_.size() + to].get(); }
   const std::vector<Process*>& local_processes(std::uint32_t w) const noexcept { return local_[w]; }
   const RunOptions& options() const noexcept { return options_; }
   // The job's communicators; the world's context is 0.
@@ -75,10 +78,10 @@ class Job {
  private:
   RunOptions options_;
   std::vector<Worker*> workers_;
-  std::vector<std::uint32_t> worker_of_;
+  RouteTable routes_;
   std::vector<std::unique_ptr<Process>> processes_;
   std::vector<std::vector<Process*>> local_;
-  std::vector<std::unique_ptr<Channel>> channels_;
+  std::unique_ptr<RingSet> rings_;
   std::unique_ptr<GroupRegistry> groups_;  // after the processes: the world's membership points at them
 
   std::atomic<bool> stalled_{false};  // release/acquire with `cancelled`'s ordering (set before it)

@@ -1,34 +1,46 @@
 #pragma once
-// The mailbox between two cores: a bounded lock-free single-producer /
-// single-consumer ring of packets (Boost.Lockfree spsc_queue), one per ordered
-// pair of cores, as in Seastar. Only the worker thread of the source core pushes
-// and only the worker thread of the destination core pops, so no slot is ever
-// contended and no compare-and-swap is needed; spsc_queue keeps its read and
-// write indices on separate cache lines. The capacity is the mailbox capacity:
-// a sender that finds the ring full waits, it never drops or overwrites.
+// The ring between two cores: a bounded lock-free single-producer /
+// single-consumer queue of 16-byte slots (Boost.Lockfree spsc_queue), one per
+// ordered pair of cores, as in Seastar. Only the worker thread of the source
+// core pushes and only the worker thread of the destination core pops, so no
+// slot is contended and no compare-and-swap is needed.
+//
+// Layout across cores. spsc_queue keeps its write index (written by the
+// producer) and its read index (written by the consumer) on separate cache
+// lines; the Channel is cache-line aligned so that the write index's line is
+// not shared with a neighbouring object either. Both indices are published
+// with one release store per bulk push or pop, and the sender pushes a whole
+// round's packets at once, so an index line crosses cores once per round, not
+// once per message.
+//
+// The capacity is the mailbox capacity, counted in cache lines of slots: a
+// sender that finds the ring full keeps its packets staged and pushes them as
+// room appears; it never drops or overwrites.
 
 #include <boost/lockfree/spsc_queue.hpp>
 
 #include <cstddef>
 
-#include "switchyard/transport/packet.hpp"
+#include "switchyard/transport/wire.hpp"
 
 namespace switchyard::detail {
 
-class Channel {
+class alignas(kCacheLine) Channel {
  public:
-  explicit Channel(std::size_t capacity) : ring_(capacity) {}
+  static constexpr std::size_t kSlotsPerLine = kCacheLine / sizeof(Slot);
 
-  // Producer side. Pushes as many of `count` packets as fit, in order; returns how many.
-  std::size_t push(const Packet* packets, std::size_t count) { return ring_.push(packets, count); }
-  bool push(const Packet& packet) { return ring_.push(packet); }
+  explicit Channel(std::size_t capacity_lines) : ring_(capacity_lines * kSlotsPerLine) {}
 
-  // Consumer side. Pops up to `max` packets in one batch; returns how many.
-  std::size_t pop(Packet* out, std::size_t max) { return ring_.pop(out, max); }
-  bool has_packets() const { return ring_.read_available() != 0; }
+  // Producer side: pushes as many of `count` slots as fit, in order, with one
+  // index update; returns how many.
+  std::size_t push(const Slot* slots, std::size_t count) { return ring_.push(slots, count); }
+
+  // Consumer side: pops up to `max` slots in one batch, with one index update; returns how many.
+  std::size_t pop(Slot* out, std::size_t max) { return ring_.pop(out, max); }
+  bool has_slots() const { return ring_.read_available() != 0; }
 
  private:
-  boost::lockfree::spsc_queue<Packet> ring_;
+  boost::lockfree::spsc_queue<Slot> ring_;
 };
 
 }  // namespace switchyard::detail

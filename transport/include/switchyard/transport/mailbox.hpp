@@ -1,127 +1,123 @@
 #pragma once
-// A process's mailbox: where arrived messages wait to be taken in, and where the
-// process's posted receives wait for their message. It is owned by the worker
-// thread of the process's core, which is the only thread that ever touches it,
-// so it needs no atomics: cross-core traffic has already been serialised by the
-// core-to-core ring (channel.hpp) before it reaches here.
+// A process's mailbox: the messages that arrived before their receive was
+// posted (unexpected), and the receives posted before their message arrived.
+// Owned by the worker of the process's core, the only thread that touches it;
+// cross-core traffic has already been serialised by the rings.
 //
-// Matching follows MPI: within one communicator (context id), an arriving message goes to the oldest posted receive
-// that accepts it, else it waits as unexpected; a new receive takes the oldest
-// unexpected message it accepts, else it waits as posted. Both lists are FIFO,
-// so messages from one sender to one receiver are taken in the order they were sent.
+// Matching follows MPI: within one communicator (context id), an arriving
+// message goes to the oldest posted receive that accepts it, else it waits as
+// unexpected; a new receive takes the oldest unexpected message it accepts,
+// else it waits as posted. Both lists are FIFO, so messages from one sender to
+// one receiver on one communicator are taken in the order they were sent.
+// Both lists are intrusive: queueing allocates nothing.
 
 #include <cstdint>
-#include <deque>
-#include <span>
+#include <utility>
 
 #include "switchyard/transport/message.hpp"
+#include "switchyard/transport/requests.hpp"
 
 namespace switchyard::detail {
 
-// A send in flight, owned by the sending process. For a single-copy send the
-// receiver copies straight out of `data` and then reports completion.
-struct SendState {
-  const std::byte* data = nullptr;
-  std::uint64_t size = 0;
-  Rank dst = 0;
-  Tag tag = 0;
-  void* owner = nullptr;        // the sending Process; completion wakes it
-  std::uint64_t ring_seq = 0;   // eager cross-core send: done once the outbound ring has taken this packet
-  bool done = false;
-};
-
+// A message that arrived before its receive: where its payload is, and what
+// its sender is owed once it is taken in.
 struct Envelope {
   ContextId context = 0;
-  Rank src = 0;  // the sender's rank in the job
+  Rank src = 0;  // the sender's job rank
   Tag tag = 0;
   std::uint64_t size = 0;
-  SendState* single_copy = nullptr;  // set: the payload is still in the sender's buffer
-  SendState* completes = nullptr;    // the send to complete once the message is taken in (single-copy or synchronous)
-  ByteBuffer eager;                  // otherwise: the payload, already copied out of the ring
+  const std::byte* remote = nullptr;  // rendezvous: the sender's buffer, copied from when taken in
+  std::byte* staged = nullptr;        // eager: a copy of the payload (the endpoint's staging pool)
+  bool owes_send_done = false;        // rendezvous or synchronous: the sender's request completes on take-in
+  RequestId request = 0;              // ... that request
+  RequestId id = 0;
+  Envelope* next = nullptr;
 };
 
-// A receive posted by a process; filled in when its message is matched.
-struct RecvState {
-  ContextId context = 0;
-  Rank src = kAnySource;  // the job rank it accepts, or kAnySource
-  Tag tag = 0;
-  Rank source = 0;        // once done: the sender's rank in the receive's communicator
-  std::span<std::byte> target;  // where to put the payload; empty span and !has_target: a new Message
-  bool has_target = false;
-  bool matched = false;
-  bool done = false;       // payload in place (or the message was refused as too large)
-  bool truncated = false;  // the message did not fit `target`; nothing was copied
-  Envelope envelope;
-  Message result;
-};
-
-inline bool accepts(const RecvState& r, const Envelope& e) noexcept {
-  return r.context == e.context && (r.src == kAnySource || r.src == e.src) && r.tag == e.tag;
+inline bool accepts(const RecvState& r, ContextId context, Rank src, Tag tag) noexcept {
+  return r.context == context && (r.src == kAnySource || r.src == src) && r.tag == tag;
 }
 
 class Mailbox {
  public:
-  // Delivers an arrived message. Returns the posted receive it completed the
-  // match of, or nullptr if it now waits as unexpected.
-  RecvState* arrive(Envelope&& e) {
-    for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-      if (accepts(**it, e)) {
-        RecvState* r = *it;
-        erase(posted_, it);
-        r->envelope = std::move(e);
-        r->matched = true;
+  // The oldest posted receive that accepts a message of (context, src, tag),
+  // taken off the list; nullptr if none. An arrival that finds its receive
+  // needs no envelope.
+  RecvState* match_posted(ContextId context, Rank src, Tag tag) noexcept {
+    RecvState* prev = nullptr;
+    for (RecvState* r = posted_head_; r; prev = r, r = r->next) {
+      if (accepts(*r, context, src, tag)) {
+        unlink(posted_head_, posted_tail_, posted_, prev, r);
         return r;
       }
     }
-    unexpected_.push_back(std::move(e));
+    return nullptr;
+  }
+  void queue_unexpected(Envelope* e) noexcept { append(unexpected_head_, unexpected_tail_, unexpected_, e); }
+  // An arrived message: the posted receive it matches, or nullptr after queueing `e` as unexpected.
+  RecvState* arrive(Envelope* e) noexcept {
+    if (RecvState* r = match_posted(e->context, e->src, e->tag)) return r;
+    queue_unexpected(e);
     return nullptr;
   }
 
-  // Posts a receive. Returns true if an unexpected message matched it at once.
-  bool post(RecvState* r) {
-    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-      if (accepts(*r, *it)) {
-        r->envelope = std::move(*it);
-        erase(unexpected_, it);
-        r->matched = true;
+  // A new receive: the oldest unexpected message it accepts, taken off the
+  // list, or nullptr after queueing `r` as posted.
+  Envelope* post(RecvState* r) noexcept {
+    Envelope* prev = nullptr;
+    for (Envelope* e = unexpected_head_; e; prev = e, e = e->next) {
+      if (accepts(*r, e->context, e->src, e->tag)) {
+        unlink(unexpected_head_, unexpected_tail_, unexpected_, prev, e);
+        return e;
+      }
+    }
+    append(posted_head_, posted_tail_, posted_, r);
+    return nullptr;
+  }
+
+  // Takes a posted receive back, unmatched; false if it was not posted.
+  bool withdraw(RecvState* target) noexcept {
+    RecvState* prev = nullptr;
+    for (RecvState* r = posted_head_; r; prev = r, r = r->next) {
+      if (r == target) {
+        unlink(posted_head_, posted_tail_, posted_, prev, r);
         return true;
       }
     }
-    posted_.push_back(r);
     return false;
   }
 
-  // Takes a posted receive back, unmatched; returns false if it was not posted.
-  bool withdraw(RecvState* r) {
-    for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-      if (*it == r) {
-        erase(posted_, it);
-        return true;
-      }
-    }
-    return false;
-  }
-
-  std::size_t unexpected_count() const noexcept { return unexpected_.size(); }
-  std::size_t posted_count() const noexcept { return posted_.size(); }
-  void clear() {
-    unexpected_.clear();
-    posted_.clear();
+  std::size_t unexpected_count() const noexcept { return unexpected_; }
+  std::size_t posted_count() const noexcept { return posted_; }
+  // Empties both lists, handing every unexpected message to `drop` (their
+  // items belong to the endpoint's pools).
+  template <class Drop>
+  void clear(Drop&& drop) {
+    for (Envelope* e = unexpected_head_; e;) drop(std::exchange(e, e->next));
+    *this = Mailbox{};
   }
 
  private:
-  // Nearly every match is at the front; deque::erase is only cheap at the ends.
-  template <class Deque>
-  static void erase(Deque& d, typename Deque::iterator it) {
-    if (it == d.begin()) {
-      d.pop_front();
-    } else {
-      d.erase(it);
-    }
+  template <class T>
+  static void append(T*& head, T*& tail, std::size_t& count, T* item) noexcept {
+    item->next = nullptr;
+    (tail ? tail->next : head) = item;
+    tail = item;
+    ++count;
+  }
+  template <class T>
+  static void unlink(T*& head, T*& tail, std::size_t& count, T* prev, T* item) noexcept {
+    (prev ? prev->next : head) = item->next;
+    if (tail == item) tail = prev;
+    item->next = nullptr;
+    --count;
   }
 
-  std::deque<Envelope> unexpected_;
-  std::deque<RecvState*> posted_;
+  RecvState* posted_head_ = nullptr;
+  RecvState* posted_tail_ = nullptr;
+  Envelope* unexpected_head_ = nullptr;
+  Envelope* unexpected_tail_ = nullptr;
+  std::size_t posted_ = 0, unexpected_ = 0;
 };
 
 }  // namespace switchyard::detail

@@ -1,0 +1,63 @@
+#pragma once
+// How a worker sleeps in the kernel and how others wake it, without a fence on
+// the waker's side.
+//
+// The race to avoid: a waker publishes work (pushes into a ring) and checks
+// whether the worker sleeps; the worker announces it sleeps and checks for
+// work. If each side reads before its own store is visible to the other, the
+// worker sleeps on work nobody will wake it for. The textbook fix is a full
+// fence on both sides, and it would sit on the wake-up path of every batch.
+// Here the sleeper pays for both (Seastar's approach): before it checks for
+// work it runs a process-wide memory barrier (Linux membarrier, private
+// expedited), which executes a full barrier on every other running thread of
+// the process. Whatever a waker stored before that barrier point is then
+// visible to the sleeper's check; a waker that reaches its check after that
+// point sees `sleeping` set, because the sleeper stored it before the
+// membarrier call. Either way the wake-up is not lost, and the waker's check is
+// a plain load of a line that stays in its cache while the peer is awake.
+// Where membarrier is not available the waker falls back to a full fence.
+
+#include <atomic>
+#include <chrono>
+#include <semaphore>
+
+namespace switchyard::detail {
+
+// The sleeper's half: a full barrier on every thread of the process. Returns
+// false (and does nothing) where the kernel refuses it.
+bool process_wide_barrier() noexcept;
+// The waker's half: nothing where process_wide_barrier() works, a full fence otherwise.
+void waker_barrier() noexcept;
+
+class alignas(64) Doorbell {
+ public:
+  // Called by anyone after publishing work for the owner.
+  void ring() noexcept {
+    waker_barrier();
+    if (sleeping_.load(std::memory_order_relaxed) && sleeping_.exchange(false, std::memory_order_acq_rel)) {
+      wakeup_.release();
+    }
+  }
+
+  // Called by the owner: sleeps up to `max` unless has_work() says there is
+  // something to do once the barrier above has made every published item visible.
+  template <class HasWork>
+  void sleep(HasWork&& has_work, std::chrono::microseconds max) {
+    sleeping_.store(true, std::memory_order_relaxed);
+    if (!process_wide_barrier()) std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (has_work() || !wakeup_.try_acquire_for(max)) {
+      // Nobody has woken us. If a waker did clear `sleeping_` meanwhile, its
+      // release is on the way: take it, so that the next sleep does not return at once.
+      if (!sleeping_.exchange(false, std::memory_order_acq_rel)) wakeup_.acquire();
+    }
+  }
+
+ private:
+  // Set by the owner before it checks for work and blocks; cleared by the one
+  // waker whose exchange sees it set (that waker then releases the semaphore),
+  // or by the owner itself when it gives up waiting.
+  std::atomic<bool> sleeping_{false};
+  std::counting_semaphore<> wakeup_{0};  // released by that one waker
+};
+
+}  // namespace switchyard::detail

@@ -1,0 +1,145 @@
+#pragma once
+// A core's endpoint: the message protocol, for the processes of one core.
+//
+//  * Eager (up to the eager limit): the payload is copied into the packet and
+//    the send completes at once, unless more than a ring's worth is already
+//    queued towards that core; then it completes when its packet gets room.
+//  * Rendezvous (larger): the packet carries the sender's buffer address; the
+//    receiver's core copies the payload once, straight from the sender's buffer
+//    into its destination, and answers kSendDone, which completes the send.
+//  * Synchronous sends (ssend) of any size complete on kSendDone, sent once the
+//    receiver has taken the message in.
+//  * Same core: no ring. A message whose receive is posted is copied once from
+//    the sender's buffer into the receive's; one that is not waits as
+//    unexpected (eager: copied into the staging pool; larger: by reference).
+//  * Active messages run their handler on the destination's core, from the
+//    worker's loop (never nested in the sender).
+//  * Taking in: a message is taken in as soon as it has arrived and a matching
+//    receive is posted, whichever comes second.
+//
+// Everything here is touched by the core's worker thread only. The endpoint
+// tells the runtime what happened through EndpointClient, and reaches other
+// cores only through its transport.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "switchyard/transport/mailbox.hpp"
+#include "switchyard/transport/requests.hpp"
+#include "switchyard/transport/route_table.hpp"
+#include "switchyard/transport/staging_pool.hpp"
+#include "switchyard/transport/transport.hpp"
+
+namespace switchyard::detail {
+
+// The runtime's side: waking processes and running handlers.
+class EndpointClient {
+ public:
+  // Something happened to process `rank` (of this core): a request of its
+  // completed, or a message arrived for it.
+  virtual void wake(Rank rank) = 0;
+  // Runs active-message handler `handler` for process `dst` (of this core).
+  virtual void run_active(ContextId context, Rank dst, Rank src, Tag handler, std::span<const std::byte> body) = 0;
+
+ protected:
+  ~EndpointClient() = default;
+};
+
+struct EndpointConfig {
+  const RouteTable* routes = nullptr;
+  std::uint32_t node = 0;
+  std::uint32_t core = 0;
+  std::uint32_t cores = 0;        // on this node
+  std::uint32_t local_ranks = 0;  // processes on this core
+  std::uint64_t eager_limit = 0;
+  Transport* transport = nullptr;  // to the other cores of this node
+  EndpointClient* client = nullptr;
+};
+
+struct EndpointStats {
+  std::uint64_t messages_sent = 0;  // point-to-point and active, from this core's processes
+};
+
+class Endpoint final : public ArrivalSink {
+ public:
+  Endpoint() = default;
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // For a job; the pools keep their memory from earlier jobs.
+  void start(const EndpointConfig& config);
+  void stop();
+  // From now on no payload is read from another process's buffer and no
+  // handler runs: the job is being cancelled and senders may unwind.
+  void cancel() noexcept { cancelling_ = true; }
+
+  // --- requests of this core's processes ---
+  SendState* send(Rank src, Rank dst, ContextId context, Tag tag, std::span<const std::byte> bytes, bool synchronous);
+  RecvState* post_recv(Rank owner, ContextId context, Rank src, Tag tag, std::span<std::byte> target, bool has_target);
+  // Takes a posted receive back, unmatched; false if it has already matched.
+  bool withdraw(RecvState* r) noexcept { return mailboxes_[route(r->owner).local].withdraw(r); }
+  void release(SendState* s) { sends_.release(s); }
+  void release(RecvState* r);
+  // An active message. Returns nullptr once it is on its way, or a state that
+  // completes when a full ring has room for it.
+  SendState* post_active(Rank src, Rank dst, ContextId context, Tag handler, std::span<const std::byte> body);
+
+  // --- driven by the worker ---
+  // Arrivals from the transport, then the queued same-core active messages.
+  bool poll();
+  // Publishes the round's packets, then completes the eager sends that got room.
+  bool flush();
+  bool has_arrivals() const { return !local_active_.empty() || transport_->has_arrivals(); }
+  bool has_backlog() const { return transport_->has_backlog(); }
+  const EndpointStats& stats() const noexcept { return stats_; }
+
+  void arrived(const WireHeader& header, std::span<const std::byte> payload) override;
+
+ private:
+  struct LocalActive {
+    ContextId context;
+    Rank dst, src;
+    Tag handler;
+    std::byte* body;  // from the staging pool; nullptr when empty
+    std::uint64_t size;
+  };
+
+  const Route& route(Rank r) const noexcept { return (*routes_)[r]; }
+  bool local(Rank r) const noexcept { return route(r).node == node_ && route(r).core == core_; }
+  void send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
+  void send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
+  void wait_for_room(SendState& s, std::uint32_t core, std::uint64_t seq);
+  // The payload of a matched message into its receive; completes the receive.
+  void take_in(RecvState& r, Rank src, std::uint64_t size, const std::byte* payload);
+  void take_in(RecvState& r, Envelope& e);
+  void complete_send(Rank sender, RequestId request);
+  Envelope* envelope_of(const WireHeader& h, std::span<const std::byte> payload);
+  void free_envelope(Envelope* e);
+
+  // Per job.
+  const RouteTable* routes_ = nullptr;
+  std::uint32_t node_ = 0, core_ = 0;
+  std::uint64_t eager_limit_ = 0;
+  Transport* transport_ = nullptr;
+  EndpointClient* client_ = nullptr;
+  bool cancelling_ = false;
+  std::vector<Mailbox> mailboxes_;  // by local index
+  // Eager sends waiting for room, per destination core: FIFO, as their packets.
+  struct WaitingSends {
+    SendState* head = nullptr;
+    SendState* tail = nullptr;
+  };
+  std::vector<WaitingSends> waiting_;
+  std::uint64_t waiting_count_ = 0;
+  std::vector<LocalActive> local_active_, running_active_;
+  EndpointStats stats_;
+
+  // Kept across jobs.
+  RequestPool<SendState> sends_;
+  RequestPool<RecvState> recvs_;
+  RequestPool<Envelope> envelopes_;
+  StagingPool staging_;
+};
+
+}  // namespace switchyard::detail

@@ -1,0 +1,108 @@
+#pragma once
+// The transport between the cores of one machine, batched as in Seastar.
+//
+// Sending: post() appends the packet to a staging buffer per destination core
+// (owner-private, so hot in this core's cache); flush(), at the end of each
+// scheduling round, moves each staging buffer into its ring with one bulk push
+// (one store of the ring's write index) and then checks the destination's
+// doorbell once: a relaxed load while the peer is awake, no fence (doorbell.hpp
+// says why no wake-up is lost). A destination whose staged packets pass
+// kAutoFlushSlots is flushed at once, so a long round cannot starve its peer.
+//
+// Receiving: poll() drains each incoming ring in bulk pops of up to
+// kBatchSlots into a batch buffer and hands each packet to the sink straight
+// from there; only a packet cut by the end of a batch (or by a ring that could
+// take only part of it) is reassembled in a per-ring buffer first.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "switchyard/transport/channel.hpp"
+#include "switchyard/transport/doorbell.hpp"
+#include "switchyard/transport/transport.hpp"
+
+namespace switchyard::detail {
+
+// The rings and doorbells of one job on one machine: ring (from, to) for every
+// ordered pair of cores, and each core's doorbell (owned by its worker).
+class RingSet {
+ public:
+  RingSet(std::vector<Doorbell*> doorbells, std::size_t capacity_lines);
+  std::uint32_t cores() const noexcept { return static_cast<std::uint32_t>(doorbells_.size()); }
+  Channel& ring(std::uint32_t from, std::uint32_t to) noexcept { return *rings_[from * cores() + to]; }
+  Doorbell& doorbell(std::uint32_t core) noexcept { return *doorbells_[core]; }
+  std::size_t capacity_slots() const noexcept { return capacity_slots_; }
+
+ private:
+  std::vector<Doorbell*> doorbells_;
+  std::vector<std::unique_ptr<Channel>> rings_;  // none on the diagonal
+  std::size_t capacity_slots_;
+};
+
+// A growable array of slots that never zero-fills: what a sender stages and a
+// receiver reassembles. Its capacity stays between uses.
+class SlotBuffer {
+ public:
+  Slot* data() noexcept { return data_.get(); }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  void clear() noexcept { size_ = 0; }
+  // Appends n uninitialised slots and returns the first.
+  Slot* extend(std::size_t n);
+  void append(const Slot* from, std::size_t n);
+  // Removes the first n slots, moving the rest to the front.
+  void drop_front(std::size_t n) noexcept;
+
+ private:
+  std::unique_ptr<Slot[]> data_;
+  std::size_t size_ = 0, capacity_ = 0;
+};
+
+class SharedMemoryTransport final : public Transport {
+ public:
+  static constexpr std::size_t kBatchSlots = 512;       // 8 KiB: a bulk pop stays in L1
+  static constexpr std::size_t kAutoFlushSlots = 1024;  // 16 KiB staged towards one core: push now
+
+  SharedMemoryTransport();
+  // For a job: this worker is core `core` of `rings`.
+  void attach(RingSet& rings, std::uint32_t core);
+  void detach();
+
+  std::uint64_t post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
+  bool accepted(const Route& to, std::uint64_t seq) const override;
+  bool flush() override;
+  bool poll(ArrivalSink& sink) override;
+  bool has_arrivals() const override;
+  bool has_backlog() const override;
+  const TransportStats& stats() const override { return stats_; }
+
+ private:
+  struct Outbox {  // this core's packets towards one other core; owner-private
+    Channel* ring = nullptr;
+    Doorbell* doorbell = nullptr;
+    SlotBuffer staged;
+    std::size_t head = 0;      // staged[head, size) is not in the ring yet
+    std::uint64_t posted = 0;  // slots posted so far: a packet's sequence number is its last slot's
+    std::uint64_t pushed = 0;  // slots the ring has taken
+  };
+  struct Inbox {  // one other core's packets towards this one; owner-private
+    Channel* ring = nullptr;
+    SlotBuffer partial;  // the slots so far of a packet cut by a batch's end
+  };
+
+  bool push(Outbox& out);
+  void parse(Inbox& in, const Slot* slots, std::size_t count, ArrivalSink& sink);
+  // Slots of the packet whose header starts at `header`.
+  static std::size_t slots_of(const Slot* header) noexcept;
+  static void deliver(const Slot* packet, ArrivalSink& sink);
+
+  std::vector<Outbox> out_;  // by destination core; none for this core
+  std::vector<Inbox> in_;    // by source core
+  std::unique_ptr<Slot[]> batch_;
+  std::uint64_t window_ = 0;  // the ring's capacity in slots
+  std::uint32_t core_ = 0;
+  TransportStats stats_;
+};
+
+}  // namespace switchyard::detail

@@ -1,0 +1,57 @@
+#pragma once
+// The transport interface: how a core's endpoint moves packets to other cores.
+// A worker owns one transport per kind of link and drives it: post() packets
+// during a scheduling round, flush() at the end of the round, poll() arrivals
+// into the endpoint. The shared-memory transport (rings between the cores of
+// one machine) implements it now; a transport between machines implements the
+// same calls. Nothing above the endpoint knows which transport a message took.
+
+#include <cstdint>
+#include <span>
+
+#include "switchyard/transport/route_table.hpp"
+#include "switchyard/transport/wire.hpp"
+
+namespace switchyard::detail {
+
+// What a transport hands arrivals to.
+class ArrivalSink {
+ public:
+  // One packet: its header and its payload (eager bytes, a rendezvous
+  // address, an active message's body), valid only during the call. Packets
+  // from one core arrive in the order they were posted.
+  virtual void arrived(const WireHeader& header, std::span<const std::byte> payload) = 0;
+
+ protected:
+  ~ArrivalSink() = default;
+};
+
+struct TransportStats {
+  std::uint64_t slots_received = 0;  // 16-byte slots that arrived from other cores
+  std::uint64_t ring_full = 0;       // pushes that found a ring full
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Queues a packet for `to`; the payload is copied before post() returns.
+  // Returns the packet's sequence number towards that core.
+  virtual std::uint64_t post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) = 0;
+  // Whether packet `seq` towards `to` is within the flow-control window: at
+  // most a ring's capacity of packets posted before it is still waiting to
+  // enter the ring. An eager send completes once its packet is.
+  virtual bool accepted(const Route& to, std::uint64_t seq) const = 0;
+  // Publishes what post() queued: one bulk push per destination, each followed
+  // by one check of the destination's doorbell. Returns whether anything moved.
+  virtual bool flush() = 0;
+  // Hands every packet that has arrived to `sink`. Returns whether any did.
+  virtual bool poll(ArrivalSink& sink) = 0;
+  // Whether poll() would find a packet (asked before the worker sleeps).
+  virtual bool has_arrivals() const = 0;
+  // Whether packets are queued that a full ring did not take yet.
+  virtual bool has_backlog() const = 0;
+  virtual const TransportStats& stats() const = 0;
+};
+
+}  // namespace switchyard::detail

@@ -1,0 +1,70 @@
+#pragma once
+// What crosses from one core to another: a stream of 16-byte slots. A packet
+// is a 32-byte header (two slots) followed by its payload rounded up to whole
+// slots, so small messages share cache lines (a 16-byte message takes 48
+// bytes, four of them fit in three lines) and payloads start 16-byte aligned.
+//
+// Packet kinds:
+//   kEager       a message whose payload follows the header
+//   kRendezvous  a message whose payload stays in the sender's buffer; the
+//                payload is that buffer's address (8 bytes): a receiver on the
+//                same machine copies straight out of it, once
+//   kSendDone    the receiver has taken in message `request` of the sender
+//                (rendezvous, or a synchronous send); no payload
+//   kActive      an active message: `tag` is the handler id, the body follows
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "switchyard/transport/message.hpp"
+
+namespace switchyard::detail {
+
+inline constexpr std::size_t kCacheLine = 64;
+
+struct alignas(16) Slot {
+  std::byte bytes[16];
+};
+static_assert(sizeof(Slot) == 16 && std::is_trivially_copyable_v<Slot>, "Boost.Lockfree rings copy slots bytewise");
+
+enum class WireKind : std::uint8_t { kEager, kRendezvous, kSendDone, kActive };
+
+// Index of a send in its sender core's request pool: what a kSendDone names,
+// instead of a pointer that would mean nothing on another machine.
+using RequestId = std::uint32_t;
+
+struct WireHeader {
+  static constexpr std::uint8_t kSynchronous = 1;  // the sender wants a kSendDone once the message is taken in
+
+  WireKind kind;
+  std::uint8_t flags;
+  std::uint16_t reserved;
+  ContextId context;   // the communicator's
+  Rank src;            // the sender's rank in the job
+  Rank dst;            // the receiver's rank in the job
+  Tag tag;             // kActive: the handler id
+  RequestId request;   // kRendezvous, synchronous kEager, kSendDone: the sender's request
+  std::uint64_t size;  // the message's payload bytes (64-bit: messages over 4 GiB are legal)
+};
+static_assert(sizeof(WireHeader) == 2 * sizeof(Slot) && std::is_trivially_copyable_v<WireHeader>,
+              "a header is two slots");
+
+inline constexpr std::size_t kHeaderSlots = sizeof(WireHeader) / sizeof(Slot);
+
+// Payload bytes the packet carries in the ring (a rendezvous carries an address, not the message).
+constexpr std::uint64_t wire_payload_bytes(const WireHeader& h) noexcept {
+  switch (h.kind) {
+    case WireKind::kRendezvous: return sizeof(std::uint64_t);
+    case WireKind::kSendDone: return 0;
+    case WireKind::kEager:
+    case WireKind::kActive: break;
+  }
+  return h.size;
+}
+
+constexpr std::uint64_t payload_slots(std::uint64_t bytes) noexcept { return (bytes + sizeof(Slot) - 1) / sizeof(Slot); }
+// Slots a packet with `bytes` of payload takes in a ring.
+constexpr std::uint64_t packet_slots(std::uint64_t bytes) noexcept { return kHeaderSlots + payload_slots(bytes); }
+
+}  // namespace switchyard::detail

@@ -1,0 +1,296 @@
+#include "switchyard/transport/endpoint.hpp"
+
+#include <cstring>
+#include <utility>
+
+namespace switchyard::detail {
+
+namespace {
+
+const std::byte* address_in(std::span<const std::byte> payload) noexcept {
+  std::uint64_t address;
+  std::memcpy(&address, payload.data(), sizeof address);
+  return reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(address));
+}
+
+}  // namespace
+
+void Endpoint::start(const EndpointConfig& config) {
+  routes_ = config.routes;
+  node_ = config.node;
+  core_ = config.core;
+  eager_limit_ = config.eager_limit;
+  transport_ = config.transport;
+  client_ = config.client;
+  cancelling_ = false;
+  mailboxes_.assign(config.local_ranks, Mailbox{});
+  waiting_.assign(config.cores, WaitingSends{});
+  waiting_count_ = 0;
+  stats_ = {};
+  sends_.reset();
+  recvs_.reset();
+  envelopes_.reset();
+}
+
+void Endpoint::stop() {
+  // Messages nobody took in (a cancelled job) give their staging back.
+  for (Mailbox& m : mailboxes_) m.clear([this](Envelope* e) { free_envelope(e); });
+  for (const LocalActive& a : local_active_) {
+    if (a.body) staging_.release(a.body, a.size);
+  }
+  local_active_.clear();
+}
+
+// --- sending ---
+
+SendState* Endpoint::send(Rank src, Rank dst, ContextId context, Tag tag, std::span<const std::byte> bytes,
+                          bool synchronous) {
+  SendState* s = sends_.acquire();
+  s->data = bytes.data();
+  s->size = bytes.size();
+  s->owner = src;
+  s->dst = dst;
+  s->tag = tag;
+  s->done = false;
+  ++stats_.messages_sent;
+  const bool eager = bytes.size() <= eager_limit_;
+  if (local(dst)) {
+    send_local(*s, context, src, eager, synchronous);
+  } else {
+    send_remote(*s, context, src, eager, synchronous);
+  }
+  return s;
+}
+
+void Endpoint::send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous) {
+  Mailbox& mailbox = mailboxes_[route(s.dst).local];
+  if (RecvState* r = mailbox.match_posted(context, src, s.tag)) {
+    take_in(*r, src, s.size, s.data);  // the one copy: sender's buffer to the receive's
+    s.done = true;
+    return;
+  }
+  Envelope* e = envelopes_.acquire();
+  *e = Envelope{context, src, s.tag, s.size, nullptr, nullptr, false, s.id, e->id, nullptr};
+  if (eager && !synchronous) {
+    // Buffered, as across cores: the sender may reuse its buffer at once.
+    if (s.size) {
+      e->staged = staging_.acquire(s.size);
+      std::memcpy(e->staged, s.data, s.size);
+    }
+    s.done = true;
+  } else {
+    e->remote = s.data;  // read when taken in, which completes the send
+    e->owes_send_done = true;
+  }
+  mailbox.queue_unexpected(e);
+  client_->wake(s.dst);  // a process waiting for a condition looks again
+}
+
+void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous) {
+  WireHeader h{};
+  h.kind = eager ? WireKind::kEager : WireKind::kRendezvous;
+  h.flags = synchronous ? WireHeader::kSynchronous : 0;
+  h.context = context;
+  h.src = src;
+  h.dst = s.dst;
+  h.tag = s.tag;
+  h.request = s.id;
+  h.size = s.size;
+  const Route& to = route(s.dst);
+  if (!eager) {
+    const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.data));
+    transport_->post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&address, 1)));
+    // Out now, not at the end of the round: the receiver's copy is the long
+    // part, and one index update per large message costs nothing beside it.
+    transport_->flush();
+    return;  // complete on kSendDone
+  }
+  const std::uint64_t seq = transport_->post(to, h, {s.data, static_cast<std::size_t>(s.size)});
+  if (synchronous) return;  // complete on kSendDone
+  if (transport_->accepted(to, seq)) {
+    s.done = true;
+  } else {
+    wait_for_room(s, to.core, seq);
+  }
+}
+
+void Endpoint::wait_for_room(SendState& s, std::uint32_t core, std::uint64_t seq) {
+  s.core = core;
+  s.seq = seq;
+  s.next_waiting = nullptr;
+  WaitingSends& w = waiting_[core];
+  (w.tail ? w.tail->next_waiting : w.head) = &s;
+  w.tail = &s;
+  ++waiting_count_;
+}
+
+SendState* Endpoint::post_active(Rank src, Rank dst, ContextId context, Tag handler, std::span<const std::byte> body) {
+  ++stats_.messages_sent;
+  if (local(dst)) {
+    std::byte* copy = nullptr;
+    if (!body.empty()) {
+      copy = staging_.acquire(body.size());
+      std::memcpy(copy, body.data(), body.size());
+    }
+    local_active_.push_back(LocalActive{context, dst, src, handler, copy, body.size()});
+    return nullptr;
+  }
+  WireHeader h{};
+  h.kind = WireKind::kActive;
+  h.context = context;
+  h.src = src;
+  h.dst = dst;
+  h.tag = handler;
+  h.size = body.size();
+  const Route& to = route(dst);
+  const std::uint64_t seq = transport_->post(to, h, body);
+  if (transport_->accepted(to, seq)) return nullptr;
+  SendState* s = sends_.acquire();
+  s->owner = src;
+  s->dst = dst;
+  s->done = false;
+  wait_for_room(*s, to.core, seq);
+  return s;
+}
+
+bool Endpoint::flush() {
+  const bool moved = transport_->flush();
+  if (waiting_count_ == 0) return moved;
+  for (std::uint32_t c = 0; c < waiting_.size(); ++c) {
+    WaitingSends& w = waiting_[c];
+    const Route to{node_, c, 0};
+    while (w.head && transport_->accepted(to, w.head->seq)) {
+      SendState* s = std::exchange(w.head, w.head->next_waiting);
+      if (!w.head) w.tail = nullptr;
+      --waiting_count_;
+      s->done = true;
+      client_->wake(s->owner);
+    }
+  }
+  return moved;
+}
+
+void Endpoint::complete_send(Rank sender, RequestId request) {
+  if (local(sender)) {
+    SendState& s = sends_[request];
+    s.done = true;
+    client_->wake(s.owner);
+    return;
+  }
+  WireHeader h{};
+  h.kind = WireKind::kSendDone;
+  h.dst = sender;
+  h.request = request;
+  transport_->post(route(sender), h, {});
+  // Out now: the sender waits for it (to go on with its next phase, or to
+  // release a busy lock), and it follows a copy that took far longer.
+  transport_->flush();
+}
+
+// --- receiving ---
+
+RecvState* Endpoint::post_recv(Rank owner, ContextId context, Rank src, Tag tag, std::span<std::byte> target,
+                               bool has_target) {
+  RecvState* r = recvs_.acquire();
+  r->context = context;
+  r->src = src;
+  r->tag = tag;
+  r->owner = owner;
+  r->target = target;
+  r->has_target = has_target;
+  r->done = false;
+  r->truncated = false;
+  if (Envelope* e = mailboxes_[route(owner).local].post(r)) take_in(*r, *e);
+  return r;
+}
+
+void Endpoint::release(RecvState* r) {
+  r->payload.resize_uninitialized(0);  // drop a heap payload now rather than when the state is reused
+  recvs_.release(r);
+}
+
+void Endpoint::take_in(RecvState& r, Rank src, std::uint64_t size, const std::byte* payload) {
+  r.sender = src;
+  r.size = size;
+  r.truncated = r.has_target && size > r.target.size();
+  if (r.has_target) {
+    if (!r.truncated && size) std::memcpy(r.target.data(), payload, size);
+  } else {
+    r.payload.resize_uninitialized(size);
+    if (size) std::memcpy(r.payload.data(), payload, size);
+  }
+  r.done = true;
+  client_->wake(r.owner);
+}
+
+void Endpoint::take_in(RecvState& r, Envelope& e) {
+  take_in(r, e.src, e.size, e.staged ? e.staged : e.remote);
+  if (e.owes_send_done) complete_send(e.src, e.request);
+  free_envelope(&e);
+}
+
+Envelope* Endpoint::envelope_of(const WireHeader& h, std::span<const std::byte> payload) {
+  Envelope* e = envelopes_.acquire();
+  *e = Envelope{h.context, h.src, h.tag, h.size, nullptr, nullptr, false, h.request, e->id, nullptr};
+  if (h.kind == WireKind::kRendezvous) {
+    e->remote = address_in(payload);
+    e->owes_send_done = true;
+    return e;
+  }
+  if (h.size) {
+    e->staged = staging_.acquire(h.size);
+    std::memcpy(e->staged, payload.data(), h.size);
+  }
+  e->owes_send_done = (h.flags & WireHeader::kSynchronous) != 0;
+  return e;
+}
+
+void Endpoint::free_envelope(Envelope* e) {
+  if (e->staged) staging_.release(e->staged, e->size);
+  envelopes_.release(e);
+}
+
+void Endpoint::arrived(const WireHeader& h, std::span<const std::byte> payload) {
+  switch (h.kind) {
+    case WireKind::kSendDone: {
+      SendState& s = sends_[h.request];
+      s.done = true;
+      client_->wake(s.owner);
+      return;
+    }
+    case WireKind::kActive:
+      if (!cancelling_) client_->run_active(h.context, h.dst, h.src, h.tag, payload);
+      return;
+    case WireKind::kEager:
+    case WireKind::kRendezvous:
+      break;
+  }
+  if (cancelling_) return;  // senders may be unwinding: nothing is read from them any more
+  Mailbox& mailbox = mailboxes_[route(h.dst).local];
+  if (RecvState* r = mailbox.match_posted(h.context, h.src, h.tag)) {
+    const bool rendezvous = h.kind == WireKind::kRendezvous;
+    // Rendezvous: the single copy, from the sender's buffer on its core.
+    take_in(*r, h.src, h.size, rendezvous ? address_in(payload) : payload.data());
+    if (rendezvous || (h.flags & WireHeader::kSynchronous)) complete_send(h.src, h.request);
+    return;
+  }
+  mailbox.queue_unexpected(envelope_of(h, payload));
+  client_->wake(h.dst);
+}
+
+bool Endpoint::poll() {
+  bool any = transport_->poll(*this);
+  if (!local_active_.empty()) {
+    // Handlers may queue more active messages; those run on the next poll.
+    running_active_.swap(local_active_);
+    for (const LocalActive& a : running_active_) {
+      if (!cancelling_) client_->run_active(a.context, a.dst, a.src, a.handler, {a.body, a.size});
+      if (a.body) staging_.release(a.body, a.size);
+    }
+    running_active_.clear();
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace switchyard::detail
