@@ -72,23 +72,8 @@ double std_barrier_time() {
   return two_thread_rendezvous(kStdBarrierRounds, [&] { sync.arrive_and_wait(); });
 }
 
-// A sense-reversal barrier on one cache line: arrive with fetch_add, spin on the generation.
-struct alignas(64) SpinBarrier {
-  std::atomic<std::uint32_t> arrived{0};
-  std::atomic<std::uint32_t> generation{0};
-  void arrive_and_wait(std::uint32_t parties) {
-    const std::uint32_t gen = generation.load(std::memory_order_acquire);
-    if (arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == parties) {
-      arrived.store(0, std::memory_order_relaxed);
-      generation.store(gen + 1, std::memory_order_release);
-    } else {
-      sybench::spin_until([&] { return generation.load(std::memory_order_acquire) != gen; });
-    }
-  }
-};
-
 double spin_barrier_time() {
-  SpinBarrier sync;
+  sybench::SpinBarrier sync;
   return two_thread_rendezvous(kSpinBarrierRounds, [&] { sync.arrive_and_wait(2); });
 }
 

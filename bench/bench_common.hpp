@@ -21,6 +21,8 @@
 // counters on the same line:
 //   limit_ns  the limit, per operation       x_limit   figure / limit
 //   target_ns the target             x_target  figure / target (<= 1 meets it)
+//   target_x  a target stated as a multiple of the limit (target_ns is then that
+//             multiple of limit_ns)
 // The baselines also have lines of their own.
 
 #include <benchmark/benchmark.h>
@@ -73,6 +75,23 @@ inline void spin_until(Done done) {
     if (checks > 100'000) std::this_thread::yield();
   }
 }
+
+// A sense-reversal barrier on one cache line: arrive with fetch_add, spin on the
+// generation. The hardware floor of a rendezvous of pinned threads, about one
+// cache-line round trip.
+struct alignas(64) SpinBarrier {
+  std::atomic<std::uint32_t> arrived{0};
+  std::atomic<std::uint32_t> generation{0};
+  void arrive_and_wait(std::uint32_t parties) {
+    const std::uint32_t gen = generation.load(std::memory_order_acquire);
+    if (arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == parties) {
+      arrived.store(0, std::memory_order_relaxed);
+      generation.store(gen + 1, std::memory_order_release);
+    } else {
+      spin_until([&] { return generation.load(std::memory_order_acquire) != gen; });
+    }
+  }
+};
 
 // Times the chunks of a batch. A batch of K operations is cut into kChunks
 // chunks of K / kChunks operations, timed one by one by the thread or process
@@ -177,10 +196,18 @@ void run_pinned(int cpu, F&& f) {
   if (error) std::rethrow_exception(error);
 }
 
-// Puts figure, limit and target on one line. `figure` and `limit` are seconds per operation.
-inline void report_vs_limit(benchmark::State& state, double figure, double limit, double target_ns = 0) {
+// Puts figure, limit and target on one line. `figure` and `limit` are seconds per
+// operation. The target is either absolute (target_ns) or a multiple of the limit
+// measured beside the figure (target_x_limit, reported as target_x; target_ns is
+// then that multiple of limit_ns).
+inline void report_vs_limit(benchmark::State& state, double figure, double limit, double target_ns = 0,
+                            double target_x_limit = 0) {
   state.counters["limit_ns"] = limit * 1e9;
   state.counters["x_limit"] = limit > 0 ? figure / limit : 0;
+  if (target_x_limit > 0) {
+    state.counters["target_x"] = target_x_limit;
+    target_ns = target_x_limit * limit * 1e9;
+  }
   if (target_ns > 0) {
     state.counters["target_ns"] = target_ns;
     state.counters["x_target"] = figure * 1e9 / target_ns;

@@ -1,38 +1,59 @@
-// All-to-many exchanges on the runtime: each scheduler against AC, and the two
-// ways of Generate_Recv.
+// All-to-many exchanges on the runtime: each scheduler against the fastest the
+// machine can do the exchange and against Open MPI, and the two ways of
+// Generate_Recv.
 //
-//   BM_Exchange/<scheduler>/bytes:B   one exchange of a Fig. 7 matrix, n = 32
-//                               processes round robin on cores 0 and 1, d = 8
-//                               messages of B bytes per process (1 KiB: eager,
-//                               copied through the mailbox; 64 KiB: single copy).
-//                               Time = the exchange's communication time, from the
-//                               first process leaving the barrier before it to the
-//                               last one done, median of kExchanges exchanges in
-//                               the batch (schedule construction and Generate_Recv
-//                               are outside it, as in the CLI's comm column).
-//                               Baseline beside it, measured in the same batch right
-//                               before: AC on the same matrix. Counters: ac_us, x_ac =
-//                               Time / AC (below 1: the scheduler beats AC),
-//                               phases (static), inquiries (drsn, per exchange),
-//                               comp_us (make_schedule on one thread; drsn:
-//                               Generate_Recv by active messages).
+//   BM_Exchange/n:N/d:D/bytes:B/<scheduler>
+//                               one exchange of a Fig. 7 matrix: N processes round
+//                               robin on cores 0 and 1, D messages of B bytes per
+//                               process (up to 1 KiB: eager, copied through the
+//                               rings and mailboxes; above: single copy).
+//                               Time = the exchange's communication time as
+//                               run_exchange measures it: from the first process
+//                               leaving the barrier before it to the last one done,
+//                               median of the line's `exchanges` in the batch
+//                               (schedule construction and Generate_Recv are outside
+//                               it, as in the CLI's comm column).
+//                               Beside it, measured in the same batch right before:
+//                               the floor (floor_exchange_s; floor_us, x_floor =
+//                               Time / floor), and the target where it
+//                               states one (target_us, x_target = Time / target, at
+//                               most 1 meets it; target_x when the target is a
+//                               multiple of the floor). Where bench_exchange_mpi
+//                               was built: Open MPI's time for the same exchange,
+//                               run once per line before the batches with as many
+//                               exchanges as the batches hold (mpi_us, x_mpi =
+//                               Time / MPI; mpi_failed = 1 if mpirun failed, why on
+//                               stderr). Counters: phases (static), inquiries
+//                               (drsn, per exchange), comp_us (make_schedule on one
+//                               thread; drsn: Generate_Recv by active messages).
 //   BM_GenerateRecv/<method>/n:N      one Generate_Recv (d = 8), by concatenation
 //                               (allgather of every sending vector) or by active
 //                               messages plus a vector sum (Wang-Lin-Ranka Fig. 1);
 //                               each batch times both methods, the other one is the
 //                               baseline beside it: other_us, x_other = Time / other.
 //
-// Every exchange verifies every payload byte it received, and every
-// Generate_Recv result is checked against the matrix's column, outside the clock.
+// Every exchange, floor and MPI ones included, verifies every payload byte it
+// received, and every Generate_Recv result is checked against the matrix's
+// column, outside the clock.
+
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <switchyard/schedulers/comm_matrix.hpp>
 #include <switchyard/schedulers/exchange.hpp>
 #include <switchyard/schedulers/generate_recv.hpp>
+#include <switchyard/schedulers/payload.hpp>
 #include <switchyard/schedulers/static_schedulers.hpp>
+#include <utility>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -42,41 +63,188 @@ using namespace switchyard::schedulers;
 
 namespace {
 
-constexpr Rank kProcesses = 32;
-constexpr Rank kDensity = 8;
-constexpr std::uint32_t kExchanges = 10;  // per scheduler and batch
-constexpr std::uint32_t kCalls = 20;      // Generate_Recv calls per method and batch
+constexpr Rank kDensity = 8;          // of the Generate_Recv lines
+constexpr std::uint32_t kCalls = 20;  // Generate_Recv calls per method and batch
+constexpr std::uint64_t kMatrixSeed = 42;
 
-void BM_Exchange(benchmark::State& state, const std::string& scheduler) {
-  const auto bytes = static_cast<std::uint64_t>(state.range(0));
-  const CommMatrix m = fig7_matrix(kProcesses, kDensity, bytes, 42);
+#if defined(SWITCHYARD_EXCHANGE_MPI) && defined(SWITCHYARD_MPIRUN)
+constexpr const char* kMpiProgram = SWITCHYARD_EXCHANGE_MPI;
+constexpr const char* kMpirun = SWITCHYARD_MPIRUN;
+#else
+constexpr const char* kMpiProgram = nullptr;
+constexpr const char* kMpirun = nullptr;
+#endif
+
+// An exchange line: the matrix, the target and how many exchanges a
+// batch times. Where one exchange moves hundreds of MiB, a batch times fewer
+// and the line runs fewer schedulers: poisoning and verifying every byte of
+// every repetition (the figure's, the floor's, MPI's) costs seconds each time.
+struct Config {
+  Rank n, d;
+  std::uint64_t bytes;
+  double target_us;                     // an absolute target, or 0
+  double target_x_floor;                // a target as a multiple of the floor, or 0
+  std::uint32_t exchanges;              // per batch, for the figure and for the floor
+  std::vector<std::string> schedulers;  // empty: every one of default_exchange_schedulers()
+};
+
+const std::vector<Config>& configs() {
+  static const std::vector<Config> all{
+      {32, 8, 16, 10, 0, 20, {}},
+      {32, 8, 1024, 0, 3, 20, {}},
+      {32, 8, 65536, 0, 2, 10, {}},
+      {512, 16, 1024, 0, 3, 10, {}},
+      {512, 16, 65536, 0, 1.5, 3, {"ac", "lp", "cgm", "optimal", "optimal-bytes", "drsn"}},
+      {4096, 8, 1024, 0, 3, 5, {"ac", "optimal"}},
+  };
+  return all;
+}
+
+// The floor of the exchange of m: seconds per exchange, median of
+// `repetitions`. Each rank's ExchangeBuffers (seeded with `seed`) is built by a
+// process on the rank's core, as run_exchange builds them; then two threads
+// pinned to cores 0 and 1 (where round robin puts the even and the odd ranks)
+// each copy every message their ranks receive with memcpy, straight from the
+// sender's send buffer into the receiver's receive buffer, between two spin
+// barriers: nothing announced, nothing matched. A repetition = earliest thread
+// leaving the first barrier to the latest arriving at the second. Before it,
+// each thread poisons its ranks' receive buffers; after it, each verifies them.
+double floor_exchange_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions) {
+  const Rank n = m.size();
+  std::vector<std::unique_ptr<ExchangeBuffers>> buffers(n);
+  sybench::runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        buffers[p.rank()] = std::make_unique<ExchangeBuffers>(m, p.rank(), seed);
+        co_return;
+      },
+      sybench::round_robin());
+  // Per thread: (send buffer, receive buffer) of each message its ranks receive.
+  std::vector<std::pair<std::span<const std::byte>, std::span<std::byte>>> copies[2];
+  for (Rank r = 0; r < n; ++r) {
+    ExchangeBuffers& to = *buffers[r];
+    for (std::size_t i = 0; i < to.column().size(); ++i) {
+      const ExchangeBuffers& from = *buffers[to.column()[i].peer];
+      copies[r % 2].emplace_back(from.send_buffer(*from.send_index(r)), to.recv_buffer(i));
+    }
+  }
+  sybench::SpinBarrier sync;
+  std::vector<sybench::Clock::time_point> start(std::size_t{2} * repetitions), end(start.size());
+  std::optional<PayloadError> wrong[2];  // kept, not thrown: the other thread would wait at the barrier forever
+  auto copy_side = [&](Rank t) {
+    for (std::uint32_t rep = 0; rep < repetitions; ++rep) {
+      for (Rank r = t; r < n; r += 2) buffers[r]->poison();
+      sync.arrive_and_wait(2);
+      start[2 * rep + t] = sybench::Clock::now();
+      for (const auto& [from, into] : copies[t]) std::memcpy(into.data(), from.data(), into.size());
+      end[2 * rep + t] = sybench::Clock::now();
+      sync.arrive_and_wait(2);
+      for (Rank r = t; r < n && !wrong[t]; r += 2) {
+        if (auto bad = buffers[r]->verify()) {
+          wrong[t].emplace("floor exchange, repetition " + std::to_string(rep + 1), *bad);
+        }
+      }
+    }
+  };
+  sybench::run_pinned_pair(
+      sybench::kCoreA, [&] { copy_side(0); }, sybench::kCoreB, [&] { copy_side(1); });
+  for (const auto& w : wrong) {
+    if (w) throw *w;
+  }
+  std::vector<double> seconds;
+  for (std::size_t rep = 0; rep < repetitions; ++rep) {
+    seconds.push_back(sybench::seconds_between(std::min(start[2 * rep], start[2 * rep + 1]),
+                                               std::max(end[2 * rep], end[2 * rep + 1])));
+  }
+  return summarize(std::move(seconds)).median;
+}
+
+// Open MPI's median microseconds per exchange of the line's matrix: one run of
+// bench_exchange_mpi through mpirun, one rank per core. nullopt if it failed;
+// the reason goes to stderr.
+std::optional<double> mpi_exchange_us(const Config& c, std::uint32_t repetitions) {
+  const std::string command =
+      std::string("'") + kMpirun +
+      "' --allow-run-as-root --oversubscribe -np 2 --bind-to core --map-by core --timeout 1800 '" + kMpiProgram + "' " +
+      std::to_string(c.n) + " " + std::to_string(c.d) + " " + std::to_string(c.bytes) + " " +
+      std::to_string(repetitions) + " " + std::to_string(kMatrixSeed);
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) {
+    std::perror(("bench_exchange: popen " + command).c_str());
+    return std::nullopt;
+  }
+  std::string out;
+  char chunk[512];
+  while (std::fgets(chunk, sizeof chunk, pipe)) out += chunk;
+  const int status = pclose(pipe);
+  const std::string key = "\"median_us\":";
+  const auto at = out.find(key);
+  if (status != 0 || at == std::string::npos) {
+    const std::string how = status == -1          ? "could not be waited for"
+                            : WIFEXITED(status)   ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                            : WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                                  : "ended with wait status " + std::to_string(status);
+    std::fprintf(stderr, "bench_exchange: no MPI baseline: `%s` %s, printing '%s'\n", command.c_str(), how.c_str(),
+                 out.c_str());
+    return std::nullopt;
+  }
+  return std::strtod(out.c_str() + at + key.size(), nullptr);
+}
+
+// Sums over the batches, in seconds, and what the line reports beside them.
+struct ExchangeSums {
+  double figure = 0, floor = 0, comp = 0, inquiries = 0, phases = 0;
+};
+
+void report_exchange(benchmark::State& state, const Config& c, const ExchangeSums& s, std::optional<double> mpi_us) {
+  const double batches = static_cast<double>(state.iterations());
+  const double figure_us = s.figure / batches * 1e6;
+  const double floor_us = s.floor / batches * 1e6;
+  state.counters["floor_us"] = floor_us;
+  state.counters["x_floor"] = s.figure / s.floor;
+  const double target_us = c.target_us > 0 ? c.target_us : c.target_x_floor * floor_us;
+  if (target_us > 0) {
+    state.counters["target_us"] = target_us;
+    state.counters["x_target"] = figure_us / target_us;
+  }
+  if (c.target_x_floor > 0) state.counters["target_x"] = c.target_x_floor;
+  if (mpi_us) {
+    state.counters["mpi_us"] = *mpi_us;
+    state.counters["x_mpi"] = figure_us / *mpi_us;
+  } else if (kMpiProgram) {
+    state.counters["mpi_failed"] = 1;
+  }
+  state.counters["comp_us"] = s.comp / batches * 1e6;
+  if (s.phases > 0) state.counters["phases"] = s.phases / batches;
+  if (s.inquiries > 0) state.counters["inquiries"] = s.inquiries / batches;
+}
+
+void BM_Exchange(benchmark::State& state, const Config& c, const std::string& scheduler) {
+  const CommMatrix m = fig7_matrix(c.n, c.d, c.bytes, kMatrixSeed);
   ExchangeOptions options;
-  options.schedulers = {"ac", scheduler};
-  options.repeat = kExchanges;
+  options.schedulers = {scheduler};
+  options.repeat = c.exchanges;
   options.run_options = sybench::round_robin();
   options.time_generate_recv = false;
-  double figure = 0, ac = 0, comp = 0, inquiries = 0, phases = 0;
+  std::optional<double> mpi_us;
+  if (kMpiProgram) mpi_us = mpi_exchange_us(c, sybench::kBatches * c.exchanges);
+  ExchangeSums sums;
   try {
     for (auto _ : state) {
       ++options.seed;  // new payloads, and new DRS_N orders, every batch
+      sums.floor += floor_exchange_s(m, options.seed, c.exchanges);
       const ExchangeReport report = run_exchange(sybench::runtime(), m, options);
-      const SchedulerResult& r = report.results[1];
+      const SchedulerResult& r = report.results[0];
       state.SetIterationTime(r.comm_ms.median / 1e3);
-      figure += r.comm_ms.median;
-      ac += report.results[0].comm_ms.median;
-      comp += r.schedule_ms.median;
-      if (r.inquiries) inquiries += static_cast<double>(*r.inquiries);
-      if (r.phases) phases += static_cast<double>(*r.phases);
+      sums.figure += r.comm_ms.median / 1e3;
+      sums.comp += r.schedule_ms.median / 1e3;
+      if (r.inquiries) sums.inquiries += static_cast<double>(*r.inquiries);
+      if (r.phases) sums.phases += static_cast<double>(*r.phases);
     }
   } catch (const std::exception& e) {
     return sybench::fail(state, e);
   }
-  const double n = static_cast<double>(state.iterations());
-  state.counters["ac_us"] = ac / n * 1e3;
-  state.counters["x_ac"] = figure / ac;
-  state.counters["comp_us"] = comp / n * 1e3;
-  if (phases > 0) state.counters["phases"] = phases / n;
-  if (inquiries > 0) state.counters["inquiries"] = inquiries / n;
+  report_exchange(state, c, sums, mpi_us);
 }
 
 // Medians of kCalls timed calls of each method, in one job; each call from a
@@ -159,12 +327,12 @@ void common(benchmark::internal::Benchmark* b) {
 }
 
 const int registered = [] {
-  for (const std::string& name : default_exchange_schedulers()) {
-    benchmark::RegisterBenchmark(("BM_Exchange/" + name).c_str(), BM_Exchange, name)
-        ->Apply(common)
-        ->ArgName("bytes")
-        ->Arg(1024)
-        ->Arg(65536);
+  for (const Config& c : configs()) {
+    for (const std::string& name : c.schedulers.empty() ? default_exchange_schedulers() : c.schedulers) {
+      const std::string line = "BM_Exchange/n:" + std::to_string(c.n) + "/d:" + std::to_string(c.d) +
+                               "/bytes:" + std::to_string(c.bytes) + "/" + name;
+      benchmark::RegisterBenchmark(line.c_str(), BM_Exchange, c, name)->Apply(common);
+    }
   }
   for (const bool am : {false, true}) {
     benchmark::RegisterBenchmark(am ? "BM_GenerateRecv/am" : "BM_GenerateRecv/concat", BM_GenerateRecv, am)
