@@ -23,6 +23,9 @@ namespace detail {
 // Coroutine frames of runtime calls are born and die on the same worker thread
 // thousands of times a second; a per-thread cache of freed frames, by size class,
 // turns each allocation into a pointer pop instead of a trip through malloc.
+// Blocks are whole cache lines: the frames of processes on different cores are
+// made one after another (by Runtime::run), and a line shared by two of them
+// would travel between the cores on every write.
 class FrameCache {
  public:
   static void* allocate(std::size_t size) {
@@ -34,7 +37,8 @@ class FrameCache {
       --st.count[cls];
       return frame_of(b);
     }
-    auto* b = static_cast<Block*>(::operator new(cls < kClasses ? (cls + 1) * kGranule : sizeof(Block) + size));
+    const std::size_t bytes = cls < kClasses ? (cls + 1) * kGranule : sizeof(Block) + size;
+    auto* b = static_cast<Block*>(::operator new(bytes, std::align_val_t{kGranule}));
     b->size_class = cls;
     return frame_of(b);
   }
@@ -48,7 +52,7 @@ class FrameCache {
       ++st.count[cls];
       return;
     }
-    ::operator delete(b);
+    ::operator delete(b, std::align_val_t{kGranule});
   }
 
  private:
@@ -70,7 +74,7 @@ class FrameCache {
       State& st = state();
       st.dead = true;
       for (auto*& head : st.free) {
-        while (head) ::operator delete(std::exchange(head, head->next));
+        while (head) ::operator delete(std::exchange(head, head->next), std::align_val_t{kGranule});
       }
     }
   };
