@@ -195,9 +195,8 @@ std::pair<const Group*, Rank> GroupRegistry::split_take(const Group& parent, std
 
 Communicator::Communicator(Process& p) noexcept : Communicator(p.world()) {}
 
-const detail::Group& Communicator::group() const {
-  if (!group_) throw InvalidArgument("switchyard: a null communicator (from split with kUndefined, or default-made)");
-  return *group_;
+void Process::null_communicator() {
+  throw InvalidArgument("switchyard: a null communicator (from split with kUndefined, or default-made)");
 }
 
 Rank Communicator::size() const { return group().size(); }
@@ -213,36 +212,6 @@ Rank Communicator::job_rank(Rank r) const {
 }
 
 Rank Communicator::rank_of_job_rank(Rank job) const { return group().members().to_comm(job); }
-
-Process::SendAwaiter Communicator::send(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
-  return Process::SendAwaiter(*process_, post_send(dst, bytes, tag));
-}
-Process::SendAwaiter Communicator::ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
-  return Process::SendAwaiter(*process_, post_ssend(dst, bytes, tag));
-}
-Process::RecvAwaiter Communicator::recv(Rank src, Tag tag) const {
-  return Process::RecvAwaiter(*process_, post_recv(src, tag), src);
-}
-Process::RecvIntoAwaiter Communicator::recv_into(Rank src, std::span<std::byte> buffer, Tag tag) const {
-  return Process::RecvIntoAwaiter(*process_, post_recv_into(src, buffer, tag), src);
-}
-
-SendTicket Communicator::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
-  process_->check_user_tag(tag, "send");
-  return process_->post_send_on(group(), dst, bytes, tag, false);
-}
-SendTicket Communicator::post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
-  process_->check_user_tag(tag, "ssend");
-  return process_->post_send_on(group(), dst, bytes, tag, true);
-}
-RecvTicket Communicator::post_recv(Rank src, Tag tag) const {
-  process_->check_user_tag(tag, "recv");
-  return process_->post_recv_on(group(), src, tag, {}, false);
-}
-RecvTicket Communicator::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) const {
-  process_->check_user_tag(tag, "recv_into");
-  return process_->post_recv_on(group(), src, tag, buffer, true);
-}
 
 void Communicator::post_active(Rank dst, HandlerId handler, std::span<const std::byte> body) const {
   process_->post_active_on(group(), dst, handler, body);
@@ -283,6 +252,5 @@ Communicator Communicator::library(LibraryKey key) const {
   return Communicator(process_, &process_->job_.groups().library(group(), key.value()), rank_);
 }
 
-Communicator Process::world() noexcept { return Communicator(this, &job_.world(), rank_); }
 
 }  // namespace switchyard

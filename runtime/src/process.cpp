@@ -39,11 +39,9 @@ void Process::bad_rank(const detail::Group& g, Rank r, const char* what) const {
                         " has " + std::to_string(g.size()) + " processes)");
 }
 
-void Process::check_user_tag(Tag t, const char* what) const {
-  if (t >= kFirstReservedTag) [[unlikely]] {
-    throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": tag " +
-                          std::to_string(t) + " is reserved (user tags are below 2^31)");
-  }
+void Process::reserved_tag(Tag t, const char* what) const {
+  throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": tag " +
+                        std::to_string(t) + " is reserved (user tags are below 2^31)");
 }
 
 Process::ParkAwaiter Process::park(const char* what, Rank peer) {
@@ -65,17 +63,6 @@ void Process::empty_ticket(const char* kind) const {
 }
 
 // --- point to point ---
-
-SendTicket Process::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
-  return world().post_send(dst, bytes, tag);
-}
-SendTicket Process::post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) {
-  return world().post_ssend(dst, bytes, tag);
-}
-RecvTicket Process::post_recv(Rank src, Tag tag) { return world().post_recv(src, tag); }
-RecvTicket Process::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
-  return world().post_recv_into(src, buffer, tag);
-}
 
 SendTicket Process::post_send_on(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
                                  bool synchronous) {

@@ -29,6 +29,7 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
   }
   rings_ = std::make_unique<RingSet>(std::move(doorbells), options_.mailbox_capacity);
   groups_ = std::make_unique<GroupRegistry>(*this);
+  for (auto& p : processes_) p->world_ = &groups_->world();
   remaining.store(processes, std::memory_order_relaxed);
   workers_inside.store(w, std::memory_order_relaxed);
   for (auto& p : processes_) p->main_ = body(*p);

@@ -67,16 +67,13 @@ void Endpoint::send_local(SendState& s, ContextId context, Rank src, bool eager,
   if (RecvState* r = mailbox.match_posted(context, src, s.tag)) {
     take_in(*r, src, s.size, s.data);  // the one copy: sender's buffer to the receive's
     s.done = true;
+    client_->wake(r->owner);
     return;
   }
-  Envelope* e = envelopes_.acquire();
-  *e = Envelope{context, src, s.tag, s.size, nullptr, nullptr, false, s.id, e->id, nullptr};
+  Envelope* e = make_envelope(context, src, s.tag, s.size, s.id);
   if (eager && !synchronous) {
     // Buffered, as across cores: the sender may reuse its buffer at once.
-    if (s.size) {
-      e->staged = staging_.acquire(s.size);
-      std::memcpy(e->staged, s.data, s.size);
-    }
+    if (s.size) std::memcpy(e->stage(staging_, s.size), s.data, s.size);
     s.done = true;
   } else {
     e->remote = s.data;  // read when taken in, which completes the send
@@ -200,6 +197,7 @@ RecvState* Endpoint::post_recv(Rank owner, ContextId context, Rank src, Tag tag,
   r->has_target = has_target;
   r->done = false;
   r->truncated = false;
+  // Already arrived: taken in at once, by the process itself, which needs no waking.
   if (Envelope* e = mailboxes_[route(owner).local].post(r)) take_in(*r, *e);
   return r;
 }
@@ -220,7 +218,6 @@ void Endpoint::take_in(RecvState& r, Rank src, std::uint64_t size, const std::by
     if (size) std::memcpy(r.payload.data(), payload, size);
   }
   r.done = true;
-  client_->wake(r.owner);
 }
 
 void Endpoint::take_in(RecvState& r, Envelope& e) {
@@ -229,24 +226,33 @@ void Endpoint::take_in(RecvState& r, Envelope& e) {
   free_envelope(&e);
 }
 
-Envelope* Endpoint::envelope_of(const WireHeader& h, std::span<const std::byte> payload) {
+Envelope* Endpoint::make_envelope(ContextId context, Rank src, Tag tag, std::uint64_t size, RequestId request) {
   Envelope* e = envelopes_.acquire();
-  *e = Envelope{h.context, h.src, h.tag, h.size, nullptr, nullptr, false, h.request, e->id, nullptr};
+  e->context = context;
+  e->src = src;
+  e->tag = tag;
+  e->size = size;
+  e->remote = nullptr;
+  e->staged = nullptr;
+  e->owes_send_done = false;
+  e->request = request;
+  return e;
+}
+
+Envelope* Endpoint::envelope_of(const WireHeader& h, std::span<const std::byte> payload) {
+  Envelope* e = make_envelope(h.context, h.src, h.tag, h.size, h.request);
   if (h.kind == WireKind::kRendezvous) {
     e->remote = address_in(payload);
     e->owes_send_done = true;
     return e;
   }
-  if (h.size) {
-    e->staged = staging_.acquire(h.size);
-    std::memcpy(e->staged, payload.data(), h.size);
-  }
+  if (h.size) std::memcpy(e->stage(staging_, h.size), payload.data(), h.size);
   e->owes_send_done = (h.flags & WireHeader::kSynchronous) != 0;
   return e;
 }
 
 void Endpoint::free_envelope(Envelope* e) {
-  if (e->staged) staging_.release(e->staged, e->size);
+  e->unstage(staging_);
   envelopes_.release(e);
 }
 
@@ -271,6 +277,7 @@ void Endpoint::arrived(const WireHeader& h, std::span<const std::byte> payload) 
     const bool rendezvous = h.kind == WireKind::kRendezvous;
     // Rendezvous: the single copy, from the sender's buffer on its core.
     take_in(*r, h.src, h.size, rendezvous ? address_in(payload) : payload.data());
+    client_->wake(r->owner);
     if (rendezvous || (h.flags & WireHeader::kSynchronous)) complete_send(h.src, h.request);
     return;
   }

@@ -121,6 +121,56 @@ class Communicator {
   Rank rank_ = 0;
 };
 
+// The point-to-point calls are inline: they are on the path of every message.
+
+inline Communicator Process::world() noexcept { return Communicator(this, world_, rank_); }
+
+inline const detail::Group& Communicator::group() const {
+  if (!group_) [[unlikely]]
+    Process::null_communicator();
+  return *group_;
+}
+
+inline Process::SendAwaiter Communicator::send(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
+  return Process::SendAwaiter(*process_, post_send(dst, bytes, tag));
+}
+inline Process::SendAwaiter Communicator::ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
+  return Process::SendAwaiter(*process_, post_ssend(dst, bytes, tag));
+}
+inline Process::RecvAwaiter Communicator::recv(Rank src, Tag tag) const {
+  return Process::RecvAwaiter(*process_, post_recv(src, tag), src);
+}
+inline Process::RecvIntoAwaiter Communicator::recv_into(Rank src, std::span<std::byte> buffer, Tag tag) const {
+  return Process::RecvIntoAwaiter(*process_, post_recv_into(src, buffer, tag), src);
+}
+inline SendTicket Communicator::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
+  process_->check_user_tag(tag, "send");
+  return process_->post_send_on(group(), dst, bytes, tag, false);
+}
+inline SendTicket Communicator::post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) const {
+  process_->check_user_tag(tag, "ssend");
+  return process_->post_send_on(group(), dst, bytes, tag, true);
+}
+inline RecvTicket Communicator::post_recv(Rank src, Tag tag) const {
+  process_->check_user_tag(tag, "recv");
+  return process_->post_recv_on(group(), src, tag, {}, false);
+}
+inline RecvTicket Communicator::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) const {
+  process_->check_user_tag(tag, "recv_into");
+  return process_->post_recv_on(group(), src, tag, buffer, true);
+}
+
+inline SendTicket Process::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  return world().post_send(dst, bytes, tag);
+}
+inline SendTicket Process::post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  return world().post_ssend(dst, bytes, tag);
+}
+inline RecvTicket Process::post_recv(Rank src, Tag tag) { return world().post_recv(src, tag); }
+inline RecvTicket Process::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
+  return world().post_recv_into(src, buffer, tag);
+}
+
 template <class T>
 Task<std::vector<T>> Communicator::allgather_value(const T& mine) const {
   static_assert(std::is_trivially_copyable_v<T>, "allgather_value needs a trivially copyable type");

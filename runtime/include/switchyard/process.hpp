@@ -199,7 +199,12 @@ class alignas(64) Process {
   void check_cancelled() const;
   void check_rank(const detail::Group& g, Rank r, const char* what) const;
   [[noreturn, gnu::cold, gnu::noinline]] void bad_rank(const detail::Group& g, Rank r, const char* what) const;
-  void check_user_tag(Tag t, const char* what) const;
+  void check_user_tag(Tag t, const char* what) const {
+    if (t >= kFirstReservedTag) [[unlikely]]
+      reserved_tag(t, what);
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] void reserved_tag(Tag t, const char* what) const;
+  [[noreturn, gnu::cold, gnu::noinline]] static void null_communicator();
   ParkAwaiter park(const char* what, Rank peer = kAnySource);
   // Parks until *flag is true (or the job is cancelled).
   void suspend_until(std::coroutine_handle<> h, const bool* flag, const char* what, Rank peer) noexcept {
@@ -250,6 +255,7 @@ class alignas(64) Process {
   detail::Job& job_;
   detail::Worker& worker_;
   Rank rank_;
+  const detail::Group* world_ = nullptr;  // the job's world communicator, set once the job has made it
 
   // All below: written only by this process's worker thread.
   std::coroutine_handle<> resume_point_;  // where to continue when resumed
@@ -390,3 +396,7 @@ Task<void> Process::wait_until(Pred pred, const char* what) {
 }
 
 }  // namespace switchyard
+
+// The inline definitions of the point-to-point calls, which go through the
+// world communicator.
+#include "switchyard/communicator.hpp"  // IWYU pragma: export

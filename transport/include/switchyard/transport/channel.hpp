@@ -34,6 +34,13 @@ class alignas(kCacheLine) Channel {
   // Producer side: pushes as many of `count` slots as fit, in order, with one
   // index update; returns how many.
   std::size_t push(const Slot* slots, std::size_t count) { return ring_.push(slots, count); }
+  // Producer side: reads the consumer's index now, so that the next push finds
+  // its line in this core's cache. A push must read it (to know the room
+  // left), and the consumer wrote it when it last popped: read on the push's
+  // path, that is a cache miss in series with the message; read here, right
+  // after this core took the consumer's answer, the miss overlaps whatever
+  // this core does before it sends again.
+  void touch_consumer_index() const { (void)ring_.write_available(); }
 
   // Consumer side: pops up to `max` slots in one batch, with one index update; returns how many.
   std::size_t pop(Slot* out, std::size_t max) { return ring_.pop(out, max); }

@@ -110,10 +110,12 @@ class Endpoint final : public ArrivalSink {
   void send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   void send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   void wait_for_room(SendState& s, std::uint32_t core, std::uint64_t seq);
-  // The payload of a matched message into its receive; completes the receive.
+  // The payload of a matched message into its receive; completes the receive
+  // (the caller wakes its process, unless that process is the one running).
   void take_in(RecvState& r, Rank src, std::uint64_t size, const std::byte* payload);
   void take_in(RecvState& r, Envelope& e);
   void complete_send(Rank sender, RequestId request);
+  Envelope* make_envelope(ContextId context, Rank src, Tag tag, std::uint64_t size, RequestId request);
   Envelope* envelope_of(const WireHeader& h, std::span<const std::byte> payload);
   void free_envelope(Envelope* e);
 

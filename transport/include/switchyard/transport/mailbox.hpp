@@ -22,16 +22,31 @@ namespace switchyard::detail {
 // A message that arrived before its receive: where its payload is, and what
 // its sender is owed once it is taken in.
 struct Envelope {
+  static constexpr std::size_t kInlineBytes = 32;
+
   ContextId context = 0;
   Rank src = 0;  // the sender's job rank
   Tag tag = 0;
   std::uint64_t size = 0;
   const std::byte* remote = nullptr;  // rendezvous: the sender's buffer, copied from when taken in
-  std::byte* staged = nullptr;        // eager: a copy of the payload (the endpoint's staging pool)
+  std::byte* staged = nullptr;        // eager: a copy of the payload, in `small` or the endpoint's staging pool
   bool owes_send_done = false;        // rendezvous or synchronous: the sender's request completes on take-in
   RequestId request = 0;              // ... that request
   RequestId id = 0;
   Envelope* next = nullptr;
+  alignas(16) std::byte small[kInlineBytes];  // small eager payloads live here: no trip to the pool
+
+  // Where `bytes` of eager payload go: `small`, or a block of the pool.
+  template <class Pool>
+  std::byte* stage(Pool& pool, std::uint64_t bytes) {
+    staged = bytes <= kInlineBytes ? small : pool.acquire(bytes);
+    return staged;
+  }
+  template <class Pool>
+  void unstage(Pool& pool) {
+    if (staged && staged != small) pool.release(staged, size);
+    staged = nullptr;
+  }
 };
 
 inline bool accepts(const RecvState& r, ContextId context, Rank src, Tag tag) noexcept {
