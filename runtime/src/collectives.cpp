@@ -11,6 +11,7 @@
 #include "switchyard/communicator.hpp"
 #include "switchyard/detail/group.hpp"
 #include "switchyard/detail/job.hpp"
+#include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/detail/worker.hpp"
 #include "switchyard/process.hpp"
 
@@ -133,18 +134,22 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
     const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
     auto leader_of = [&](std::uint32_t w) { return members.local[w].front()->rank_; };
     auto comm_rank_of = [&](std::uint32_t w) { return members.to_comm(leader_of(w)); };
-    std::vector<SendTicket> sends;
-    std::vector<Message> remote;
+    // From the per-core pool: a barrier before every timed exchange must not malloc.
+    const std::size_t others = members.populated.size() - 1;
+    detail::PooledArray<SendTicket> sends(others);
+    detail::PooledArray<Message> remote(others);
+    std::size_t k = 0;
     for (std::uint32_t w : members.populated) {
-      if (w != here) sends.push_back(post_send_on(g, comm_rank_of(w), blob, tag, false));
+      if (w != here) sends[k++] = post_send_on(g, comm_rank_of(w), blob, tag, false);
     }
+    k = 0;
     for (std::uint32_t w : members.populated) {
       if (w == here) continue;
       RecvTicket t = post_recv_on(g, comm_rank_of(w), tag, {}, false);
       co_await wait(t);
-      remote.push_back(t.take_message());
+      remote[k++] = t.take_message();
     }
-    for (auto& t : sends) co_await wait(t);
+    co_await wait_all(sends.span());
 
     // 4. Combine.
     if (kind == kAllgather || kind == kScan) {

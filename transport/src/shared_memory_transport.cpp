@@ -73,6 +73,7 @@ std::uint64_t SharedMemoryTransport::post(const Route& to, const WireHeader& hea
   std::memcpy(at, &header, sizeof header);
   if (!payload.empty()) std::memcpy(at + kHeaderSlots, payload.data(), payload.size());
   out.posted += slots;
+  staged_ = true;
   if (out.staged.size() - out.head >= kAutoFlushSlots) push(out);
   return out.posted;
 }
@@ -102,10 +103,15 @@ bool SharedMemoryTransport::push(Outbox& out) {
 }
 
 bool SharedMemoryTransport::flush() {
+  if (!staged_) return false;  // the common idle round: nothing to walk
   bool moved = false;
+  bool left = false;
   for (Outbox& out : out_) {
-    if (out.ring) moved |= push(out);
+    if (!out.ring) continue;
+    moved |= push(out);
+    left |= out.head < out.staged.size();
   }
+  staged_ = left;
   return moved;
 }
 

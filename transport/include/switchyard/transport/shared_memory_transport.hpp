@@ -102,6 +102,7 @@ class SharedMemoryTransport final : public Transport {
   std::unique_ptr<Slot[]> batch_;
   std::uint64_t window_ = 0;  // the ring's capacity in slots
   std::uint32_t core_ = 0;
+  bool staged_ = false;       // something may wait in an outbox: flush() has work
   TransportStats stats_;
 };
 
