@@ -13,7 +13,6 @@
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
 #include "switchyard/schedulers/payload.hpp"
-#include "switchyard/schedulers/schedule.hpp"
 #include "switchyard/schedulers/static_schedulers.hpp"
 
 namespace switchyard::schedulers {

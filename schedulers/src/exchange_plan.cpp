@@ -99,7 +99,6 @@ Schedule timed_schedule(ExchangePlanData& d, const CommMatrix& m) {
   Schedule s = make_schedule(d.options.scheduler, m, ScheduleOptions{d.options.seed, d.options.max_phases});
   d.schedule_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   validate(s, m);
-  d.phases = s.phases.size();
   return s;
 }
 
@@ -196,6 +195,7 @@ void decode_program(std::span<const std::byte> in, Rank me, ExchangePlanData& d)
 std::vector<std::vector<std::byte>> schedule_programs(std::span<const std::byte> rows, ExchangePlanData& d) {
   const CommMatrix m = detail::matrix_of(rows, d.processes);
   const Schedule s = timed_schedule(d, m);
+  d.phases = s.phases.size();
   std::vector<ProcessPlan> plans = make_process_plans(s, m);
   std::vector<std::vector<std::byte>> wire(d.processes);
   for (Rank r = 1; r < d.processes; ++r) wire[r] = encode_program(plans[r], d.phases, d.schedule_ms);

@@ -36,8 +36,11 @@
 // or displacement that does not match is an InvalidArgument naming the rank
 // and the entry.
 //
-// A run allocates nothing once its process has run a plan before: tickets and
-// scratch come from the runtime's per-core pools.
+// A run allocates nothing once its process has run a plan before: its
+// coroutine frames, tickets and scratch come from the runtime's per-core frame
+// cache (detail::PooledArray). Only arrays beyond the cache's largest block
+// (2 KiB: more than 127 tickets at once, as AC posts for a process with more
+// messages than that one way) still come from the heap.
 
 #include <cstdint>
 #include <memory>
