@@ -1,7 +1,8 @@
 // The static-schedule executor: every static scheduler's schedule executed on the
 // runtime, every received byte verified, on the papers' patterns (uniform and
-// non-uniform sizes) and on the corners; with one-packet mailboxes; and the
-// verification itself, which must catch a single wrong byte.
+// non-uniform sizes) and on the corners; with one-packet mailboxes; schedules
+// with contention, run as phase groups; and the verification itself, which
+// must catch a single wrong byte.
 
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
@@ -145,6 +146,76 @@ TEST(ProcessPlans, RejectScheduleOfAnotherMatrix) {
   Schedule wrong = schedule_lp(m);
   wrong.phases.push_back({Transfer{0, 0, 0, std::uint64_t{1} << 40}});  // no entry of m is that big
   EXPECT_THROW(make_process_plans(wrong, m), InvalidArgument);
+}
+
+// 1, 2, 3 -> 0 and 0 -> 1, 2, 3 all in phase 0; 0 -> 1's 3000 bytes in two
+// pieces, phases 1 and 2. Rank 0 receives three messages in phase 0 and
+// sends three.
+std::pair<CommMatrix, Schedule> crowded() {
+  CommMatrix m(4);
+  Schedule s{4, "crowded", std::vector<Phase>(3)};
+  for (Rank i = 1; i < 4; ++i) {
+    m.set(i, 0, 100 * i);
+    s.phases[0].push_back({i, 0, 0, 100 * i});
+    m.set(0, i, i == 1 ? 3000 : 50 * i);
+    if (i != 1) s.phases[0].push_back({0, i, 0, 50 * i});
+  }
+  s.phases[2].push_back({0, 1, 0, 1000});
+  s.phases[1].push_back({0, 1, 1000, 2000});
+  return {m, s};
+}
+
+TEST(ProcessPlans, ContentionMakesSeveralStepsOfOnePhaseOnlyWhenAllowed) {
+  const auto crowd = crowded();
+  const CommMatrix& m = crowd.first;
+  const Schedule& s = crowd.second;
+  try {
+    make_process_plans(s, m);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("phase 0: process 0 receives twice"), std::string::npos) << e.what();
+  }
+  const auto plans = make_process_plans(s, m, Contention::allowed);
+  const auto& steps = plans[0].steps;
+  ASSERT_EQ(steps.size(), 5u);  // three of phase 0, then one each of phases 1 and 2
+  int recvs = 0, sends = 0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(steps[k].phase, 0u);
+    recvs += steps[k].recv_entry != PlanStep::kNone;
+    sends += steps[k].send_entry != PlanStep::kNone;
+  }
+  EXPECT_EQ(recvs, 3);
+  EXPECT_EQ(sends, 2);
+  // The split message: its first piece goes out in phase 1, its last arrives in phase 2.
+  EXPECT_EQ(steps[3].phase, 1u);
+  EXPECT_TRUE(steps[3].first_send_piece);
+  EXPECT_EQ(steps[4].phase, 2u);
+  EXPECT_FALSE(steps[4].first_send_piece);
+  ASSERT_EQ(plans[1].steps.size(), 3u);
+  EXPECT_FALSE(plans[1].steps[1].last_recv_piece);
+  EXPECT_TRUE(plans[1].steps[2].last_recv_piece);
+}
+
+TEST(Executor, PhaseGroupsWithContentionDeliverEveryByte) {
+  const auto crowd = crowded();
+  const CommMatrix& m = crowd.first;
+  const Schedule& s = crowd.second;
+  validate(s, m, Contention::allowed);
+  const auto plans = make_process_plans(s, m, Contention::allowed);
+  for (std::size_t capacity : {std::size_t{1}, std::size_t{1024}}) {
+    sytest::runtime().run(
+        4,
+        [&](Process& p) -> Task<void> {
+          ExchangeBuffers b(m, p.rank(), 8);
+          for (int rep = 0; rep < 3; ++rep) {
+            b.poison();
+            co_await p.barrier();
+            co_await execute(p, plans[p.rank()], b);
+            if (auto bad = b.verify()) throw PayloadError("crowded repetition " + std::to_string(rep), *bad);
+          }
+        },
+        sytest::run_options(capacity));
+  }
 }
 
 // A plan that sends the wrong message (another row entry of the same size)

@@ -1,6 +1,7 @@
 // Generate_Recv, by concatenation and by active messages plus a vector sum: both
 // must return exactly each process's column of the matrix, sorted by source,
-// for up to 512 processes, with empty rows and columns, repeatedly in one job.
+// for up to 512 processes, with empty rows and columns, repeatedly in one job,
+// on split communicators, and with two instances in one job.
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "exchange_cases.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -107,6 +109,59 @@ TEST(GenerateRecvEdges, RejectsBadSendingVectors) {
   wrong_size.install(other);
   EXPECT_THROW(sytest::runtime().run(
                    3, [&](Process& p) -> Task<void> { co_await wrong_size.run(p, {}); }, other),
+               InvalidArgument);
+}
+
+// Each half of the job has a matrix of its own, in its own ranks.
+TEST(GenerateRecvEdges, OnSplitCommunicators) {
+  const CommMatrix halves[2] = {fig7_matrix(10, 3, 64, 1), nonuniform_matrix(10, 4, 8, 2)};
+  GenerateRecvByActiveMessages generate(20);
+  RunOptions options = sytest::run_options();
+  generate.install(options);
+  sytest::runtime().run(
+      20,
+      [&](Process& p) -> Task<void> {
+        // Ranked in reverse, so that ranks in the half differ from ranks in the job.
+        const Communicator half = co_await p.world().split(p.rank() % 2, -static_cast<std::int64_t>(p.rank()));
+        const CommMatrix& m = halves[p.rank() % 2];
+        const Rank me = half.rank();
+        for (int call = 0; call < 2; ++call) {
+          const auto by_am = co_await generate.run(half, m.row(me));
+          const auto by_concat = co_await generate_recv_concat(half, m.row(me));
+          SY_CHECK(same(by_am, m.column(me)), "active messages on rank " << me << " of half " << p.rank() % 2 << ": "
+                                                                         << show(by_am));
+          SY_CHECK(same(by_concat, m.column(me)), "concatenation on rank " << me << ": " << show(by_concat));
+        }
+      },
+      options);
+}
+
+// Two objects in one job: the second takes the next free handler id, and
+// each collects its own messages.
+TEST(GenerateRecvEdges, TwoInstancesInOneJob) {
+  const CommMatrix a = fig7_matrix(12, 3, 16, 3), b = nonuniform_matrix(12, 5, 4, 4);
+  GenerateRecvByActiveMessages first(12), second(12);
+  RunOptions options = sytest::run_options();
+  EXPECT_EQ(first.install(options), GenerateRecvByActiveMessages::kHandlerId);
+  EXPECT_EQ(second.install(options), GenerateRecvByActiveMessages::kHandlerId + 1);
+  sytest::runtime().run(
+      12,
+      [&](Process& p) -> Task<void> {
+        const Rank me = p.rank();
+        for (int call = 0; call < 3; ++call) {
+          const auto from_first = co_await first.run(p, a.row(me));
+          const auto from_second = co_await second.run(p, b.row(me));
+          SY_CHECK(same(from_first, a.column(me)), "first instance on rank " << me << ": " << show(from_first));
+          SY_CHECK(same(from_second, b.column(me)), "second instance on rank " << me << ": " << show(from_second));
+        }
+      },
+      options);
+}
+
+TEST(GenerateRecvEdges, RefusesToRunUninstalled) {
+  GenerateRecvByActiveMessages generate(2);
+  EXPECT_THROW(sytest::runtime().run(
+                   2, [&](Process& p) -> Task<void> { co_await generate.run(p, {}); }, sytest::run_options()),
                InvalidArgument);
 }
 

@@ -4,7 +4,8 @@
 // and its local index is its position among the owner's indices. Random
 // (extent, b, P, b', P') in 1, 2 and 3 dimensions with every schedule kind,
 // extents divisible by nothing, P != P', one process; a plan executed many
-// times; a plan run inside the caller's own job; and the argument checks.
+// times; a plan run inside the caller's own job, and by two halves of a job
+// at once; and the argument checks.
 
 #include <gtest/gtest.h>
 
@@ -238,6 +239,33 @@ TEST(Redistribute, RunInsideTheCallersJob) {
       },
       sytest::run_options());
   for (Rank j = 0; j < 6; ++j) EXPECT_EQ(out[j], want.local[j]) << j;
+}
+
+// One plan run by both halves of a job at the same time: two processes of
+// each rank, one per half, want the plan's staging memory of that rank at once.
+TEST(Redistribute, OnePlanOnTwoHalvesAtOnce) {
+  const Layout src({1000}, Distribution::parse("cyclic(3)@4")), dst({1000}, Distribution::parse("cyclic(5)@4"));
+  for (ScheduleKind kind : {ScheduleKind::naive, ScheduleKind::optimal_bytes}) {
+    SCOPED_TRACE(std::string(name(kind)));
+    const RedistributionPlan plan(src, dst, kind);
+    Reference in[2] = {reference(src, 30), reference(src, 31)};
+    const Reference want[2] = {reference(dst, 30), reference(dst, 31)};
+    std::vector<std::vector<double>> out(8);
+    sytest::runtime().run(
+        8,
+        [&](Process& p) -> Task<void> {
+          const Rank h = p.rank() % 2;
+          const Communicator half = co_await p.world().split(h, p.rank());
+          const Rank r = half.rank();
+          for (int run = 0; run < 4; ++run) {
+            out[p.rank()].assign(want[h].local[r].size(), std::numeric_limits<double>::quiet_NaN());
+            co_await half.barrier();
+            co_await plan.run(half, in[h].local[r], out[p.rank()]);
+            SY_CHECK(out[p.rank()] == want[h].local[r], "run " << run << ", half " << h << ", target " << r);
+          }
+        },
+        sytest::run_options());
+  }
 }
 
 // Many runs in one job with staging memory made once; buffers of another plan are refused.

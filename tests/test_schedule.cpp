@@ -26,9 +26,10 @@ CommMatrix small() {
 
 Schedule whole(std::vector<Phase> phases) { return Schedule{4, "test", std::move(phases)}; }
 
-void expect_invalid(const Schedule& s, const CommMatrix& m, const std::string& fragment) {
+void expect_invalid(const Schedule& s, const CommMatrix& m, const std::string& fragment,
+                    Contention contention = Contention::forbidden) {
   try {
-    validate(s, m);
+    validate(s, m, contention);
     FAIL() << "expected a violation mentioning '" << fragment << "'";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
@@ -70,6 +71,23 @@ TEST(Schedule, RejectsDoubleSend) {
 
 TEST(Schedule, RejectsDoubleReceive) {
   expect_invalid(whole({{{0, 1, 0, 100}, {2, 1, 0, 10}}, {{1, 0, 0, 50}, {3, 3, 0, 5}}}), small(), "receives twice");
+}
+
+// Schedules made elsewhere (array redistribution's naive one) may have
+// contention; everything else is checked as before.
+TEST(Schedule, AcceptsContentionOnlyWhenAllowed) {
+  CommMatrix m = small();
+  m.set(0, 2, 7);
+  const Schedule s = whole({{{0, 1, 0, 100}, {0, 2, 0, 7}, {2, 1, 0, 10}}, {{1, 0, 0, 50}, {3, 3, 0, 5}}});
+  expect_invalid(s, m, "sends twice");
+  EXPECT_NO_THROW(validate(s, m, Contention::allowed));
+  expect_invalid(whole({{{0, 1, 0, 100}, {0, 2, 0, 7}, {2, 1, 0, 10}}, {{1, 0, 0, 50}}}), m,
+                 "message 3 -> 3 is never sent", Contention::allowed);
+  expect_invalid(whole({{{0, 1, 0, 100}, {0, 2, 0, 7}, {2, 1, 0, 10}, {2, 1, 0, 10}}, {{1, 0, 0, 50}, {3, 3, 0, 5}}}),
+                 m, "a second piece of the message in the phase", Contention::allowed);
+  // Two pieces of one message in one phase, even when they do not overlap.
+  expect_invalid(whole({{{0, 1, 0, 40}, {0, 1, 40, 60}, {0, 2, 0, 7}, {2, 1, 0, 10}}, {{1, 0, 0, 50}, {3, 3, 0, 5}}}),
+                 m, "a second piece of the message in the phase", Contention::allowed);
 }
 
 TEST(Schedule, RejectsMissingBytes) {

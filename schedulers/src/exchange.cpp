@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 
 #include "switchyard/errors.hpp"
-#include "switchyard/schedulers/executor.hpp"
+#include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
 #include "switchyard/schedulers/payload.hpp"
-#include "switchyard/schedulers/schedule.hpp"
 #include "switchyard/schedulers/static_schedulers.hpp"
 
 namespace switchyard::schedulers {
@@ -75,7 +76,18 @@ class Clocks {
   std::vector<std::int64_t> start_, end_;
 };
 
-using BufferSet = std::vector<std::unique_ptr<ExchangeBuffers>>;
+// One process's buffers, and the spans of them that ExchangePlan::run takes.
+struct ProcessBuffers {
+  ProcessBuffers(Rank me, std::span<const MatrixEntry> row, std::span<const MatrixEntry> column, std::uint64_t seed)
+      : data(me, row, column, seed) {
+    for (std::size_t i = 0; i < row.size(); ++i) send.push_back(data.send_buffer(i));
+    for (std::size_t i = 0; i < column.size(); ++i) recv.push_back(data.recv_buffer(i));
+  }
+  ExchangeBuffers data;
+  std::vector<std::span<const std::byte>> send;
+  std::vector<std::span<std::byte>> recv;
+};
+using BufferSet = std::vector<std::unique_ptr<ProcessBuffers>>;
 
 // Each process builds its own buffers on its core: the fill runs on every core
 // at once, and the pages are first touched where they are used.
@@ -86,7 +98,7 @@ BufferSet make_buffers(Runtime& rt, const CommMatrix& m, const std::vector<std::
       m.size(),
       [&](Process& p) -> Task<void> {
         const Rank me = p.rank();
-        buffers[me] = std::make_unique<ExchangeBuffers>(me, m.row(me), columns[me], seed);
+        buffers[me] = std::make_unique<ProcessBuffers>(me, m.row(me), columns[me], seed);
         co_return;
       },
       options);
@@ -129,126 +141,106 @@ class Driver {
     report.total_bytes = m_.total_bytes();
     buffers_ = make_buffers(rt_, m_, columns_, o_.seed, o_.run_options);
     const auto names = o_.schedulers.empty() ? default_exchange_schedulers() : o_.schedulers;
-    for (const std::string& name : names) {
-      if (name == "ac") {
-        report.results.push_back(run_ac());
-      } else if (name == "drsn") {
-        report.results.push_back(run_drsn());
-      } else {
-        report.results.push_back(run_static(name));
-      }
-    }
+    for (const std::string& name : names) report.results.push_back(run_scheduler(name));
     if (o_.time_generate_recv) report.generate_recv = time_generate_recv();
     return report;
   }
 
  private:
-  SchedulerResult run_ac() {
-    SchedulerResult r;
-    r.scheduler = "ac";
-    Clocks clocks(n_, o_.repeat);
-    r.job = rt_.run(
-        n_,
-        [&](Process& p) -> Task<void> {
-          ExchangeBuffers& b = *buffers_[p.rank()];
-          for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) {
-            co_await begin_repetition(p, b);
-            clocks.start(rep, p.rank());
-            co_await execute_ac(p, b, o_.ac);
-            clocks.end(rep, p.rank());
-            co_await finish_repetition(p, b, r.scheduler, rep);
-          }
-        },
-        o_.run_options);
-    r.comm_ms = clocks.spans(o_.repeat);
-    r.schedule_ms = summarize(std::vector<double>(o_.repeat, 0.0));
-    r.verified = true;
-    return r;
+  ExchangePlanOptions plan_options(const std::string& name) const {
+    ExchangePlanOptions po;
+    po.scheduler = name;
+    po.seed = derive_seed(o_.seed, 1);
+    po.max_phases = o_.max_phases;
+    po.ac = o_.ac;
+    po.drsn_retry_yields = o_.drsn_retry_yields;
+    return po;
   }
 
-  SchedulerResult run_static(const std::string& name) {
-    SchedulerResult r;
-    r.scheduler = name;
-    r.is_static = true;
-    // The papers' "comp" is one processor's scheduling time: oneTBB (CGM's
-    // CCOM build) gets this thread alone.
+  // The plan from the whole matrix, for every scheduler but drsn, whose
+  // processes make theirs in each repetition. Static: made K times, the
+  // papers' "comp" being one processor's scheduling time: oneTBB (CGM's CCOM
+  // build) gets this thread alone.
+  std::optional<ExchangePlan> global_plan(const ExchangePlanOptions& po, SchedulerResult& r) const {
+    std::optional<ExchangePlan> plan;
+    if (po.scheduler == "drsn") return plan;
+    if (po.scheduler == "ac") {
+      plan.emplace(m_, po);
+      r.schedule_ms = summarize(std::vector<double>(o_.repeat, 0.0));
+      return plan;
+    }
     tbb::task_arena one_thread(1);
     one_thread.initialize();  // not on the clock
-    const std::uint64_t seed = derive_seed(o_.seed, 1);
-    Schedule schedule;
     std::vector<double> ms;
     for (std::uint32_t k = 0; k < o_.repeat; ++k) {
-      const auto t0 = Clock::now();
-      schedule = one_thread.execute([&] { return make_schedule(name, m_, ScheduleOptions{seed, o_.max_phases}); });
-      ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      one_thread.execute([&] { plan.emplace(m_, po); });
+      ms.push_back(plan->schedule_ms());
     }
+    r.is_static = true;
     r.schedule_ms = summarize(std::move(ms));
-    validate(schedule, m_);
-    r.phases = schedule.phases.size();
-    const std::vector<ProcessPlan> plans = make_process_plans(schedule, m_);
-
-    Clocks clocks(n_, o_.repeat);
-    r.job = rt_.run(
-        n_,
-        [&](Process& p) -> Task<void> {
-          ExchangeBuffers& b = *buffers_[p.rank()];
-          const ProcessPlan& plan = plans[p.rank()];
-          for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) {
-            co_await begin_repetition(p, b);
-            clocks.start(rep, p.rank());
-            co_await execute(p, plan, b);
-            clocks.end(rep, p.rank());
-            co_await finish_repetition(p, b, r.scheduler, rep);
-          }
-        },
-        o_.run_options);
-    r.comm_ms = clocks.spans(o_.repeat);
-    r.verified = true;
-    return r;
+    r.phases = plan->phases();
+    return plan;
   }
 
-  // Each repetition: Generate_Recv by active messages (timed as schedule_ms),
-  // a barrier, then DRS_N itself (comm_ms).
-  SchedulerResult run_drsn() {
+  // Each repetition: for drsn, the plan by create() (Generate_Recv by active
+  // messages, timed as schedule_ms) and a barrier; then the run (comm_ms).
+  SchedulerResult run_scheduler(const std::string& name) {
     SchedulerResult r;
-    r.scheduler = "drsn";
+    r.scheduler = name;
+    ExchangePlanOptions po = plan_options(name);
+    const std::optional<ExchangePlan> global = global_plan(po, r);
     GenerateRecvByActiveMessages generate(n_);
     RunOptions options = o_.run_options;
-    generate.install(options);
-    Clocks recv_clocks(n_, o_.repeat), clocks(n_, o_.repeat);
+    if (!global) {
+      generate.install(options);
+      po.generate_recv = &generate;
+    }
+    Clocks plan_clocks(n_, o_.repeat), clocks(n_, o_.repeat);
     std::vector<std::uint64_t> inquiries(std::size_t{n_} * o_.repeat, 0);
     r.job = rt_.run(
         n_,
         [&](Process& p) -> Task<void> {
           const Rank me = p.rank();
-          ExchangeBuffers& b = *buffers_[me];
+          ProcessBuffers& b = *buffers_[me];
           for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) {
-            co_await begin_repetition(p, b);
-            recv_clocks.start(rep, me);
-            const std::vector<MatrixEntry> recvl = co_await generate.run(p, b.row());
-            recv_clocks.end(rep, me);
-            co_await p.barrier();
+            co_await begin_repetition(p, b.data);
+            std::optional<ExchangePlan> mine;
+            if (!global) {
+              ExchangePlanOptions drsn = po;
+              drsn.seed = derive_seed(o_.seed, 2 + rep);
+              plan_clocks.start(rep, me);
+              mine = co_await ExchangePlan::create(p, b.data.row(), std::move(drsn));
+              plan_clocks.end(rep, me);
+              co_await p.barrier();
+            }
+            const ExchangePlan& plan = global ? *global : *mine;
             clocks.start(rep, me);
-            const DrsnStats stats = co_await execute_drsn(
-                p, recvl, b, DrsnOptions{derive_seed(o_.seed, 2 + rep), o_.drsn_retry_yields, nullptr});
+            const ExchangeRunStats stats = co_await plan.run(p, b.send, b.recv);
             clocks.end(rep, me);
-            inquiries[std::size_t{rep} * n_ + me] = stats.inquiries;
-            co_await finish_repetition(p, b, r.scheduler, rep);
+            inquiries[std::size_t{rep} * n_ + me] = stats.busy_lock_inquiries;
+            co_await finish_repetition(p, b.data, r.scheduler, rep);
           }
         },
         options);
     r.comm_ms = clocks.spans(o_.repeat);
-    r.schedule_ms = recv_clocks.spans(o_.repeat);
+    if (!global) {
+      r.schedule_ms = plan_clocks.spans(o_.repeat);
+      record_inquiries(r, inquiries);
+    }
+    r.verified = true;
+    return r;
+  }
+
+  // Per repetition, the busy-lock attempts of all processes; their median.
+  void record_inquiries(SchedulerResult& r, const std::vector<std::uint64_t>& per_process) const {
     for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) {
       std::uint64_t total = 0;
-      for (Rank i = 0; i < n_; ++i) total += inquiries[std::size_t{rep} * n_ + i];
+      for (Rank i = 0; i < n_; ++i) total += per_process[std::size_t{rep} * n_ + i];
       r.inquiry_samples.push_back(total);
     }
     std::vector<std::uint64_t> sorted = r.inquiry_samples;
     std::sort(sorted.begin(), sorted.end());
     r.inquiries = sorted[sorted.size() / 2];
-    r.verified = true;
-    return r;
   }
 
   // Both Generate_Recv methods, one after the other in each repetition, each

@@ -4,16 +4,17 @@
 #include <cstring>
 #include <string>
 
+#include "gathered_rows.hpp"
 #include "switchyard/errors.hpp"
 
 namespace switchyard::schedulers {
 
 namespace {
 
-void check_sendl(const Process& p, std::span<const MatrixEntry> sendl, const char* how) {
+void check_sendl(Rank me, Rank size, std::span<const MatrixEntry> sendl, const char* who) {
   for (std::size_t k = 0; k < sendl.size(); ++k) {
-    if (sendl[k].peer >= p.size() || sendl[k].bytes == 0 || (k > 0 && sendl[k - 1].peer >= sendl[k].peer)) {
-      throw InvalidArgument("switchyard: Generate_Recv (" + std::string(how) + ") on rank " + std::to_string(p.rank()) +
+    if (sendl[k].peer >= size || sendl[k].bytes == 0 || (k > 0 && sendl[k - 1].peer >= sendl[k].peer)) {
+      throw InvalidArgument("switchyard: " + std::string(who) + " on rank " + std::to_string(me) +
                             ": sending vector entry " + std::to_string(k) + " (destination " +
                             std::to_string(sendl[k].peer) + ", " + std::to_string(sendl[k].bytes) +
                             " bytes) is out of range, empty or out of order");
@@ -26,10 +27,35 @@ void check_sendl(const Process& p, std::span<const MatrixEntry> sendl, const cha
 // are what lets a reader step from one process's vector to the next.
 constexpr std::size_t kPair = sizeof(Rank) + sizeof(std::uint64_t);
 
+// Calls f(source, destination, where the entry's byte count is) for every
+// entry of the gathered rows; the count is read only by callers that need it.
+template <class F>
+void for_each_entry(std::span<const std::byte> rows, Rank n, F&& f) {
+  const std::byte* at = rows.data();
+  for (Rank src = 0; src < n; ++src) {
+    std::uint64_t entries;
+    std::memcpy(&entries, at, sizeof entries);
+    at += sizeof entries;
+    for (std::uint64_t k = 0; k < entries; ++k, at += kPair) {
+      Rank dst;
+      std::memcpy(&dst, at, sizeof dst);
+      f(src, dst, at + sizeof(Rank));
+    }
+  }
+}
+
+std::uint64_t bytes_at(const std::byte* at) {
+  std::uint64_t bytes;
+  std::memcpy(&bytes, at, sizeof bytes);
+  return bytes;
+}
+
 }  // namespace
 
-Task<std::vector<MatrixEntry>> generate_recv_concat(Process& p, std::span<const MatrixEntry> sendl) {
-  check_sendl(p, sendl, "concatenate");
+namespace detail {
+
+Task<std::vector<std::byte>> allgather_rows(Communicator comm, std::span<const MatrixEntry> sendl, const char* who) {
+  check_sendl(comm.rank(), comm.size(), sendl, who);
   std::vector<std::byte> mine(sizeof(std::uint64_t) + sendl.size() * kPair);
   const std::uint64_t count = sendl.size();
   std::memcpy(mine.data(), &count, sizeof count);
@@ -38,35 +64,49 @@ Task<std::vector<MatrixEntry>> generate_recv_concat(Process& p, std::span<const 
     std::memcpy(at, &sendl[k].peer, sizeof(Rank));
     std::memcpy(at + sizeof(Rank), &sendl[k].bytes, sizeof(std::uint64_t));
   }
-  const std::vector<std::byte> all = co_await p.allgather(mine);
+  co_return co_await comm.allgather(mine);
+}
 
-  const Rank me = p.rank();
-  std::vector<MatrixEntry> recvl;
-  const std::byte* at = all.data();
-  for (Rank src = 0; src < p.size(); ++src) {
-    std::uint64_t entries;
-    std::memcpy(&entries, at, sizeof entries);
-    at += sizeof entries;
-    // Rows are sorted by destination: at most one entry is ours.
-    for (std::uint64_t k = 0; k < entries; ++k, at += kPair) {
-      Rank dst;
-      std::memcpy(&dst, at, sizeof dst);
-      if (dst == me) {
-        std::uint64_t bytes;
-        std::memcpy(&bytes, at + sizeof(Rank), sizeof bytes);
-        recvl.push_back({src, bytes});
-      }
-    }
-  }
-  co_return recvl;
+std::vector<MatrixEntry> column_of(std::span<const std::byte> rows, Rank n, Rank me) {
+  std::vector<MatrixEntry> column;
+  for_each_entry(rows, n, [&](Rank src, Rank dst, const std::byte* bytes) {
+    if (dst == me) column.push_back({src, bytes_at(bytes)});
+  });
+  return column;
+}
+
+CommMatrix matrix_of(std::span<const std::byte> rows, Rank n) {
+  CommMatrix m(n);
+  for_each_entry(rows, n, [&](Rank src, Rank dst, const std::byte* bytes) { m.set(src, dst, bytes_at(bytes)); });
+  return m;
+}
+
+}  // namespace detail
+
+namespace {
+
+Task<std::vector<MatrixEntry>> concat_on(Communicator comm, std::span<const MatrixEntry> sendl) {
+  const Communicator lib = comm.library(kGenerateRecvLibrary);
+  const std::vector<std::byte> rows = co_await detail::allgather_rows(lib, sendl, "Generate_Recv (concatenate)");
+  co_return detail::column_of(rows, comm.size(), comm.rank());
+}
+
+}  // namespace
+
+// The public calls copy the communicator into the coroutine's frame: a
+// caller's temporary (a Process converted on the way in) may be gone by the
+// time the task is awaited.
+Task<std::vector<MatrixEntry>> generate_recv_concat(const Communicator& comm, std::span<const MatrixEntry> sendl) {
+  return concat_on(comm, sendl);
 }
 
 GenerateRecvByActiveMessages::GenerateRecvByActiveMessages(Rank processes)
     : processes_(processes), slots_(std::make_unique<Slot[]>(processes)) {}
 
-void GenerateRecvByActiveMessages::install(RunOptions& options) {
-  options.on_active_message(
+HandlerId GenerateRecvByActiveMessages::install(RunOptions& options) {
+  handler_ = options.add_handler(
       kHandlerId, [this](Process& self, Rank src, std::span<const std::byte> body) { on_message(self, src, body); });
+  return *handler_;
 }
 
 void GenerateRecvByActiveMessages::on_message(Process& self, Rank src, std::span<const std::byte> body) {
@@ -82,27 +122,38 @@ void GenerateRecvByActiveMessages::on_message(Process& self, Rank src, std::span
   --slot.outstanding;
 }
 
-Task<std::vector<MatrixEntry>> GenerateRecvByActiveMessages::run(Process& p, std::span<const MatrixEntry> sendl) {
+Task<std::vector<MatrixEntry>> GenerateRecvByActiveMessages::run(const Communicator& comm,
+                                                                 std::span<const MatrixEntry> sendl) {
+  return run_on(comm, sendl);
+}
+
+Task<std::vector<MatrixEntry>> GenerateRecvByActiveMessages::run_on(Communicator comm,
+                                                                    std::span<const MatrixEntry> sendl) {
+  Process& p = comm.process();
   if (p.size() != processes_) {
     throw InvalidArgument("switchyard: Generate_Recv (active messages) was made for " + std::to_string(processes_) +
                           " processes, the job has " + std::to_string(p.size()));
   }
-  check_sendl(p, sendl, "active messages");
-  const Rank me = p.rank();
-  Slot& slot = slots_[me];
-  // Safe to reset before the vector sum: no process sends this call's active
-  // messages until every process has joined the sum, and the previous call's
+  if (!handler_) {
+    throw InvalidArgument("switchyard: Generate_Recv (active messages) on rank " + std::to_string(comm.rank()) +
+                          ": install() it on the job's RunOptions first");
+  }
+  check_sendl(comm.rank(), comm.size(), sendl, "Generate_Recv (active messages)");
+  const Communicator lib = comm.library(kGenerateRecvLibrary);
+  Slot& slot = slots_[p.rank()];
+  // Safe to reset before the vector sum: no member sends this call's active
+  // messages until every member has joined the sum, and the previous call's
   // all arrived before this process returned from it.
   slot.received.clear();
   slot.outstanding = 0;
 
-  std::vector<std::int64_t> mask(p.size(), 0);
+  std::vector<std::int64_t> mask(comm.size(), 0);
   for (const MatrixEntry& e : sendl) mask[e.peer] = 1;
-  const std::vector<std::int64_t> counts = co_await p.allreduce(mask);
-  slot.outstanding += counts[me];
+  const std::vector<std::int64_t> counts = co_await lib.allreduce(mask);
+  slot.outstanding += counts[comm.rank()];
 
   for (const MatrixEntry& e : sendl) {
-    p.post_active(e.peer, kHandlerId, std::as_bytes(std::span<const std::uint64_t, 1>(&e.bytes, 1)));
+    lib.post_active(e.peer, *handler_, std::as_bytes(std::span<const std::uint64_t, 1>(&e.bytes, 1)));
   }
   co_await p.wait_until([&slot] { return slot.outstanding == 0; }, "Generate_Recv: its incoming active messages");
   std::vector<MatrixEntry> recvl = std::move(slot.received);

@@ -5,11 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "hooks_support.hpp"
+#include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/errors.hpp"
 
 namespace switchyard::schedulers {
 
 namespace {
+
+using switchyard::detail::PooledArray;
 
 std::uint64_t splitmix64(std::uint64_t& state) noexcept {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
@@ -30,27 +34,23 @@ std::size_t first_peer_at_least(std::span<const MatrixEntry> entries, Rank r) {
                         std::to_string(got));
 }
 
-}  // namespace
+// AC's sends from the first destination >= me upwards, wrapping; receives from
+// the last source <= me downwards, wrapping (see the header).
+Task<void> run_ac(Communicator comm, std::span<const MatrixEntry> sends, std::span<const MatrixEntry> receives,
+                  ExchangeHooks& hooks, AcOptions options) {
+  const Rank me = comm.rank();
+  detail::check_buffer_sizes("AC", me, sends, receives, hooks);
+  const Communicator lib = comm.library(kAcLibrary);
+  Process& p = comm.process();
+  const std::size_t n_sends = sends.size(), n_recvs = receives.size();
+  const std::size_t send_start = first_peer_at_least(sends, me);
+  const std::size_t recv_start = first_peer_at_least(receives, me + 1) + n_recvs - 1;
+  auto send_entry = [&](std::size_t k) { return (send_start + k) % n_sends; };
+  auto recv_entry = [&](std::size_t k) { return (recv_start - k) % n_recvs; };
 
-Task<void> execute_ac(Process& p, ExchangeBuffers& buffers, AcOptions options) {
-  const Rank me = p.rank();
-  if (buffers.rank() != me) {
-    throw InvalidArgument("switchyard: AC on rank " + std::to_string(me) + ": given the buffers of rank " +
-                          std::to_string(buffers.rank()));
-  }
-  const auto row = buffers.row();
-  const auto column = buffers.column();
-  const std::size_t sends = row.size(), recvs = column.size();
-  // Distance order (see the header): sends from the first destination >= me
-  // upwards, wrapping; receives from the last source <= me downwards, wrapping.
-  const std::size_t send_start = first_peer_at_least(row, me);
-  const std::size_t recv_start = first_peer_at_least(column, me + 1) + recvs - 1;
-  auto send_entry = [&](std::size_t k) { return (send_start + k) % sends; };
-  auto recv_entry = [&](std::size_t k) { return (recv_start - k) % recvs; };
-
-  const std::size_t window = options.strip ? options.strip : std::max<std::size_t>({sends, recvs, 1});
-  std::vector<RecvTicket> recv_slots(std::min(window, recvs));
-  std::vector<SendTicket> send_slots(std::min(window, sends));
+  const std::size_t window = options.strip ? options.strip : std::max<std::size_t>({n_sends, n_recvs, 1});
+  PooledArray<RecvTicket> recv_slots(std::min(window, n_recvs));
+  PooledArray<SendTicket> send_slots(std::min(window, n_sends));
   std::size_t recv_posted = 0, recv_done = 0, send_posted = 0, send_done = 0;
   auto oldest_recv_done = [&] { return recv_done < recv_posted && p.test(recv_slots[recv_done % window]); };
   auto oldest_send_done = [&] { return send_done < send_posted && p.test(send_slots[send_done % window]); };
@@ -58,15 +58,16 @@ Task<void> execute_ac(Process& p, ExchangeBuffers& buffers, AcOptions options) {
   for (;;) {
     // Receives first: with no strip limit this is Fig. 2 exactly, every
     // receive posted before the first send.
-    for (; recv_posted < recvs && recv_posted - recv_done < window; ++recv_posted) {
+    for (; recv_posted < n_recvs && recv_posted - recv_done < window; ++recv_posted) {
       const std::size_t i = recv_entry(recv_posted);
-      recv_slots[recv_posted % window] = p.post_recv_into(column[i].peer, buffers.recv_buffer(i), kOnlineTag);
+      recv_slots[recv_posted % window] = lib.post_recv_into(receives[i].peer, hooks.recv_buffer(i), kOnlineTag);
     }
-    for (; send_posted < sends && send_posted - send_done < window; ++send_posted) {
+    for (; send_posted < n_sends && send_posted - send_done < window; ++send_posted) {
       const std::size_t i = send_entry(send_posted);
-      send_slots[send_posted % window] = p.post_send(row[i].peer, buffers.send_buffer(i), kOnlineTag);
+      hooks.before_send(i);
+      send_slots[send_posted % window] = lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag);
     }
-    if (recv_done == recvs && send_done == sends) break;
+    if (recv_done == n_recvs && send_done == n_sends) break;
     if (!oldest_recv_done() && !oldest_send_done()) {
       co_await p.wait_until([&] { return oldest_recv_done() || oldest_send_done(); }, "AC: a receive or a send");
     }
@@ -74,11 +75,39 @@ Task<void> execute_ac(Process& p, ExchangeBuffers& buffers, AcOptions options) {
     for (; oldest_recv_done(); ++recv_done) {
       const std::size_t i = recv_entry(recv_done);
       RecvTicket& t = recv_slots[recv_done % window];
-      if (t.size() != column[i].bytes) wrong_size("AC", me, column[i].peer, column[i].bytes, t.size());
+      if (t.size() != receives[i].bytes) wrong_size("AC", me, receives[i].peer, receives[i].bytes, t.size());
       t = RecvTicket{};
+      hooks.after_receive(i);
     }
     for (; oldest_send_done(); ++send_done) send_slots[send_done % window] = SendTicket{};
   }
+}
+
+void check_buffers_rank(const char* scheme, Rank me, const ExchangeBuffers& buffers) {
+  if (buffers.rank() != me) {
+    throw InvalidArgument("switchyard: " + std::string(scheme) + " on rank " + std::to_string(me) +
+                          ": given the buffers of rank " + std::to_string(buffers.rank()));
+  }
+}
+
+Task<void> run_ac_with_buffers(Communicator comm, ExchangeBuffers& buffers, AcOptions options) {
+  check_buffers_rank("AC", comm.rank(), buffers);
+  detail::BufferHooks hooks(buffers);
+  co_await run_ac(comm, buffers.row(), buffers.column(), hooks, options);
+}
+
+}  // namespace
+
+// The public calls copy the communicator into the coroutine's frame: a
+// caller's temporary (a Process converted on the way in) may be gone by the
+// time the task is awaited.
+Task<void> execute_ac(const Communicator& comm, ExchangeBuffers& buffers, AcOptions options) {
+  return run_ac_with_buffers(comm, buffers, options);
+}
+
+Task<void> execute_ac(const Communicator& comm, std::span<const MatrixEntry> sends,
+                      std::span<const MatrixEntry> receives, ExchangeHooks& hooks, AcOptions options) {
+  return run_ac(comm, sends, receives, hooks, options);
 }
 
 BusyLockMonitor::BusyLockMonitor(Rank processes) : counters_(std::make_unique<Counter[]>(processes)) {}
@@ -95,49 +124,73 @@ void BusyLockMonitor::leave(Rank receiver) noexcept {
   counters_[receiver].in_flight.fetch_sub(1, std::memory_order_relaxed);
 }
 
-Task<DrsnStats> execute_drsn(Process& p, std::span<const MatrixEntry> recvl, ExchangeBuffers& buffers,
-                             DrsnOptions options) {
-  const Rank me = p.rank();
-  if (buffers.rank() != me) {
-    throw InvalidArgument("switchyard: DRS_N on rank " + std::to_string(me) + ": given the buffers of rank " +
-                          std::to_string(buffers.rank()));
+namespace {
+
+// Out of the coroutines: the strings of the errors would otherwise take room in every run's frame.
+void check_sorted_sources(Rank me, Rank size, std::span<const MatrixEntry> recvl) {
+  for (std::size_t k = 0; k < recvl.size(); ++k) {
+    if (recvl[k].peer >= size || (k > 0 && recvl[k - 1].peer >= recvl[k].peer)) {
+      throw InvalidArgument("switchyard: DRS_N on rank " + std::to_string(me) + ": receiving vector entry " +
+                            std::to_string(k) + " (source " + std::to_string(recvl[k].peer) +
+                            ") is outside the communicator or not sorted by source");
+    }
   }
-  // The receiving vector is what this process learned; the buffers are where
-  // the messages must land. Each source once, each with its buffer's size, and
-  // none missing: otherwise a message would wait unmatched forever.
+}
+
+// The receiving vector is what this process learned; the buffers are where
+// the messages must land. Each source once, each with its buffer's size, and
+// none missing: otherwise a message would wait unmatched forever.
+void check_receiving_vector(Rank me, std::span<const MatrixEntry> recvl, const ExchangeBuffers& buffers) {
+  check_buffers_rank("DRS_N", me, buffers);
   if (recvl.size() != buffers.column().size()) {
     throw InvalidArgument("switchyard: DRS_N on rank " + std::to_string(me) + ": the receiving vector lists " +
                           std::to_string(recvl.size()) + " messages, the matrix column has " +
                           std::to_string(buffers.column().size()));
   }
-  std::vector<RecvTicket> recvs;
-  recvs.reserve(recvl.size());
   for (std::size_t k = 0; k < recvl.size(); ++k) {
     const MatrixEntry& e = recvl[k];
-    const auto i = buffers.recv_index(e.peer);
-    if (!i || buffers.column()[*i].bytes != e.bytes || (k > 0 && recvl[k - 1].peer >= e.peer)) {
+    if (e != buffers.column()[k]) {
       throw InvalidArgument("switchyard: DRS_N on rank " + std::to_string(me) + ": receiving vector entry (" +
                             std::to_string(e.peer) + ", " + std::to_string(e.bytes) +
                             " bytes) has no matching buffer, or the vector is not sorted by source");
     }
-    recvs.push_back(p.post_recv_into(e.peer, buffers.recv_buffer(*i), kOnlineTag));
   }
+}
 
-  const auto row = buffers.row();
-  std::vector<std::uint32_t> pending(row.size());
+Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, std::span<const MatrixEntry> receives,
+                         ExchangeHooks& hooks, DrsnOptions options) {
+  const Rank me = comm.rank();
+  check_sorted_sources(me, comm.size(), receives);
+  detail::check_buffer_sizes("DRS_N", me, sends, receives, hooks);
+  const Communicator lib = comm.library(kDrsnLibrary);
+  Process& p = comm.process();
+  // Nobody takes a busy lock while a member is still in an earlier run: a
+  // sender holding B's lock waits for B to take its message in, which B, still
+  // waiting in its earlier run for a message whose sender needs that very
+  // lock, never would.
+  co_await lib.barrier();
+  PooledArray<RecvTicket> recvs(receives.size());
+  for (std::size_t k = 0; k < receives.size(); ++k) {
+    recvs[k] = lib.post_recv_into(receives[k].peer, hooks.recv_buffer(k), kOnlineTag);
+  }
+  // Every message is made ready up front, so that a receiver's lock is held
+  // for the transfer alone.
+  for (std::size_t i = 0; i < sends.size(); ++i) hooks.before_send(i);
+
+  PooledArray<std::uint32_t> pending(sends.size());
   std::iota(pending.begin(), pending.end(), 0u);
   std::uint64_t rng = options.seed ^ (std::uint64_t{me} * 0xd1b54a32d192ed03ull);
   for (std::size_t k = pending.size(); k > 1; --k) std::swap(pending[k - 1], pending[splitmix64(rng) % k]);
 
   DrsnStats stats;
   const std::uint32_t yields = std::max<std::uint32_t>(options.retry_yields, 1);
-  while (!pending.empty()) {
+  for (std::size_t left = pending.size(); left > 0;) {
     bool sent = false;
-    for (std::size_t k = 0; k < pending.size();) {
+    for (std::size_t k = 0; k < left;) {
       const std::uint32_t i = pending[k];
-      const Rank dst = row[i].peer;
+      const Rank dst = sends[i].peer;
       ++stats.inquiries;
-      BusyLock& lock = p.busy_lock(dst);
+      BusyLock& lock = lib.busy_lock(dst);
       if (!lock.try_acquire()) {
         ++k;
         continue;
@@ -145,22 +198,45 @@ Task<DrsnStats> execute_drsn(Process& p, std::span<const MatrixEntry> recvl, Exc
       if (options.monitor) options.monitor->enter(dst);
       // Synchronous: complete only once dst has taken the message in, so the
       // lock is held for exactly the transfer.
-      co_await p.ssend(dst, buffers.send_buffer(i), kOnlineTag);
+      co_await lib.ssend(dst, hooks.send_buffer(i), kOnlineTag);
       if (options.monitor) options.monitor->leave(dst);
       lock.release();
       ++stats.messages;
-      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));  // the rest keep their random order
+      std::copy(pending.begin() + k + 1, pending.begin() + left, pending.begin() + k);  // the rest keep their order
+      --left;
       sent = true;
     }
     if (!sent) {
       for (std::uint32_t y = 0; y < yields; ++y) co_await p.yield();
     }
   }
-  for (std::size_t k = 0; k < recvs.size(); ++k) {
+  for (std::size_t k = 0; k < receives.size(); ++k) {
     co_await p.wait(recvs[k]);
-    if (recvs[k].size() != recvl[k].bytes) wrong_size("DRS_N", me, recvl[k].peer, recvl[k].bytes, recvs[k].size());
+    if (recvs[k].size() != receives[k].bytes) {
+      wrong_size("DRS_N", me, receives[k].peer, receives[k].bytes, recvs[k].size());
+    }
+    hooks.after_receive(k);
   }
   co_return stats;
+}
+
+Task<DrsnStats> run_drsn_with_buffers(Communicator comm, std::span<const MatrixEntry> recvl, ExchangeBuffers& buffers,
+                                      DrsnOptions options) {
+  check_receiving_vector(comm.rank(), recvl, buffers);
+  detail::BufferHooks hooks(buffers);
+  co_return co_await run_drsn(comm, buffers.row(), recvl, hooks, options);
+}
+
+}  // namespace
+
+Task<DrsnStats> execute_drsn(const Communicator& comm, std::span<const MatrixEntry> recvl, ExchangeBuffers& buffers,
+                             DrsnOptions options) {
+  return run_drsn_with_buffers(comm, recvl, buffers, options);
+}
+
+Task<DrsnStats> execute_drsn(const Communicator& comm, std::span<const MatrixEntry> sends,
+                             std::span<const MatrixEntry> receives, ExchangeHooks& hooks, DrsnOptions options) {
+  return run_drsn(comm, sends, receives, hooks, options);
 }
 
 }  // namespace switchyard::schedulers

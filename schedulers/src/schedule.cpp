@@ -34,14 +34,18 @@ std::string where(std::size_t phase, const Transfer& t) {
 }
 }  // namespace
 
-void validate(const Schedule& s, const CommMatrix& m) {
+void validate(const Schedule& s, const CommMatrix& m, Contention contention) {
   if (s.processes != m.size()) {
     invalid(s, "it is for " + std::to_string(s.processes) + " processes, the matrix has " + std::to_string(m.size()));
   }
   const Rank n = m.size();
   std::vector<std::uint32_t> sent(n, ~0u), received(n, ~0u);  // last phase each process sent / received in
   // Byte ranges delivered per entry, checked for overlap and coverage afterwards.
-  std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> ranges;
+  struct Pieces {
+    std::size_t last_phase = ~std::size_t{0};
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  };
+  std::unordered_map<std::uint64_t, Pieces> pieces;
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     for (const Transfer& t : s.phases[p]) {
       if (t.src >= n || t.dst >= n) invalid(s, where(p, t) + " names a rank outside 0.." + std::to_string(n - 1));
@@ -51,22 +55,28 @@ void validate(const Schedule& s, const CommMatrix& m) {
       if (t.offset > size || t.bytes > size - t.offset) {
         invalid(s, where(p, t) + " runs past the " + std::to_string(size) + "-byte message");
       }
-      if (sent[t.src] == p) invalid(s, where(p, t) + ": process " + std::to_string(t.src) + " sends twice in the phase");
-      if (received[t.dst] == p) {
-        invalid(s, where(p, t) + ": process " + std::to_string(t.dst) + " receives twice in the phase");
+      if (contention == Contention::forbidden) {
+        if (sent[t.src] == p) invalid(s, where(p, t) + ": process " + std::to_string(t.src) + " sends twice in the phase");
+        if (received[t.dst] == p) {
+          invalid(s, where(p, t) + ": process " + std::to_string(t.dst) + " receives twice in the phase");
+        }
+        sent[t.src] = received[t.dst] = static_cast<std::uint32_t>(p);
       }
-      sent[t.src] = received[t.dst] = static_cast<std::uint32_t>(p);
-      ranges[std::uint64_t{t.src} * n + t.dst].emplace_back(t.offset, t.bytes);
+      Pieces& e = pieces[std::uint64_t{t.src} * n + t.dst];
+      // Executors pair a message's first and last piece with its first and last phase.
+      if (e.last_phase == p) invalid(s, where(p, t) + ": a second piece of the message in the phase");
+      e.last_phase = p;
+      e.ranges.emplace_back(t.offset, t.bytes);
     }
   }
   for (Rank i = 0; i < n; ++i) {
     for (const auto& e : m.row(i)) {
-      auto it = ranges.find(std::uint64_t{i} * n + e.peer);
-      if (it == ranges.end()) {
+      auto it = pieces.find(std::uint64_t{i} * n + e.peer);
+      if (it == pieces.end()) {
         invalid(s, "the " + std::to_string(e.bytes) + "-byte message " + std::to_string(i) + " -> " +
                        std::to_string(e.peer) + " is never sent");
       }
-      auto& r = it->second;
+      auto& r = it->second.ranges;
       std::sort(r.begin(), r.end());
       std::uint64_t covered = 0;
       for (const auto& [offset, bytes] : r) {

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 
+#include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/optimal.hpp"
 
 namespace switchyard::redistribution {
@@ -62,34 +65,28 @@ struct PairPlan {
   std::vector<const std::vector<Piece>*> dims;
 };
 
-// Offsets are in bytes into the message; `staging` is where the message sits
+// An entry of a process's exchange: its message, and where the message sits
 // in the process's staging area, in elements.
-struct SendOp {
+struct StagedMessage {
   std::uint32_t pair = 0;
   Index staging = 0;
-  std::uint64_t offset = 0, bytes = 0;
-  bool pack = false;  // the message's first piece: pack it whole
-};
-struct RecvOp {
-  std::uint32_t pair = 0;
-  Index staging = 0;
-  std::uint64_t offset = 0, bytes = 0;
-  bool unpack = false;  // the message's last piece: unpack it whole
-};
-
-struct ProcessStep {
-  std::uint32_t phase = 0;
-  Tag tag = 0;  // phase mod 2^31: pieces of one message sent in different steps never match the wrong receive
-  std::vector<SendOp> sends;
-  std::vector<RecvOp> recvs;
-  std::vector<std::uint32_t> local;  // messages to itself, copied straight from local_in to local_out
 };
 
 struct ProcessProgram {
-  std::vector<ProcessStep> steps;
-  Index in_elements = 0, out_elements = 0;  // sizes of local_in and local_out
+  Index in_elements = 0, out_elements = 0;      // sizes of local_in and local_out
   std::vector<Index> src_strides, dst_strides;  // row-major strides of those arrays
-  Index send_staging = 0, recv_staging = 0;     // staging area sizes, in elements
+  // By entry of the exchange plan's sends(r) / receives(r): both sorted by peer.
+  std::vector<StagedMessage> sends, recvs;
+  std::vector<std::uint32_t> local;          // messages to itself, copied straight from local_in to local_out
+  Index send_staging = 0, recv_staging = 0;  // staging area sizes, in elements
+};
+
+// The staging memory the plan keeps for one process, made on its first run.
+// Claimed for a run by `busy` (acquire; release when the run ends), so that
+// whichever thread runs that process next sees the memory as the last left it.
+struct alignas(64) StagingSlot {
+  std::atomic<bool> busy{false};
+  std::unique_ptr<double[]> send, recv;  // not zero-filled: every element is written before it is read
 };
 
 struct PlanData {
@@ -106,6 +103,8 @@ struct PlanData {
   std::vector<std::vector<std::vector<Piece>>> pieces;
   std::vector<PairPlan> pairs;
   std::vector<ProcessProgram> programs;  // one per process of the job
+  std::optional<schedulers::ExchangePlan> exchange;
+  std::unique_ptr<StagingSlot[]> staging;  // one per process of the job
 };
 
 }  // namespace detail
@@ -116,7 +115,8 @@ using detail::PairPlan;
 using detail::Piece;
 using detail::PlanData;
 using detail::ProcessProgram;
-using detail::ProcessStep;
+using detail::StagedMessage;
+using detail::StagingSlot;
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
@@ -255,9 +255,7 @@ void build_programs(PlanData& d) {
   const Rank n = job_processes(d.com);
   for (std::size_t k = 0; k < src.rank(); ++k) d.pieces.push_back(dimension_pieces(src, dst, k));
 
-  // Every message, and where each pair's message is in d.pairs.
-  std::vector<std::uint32_t> pair_of(std::size_t{d.com.sources()} * d.com.targets(),
-                                     std::numeric_limits<std::uint32_t>::max());
+  // Every message, in (source, target) order.
   std::vector<std::vector<Index>> target_coords(dst.processes());
   for (Rank j = 0; j < dst.processes(); ++j) target_coords[j] = dst.coordinates(j);
   for (Rank i = 0; i < src.processes(); ++i) {
@@ -268,7 +266,6 @@ void build_programs(PlanData& d) {
       for (std::size_t k = 0; k < src.rank(); ++k) {
         pair.dims.push_back(&d.pieces[k][static_cast<std::size_t>(ci[k] * dst.grid(k) + target_coords[j][k])]);
       }
-      pair_of[std::size_t{i} * d.com.targets() + j] = static_cast<std::uint32_t>(d.pairs.size());
       d.pairs.push_back(std::move(pair));
     }
   }
@@ -291,56 +288,44 @@ void build_programs(PlanData& d) {
     }
   }
 
-  // The first and last phase of each message (they differ only for split messages).
-  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::uint32_t> first(d.pairs.size(), kNone), last(d.pairs.size(), 0);
-  auto pair_index = [&](const Transfer& t) {
-    const std::uint32_t p = t.src < d.com.sources() && t.dst < d.com.targets()
-                                ? pair_of[std::size_t{t.src} * d.com.targets() + t.dst]
-                                : kNone;
-    if (p == kNone) {
-      throw Error("switchyard: redistribution schedule '" + d.schedule.scheduler + "': transfer " +
-                  std::to_string(t.src) + " -> " + std::to_string(t.dst) + " is not a message of COM");
+  // Each process's exchange entries: walking the pairs in (source, target)
+  // order lists a sender's messages by target and a receiver's by source, as
+  // the exchange plan's rows and columns are.
+  for (std::uint32_t p = 0; p < d.pairs.size(); ++p) {
+    const PairPlan& pair = d.pairs[p];
+    if (pair.src == pair.dst) {
+      d.programs[pair.src].local.push_back(p);
+      continue;
     }
-    return p;
-  };
-  for (std::uint32_t k = 0; k < d.schedule.phases.size(); ++k) {
-    for (const Transfer& t : d.schedule.phases[k]) {
-      const std::uint32_t p = pair_index(t);
-      first[p] = std::min(first[p], k);
-      last[p] = std::max(last[p], k);
-    }
+    ProcessProgram& sender = d.programs[pair.src];
+    ProcessProgram& receiver = d.programs[pair.dst];
+    sender.sends.push_back({p, sender.send_staging});
+    sender.send_staging += pair.elements;
+    receiver.recvs.push_back({p, receiver.recv_staging});
+    receiver.recv_staging += pair.elements;
   }
+}
 
-  std::vector<Index> send_at(d.pairs.size(), -1), recv_at(d.pairs.size(), -1);  // staging offsets
-  for (std::uint32_t k = 0; k < d.schedule.phases.size(); ++k) {
-    auto step_of = [&](Rank r) -> ProcessStep& {
-      auto& steps = d.programs[r].steps;
-      if (steps.empty() || steps.back().phase != k) {
-        steps.push_back(ProcessStep{k, static_cast<Tag>(k % kFirstReservedTag), {}, {}, {}});
-      }
-      return steps.back();
-    };
-    for (const Transfer& t : d.schedule.phases[k]) {
-      const std::uint32_t p = pair_index(t);
-      if (t.src == t.dst) {
-        if (k == first[p]) step_of(t.src).local.push_back(p);
-        continue;
-      }
-      ProcessProgram& sender = d.programs[t.src];
-      ProcessProgram& receiver = d.programs[t.dst];
-      if (send_at[p] < 0) {
-        send_at[p] = sender.send_staging;
-        sender.send_staging += d.pairs[p].elements;
-      }
-      if (recv_at[p] < 0) {
-        recv_at[p] = receiver.recv_staging;
-        receiver.recv_staging += d.pairs[p].elements;
-      }
-      step_of(t.src).sends.push_back({p, send_at[p], t.offset, t.bytes, k == first[p]});
-      step_of(t.dst).recvs.push_back({p, recv_at[p], t.offset, t.bytes, k == last[p]});
-    }
+// The exchange: COM in bytes without its diagonal, the kind's schedule
+// without its transfers to oneself (local copies instead). A job may be
+// larger than the grids: its other processes take no part.
+void build_exchange(PlanData& d) {
+  const Rank n = job_processes(d.com);
+  schedulers::CommMatrix m(n);
+  for (const PairPlan& pair : d.pairs) {
+    if (pair.src != pair.dst) m.set(pair.src, pair.dst, static_cast<std::uint64_t>(pair.elements) * sizeof(double));
   }
+  Schedule s;
+  s.processes = n;
+  s.scheduler = d.schedule.scheduler;
+  for (const schedulers::Phase& phase : d.schedule.phases) {
+    schedulers::Phase& kept = s.phases.emplace_back();
+    std::copy_if(phase.begin(), phase.end(), std::back_inserter(kept), [](const Transfer& t) { return t.src != t.dst; });
+  }
+  schedulers::ExchangePlanOptions options;
+  options.allow_larger_communicator = true;
+  d.exchange.emplace(m, std::move(s), std::move(options));
+  d.staging = std::make_unique<StagingSlot[]>(n);
 }
 
 void check_local(const char* what, Rank r, std::size_t got, Index want, const Layout& layout) {
@@ -351,72 +336,111 @@ void check_local(const char* what, Rank r, std::size_t got, Index want, const La
   }
 }
 
-// One process's steps, with its staging areas.
-Task<void> run_program(Process& p, const PlanData& d, const ProcessProgram& prog, std::span<const double> in,
-                       std::span<double> out, double* send_staging, double* recv_staging) {
-  const Index* ss = prog.src_strides.data();
-  const Index* ds = prog.dst_strides.data();
-  std::vector<RecvTicket> recvs;
-  std::vector<SendTicket> sends;
-  std::vector<std::size_t> pending;
-  for (const ProcessStep& step : prog.steps) {
-    recvs.clear();
-    sends.clear();
-    for (const auto& r : step.recvs) {
-      recvs.push_back(p.post_recv_into(d.pairs[r.pair].src, bytes_of(recv_staging + r.staging, r.offset, r.bytes),
-                                       step.tag));
-    }
-    for (const auto& s : step.sends) {
-      const PairPlan& pair = d.pairs[s.pair];
-      if (s.pack) {
-        double* at = send_staging + s.staging;
-        for_each_run(pair, ss, ds, [&](Index from, Index, Index n) {
-          copy_run(in.data() + from, at, n);
-          at += n;
-        });
-      }
-      sends.push_back(p.post_send(pair.dst, bytes_of(send_staging + s.staging, s.offset, s.bytes), step.tag));
-    }
-    for (std::uint32_t l : step.local) {
-      for_each_run(d.pairs[l], ss, ds,
-                   [&](Index from, Index to, Index n) { copy_run(in.data() + from, out.data() + to, n); });
-    }
-    // Receives are unpacked as they complete, in whatever order they arrive
-    // (with contention, a step brings a target several messages).
-    pending.clear();
-    for (std::size_t k = 0; k < recvs.size(); ++k) pending.push_back(k);
-    while (!pending.empty()) {
-      if (pending.size() > 1) {
-        co_await p.wait_until(
-            [&] { return std::any_of(pending.begin(), pending.end(), [&](std::size_t k) { return recvs[k].done(); }); },
-            "a redistribution message");
-      }
-      for (std::size_t n = 0; n < pending.size();) {
-        const std::size_t k = pending[n];
-        if (pending.size() > 1 && !recvs[k].done()) {
-          ++n;
-          continue;
-        }
-        co_await p.wait(recvs[k]);  // checks the size against the buffer
-        const auto& r = step.recvs[k];
-        const PairPlan& pair = d.pairs[r.pair];
-        if (recvs[k].size() != r.bytes) {
-          throw Error("switchyard: redistribution: process " + std::to_string(p.rank()) + " expected " +
-                      std::to_string(r.bytes) + " bytes from process " + std::to_string(pair.src) + ", got " +
-                      std::to_string(recvs[k].size()));
-        }
-        if (r.unpack) {
-          const double* at = recv_staging + r.staging;
-          for_each_run(pair, ss, ds, [&](Index, Index to, Index n_run) {
-            copy_run(at, out.data() + to, n_run);
-            at += n_run;
-          });
-        }
-        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(n));
-      }
-    }
-    for (auto& s : sends) co_await p.wait(s);
+// A process's messages as the exchange sees them: in its staging areas,
+// packed from local_in just before they go out, unpacked into local_out as
+// soon as they are in.
+class StagingHooks final : public schedulers::ExchangeHooks {
+ public:
+  StagingHooks(const PlanData& d, const ProcessProgram& prog, std::span<const double> in, std::span<double> out,
+               double* send, double* recv) noexcept
+      : d_(d), prog_(prog), in_(in), out_(out), send_(send), recv_(recv) {}
+
+  std::span<const std::byte> send_buffer(std::size_t i) override { return message(send_, prog_.sends[i]); }
+  std::span<std::byte> recv_buffer(std::size_t i) override { return message(recv_, prog_.recvs[i]); }
+  void before_send(std::size_t i) override {
+    double* at = send_ + prog_.sends[i].staging;
+    for_each_run(d_.pairs[prog_.sends[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
+                 [&](Index from, Index, Index n) {
+                   copy_run(in_.data() + from, at, n);
+                   at += n;
+                 });
   }
+  void after_receive(std::size_t i) override {
+    const double* at = recv_ + prog_.recvs[i].staging;
+    for_each_run(d_.pairs[prog_.recvs[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
+                 [&](Index, Index to, Index n) {
+                   copy_run(at, out_.data() + to, n);
+                   at += n;
+                 });
+  }
+  void copy_local() {
+    for (std::uint32_t l : prog_.local) {
+      for_each_run(d_.pairs[l], prog_.src_strides.data(), prog_.dst_strides.data(),
+                   [&](Index from, Index to, Index n) { copy_run(in_.data() + from, out_.data() + to, n); });
+    }
+  }
+
+ private:
+  std::span<std::byte> message(double* base, const StagedMessage& m) const {
+    return bytes_of(base + m.staging, 0, static_cast<std::uint64_t>(d_.pairs[m.pair].elements) * sizeof(double));
+  }
+  const PlanData& d_;
+  const ProcessProgram& prog_;
+  std::span<const double> in_;
+  std::span<double> out_;
+  double* send_;
+  double* recv_;
+};
+
+// Whether comm.rank() takes part; throws, before anything is sent, for a
+// communicator too small or a block of the wrong size.
+bool takes_part(const PlanData& d, const Communicator& comm, std::size_t in, std::size_t out) {
+  const Rank n = job_processes(d.com);
+  if (comm.size() < n) {
+    throw InvalidArgument("switchyard: redistribution from " + d.source.str() + " to " + d.target.str() + " needs " +
+                          std::to_string(n) + " processes, the communicator has " + std::to_string(comm.size()));
+  }
+  const Rank r = comm.rank();
+  if (r >= n) return false;
+  check_local("local_in", r, in, d.programs[r].in_elements, d.source);
+  check_local("local_out", r, out, d.programs[r].out_elements, d.target);
+  return true;
+}
+
+void allocate_staging(const ProcessProgram& prog, std::unique_ptr<double[]>& send, std::unique_ptr<double[]>& recv) {
+  send.reset(new double[static_cast<std::size_t>(prog.send_staging)]);
+  recv.reset(new double[static_cast<std::size_t>(prog.recv_staging)]);
+}
+
+Task<void> run_program(const PlanData& d, Communicator comm, std::span<const double> in, std::span<double> out,
+                       double* send, double* recv) {
+  StagingHooks hooks(d, d.programs[comm.rank()], in, out, send, recv);
+  co_await d.exchange->run(comm.library(kRedistributionLibrary), hooks);
+  hooks.copy_local();
+}
+
+// Ends a run's claim on its process's staging slot, however the run ends.
+struct SlotClaim {
+  StagingSlot& slot;
+  ~SlotClaim() { slot.busy.store(false, std::memory_order_release); }
+};
+
+Task<void> run_with_plan_staging(const PlanData& d, Communicator comm, std::span<const double> in,
+                                 std::span<double> out) {
+  if (!takes_part(d, comm, in.size(), out.size())) co_return;
+  const ProcessProgram& prog = d.programs[comm.rank()];
+  StagingSlot& slot = d.staging[comm.rank()];
+  if (slot.busy.exchange(true, std::memory_order_acquire)) {
+    // A process of the same rank runs the plan at this moment, on another
+    // communicator: this run stages in memory of its own.
+    std::unique_ptr<double[]> send, recv;
+    allocate_staging(prog, send, recv);
+    co_await run_program(d, comm, in, out, send.get(), recv.get());
+    co_return;
+  }
+  const SlotClaim claim{slot};
+  if (!slot.send) allocate_staging(prog, slot.send, slot.recv);
+  co_await run_program(d, comm, in, out, slot.send.get(), slot.recv.get());
+}
+
+Task<void> run_with_buffers(const PlanData& d, Communicator comm, std::span<const double> in, std::span<double> out,
+                            const PlanData* buffers_plan, Rank buffers_process, double* send, double* recv) {
+  if (!takes_part(d, comm, in.size(), out.size())) co_return;
+  if (buffers_plan != &d || buffers_process != comm.rank()) {
+    throw InvalidArgument("switchyard: redistribution: process " + std::to_string(comm.rank()) +
+                          " was given the buffers of another plan or process");
+  }
+  co_await run_program(d, comm, in, out, send, recv);
 }
 
 }  // namespace
@@ -433,6 +457,7 @@ RedistributionPlan::RedistributionPlan(Layout source, Layout target, ScheduleKin
   d.timings.schedule_ms = ms_since(t0);
   t0 = Clock::now();
   build_programs(d);
+  build_exchange(d);
   d.timings.descriptors_ms = ms_since(t0);
   d.contention_free = redistribution::contention_free(d.schedule, job_processes(d.com));
 }
@@ -459,33 +484,21 @@ RedistributionBuffers::RedistributionBuffers(const RedistributionPlan& plan, Ran
     throw InvalidArgument("switchyard: RedistributionBuffers: process " + std::to_string(process) +
                           " is not one of the plan's " + std::to_string(plan.processes()));
   }
-  const ProcessProgram& prog = plan_->programs[process];
-  send_.reset(new double[static_cast<std::size_t>(prog.send_staging)]);
-  recv_.reset(new double[static_cast<std::size_t>(prog.recv_staging)]);
+  allocate_staging(plan_->programs[process], send_, recv_);
 }
 
-Task<void> RedistributionPlan::run(Process& p, std::span<const double> local_in, std::span<double> local_out) const {
-  if (p.rank() >= processes()) co_return;
-  RedistributionBuffers buffers(*this, p.rank());
-  co_await run(p, local_in, local_out, buffers);
+// The public calls copy the communicator into the coroutine's frame: a
+// caller's temporary (a Process converted on the way in) may be gone by the
+// time the task is awaited.
+Task<void> RedistributionPlan::run(const Communicator& comm, std::span<const double> local_in,
+                                   std::span<double> local_out) const {
+  return run_with_plan_staging(*data_, comm, local_in, local_out);
 }
 
-Task<void> RedistributionPlan::run(Process& p, std::span<const double> local_in, std::span<double> local_out,
-                                   RedistributionBuffers& buffers) const {
-  const PlanData& d = *data_;
-  if (p.size() < processes()) {
-    throw InvalidArgument("switchyard: redistribution from " + d.source.str() + " to " + d.target.str() + " needs " +
-                          std::to_string(processes()) + " processes, the job has " + std::to_string(p.size()));
-  }
-  if (p.rank() >= processes()) co_return;
-  if (buffers.plan_ != &d || buffers.process_ != p.rank()) {
-    throw InvalidArgument("switchyard: redistribution: process " + std::to_string(p.rank()) +
-                          " was given the buffers of another plan or process");
-  }
-  const ProcessProgram& prog = d.programs[p.rank()];
-  check_local("local_in", p.rank(), local_in.size(), prog.in_elements, d.source);
-  check_local("local_out", p.rank(), local_out.size(), prog.out_elements, d.target);
-  co_await run_program(p, d, prog, local_in, local_out, buffers.send_.get(), buffers.recv_.get());
+Task<void> RedistributionPlan::run(const Communicator& comm, std::span<const double> local_in,
+                                   std::span<double> local_out, RedistributionBuffers& buffers) const {
+  return run_with_buffers(*data_, comm, local_in, local_out, buffers.plan_, buffers.process_, buffers.send_.get(),
+                          buffers.recv_.get());
 }
 
 double RedistributionPlan::execute(Runtime& rt, std::span<const std::span<const double>> local_in,
@@ -509,14 +522,13 @@ double RedistributionPlan::execute(Runtime& rt, std::span<const std::span<const 
       n,
       [&](Process& p) -> Task<void> {
         const Rank r = p.rank();
-        RedistributionBuffers buffers(*this, r);
         std::span<const double> in;
         std::span<double> out;
         if (r < local_in.size()) in = local_in[r];
         if (r < local_out.size()) out = local_out[r];
         co_await p.barrier();
         start[r] = Clock::now();
-        co_await run(p, in, out, buffers);
+        co_await run(p, in, out);
         end[r] = Clock::now();
       },
       std::move(options));

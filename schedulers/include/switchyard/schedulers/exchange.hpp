@@ -4,9 +4,10 @@
 // payload byte of every repetition verified, and reports times like the
 // papers' tables (Ranka-Wang-Fox Table 2, Wang-Lin-Ranka Table 4).
 //
-// Schedulers by name: "ac" and "drsn" are the online schemes (online.hpp);
-// every other name goes to make_schedule(), so a static scheduler added to its
-// registry is runnable here as it is.
+// Every scheduler runs through an ExchangePlan (exchange_plan.hpp): "ac" and
+// "drsn" are the online schemes (online.hpp); every other name goes to
+// make_schedule(), so a static scheduler added to its registry is runnable
+// here as it is.
 //
 // How one repetition is timed: every process waits in a barrier, reads
 // steady_clock as it leaves, runs the exchange, and reads the clock again once
@@ -51,8 +52,9 @@ struct SchedulerResult {
   bool is_static = false;
   TimeStats comm_ms;
   // Static: make_schedule's wall time on the calling thread (oneTBB limited to
-  // it), median of K calls: the papers' "comp". ac: 0. drsn: Generate_Recv by
-  // active messages, timed in each repetition like comm_ms, median.
+  // it), median of K plans made: the papers' "comp". ac: 0. drsn: the plan made
+  // by create(), i.e. Generate_Recv by active messages, timed in each
+  // repetition like comm_ms, median.
   TimeStats schedule_ms;
   std::optional<std::uint64_t> phases;     // static only
   std::optional<std::uint64_t> inquiries;  // drsn only: busy-lock attempts of all processes, median over repetitions

@@ -5,14 +5,22 @@
 // any job, on the caller's own buffers. Every exchange of the project runs on
 // it: `switchyard exchange`, the exchange driver, array redistribution.
 //
-//   // Once, from the whole pattern (a CommMatrix), shared by every process:
-//   const ExchangePlan plan(matrix, {.scheduler = "optimal"});
+//   // Once, from the whole pattern (a CommMatrix), shared by every process
+//   // (the options' type named: bare braces would also make a Schedule):
+//   const ExchangePlan plan(matrix, ExchangePlanOptions{.scheduler = "optimal"});
 //   // In each process, as often as needed:
 //   co_await plan.run(p, send_spans, recv_spans);
 //
 //   // Or collectively inside a job, each process knowing only its own sends;
 //   // receive counts are found by Generate_Recv:
-//   ExchangePlan mine = co_await ExchangePlan::create(p, my_sends, {.scheduler = "ac"});
+//   const ExchangePlanOptions ac{.scheduler = "ac"};
+//   ExchangePlan mine = co_await ExchangePlan::create(p, my_sends, ac);
+//
+// create() of a static scheduler gathers the rows on every member, has rank 0
+// make the schedule and send each member its own program; create() of "ac" or
+// "drsn" finds each member's receives by Generate_Recv, by active messages
+// when the options name an installed GenerateRecvByActiveMessages, else by
+// concatenation.
 //
 // Schedulers: "ac" and "drsn" (online: no schedule table) and every static
 // scheduler of the registry ("lp", "gm", "cgm", "rsn", "rsnh", "optimal",
@@ -28,8 +36,11 @@
 // or displacement that does not match is an InvalidArgument naming the rank
 // and the entry.
 //
-// A run allocates nothing once its process has run a plan before: tickets and
-// scratch come from the runtime's per-core pools.
+// A run allocates nothing once its process has run a plan before: its
+// coroutine frames, tickets and scratch come from the runtime's per-core frame
+// cache (detail::PooledArray). Only arrays beyond the cache's largest block
+// (2 KiB: more than 127 tickets at once, as AC posts for a process with more
+// messages than that one way) still come from the heap.
 
 #include <cstdint>
 #include <memory>
@@ -39,6 +50,7 @@
 
 #include "switchyard/communicator.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
+#include "switchyard/schedulers/exchange_hooks.hpp"
 #include "switchyard/schedulers/online.hpp"
 #include "switchyard/schedulers/schedule.hpp"
 #include "switchyard/task.hpp"
@@ -47,33 +59,27 @@ namespace switchyard::schedulers {
 
 inline constexpr LibraryKey kExchangePlanLibrary{"switchyard.exchange_plan"};
 
+class GenerateRecvByActiveMessages;
+
 struct ExchangePlanOptions {
   std::string scheduler = "optimal";
   std::uint64_t seed = 1;        // static schedulers' seed; DRS_N's order streams derive from it per run
   std::uint64_t max_phases = 0;  // optimal-bytes' phase cap (0: none)
-  AcOptions ac;
+  AcOptions ac{};
   std::uint32_t drsn_retry_yields = 1;
   BusyLockMonitor* drsn_monitor = nullptr;  // tests: counts DRS_N senders per receiver
+  // create() of "ac" and "drsn": Generate_Recv by active messages with this
+  // object, installed on the job's RunOptions; without one, by concatenation.
+  GenerateRecvByActiveMessages* generate_recv = nullptr;
+  // A plan from the whole pattern may run on a communicator of more than
+  // processes() members, whose members from processes() on take no part
+  // (array redistribution: a job may be larger than its grids).
+  bool allow_larger_communicator = false;
 };
 
 // What one run did, for the statistics of the online schedulers.
 struct ExchangeRunStats {
   std::uint64_t busy_lock_inquiries = 0;  // DRS_N: this process's test-and-set attempts
-};
-
-// How a run reaches the bytes of its messages, for callers whose messages are
-// not plain buffers (redistribution packs and unpacks around the transfer).
-// Entries are indices into sends(rank) / receives(rank).
-class ExchangeHooks {
- public:
-  virtual ~ExchangeHooks() = default;
-  // The bytes of send entry i; called as often as the run needs them.
-  virtual std::span<const std::byte> send_buffer(std::size_t i) = 0;
-  virtual std::span<std::byte> recv_buffer(std::size_t i) = 0;
-  // Once per run, before the first byte of send entry i goes out.
-  virtual void before_send(std::size_t) {}
-  // Once per run, once every byte of receive entry i has arrived.
-  virtual void after_receive(std::size_t) {}
 };
 
 namespace detail {
@@ -88,11 +94,14 @@ class ExchangePlan {
   // From the whole pattern and a schedule made elsewhere (redistribution's
   // tables). The schedule must carry every byte of m exactly once; unlike the
   // static schedulers' it may have contention (a process receiving several
-  // transfers in one phase, as a naive schedule does).
+  // transfers in one phase, as a naive schedule does). options().scheduler
+  // becomes the schedule's name.
   ExchangePlan(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options = {});
   // Collective over comm: each member passes its own sends (destination and
   // bytes, sorted by destination, as CommMatrix::row). The returned plan holds
   // only this member's part and runs only on a communicator of the same members.
+  // Pass options by name, not as braces inside the co_await: GCC 12 hands the
+  // callee a braced argument of a co_await expression with its string corrupted.
   static Task<ExchangePlan> create(const Communicator& comm, std::span<const MatrixEntry> sends,
                                    ExchangePlanOptions options = {});
 
@@ -127,6 +136,9 @@ class ExchangePlan {
 
  private:
   explicit ExchangePlan(std::unique_ptr<detail::ExchangePlanData> data);
+  // create() with the communicator copied into the coroutine's frame.
+  static Task<ExchangePlan> create_on(Communicator comm, std::span<const MatrixEntry> sends,
+                                      ExchangePlanOptions options);
   std::unique_ptr<detail::ExchangePlanData> data_;
 };
 

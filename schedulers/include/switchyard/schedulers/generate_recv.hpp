@@ -13,12 +13,17 @@
 //    destination, whose handler appends (source, size) to the destination's
 //    list and counts down; each process waits for its count to reach 0.
 //    O(n) per process for the vector sum, O(d) for the messages.
+//
+// Both are collectives over a communicator (ranks are its ranks) and work on
+// its duplicate reserved for them, comm.library(kGenerateRecvLibrary).
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "switchyard/communicator.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
@@ -26,33 +31,41 @@
 
 namespace switchyard::schedulers {
 
-// A collective: every process of the job calls it, with its row sorted by
-// destination (CommMatrix::row). Throws InvalidArgument for a destination
-// outside the job or an unsorted row.
-Task<std::vector<MatrixEntry>> generate_recv_concat(Process& p, std::span<const MatrixEntry> sendl);
+inline constexpr LibraryKey kGenerateRecvLibrary{"switchyard.generate_recv"};
 
-// Generate_Recv by active messages. One object per job: it holds each rank's
-// list and count, written by the handler on that rank's core. install() it on
-// the job's RunOptions, then have every process call run() (a collective).
-// Calls of run() may repeat within a job; each one starts afresh.
+// A collective: every member of comm calls it, with its row sorted by
+// destination (CommMatrix::row). Throws InvalidArgument for a destination
+// outside the communicator or an unsorted row.
+Task<std::vector<MatrixEntry>> generate_recv_concat(const Communicator& comm, std::span<const MatrixEntry> sendl);
+
+// Generate_Recv by active messages. One object per job: it holds each
+// process's list and count, written by the handler on that process's core.
+// install() it on the job's RunOptions, then have every member of a
+// communicator call run() (a collective). Calls of run() may repeat within a
+// job, on any communicator; each one starts afresh.
 class GenerateRecvByActiveMessages {
  public:
-  // The active-message handler id it registers: "GR" and 1. A job that
-  // installs it must not use this id for anything else.
+  // The active-message handler id it asks for: "GR" and 1. install() takes
+  // the next free id above it if another handler has it already.
   static constexpr HandlerId kHandlerId = 0x4752'0001;
 
+  // `processes`: the job's.
   explicit GenerateRecvByActiveMessages(Rank processes);
   GenerateRecvByActiveMessages(const GenerateRecvByActiveMessages&) = delete;
   GenerateRecvByActiveMessages& operator=(const GenerateRecvByActiveMessages&) = delete;
 
-  // Registers the handler (bound to this object, which must outlive the job).
-  void install(RunOptions& options);
-  Task<std::vector<MatrixEntry>> run(Process& p, std::span<const MatrixEntry> sendl);
+  // Registers the handler (bound to this object, which must outlive the job)
+  // and returns its id.
+  HandlerId install(RunOptions& options);
+  // comm's receiving vector of this member, in ranks of comm. Throws
+  // InvalidArgument if the object was not installed or is for another job size.
+  Task<std::vector<MatrixEntry>> run(const Communicator& comm, std::span<const MatrixEntry> sendl);
 
  private:
-  // Touched only on its rank's core: by the rank's process and by the handler
+  // Touched only on its process's core: by the process and by the handler
   // running there for it. A cache line each, so neighbours on other cores do
-  // not share one.
+  // not share one. Indexed by job rank: a process is in one run at a time,
+  // whatever its communicator.
   struct alignas(64) Slot {
     std::vector<MatrixEntry> received;
     // Announced by the vector sum minus arrived; an active message may arrive
@@ -60,8 +73,10 @@ class GenerateRecvByActiveMessages {
     std::int64_t outstanding = 0;
   };
   void on_message(Process& self, Rank src, std::span<const std::byte> body);
+  Task<std::vector<MatrixEntry>> run_on(Communicator comm, std::span<const MatrixEntry> sendl);
 
   Rank processes_;
+  std::optional<HandlerId> handler_;  // set by install()
   std::unique_ptr<Slot[]> slots_;
 };
 

@@ -9,21 +9,30 @@
 // of a destination picked from its pending messages, and only on success sends
 // it, synchronously, releasing the lock once the receiver has taken the message
 // in. So a receiver takes in one DRS_N message at a time.
+//
+// Each works on its own duplicate of the caller's communicator (kAcLibrary,
+// kDrsnLibrary), busy locks included. Both take either an ExchangeBuffers or a
+// process's sends and receives with the hooks that reach their bytes
+// (exchange_hooks.hpp): before_send just before a message is posted,
+// after_receive once its receive is complete.
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
 
-#include "switchyard/process.hpp"
+#include "switchyard/communicator.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
+#include "switchyard/schedulers/exchange_hooks.hpp"
 #include "switchyard/schedulers/payload.hpp"
 #include "switchyard/task.hpp"
 
 namespace switchyard::schedulers {
 
-// Tag of AC's and DRS_N's messages.
+// Tag of AC's and DRS_N's messages, each on its own duplicate of the caller's communicator.
 inline constexpr Tag kOnlineTag = 0;
+inline constexpr LibraryKey kAcLibrary{"switchyard.ac"};
+inline constexpr LibraryKey kDrsnLibrary{"switchyard.drsn"};
 
 struct AcOptions {
   // Strip mining: at most this many receives and at most this many sends
@@ -35,7 +44,7 @@ struct AcOptions {
   std::size_t strip = 0;
 };
 
-// AC for process p: receives from buffers.column(), sends buffers.row(). Both
+// AC for comm.rank(): receives from buffers.column(), sends buffers.row(). Both
 // are walked in the order of the distance (dst - src) mod n, the sends from
 // the nearest destination up, the receives from the nearest source up: at
 // every step the senders aim at different receivers (a cyclic shift) rather
@@ -44,7 +53,12 @@ struct AcOptions {
 // distance is inside the send window of its sender and the receive window of
 // its receiver (both retire in order), so it completes, and by induction every
 // message does.
-Task<void> execute_ac(Process& p, ExchangeBuffers& buffers, AcOptions options = {});
+Task<void> execute_ac(const Communicator& comm, ExchangeBuffers& buffers, AcOptions options = {});
+// The same for `sends` and `receives` (destinations / sources and sizes,
+// sorted by peer) and the hooks that reach their bytes. Throws InvalidArgument,
+// before posting anything, if a hook's buffer is not its entry's size.
+Task<void> execute_ac(const Communicator& comm, std::span<const MatrixEntry> sends,
+                      std::span<const MatrixEntry> receives, ExchangeHooks& hooks, AcOptions options = {});
 
 // For tests: counts the DRS_N senders transferring to each receiver at once.
 // A sender enters after acquiring the receiver's busy lock and leaves before
@@ -84,12 +98,21 @@ struct DrsnStats {
   std::uint64_t messages = 0;   // sent
 };
 
-// DRS_N for process p, given its receiving vector `recvl` (Generate_Recv's
-// result: sources and sizes, sorted by source). Pre-posts a receive into the
-// right buffer for every entry of recvl, sends buffers.row() as above, then
-// waits for the receives. Throws InvalidArgument if recvl disagrees with the
-// buffers (a source without a buffer, or a size that differs).
-Task<DrsnStats> execute_drsn(Process& p, std::span<const MatrixEntry> recvl, ExchangeBuffers& buffers,
+// DRS_N for comm.rank(), given its receiving vector `recvl` (Generate_Recv's
+// result: sources and sizes, sorted by source). A collective: it starts with
+// a barrier, so that no busy lock is taken while a member is still in an
+// earlier run (whose sender, holding a receiver's lock, would wait forever for
+// a receiver waiting for a sender that needs that lock). Pre-posts a receive
+// into the right buffer for every entry of recvl, sends buffers.row() as
+// above, then waits for the receives. Throws InvalidArgument if recvl
+// disagrees with the buffers (a source without a buffer, or a size that
+// differs).
+Task<DrsnStats> execute_drsn(const Communicator& comm, std::span<const MatrixEntry> recvl, ExchangeBuffers& buffers,
                              DrsnOptions options = {});
+// The same for `sends` and `receives` (the receiving vector), with the hooks
+// that reach their bytes. Throws InvalidArgument, before posting anything, if
+// `receives` is not sorted by source or a hook's buffer is not its entry's size.
+Task<DrsnStats> execute_drsn(const Communicator& comm, std::span<const MatrixEntry> sends,
+                             std::span<const MatrixEntry> receives, ExchangeHooks& hooks, DrsnOptions options = {});
 
 }  // namespace switchyard::schedulers

@@ -2,7 +2,9 @@
 // A static schedule: a list of phases, each a partial permutation (every
 // process sends at most one and receives at most one transfer). A transfer is a
 // byte range of one matrix entry; only schedulers that split messages (RS_NH,
-// optimal-bytes) produce ranges shorter than the whole entry.
+// optimal-bytes) produce ranges shorter than the whole entry. Schedules made
+// elsewhere, like array redistribution's naive one, may have contention: a
+// process receiving (or sending) several transfers in one phase.
 
 #include <cstdint>
 #include <span>
@@ -36,9 +38,16 @@ struct Schedule {
   std::uint64_t makespan_bytes() const noexcept { return schedulers::makespan_bytes(phases); }
 };
 
-// Checks that every phase is a partial permutation and that the phases together
-// carry every byte of every entry exactly once (no gap, no overlap, nothing
-// outside the matrix). Throws InvalidArgument describing the first violation.
-void validate(const Schedule& schedule, const CommMatrix& matrix);
+// Whether a process may send or receive several transfers in one phase.
+enum class Contention : std::uint8_t {
+  forbidden,  // every phase a partial permutation: what the static schedulers make
+  allowed,    // several per process and phase, but never two pieces of one message
+};
+
+// Checks that the phases together carry every byte of every entry exactly once
+// (no gap, no overlap, nothing outside the matrix) and, unless contention is
+// allowed, that every phase is a partial permutation. Throws InvalidArgument
+// describing the first violation.
+void validate(const Schedule& schedule, const CommMatrix& matrix, Contention contention = Contention::forbidden);
 
 }  // namespace switchyard::schedulers

@@ -18,12 +18,12 @@
 //   optimal-bytes  schedule_optimal_bytes: messages may be split into byte
 //                  ranges over several steps, fewest bytes on the critical path
 //
-// Execution is loosely synchronous, as the schedulers' executor: no barrier
-// between steps; in each of its steps a process posts the receives of the
-// step, packs and posts its send, copies what it sends to itself, and waits
-// for its sends and receives, unpacking each message as it arrives. Every
-// transfer of step k is posted by both ends once they finished their steps
-// before k, so, by induction on k, every step completes, contention or not.
+// Execution is an ExchangePlan (exchange_plan.hpp) of COM in bytes, without
+// its diagonal, and the kind's schedule, without its transfers to oneself,
+// run by the schedule executor (executor.hpp): loosely synchronous, one phase
+// group per step, so it cannot deadlock, contention or not. A message is
+// packed just before its first byte goes out and unpacked as soon as its last
+// byte is in; a message to oneself is a local copy once the exchange is done.
 // The processes of a redistribution are max(P, P'): source i and target i
 // are process i.
 
@@ -35,8 +35,8 @@
 #include <string_view>
 #include <vector>
 
+#include "switchyard/communicator.hpp"
 #include "switchyard/errors.hpp"
-#include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/redistribution/layout.hpp"
 #include "switchyard/schedulers/redistribution/redistribution_tables.hpp"
@@ -44,6 +44,8 @@
 #include "switchyard/task.hpp"
 
 namespace switchyard::redistribution {
+
+inline constexpr LibraryKey kRedistributionLibrary{"switchyard.redistribution"};
 
 enum class ScheduleKind : std::uint8_t { naive, offset, table, optimal, optimal_bytes };
 
@@ -74,8 +76,9 @@ struct PlanData;
 class RedistributionPlan;
 
 // One process's staging memory for a plan: the packed messages it sends and
-// those it receives. run() allocates it on every call; a process that runs the
-// same plan many times keeps one and passes it in.
+// those it receives. run() without it uses the staging the plan keeps for each
+// process, made on the process's first run, on its core; a caller may pass its
+// own to choose where and when it is made.
 class RedistributionBuffers {
  public:
   RedistributionBuffers(const RedistributionPlan& plan, Rank process);
@@ -113,22 +116,24 @@ class RedistributionPlan {
   const std::string& method() const noexcept;
   const PlanTimings& timings() const noexcept;
 
-  // One process's part, inside a job of at least processes() processes (the
-  // others return at once): local_in is its block under the source layout
-  // (empty if it is not a source), local_out receives its block under the
-  // target layout. Throws InvalidArgument if a size does not match. Step k's
-  // messages carry tag k: no message of the caller's own between the same
-  // processes may use tags 0 .. steps() - 1 while it runs.
-  Task<void> run(Process& p, std::span<const double> local_in, std::span<double> local_out) const;
+  // comm.rank()'s part, on a communicator of at least processes() members
+  // (the others return at once): local_in is its block under the source
+  // layout (empty if it is not a source), local_out receives its block under
+  // the target layout. Throws InvalidArgument, before sending anything, if a
+  // size does not match. It works on comm.library(kRedistributionLibrary):
+  // whatever tags the caller's own messages use, they are never in its way.
+  // Once a process has run the plan, a run allocates nothing: the staging
+  // memory stays with the plan.
+  Task<void> run(const Communicator& comm, std::span<const double> local_in, std::span<double> local_out) const;
   // The same with staging memory made beforehand, for this plan and this
   // process (InvalidArgument otherwise).
-  Task<void> run(Process& p, std::span<const double> local_in, std::span<double> local_out,
+  Task<void> run(const Communicator& comm, std::span<const double> local_in, std::span<double> local_out,
                  RedistributionBuffers& buffers) const;
 
   // One execution as a job of processes() processes on `rt`: local_in[i] is
   // source i's block (P of them), local_out[j] target j's (P' of them).
   // Returns the time in ms from the first process leaving a barrier after
-  // its set-up to the last one done.
+  // its set-up to the last one done. Reuses the plan's staging across calls.
   double execute(Runtime& rt, std::span<const std::span<const double>> local_in,
                  std::span<const std::span<double>> local_out, RunOptions options = {}) const;
 

@@ -1,0 +1,716 @@
+// ExchangePlan: plans from the whole pattern and from create(), each run 100
+// times in one job with every received byte checked, through both buffer
+// forms, with the online and the static schedulers, on the papers' patterns
+// and the corners; plans from a schedule with contention and split messages;
+// buffers that do not match the plan, refused before anything is sent; plans
+// and redistributions sharing a communicator with the caller's own messages;
+// and runs that allocate nothing once their process has run a plan.
+
+#include <gtest/gtest.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <limits>
+#include <new>
+#include <optional>
+#include <string>
+#include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/exchange_plan.hpp>
+#include <switchyard/schedulers/generate_recv.hpp>
+#include <switchyard/schedulers/payload.hpp>
+#include <switchyard/schedulers/redistribution/redistribution_plan.hpp>
+#include <tuple>
+#include <vector>
+
+#include "exchange_cases.hpp"
+#include "test_support.hpp"
+
+// --- every allocation of the program, counted ---
+
+namespace {
+
+std::atomic<std::uint64_t> g_allocations{0};
+
+// The runtime of this branch queues messages, receives and ready processes in
+// std::deques, which allocate a node (512 bytes; 448 for the mailbox's
+// 112-byte envelopes) every few operations as they cycle, whoever sends: the
+// transport's allocations, not a plan's, left out of the count.
+bool transport_queue_node(std::size_t bytes) { return bytes == 512 || bytes == 448; }
+
+void* counted_allocation(std::size_t bytes, std::size_t alignment) {
+  if (!transport_queue_node(bytes)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  void* p = nullptr;
+  if (alignment <= alignof(std::max_align_t)) {
+    p = std::malloc(bytes ? bytes : 1);
+  } else if (posix_memalign(&p, alignment, bytes ? bytes : 1) != 0) {
+    p = nullptr;
+  }
+  return p;
+}
+
+// Out of line: GCC would otherwise see free() inlined where a `new`-ed pointer
+// is deleted, and warn of a mismatch.
+[[gnu::noinline]] void release(void* p) noexcept { std::free(p); }
+
+}  // namespace
+
+void* operator new(std::size_t n) {
+  if (void* p = counted_allocation(n, 0)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return ::operator new(n); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  if (void* p = counted_allocation(n, static_cast<std::size_t>(a))) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n, std::align_val_t a) { return ::operator new(n, a); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_allocation(n, 0); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_allocation(n, 0); }
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+
+namespace {
+
+using namespace switchyard;
+using namespace switchyard::schedulers;
+namespace rd = switchyard::redistribution;
+
+// On the calling thread alone: CGM's oneTBB threads synchronise in an
+// uninstrumented library, which ThreadSanitizer would report as races.
+ExchangePlan one_thread_plan(const CommMatrix& m, const ExchangePlanOptions& options) {
+  tbb::task_arena one_thread(1);
+  return one_thread.execute([&] { return ExchangePlan(m, options); });
+}
+ExchangePlan one_thread_plan(const CommMatrix& m, const std::string& scheduler) {
+  return one_thread_plan(m, ExchangePlanOptions{.scheduler = scheduler});
+}
+
+// A process's ExchangeBuffers in both of run()'s forms: one span per message,
+// and the Alltoallv form (its send and receive blocks whole, each message at
+// its displacement, by rank).
+struct BufferForms {
+  BufferForms(ExchangeBuffers& b, Rank size) : send_at(size, 0), recv_at(size, 0) {
+    for (std::size_t i = 0; i < b.row().size(); ++i) sends.push_back(b.send_buffer(i));
+    for (std::size_t i = 0; i < b.column().size(); ++i) recvs.push_back(b.recv_buffer(i));
+    if (!sends.empty()) {
+      const std::byte* base = sends.front().data();
+      send_block = {base, static_cast<std::size_t>(sends.back().data() + sends.back().size() - base)};
+      for (std::size_t i = 0; i < sends.size(); ++i) {
+        send_at[b.row()[i].peer] = static_cast<std::uint64_t>(sends[i].data() - base);
+      }
+    }
+    if (!recvs.empty()) {
+      std::byte* base = recvs.front().data();
+      recv_block = {base, static_cast<std::size_t>(recvs.back().data() + recvs.back().size() - base)};
+      for (std::size_t i = 0; i < recvs.size(); ++i) {
+        recv_at[b.column()[i].peer] = static_cast<std::uint64_t>(recvs[i].data() - base);
+      }
+    }
+  }
+  // Run k of a plan: even runs through the spans, odd ones through the blocks.
+  Task<ExchangeRunStats> run(const ExchangePlan& plan, const Communicator& comm, int k) const {
+    if (k % 2 == 0) return plan.run(comm, sends, recvs);
+    return plan.run(comm, send_block, send_at, recv_block, recv_at);
+  }
+
+  std::vector<std::span<const std::byte>> sends;
+  std::vector<std::span<std::byte>> recvs;
+  std::span<const std::byte> send_block;
+  std::span<std::byte> recv_block;
+  std::vector<std::uint64_t> send_at, recv_at;
+};
+
+bool same_entries(std::span<const MatrixEntry> a, std::span<const MatrixEntry> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+// --- many runs, every byte checked ---
+
+const std::vector<std::string> kSchedulers{"ac", "drsn", "lp", "cgm", "optimal", "optimal-bytes"};
+
+// The papers' patterns (uniform and non-uniform sizes) and every corner of
+// exchange_cases.hpp (no messages, empty rows, self-messages, a dense row and
+// column, sizes around the transport's boundaries), one process included.
+std::vector<sytest::Case> plan_cases() {
+  std::vector<sytest::Case> cases{{"fig7_n16", sytest::uniform_case(16)}, {"nonuniform_n16", sytest::nonuniform_case(16)}};
+  for (Rank n : {Rank{1}, Rank{7}}) {
+    for (auto& c : sytest::special_cases(n)) cases.push_back({c.name + "_n" + std::to_string(n), std::move(c.m)});
+  }
+  return cases;
+}
+
+// One job: the plan (from the whole matrix, or by create() in the job) run
+// `runs` times, alternating the two buffer forms, every byte checked each time.
+void run_many(const CommMatrix& m, const std::string& scheduler, bool collective, int runs) {
+  const Rank n = m.size();
+  ExchangePlanOptions options;
+  options.scheduler = scheduler;
+  options.seed = 5;
+  // create() of drsn finds its receives by active messages, of ac by concatenation.
+  GenerateRecvByActiveMessages generate(n);
+  RunOptions run_options = sytest::run_options();
+  if (collective && scheduler == "drsn") {
+    generate.install(run_options);
+    options.generate_recv = &generate;
+  }
+  std::optional<ExchangePlan> global;
+  if (!collective) global = one_thread_plan(m, options);
+  sytest::runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const Rank me = p.rank();
+        ExchangeBuffers b(m, me, 77);
+        const BufferForms forms(b, n);
+        std::optional<ExchangePlan> mine;
+        if (collective) mine = co_await ExchangePlan::create(p, m.row(me), options);
+        const ExchangePlan& plan = collective ? *mine : *global;
+        SY_CHECK(same_entries(plan.sends(me), m.row(me)) && same_entries(plan.receives(me), m.column(me)),
+                 "rank " << me << ": the plan's entries are not the matrix's row and column");
+        SY_CHECK(plan.is_static() == (scheduler != "ac" && scheduler != "drsn"), "is_static");
+        for (int k = 0; k < runs; ++k) {
+          b.poison();
+          co_await p.barrier();
+          co_await forms.run(plan, p, k);
+          if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
+        }
+      },
+      run_options);
+}
+
+class ManyRuns : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+TEST_P(ManyRuns, EveryByteOfEveryRun) {
+  const auto& [scheduler, collective] = GetParam();
+  for (const auto& c : plan_cases()) {
+    SCOPED_TRACE(c.name);
+    run_many(c.m, scheduler, collective, 100);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, ManyRuns,
+                         ::testing::Combine(::testing::ValuesIn(kSchedulers), ::testing::Bool()),
+                         [](const auto& info) {
+                           return sytest::identifier(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_create" : "_global");
+                         });
+
+// Runs one after the other with no barrier between: a fast process starts its
+// next run while others are still in the last one. (DRS_N's busy locks alone
+// would deadlock here; its runs start with a barrier of their own.) Poisoning
+// after a run is safe: nothing of the next run lands before it is posted.
+TEST(ExchangePlan, RunsBackToBackWithoutBarriers) {
+  const CommMatrix m = sytest::nonuniform_case(16);
+  for (const std::string& scheduler : kSchedulers) {
+    SCOPED_TRACE(scheduler);
+    const ExchangePlan plan = one_thread_plan(m, scheduler);
+    sytest::runtime().run(
+        16,
+        [&](Process& p) -> Task<void> {
+          ExchangeBuffers b(m, p.rank(), 21);
+          const BufferForms forms(b, 16);
+          for (int k = 0; k < 20; ++k) {
+            co_await forms.run(plan, p, k);
+            if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
+            b.poison();
+          }
+        },
+        sytest::run_options());
+  }
+}
+
+TEST(ExchangePlan, WhatAPlanReports) {
+  const CommMatrix m = sytest::nonuniform_case(32);
+  const ExchangePlan optimal = one_thread_plan(m, ExchangePlanOptions{});
+  ASSERT_NE(optimal.schedule(), nullptr);
+  EXPECT_TRUE(optimal.is_static());
+  EXPECT_EQ(optimal.phases(), m.max_degree());
+  EXPECT_EQ(optimal.phases(), optimal.schedule()->phases.size());
+  EXPECT_EQ(optimal.processes(), 32u);
+  EXPECT_GT(optimal.schedule_ms(), 0);
+  ExchangePlanOptions ac;
+  ac.scheduler = "ac";
+  const ExchangePlan online(m, ac);
+  EXPECT_FALSE(online.is_static());
+  EXPECT_EQ(online.schedule(), nullptr);
+  EXPECT_EQ(online.phases(), 0u);
+  EXPECT_EQ(online.options().scheduler, "ac");
+  EXPECT_THROW(online.sends(32), InvalidArgument);
+  ExchangePlanOptions unknown;
+  unknown.scheduler = "fastest";
+  try {
+    ExchangePlan(m, unknown);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'fastest' (known: ac, lp, gm"), std::string::npos) << e.what();
+  }
+}
+
+// create() of a static scheduler: rank 0 schedules, every member gets its
+// own program, the same as a plan from the whole matrix would give it.
+TEST(ExchangePlan, CreateGivesEachMemberTheProgramOfTheWholeSchedule) {
+  const CommMatrix m = sytest::nonuniform_case(24);
+  ExchangePlanOptions options;
+  options.scheduler = "optimal-bytes";
+  const ExchangePlan global = one_thread_plan(m, options);
+  sytest::runtime().run(
+      24,
+      [&](Process& p) -> Task<void> {
+        const ExchangePlan mine = co_await ExchangePlan::create(p, m.row(p.rank()), options);
+        SY_CHECK(mine.phases() == global.phases(), "phases " << mine.phases() << " != " << global.phases());
+        SY_CHECK(mine.schedule() == nullptr, "a create() plan holds no schedule");
+        SY_CHECK(mine.processes() == 24, "processes");
+        bool threw = false;
+        try {
+          (void)mine.sends((p.rank() + 1) % 24);
+        } catch (const InvalidArgument&) {
+          threw = true;
+        }
+        SY_CHECK(threw, "a create() plan holds no other member's part");
+      },
+      sytest::run_options());
+}
+
+// --- a schedule made elsewhere: contention and split messages ---
+
+// Records what a run hands the hooks. The hooks keep their own send buffers,
+// garbage until before_send writes the payload (so a byte sent earlier is
+// caught at the receiver); after_receive checks every byte of its message.
+class CheckingHooks final : public ExchangeHooks {
+ public:
+  explicit CheckingHooks(ExchangeBuffers& b) : b_(b), sent_(b.row().size(), 0), received_(b.column().size(), 0) {
+    for (const auto& e : b.row()) sends_.emplace_back(e.bytes);
+  }
+  std::span<const std::byte> send_buffer(std::size_t i) override { return sends_[i]; }
+  std::span<std::byte> recv_buffer(std::size_t i) override { return b_.recv_buffer(i); }
+  void before_send(std::size_t i) override {
+    ++sent_[i];
+    fill_payload(sends_[i], b_.seed(), b_.rank(), b_.row()[i].peer);
+  }
+  void after_receive(std::size_t i) override {
+    ++received_[i];
+    if (first_wrong_byte(b_.recv_buffer(i), b_.seed(), b_.column()[i].peer, b_.rank())) ++early_;
+  }
+  // Before a run: send buffers garbage again, counts reset.
+  void reset() {
+    for (std::size_t i = 0; i < sends_.size(); ++i) fill_poison(sends_[i], b_.seed(), b_.rank(), b_.row()[i].peer);
+    std::fill(sent_.begin(), sent_.end(), 0);
+    std::fill(received_.begin(), received_.end(), 0);
+    early_ = 0;
+  }
+  bool each_once() const {
+    auto once = [](int c) { return c == 1; };
+    return early_ == 0 && std::all_of(sent_.begin(), sent_.end(), once) &&
+           std::all_of(received_.begin(), received_.end(), once);
+  }
+
+ private:
+  ExchangeBuffers& b_;
+  std::vector<std::vector<std::byte>> sends_;
+  std::vector<int> sent_, received_;
+  int early_ = 0;
+};
+
+// Messages under 3 bytes all in phase 0; every other one in three pieces
+// over phases 1..3, its last piece first. Every process sends and receives
+// all its messages in each phase: contention wherever a process has several,
+// and messages split over phases.
+Schedule crowded_schedule(const CommMatrix& m) {
+  Schedule s{m.size(), "crowded", std::vector<Phase>(4)};
+  for (Rank i = 0; i < m.size(); ++i) {
+    for (const auto& e : m.row(i)) {
+      if (e.bytes < 3) {
+        s.phases[0].push_back({i, e.peer, 0, e.bytes});
+        continue;
+      }
+      const std::uint64_t third = e.bytes / 3;
+      s.phases[3].push_back({i, e.peer, 0, third});
+      s.phases[2].push_back({i, e.peer, third, third});
+      s.phases[1].push_back({i, e.peer, 2 * third, e.bytes - 2 * third});
+    }
+  }
+  return s;
+}
+
+TEST(ExchangePlan, ScheduleWithContentionAndSplitMessages) {
+  for (Rank n : {Rank{1}, Rank{5}, Rank{16}}) {
+    for (const auto& c : sytest::special_cases(n)) {
+      SCOPED_TRACE(c.name + " n=" + std::to_string(n));
+      Schedule s = crowded_schedule(c.m);
+      if (c.m.max_degree() > 1) {
+        EXPECT_THROW(validate(s, c.m), InvalidArgument) << "the schedule has no contention";
+      }
+      const ExchangePlan plan(c.m, std::move(s));
+      EXPECT_EQ(plan.options().scheduler, "crowded");
+      EXPECT_EQ(plan.phases(), 4u);
+      sytest::runtime().run(
+          n,
+          [&](Process& p) -> Task<void> {
+            ExchangeBuffers b(c.m, p.rank(), 3);
+            CheckingHooks hooks(b);
+            for (int k = 0; k < 5; ++k) {
+              b.poison();
+              hooks.reset();
+              co_await p.barrier();
+              co_await plan.run(p, hooks);
+              SY_CHECK(hooks.each_once(), "a message handed over twice, never, or before its last piece");
+              if (auto bad = b.verify()) throw PayloadError("crowded, run " + std::to_string(k), *bad);
+            }
+          },
+          sytest::run_options(1));
+    }
+  }
+}
+
+// --- buffers that do not match the plan ---
+
+enum class Fault {
+  send_count,
+  recv_count,
+  send_size,
+  recv_size,
+  send_displacements_length,
+  recv_displacements_length,
+  send_past_the_end,
+  recv_past_the_end,
+  communicator_size,
+  other_rank,
+};
+
+constexpr Rank kFaulty = 3;
+
+// An 8-process job in which every process runs `plan` (or its create() plan)
+// with the right buffers but rank 3, which makes `fault`. The job must end at
+// once with the error, rank 3 having sent nothing: its messages are still
+// poison at their receivers. Returns the error's text.
+std::string run_with_fault(const CommMatrix& m, const std::string& scheduler, Fault fault) {
+  const Rank n = m.size();
+  ExchangePlanOptions options;
+  options.scheduler = scheduler;
+  const ExchangePlan global(m, options);
+  std::vector<std::unique_ptr<ExchangeBuffers>> buffers;
+  for (Rank r = 0; r < n; ++r) buffers.push_back(std::make_unique<ExchangeBuffers>(m, r, 9));
+  RunOptions run_options = sytest::run_options();
+  run_options.stall_timeout = std::chrono::milliseconds(5000);
+  std::string error;
+  try {
+    sytest::runtime().run(
+        n,
+        [&](Process& p) -> Task<void> {
+          const Rank me = p.rank();
+          BufferForms forms(*buffers[me], n);
+          // Every member joins the collectives, whichever fault is made.
+          const Communicator reversed = co_await p.world().split(0, -static_cast<std::int64_t>(me));
+          const Communicator half = co_await p.world().split(me % 2, me);
+          std::optional<ExchangePlan> mine;
+          if (fault == Fault::other_rank) mine = co_await ExchangePlan::create(p, m.row(me), options);
+          Communicator comm = p;
+          if (me == kFaulty) {
+            switch (fault) {
+              case Fault::send_count: forms.sends.pop_back(); break;
+              case Fault::recv_count: forms.recvs.push_back({}); break;
+              case Fault::send_size: forms.sends[2] = forms.sends[2].first(forms.sends[2].size() - 1); break;
+              case Fault::recv_size: forms.recvs[1] = forms.recvs[1].first(forms.recvs[1].size() - 28); break;
+              case Fault::send_displacements_length: forms.send_at.pop_back(); break;
+              case Fault::recv_displacements_length: forms.recv_at.push_back(0); break;
+              case Fault::send_past_the_end: forms.send_at[m.row(me)[2].peer] = forms.send_block.size() - 1; break;
+              case Fault::recv_past_the_end: forms.recv_block = forms.recv_block.first(forms.recv_block.size() - 1); break;
+              case Fault::communicator_size: comm = half; break;
+              case Fault::other_rank: comm = reversed; break;
+            }
+          }
+          const bool flat = fault == Fault::send_displacements_length || fault == Fault::recv_displacements_length ||
+                            fault == Fault::send_past_the_end || fault == Fault::recv_past_the_end;
+          const ExchangePlan& plan = mine ? *mine : global;
+          if (flat) {
+            co_await plan.run(comm, forms.send_block, forms.send_at, forms.recv_block, forms.recv_at);
+          } else {
+            co_await plan.run(comm, forms.sends, forms.recvs);
+          }
+        },
+        run_options);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    error = e.what();
+  }
+  for (Rank r = 0; r < n; ++r) {
+    const ExchangeBuffers& b = *buffers[r];
+    if (const auto i = b.recv_index(kFaulty)) {
+      std::vector<std::byte> poison(b.recv_buffer(*i).size());
+      fill_poison(poison, b.seed(), kFaulty, r);
+      EXPECT_TRUE(std::equal(poison.begin(), poison.end(), b.recv_buffer(*i).begin()))
+          << "rank " << kFaulty << " sent rank " << r << " bytes before its buffers were refused";
+    }
+  }
+  return error;
+}
+
+class Faults : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Faults, RefusedBeforeAnythingIsSentNamingRankAndEntry) {
+  const CommMatrix m = fig7_matrix(8, 4, 1500, 2);
+  const std::string& scheduler = GetParam();
+  auto expect = [&](Fault fault, const std::vector<std::string>& fragments) {
+    const std::string error = run_with_fault(m, scheduler, fault);
+    for (const auto& f : fragments) EXPECT_NE(error.find(f), std::string::npos) << "'" << f << "' in: " << error;
+  };
+  const std::string on = "switchyard: ExchangePlan::run on rank 3: ";
+  const auto to = [&](std::size_t i) { return std::to_string(m.row(kFaulty)[i].peer); };
+  const auto from = [&](std::size_t i) { return std::to_string(m.column(kFaulty)[i].peer); };
+  expect(Fault::send_count, {on + "given 3 send and 4 receive buffers, the plan has 4 send and 4 receive entries"});
+  expect(Fault::recv_count, {on + "given 4 send and 5 receive buffers"});
+  expect(Fault::send_size, {on + "send buffer for entry 2 (to rank " + to(2) + ") has 1499 bytes, the plan sends 1500"});
+  expect(Fault::recv_size,
+         {on + "receive buffer for entry 1 (from rank " + from(1) + ") has 1472 bytes, the plan receives 1500"});
+  expect(Fault::send_displacements_length, {on + "send displacements have 7 entries, the communicator 8 ranks"});
+  expect(Fault::recv_displacements_length, {on + "receive displacements have 9 entries"});
+  expect(Fault::send_past_the_end, {on + "send buffer for entry 2 (to rank " + to(2) + "): 1500 bytes at displacement"});
+  expect(Fault::recv_past_the_end, {on + "receive buffer for entry 3 (from rank " + from(3) + "): 1500 bytes"});
+  // Rank 3 of the world is rank 1 of its half.
+  expect(Fault::communicator_size, {"ExchangePlan::run on rank 1: the communicator has 4 members, the plan is for 8"});
+  expect(Fault::other_rank, {"ExchangePlan::run on rank 4: the plan was made by create() on rank 3"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, Faults, ::testing::Values("ac", "drsn", "optimal"),
+                         [](const auto& info) { return sytest::identifier(info.param); });
+
+// Hooks whose receive buffer is a byte short: the run refuses them before
+// handing any message to before_send.
+TEST(ExchangePlanFaults, HooksRefusedBeforeTheFirstSend) {
+  const CommMatrix m = fig7_matrix(6, 3, 100, 4);
+  for (const std::string& scheduler : kSchedulers) {
+    SCOPED_TRACE(scheduler);
+    const ExchangePlan plan = one_thread_plan(m, scheduler);
+    ExchangeBuffers b(m, 2, 1);
+    struct ShortHooks final : ExchangeHooks {
+      ExchangeBuffers& b;
+      int sends = 0;
+      explicit ShortHooks(ExchangeBuffers& buffers) : b(buffers) {}
+      std::span<const std::byte> send_buffer(std::size_t i) override { return b.send_buffer(i); }
+      std::span<std::byte> recv_buffer(std::size_t i) override { return b.recv_buffer(i).first(i == 2 ? 99 : 100); }
+      void before_send(std::size_t) override { ++sends; }
+    } hooks(b);
+    try {
+      sytest::runtime().run(
+          6, [&](Process& p) -> Task<void> { if (p.rank() == 2) co_await plan.run(p, hooks); },
+          sytest::run_options());
+      ADD_FAILURE() << "no error";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("on rank 2: receive buffer for entry 2 (from rank " +
+                                           std::to_string(m.column(2)[2].peer) + ") has 99 bytes"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(hooks.sends, 0);
+  }
+}
+
+// --- libraries sharing a communicator ---
+
+// Each process has two any-source receives with tag 0 posted on the world
+// communicator while it runs plans whose messages use tag 0 too; only the
+// user's messages (from its two left neighbours) may land in them.
+TEST(ExchangePlanLibraries, CallersReceivesOnTheSameCommunicatorGetOnlyTheCallersMessages) {
+  const CommMatrix m = fig7_matrix(12, 4, 64, 8);
+  for (const std::string scheduler : {"ac", "drsn", "optimal"}) {
+    SCOPED_TRACE(scheduler);
+    const ExchangePlan plan = one_thread_plan(m, scheduler);
+    sytest::runtime().run(
+        12,
+        [&](Process& p) -> Task<void> {
+          const Rank me = p.rank();
+          ExchangeBuffers b(m, me, 4);
+          const BufferForms forms(b, 12);
+          RecvTicket user[2] = {p.post_recv(kAnySource, 0), p.post_recv(kAnySource, 0)};
+          for (int k = 0; k < 4; ++k) {
+            b.poison();
+            co_await p.barrier();
+            co_await forms.run(plan, p, k);
+            if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
+          }
+          const std::vector<std::byte> one = sytest::pattern(40, sytest::message_key(me, (me + 1) % 12, 0));
+          const std::vector<std::byte> two = sytest::pattern(40, sytest::message_key(me, (me + 2) % 12, 0));
+          co_await p.send((me + 1) % 12, one);
+          co_await p.send((me + 2) % 12, two);
+          for (RecvTicket& t : user) {
+            co_await p.wait(t);
+            const Rank src = t.source();
+            const Message got = t.take_message();
+            SY_CHECK(src == (me + 11) % 12 || src == (me + 10) % 12, "a user receive got a message from " << src);
+            SY_CHECK(got.size() == 40 &&
+                         sytest::first_mismatch(got.bytes(), sytest::message_key(src, me, 0)) == std::string::npos,
+                     "a user receive got another message: " << got.size() << " bytes from " << src);
+          }
+        },
+        sytest::run_options());
+  }
+}
+
+// A redistribution and an exchange plan one after the other, with no barrier
+// between them: a fast process starts one while others still run the other,
+// on the same communicator, with the same tags.
+TEST(ExchangePlanLibraries, RedistributionInterleavedWithAnExchange) {
+  const rd::Layout src({2999}, rd::Distribution::parse("cyclic(6)@4")), dst({2999}, rd::Distribution::parse("cyclic(2)@6"));
+  const std::vector<double> global = [] {
+    std::vector<double> g(2999);
+    for (std::size_t e = 0; e < g.size(); ++e) g[e] = static_cast<double>(e) + 0.5;
+    return g;
+  }();
+  const auto in = src.scatter(global);
+  const auto want = dst.scatter(global);
+  const CommMatrix m = fig7_matrix(6, 3, 200, 9);
+  for (rd::ScheduleKind kind : {rd::ScheduleKind::naive, rd::ScheduleKind::optimal}) {
+    SCOPED_TRACE(std::string(rd::name(kind)));
+    const rd::RedistributionPlan redistribution(src, dst, kind);
+    ASSERT_EQ(redistribution.processes(), 6u);
+    for (const std::string scheduler : {"ac", "optimal"}) {
+      const ExchangePlan exchange = one_thread_plan(m, scheduler);
+      sytest::runtime().run(
+          6,
+          [&](Process& p) -> Task<void> {
+            const Rank me = p.rank();
+            ExchangeBuffers b(m, me, 6);
+            const BufferForms forms(b, 6);
+            std::span<const double> mine;
+            if (me < in.size()) mine = in[me];
+            std::vector<double> out(want[me].size());
+            for (int k = 0; k < 6; ++k) {
+              b.poison();
+              std::fill(out.begin(), out.end(), std::numeric_limits<double>::quiet_NaN());
+              co_await p.barrier();
+              if (k % 2 == 0) {
+                co_await forms.run(exchange, p, k);
+                co_await redistribution.run(p, mine, out);
+              } else {
+                co_await redistribution.run(p, mine, out);
+                co_await forms.run(exchange, p, k);
+              }
+              if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
+              SY_CHECK(out == want[me], "run " << k << ": target " << me << "'s block is wrong");
+            }
+          },
+          sytest::run_options());
+    }
+  }
+}
+
+// A plan for n processes run on each half of a 2n-process job at once.
+TEST(ExchangePlanLibraries, OnePlanOnTwoHalvesAtOnce) {
+  const CommMatrix m = sytest::nonuniform_case(8);
+  for (const std::string scheduler : {"drsn", "optimal"}) {
+    SCOPED_TRACE(scheduler);
+    const ExchangePlan plan = one_thread_plan(m, scheduler);
+    sytest::runtime().run(
+        16,
+        [&](Process& p) -> Task<void> {
+          const Communicator half = co_await p.world().split(p.rank() / 8, p.rank());
+          ExchangeBuffers b(m, half.rank(), 10 + p.rank() / 8);
+          const BufferForms forms(b, 8);
+          for (int k = 0; k < 5; ++k) {
+            b.poison();
+            co_await half.barrier();
+            co_await forms.run(plan, half, k);
+            if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
+          }
+        },
+        sytest::run_options());
+  }
+}
+
+// --- runs that allocate nothing ---
+
+// A runtime on one core: its order of events, and so every allocation the
+// runtime makes for itself (barriers included), is the same in every job.
+Runtime& one_core() {
+  static Runtime rt(RuntimeOptions{{sytest::runtime().cores().front()}});
+  return rt;
+}
+
+// The allocations of a job that, after two warm-up runs per process (one in
+// each buffer form: their frames differ), does K times a barrier and
+// (with_runs) one more run.
+template <class MakeRun>
+std::uint64_t allocations(Rank n, bool with_runs, MakeRun make_run) {
+  constexpr int kRuns = 20;
+  std::uint64_t counted = 0;
+  one_core().run(n, [&](Process& p) -> Task<void> {
+    auto run = make_run(p);  // per process: its buffers and how it runs
+    co_await run();
+    co_await run();
+    co_await p.barrier();
+    if (p.rank() == 0) counted = g_allocations.load();
+    for (int k = 0; k < kRuns; ++k) {
+      co_await p.barrier();
+      if (with_runs) co_await run();
+    }
+    co_await p.barrier();
+    if (p.rank() == 0) counted = g_allocations.load() - counted;
+  });
+  return counted;
+}
+
+// Every byte of every run is checked; poisoned again for the next run, which
+// starts after the next barrier.
+struct PlanRunner {
+  PlanRunner(const CommMatrix& m, Process& p) : p(p), b(m, p.rank(), 12), forms(b, m.size()) {}
+  Task<void> operator()(const ExchangePlan& plan) {
+    co_await forms.run(plan, p, k++);
+    if (auto bad = b.verify()) throw PayloadError("run " + std::to_string(k), *bad);
+    b.poison();
+  }
+  Process& p;
+  ExchangeBuffers b;
+  BufferForms forms;
+  int k = 0;
+};
+
+TEST(ExchangePlanAllocations, RunsAfterTheFirstAllocateNothing) {
+  // 40-byte messages stay inside the transport's packets; 2000-byte ones are
+  // copied once, by the receiver. (Eager messages between those sizes get a
+  // heap buffer from this branch's transport on every delivery.)
+  for (std::uint64_t bytes : {std::uint64_t{40}, std::uint64_t{2000}}) {
+    const CommMatrix m = fig7_matrix(6, 3, bytes, 14);
+    for (const std::string scheduler : {"ac", "optimal", "optimal-bytes", "drsn"}) {
+      SCOPED_TRACE(scheduler + ", " + std::to_string(bytes) + " bytes");
+      ExchangePlanOptions options;
+      options.scheduler = scheduler;
+      const ExchangePlan plan = one_thread_plan(m, options);
+      auto make_run = [&](Process& p) {
+        return [runner = std::make_shared<PlanRunner>(m, p), &plan] { return (*runner)(plan); };
+      };
+      const std::uint64_t with = allocations(6, true, make_run), without = allocations(6, false, make_run);
+      EXPECT_EQ(with, without) << "20 runs allocated " << (with - without) << " times";
+    }
+  }
+}
+
+TEST(ExchangePlanAllocations, RedistributionRunsAfterTheFirstAllocateNothing) {
+  const rd::Layout src({12000}, rd::Distribution::parse("cyclic(6)@4")), dst({12000}, rd::Distribution::parse("cyclic(2)@4"));
+  std::vector<double> global(12000);
+  for (std::size_t e = 0; e < global.size(); ++e) global[e] = static_cast<double>(e);
+  const auto in = src.scatter(global);
+  const auto want = dst.scatter(global);
+  for (rd::ScheduleKind kind : {rd::ScheduleKind::naive, rd::ScheduleKind::table, rd::ScheduleKind::optimal_bytes}) {
+    SCOPED_TRACE(std::string(rd::name(kind)));
+    const rd::RedistributionPlan plan(src, dst, kind);
+    auto make_run = [&](Process& p) {
+      auto out = std::make_shared<std::vector<double>>(want[p.rank()].size());
+      return [&plan, &in, &want, &p, out]() -> Task<void> {
+        co_await plan.run(p, in[p.rank()], *out);
+        SY_CHECK(*out == want[p.rank()], "target " << p.rank() << "'s block is wrong");
+        std::fill(out->begin(), out->end(), std::numeric_limits<double>::quiet_NaN());
+      };
+    };
+    const std::uint64_t with = allocations(4, true, make_run), without = allocations(4, false, make_run);
+    EXPECT_EQ(with, without) << "20 redistributions allocated " << (with - without) << " times";
+  }
+}
+
+}  // namespace
