@@ -5,8 +5,8 @@
 //   BM_Exchange/n:N/d:D/bytes:B/<scheduler>
 //                               one exchange of a Fig. 7 matrix: N processes round
 //                               robin on cores 0 and 1, D messages of B bytes per
-//                               process (up to 1 KiB: eager, copied through the
-//                               rings and mailboxes; above: single copy).
+//                               process (up to the 512-byte eager limit: copied
+//                               through the rings; above: single copy).
 //                               Time = the exchange's communication time as
 //                               run_exchange measures it: from the first process
 //                               leaving the barrier before it to the last one done,
@@ -53,6 +53,7 @@
 #include <switchyard/schedulers/generate_recv.hpp>
 #include <switchyard/schedulers/payload.hpp>
 #include <switchyard/schedulers/static_schedulers.hpp>
+#include <switchyard/span_timer.hpp>
 #include <utility>
 #include <vector>
 
@@ -260,15 +261,14 @@ RecvTimes generate_recv_times(const CommMatrix& m) {
   GenerateRecvByActiveMessages generate(n);
   RunOptions options = sybench::round_robin();
   generate.install(options);
-  using Clock = sybench::Clock;
-  std::vector<Clock::time_point> start(std::size_t{2} * kCalls * n), end(start.size());
+  SpanTimer timer(n, 2 * kCalls);
   sybench::runtime().run(
       n,
       [&](Process& p) -> Task<void> {
         const Rank me = p.rank();
         for (std::uint32_t call = 0; call < 2 * kCalls; ++call) {
           co_await p.barrier();
-          start[std::size_t{call} * n + me] = Clock::now();
+          timer.start(call, me);
           const bool am = call % 2;
           // Not `am ? co_await ... : co_await ...`: GCC 12 destroys the temporary Task twice there.
           std::vector<MatrixEntry> recvl;
@@ -277,7 +277,7 @@ RecvTimes generate_recv_times(const CommMatrix& m) {
           } else {
             recvl = co_await generate_recv_concat(p, m.row(me));
           }
-          end[std::size_t{call} * n + me] = Clock::now();
+          timer.end(call, me);
           const bool right = std::equal(
               recvl.begin(), recvl.end(), columns[me].begin(), columns[me].end(),
               [](const MatrixEntry& a, const MatrixEntry& b) { return a.peer == b.peer && a.bytes == b.bytes; });
@@ -290,10 +290,7 @@ RecvTimes generate_recv_times(const CommMatrix& m) {
       options);
   std::vector<double> concat, am;
   for (std::uint32_t call = 0; call < 2 * kCalls; ++call) {
-    const auto from = start.begin() + static_cast<std::ptrdiff_t>(std::size_t{call} * n);
-    const auto to = end.begin() + static_cast<std::ptrdiff_t>(std::size_t{call} * n);
-    (call % 2 ? am : concat)
-        .push_back(sybench::seconds_between(*std::min_element(from, from + n), *std::max_element(to, to + n)));
+    (call % 2 ? am : concat).push_back(std::chrono::duration<double>(timer.span(call)).count());
   }
   auto median = [](std::vector<double>& v) {
     std::sort(v.begin(), v.end());

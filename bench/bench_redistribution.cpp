@@ -56,6 +56,7 @@
 #include <stdexcept>
 #include <string>
 #include <switchyard/schedulers/redistribution/redistribution_plan.hpp>
+#include <switchyard/span_timer.hpp>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -117,7 +118,7 @@ std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bo
   Rank n = 0;
   for (const Contender& c : contenders) n = std::max(n, c.plan->processes());
   const std::size_t runs = kRuns * contenders.size();
-  std::vector<Clock::time_point> start(runs * n), end(runs * n);
+  SpanTimer timer(n, static_cast<std::uint32_t>(runs));
   sybench::runtime().run(
       n,
       [&](Process& p) -> Task<void> {
@@ -136,13 +137,13 @@ std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bo
           if (r < c.out.size()) out = c.out[r];
           std::fill(out.begin(), out.end(), std::numeric_limits<double>::quiet_NaN());
           co_await p.barrier();
-          start[run * n + r] = Clock::now();
+          timer.start(static_cast<std::uint32_t>(run), r);
           if (staging[k]) {
             co_await plan.run(p, in, out, *staging[k]);
           } else {
             co_await plan.run(p, in, out);
           }
-          end[run * n + r] = Clock::now();
+          timer.end(static_cast<std::uint32_t>(run), r);
           if (r < c.out.size() && !std::equal(out.begin(), out.end(), c.want[r].begin())) {
             throw std::runtime_error("redistribution with schedule " + std::string(name(plan.kind())) + " on " +
                                      std::to_string(plan.processes()) + " processes: target " + std::to_string(r) +
@@ -154,13 +155,8 @@ std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bo
   std::vector<std::vector<double>> ms(contenders.size());
   for (std::size_t run = 0; run < runs; ++run) {
     const std::size_t k = run % contenders.size();
-    const auto from = start.begin() + static_cast<std::ptrdiff_t>(run * n);
-    const auto to = end.begin() + static_cast<std::ptrdiff_t>(run * n);
-    const auto processes = static_cast<std::ptrdiff_t>(contenders[k].plan->processes());
-    ms[k].push_back(
-        std::chrono::duration<double, std::milli>(*std::max_element(to, to + processes) -
-                                                  *std::min_element(from, from + processes))
-            .count());
+    const auto span = timer.span(static_cast<std::uint32_t>(run), contenders[k].plan->processes());
+    ms[k].push_back(std::chrono::duration<double, std::milli>(span).count());
   }
   return ms;
 }

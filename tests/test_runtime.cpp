@@ -218,6 +218,7 @@ TEST(Runtime, JobStatistics) {
   RunOptions opts;
   opts.placement = Placement::explicit_map({a, b});
   opts.mailbox_capacity = 1;
+  opts.eager_limit = 1024;  // the 1000-byte messages below travel in the ring
   auto body = [&](Process& p) -> Task<void> {
     const auto out = sytest::pattern(1000, 1);  // 17 packets
     if (p.rank() == 0) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/span_timer.hpp"
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
 #include "switchyard/schedulers/payload.hpp"
@@ -40,10 +41,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-}
-
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
   std::uint64_t z = seed + (stream + 1) * 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -52,29 +49,6 @@ std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
 }
 
 
-// Per process and repetition: when it left the barrier and when it was done.
-class Clocks {
- public:
-  Clocks(Rank n, std::uint32_t repeat) : n_(n), start_(std::size_t{n} * repeat), end_(std::size_t{n} * repeat) {}
-  void start(std::uint32_t rep, Rank r) { start_[std::size_t{rep} * n_ + r] = now_ns(); }
-  void end(std::uint32_t rep, Rank r) { end_[std::size_t{rep} * n_ + r] = now_ns(); }
-  // Per repetition: the latest end minus the earliest start, in ms.
-  TimeStats spans(std::uint32_t repeat) const {
-    std::vector<double> ms;
-    for (std::uint32_t rep = 0; rep < repeat; ++rep) {
-      const auto from = start_.begin() + static_cast<std::ptrdiff_t>(std::size_t{rep} * n_);
-      const auto to = end_.begin() + static_cast<std::ptrdiff_t>(std::size_t{rep} * n_);
-      const std::int64_t first = *std::min_element(from, from + n_);
-      const std::int64_t last = *std::max_element(to, to + n_);
-      ms.push_back(static_cast<double>(last - first) / 1e6);
-    }
-    return summarize(std::move(ms));
-  }
-
- private:
-  Rank n_;
-  std::vector<std::int64_t> start_, end_;
-};
 
 // One process's buffers, and the spans of them that ExchangePlan::run takes.
 struct ProcessBuffers {
@@ -195,7 +169,7 @@ class Driver {
       generate.install(options);
       po.generate_recv = &generate;
     }
-    Clocks plan_clocks(n_, o_.repeat), clocks(n_, o_.repeat);
+    SpanTimer plan_clocks(n_, o_.repeat), clocks(n_, o_.repeat);
     std::vector<std::uint64_t> inquiries(std::size_t{n_} * o_.repeat, 0);
     r.job = rt_.run(
         n_,
@@ -222,9 +196,9 @@ class Driver {
           }
         },
         options);
-    r.comm_ms = clocks.spans(o_.repeat);
+    r.comm_ms = summarize(clocks.milliseconds());
     if (!global) {
-      r.schedule_ms = plan_clocks.spans(o_.repeat);
+      r.schedule_ms = summarize(plan_clocks.milliseconds());
       record_inquiries(r, inquiries);
     }
     r.verified = true;
@@ -249,7 +223,7 @@ class Driver {
     GenerateRecvByActiveMessages generate(n_);
     RunOptions options = o_.run_options;
     generate.install(options);
-    Clocks concat(n_, o_.repeat), am(n_, o_.repeat);
+    SpanTimer concat(n_, o_.repeat), am(n_, o_.repeat);
     rt_.run(
         n_,
         [&](Process& p) -> Task<void> {
@@ -274,7 +248,7 @@ class Driver {
           }
         },
         options);
-    return GenerateRecvTimes{concat.spans(o_.repeat), am.spans(o_.repeat)};
+    return GenerateRecvTimes{summarize(concat.milliseconds()), summarize(am.milliseconds())};
   }
 
   Runtime& rt_;

@@ -43,29 +43,60 @@ Task<void> run_ac(Communicator comm, std::span<const MatrixEntry> sends, std::sp
   const Communicator lib = comm.library(kAcLibrary);
   Process& p = comm.process();
   const std::size_t n_sends = sends.size(), n_recvs = receives.size();
-  const std::size_t send_start = first_peer_at_least(sends, me);
-  const std::size_t recv_start = first_peer_at_least(receives, me + 1) + n_recvs - 1;
-  auto send_entry = [&](std::size_t k) { return (send_start + k) % n_sends; };
-  auto recv_entry = [&](std::size_t k) { return (recv_start - k) % n_recvs; };
+  // Distance order (see the header): sends from the first destination >= me
+  // upwards, wrapping; receives from the last source <= me downwards, wrapping.
+  // Entries advance by one with a compare, not a division: this loop runs per message.
+  const std::size_t send_start = n_sends ? first_peer_at_least(sends, me) % n_sends : 0;
+  const std::size_t recv_start = n_recvs ? (first_peer_at_least(receives, me + 1) + n_recvs - 1) % n_recvs : 0;
+  auto next_send = [n_sends](std::size_t i) { return i + 1 == n_sends ? 0 : i + 1; };
+  auto next_recv = [n_recvs](std::size_t i) { return i == 0 ? n_recvs - 1 : i - 1; };
 
-  const std::size_t window = options.strip ? options.strip : std::max<std::size_t>({n_sends, n_recvs, 1});
+  if (options.strip == 0) {
+    // The papers' AC: every receive posted, every send posted, then the
+    // waits, each parked on its own ticket so that only its completion
+    // resumes the process.
+    PooledArray<RecvTicket> recvs(n_recvs);
+    PooledArray<std::uint32_t> recv_entry(n_recvs);
+    PooledArray<SendTicket> sent(n_sends);
+    for (std::size_t k = 0, i = recv_start; k < n_recvs; ++k, i = next_recv(i)) {
+      recv_entry[k] = static_cast<std::uint32_t>(i);
+      recvs[k] = lib.post_recv_into(receives[i].peer, hooks.recv_buffer(i), kOnlineTag);
+    }
+    for (std::size_t k = 0, i = send_start; k < n_sends; ++k, i = next_send(i)) {
+      hooks.before_send(i);
+      sent[k] = lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag);
+    }
+    for (std::size_t k = 0; k < n_recvs; ++k) {
+      if (!p.test(recvs[k])) co_await p.wait(recvs[k]);
+      const std::size_t i = recv_entry[k];
+      if (recvs[k].size() != receives[i].bytes) wrong_size("AC", me, receives[i].peer, receives[i].bytes, recvs[k].size());
+      hooks.after_receive(i);
+    }
+    for (std::size_t k = 0; k < n_sends; ++k) {
+      if (!p.test(sent[k])) co_await p.wait(sent[k]);
+    }
+    co_return;
+  }
+
+  // Strip mining: windows of `strip` tickets each way, retired in order.
+  const std::size_t window = options.strip;
   PooledArray<RecvTicket> recv_slots(std::min(window, n_recvs));
   PooledArray<SendTicket> send_slots(std::min(window, n_sends));
   std::size_t recv_posted = 0, recv_done = 0, send_posted = 0, send_done = 0;
-  auto oldest_recv_done = [&] { return recv_done < recv_posted && p.test(recv_slots[recv_done % window]); };
-  auto oldest_send_done = [&] { return send_done < send_posted && p.test(send_slots[send_done % window]); };
-
+  std::size_t next_recv_entry = recv_start, done_recv_entry = recv_start, next_send_entry = send_start;
+  auto slot = [window](std::size_t k) { return k % window; };
+  auto oldest_recv_done = [&] { return recv_done < recv_posted && p.test(recv_slots[slot(recv_done)]); };
+  auto oldest_send_done = [&] { return send_done < send_posted && p.test(send_slots[slot(send_done)]); };
   for (;;) {
-    // Receives first: with no strip limit this is Fig. 2 exactly, every
-    // receive posted before the first send.
+    // Receives first: each window's receives are posted before its sends.
     for (; recv_posted < n_recvs && recv_posted - recv_done < window; ++recv_posted) {
-      const std::size_t i = recv_entry(recv_posted);
-      recv_slots[recv_posted % window] = lib.post_recv_into(receives[i].peer, hooks.recv_buffer(i), kOnlineTag);
+      const std::size_t i = std::exchange(next_recv_entry, next_recv(next_recv_entry));
+      recv_slots[slot(recv_posted)] = lib.post_recv_into(receives[i].peer, hooks.recv_buffer(i), kOnlineTag);
     }
     for (; send_posted < n_sends && send_posted - send_done < window; ++send_posted) {
-      const std::size_t i = send_entry(send_posted);
+      const std::size_t i = std::exchange(next_send_entry, next_send(next_send_entry));
       hooks.before_send(i);
-      send_slots[send_posted % window] = lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag);
+      send_slots[slot(send_posted)] = lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag);
     }
     if (recv_done == n_recvs && send_done == n_sends) break;
     if (!oldest_recv_done() && !oldest_send_done()) {
@@ -73,13 +104,13 @@ Task<void> run_ac(Communicator comm, std::span<const MatrixEntry> sends, std::sp
     }
     // Retire in order: a slot is reused only once every older one is complete.
     for (; oldest_recv_done(); ++recv_done) {
-      const std::size_t i = recv_entry(recv_done);
-      RecvTicket& t = recv_slots[recv_done % window];
+      const std::size_t i = std::exchange(done_recv_entry, next_recv(done_recv_entry));
+      RecvTicket& t = recv_slots[slot(recv_done)];
       if (t.size() != receives[i].bytes) wrong_size("AC", me, receives[i].peer, receives[i].bytes, t.size());
       t = RecvTicket{};
       hooks.after_receive(i);
     }
-    for (; oldest_send_done(); ++send_done) send_slots[send_done % window] = SendTicket{};
+    for (; oldest_send_done(); ++send_done) send_slots[slot(send_done)] = SendTicket{};
   }
 }
 

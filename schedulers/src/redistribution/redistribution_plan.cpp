@@ -11,6 +11,7 @@
 
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/optimal.hpp"
+#include "switchyard/span_timer.hpp"
 
 namespace switchyard::redistribution {
 
@@ -517,7 +518,7 @@ double RedistributionPlan::execute(Runtime& rt, std::span<const std::span<const 
     check_local("local_out", r, local_out[r].size(), d.programs[r].out_elements, d.target);
   }
   const Rank n = processes();
-  std::vector<Clock::time_point> start(n), end(n);
+  SpanTimer timer(n, 1);
   rt.run(
       n,
       [&](Process& p) -> Task<void> {
@@ -527,14 +528,12 @@ double RedistributionPlan::execute(Runtime& rt, std::span<const std::span<const 
         if (r < local_in.size()) in = local_in[r];
         if (r < local_out.size()) out = local_out[r];
         co_await p.barrier();
-        start[r] = Clock::now();
+        timer.start(0, r);
         co_await run(p, in, out);
-        end[r] = Clock::now();
+        timer.end(0, r);
       },
       std::move(options));
-  return std::chrono::duration<double, std::milli>(*std::max_element(end.begin(), end.end()) -
-                                                   *std::min_element(start.begin(), start.end()))
-      .count();
+  return timer.milliseconds().front();
 }
 
 void redistribute(Runtime& rt, const Layout& source, const Layout& target,
