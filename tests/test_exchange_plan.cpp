@@ -347,7 +347,7 @@ TEST(ExchangePlan, ScheduleWithContentionAndSplitMessages) {
       if (c.m.max_degree() > 1) {
         EXPECT_THROW(validate(s, c.m), InvalidArgument) << "the schedule has no contention";
       }
-      const ExchangePlan plan(c.m, std::move(s));
+      const ExchangePlan plan = ExchangePlan::from_schedule(c.m, std::move(s));
       EXPECT_EQ(plan.options().scheduler, "crowded");
       EXPECT_EQ(plan.phases(), 4u);
       sytest::runtime().run(

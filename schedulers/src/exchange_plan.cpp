@@ -111,12 +111,13 @@ ExchangePlan::ExchangePlan(const CommMatrix& m, ExchangePlanOptions options)
   if (d.scheme == Scheme::phased) set_programs(d, m, timed_schedule(d, m), Contention::forbidden);
 }
 
-ExchangePlan::ExchangePlan(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options) {
+ExchangePlan ExchangePlan::from_schedule(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options) {
   validate(schedule, m, Contention::allowed);
   options.scheduler = schedule.scheduler;
-  data_ = new_data(std::move(options), Scheme::phased, m.size(), m.size());
-  set_entries(*data_, m);
-  set_programs(*data_, m, std::move(schedule), Contention::allowed);
+  auto data = new_data(std::move(options), Scheme::phased, m.size(), m.size());
+  set_entries(*data, m);
+  set_programs(*data, m, std::move(schedule), Contention::allowed);
+  return ExchangePlan(std::move(data));
 }
 
 ExchangePlan::ExchangePlan(std::unique_ptr<ExchangePlanData> data) : data_(std::move(data)) {}

@@ -325,7 +325,7 @@ void build_exchange(PlanData& d) {
   }
   schedulers::ExchangePlanOptions options;
   options.allow_larger_communicator = true;
-  d.exchange.emplace(m, std::move(s), std::move(options));
+  d.exchange.emplace(schedulers::ExchangePlan::from_schedule(m, std::move(s), std::move(options)));
   d.staging = std::make_unique<StagingSlot[]>(n);
 }
 

@@ -91,12 +91,6 @@ class ExchangePlan {
   // From the whole pattern: every process's part. Throws InvalidArgument for
   // an unknown scheduler. Schedules are validated.
   explicit ExchangePlan(const CommMatrix& m, ExchangePlanOptions options = {});
-  // From the whole pattern and a schedule made elsewhere (redistribution's
-  // tables). The schedule must carry every byte of m exactly once; unlike the
-  // static schedulers' it may have contention (a process receiving several
-  // transfers in one phase, as a naive schedule does). options().scheduler
-  // becomes the schedule's name.
-  ExchangePlan(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options = {});
   // Collective over comm: each member passes its own sends (destination and
   // bytes, sorted by destination, as CommMatrix::row). The returned plan holds
   // only this member's part and runs only on a communicator of the same members.
@@ -104,6 +98,14 @@ class ExchangePlan {
   // callee a braced argument of a co_await expression with its string corrupted.
   static Task<ExchangePlan> create(const Communicator& comm, std::span<const MatrixEntry> sends,
                                    ExchangePlanOptions options = {});
+  // From the whole pattern and a schedule made elsewhere (redistribution's
+  // tables). The schedule must carry every byte of m exactly once; unlike the
+  // static schedulers' it may have contention (a process receiving several
+  // transfers in one phase, as a naive schedule does). options().scheduler
+  // becomes the schedule's name.
+  // A named function rather than a constructor: ExchangePlan(m, {.scheduler = ...})
+  // must not be ambiguous between the options and a Schedule.
+  static ExchangePlan from_schedule(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options = {});
 
   ~ExchangePlan();
   ExchangePlan(ExchangePlan&&) noexcept;
