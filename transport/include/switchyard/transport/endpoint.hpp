@@ -92,6 +92,9 @@ class Endpoint final : public ArrivalSink {
   bool flush();
   bool has_arrivals() const { return !local_active_.empty() || transport_->has_arrivals(); }
   bool has_backlog() const { return transport_->has_backlog(); }
+  // Whether something waits for the end of the round: packets for the flush,
+  // or same-core active messages for the next poll.
+  bool has_staged() const { return !local_active_.empty() || transport_->has_staged(); }
   const EndpointStats& stats() const noexcept { return stats_; }
 
   void arrived(const WireHeader& header, std::span<const std::byte> payload) override;

@@ -75,6 +75,7 @@ class SharedMemoryTransport final : public Transport {
   bool poll(ArrivalSink& sink) override;
   bool has_arrivals() const override;
   bool has_backlog() const override;
+  bool has_staged() const override { return staged_; }
   const TransportStats& stats() const override { return stats_; }
 
  private:

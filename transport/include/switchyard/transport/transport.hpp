@@ -51,6 +51,8 @@ class Transport {
   virtual bool has_arrivals() const = 0;
   // Whether packets are queued that a full ring did not take yet.
   virtual bool has_backlog() const = 0;
+  // Whether packets were posted since the last flush (or wait from it).
+  virtual bool has_staged() const = 0;
   virtual const TransportStats& stats() const = 0;
 };
 
