@@ -140,7 +140,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
     detail::PooledArray<Message> remote(others);
     std::size_t k = 0;
     for (std::uint32_t w : members.populated) {
-      if (w != here) sends[k++] = post_send_on(g, comm_rank_of(w), blob, tag, false);
+      if (w != here) sends.emplace(k++, [&] { return post_send_on(g, comm_rank_of(w), blob, tag, false); });
     }
     k = 0;
     for (std::uint32_t w : members.populated) {

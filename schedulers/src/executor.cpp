@@ -169,15 +169,18 @@ Task<void> run_plan(Communicator comm, const ProcessPlan& plan, std::span<const 
       const PlanStep& s = steps[end];
       if (s.recv_entry == PlanStep::kNone) continue;
       recv_steps[posted_recvs] = &s;
-      recvs[posted_recvs++] = lib.post_recv_into(
-          s.recv_from, hooks.recv_buffer(s.recv_entry).subspan(s.recv_offset, s.recv_bytes), s.tag);
+      recvs.emplace(posted_recvs++, [&] {
+        return lib.post_recv_into(s.recv_from, hooks.recv_buffer(s.recv_entry).subspan(s.recv_offset, s.recv_bytes),
+                                  s.tag);
+      });
     }
     for (std::size_t k = begin; k < end; ++k) {
       const PlanStep& s = steps[k];
       if (s.send_entry == PlanStep::kNone) continue;
       if (s.first_send_piece) hooks.before_send(s.send_entry);
-      sent[posted_sends++] =
-          lib.post_send(s.send_to, hooks.send_buffer(s.send_entry).subspan(s.send_offset, s.send_bytes), s.tag);
+      sent.emplace(posted_sends++, [&] {
+        return lib.post_send(s.send_to, hooks.send_buffer(s.send_entry).subspan(s.send_offset, s.send_bytes), s.tag);
+      });
     }
     // Each receive is handed over as it completes, in whatever order the
     // senders deliver. A group of one (every group of a valid static

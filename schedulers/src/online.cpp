@@ -60,11 +60,11 @@ Task<void> run_ac(Communicator comm, std::span<const MatrixEntry> sends, std::sp
     PooledArray<SendTicket> sent(n_sends);
     for (std::size_t k = 0, i = recv_start; k < n_recvs; ++k, i = next_recv(i)) {
       recv_entry[k] = static_cast<std::uint32_t>(i);
-      recvs[k] = lib.post_recv_into(receives[i].peer, hooks.recv_buffer(i), kOnlineTag);
+      recvs.emplace(k, [&] { return lib.post_recv_into(receives[i].peer, hooks.recv_buffer(i), kOnlineTag); });
     }
     for (std::size_t k = 0, i = send_start; k < n_sends; ++k, i = next_send(i)) {
       hooks.before_send(i);
-      sent[k] = lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag);
+      sent.emplace(k, [&] { return lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag); });
     }
     for (std::size_t k = 0; k < n_recvs; ++k) {
       if (!p.test(recvs[k])) co_await p.wait(recvs[k]);
@@ -91,12 +91,13 @@ Task<void> run_ac(Communicator comm, std::span<const MatrixEntry> sends, std::sp
     // Receives first: each window's receives are posted before its sends.
     for (; recv_posted < n_recvs && recv_posted - recv_done < window; ++recv_posted) {
       const std::size_t i = std::exchange(next_recv_entry, next_recv(next_recv_entry));
-      recv_slots[slot(recv_posted)] = lib.post_recv_into(receives[i].peer, hooks.recv_buffer(i), kOnlineTag);
+      recv_slots.emplace(slot(recv_posted),
+                         [&] { return lib.post_recv_into(receives[i].peer, hooks.recv_buffer(i), kOnlineTag); });
     }
     for (; send_posted < n_sends && send_posted - send_done < window; ++send_posted) {
       const std::size_t i = std::exchange(next_send_entry, next_send(next_send_entry));
       hooks.before_send(i);
-      send_slots[slot(send_posted)] = lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag);
+      send_slots.emplace(slot(send_posted), [&] { return lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag); });
     }
     if (recv_done == n_recvs && send_done == n_sends) break;
     if (!oldest_recv_done() && !oldest_send_done()) {
@@ -202,7 +203,7 @@ Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, 
   co_await lib.barrier();
   PooledArray<RecvTicket> recvs(receives.size());
   for (std::size_t k = 0; k < receives.size(); ++k) {
-    recvs[k] = lib.post_recv_into(receives[k].peer, hooks.recv_buffer(k), kOnlineTag);
+    recvs.emplace(k, [&] { return lib.post_recv_into(receives[k].peer, hooks.recv_buffer(k), kOnlineTag); });
   }
   // Every message is made ready up front, so that a receiver's lock is held
   // for the transfer alone.
