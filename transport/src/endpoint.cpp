@@ -97,9 +97,7 @@ void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager
   if (!eager) {
     const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.data));
     transport_->post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&address, 1)));
-    // Out now, not at the end of the round: the receiver's copy is the long
-    // part, and one index update per large message costs nothing beside it.
-    transport_->flush();
+    if (s.size >= kFlushAtOnceBytes) transport_->flush();
     return;  // complete on kSendDone
   }
   const std::uint64_t seq = transport_->post(to, h, {s.data, static_cast<std::size_t>(s.size)});
@@ -167,7 +165,7 @@ bool Endpoint::flush() {
   return moved;
 }
 
-void Endpoint::complete_send(Rank sender, RequestId request) {
+void Endpoint::complete_send(Rank sender, RequestId request, std::uint64_t bytes) {
   if (local(sender)) {
     SendState& s = sends_[request];
     s.done = true;
@@ -179,9 +177,7 @@ void Endpoint::complete_send(Rank sender, RequestId request) {
   h.dst = sender;
   h.request = request;
   transport_->post(route(sender), h, {});
-  // Out now: the sender waits for it (to go on with its next phase, or to
-  // release a busy lock), and it follows a copy that took far longer.
-  transport_->flush();
+  if (bytes >= kFlushAtOnceBytes) transport_->flush();
 }
 
 // --- receiving ---
@@ -222,7 +218,7 @@ void Endpoint::take_in(RecvState& r, Rank src, std::uint64_t size, const std::by
 
 void Endpoint::take_in(RecvState& r, Envelope& e) {
   take_in(r, e.src, e.size, e.staged ? e.staged : e.remote);
-  if (e.owes_send_done) complete_send(e.src, e.request);
+  if (e.owes_send_done) complete_send(e.src, e.request, e.size);
   free_envelope(&e);
 }
 
@@ -278,7 +274,7 @@ void Endpoint::arrived(const WireHeader& h, std::span<const std::byte> payload) 
     // Rendezvous: the single copy, from the sender's buffer on its core.
     take_in(*r, h.src, h.size, rendezvous ? address_in(payload) : payload.data());
     client_->wake(r->owner);
-    if (rendezvous || (h.flags & WireHeader::kSynchronous)) complete_send(h.src, h.request);
+    if (rendezvous || (h.flags & WireHeader::kSynchronous)) complete_send(h.src, h.request, h.size);
     return;
   }
   mailbox.queue_unexpected(envelope_of(h, payload));
