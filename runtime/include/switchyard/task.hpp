@@ -58,7 +58,11 @@ class FrameCache {
  private:
   static constexpr std::size_t kGranule = 64;
   static constexpr std::size_t kClasses = 32;  // frames up to 2 KiB are cached
-  static constexpr std::uint32_t kMaxCached = 1024;
+  // Blocks kept per class: a cache only holds what was once live at the same
+  // time, so this bounds nothing in ordinary use; but with thousands of
+  // processes per core, each with a few frames and scratch arrays in flight,
+  // a small cap would send the excess back to malloc on every exchange.
+  static constexpr std::uint32_t kMaxCached = 1u << 20;
   struct alignas(16) Block {
     Block* next;
     std::size_t size_class;
