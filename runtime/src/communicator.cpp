@@ -24,11 +24,9 @@ Rank Membership::to_comm(Rank job) const noexcept {
   return it != by_job_rank.end() && it->first == job ? it->second : kAnySource;
 }
 
-Group::Group(ContextId context, std::shared_ptr<const Membership> members, const Group* parent,
-             std::uint64_t library_key)
+Group::Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key)
     : context_(context),
       members_(std::move(members)),
-      parent_(parent),
       library_key_(library_key),
       members_state_(std::make_unique<MemberState[]>(members_->size)),
       cores_(std::make_unique<CoreState[]>(members_->local.size())) {}
@@ -73,7 +71,7 @@ GroupRegistry::GroupRegistry(Job& job) : job_(job) {
   std::vector<Rank> all(job.size());
   std::iota(all.begin(), all.end(), Rank{0});
   std::lock_guard lock(mutex_);
-  world_ = &make_group(membership(std::move(all)), nullptr, 0);
+  world_ = &make_group(membership(std::move(all)), 0);
 }
 
 GroupRegistry::~GroupRegistry() {
@@ -109,14 +107,13 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
   return m;
 }
 
-const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members, const Group* parent,
-                                       std::uint64_t library_key) {
+const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key) {
   if (next_context_ >= kMaxContexts) {
     throw InvalidArgument("switchyard: a job can make at most " + std::to_string(kMaxContexts) +
                           " communicators, and this one has");
   }
   const ContextId id = next_context_++;
-  groups_.push_back(std::make_unique<Group>(id, std::move(members), parent, library_key));
+  groups_.push_back(std::make_unique<Group>(id, std::move(members), library_key));
   const Group* g = groups_.back().get();
   auto& chunk = contexts_[id / kChunk];
   auto* entries = chunk.load(std::memory_order_relaxed);
@@ -131,7 +128,7 @@ const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members
 const Group& GroupRegistry::dup(const Group& parent, std::uint64_t seq) {
   std::lock_guard lock(mutex_);
   const Group*& slot = derived_[{parent.context(), Derivation::kDup, seq}];
-  if (!slot) slot = &make_group(parent.shared_members(), &parent, 0);
+  if (!slot) slot = &make_group(parent.shared_members(), 0);
   return *slot;
 }
 
@@ -140,7 +137,7 @@ const Group& GroupRegistry::library(const Group& parent, std::uint64_t key) {
   std::lock_guard lock(mutex_);
   const Group*& slot = derived_[{parent.context(), Derivation::kLibrary, key}];
   if (!slot) {
-    slot = &make_group(parent.shared_members(), &parent, key);
+    slot = &make_group(parent.shared_members(), key);
     parent.cache_library(slot);  // when the cache is full, later calls come back here
   }
   return *slot;
@@ -171,7 +168,7 @@ void GroupRegistry::build_split(const Group& parent, PendingSplit& split) {
     if (color != Communicator::kUndefined) {
       std::vector<Rank> job_ranks;
       for (std::size_t i = begin; i < end; ++i) job_ranks.push_back(parent.members().to_job(order[i]));
-      const Group& g = make_group(membership(std::move(job_ranks)), &parent, 0);
+      const Group& g = make_group(membership(std::move(job_ranks)), 0);
       for (std::size_t i = begin; i < end; ++i) split.result[order[i]] = {&g, static_cast<Rank>(i - begin)};
     }
     begin = end;

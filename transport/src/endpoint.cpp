@@ -26,7 +26,6 @@ void Endpoint::start(const EndpointConfig& config) {
   mailboxes_.assign(config.local_ranks, Mailbox{});
   waiting_.assign(config.cores, WaitingSends{});
   waiting_count_ = 0;
-  stats_ = {};
   sends_.reset();
   recvs_.reset();
   envelopes_.reset();
@@ -52,7 +51,6 @@ SendState* Endpoint::send(Rank src, Rank dst, ContextId context, Tag tag, std::s
   s->dst = dst;
   s->tag = tag;
   s->done = false;
-  ++stats_.messages_sent;
   const bool eager = bytes.size() <= eager_limit_;
   if (local(dst)) {
     send_local(*s, context, src, eager, synchronous);
@@ -120,7 +118,6 @@ void Endpoint::wait_for_room(SendState& s, std::uint32_t core, std::uint64_t seq
 }
 
 SendState* Endpoint::post_active(Rank src, Rank dst, ContextId context, Tag handler, std::span<const std::byte> body) {
-  ++stats_.messages_sent;
   if (local(dst)) {
     std::byte* copy = nullptr;
     if (!body.empty()) {

@@ -61,7 +61,7 @@ class Group {
  public:
   static constexpr std::size_t kCachedLibraries = 8;
 
-  Group(ContextId context, std::shared_ptr<const Membership> members, const Group* parent, std::uint64_t library_key);
+  Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -70,7 +70,6 @@ class Group {
   const Membership& members() const noexcept { return *members_; }
   std::shared_ptr<const Membership> shared_members() const noexcept { return members_; }
   Rank size() const noexcept { return members_->size; }
-  const Group* parent() const noexcept { return parent_; }
   std::uint64_t library_key() const noexcept { return library_key_; }
 
   // Written only by member r's process.
@@ -99,8 +98,7 @@ class Group {
  private:
   const ContextId context_;
   const std::shared_ptr<const Membership> members_;
-  const Group* const parent_;
-  const std::uint64_t library_key_;  // nonzero: this is parent_'s duplicate for that library
+  const std::uint64_t library_key_;  // nonzero: this is the duplicate a library reserved of another group
   std::unique_ptr<MemberState[]> members_state_;
   std::unique_ptr<CoreState[]> cores_;
   // Set once by the first process to ask; acquire pairs with the release of the

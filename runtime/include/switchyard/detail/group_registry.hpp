@@ -62,7 +62,7 @@ class GroupRegistry {
   };
 
   // Under mutex_: a new group with a fresh context id.
-  const Group& make_group(std::shared_ptr<const Membership> members, const Group* parent, std::uint64_t library_key);
+  const Group& make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key);
   void build_split(const Group& parent, PendingSplit& split);
 
   Job& job_;

@@ -57,10 +57,6 @@ struct EndpointConfig {
   EndpointClient* client = nullptr;
 };
 
-struct EndpointStats {
-  std::uint64_t messages_sent = 0;  // point-to-point and active, from this core's processes
-};
-
 class Endpoint final : public ArrivalSink {
  public:
   // A rendezvous header, and the completion that answers a copy, for a
@@ -101,7 +97,6 @@ class Endpoint final : public ArrivalSink {
   // Whether something waits for the end of the round: packets for the flush,
   // or same-core active messages for the next poll.
   bool has_staged() const { return !local_active_.empty() || transport_->has_staged(); }
-  const EndpointStats& stats() const noexcept { return stats_; }
 
   void arrived(const WireHeader& header, std::span<const std::byte> payload) override;
 
@@ -144,7 +139,6 @@ class Endpoint final : public ArrivalSink {
   std::vector<WaitingSends> waiting_;
   std::uint64_t waiting_count_ = 0;
   std::vector<LocalActive> local_active_, running_active_;
-  EndpointStats stats_;
 
   // Kept across jobs.
   RequestPool<SendState> sends_;
