@@ -11,7 +11,6 @@
 namespace switchyard {
 
 using detail::RecvState;
-using detail::SendState;
 
 Process::Process(detail::Job& job, detail::Worker& worker, Rank rank) : job_(job), worker_(worker), rank_(rank) {}
 
@@ -176,9 +175,7 @@ void RecvTicket::release() noexcept {
 
 Rank RecvTicket::source() const {
   if (!done()) throw InvalidArgument("switchyard: RecvTicket::source before the receive completed");
-  // The sender as the receive's communicator numbers it.
-  const ContextId context = state_->context;
-  return context == 0 ? state_->sender : owner_->job_.groups().find(context)->members().to_comm(state_->sender);
+  return owner_->job_.groups().rank_in(state_->context, state_->sender);
 }
 std::uint64_t RecvTicket::size() const {
   if (!done()) throw InvalidArgument("switchyard: RecvTicket::size before the receive completed");

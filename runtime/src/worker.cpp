@@ -182,9 +182,7 @@ void Worker::wake(Rank rank) { job_->process(rank).notify(); }
 void Worker::run_active(ContextId context, Rank dst, Rank src, Tag handler, std::span<const std::byte> body) {
   Process& q = job_->process(dst);
   try {
-    // The handler sees the sender as the message's communicator numbers it.
-    const Rank from = context == 0 ? src : job_->groups().find(context)->members().to_comm(src);
-    (*job_->handler(handler))(q, from, body);
+    (*job_->handler(handler))(q, job_->groups().rank_in(context, src), body);
   } catch (...) {
     job_->fail(std::current_exception());
   }

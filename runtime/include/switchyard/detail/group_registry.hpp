@@ -37,6 +37,11 @@ class GroupRegistry {
   const Group& world() const noexcept { return *world_; }
   // The group of a context id, or nullptr if there is none (yet).
   const Group* find(ContextId id) const noexcept;
+  // Job rank `job` as the communicator of `context` numbers it: how a
+  // receive or a handler names the sender of what arrived on that context.
+  Rank rank_in(ContextId context, Rank job) const noexcept {
+    return context == 0 ? job : find(context)->members().to_comm(job);  // the world numbers as the job does
+  }
 
   // The seq-th dup of parent (seq: the caller's count of dup and split calls on it).
   const Group& dup(const Group& parent, std::uint64_t seq);
