@@ -2,6 +2,10 @@
 // What the subcommands of the `switchyard` tool share: exit codes, the error
 // for bad input, option-value parsing and output files.
 
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
@@ -11,6 +15,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "switchyard/errors.hpp"
 
 namespace switchyard::cli {
 
@@ -55,18 +61,20 @@ inline std::uint64_t parse_uint(std::string_view text, const std::string& what, 
   return v;
 }
 
-// Checked before the command runs (created if need be, never truncated), written after.
+// Checked before the command runs (created if need be, never truncated), written
+// after. The check must catch what would fail only at the end of a long run: a
+// file system with no free block, a device that refuses writes (/dev/full), a
+// FIFO nobody reads.
 class OutputFile {
  public:
   OutputFile(std::string option, std::string path) : option_(std::move(option)), path_(std::move(path)) {
     std::error_code ec;
     existed_ = std::filesystem::exists(path_, ec);
-    if (std::filesystem::is_directory(path_, ec)) throw UsageError(option_ + ": '" + path_ + "' is a directory");
-    errno = 0;
-    std::ofstream probe(path_, std::ios::app);  // creates it if need be, never truncates
-    if (!probe) {
-      throw UsageError(option_ + ": cannot write to '" + path_ + "'" +
-                       (errno ? std::string(": ") + std::strerror(errno) : std::string()));
+    if (std::filesystem::is_directory(path_, ec)) throw UsageError(option_ + ": '" + printable(path_) + "' is a directory");
+    if (existed_ && !std::filesystem::is_regular_file(path_, ec)) {
+      probe_device();
+    } else {
+      probe_file();
     }
   }
   // The run failed: do not leave behind an empty file that was not there before.
@@ -83,6 +91,28 @@ class OutputFile {
   const std::string& path() const { return path_; }
 
  private:
+  [[noreturn]] void refuse(int error) const {
+    throw UsageError(option_ + ": cannot write to '" + printable(path_) + "': " + std::strerror(error));
+  }
+  // A regular file: opened for appending (created if need be), and its file system has room.
+  void probe_file() const {
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd < 0) refuse(errno);
+    struct statvfs fs {};
+    const bool full = ::fstatvfs(fd, &fs) == 0 && fs.f_bfree == 0;
+    ::close(fd);
+    if (full) refuse(ENOSPC);
+  }
+  // A device or FIFO: one newline written (JSON and CSV readers skip it), without blocking.
+  void probe_device() const {
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) refuse(errno == ENXIO ? EPIPE : errno);  // ENXIO: a FIFO without a reader
+    const bool written = ::write(fd, "\n", 1) == 1 || errno == EAGAIN;
+    const int error = errno;
+    ::close(fd);
+    if (!written) refuse(error);
+  }
+
   std::string option_;
   std::string path_;
   bool existed_ = false;

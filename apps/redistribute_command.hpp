@@ -23,8 +23,8 @@ class RedistributeCommand {
 
   // The command line asked for this subcommand.
   bool selected() const;
-  // Runs it and returns the exit code: 0 success, 1 the run failed (a stall, a
-  // wrong element), 2 bad input; the message, if any, is on stderr.
+  // Runs it and returns the exit code, 0. Bad input throws UsageError, a failed
+  // run (a stall, a wrong element) its error; main reports both.
   int run() const;
 
  private:

@@ -675,11 +675,16 @@ int main(int argc, char** argv) {
   const sy::cli::RedistributeCommand redistribute(app);
 
   // CLI11 would only say that a subcommand is required.
-  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases", "redistribute"};
-  if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-    std::cerr << "switchyard: error: unknown command '" << argv[1] << "' (commands: " << join(commands)
-              << ")\nRun 'switchyard --help'.\n";
-    return kExitUsage;
+  std::vector<std::string> commands;
+  for (const CLI::App* command : app.get_subcommands({})) commands.push_back(command->get_name());
+  if (argc > 1 && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    const std::string first = argv[1];
+    if (first != "--help" && first != "-h" && first != "--version") {
+      std::cerr << "switchyard: error: " << (first.starts_with('-') ? "unknown option '" : "unknown command '")
+                << sy::printable(first) << "': the command comes first (commands: " << join(commands)
+                << "; see 'switchyard --help')\n";
+      return kExitUsage;
+    }
   }
   try {
     app.parse(argc, argv);
@@ -690,7 +695,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "switchyard: error: " << e.what() << "\nRun 'switchyard --help' or 'switchyard <command> --help'.\n";
+    std::cerr << "switchyard: error: " << sy::printable(e.what()) << " (see 'switchyard <command> --help')\n";
     return kExitUsage;
   }
   for (const auto* given : {ex_processes, ex_density, ex_bytes, ex_nonuniform}) {
@@ -705,13 +710,13 @@ int main(int argc, char** argv) {
     if (redistribute.selected()) return redistribute.run();
     return kExitUsage;  // unreachable: a subcommand is required
   } catch (const UsageError& e) {
-    std::cerr << "switchyard: error: " << e.what() << "\n";
+    std::cerr << "switchyard: error: " << sy::printable(e.what()) << "\n";
     return kExitUsage;
   } catch (const sy::StallError& e) {
-    std::cerr << e.what() << "\n";  // "switchyard: job stalled: ...", naming every blocked process
+    std::cerr << e.what() << "\n";  // "switchyard: job stalled: ...", one line per blocked process
     return kExitFailure;
   } catch (const std::exception& e) {
-    std::cerr << "switchyard: failed: " << e.what() << "\n";
+    std::cerr << "switchyard: failed: " << sy::printable(e.what()) << "\n";
     return kExitFailure;
   }
 }

@@ -201,6 +201,82 @@ TEST(Cancellation, SwitchyardErrorsAreRethrownToo) {
   expect_usable(rt);
 }
 
+// A process throws while another core copies out of its buffer (a single-copy
+// send posted from a vector of its own frame, not yet waited for). Unwinding
+// must wait until that copy is withdrawn or done: under ASan a read of the freed
+// vector is a report; without it, a crash or a wrong payload. Both orders: the
+// receive posted before the send (copied as the packet arrives) and after it
+// (copied from the unexpected envelope).
+TEST(Cancellation, ThrowWithSingleCopySendInFlight) {
+  Runtime rt;
+  const int a = rt.cores().front(), b = rt.cores().back();
+  RunOptions opts;
+  opts.placement = Placement::explicit_map({a, b});
+  std::vector<std::byte> target(1 << 20);
+  int rethrown = 0;
+  constexpr int kTrials = 1000;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const std::uint64_t size = trial % 2 ? std::uint64_t{1} << 20 : 2000;  // both above the eager limit
+    const bool receive_first = trial % 4 < 2;
+    try {
+      rt.run(
+          2,
+          [&](Process& p) -> Task<void> {
+            if (p.rank() == 1) {
+              if (!receive_first) co_await p.yield();
+              (void)co_await p.recv_into(0, std::span(target).first(size));
+              co_return;
+            }
+            if (receive_first) co_await p.yield();
+            std::vector<std::byte> mine = sytest::pattern(size, static_cast<std::uint64_t>(trial));
+            SendTicket t = p.post_send(1, mine);
+            throw Boom("thrown with a send in flight");
+          },
+          opts);
+    } catch (const Boom&) {
+      ++rethrown;
+    }
+  }
+  EXPECT_EQ(rethrown, kTrials) << "run rethrows the process's own exception every time";
+  expect_usable(rt);
+}
+
+// A process that computes without ever yielding cannot be pre-empted; the
+// watchdog must still name it (rank and core) within about one stall timeout,
+// and the job fails with that diagnostic as soon as it yields.
+TEST(Stall, ProcessThatNeverYieldsIsNamed) {
+  Runtime rt;
+  RunOptions opts;
+  opts.stall_timeout = 200ms;
+  const int core = rt.cores()[0];
+  constexpr auto kSpin = 1500ms;
+  try {
+    rt.run(
+        4,
+        [&](Process& p) -> Task<void> {
+          if (p.rank() == 0) {
+            const auto until = std::chrono::steady_clock::now() + kSpin;
+            while (std::chrono::steady_clock::now() < until) {
+            }
+            co_await p.yield();
+          }
+          co_await p.barrier();
+        },
+        opts);
+    ADD_FAILURE() << "no StallError";
+  } catch (const StallError& e) {
+    const std::string what = e.what();
+    const std::string head = "rank 0 (core " + std::to_string(core) + ") has run for ";
+    const auto at = what.find(head);
+    ASSERT_NE(at, std::string::npos) << what;
+    EXPECT_NE(what.find("without yielding"), std::string::npos) << what;
+    EXPECT_NE(what.find("did not yield for 200 ms"), std::string::npos) << what;
+    // Seen while it was still running, not after.
+    EXPECT_LT(std::stoll(what.substr(at + head.size())), 1000) << what;
+  }
+  expect_usable(rt);
+}
+
 TEST(Stall, UnansweredReceiveNamesRankZero) {
   Runtime rt;
   RunOptions opts;

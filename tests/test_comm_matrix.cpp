@@ -154,6 +154,47 @@ TEST(CommMatrix, NonuniformSizesAreUnitTimes1To32) {
   EXPECT_EQ(nonuniform_matrix(128, 16, unit, 5), m);
 }
 
+// Every sum a scheduler or a buffer layout forms is refused before it can wrap:
+// a row, a column, the total, and a replaced entry counts only once.
+TEST(CommMatrix, SumsThatDoNotFitAreRefused) {
+  CommMatrix m(3);
+  m.set(0, 1, kMaxMatrixBytes);
+  EXPECT_THROW(m.set(0, 2, 1), InvalidArgument) << "row";
+  EXPECT_THROW(m.set(2, 1, 1), InvalidArgument) << "column";
+  EXPECT_THROW(m.set(2, 0, 1), InvalidArgument) << "total";
+  m.set(0, 1, kMaxMatrixBytes - 1);  // a replacement, not an addition
+  m.set(2, 0, 1);
+  EXPECT_EQ(m.total_bytes(), kMaxMatrixBytes);
+  EXPECT_EQ(m.max_load_bytes(), kMaxMatrixBytes - 1);
+  EXPECT_EQ(m.row_bytes(0), kMaxMatrixBytes - 1);
+  EXPECT_EQ(m.column_bytes(0), 1u);
+  EXPECT_STREQ(m.overflowing_sum(1, 2, 5), "the matrix's total");
+  try {
+    m.set(0, 2, 5);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("from rank 0 to rank 2 take its row's sum beyond"), std::string::npos) << e.what();
+  }
+}
+
+// A file that is no Matrix Market text fails at once on its first line, without
+// reading it whole; what is echoed stays one printable line.
+TEST(CommMatrix, NonTextInputFailsAtOnceAndIsEchoedPrintably) {
+  EXPECT_THROW(read_matrix_market_file("/dev/zero"), InvalidArgument);
+  std::istringstream in("%%MatrixMarket\x1b[31m red\tmatrix\n");
+  try {
+    read_matrix_market(in, "odd.mtx");
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("found '%%MatrixMarket\\x1b[31m red\\tmatrix'"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\x1b'), std::string::npos);
+  }
+  EXPECT_EQ(printable("a\nb\\c\x7f\xc2\x9b|\xce\x94"), "a\\nb\\c\\x7f\\xc2\\x9b|\xce\x94")
+      << "C0, DEL and C1 escaped; other UTF-8 (here a Delta) kept";
+  EXPECT_EQ(printable(printable("a\nb\x01")), printable("a\nb\x01")) << "idempotent";
+}
+
 TEST(CommMatrix, MatrixMarketRoundTrip) {
   for (const CommMatrix& m : {nonuniform_matrix(37, 5, 3, 1), fig7_matrix(1, 1, 9, 2), CommMatrix(6)}) {
     std::stringstream text;
@@ -246,7 +287,12 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"non-numeric entry", kHeader + "3 3 1\n1 x 5\n", 3},
         Malformed{"negative bytes", kHeader + "3 3 1\n1 2 -5\n", 3},
         Malformed{"fractional bytes", kHeader + "3 3 1\n1 2 5.5\n", 3},
-        Malformed{"entry with 4 fields", kHeader + "3 3 1\n1 2 5 6\n", 3}),
+        Malformed{"entry with 4 fields", kHeader + "3 3 1\n1 2 5 6\n", 3},
+        Malformed{"row sum beyond 2^63", kHeader + "3 3 2\n1 2 9223372036854775808\n1 3 9223372036854775808\n", 3},
+        Malformed{"column sum wraps", kHeader + "3 3 2\n1 3 9223372036854775000\n2 3 9223372036854775000\n", 4},
+        Malformed{"total wraps", kHeader + "3 3 3\n1 2 4611686018427387904\n2 3 4611686018427387903\n3 1 9\n", 5},
+        Malformed{"endless first line", std::string(5000, '\0'), 1},
+        Malformed{"endless entry line", kHeader + "3 3 1\n1 2 " + std::string(5000, '7') + "\n", 3}),
     [](const auto& info) {
       std::string name = info.param.what;
       for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';

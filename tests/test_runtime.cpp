@@ -162,6 +162,33 @@ TEST(Runtime, InvalidRunOptionsRejected) {
   ring_job(rt, 4, o, 1);
 }
 
+// The outer job waits for the very worker that would run the inner one: an
+// immediate error, never a hang.
+TEST(Runtime, RunFromInsideAProcessIsRejected) {
+  Runtime rt;
+  try {
+    rt.run(2, [&](Process& p) -> Task<void> {
+      if (p.rank() == 1) rt.run(1, [](Process&) -> Task<void> { co_return; });
+      co_return;
+    });
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("run called from inside a process of the same Runtime"), std::string::npos)
+        << e.what();
+  }
+  // A second Runtime may be used from inside a process.
+  Runtime other(RuntimeOptions{{rt.cores().front()}, true});
+  std::atomic<int> inner{0};
+  rt.run(1, [&](Process&) -> Task<void> {
+    other.run(3, [&](Process&) -> Task<void> {
+      inner.fetch_add(1);
+      co_return;
+    });
+    co_return;
+  });
+  EXPECT_EQ(inner.load(), 3);
+}
+
 TEST(Runtime, YieldInterleavesProcessesOfOneCore) {
   Runtime rt;
   for (int core : rt.cores()) {

@@ -1,6 +1,7 @@
 #include "switchyard/process.hpp"
 
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "switchyard/communicator.hpp"
@@ -162,7 +163,12 @@ void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
 
 // An unfinished send stays in its core's pool until the job ends: a completion
 // may still arrive for it.
+// A send not yet done may still be read by the receiver's core (the single
+// copy). Unwinding past it would free its buffer under that copy: the job is
+// cancelled and every worker stops reading first. A ticket dropped without an
+// exception leaves the buffer to its owner, who waited or keeps it alive.
 void SendTicket::release() noexcept {
+  if (!state_->done && std::uncaught_exceptions() > 0) owner_->worker_.quiesce_before_unwinding();
   if (state_->done) owner_->worker_.endpoint().release(state_);
 }
 

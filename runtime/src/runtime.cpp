@@ -1,7 +1,9 @@
 #include "switchyard/runtime.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
+#include <thread>
 
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
@@ -49,14 +51,30 @@ void Job::fail(std::exception_ptr error) {
     std::lock_guard lock(mutex_);
     if (!first_error_) first_error_ = error;
   }
+  cancel();
+}
+
+void Job::cancel() {
   cancelled.store(true, std::memory_order_release);
   wake_all_workers();
 }
 
 void Job::stall() {
   stalled_.store(true, std::memory_order_release);
-  cancelled.store(true, std::memory_order_release);
-  wake_all_workers();
+  cancel();
+}
+
+void Job::not_yielding(Rank rank, int core, std::chrono::steady_clock::duration running) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(running).count();
+  std::string line = "rank " + std::to_string(rank) + " (core " + std::to_string(core) + ") has run for " +
+                     std::to_string(ms) + " ms without yielding; the job fails when it next waits or yields";
+  std::fprintf(stderr, "switchyard: stall timeout: %s\n", line.c_str());
+  {
+    std::lock_guard lock(mutex_);
+    stall_cause_ = "a process did not yield for " + std::to_string(options_.stall_timeout.count()) + " ms";
+    report_.emplace_back(rank, std::move(line));
+  }
+  stall();
 }
 
 void Job::add_stall_report(Rank r, std::string line) {
@@ -74,8 +92,13 @@ std::string Job::stall_report() const {
   auto lines = report_;
   std::sort(lines.begin(), lines.end());
   std::ostringstream out;
-  out << "switchyard: job stalled: no process made progress for " << options_.stall_timeout.count() << " ms; "
-      << lines.size() << " process(es) blocked:";
+  out << "switchyard: job stalled: ";
+  if (stall_cause_.empty()) {
+    out << "no process made progress for " << options_.stall_timeout.count() << " ms";
+  } else {
+    out << stall_cause_;
+  }
+  out << "; " << lines.size() << " process(es) blocked:";
   for (const auto& [r, line] : lines) out << "\n  " << line;
   return out.str();
 }
@@ -113,6 +136,46 @@ std::vector<std::string> Runtime::worker_bindings() const {
   return out;
 }
 
+// The watchdog, on the thread that called run, until every worker has left the job.
+// - Stalled: no worker resumed a process and none is running one for a whole
+//   stall timeout. Every worker then names its blocked processes.
+// - Not yielding: one resume has lasted a whole stall timeout. A coroutine is
+//   never pre-empted, so the job cannot fail before that process yields; the
+//   diagnostic goes to stderr at once (the program may never return), and the
+//   job is stalled so that it fails with it the moment the process yields.
+void Runtime::watch(detail::Job& job, const std::vector<detail::Worker*>& workers) {
+  const auto timeout = job.options().stall_timeout;
+  const auto poll = std::clamp<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(1),
+                                                          std::chrono::milliseconds(250));
+  std::uint64_t last_total = ~std::uint64_t{0};
+  auto last_change = std::chrono::steady_clock::now();
+  std::vector<std::uint64_t> resume_seen(workers.size(), 0);  // an odd progress value: one resume
+  std::vector<std::chrono::steady_clock::time_point> resume_since(workers.size());
+  while (!job.left.try_acquire_for(poll)) {
+    const auto now = std::chrono::steady_clock::now();
+    std::uint64_t total = 0;
+    bool running = false;
+    for (std::size_t w = 0; w < workers.size(); ++w) {
+      const std::uint64_t p = workers[w]->progress();
+      total += p;
+      if ((p & 1) == 0) continue;
+      running = true;
+      if (p != resume_seen[w]) {
+        resume_seen[w] = p;
+        resume_since[w] = now;
+      } else if (now - resume_since[w] >= timeout && !job.cancelled.load(std::memory_order_acquire)) {
+        job.not_yielding(workers[w]->running_rank(), workers[w]->os_core(), now - resume_since[w]);
+      }
+    }
+    if (total != last_total || running) {
+      last_total = total;
+      last_change = now;
+    } else if (now - last_change >= timeout && !job.cancelled.load(std::memory_order_acquire)) {
+      job.stall();
+    }
+  }
+}
+
 JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptions options) {
   if (processes == 0) throw InvalidArgument("switchyard: run needs at least one process");
   if (processes >= kAnySource) {
@@ -131,35 +194,22 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
     if (!handler) throw InvalidArgument("switchyard: run: active-message handler " + std::to_string(id) + " is empty");
   }
 
+  for (const auto& w : workers_) {
+    if (w->thread_id() == std::this_thread::get_id()) {
+      // The outer job holds run_mutex_ and waits for this very worker: it would never return.
+      throw InvalidArgument("switchyard: run called from inside a process of the same Runtime (worker " +
+                            std::to_string(w->index()) + ", core " + std::to_string(w->os_core()) +
+                            "): a job cannot start another on its own workers; use a second Runtime or "
+                            "communicators (split) inside the job");
+    }
+  }
+
   std::lock_guard lock(run_mutex_);
   std::vector<detail::Worker*> workers;
   for (auto& w : workers_) workers.push_back(w.get());
   detail::Job job(workers, processes, body, std::move(options));
   for (auto* w : workers) w->start(&job);
-
-  // The watchdog: a job is stalled when no worker resumed a process and none is
-  // running one for a whole stall timeout.
-  const auto timeout = job.options().stall_timeout;
-  const auto poll = std::clamp<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(1),
-                                                          std::chrono::milliseconds(250));
-  std::uint64_t last_total = ~std::uint64_t{0};
-  auto last_change = std::chrono::steady_clock::now();
-  while (!job.left.try_acquire_for(poll)) {
-    std::uint64_t total = 0;
-    bool running = false;
-    for (auto* w : workers) {
-      const std::uint64_t p = w->progress();
-      total += p;
-      running |= (p & 1) != 0;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (total != last_total || running) {
-      last_total = total;
-      last_change = now;
-    } else if (now - last_change >= timeout && !job.cancelled.load(std::memory_order_acquire)) {
-      job.stall();
-    }
-  }
+  watch(job, workers);
 
   JobStats stats;
   for (auto* w : workers) {

@@ -109,9 +109,14 @@ void Worker::run_job() {
 // an active message for this one): a hand-off between processes of this core
 // then costs a switch, not a pass through poll and flush, while a packet still
 // leaves, and a handler still runs, at the end of the round it was made in.
+// A process that unwound in the middle of the round may have cancelled the job
+// (quiesce_before_unwinding): the rest of the round then waits for the release.
 void Worker::round() {
-  for (std::size_t n = ready_.size(); n > 0 && !ready_.empty(); --n) resume(ready_.pop());
-  for (std::size_t n = kExtraResumes; n > 0 && !ready_.empty() && !endpoint_.has_staged(); --n) resume(ready_.pop());
+  const auto may_resume = [this] { return !cancel_seen_ || cancel_released_; };
+  for (std::size_t n = ready_.size(); n > 0 && !ready_.empty() && may_resume(); --n) resume(ready_.pop());
+  for (std::size_t n = kExtraResumes; n > 0 && !ready_.empty() && !endpoint_.has_staged() && may_resume(); --n) {
+    resume(ready_.pop());
+  }
 }
 
 void Worker::leave_job() {
@@ -124,13 +129,33 @@ void Worker::leave_job() {
   if (job.workers_inside.fetch_sub(1, std::memory_order_acq_rel) == 1) job.left.release();
 }
 
+// This worker copies nothing more out of other processes' buffers, and counts
+// itself in `quiesced`.
+void Worker::stop_reading_senders() {
+  Job& job = *job_;
+  cancel_seen_ = true;
+  endpoint_.cancel();
+  if (job.quiesced.fetch_add(1, std::memory_order_acq_rel) + 1 == job.worker_count()) job.wake_all_workers();
+}
+
+void Worker::quiesce_before_unwinding() noexcept {
+  Job& job = *job_;
+  if (cancel_released_) return;  // every worker stopped reading long ago
+  if (!cancel_seen_) {
+    job.cancel();
+    stop_reading_senders();
+  }
+  // The others count themselves at their next loop turn (the doorbell woke the
+  // sleeping ones); a copy in progress there finishes first.
+  Backoff backoff;
+  while (job.quiesced.load(std::memory_order_acquire) < job.worker_count()) {
+    backoff.wait([] { std::this_thread::sleep_for(std::chrono::microseconds(100)); });
+  }
+}
+
 bool Worker::handle_cancel() {
   Job& job = *job_;
-  if (!cancel_seen_) {
-    cancel_seen_ = true;
-    endpoint_.cancel();
-    if (job.quiesced.fetch_add(1, std::memory_order_acq_rel) + 1 == job.worker_count()) job.wake_all_workers();
-  }
+  if (!cancel_seen_) stop_reading_senders();
   if (job.quiesced.load(std::memory_order_acquire) < job.worker_count()) return false;
   cancel_released_ = true;
   const bool stalled = job.stalled();
@@ -156,6 +181,7 @@ void Worker::resume(Process* p) {
   ++resumes_;
   // Single writer: a relaxed store is enough, the watchdog only compares snapshots.
   const auto tick = published_.progress.load(std::memory_order_relaxed);
+  published_.running_rank.store(p->rank(), std::memory_order_relaxed);
   published_.progress.store(tick + 1, std::memory_order_relaxed);
   p->resume_point_.resume();
   published_.progress.store(tick + 2, std::memory_order_relaxed);

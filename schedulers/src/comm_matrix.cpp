@@ -33,6 +33,8 @@ CommMatrix::CommMatrix(Rank processes) {
                           std::to_string(kMaxMatrixProcesses) + " supported");
   }
   rows_.resize(processes);
+  row_bytes_.assign(processes, 0);
+  column_bytes_.assign(processes, 0);
 }
 
 void CommMatrix::set(Rank src, Rank dst, std::uint64_t bytes) {
@@ -41,6 +43,15 @@ void CommMatrix::set(Rank src, Rank dst, std::uint64_t bytes) {
   auto& row = rows_[src];
   auto it = find_entry(row, dst);
   const bool present = it != row.end() && it->peer == dst;
+  const std::uint64_t old = present ? it->bytes : 0;
+  if (const char* sum = overflowing_sum(src, dst, bytes)) {
+    throw InvalidArgument("switchyard: CommMatrix::set: " + std::to_string(bytes) + " bytes from rank " +
+                          std::to_string(src) + " to rank " + std::to_string(dst) + " take " + sum + " beyond the " +
+                          std::to_string(kMaxMatrixBytes) + " bytes a matrix sum may reach");
+  }
+  row_bytes_[src] += bytes - old;
+  column_bytes_[dst] += bytes - old;
+  total_bytes_ += bytes - old;
   if (bytes == 0) {
     if (present) row.erase(it);
   } else if (present) {
@@ -48,6 +59,15 @@ void CommMatrix::set(Rank src, Rank dst, std::uint64_t bytes) {
   } else {
     row.insert(it, MatrixEntry{dst, bytes});
   }
+}
+
+const char* CommMatrix::overflowing_sum(Rank src, Rank dst, std::uint64_t bytes) const {
+  const std::uint64_t old = at(src, dst);
+  // Each sum less the old entry is at most kMaxMatrixBytes, so no comparison can wrap.
+  if (bytes > kMaxMatrixBytes - (row_bytes_[src] - old)) return "its row's sum";
+  if (bytes > kMaxMatrixBytes - (column_bytes_[dst] - old)) return "its column's sum";
+  if (bytes > kMaxMatrixBytes - (total_bytes_ - old)) return "the matrix's total";
+  return nullptr;
 }
 
 std::uint64_t CommMatrix::at(Rank src, Rank dst) const {
@@ -73,14 +93,6 @@ std::uint64_t CommMatrix::messages() const noexcept {
   return n;
 }
 
-std::uint64_t CommMatrix::total_bytes() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& row : rows_) {
-    for (const auto& e : row) n += e.bytes;
-  }
-  return n;
-}
-
 std::uint64_t CommMatrix::max_degree() const {
   std::vector<std::uint64_t> in(size(), 0);
   std::uint64_t best = 0;
@@ -92,16 +104,8 @@ std::uint64_t CommMatrix::max_degree() const {
 }
 
 std::uint64_t CommMatrix::max_load_bytes() const {
-  std::vector<std::uint64_t> in(size(), 0);
   std::uint64_t best = 0;
-  for (const auto& row : rows_) {
-    std::uint64_t out = 0;
-    for (const auto& e : row) {
-      out += e.bytes;
-      best = std::max(best, in[e.peer] += e.bytes);
-    }
-    best = std::max(best, out);
-  }
+  for (Rank i = 0; i < size(); ++i) best = std::max({best, row_bytes_[i], column_bytes_[i]});
   return best;
 }
 
@@ -149,6 +153,24 @@ namespace {
   throw InvalidArgument(source + ":" + std::to_string(line) + ": " + what);
 }
 
+// A Matrix Market line is three numbers: a longer one is not a matrix (a
+// binary file, /dev/zero), and reading it whole would grow without bound.
+constexpr std::size_t kMaxLineLength = 1024;
+
+// Reads line number `line` into `text`; false at the end of the input.
+bool read_line(std::istream& in, std::string& text, const std::string& source, std::uint64_t line) {
+  text.clear();
+  for (char c; in.get(c);) {
+    if (c == '\n') return true;
+    if (text.size() == kMaxLineLength) {
+      mm_error(source, line, "the line is longer than " + std::to_string(kMaxLineLength) +
+                                 " characters: not a Matrix Market file");
+    }
+    text.push_back(c);
+  }
+  return !text.empty();
+}
+
 // Splits on blanks; a token that is not a whole number in range is an error on that line.
 std::vector<std::string> tokens(const std::string& text) {
   std::istringstream in(text);
@@ -161,7 +183,7 @@ std::uint64_t number(const std::string& token, const std::string& source, std::u
   std::uint64_t v = 0;
   const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
   if (ec != std::errc() || p != token.data() + token.size()) {
-    mm_error(source, line, std::string(what) + " '" + token + "' is not a non-negative whole number");
+    mm_error(source, line, std::string(what) + " '" + printable(token) + "' is not a non-negative whole number");
   }
   return v;
 }
@@ -171,7 +193,7 @@ std::uint64_t number(const std::string& token, const std::string& source, std::u
 CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
   std::string text;
   std::uint64_t line = 0;
-  if (!std::getline(in, text)) mm_error(source, 1, "empty file: expected a %%MatrixMarket header");
+  if (!read_line(in, text, source, 1)) mm_error(source, 1, "empty file: expected a %%MatrixMarket header");
   ++line;
   {
     auto h = tokens(text);
@@ -179,13 +201,13 @@ CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
     if (h.size() != 5 || h[0] != "%%matrixmarket" || h[1] != "matrix" || h[2] != "coordinate" ||
         (h[3] != "integer" && h[3] != "real" && h[3] != "pattern") || h[4] != "general") {
       mm_error(source, line,
-               "expected '%%MatrixMarket matrix coordinate integer general', found '" + text + "'");
+               "expected '%%MatrixMarket matrix coordinate integer general', found '" + printable(text) + "'");
     }
     if (h[3] != "integer") mm_error(source, line, "field '" + h[3] + "' is not supported: message sizes are integers");
   }
   // Comments, then the size line.
   std::vector<std::string> size_line;
-  while (std::getline(in, text)) {
+  while (read_line(in, text, source, line + 1)) {
     ++line;
     if (text.empty() || text[0] == '%') continue;
     size_line = tokens(text);
@@ -193,21 +215,23 @@ CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
     break;
   }
   if (size_line.empty()) mm_error(source, line, "the file ends before its 'rows columns entries' line");
-  if (size_line.size() != 3) mm_error(source, line, "expected 'rows columns entries', found '" + text + "'");
+  if (size_line.size() != 3) mm_error(source, line, "expected 'rows columns entries', found '" + printable(text) + "'");
   const std::uint64_t rows = number(size_line[0], source, line, "row count");
   const std::uint64_t cols = number(size_line[1], source, line, "column count");
   const std::uint64_t entries = number(size_line[2], source, line, "entry count");
-  if (rows != cols) mm_error(source, line, "a communication matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
+  if (rows != cols) {
+    mm_error(source, line, "a communication matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
+  }
   if (rows == 0 || rows > kMaxMatrixProcesses) {
-    mm_error(source, line, "process count " + size_line[0] + " is outside 1.." + std::to_string(kMaxMatrixProcesses));
+    mm_error(source, line, "process count " + std::to_string(rows) + " is outside 1.." + std::to_string(kMaxMatrixProcesses));
   }
   CommMatrix m(static_cast<Rank>(rows));
   std::uint64_t seen = 0;
-  while (std::getline(in, text)) {
+  while (read_line(in, text, source, line + 1)) {
     ++line;
     auto t = tokens(text);
     if (t.empty() || text[0] == '%') continue;
-    if (t.size() != 3) mm_error(source, line, "expected 'row column bytes', found '" + text + "'");
+    if (t.size() != 3) mm_error(source, line, "expected 'row column bytes', found '" + printable(text) + "'");
     const std::uint64_t r = number(t[0], source, line, "row");
     const std::uint64_t c = number(t[1], source, line, "column");
     const std::uint64_t b = number(t[2], source, line, "byte count");
@@ -218,7 +242,12 @@ CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
       mm_error(source, line, "entry (" + t[0] + ", " + t[1] + ") appears twice");
     }
     if (++seen > entries) mm_error(source, line, "more entries than the " + std::to_string(entries) + " announced");
-    m.set(static_cast<Rank>(r - 1), static_cast<Rank>(c - 1), b);
+    const auto src = static_cast<Rank>(r - 1), dst = static_cast<Rank>(c - 1);
+    if (const char* sum = m.overflowing_sum(src, dst, b)) {
+      mm_error(source, line, "entry (" + t[0] + ", " + t[1] + ") takes " + sum + " (row " + t[0] + ", column " + t[1] +
+                                 ") beyond " + std::to_string(kMaxMatrixBytes) + " bytes");
+    }
+    m.set(src, dst, b);
   }
   if (in.bad()) mm_error(source, line, "read error");
   if (seen != entries) {
@@ -229,7 +258,7 @@ CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
 
 CommMatrix read_matrix_market_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InvalidArgument(path + ": cannot open the matrix file");
+  if (!in) throw InvalidArgument(printable(path) + ": cannot open the matrix file");
   return read_matrix_market(in, path);
 }
 

@@ -1,6 +1,8 @@
 #pragma once
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace switchyard {
 
@@ -16,6 +18,39 @@ class InvalidArgument : public Error {
  public:
   using Error::Error;
 };
+
+// `text` as it may appear inside a one-line error message: control characters
+// (C0, DEL, and C1 as UTF-8 encodes them) written as escapes (\n, \t, \xNN),
+// so that a hostile value or file line can neither break the line nor drive the
+// terminal; other text, UTF-8 included, stays readable. Backslashes stay as
+// they are, which makes it idempotent: a message built from printable parts
+// may be made printable again where it is shown.
+inline std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto escape = [&out](unsigned char c) {
+    char hex[5];
+    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+    out += hex;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool c1 = c == 0xc2 && i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xe0) == 0x80;
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      escape(c);
+    } else if (c1) {
+      escape(c);
+      escape(static_cast<unsigned char>(text[++i]));
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
 
 // Thrown inside every process of a job that is being cancelled, so that it
 // unwinds. Run() never rethrows it: it rethrows the error that caused the cancel.

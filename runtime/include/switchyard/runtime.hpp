@@ -39,7 +39,9 @@ struct RunOptions {
   // sender's buffer. At most 1 MiB. 512 by measurement (README, "Where does a
   // message go"): below it eager exchanges win, from 1 KiB up single copy does.
   std::uint64_t eager_limit = 512;
-  // A job in which no process makes progress for this long is aborted with a StallError.
+  // A job in which no process makes progress for this long is aborted with a
+  // StallError. A process that runs this long without yielding is named on
+  // stderr at once, and the job fails with a StallError when it yields.
   std::chrono::milliseconds stall_timeout{60'000};
   // Active-message handlers by id, for this job.
   std::map<HandlerId, ActiveMessageHandler> handlers;
@@ -82,7 +84,8 @@ class Runtime {
 
   // Runs `processes` software processes, each executing body(process), and
   // returns when all have finished. If one throws, the others are cancelled and
-  // the first exception is rethrown here.
+  // the first exception is rethrown here. Calling it from inside one of this
+  // runtime's processes is an InvalidArgument (it could never return).
   JobStats run(std::uint64_t processes, const ProcessBody& body, RunOptions options = {});
 
   const std::vector<int>& cores() const noexcept { return cores_; }
@@ -95,6 +98,8 @@ class Runtime {
   std::vector<int> cores_;
   std::vector<std::unique_ptr<detail::Worker>> workers_;
   std::mutex run_mutex_;  // one job at a time
+
+  void watch(detail::Job& job, const std::vector<detail::Worker*>& workers);
 };
 
 }  // namespace switchyard

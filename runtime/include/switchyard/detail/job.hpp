@@ -5,6 +5,7 @@
 // Runtime::run on the calling thread, torn down there once every worker has left it.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -52,10 +53,15 @@ class Job {
   // --- shared, written by any worker ---
   // First real error wins and cancels the job. JobCancelled unwinding is not an error.
   void fail(std::exception_ptr error);
+  // Cancels without an error of its own: the one that caused it is recorded by fail() later.
+  void cancel();
   // The watchdog saw no progress: cancel, and have every worker describe its blocked processes.
   void stall();
   bool stalled() const noexcept { return stalled_.load(std::memory_order_acquire); }
   void add_stall_report(Rank r, std::string line);
+  // The watchdog saw one resume of `rank` last longer than the stall timeout:
+  // says so on stderr now and stalls the job, which fails once the rank yields.
+  void not_yielding(Rank rank, int core, std::chrono::steady_clock::duration running);
   std::exception_ptr error() const;
   std::string stall_report() const;
 
@@ -85,9 +91,10 @@ class Job {
   std::unique_ptr<GroupRegistry> groups_;  // after the processes: the world's membership points at them
 
   std::atomic<bool> stalled_{false};  // release/acquire with `cancelled`'s ordering (set before it)
-  mutable std::mutex mutex_;          // guards first_error_ and report_
+  mutable std::mutex mutex_;          // guards first_error_, report_ and stall_cause_
   std::exception_ptr first_error_;
   std::vector<std::pair<Rank, std::string>> report_;
+  std::string stall_cause_;  // empty: no progress at all
 };
 
 }  // namespace switchyard::detail

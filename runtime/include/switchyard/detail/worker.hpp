@@ -36,6 +36,9 @@ class Worker final : private EndpointClient {
   void wait_started() const;
   void start(Job* job);
   std::uint64_t progress() const noexcept { return published_.progress.load(std::memory_order_relaxed); }
+  // The process being resumed, when progress() is odd (relaxed: read with it, for a diagnostic only).
+  Rank running_rank() const noexcept { return published_.running_rank.load(std::memory_order_relaxed); }
+  std::thread::id thread_id() const noexcept { return thread_.get_id(); }
   Doorbell& doorbell() noexcept { return doorbell_; }
 
   // --- called on this worker's thread only (by its processes) ---
@@ -44,6 +47,10 @@ class Worker final : private EndpointClient {
   Endpoint& endpoint() noexcept { return endpoint_; }
   const std::vector<Process*>& local_processes() const;
   Job& job() noexcept { return *job_; }
+  // A process unwinds while another core may still copy out of its buffers (a
+  // single-copy send in flight): cancels the job and returns once every worker
+  // has stopped reading from other processes, so the buffers may go.
+  void quiesce_before_unwinding() noexcept;
 
   std::uint64_t resumes() const noexcept { return resumes_; }
   const TransportStats& transport_stats() const noexcept { return transport_.stats(); }
@@ -55,6 +62,7 @@ class Worker final : private EndpointClient {
   void resume(Process* p);
   void finish(Process* p);
   bool handle_cancel();
+  void stop_reading_senders();
   bool has_pending_work();
   void leave_job();
 
@@ -70,6 +78,7 @@ class Worker final : private EndpointClient {
   // --- written by this worker, read by the watchdog and the Runtime ---
   struct alignas(64) Published {
     std::atomic<std::uint64_t> progress{0};   // bumped before and after every resume: odd means a process is running
+    std::atomic<Rank> running_rank{0};        // stored before progress turns odd
     std::atomic<bool> bound{true};            // whether binding to the core succeeded; read by binding()
     std::atomic<bool> started{false};         // set once the thread is bound; Runtime waits for it
   };

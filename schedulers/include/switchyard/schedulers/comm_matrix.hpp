@@ -22,6 +22,10 @@ struct MatrixEntry {
 // Far beyond any job the runtime runs (tested to 4096), and it keeps a hostile
 // file header from asking for terabytes of empty rows.
 inline constexpr Rank kMaxMatrixProcesses = Rank{1} << 22;
+// The most bytes a row, a column or the whole matrix may hold: every sum the
+// schedulers and buffer layouts form (offsets, loads, makespans) stays below
+// 2^63, so none of them can wrap.
+inline constexpr std::uint64_t kMaxMatrixBytes = (std::uint64_t{1} << 63) - 1;
 
 class CommMatrix {
  public:
@@ -29,16 +33,22 @@ class CommMatrix {
   explicit CommMatrix(Rank processes);
 
   Rank size() const noexcept { return static_cast<Rank>(rows_.size()); }
-  // Sets entry (src, dst); bytes == 0 removes it. Throws InvalidArgument on a bad rank.
+  // Sets entry (src, dst); bytes == 0 removes it. Throws InvalidArgument on a
+  // bad rank, or when row src, column dst or the total would exceed kMaxMatrixBytes.
   void set(Rank src, Rank dst, std::uint64_t bytes);
   std::uint64_t at(Rank src, Rank dst) const;
+  // Which sum setting (src, dst) to `bytes` would take beyond kMaxMatrixBytes
+  // ("its row's sum", "its column's sum", "the matrix's total"), or nullptr.
+  const char* overflowing_sum(Rank src, Rank dst, std::uint64_t bytes) const;
   // Row src: its messages, sorted by destination.
   std::span<const MatrixEntry> row(Rank src) const { return rows_.at(src); }
   // Column dst: its messages, sorted by source (computed on demand).
   std::vector<MatrixEntry> column(Rank dst) const;
 
   std::uint64_t messages() const noexcept;           // non-zero entries
-  std::uint64_t total_bytes() const noexcept;
+  std::uint64_t total_bytes() const noexcept { return total_bytes_; }
+  std::uint64_t row_bytes(Rank src) const { return row_bytes_.at(src); }
+  std::uint64_t column_bytes(Rank dst) const { return column_bytes_.at(dst); }
   // Δ: the most messages any process sends or receives (König's lower bound on phases).
   std::uint64_t max_degree() const;
   // The most bytes any process sends or receives (lower bound on a preemptive makespan).
@@ -47,6 +57,9 @@ class CommMatrix {
 
  private:
   std::vector<std::vector<MatrixEntry>> rows_;
+  // Kept with every set(), so that a sum that would not fit is refused there.
+  std::vector<std::uint64_t> row_bytes_, column_bytes_;
+  std::uint64_t total_bytes_ = 0;
 };
 
 // The generator of Ranka-Wang-Fox Fig. 7: d entries per row and per column
