@@ -8,6 +8,9 @@ packages=(
   build-essential g++ cmake ninja-build pkg-config
   libtbb-dev libboost-dev libhwloc-dev
   libbenchmark-dev libgtest-dev libcli11-dev nlohmann-json3-dev
+  # optional: Open MPI for the MPI baseline of bench_exchange; Clang and its
+  # libFuzzer runtime for the fuzz harnesses (scripts/fuzz.sh)
+  libopenmpi-dev openmpi-bin clang libclang-rt-14-dev
 )
 
 die() {

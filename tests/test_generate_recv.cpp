@@ -4,6 +4,7 @@
 // on split communicators, and with two instances in one job.
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <string>
 #include <switchyard/runtime.hpp>
@@ -87,6 +88,34 @@ TEST(GenerateRecvEdges, EmptyRowsAndColumns) {
     for (Rank k = 0; k < 5; ++k) m.set(i, (i + 2 * k + 1) % n, 10 + i + k);
   }
   check_both(m, 3);
+}
+
+// Memory must follow the messages, not n^2: Fig. 1's vector sum held n counts
+// on each of n processes, 7.2 GB at n = 30 000 for a single message. Now the
+// whole run may grow the process by what its 30 000 processes cost, not more.
+TEST(GenerateRecvEdges, MemoryFollowsTheMessagesNotNSquared) {
+  const Rank n = sytest::kSanitized ? 5000 : 30000;
+  GenerateRecvByActiveMessages generate(n);
+  RunOptions options = sytest::run_options();
+  generate.install(options);
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  std::vector<Rank> got(2, 0);
+  sytest::runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const std::vector<MatrixEntry> row{{1, 64}};
+        const auto recvl = co_await generate.run(p, p.rank() == n - 1 ? std::span(row) : std::span<const MatrixEntry>());
+        if (p.rank() < 2) got[p.rank()] = static_cast<Rank>(recvl.size());
+        if (p.rank() == 1) SY_CHECK(recvl[0].peer == n - 1 && recvl[0].bytes == 64, "the one message");
+      },
+      options);
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_EQ(got[0], 0);
+  EXPECT_EQ(got[1], 1);
+  const long grown_kib = after.ru_maxrss - before.ru_maxrss;
+  EXPECT_LT(grown_kib, 1024L * 1024) << "peak RSS grew by " << grown_kib << " KiB for " << n << " processes";
 }
 
 TEST(GenerateRecvEdges, OnePacketMailboxes) { check_both(fig7_matrix(64, 16, 8, 2), 2, 1); }

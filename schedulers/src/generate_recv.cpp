@@ -117,9 +117,7 @@ void GenerateRecvByActiveMessages::on_message(Process& self, Rank src, std::span
                           std::to_string(sizeof bytes));
   }
   std::memcpy(&bytes, body.data(), sizeof bytes);
-  Slot& slot = slots_[self.rank()];
-  slot.received.push_back({src, bytes});
-  --slot.outstanding;
+  slots_[self.rank()].received.push_back({src, bytes});
 }
 
 Task<std::vector<MatrixEntry>> GenerateRecvByActiveMessages::run(const Communicator& comm,
@@ -141,21 +139,25 @@ Task<std::vector<MatrixEntry>> GenerateRecvByActiveMessages::run_on(Communicator
   check_sendl(comm.rank(), comm.size(), sendl, "Generate_Recv (active messages)");
   const Communicator lib = comm.library(kGenerateRecvLibrary);
   Slot& slot = slots_[p.rank()];
-  // Safe to reset before the vector sum: no member sends this call's active
-  // messages until every member has joined the sum, and the previous call's
-  // all arrived before this process returned from it.
+  // Safe to reset before the first sum: no member sends this call's active
+  // messages until every member has joined it, and the previous call's all
+  // arrived before this process returned from it.
   slot.received.clear();
-  slot.outstanding = 0;
 
-  std::vector<std::int64_t> mask(comm.size(), 0);
-  for (const MatrixEntry& e : sendl) mask[e.peer] = 1;
-  const std::vector<std::int64_t> counts = co_await lib.allreduce(mask);
-  slot.outstanding += counts[comm.rank()];
-
+  // How many messages are on their way in all: once the members' lists hold
+  // that many, every list is complete. Lists only grow, so a sum that reaches
+  // it was not taken too early; most calls need one recount, the active
+  // messages having crossed the rings before the recount's own packets.
+  const std::int64_t sent = static_cast<std::int64_t>(sendl.size());
+  const std::int64_t total = (co_await lib.allreduce(std::span(&sent, 1)))[0];
   for (const MatrixEntry& e : sendl) {
     lib.post_active(e.peer, *handler_, std::as_bytes(std::span<const std::uint64_t, 1>(&e.bytes, 1)));
   }
-  co_await p.wait_until([&slot] { return slot.outstanding == 0; }, "Generate_Recv: its incoming active messages");
+  for (;;) {
+    const auto arrived = static_cast<std::int64_t>(slot.received.size());
+    if ((co_await lib.allreduce(std::span(&arrived, 1)))[0] == total) break;
+    co_await p.yield();  // a sum among processes of one core need not wait: let the worker deliver
+  }
   std::vector<MatrixEntry> recvl = std::move(slot.received);
   slot.received = {};
   std::sort(recvl.begin(), recvl.end(), [](const MatrixEntry& a, const MatrixEntry& b) { return a.peer < b.peer; });
