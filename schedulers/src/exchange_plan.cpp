@@ -208,7 +208,7 @@ Task<void> gather_and_distribute(Communicator comm, ExchangePlanData& d) {
   const Communicator lib = comm.library(kExchangePlanLibrary);
   ExchangePart& mine = d.parts.front();
   const std::vector<std::byte> rows = co_await detail::allgather_rows(lib, mine.sends, "ExchangePlan::create");
-  mine.receives = detail::column_of(rows, comm.size(), comm.rank());
+  mine.receives = detail::column_of(rows, comm.rank());
   if (comm.rank() != 0) {
     const Message program = co_await lib.recv(0, kProgramTag);
     decode_program(program.bytes(), comm.rank(), d);

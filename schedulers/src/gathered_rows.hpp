@@ -16,9 +16,9 @@ namespace switchyard::schedulers::detail {
 // an empty message, an unsorted row), then allgathers it over comm: every
 // member's row, packed, in rank order.
 Task<std::vector<std::byte>> allgather_rows(Communicator comm, std::span<const MatrixEntry> sendl, const char* who);
-// Member `me`'s column of the gathered rows of n members: sources and sizes, sorted by source.
-std::vector<MatrixEntry> column_of(std::span<const std::byte> rows, Rank n, Rank me);
-// The matrix of the gathered rows.
+// Member `me`'s column of the gathered rows: sources and sizes, sorted by source.
+std::vector<MatrixEntry> column_of(std::span<const std::byte> rows, Rank me);
+// The matrix of the gathered rows of n members.
 CommMatrix matrix_of(std::span<const std::byte> rows, Rank n);
 
 }  // namespace switchyard::schedulers::detail

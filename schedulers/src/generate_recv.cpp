@@ -22,25 +22,21 @@ void check_sendl(Rank me, Rank size, std::span<const MatrixEntry> sendl, const c
   }
 }
 
-// The wire form of a sending vector: its length, then (destination, bytes)
-// pairs, packed. The allgather concatenates them in rank order, so the lengths
-// are what lets a reader step from one process's vector to the next.
-constexpr std::size_t kPair = sizeof(Rank) + sizeof(std::uint64_t);
+// The wire form of a sending vector: (source, destination, bytes) per entry,
+// packed. The allgather concatenates them, and a process that sends nothing
+// adds nothing: reading the rows costs their entries, not n (a count per
+// process made every reader step over all n, O(n^2) in all at n = 100 000).
+constexpr std::size_t kEntry = 2 * sizeof(Rank) + sizeof(std::uint64_t);
 
 // Calls f(source, destination, where the entry's byte count is) for every
 // entry of the gathered rows; the count is read only by callers that need it.
 template <class F>
-void for_each_entry(std::span<const std::byte> rows, Rank n, F&& f) {
-  const std::byte* at = rows.data();
-  for (Rank src = 0; src < n; ++src) {
-    std::uint64_t entries;
-    std::memcpy(&entries, at, sizeof entries);
-    at += sizeof entries;
-    for (std::uint64_t k = 0; k < entries; ++k, at += kPair) {
-      Rank dst;
-      std::memcpy(&dst, at, sizeof dst);
-      f(src, dst, at + sizeof(Rank));
-    }
+void for_each_entry(std::span<const std::byte> rows, F&& f) {
+  for (const std::byte* at = rows.data(); at != rows.data() + rows.size(); at += kEntry) {
+    Rank src, dst;
+    std::memcpy(&src, at, sizeof src);
+    std::memcpy(&dst, at + sizeof(Rank), sizeof dst);
+    f(src, dst, at + 2 * sizeof(Rank));
   }
 }
 
@@ -56,20 +52,20 @@ namespace detail {
 
 Task<std::vector<std::byte>> allgather_rows(Communicator comm, std::span<const MatrixEntry> sendl, const char* who) {
   check_sendl(comm.rank(), comm.size(), sendl, who);
-  std::vector<std::byte> mine(sizeof(std::uint64_t) + sendl.size() * kPair);
-  const std::uint64_t count = sendl.size();
-  std::memcpy(mine.data(), &count, sizeof count);
+  std::vector<std::byte> mine(sendl.size() * kEntry);
+  const Rank me = comm.rank();
   for (std::size_t k = 0; k < sendl.size(); ++k) {
-    std::byte* at = mine.data() + sizeof count + k * kPair;
-    std::memcpy(at, &sendl[k].peer, sizeof(Rank));
-    std::memcpy(at + sizeof(Rank), &sendl[k].bytes, sizeof(std::uint64_t));
+    std::byte* at = mine.data() + k * kEntry;
+    std::memcpy(at, &me, sizeof me);
+    std::memcpy(at + sizeof(Rank), &sendl[k].peer, sizeof(Rank));
+    std::memcpy(at + 2 * sizeof(Rank), &sendl[k].bytes, sizeof(std::uint64_t));
   }
   co_return co_await comm.allgather(mine);
 }
 
-std::vector<MatrixEntry> column_of(std::span<const std::byte> rows, Rank n, Rank me) {
+std::vector<MatrixEntry> column_of(std::span<const std::byte> rows, Rank me) {
   std::vector<MatrixEntry> column;
-  for_each_entry(rows, n, [&](Rank src, Rank dst, const std::byte* bytes) {
+  for_each_entry(rows, [&](Rank src, Rank dst, const std::byte* bytes) {
     if (dst == me) column.push_back({src, bytes_at(bytes)});
   });
   return column;
@@ -77,7 +73,7 @@ std::vector<MatrixEntry> column_of(std::span<const std::byte> rows, Rank n, Rank
 
 CommMatrix matrix_of(std::span<const std::byte> rows, Rank n) {
   CommMatrix m(n);
-  for_each_entry(rows, n, [&](Rank src, Rank dst, const std::byte* bytes) { m.set(src, dst, bytes_at(bytes)); });
+  for_each_entry(rows, [&](Rank src, Rank dst, const std::byte* bytes) { m.set(src, dst, bytes_at(bytes)); });
   return m;
 }
 
@@ -88,7 +84,7 @@ namespace {
 Task<std::vector<MatrixEntry>> concat_on(Communicator comm, std::span<const MatrixEntry> sendl) {
   const Communicator lib = comm.library(kGenerateRecvLibrary);
   const std::vector<std::byte> rows = co_await detail::allgather_rows(lib, sendl, "Generate_Recv (concatenate)");
-  co_return detail::column_of(rows, comm.size(), comm.rank());
+  co_return detail::column_of(rows, comm.rank());
 }
 
 }  // namespace
