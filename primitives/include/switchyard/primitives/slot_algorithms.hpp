@@ -1,0 +1,50 @@
+#pragma once
+// Slot algorithms for every task of the hierarchy on any virtual network, and
+// the registry that picks one per (task, network, link model). Each algorithm
+// states a bound the CLI prints beside its slot count and the tests check.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "switchyard/primitives/slot_schedule.hpp"
+#include "switchyard/primitives/slot_task.hpp"
+#include "switchyard/primitives/virtual_network.hpp"
+
+namespace switchyard::primitives {
+
+// A bound on the slots of a task: a lower bound no algorithm beats, an upper
+// bound this algorithm guarantees, or the optimum (both: the algorithm meets
+// the lower bound).
+enum class BoundKind : std::uint8_t { lower, upper, optimum };
+struct SlotBound {
+  BoundKind kind = BoundKind::lower;
+  std::int64_t slots = 0;
+  std::string name;  // "diameter", "ceil(log2 N)", "N-1 receptions at the root", ...
+};
+std::string_view bound_kind_name(BoundKind kind) noexcept;  // "lower bound", "upper bound", "optimum"
+
+struct SlotAlgorithmResult {
+  std::string algorithm;           // e.g. "binomial tree", "BFS tree, greedy"
+  SlotSchedule schedule;
+  std::vector<SlotBound> bounds;   // the first one is what the CLI calls "the" bound
+};
+
+// A slot algorithm: network, link model and task instance in, schedule and bounds out.
+using SlotAlgorithmFn = SlotAlgorithmResult (*)(const VirtualNetwork&, LinkModel, const TaskInstance&);
+// Whether an algorithm applies (e.g. only to hypercubes, only all-port).
+using SlotAlgorithmApplies = bool (*)(const VirtualNetwork&, LinkModel);
+
+struct SlotAlgorithmEntry {
+  TaskKind task;
+  SlotAlgorithmApplies applies;  // nullptr: any network and link model
+  SlotAlgorithmFn run;
+};
+
+// The registry, in src/slot_registry.cpp: for each task the first entry that
+// applies wins, so specialised algorithms are listed before the general ones.
+std::span<const SlotAlgorithmEntry> slot_algorithms() noexcept;
+// Runs the first applicable algorithm; throws std::invalid_argument if none applies.
+SlotAlgorithmResult route(const VirtualNetwork& network, LinkModel model, const TaskInstance& task);
+
+}  // namespace switchyard::primitives

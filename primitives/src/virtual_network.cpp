@@ -1,0 +1,314 @@
+#include "switchyard/primitives/virtual_network.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <istream>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+namespace switchyard::primitives {
+
+namespace {
+
+// Refuses before allocating: `arcs` directed arcs over n nodes.
+void require_fits(std::int64_t n, std::int64_t arcs, const std::string& what) {
+  if (n < 1 || n > kMaxNodes) {
+    throw std::invalid_argument(what + ": " + std::to_string(n) + " nodes is outside 1.." + std::to_string(kMaxNodes));
+  }
+  if (arcs > kMaxArcs) {
+    throw std::invalid_argument(what + ": " + std::to_string(arcs / 2) + " links do not fit in memory (at most " +
+                                std::to_string(kMaxArcs / 2) + " links)");
+  }
+}
+
+// Builds the CSR arrays directly from a per-node neighbour generator, so a
+// large complete graph is never held twice.
+template <class Neighbours>
+void fill_csr(std::vector<std::int64_t>& offsets, std::vector<Node>& adjacency, Node n,
+                     std::int64_t arcs_hint, Neighbours&& neighbours_of) {
+  offsets.assign(1, 0);
+  offsets.reserve(static_cast<std::size_t>(n) + 1);
+  adjacency.reserve(static_cast<std::size_t>(arcs_hint));
+  for (Node v = 0; v < n; ++v) {
+    const auto first = adjacency.size();
+    neighbours_of(v, adjacency);
+    std::sort(adjacency.begin() + static_cast<std::ptrdiff_t>(first), adjacency.end());
+    adjacency.erase(std::unique(adjacency.begin() + static_cast<std::ptrdiff_t>(first), adjacency.end()),
+                    adjacency.end());
+    offsets.push_back(static_cast<std::int64_t>(adjacency.size()));
+  }
+}
+
+}  // namespace
+
+VirtualNetwork VirtualNetwork::complete(Node n) {
+  require_fits(n, std::int64_t{n} * (n - 1), "complete graph");
+  VirtualNetwork g;
+  g.kind_ = NetworkKind::complete;
+  g.name_ = "complete";
+  fill_csr(g.offsets_, g.adjacency_, n, std::int64_t{n} * (n - 1), [n](Node v, std::vector<Node>& out) {
+    for (Node u = 0; u < n; ++u) {
+      if (u != v) out.push_back(u);
+    }
+  });
+  return g;
+}
+
+VirtualNetwork VirtualNetwork::hypercube(int d) {
+  if (d < 0 || d > 24) throw std::invalid_argument("hypercube: dimension " + std::to_string(d) + " is outside 0..24");
+  const Node n = Node{1} << d;
+  require_fits(n, std::int64_t{n} * d, "hypercube");
+  VirtualNetwork g;
+  g.kind_ = NetworkKind::hypercube;
+  g.name_ = "hypercube:" + std::to_string(d);
+  g.dimension_ = d;
+  fill_csr(g.offsets_, g.adjacency_, n, std::int64_t{n} * d, [d](Node v, std::vector<Node>& out) {
+    for (int i = 0; i < d; ++i) out.push_back(v ^ (Node{1} << i));
+  });
+  return g;
+}
+
+VirtualNetwork VirtualNetwork::torus(std::vector<Node> sides) {
+  if (sides.empty()) throw std::invalid_argument("torus: no sides given");
+  std::int64_t n = 1;
+  std::string name = "torus:";
+  for (std::size_t i = 0; i < sides.size(); ++i) {
+    if (sides[i] < 1) throw std::invalid_argument("torus: side " + std::to_string(sides[i]) + " is not positive");
+    n *= sides[i];
+    if (n > kMaxNodes) require_fits(n, 0, "torus");
+    if (i > 0) name += 'x';
+    name += std::to_string(sides[i]);
+  }
+  require_fits(n, n * 2 * static_cast<std::int64_t>(sides.size()), "torus");
+  VirtualNetwork g;
+  g.kind_ = NetworkKind::torus;
+  g.name_ = name;
+  g.dimension_ = static_cast<int>(sides.size());
+  g.sides_ = sides;
+  fill_csr(g.offsets_, g.adjacency_, static_cast<Node>(n), n * 2 * g.dimension_,
+           [&sides](Node v, std::vector<Node>& out) {
+             Node stride = 1;
+             for (Node side : sides) {
+               const Node digit = (v / stride) % side;
+               if (side > 1) {
+                 out.push_back(v - digit * stride + ((digit + 1) % side) * stride);
+                 out.push_back(v - digit * stride + ((digit + side - 1) % side) * stride);
+               }
+               stride *= side;
+             }
+           });
+  return g;
+}
+
+VirtualNetwork VirtualNetwork::tree(Node n, int k) {
+  if (k < 1) throw std::invalid_argument("tree: arity " + std::to_string(k) + " is not positive");
+  require_fits(n, 2 * (std::int64_t{n} - 1), "tree");
+  VirtualNetwork g;
+  g.kind_ = NetworkKind::tree;
+  g.name_ = "tree:" + std::to_string(k);
+  g.arity_ = k;
+  fill_csr(g.offsets_, g.adjacency_, n, 2 * (std::int64_t{n} - 1), [n, k](Node v, std::vector<Node>& out) {
+    if (v > 0) out.push_back((v - 1) / k);
+    for (std::int64_t c = std::int64_t{v} * k + 1; c <= std::int64_t{v} * k + k && c < n; ++c) {
+      out.push_back(static_cast<Node>(c));
+    }
+  });
+  return g;
+}
+
+VirtualNetwork VirtualNetwork::from_edges(Node n, std::span<const std::pair<Node, Node>> edges, std::string name) {
+  require_fits(n, 2 * static_cast<std::int64_t>(edges.size()), name);
+  std::vector<std::int64_t> degree(static_cast<std::size_t>(n) + 1, 0);
+  for (auto [u, v] : edges) {
+    if (u < 0 || u >= n || v < 0 || v >= n) {
+      throw std::invalid_argument(name + ": edge (" + std::to_string(u) + ", " + std::to_string(v) +
+                                  ") has a node outside 0.." + std::to_string(n - 1));
+    }
+    if (u != v) ++degree[u], ++degree[v];
+  }
+  // Counting sort into CSR, then each list sorted and deduplicated in place.
+  std::vector<std::int64_t> start(static_cast<std::size_t>(n) + 1, 0);
+  std::partial_sum(degree.begin(), degree.end() - 1, start.begin() + 1);
+  std::vector<Node> raw(static_cast<std::size_t>(start[n]));
+  std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
+  for (auto [u, v] : edges) {
+    if (u != v) raw[fill[u]++] = v, raw[fill[v]++] = u;
+  }
+  VirtualNetwork g;
+  g.kind_ = NetworkKind::graph;
+  g.name_ = std::move(name);
+  fill_csr(g.offsets_, g.adjacency_, n, start[n], [&](Node v, std::vector<Node>& out) {
+    out.insert(out.end(), raw.begin() + start[v], raw.begin() + start[v + 1]);
+  });
+  g.require_connected();
+  return g;
+}
+
+void VirtualNetwork::require_connected() const {
+  const auto d = distances_from(0);
+  const auto it = std::find(d.begin(), d.end(), -1);
+  if (it != d.end()) {
+    throw std::invalid_argument(name_ + ": the graph is not connected (node " + std::to_string(it - d.begin()) +
+                                " cannot be reached from node 0)");
+  }
+}
+
+std::int64_t VirtualNetwork::arc(Node u, Node v) const noexcept {
+  if (!contains(u) || !contains(v)) return -1;
+  if (kind_ == NetworkKind::complete) {
+    // Neighbours of u are 0..n-1 without u: the position of v is v or v - 1.
+    return u == v ? -1 : offsets_[u] + (v < u ? v : v - 1);
+  }
+  const auto list = neighbours(u);
+  const auto it = std::lower_bound(list.begin(), list.end(), v);
+  return it != list.end() && *it == v ? offsets_[u] + (it - list.begin()) : -1;
+}
+
+std::vector<std::int32_t> VirtualNetwork::distances_from(Node s) const {
+  std::vector<std::int32_t> dist(static_cast<std::size_t>(size()), -1);
+  std::vector<Node> frontier{s}, next;
+  dist[s] = 0;
+  for (std::int32_t d = 1; !frontier.empty(); ++d) {
+    next.clear();
+    for (Node v : frontier) {
+      for (Node u : neighbours(v)) {
+        if (dist[u] < 0) dist[u] = d, next.push_back(u);
+      }
+    }
+    frontier.swap(next);
+  }
+  return dist;
+}
+
+int VirtualNetwork::diameter() const {
+  if (diameter_ >= 0) return diameter_;
+  switch (kind_) {
+    case NetworkKind::complete: diameter_ = size() > 1 ? 1 : 0; break;
+    case NetworkKind::hypercube: diameter_ = dimension_; break;
+    case NetworkKind::torus:
+      diameter_ = 0;
+      for (Node side : sides_) diameter_ += side / 2;
+      break;
+    default: {
+      // Trees: the farthest node from a farthest node (exact on trees); graphs: all-pairs BFS.
+      int best = 0;
+      if (kind_ == NetworkKind::tree) {
+        const auto d0 = distances_from(0);
+        const Node far = static_cast<Node>(std::max_element(d0.begin(), d0.end()) - d0.begin());
+        const auto d1 = distances_from(far);
+        best = *std::max_element(d1.begin(), d1.end());
+      } else {
+        for (Node s = 0; s < size(); ++s) {
+          const auto d = distances_from(s);
+          best = std::max(best, *std::max_element(d.begin(), d.end()));
+        }
+      }
+      diameter_ = best;
+    }
+  }
+  return diameter_;
+}
+
+namespace {
+
+[[noreturn]] void mm_error(const std::string& source, std::uint64_t line, const std::string& what) {
+  throw std::invalid_argument(source + ":" + std::to_string(line) + ": " + what);
+}
+
+std::vector<std::string> split_blanks(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+std::uint64_t mm_index(const std::string& token, const std::string& source, std::uint64_t line, const char* what) {
+  std::uint64_t v = 0;
+  const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+  if (ec != std::errc() || p != token.data() + token.size()) {
+    mm_error(source, line, std::string(what) + " '" + token + "' is not a non-negative whole number");
+  }
+  return v;
+}
+
+// A value is ignored (any stored entry is a link) but must still be a number.
+void mm_value(const std::string& token, const std::string& source, std::uint64_t line) {
+  double v = 0;
+  const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+  if (ec != std::errc() || p != token.data() + token.size()) mm_error(source, line, "value '" + token + "' is not a number");
+}
+
+struct MatrixMarketHeader {
+  bool pattern = false;  // entries are "row column" (no value)
+};
+
+MatrixMarketHeader read_adjacency_header(const std::string& text, const std::string& source) {
+  auto h = split_blanks(text);
+  for (auto& t : h) std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (h.size() != 5 || h[0] != "%%matrixmarket" || h[1] != "matrix" || h[2] != "coordinate" ||
+      (h[3] != "pattern" && h[3] != "integer" && h[3] != "real") || (h[4] != "general" && h[4] != "symmetric")) {
+    mm_error(source, 1,
+             "expected '%%MatrixMarket matrix coordinate pattern|integer|real general|symmetric', found '" + text + "'");
+  }
+  return {h[3] == "pattern"};
+}
+
+}  // namespace
+
+VirtualNetwork VirtualNetwork::read_matrix_market(std::istream& in, const std::string& source) {
+  std::string text;
+  std::uint64_t line = 1;
+  if (!std::getline(in, text)) mm_error(source, 1, "empty file: expected a %%MatrixMarket header");
+  const auto header = read_adjacency_header(text, source);
+  std::vector<std::string> size_line;
+  while (size_line.empty() && std::getline(in, text)) {
+    ++line;
+    if (!text.empty() && text[0] != '%') size_line = split_blanks(text);
+  }
+  if (size_line.size() != 3) mm_error(source, line, "expected 'rows columns entries', found '" + text + "'");
+  const std::uint64_t rows = mm_index(size_line[0], source, line, "row count");
+  const std::uint64_t cols = mm_index(size_line[1], source, line, "column count");
+  const std::uint64_t entries = mm_index(size_line[2], source, line, "entry count");
+  if (rows != cols) mm_error(source, line, "an adjacency matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
+  if (rows == 0 || rows > static_cast<std::uint64_t>(kMaxNodes)) {
+    mm_error(source, line, "node count " + size_line[0] + " is outside 1.." + std::to_string(kMaxNodes));
+  }
+  if (entries > static_cast<std::uint64_t>(kMaxArcs)) {
+    mm_error(source, line, std::to_string(entries) + " entries do not fit in memory (at most " + std::to_string(kMaxArcs) + ")");
+  }
+  const std::size_t fields = header.pattern ? 2 : 3;
+  std::vector<std::pair<Node, Node>> edges;
+  edges.reserve(entries);
+  while (std::getline(in, text)) {
+    ++line;
+    const auto t = split_blanks(text);
+    if (t.empty() || text[0] == '%') continue;
+    if (t.size() != fields) {
+      mm_error(source, line, std::string(header.pattern ? "expected 'row column'" : "expected 'row column value'") +
+                                 ", found '" + text + "'");
+    }
+    const std::uint64_t r = mm_index(t[0], source, line, "row");
+    const std::uint64_t c = mm_index(t[1], source, line, "column");
+    if (!header.pattern) mm_value(t[2], source, line);
+    if (r < 1 || r > rows) mm_error(source, line, "row " + t[0] + " is outside 1.." + std::to_string(rows));
+    if (c < 1 || c > cols) mm_error(source, line, "column " + t[1] + " is outside 1.." + std::to_string(cols));
+    if (edges.size() == entries) mm_error(source, line, "more entries than the " + std::to_string(entries) + " announced");
+    edges.emplace_back(static_cast<Node>(r - 1), static_cast<Node>(c - 1));
+  }
+  if (in.bad()) mm_error(source, line, "read error");
+  if (edges.size() != entries) {
+    mm_error(source, line, "the header announces " + std::to_string(entries) + " entries, the file has " +
+                               std::to_string(edges.size()));
+  }
+  return from_edges(static_cast<Node>(rows), edges, source);
+}
+
+VirtualNetwork VirtualNetwork::read_matrix_market_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot open the adjacency file");
+  return read_matrix_market(in, path);
+}
+
+}  // namespace switchyard::primitives
