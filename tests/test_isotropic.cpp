@@ -6,6 +6,7 @@
 
 #include "switchyard/primitives/isotropic.hpp"
 #include "switchyard/primitives/slot_simulator.hpp"
+#include "switchyard/primitives/slot_task.hpp"
 
 namespace sp = switchyard::primitives;
 
@@ -202,4 +203,25 @@ TEST(IsotropicSchedule, CheckerRejectsBrokenSchedules) {
   EXPECT_THROW(sp::check_isotropic_schedule(m, missing), std::logic_error);
   sp::IsotropicSchedule row_twice{{{{2, 0}, {2, 1}}, {{0, 0}, {1, 1}}}};
   EXPECT_THROW(sp::check_isotropic_schedule(m, row_twice), std::logic_error);
+}
+
+TEST(IsotropicRegistry, TotalExchangeOnLatticesRoutesToTheOptimum) {
+  for (const auto& g : {sp::VirtualNetwork::hypercube(5), sp::VirtualNetwork::torus({6, 5}), sp::VirtualNetwork::torus({2, 3, 4})}) {
+    const auto task = sp::make_task(sp::Task::te, g, {});
+    const auto result = sp::route(g, kAllPortFull, task);
+    EXPECT_NE(result.algorithm.find("isotropic"), std::string::npos) << result.algorithm;
+    ASSERT_FALSE(result.bounds.empty());
+    EXPECT_EQ(result.bounds[0].kind, sp::BoundKind::optimum);
+    const sp::IsotropicLattice lattice(g);
+    EXPECT_EQ(result.bounds[0].slots, sp::critical_sum(sp::total_exchange_task_matrix(lattice)));
+    const auto simulated = sp::simulate(g, kAllPortFull, task.packets, result.schedule);
+    EXPECT_EQ(simulated.slots, result.bounds[0].slots) << g.name();
+    EXPECT_EQ(simulated.deliveries, task.packets.deliveries());
+  }
+  // Half duplex cannot use both ends of a link at once: another algorithm runs.
+  const auto g = sp::VirtualNetwork::hypercube(3);
+  const auto half = sp::route(g, {sp::Ports::all_port, sp::Duplex::half}, sp::make_task(sp::Task::te, g, {}));
+  EXPECT_EQ(half.algorithm.find("isotropic"), std::string::npos);
+  EXPECT_THROW(sp::isotropic_optimal(g, {sp::Ports::one_port, sp::Duplex::full}, sp::make_task(sp::Task::te, g, {})),
+               std::invalid_argument);
 }

@@ -7,20 +7,20 @@
 #include "switchyard/primitives/pmnb.hpp"
 #include "switchyard/primitives/random_graph.hpp"
 #include "switchyard/primitives/slot_simulator.hpp"
+#include "switchyard/primitives/slot_task.hpp"
 
 namespace sp = switchyard::primitives;
 
 namespace {
+
+sp::VirtualNetwork random_connected(sp::Node n) { return sp::random_connected_graph(n, 2 * n, static_cast<std::uint64_t>(n)); }
 
 std::vector<sp::VirtualNetwork> networks() {
   std::vector<sp::VirtualNetwork> out = {sp::VirtualNetwork::hypercube(4), sp::VirtualNetwork::hypercube(6),
                                          sp::VirtualNetwork::torus({4, 4}),  sp::VirtualNetwork::torus({5, 7}),
                                          sp::VirtualNetwork::torus({3, 3, 4}), sp::VirtualNetwork::complete(8),
                                          sp::VirtualNetwork::complete(33)};
-  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
-    const sp::Node n = 20 + 10 * static_cast<sp::Node>(seed);
-    out.push_back(sp::random_connected_graph(n, 2 * n, seed));
-  }
+  for (sp::Node n : {30, 40, 50, 60}) out.push_back(random_connected(n));
   return out;
 }
 
@@ -106,4 +106,25 @@ TEST(Pmnb, RejectsWrongInput) {
   auto broken = trees;
   broken.trees[0].pop_back();
   EXPECT_THROW(sp::pmnb_plan(g, sp::pmnb_packets(8, one), broken, sp::Duplex::full), std::logic_error);
+}
+
+TEST(Pmnb, RegistryRoutesPartialBroadcastsToTheTrees) {
+  for (const auto& g : {sp::VirtualNetwork::torus({6, 6}), sp::VirtualNetwork::hypercube(5), random_connected(40)}) {
+    for (auto task_kind : {sp::Task::pmnb, sp::Task::pmna}) {
+      for (auto duplex : {sp::Duplex::full, sp::Duplex::half}) {
+        const sp::LinkModel model{sp::Ports::all_port, duplex};
+        sp::TaskOptions options;
+        options.active_fraction = 0.4;
+        const auto task = sp::make_task(task_kind, g, options);
+        const auto result = sp::route(g, model, task);
+        EXPECT_NE(result.algorithm.find("spanning trees"), std::string::npos) << result.algorithm;
+        ASSERT_TRUE(result.packets.has_value());
+        ASSERT_EQ(result.bounds.size(), 2u);
+        const auto simulated = sp::simulate(g, model, *result.packets, result.schedule);
+        EXPECT_LE(simulated.slots, result.bounds[0].slots) << g.name();
+        EXPECT_GE(simulated.slots, result.bounds[1].slots) << g.name();
+        EXPECT_EQ(simulated.deliveries, result.packets->deliveries());
+      }
+    }
+  }
 }

@@ -380,6 +380,21 @@ SlotSchedule expand_isotropic_schedule(const IsotropicLattice& lattice, const Ta
   return out;
 }
 
+SlotAlgorithmResult isotropic_optimal(const VirtualNetwork& g, LinkModel model, const TaskInstance& task) {
+  if (model != LinkModel{Ports::all_port, Duplex::full}) {
+    throw std::invalid_argument("isotropic_optimal: needs all-port full duplex, not " + to_string(model));
+  }
+  const IsotropicLattice lattice(g);
+  const auto isotropic = as_isotropic(lattice, task.packets);
+  if (!isotropic) throw std::invalid_argument("isotropic_optimal: the task is not isotropic on " + g.name());
+  const auto schedule = optimal_isotropic_schedule(isotropic->matrix);
+  SlotAlgorithmResult out{"isotropic, edge colouring of the task matrix (Varvarigos-Bertsekas)",
+                          expand_isotropic_schedule(lattice, isotropic->matrix, schedule, isotropic->packet_ids),
+                          {{BoundKind::optimum, critical_sum(isotropic->matrix), "critical sum h"}},
+                          std::nullopt};
+  return out;
+}
+
 void check_isotropic_schedule(const TaskMatrix& m, const IsotropicSchedule& schedule) {
   std::vector<std::int32_t> moved(m.entries.size(), 0);
   std::vector<std::int32_t> row_slot(static_cast<std::size_t>(m.rows()), -1);

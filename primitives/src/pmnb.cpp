@@ -3,6 +3,7 @@
 #include "slot_support.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <numeric>
 #include <stdexcept>
@@ -269,6 +270,37 @@ PmnbPlan pmnb_plan(const VirtualNetwork& g, const PacketSet& packets, const Edge
 
 PmnbPlan pmna_plan(const VirtualNetwork& g, const PacketSet& packets, const EdgeDisjointTrees& trees, Duplex duplex) {
   return plan(g, packets, trees, duplex, true);
+}
+
+namespace {
+
+SlotAlgorithmResult on_trees(const VirtualNetwork& g, LinkModel model, const TaskInstance& task, bool combining) {
+  if (model.ports != Ports::all_port) {
+    throw std::invalid_argument("PMNB/PMNA on spanning trees: needs all-port, not " + to_string(model));
+  }
+  const auto trees = edge_disjoint_spanning_trees(g);
+  auto p = plan(g, task.packets, trees, model.duplex, combining);
+  const bool full = model.duplex == Duplex::full;
+  const auto ceiling = [](double x) { return static_cast<std::int64_t>(std::ceil(x - 1e-9)); };
+  SlotAlgorithmResult out{
+      std::to_string(p.trees) + " edge-disjoint spanning trees (" + trees.construction + "), prefix then greedy" +
+          (combining ? ", reversed" : ""),
+      std::move(p.schedule),
+      {{BoundKind::upper, static_cast<std::int64_t>(std::floor(p.upper_bound() + 1e-9)), "M/k + Lbar + 2 delta"},
+       {BoundKind::lower, ceiling(full ? p.lower_bound_full() : p.lower_bound_half()),
+        full ? "max(M/2k, delta)" : "max(M/k, delta)"}},
+      std::move(p.packets)};
+  return out;
+}
+
+}  // namespace
+
+SlotAlgorithmResult pmnb_on_trees(const VirtualNetwork& g, LinkModel model, const TaskInstance& task) {
+  return on_trees(g, model, task, false);
+}
+
+SlotAlgorithmResult pmna_on_trees(const VirtualNetwork& g, LinkModel model, const TaskInstance& task) {
+  return on_trees(g, model, task, true);
 }
 
 }  // namespace switchyard::primitives

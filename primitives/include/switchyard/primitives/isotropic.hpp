@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "switchyard/primitives/slot_algorithms.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
 
@@ -143,6 +144,12 @@ class IsotropicExpander {
 // the theorem checks stream IsotropicExpander::next() instead).
 SlotSchedule expand_isotropic_schedule(const IsotropicLattice& lattice, const TaskMatrix& matrix,
                                        const IsotropicSchedule& schedule, std::span<const PacketId> packet_ids = {});
+
+// The registry's entry (slot_algorithms.hpp) for a task `as_isotropic`
+// recognises (TE on a hypercube or torus), all-port full duplex: the optimal
+// schedule, its optimum h named "critical sum h". Throws std::invalid_argument
+// for a network that is not a hypercube or torus or a task that is not isotropic.
+SlotAlgorithmResult isotropic_optimal(const VirtualNetwork& network, LinkModel model, const TaskInstance& task);
 
 // Checks the row and column rules of every slot and that every unit entry is
 // moved exactly once; throws std::logic_error naming the first violation.

@@ -23,6 +23,7 @@
 #include <span>
 #include <vector>
 
+#include "switchyard/primitives/slot_algorithms.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/spanning_trees.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
@@ -64,5 +65,12 @@ PmnbPlan pmnb_plan(const VirtualNetwork& network, const PacketSet& packets, cons
 // combination toward the destination once all its subtree's has arrived.
 PmnbPlan pmna_plan(const VirtualNetwork& network, const PacketSet& packets, const EdgeDisjointTrees& trees,
                    Duplex duplex);
+
+// The registry's entries (slot_algorithms.hpp) for Task::pmnb and Task::pmna,
+// all-port: the plan on edge_disjoint_spanning_trees(network), its packets in
+// the result (the prefix adds control packets), and the bounds M/k + Lbar +
+// 2 delta (upper, first) and max(M/2k, delta) or max(M/k, delta) (lower).
+SlotAlgorithmResult pmnb_on_trees(const VirtualNetwork& network, LinkModel model, const TaskInstance& task);
+SlotAlgorithmResult pmna_on_trees(const VirtualNetwork& network, LinkModel model, const TaskInstance& task);
 
 }  // namespace switchyard::primitives
