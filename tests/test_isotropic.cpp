@@ -93,6 +93,9 @@ TEST(IsotropicTaskMatrix, RecognisesIsotropicTasksAndRejectsOthers) {
   EXPECT_THROW(sp::IsotropicLattice(sp::VirtualNetwork::complete(8)), std::invalid_argument);
   EXPECT_THROW(sp::task_matrix(lattice, std::vector<sp::Node>{0}), std::invalid_argument);
   EXPECT_THROW(sp::task_matrix(lattice, std::vector<sp::Node>{3, 3}), std::invalid_argument);
+  // A 2^14-node TE (2^28 packets) is refused before it is built.
+  const sp::IsotropicLattice big(sp::VirtualNetwork::hypercube(14));
+  EXPECT_THROW(sp::isotropic_packets(big, sp::total_exchange_task_matrix(big)), std::invalid_argument);
 }
 
 TEST(IsotropicOptimal, HypercubeTotalExchangeTakesExactlyH) {

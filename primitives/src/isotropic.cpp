@@ -309,6 +309,13 @@ IsotropicSchedule greedy_isotropic_schedule(const TaskMatrix& m, GreedyPriority 
 }
 
 PacketSet isotropic_packets(const IsotropicLattice& lattice, const TaskMatrix& m) {
+  // 8 bytes a packet in the set, 4 more in the simulator: 2^27 is 1.5 GiB.
+  constexpr std::int64_t kMostPackets = std::int64_t{1} << 27;
+  if (m.rows() * lattice.size() > kMostPackets) {
+    throw std::invalid_argument("isotropic_packets: " + std::to_string(m.rows()) + " packets from each of " +
+                                std::to_string(lattice.size()) + " nodes is more than the " +
+                                std::to_string(kMostPackets) + " that fit in memory");
+  }
   PacketSet packets(lattice.size(), false);
   for (Node s = 0; s < lattice.size(); ++s) {
     for (Node o : m.offsets) packets.add(s, lattice.add(s, o));
