@@ -210,7 +210,7 @@ TEST(IsotropicSchedule, CheckerRejectsBrokenSchedules) {
 
 TEST(IsotropicRegistry, TotalExchangeOnLatticesRoutesToTheOptimum) {
   for (const auto& g : {sp::VirtualNetwork::hypercube(5), sp::VirtualNetwork::torus({6, 5}), sp::VirtualNetwork::torus({2, 3, 4})}) {
-    const auto task = sp::make_task(sp::Task::te, g, {});
+    const auto task = sp::make_task(sp::TaskKind::te, g, {});
     const auto result = sp::route(g, kAllPortFull, task);
     EXPECT_NE(result.algorithm.find("isotropic"), std::string::npos) << result.algorithm;
     ASSERT_FALSE(result.bounds.empty());
@@ -223,8 +223,8 @@ TEST(IsotropicRegistry, TotalExchangeOnLatticesRoutesToTheOptimum) {
   }
   // Half duplex cannot use both ends of a link at once: another algorithm runs.
   const auto g = sp::VirtualNetwork::hypercube(3);
-  const auto half = sp::route(g, {sp::Ports::all_port, sp::Duplex::half}, sp::make_task(sp::Task::te, g, {}));
+  const auto half = sp::route(g, {sp::Ports::all_port, sp::Duplex::half}, sp::make_task(sp::TaskKind::te, g, {}));
   EXPECT_EQ(half.algorithm.find("isotropic"), std::string::npos);
-  EXPECT_THROW(sp::isotropic_optimal(g, {sp::Ports::one_port, sp::Duplex::full}, sp::make_task(sp::Task::te, g, {})),
+  EXPECT_THROW(sp::isotropic_optimal(g, {sp::Ports::one_port, sp::Duplex::full}, sp::make_task(sp::TaskKind::te, g, {})),
                std::invalid_argument);
 }

@@ -110,7 +110,7 @@ TEST(Pmnb, RejectsWrongInput) {
 
 TEST(Pmnb, RegistryRoutesPartialBroadcastsToTheTrees) {
   for (const auto& g : {sp::VirtualNetwork::torus({6, 6}), sp::VirtualNetwork::hypercube(5), random_connected(40)}) {
-    for (auto task_kind : {sp::Task::pmnb, sp::Task::pmna}) {
+    for (auto task_kind : {sp::TaskKind::pmnb, sp::TaskKind::pmna}) {
       for (auto duplex : {sp::Duplex::full, sp::Duplex::half}) {
         const sp::LinkModel model{sp::Ports::all_port, duplex};
         sp::TaskOptions options;

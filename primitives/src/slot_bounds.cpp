@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <string>
 
 #include "slot_support.hpp"
@@ -11,12 +12,17 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return b <= 0 ? 0 : (a + b - 1) / b; }
 
 // Distances from each packet's single end (the origin of a copying packet,
-// the destination of a combining one), one BFS per distinct end, remembered
-// while consecutive packets share it. Skipped (-1) where the BFSs would cost
+// the destination of a combining one) to its other ends: closed forms on the
+// regular kinds; on graphs from files one BFS per distinct end, remembered
+// while consecutive packets share it, skipped (-1) where the BFSs would cost
 // more than a bound is worth.
 class EndDistances {
  public:
   EndDistances(const VirtualNetwork& g, const PacketSet& packets) : g_(g) {
+    if (g.kind() != NetworkKind::graph) {
+      router_.emplace(g);
+      return;
+    }
     std::int64_t ends = 0;
     Node last = -1;
     for (PacketId p = 0; p < packets.size(); ++p) {
@@ -27,15 +33,20 @@ class EndDistances {
   }
   // Largest distance from `end` to any of `others`, or -1 when not affordable.
   std::int32_t farthest(Node end, std::span<const Node> others) {
+    std::int32_t best = 0;
+    if (router_) {
+      for (Node v : others) best = std::max(best, router_->distance(end, v));
+      return best;
+    }
     if (!affordable_) return -1;
     if (end != cached_) dist_ = g_.distances_from(end), cached_ = end;
-    std::int32_t best = 0;
     for (Node v : others) best = std::max(best, dist_[v]);
     return best;
   }
 
  private:
   const VirtualNetwork& g_;
+  std::optional<Router> router_;
   bool affordable_ = false;
   Node cached_ = -1;
   std::vector<std::int32_t> dist_;

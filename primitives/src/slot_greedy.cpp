@@ -107,31 +107,35 @@ SlotSchedule greedy_schedule(const VirtualNetwork& network, LinkModel model, con
   }
   SlotSchedule schedule;
   std::vector<Transmission> moved;
+  std::vector<std::pair<std::int32_t, Node>> order;
+  std::vector<ArcQueues::OutArc> candidates;
+  const bool one_port = model.ports == Ports::one_port;
   for (std::int32_t slot = 0;; ++slot) {
     auto& nodes = queues.active_nodes();
     if (nodes.empty()) break;
-    // Most urgent senders first: they get the receivers they need.
-    auto urgency = [&](Node v) {
-      std::int32_t best = 0;
-      for (const auto& a : queues.arcs_of(v)) best = std::max(best, queues.top(a.arc).priority);
-      return best;
-    };
-    std::vector<std::pair<std::int32_t, Node>> order;
-    order.reserve(nodes.size());
-    for (Node v : nodes) order.push_back({-urgency(v), v});
-    std::sort(order.begin(), order.end());
+    // One-port: the most urgent senders first, so they get the receivers they
+    // need. All-port: every free arc sends, in any order.
+    order.clear();
+    for (Node v : nodes) {
+      std::int32_t urgency = 0;
+      if (one_port) {
+        for (const auto& a : queues.arcs_of(v)) urgency = std::max(urgency, queues.top(a.arc).priority);
+      }
+      order.push_back({-urgency, v});
+    }
+    if (one_port) std::sort(order.begin(), order.end());
     moved.clear();
     for (const auto& [neg, v] : order) {
-      // All-port: every free arc sends its most urgent packet. One-port: the most urgent free arc only.
-      std::vector<ArcQueues::OutArc> candidates(queues.arcs_of(v).begin(), queues.arcs_of(v).end());
-      std::sort(candidates.begin(), candidates.end(), [&](const auto& a, const auto& b) {
-        return queues.top(b.arc) < queues.top(a.arc);
-      });
+      candidates.assign(queues.arcs_of(v).begin(), queues.arcs_of(v).end());
+      if (one_port) {
+        std::sort(candidates.begin(), candidates.end(),
+                  [&](const auto& a, const auto& b) { return queues.top(b.arc) < queues.top(a.arc); });
+      }
       for (const auto& a : candidates) {
         if (!ports.free(slot, v, a.to, a.arc)) continue;
         ports.use(slot, v, a.to, a.arc);
         moved.push_back({v, a.to, queues.pop(a.arc).packet});
-        if (model.ports == Ports::one_port) break;
+        if (one_port) break;
       }
     }
     for (const Transmission& t : moved) schedule.add(slot, t);

@@ -51,14 +51,14 @@ bool all_port(const VirtualNetwork&, LinkModel m) { return m.ports == Ports::all
 // The accumulation / gather tasks are the duals of the broadcast / scatter
 // tasks: the forward instance has every packet's ends swapped (same ids), and
 // its schedule reversed in time and direction executes the dual.
-Task forward_task(Task t) {
+TaskKind forward_task(TaskKind t) {
   switch (t) {
-    case Task::sna: return Task::snb;
-    case Task::ssna: return Task::ssnb;
-    case Task::sng: return Task::sns;
-    case Task::ssng: return Task::ssns;
-    case Task::pmna: return Task::pmnb;
-    case Task::pmng: return Task::pmns;
+    case TaskKind::sna: return TaskKind::snb;
+    case TaskKind::ssna: return TaskKind::ssnb;
+    case TaskKind::sng: return TaskKind::sns;
+    case TaskKind::ssng: return TaskKind::ssns;
+    case TaskKind::pmna: return TaskKind::pmnb;
+    case TaskKind::pmng: return TaskKind::pmns;
     default: return t;
   }
 }
@@ -93,7 +93,7 @@ SlotAlgorithmResult binomial(const VirtualNetwork& g, LinkModel m, const TaskIns
   // Complete graph: ceil(log2(k+1)) slots, the one-port doubling bound. Hypercube SNB: d slots = the diameter.
   const auto s = task.packets.size() == 0 ? SlotSchedule{}
                                           : detail::binomial_broadcast(g, task.root, 0, task.packets.destinations(0));
-  const bool optimal = g.kind() == NetworkKind::complete || task.task == Task::snb;
+  const bool optimal = g.kind() == NetworkKind::complete || task.task == TaskKind::snb;
   return finish("binomial tree", s, g, m, task, optimal);
 }
 
@@ -126,47 +126,55 @@ SlotAlgorithmResult greedy_routed(const VirtualNetwork& g, LinkModel m, const Ta
 }
 
 SlotAlgorithmResult greedy_trees(const VirtualNetwork& g, LinkModel m, const TaskInstance& task) {
-  const bool binomial = (g.kind() == NetworkKind::complete || g.kind() == NetworkKind::hypercube) &&
-                        m.ports == Ports::one_port;
-  const detail::TreeForwarding forwarding(g, task.packets, binomial);
-  return finish(binomial ? "greedy forwarding on binomial trees" : "greedy forwarding on BFS trees",
+  // Binomial trees: the one-port optimum per packet on the complete graph and
+  // the cube; all-port on the cube, their dimensions rotated per origin so the
+  // trees of many origins load every dimension.
+  using detail::TreeShape;
+  const bool one_port = m.ports == Ports::one_port;
+  const TreeShape shape = g.kind() == NetworkKind::hypercube ? (one_port ? TreeShape::binomial : TreeShape::rotated_binomial)
+                          : g.kind() == NetworkKind::complete && one_port ? TreeShape::binomial
+                                                                          : TreeShape::bfs;
+  const detail::TreeForwarding forwarding(g, task.packets, shape);
+  return finish(shape == TreeShape::bfs ? "greedy forwarding on BFS trees"
+                : shape == TreeShape::binomial ? "greedy forwarding on binomial trees"
+                                               : "greedy forwarding on dimension-rotated binomial trees",
                 detail::greedy_schedule(g, m, task.packets, forwarding), g, m, task, false);
 }
 
 constexpr SlotAlgorithmEntry kEntries[] = {
     // Complete graph, all-port: every packet straight to its destination.
-    {Task::one_to_one, is_complete, direct}, {Task::permutation, is_complete, direct},
-    {Task::snb, complete_all_port, direct}, {Task::sna, complete_all_port, direct},
-    {Task::ssnb, complete_all_port, direct}, {Task::ssna, complete_all_port, direct},
-    {Task::sns, complete_all_port, direct}, {Task::sng, complete_all_port, direct},
-    {Task::ssns, complete_all_port, direct}, {Task::ssng, complete_all_port, direct},
-    {Task::mnb, complete_all_port, direct}, {Task::pmnb, complete_all_port, direct},
-    {Task::pmna, complete_all_port, direct}, {Task::te, complete_all_port, direct},
-    {Task::pmns, complete_all_port, direct}, {Task::pmng, complete_all_port, direct},
+    {TaskKind::one_to_one, is_complete, direct}, {TaskKind::permutation, is_complete, direct},
+    {TaskKind::snb, complete_all_port, direct}, {TaskKind::sna, complete_all_port, direct},
+    {TaskKind::ssnb, complete_all_port, direct}, {TaskKind::ssna, complete_all_port, direct},
+    {TaskKind::sns, complete_all_port, direct}, {TaskKind::sng, complete_all_port, direct},
+    {TaskKind::ssns, complete_all_port, direct}, {TaskKind::ssng, complete_all_port, direct},
+    {TaskKind::mnb, complete_all_port, direct}, {TaskKind::pmnb, complete_all_port, direct},
+    {TaskKind::pmna, complete_all_port, direct}, {TaskKind::te, complete_all_port, direct},
+    {TaskKind::pmns, complete_all_port, direct}, {TaskKind::pmng, complete_all_port, direct},
     // Complete graph, one-port (the real machine).
-    {Task::snb, complete_one_port, binomial}, {Task::ssnb, complete_one_port, binomial},
-    {Task::sna, complete_one_port, by_duality<binomial>}, {Task::ssna, complete_one_port, by_duality<binomial>},
-    {Task::sns, complete_one_port, sequential}, {Task::ssns, complete_one_port, sequential},
-    {Task::sng, complete_one_port, by_duality<sequential>}, {Task::ssng, complete_one_port, by_duality<sequential>},
-    {Task::mnb, complete_one_port, shifted}, {Task::te, complete_one_port, shifted},
-    {Task::pmns, complete_one_port, shifted}, {Task::pmng, complete_one_port, by_duality<shifted>},
+    {TaskKind::snb, complete_one_port, binomial}, {TaskKind::ssnb, complete_one_port, binomial},
+    {TaskKind::sna, complete_one_port, by_duality<binomial>}, {TaskKind::ssna, complete_one_port, by_duality<binomial>},
+    {TaskKind::sns, complete_one_port, sequential}, {TaskKind::ssns, complete_one_port, sequential},
+    {TaskKind::sng, complete_one_port, by_duality<sequential>}, {TaskKind::ssng, complete_one_port, by_duality<sequential>},
+    {TaskKind::mnb, complete_one_port, shifted}, {TaskKind::te, complete_one_port, shifted},
+    {TaskKind::pmns, complete_one_port, shifted}, {TaskKind::pmng, complete_one_port, by_duality<shifted>},
     // Hypercube, one-port: the binomial tree is a spanning tree of the cube.
-    {Task::snb, hypercube_one_port, binomial}, {Task::ssnb, hypercube_one_port, binomial},
-    {Task::sna, hypercube_one_port, by_duality<binomial>}, {Task::ssna, hypercube_one_port, by_duality<binomial>},
+    {TaskKind::snb, hypercube_one_port, binomial}, {TaskKind::ssnb, hypercube_one_port, binomial},
+    {TaskKind::sna, hypercube_one_port, by_duality<binomial>}, {TaskKind::ssna, hypercube_one_port, by_duality<binomial>},
     // Hypercube and torus, all-port full duplex: TE as an isotropic task, in exactly h slots.
-    {Task::te, lattice_all_port_full, isotropic_optimal},
+    {TaskKind::te, lattice_all_port_full, isotropic_optimal},
     // Any network, all-port: PMNB / PMNA on edge-disjoint spanning trees.
-    {Task::pmnb, all_port, pmnb_on_trees}, {Task::pmna, all_port, pmna_on_trees},
+    {TaskKind::pmnb, all_port, pmnb_on_trees}, {TaskKind::pmna, all_port, pmna_on_trees},
     // Any network, any link model.
-    {Task::snb, nullptr, tree}, {Task::ssnb, nullptr, tree},
-    {Task::sna, nullptr, by_duality<tree>}, {Task::ssna, nullptr, by_duality<tree>},
-    {Task::one_to_one, nullptr, greedy_routed}, {Task::permutation, nullptr, greedy_routed},
-    {Task::sns, nullptr, greedy_routed}, {Task::ssns, nullptr, greedy_routed},
-    {Task::sng, nullptr, by_duality<greedy_routed>}, {Task::ssng, nullptr, by_duality<greedy_routed>},
-    {Task::te, nullptr, greedy_routed}, {Task::pmns, nullptr, greedy_routed},
-    {Task::pmng, nullptr, by_duality<greedy_routed>},
-    {Task::mnb, nullptr, greedy_trees}, {Task::pmnb, nullptr, greedy_trees},
-    {Task::pmna, nullptr, by_duality<greedy_trees>},
+    {TaskKind::snb, nullptr, tree}, {TaskKind::ssnb, nullptr, tree},
+    {TaskKind::sna, nullptr, by_duality<tree>}, {TaskKind::ssna, nullptr, by_duality<tree>},
+    {TaskKind::one_to_one, nullptr, greedy_routed}, {TaskKind::permutation, nullptr, greedy_routed},
+    {TaskKind::sns, nullptr, greedy_routed}, {TaskKind::ssns, nullptr, greedy_routed},
+    {TaskKind::sng, nullptr, by_duality<greedy_routed>}, {TaskKind::ssng, nullptr, by_duality<greedy_routed>},
+    {TaskKind::te, nullptr, greedy_routed}, {TaskKind::pmns, nullptr, greedy_routed},
+    {TaskKind::pmng, nullptr, by_duality<greedy_routed>},
+    {TaskKind::mnb, nullptr, greedy_trees}, {TaskKind::pmnb, nullptr, greedy_trees},
+    {TaskKind::pmna, nullptr, by_duality<greedy_trees>},
 };
 
 }  // namespace

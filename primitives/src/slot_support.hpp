@@ -97,16 +97,18 @@ SlotSchedule binomial_broadcast(const VirtualNetwork& network, Node root, Packet
 // Broadcast forwarding for packets with several destinations: each origin's
 // breadth-first tree pruned to the packet's destinations (any network), or
 // the binomial tree of the origin (complete graph and hypercube, every node a
-// destination), priority = the depth of the subtree still to reach.
+// destination; rotated_binomial: on the cube, its dimensions rotated by the
+// origin), priority = the depth of the subtree still to reach.
+enum class TreeShape : std::uint8_t { bfs, binomial, rotated_binomial };
 class TreeForwarding final : public Forwarding {
  public:
-  TreeForwarding(const VirtualNetwork& network, const PacketSet& packets, bool binomial);
+  TreeForwarding(const VirtualNetwork& network, const PacketSet& packets, TreeShape shape);
   void hops(PacketId packet, Node at, std::vector<Hop>& out) const override;
 
  private:
   const VirtualNetwork& network_;
   const PacketSet& packets_;
-  bool binomial_;
+  TreeShape shape_;
   std::vector<Node> parent_;            // BFS: parent_[p * N + v]
   std::vector<std::int32_t> height_;    // BFS: slots the subtree of v still needs, -1 if pruned
 };

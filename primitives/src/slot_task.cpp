@@ -20,7 +20,7 @@ constexpr std::array<std::string_view, 16> kNames = {"one-to-one", "snb", "sna",
 constexpr std::int64_t kMaxPackets = std::int64_t{1} << 27;
 constexpr std::int64_t kMaxDeliveries = std::int64_t{1} << 28;
 
-void require_fits(Task task, Node n, std::int64_t packets, std::int64_t deliveries) {
+void require_fits(TaskKind task, Node n, std::int64_t packets, std::int64_t deliveries) {
   if (packets > kMaxPackets || deliveries > kMaxDeliveries) {
     throw std::invalid_argument(std::string(task_name(task)) + " on " + std::to_string(n) + " nodes has " +
                                 std::to_string(packets) + " packets and " + std::to_string(deliveries) +
@@ -68,29 +68,29 @@ void add_pairs(PacketSet& packets, std::span<const Node> from, std::span<const N
 
 }  // namespace
 
-std::string_view task_name(Task task) noexcept { return kNames[static_cast<std::size_t>(task)]; }
+std::string_view task_name(TaskKind task) noexcept { return kNames[static_cast<std::size_t>(task)]; }
 
-std::optional<Task> parse_task(std::string_view name) noexcept {
-  for (Task t : kAllTasks) {
+std::optional<TaskKind> parse_task(std::string_view name) noexcept {
+  for (TaskKind t : kAllTasks) {
     if (task_name(t) == name) return t;
   }
   return std::nullopt;
 }
 
-bool task_combines(Task task) noexcept { return task == Task::sna || task == Task::ssna || task == Task::pmna; }
+bool task_combines(TaskKind task) noexcept { return task == TaskKind::sna || task == TaskKind::ssna || task == TaskKind::pmna; }
 
-bool task_uses_active_set(Task task) noexcept {
+bool task_uses_active_set(TaskKind task) noexcept {
   switch (task) {
-    case Task::ssnb: case Task::ssna: case Task::ssns: case Task::ssng:
-    case Task::pmnb: case Task::pmna: case Task::pmns: case Task::pmng: return true;
+    case TaskKind::ssnb: case TaskKind::ssna: case TaskKind::ssns: case TaskKind::ssng:
+    case TaskKind::pmnb: case TaskKind::pmna: case TaskKind::pmns: case TaskKind::pmng: return true;
     default: return false;
   }
 }
 
 namespace {
 
-bool selective(Task task) {
-  return task == Task::ssnb || task == Task::ssna || task == Task::ssns || task == Task::ssng;
+bool selective(TaskKind task) {
+  return task == TaskKind::ssnb || task == TaskKind::ssna || task == TaskKind::ssns || task == TaskKind::ssng;
 }
 
 // Packets and deliveries the task will have, to refuse it before building.
@@ -98,11 +98,11 @@ std::pair<std::int64_t, std::int64_t> task_size(const TaskInstance& t, Node n) {
   const std::int64_t a = static_cast<std::int64_t>(t.active.size());
   const std::int64_t m = n - 1;
   switch (t.task) {
-    case Task::mnb: return {n, std::int64_t{n} * m};
-    case Task::pmnb: return {a, a * m};
-    case Task::pmna: return {a, a * m};
-    case Task::te: return {std::int64_t{n} * m, std::int64_t{n} * m};
-    case Task::pmns: case Task::pmng: return {a * m, a * m};
+    case TaskKind::mnb: return {n, std::int64_t{n} * m};
+    case TaskKind::pmnb: return {a, a * m};
+    case TaskKind::pmna: return {a, a * m};
+    case TaskKind::te: return {std::int64_t{n} * m, std::int64_t{n} * m};
+    case TaskKind::pmns: case TaskKind::pmng: return {a * m, a * m};
     default: return {n, n};
   }
 }
@@ -114,33 +114,33 @@ void add_packets(TaskInstance& t, const VirtualNetwork& g) {
   const auto everyone = all_but(n, -1);
   auto& p = t.packets;
   switch (t.task) {
-    case Task::one_to_one: if (n > 1) p.add(r, t.active[0]); break;
-    case Task::snb: if (n > 1) p.add(std::span(&r, 1), others); break;
-    case Task::sna: if (n > 1) p.add(others, std::span(&r, 1)); break;
-    case Task::ssnb: if (!t.active.empty()) p.add(std::span(&r, 1), t.active); break;
-    case Task::ssna: if (!t.active.empty()) p.add(t.active, std::span(&r, 1)); break;
-    case Task::sns: add_pairs(p, std::span(&r, 1), others); break;
-    case Task::sng: add_pairs(p, others, std::span(&r, 1)); break;
-    case Task::ssns: add_pairs(p, std::span(&r, 1), t.active); break;
-    case Task::ssng: add_pairs(p, t.active, std::span(&r, 1)); break;
-    case Task::permutation:
+    case TaskKind::one_to_one: if (n > 1) p.add(r, t.active[0]); break;
+    case TaskKind::snb: if (n > 1) p.add(std::span(&r, 1), others); break;
+    case TaskKind::sna: if (n > 1) p.add(others, std::span(&r, 1)); break;
+    case TaskKind::ssnb: if (!t.active.empty()) p.add(std::span(&r, 1), t.active); break;
+    case TaskKind::ssna: if (!t.active.empty()) p.add(t.active, std::span(&r, 1)); break;
+    case TaskKind::sns: add_pairs(p, std::span(&r, 1), others); break;
+    case TaskKind::sng: add_pairs(p, others, std::span(&r, 1)); break;
+    case TaskKind::ssns: add_pairs(p, std::span(&r, 1), t.active); break;
+    case TaskKind::ssng: add_pairs(p, t.active, std::span(&r, 1)); break;
+    case TaskKind::permutation:
       for (Node v = 0; v < n; ++v) {
         if (t.target[v] != v) p.add(v, t.target[v]);
       }
       break;
-    case Task::mnb: case Task::pmnb:
-      for (Node o : t.task == Task::mnb ? std::span<const Node>(everyone) : std::span<const Node>(t.active)) {
+    case TaskKind::mnb: case TaskKind::pmnb:
+      for (Node o : t.task == TaskKind::mnb ? std::span<const Node>(everyone) : std::span<const Node>(t.active)) {
         if (n > 1) p.add(std::span(&o, 1), all_but(n, o));
       }
       break;
-    case Task::pmna:
+    case TaskKind::pmna:
       for (Node d : t.active) {
         if (n > 1) p.add(all_but(n, d), std::span(&d, 1));
       }
       break;
-    case Task::te: add_pairs(p, everyone, everyone); break;
-    case Task::pmns: add_pairs(p, t.active, everyone); break;
-    case Task::pmng:
+    case TaskKind::te: add_pairs(p, everyone, everyone); break;
+    case TaskKind::pmns: add_pairs(p, t.active, everyone); break;
+    case TaskKind::pmng:
       // Destination-major, so packet ids match PMNS's (origin-major), whose dual it is.
       for (Node d : t.active) {
         for (Node o : everyone) {
@@ -153,7 +153,7 @@ void add_packets(TaskInstance& t, const VirtualNetwork& g) {
 
 }  // namespace
 
-TaskInstance make_task(Task task, const VirtualNetwork& network, const TaskOptions& options) {
+TaskInstance make_task(TaskKind task, const VirtualNetwork& network, const TaskOptions& options) {
   const Node n = network.size();
   if (!network.contains(options.root)) {
     throw std::invalid_argument("make_task: root " + std::to_string(options.root) + " is outside 0.." + std::to_string(n - 1));
@@ -166,10 +166,10 @@ TaskInstance make_task(Task task, const VirtualNetwork& network, const TaskOptio
   t.task = task;
   t.root = options.root;
   t.packets = PacketSet(n, task_combines(task));
-  if (task == Task::one_to_one) t.active = {farthest_from(network, t.root)};
+  if (task == TaskKind::one_to_one) t.active = {farthest_from(network, t.root)};
   if (selective(task)) t.active = draw_active(all_but(n, t.root), options.active_fraction, options.seed);
   if (task_uses_active_set(task) && !selective(task)) t.active = draw_active(all_but(n, -1), options.active_fraction, options.seed);
-  if (task == Task::permutation) {
+  if (task == TaskKind::permutation) {
     t.target.resize(static_cast<std::size_t>(n));
     std::iota(t.target.begin(), t.target.end(), Node{0});
     std::mt19937_64 rng(options.seed);

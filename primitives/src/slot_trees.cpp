@@ -86,9 +86,9 @@ SlotSchedule binomial_broadcast(const VirtualNetwork& network, Node root, Packet
   return std::move(b).build();
 }
 
-TreeForwarding::TreeForwarding(const VirtualNetwork& network, const PacketSet& packets, bool binomial)
-    : network_(network), packets_(packets), binomial_(binomial) {
-  if (binomial) return;
+TreeForwarding::TreeForwarding(const VirtualNetwork& network, const PacketSet& packets, TreeShape shape)
+    : network_(network), packets_(packets), shape_(shape) {
+  if (shape != TreeShape::bfs) return;
   const std::size_t n = static_cast<std::size_t>(network.size());
   parent_.resize(n * static_cast<std::size_t>(packets.size()));
   height_.assign(parent_.size(), -1);
@@ -108,13 +108,25 @@ TreeForwarding::TreeForwarding(const VirtualNetwork& network, const PacketSet& p
 void TreeForwarding::hops(PacketId packet, Node at, std::vector<Hop>& out) const {
   const Node origin = packets_.origins(packet)[0];
   const std::int64_t n = network_.size();
-  if (binomial_) {
-    const bool cube = network_.kind() == NetworkKind::hypercube;
-    const std::int64_t v = cube ? (at ^ origin) : relative_rank(at, origin, n);
+  if (shape_ != TreeShape::bfs) {
+    if (network_.kind() == NetworkKind::hypercube) {
+      // Each origin's tree has its dimensions rotated by origin mod d (relative
+      // bit t is cube dimension (t - k) mod d), so the trees of many origins
+      // spread over all dimensions instead of all starting on dimension 0.
+      const int d = network_.dimension();
+      const int k = d == 0 || shape_ == TreeShape::binomial ? 0 : origin % d;
+      const auto x = static_cast<std::uint32_t>(at ^ origin);
+      const auto mask = (std::uint32_t{1} << d) - 1;
+      const std::int64_t v = k == 0 ? x : ((x << k) | (x >> (d - k))) & mask;
+      for_each_binomial_child(v, n, [&](std::int64_t child, int t) {
+        out.push_back({at ^ (Node{1} << ((t - k + d) % d)), binomial_slots(n) - binomial_receive_slot(child)});
+      });
+      return;
+    }
+    const std::int64_t v = relative_rank(at, origin, n);
     for_each_binomial_child(v, n, [&](std::int64_t child, int) {
-      const Node to = static_cast<Node>(cube ? (child ^ origin) : absolute_rank(child, origin, n));
       // The child receives in slot highbit(child); its subtree is done by slot binomial_slots(n) - 1.
-      out.push_back({to, binomial_slots(n) - binomial_receive_slot(child)});
+      out.push_back({static_cast<Node>(absolute_rank(child, origin, n)), binomial_slots(n) - binomial_receive_slot(child)});
     });
     return;
   }

@@ -66,7 +66,7 @@ PmnbPlan pmnb_plan(const VirtualNetwork& network, const PacketSet& packets, cons
 PmnbPlan pmna_plan(const VirtualNetwork& network, const PacketSet& packets, const EdgeDisjointTrees& trees,
                    Duplex duplex);
 
-// The registry's entries (slot_algorithms.hpp) for Task::pmnb and Task::pmna,
+// The registry's entries (slot_algorithms.hpp) for TaskKind::pmnb and TaskKind::pmna,
 // all-port: the plan on edge_disjoint_spanning_trees(network), its packets in
 // the result (the prefix adds control packets), and the bounds M/k + Lbar +
 // 2 delta (upper, first) and max(M/2k, delta) or max(M/k, delta) (lower).

@@ -41,7 +41,7 @@ using SlotAlgorithmFn = SlotAlgorithmResult (*)(const VirtualNetwork&, LinkModel
 using SlotAlgorithmApplies = bool (*)(const VirtualNetwork&, LinkModel);
 
 struct SlotAlgorithmEntry {
-  Task task;
+  TaskKind task;
   SlotAlgorithmApplies applies;  // nullptr: any network and link model
   SlotAlgorithmFn run;
 };

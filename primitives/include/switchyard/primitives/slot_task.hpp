@@ -1,6 +1,7 @@
 #pragma once
 // The static tasks of the hierarchy (Varvarigos section 2.1, Fig. 1) as slot
 // tasks on a virtual network: which node sends which packet to which nodes.
+// (TaskKind, not Task: switchyard::Task is the coroutine type.)
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -12,18 +13,19 @@
 
 namespace switchyard::primitives {
 
-enum class Task : std::uint8_t {
+enum class TaskKind : std::uint8_t {
   one_to_one, snb, sna, ssnb, ssna, sns, sng, ssns, ssng,
   permutation, mnb, pmnb, pmna, te, pmns, pmng,
 };
-inline constexpr Task kAllTasks[] = {Task::one_to_one, Task::snb, Task::sna, Task::ssnb, Task::ssna, Task::sns,
-                                     Task::sng, Task::ssns, Task::ssng, Task::permutation, Task::mnb, Task::pmnb,
-                                     Task::pmna, Task::te, Task::pmns, Task::pmng};
+inline constexpr TaskKind kAllTasks[] = {
+    TaskKind::one_to_one, TaskKind::snb, TaskKind::sna, TaskKind::ssnb, TaskKind::ssna, TaskKind::sns,
+    TaskKind::sng, TaskKind::ssns, TaskKind::ssng, TaskKind::permutation, TaskKind::mnb, TaskKind::pmnb,
+    TaskKind::pmna, TaskKind::te, TaskKind::pmns, TaskKind::pmng};
 
-std::string_view task_name(Task task) noexcept;        // "one-to-one", "snb", ...
-std::optional<Task> parse_task(std::string_view name) noexcept;
-bool task_combines(Task task) noexcept;                // SNA, SSNA, PMNA
-bool task_uses_active_set(Task task) noexcept;         // the selective and partial tasks
+std::string_view task_name(TaskKind task) noexcept;        // "one-to-one", "snb", ...
+std::optional<TaskKind> parse_task(std::string_view name) noexcept;
+bool task_combines(TaskKind task) noexcept;                // SNA, SSNA, PMNA
+bool task_uses_active_set(TaskKind task) noexcept;         // the selective and partial tasks
 
 struct TaskOptions {
   Node root = 0;                 // the single node of the single-node tasks and the origin of one-to-one
@@ -33,7 +35,7 @@ struct TaskOptions {
 
 // A task instance: the packets, plus what the algorithms need to know about them.
 struct TaskInstance {
-  Task task = Task::snb;
+  TaskKind task = TaskKind::snb;
   Node root = 0;
   // one-to-one: {destination}, a node farthest from the root. Selective tasks:
   // the chosen nodes other than the root. Partial tasks: the broadcasting
@@ -47,6 +49,6 @@ struct TaskInstance {
 // Builds the instance. Throws std::invalid_argument for a root outside the
 // network or a fraction outside [0, 1], and refuses a task whose packets
 // would not fit in memory (a TE or MNB on 10^5 nodes) with the reason.
-TaskInstance make_task(Task task, const VirtualNetwork& network, const TaskOptions& options);
+TaskInstance make_task(TaskKind task, const VirtualNetwork& network, const TaskOptions& options);
 
 }  // namespace switchyard::primitives
