@@ -290,26 +290,166 @@ EdgeDisjointTrees complete_graph_trees(Node n) {
   return out;
 }
 
-EdgeDisjointTrees torus2d_trees(Node n1, Node n2) {
-  if (n1 < 3 || n2 < 3) {
-    throw std::invalid_argument("torus2d_trees: sides " + std::to_string(n1) + "x" + std::to_string(n2) +
-                                " (each must be at least 3)");
+namespace {
+
+// The trees of the product built so far: node ids are those of the final
+// network restricted to the factors taken (each factor adds offset(y) to an id).
+struct ProductLevel {
+  std::vector<std::vector<TreeEdge>> trees;
+  std::vector<TreeEdge> unused;  // a forest of exactly trees.size() links
+  std::vector<Node> nodes;
+};
+
+// Orients each unused link (c, s) toward the root of its component of the
+// forest: every c differs, and following c -> s always ends at a root, which
+// is no c. (Two components cannot close a cycle: the forest has none.)
+std::vector<TreeEdge> orient_to_roots(const std::vector<TreeEdge>& unused) {
+  std::vector<TreeEdge> out(unused.size());
+  std::vector<char> done(unused.size(), 0);
+  for (std::size_t r = 0; r < unused.size(); ++r) {
+    if (done[r]) continue;
+    std::vector<Node> frontier{unused[r].second};
+    while (!frontier.empty()) {
+      const Node v = frontier.back();
+      frontier.pop_back();
+      for (std::size_t i = 0; i < unused.size(); ++i) {
+        if (done[i] || (unused[i].first != v && unused[i].second != v)) continue;
+        const Node w = unused[i].first == v ? unused[i].second : unused[i].first;
+        done[i] = 1;
+        out[i] = {w, v};
+        frontier.push_back(w);
+      }
+    }
   }
-  const auto at = [n1](Node x, Node y) { return x + n1 * y; };
-  EdgeDisjointTrees out{"2-d torus combs", std::vector<std::vector<TreeEdge>>(2)};
-  auto& a = out.trees[0];
-  auto& b = out.trees[1];
-  for (Node y = 0; y + 1 < n2; ++y) {
-    for (Node x = 0; x + 1 < n1; ++x) a.emplace_back(at(x, y), at(x + 1, y));
-    a.emplace_back(at(0, y), at(0, y + 1));
-  }
-  for (Node x = 1; x < n1; ++x) a.emplace_back(at(x, n2 - 1), at(x, 0));
-  for (Node x = 1; x < n1; ++x) {
-    for (Node y = 0; y + 1 < n2; ++y) b.emplace_back(at(x, y), at(x, y + 1));
-  }
-  for (Node x = 1; x + 1 < n1; ++x) b.emplace_back(at(x, n2 - 1), at(x + 1, n2 - 1));
-  for (Node y = 0; y < n2; ++y) b.emplace_back(at(n1 - 1, y), at(0, y));
   return out;
+}
+
+// A centre of tree t (the middle of a longest path) not in `taken`, or the
+// nearest node to it that is not.
+Node free_centre(const std::vector<Node>& nodes, const std::vector<TreeEdge>& t, const std::vector<char>& taken, Node size) {
+  const auto adj = tree_adjacency(size, t);
+  const auto first = bfs_distances(adj, nodes[0]);
+  Node a = nodes[0];
+  for (Node v : nodes) a = first[static_cast<std::size_t>(v)] > first[static_cast<std::size_t>(a)] ? v : a;
+  const auto from_a = bfs_distances(adj, a);
+  Node b = a;
+  for (Node v : nodes) b = from_a[static_cast<std::size_t>(v)] > from_a[static_cast<std::size_t>(b)] ? v : b;
+  const auto from_b = bfs_distances(adj, b);
+  const int half = from_a[static_cast<std::size_t>(b)] / 2;
+  Node centre = a;
+  for (Node v : nodes) {
+    if (from_a[static_cast<std::size_t>(v)] == half && from_b[static_cast<std::size_t>(v)] == from_a[static_cast<std::size_t>(b)] - half) centre = v;
+  }
+  const auto around = bfs_distances(adj, centre);
+  Node best = -1;
+  for (Node v : nodes) {
+    if (!taken[static_cast<std::size_t>(v)] && (best < 0 || around[static_cast<std::size_t>(v)] < around[static_cast<std::size_t>(best)])) best = v;
+  }
+  return best;
+}
+
+// G x K_2 (one link per node between the copies): each tree in both copies,
+// joined by the link at a centre of the tree (a different node per tree).
+ProductLevel times_link(const ProductLevel& g, Node offset, Node size) {
+  ProductLevel out{std::vector<std::vector<TreeEdge>>(g.trees.size()), {}, g.nodes};
+  for (Node v : g.nodes) out.nodes.push_back(v + offset);
+  std::vector<char> taken(static_cast<std::size_t>(size), 0);
+  for (std::size_t i = 0; i < g.trees.size(); ++i) {
+    for (Node y : {Node{0}, offset}) {
+      for (auto [a, b] : g.trees[i]) out.trees[i].emplace_back(a + y, b + y);
+    }
+    const Node c = free_centre(g.nodes, g.trees[i], taken, size);
+    taken[static_cast<std::size_t>(c)] = 1;
+    out.trees[i].emplace_back(c, c + offset);
+  }
+  return out;
+}
+
+// G x C_n, n >= 3, layers y = 0 .. n-1 at offsets[y], with G's k trees T_i and
+// k unused links u_i = (c_i, s_i) (oriented to roots). Tree f = 0 gives up its
+// last layer: T'_f is T_f in layers 0 .. n-2 joined by column c_f, with layer
+// n-1 hung off layer 0 by the wraparound links of every column. T'_i (i > 0)
+// is T_i in every layer joined by column c_i (all but its wraparound link).
+// The new tree is T_f in layer n-1, every other column as a path from layer 0
+// up to it, and (c_i, y) hung off (s_i, y) by u_i in layers 0 .. n-2. Left
+// unused: the u_i of layer n-1 and column c_f's link n-2 - n-1, again a forest of k + 1.
+ProductLevel times_cycle(const ProductLevel& g, const std::vector<Node>& offsets, Node size) {
+  const auto n = static_cast<Node>(offsets.size());
+  const std::size_t k = g.trees.size();
+  const auto u = orient_to_roots(g.unused);
+  ProductLevel out{std::vector<std::vector<TreeEdge>>(k + 1), {}, {}};
+  for (Node y : offsets) {
+    for (Node v : g.nodes) out.nodes.push_back(v + y);
+  }
+  std::vector<char> spine(static_cast<std::size_t>(size), 0);
+  auto& last = out.trees[k];
+  for (std::size_t i = 0; i < k; ++i) {
+    const Node c = u[i].first;
+    spine[static_cast<std::size_t>(c)] = 1;
+    const Node layers = i == 0 ? n - 1 : n;
+    for (Node y = 0; y < layers; ++y) {
+      for (auto [a, b] : g.trees[i]) out.trees[i].emplace_back(a + offsets[y], b + offsets[y]);
+    }
+    for (Node y = 0; y + 1 < layers; ++y) out.trees[i].emplace_back(c + offsets[y], c + offsets[y + 1]);
+    for (Node y = 0; y + 1 < n; ++y) last.emplace_back(c + offsets[y], u[i].second + offsets[y]);
+    out.unused.emplace_back(c + offsets[n - 1], u[i].second + offsets[n - 1]);
+  }
+  for (Node v : g.nodes) {
+    out.trees[0].emplace_back(v + offsets[n - 1], v + offsets[0]);
+    if (spine[static_cast<std::size_t>(v)]) continue;
+    for (Node y = 0; y + 1 < n; ++y) last.emplace_back(v + offsets[y], v + offsets[y + 1]);
+  }
+  for (auto [a, b] : g.trees[0]) last.emplace_back(a + offsets[n - 1], b + offsets[n - 1]);
+  out.unused.emplace_back(u[0].first + offsets[n - 2], u[0].first + offsets[n - 1]);
+  return out;
+}
+
+// A factor of the product: a cycle (n >= 3 offsets) or a link (2 offsets).
+using Factor = std::vector<Node>;
+
+std::vector<Factor> product_factors(const VirtualNetwork& g) {
+  std::vector<Factor> cycles, links;
+  if (g.kind() == NetworkKind::hypercube) {
+    // Q_2j = C_4 x ... x C_4: bits 2i, 2i+1 walked in Gray order 00 01 11 10.
+    for (int i = 0; i + 1 < g.dimension(); i += 2) {
+      cycles.push_back({0, Node{1} << i, Node{3} << i, Node{2} << i});
+    }
+    if (g.dimension() % 2 == 1) links.push_back({0, Node{1} << (g.dimension() - 1)});
+  } else if (g.kind() == NetworkKind::torus) {
+    Node radix = 1;
+    for (Node side : g.sides()) {
+      Factor f;
+      for (Node y = 0; y < side; ++y) f.push_back(y * radix);
+      if (side >= 3) cycles.push_back(f);
+      else if (side == 2) links.push_back(f);
+      radix *= side;
+    }
+  }
+  // Cycles first: each adds a tree; a link adds none, so two links or more
+  // (where the maximum may be larger) are left to the general algorithm.
+  if (cycles.empty() || links.size() > 1) return {};
+  cycles.insert(cycles.end(), links.begin(), links.end());
+  return cycles;
+}
+
+}  // namespace
+
+bool has_cycle_product_trees(const VirtualNetwork& g) { return !product_factors(g).empty(); }
+
+EdgeDisjointTrees cycle_product_trees(const VirtualNetwork& g) {
+  const auto factors = product_factors(g);
+  if (factors.empty()) {
+    throw std::invalid_argument("cycle_product_trees: " + g.name() +
+                                " is not a hypercube or a torus with a side of 3 or more and at most one side of 2");
+  }
+  ProductLevel level{{{}}, {}, factors[0]};
+  const auto n = static_cast<Node>(factors[0].size());
+  for (Node y = 0; y + 1 < n; ++y) level.trees[0].emplace_back(factors[0][y], factors[0][y + 1]);
+  level.unused.emplace_back(factors[0][n - 1], factors[0][0]);
+  for (std::size_t i = 1; i < factors.size(); ++i) {
+    level = factors[i].size() == 2 ? times_link(level, factors[i][1], g.size()) : times_cycle(level, factors[i], g.size());
+  }
+  return {"cycle product", std::move(level.trees)};
 }
 
 EdgeDisjointTrees edge_disjoint_spanning_trees(const VirtualNetwork& g, std::optional<int> wanted) {
@@ -319,8 +459,8 @@ EdgeDisjointTrees edge_disjoint_spanning_trees(const VirtualNetwork& g, std::opt
   EdgeDisjointTrees out;
   if (g.kind() == NetworkKind::complete && g.size() >= 2) {
     out = complete_graph_trees(g.size());
-  } else if (g.kind() == NetworkKind::torus && g.sides().size() == 2 && g.sides()[0] >= 3 && g.sides()[1] >= 3) {
-    out = torus2d_trees(g.sides()[0], g.sides()[1]);
+  } else if (has_cycle_product_trees(g)) {
+    out = cycle_product_trees(g);
   } else {
     return matroid_union_trees(g, wanted);
   }

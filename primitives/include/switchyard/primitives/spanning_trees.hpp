@@ -4,8 +4,8 @@
 // Edmonds' matroid partitioning with breadth-first augmenting paths, as in
 // Roskind & Tarjan) finds the largest number k the graph has, or the k asked
 // for; explicit constructions give the maximum with small diameters where one
-// is known: floor(N/2) double stars of diameter 3 in K_N, and 2 trees of the
-// 2-dimensional torus. The trees are undirected: a link of tree i carries only
+// is known: floor(N/2) double stars of diameter 3 in K_N, and a product
+// construction for hypercubes and tori. The trees are undirected: a link of tree i carries only
 // tree i's packets, in both directions (full duplex) or one at a time (half).
 #include <cstdint>
 #include <optional>
@@ -21,7 +21,7 @@ namespace switchyard::primitives {
 using TreeEdge = std::pair<Node, Node>;
 
 struct EdgeDisjointTrees {
-  std::string construction;                  // "double stars", "2-d torus combs", "matroid union"
+  std::string construction;                  // "double stars", "cycle product", "matroid union"
   std::vector<std::vector<TreeEdge>> trees;  // each N - 1 edges of the network
   int count() const noexcept { return static_cast<int>(trees.size()); }
 };
@@ -38,13 +38,17 @@ EdgeDisjointTrees matroid_union_trees(const VirtualNetwork& network, std::option
 // hangs off centre i in tree i. Diameter 3.
 EdgeDisjointTrees complete_graph_trees(Node n);
 
-// 2 edge-disjoint spanning trees of the n1 x n2 torus (n1, n2 >= 3, first
-// side fastest). Tree A: the rows 0 .. n2-2 as paths (no wraparound link),
-// joined by column 0, and row n2-1 hung off row 0 by the vertical wraparound
-// links of columns 1 .. n1-1. Tree B: columns 1 .. n1-1 as paths, joined by
-// row n2-1, and column 0 hung off column n1-1 by the horizontal wraparound
-// links. Unused: column 0's wraparound link and row n2-1's link 0-1.
-EdgeDisjointTrees torus2d_trees(Node n1, Node n2);
+// The maximum number of edge-disjoint spanning trees of a hypercube
+// (floor(d/2); Q_2j is a product of j 4-cycles, an odd d adds a link) or of a
+// torus with sides >= 3 and at most one side of 2 (one tree per side >= 3),
+// built one factor at a time: G x C_n turns G's k trees and its k unused
+// links into k + 1 trees and k + 1 unused links (see times_cycle), G x K_2
+// keeps k trees, joined at their centres. O(N k) and diameters that grow with
+// the sum of the sides (the 2-d torus n1 x n2: 2 n1 + n2 - 3 and n1 + 2 n2 - 3;
+// Q_12: 33 .. 51), where the matroid union on Q_12 takes a minute and returns
+// diameters near 150. Throws std::invalid_argument for another network.
+EdgeDisjointTrees cycle_product_trees(const VirtualNetwork& network);
+bool has_cycle_product_trees(const VirtualNetwork& network);
 
 // The best trees this library knows for the network: the explicit
 // construction when there is one (they are maximum), else the matroid union.
