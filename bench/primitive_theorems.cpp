@@ -78,8 +78,8 @@ void total_exchange_tables(int max_cube, int max_torus) {
 
 void pmnb_table(const std::vector<sp::VirtualNetwork>& networks) {
   std::printf("\n### PMNB and PMNA on k edge-disjoint spanning trees, all-port: slots against the bounds\n\n");
-  std::printf("| network | trees | k | Lbar | delta | prefix | M | full: max(M/2k,delta) | full: T | M/k+Lbar+2delta | "
-              "half: max(M/k,delta) | half: T | PMNA full: T |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| network | N | trees | k | Lbar | delta | prefix | M | full: max(M/2k,delta) | full: T | M/k+Lbar+2delta | "
+              "half: max(M/k,delta) | half: T | PMNA full: T |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937_64 rng(2024);
   for (const auto& g : networks) {
     const auto trees = sp::edge_disjoint_spanning_trees(g);
@@ -103,8 +103,8 @@ void pmnb_table(const std::vector<sp::VirtualNetwork>& networks) {
               what + ": below the lower bound");
       }
       const auto& p = plans[0];
-      std::printf("| %s | %s | %d | %.1f | %d | %d | %lld | %.1f | %d | %.1f | %.1f | %d | %d |\n", g.name().c_str(),
-                  trees.construction.c_str(), p.trees, p.mean_tree_diameter, p.diameter, p.prefix_slots,
+      std::printf("| %s | %d | %s | %d | %.1f | %d | %d | %lld | %.1f | %d | %.1f | %.1f | %d | %d |\n", g.name().c_str(),
+                  n, trees.construction.c_str(), p.trees, p.mean_tree_diameter, p.diameter, p.prefix_slots,
                   static_cast<long long>(m), p.lower_bound_full(), slots[0], p.upper_bound(), p.lower_bound_half(), slots[1],
                   slots[2]);
       std::fflush(stdout);
