@@ -8,9 +8,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include <switchyard/errors.hpp>
 
 namespace switchyard::cli {
 
@@ -87,5 +90,23 @@ class OutputFile {
   std::string path_;
   bool existed_ = false;
 };
+
+// Runs a command's body and turns what it throws into the exit code, the
+// message on stderr: bad input 2, a stalled job or a failed run 1.
+template <class Body>
+int run_reporting_errors(Body&& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << "switchyard: error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const StallError& e) {
+    std::cerr << e.what() << "\n";  // "switchyard: job stalled: ...", naming every blocked process
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "switchyard: failed: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
 
 }  // namespace switchyard::cli

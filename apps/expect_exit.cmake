@@ -4,13 +4,14 @@
 #
 #   cmake -DCOMMAND=<prog>|<arg>|<arg>... -DEXPECT_CODE=2
 #         [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
-#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables] [-DJSON_RESULTS=<n>]]
+#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive] [-DJSON_RESULTS=<n>]]
 #         -P expect_exit.cmake
 #
 # JSON_KIND says which command wrote JSON_FILE (default exchange) and so which
 # fields it must have; JSON_RESULTS is the number of exchange results, of
 # schedule transfers, of redistribute results (one per schedule kind), or of
-# the steps of the dumped tables (redistribute --dump-tables: kind tables).
+# the steps of the dumped tables (redistribute --dump-tables: kind tables), or
+# the slots of a primitive (which must then also equal its bound).
 #
 # Arguments are separated by '|' so that they pass through add_test unharmed.
 
@@ -225,6 +226,25 @@ elseif(JSON_KIND STREQUAL "tables")
   string(JSON kinds LENGTH "${json}" schedules)
   if(kinds LESS 1)
     message(FATAL_ERROR "${JSON_FILE}: no schedule in 'schedules'\n${json}")
+  endif()
+elseif(JSON_KIND STREQUAL "primitive")
+  require_json("^[a-z-]+$" task)
+  require_json(".+" topology)
+  foreach(key processes slots bound)
+    require_json("${count}" ${key})
+  endforeach()
+  require_json("^(lower bound|upper bound|optimum)$" bound_kind)
+  string(JSON wall_type ERROR_VARIABLE json_error TYPE "${json}" wall_ms)
+  if(NOT wall_type MATCHES "^(NUMBER|NULL)$")
+    message(FATAL_ERROR "${JSON_FILE}: 'wall_ms' is missing or not a number or null (${json_error})\n${json}")
+  endif()
+  require_json("^ON$" verified)
+  if(DEFINED JSON_RESULTS)
+    string(JSON slots GET "${json}" slots)
+    string(JSON bound GET "${json}" bound)
+    if(NOT slots EQUAL JSON_RESULTS OR NOT bound EQUAL JSON_RESULTS)
+      message(FATAL_ERROR "${JSON_FILE}: ${slots} slots against a bound of ${bound}, expected ${JSON_RESULTS} for both\n${json}")
+    endif()
   endif()
 else()
   message(FATAL_ERROR "expect_exit.cmake: unknown JSON_KIND '${JSON_KIND}'")

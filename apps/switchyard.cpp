@@ -16,6 +16,8 @@
 //       matrices (Ranka-Wang-Fox Table 4's perm and comp).
 //   switchyard redistribute --extent E --from DIST --to DIST [--schedule KIND] ...
 //       A block-cyclic array moved between process grids (redistribute_command.hpp).
+//   switchyard primitive --task NAME --topology SPEC --processes N [--mode slots|mailboxes|both] ...
+//       A task of the Varvarigos hierarchy on a virtual network, in slots and on mailboxes (primitive_command.hpp).
 //
 // Exit codes: 0 success, 1 runtime failure (stall, wrong payload, ...), 2 bad input.
 #include <unistd.h>
@@ -47,6 +49,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "primitive_command.hpp"
 #include "redistribute_command.hpp"
 
 namespace sy = switchyard;
@@ -673,9 +676,10 @@ int main(int argc, char** argv) {
   phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
 
   const sy::cli::RedistributeCommand redistribute(app);
+  const sy::cli::PrimitiveCommand primitive(app);
 
   // CLI11 would only say that a subcommand is required.
-  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases", "redistribute"};
+  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases", "redistribute", "primitive"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "switchyard: error: unknown command '" << argv[1] << "' (commands: " << join(commands)
               << ")\nRun 'switchyard --help'.\n";
@@ -697,21 +701,13 @@ int main(int argc, char** argv) {
     if (given->count() > 0) ex.pattern_options_given.push_back(given->get_name());
   }
 
-  try {
+  return run_reporting_errors([&] {
     if (*topology) return run_topology(topology_cores);
     if (*exchange) return run_exchange(ex);
     if (*schedule) return run_schedule(sc);
     if (*phases) return run_phases(ph);
     if (redistribute.selected()) return redistribute.run();
+    if (primitive.selected()) return primitive.run();
     return kExitUsage;  // unreachable: a subcommand is required
-  } catch (const UsageError& e) {
-    std::cerr << "switchyard: error: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const sy::StallError& e) {
-    std::cerr << e.what() << "\n";  // "switchyard: job stalled: ...", naming every blocked process
-    return kExitFailure;
-  } catch (const std::exception& e) {
-    std::cerr << "switchyard: failed: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }

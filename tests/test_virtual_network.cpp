@@ -134,6 +134,8 @@ TEST(VirtualNetwork, MatrixMarketErrorsNameFileAndLine) {
             "g.mtx:4: row 4 is outside 1..3");
   EXPECT_EQ(expect_rejected("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2\n"),
             "g.mtx:3: expected 'row column value', found '1 2'");
+  EXPECT_EQ(expect_rejected("%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n2 1 one\n"),
+            "g.mtx:3: value 'one' is not a number");
   EXPECT_EQ(expect_rejected("%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n"),
             "g.mtx:4: the header announces 3 entries, the file has 2");
   EXPECT_NE(expect_rejected("%%MatrixMarket matrix coordinate pattern general\n4 4 2\n1 2\n3 4\n").find("not connected"),

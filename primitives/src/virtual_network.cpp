@@ -23,12 +23,10 @@ void require_fits(std::int64_t n, std::int64_t arcs, const std::string& what) {
   }
 }
 
-}  // namespace
-
 // Builds the CSR arrays directly from a per-node neighbour generator, so a
 // large complete graph is never held twice.
 template <class Neighbours>
-static void fill_csr(std::vector<std::int64_t>& offsets, std::vector<Node>& adjacency, Node n,
+void fill_csr(std::vector<std::int64_t>& offsets, std::vector<Node>& adjacency, Node n,
                      std::int64_t arcs_hint, Neighbours&& neighbours_of) {
   offsets.assign(1, 0);
   offsets.reserve(static_cast<std::size_t>(n) + 1);
@@ -42,6 +40,8 @@ static void fill_csr(std::vector<std::int64_t>& offsets, std::vector<Node>& adja
     offsets.push_back(static_cast<std::int64_t>(adjacency.size()));
   }
 }
+
+}  // namespace
 
 VirtualNetwork VirtualNetwork::complete(Node n) {
   require_fits(n, std::int64_t{n} * (n - 1), "complete graph");
@@ -233,6 +233,13 @@ std::uint64_t mm_index(const std::string& token, const std::string& source, std:
   return v;
 }
 
+// A value is ignored (any stored entry is a link) but must still be a number.
+void mm_value(const std::string& token, const std::string& source, std::uint64_t line) {
+  double v = 0;
+  const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+  if (ec != std::errc() || p != token.data() + token.size()) mm_error(source, line, "value '" + token + "' is not a number");
+}
+
 struct MatrixMarketHeader {
   bool pattern = false;  // entries are "row column" (no value)
 };
@@ -284,6 +291,7 @@ VirtualNetwork VirtualNetwork::read_matrix_market(std::istream& in, const std::s
     }
     const std::uint64_t r = mm_index(t[0], source, line, "row");
     const std::uint64_t c = mm_index(t[1], source, line, "column");
+    if (!header.pattern) mm_value(t[2], source, line);
     if (r < 1 || r > rows) mm_error(source, line, "row " + t[0] + " is outside 1.." + std::to_string(rows));
     if (c < 1 || c > cols) mm_error(source, line, "column " + t[1] + " is outside 1.." + std::to_string(cols));
     if (edges.size() == entries) mm_error(source, line, "more entries than the " + std::to_string(entries) + " announced");
