@@ -5,8 +5,11 @@
 // Roskind & Tarjan) finds the largest number k the graph has, or the k asked
 // for; explicit constructions give the maximum with small diameters where one
 // is known: floor(N/2) double stars of diameter 3 in K_N, and a product
-// construction for hypercubes and tori. The trees are undirected: a link of tree i carries only
-// tree i's packets, in both directions (full duplex) or one at a time (half).
+// construction for hypercubes (floor(d/2)) and tori (one per side >= 3). The
+// trees are undirected: a link of tree i carries only tree i's packets, in
+// both directions (full duplex) or one at a time (half). Johnsson & Ho's d
+// arc-disjoint directed trees of the d-cube (rooted, for one source) are not
+// built here: the PMNB theorem checked is the undirected one.
 #include <cstdint>
 #include <optional>
 #include <span>
