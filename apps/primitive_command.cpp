@@ -171,15 +171,21 @@ int run_command(const PrimitiveCommand::Args& a) {
   const sp::SlotBound& bound = routed.bounds.front();
   const std::string beside = std::string(sp::bound_kind_name(bound.kind)) + " " + std::to_string(bound.slots) + " (" +
                              bound.name + ")";
+  // An algorithm that moves packets of its own (the PMNB prefix's counts and
+  // offsets) hands back the set it moves: the task's packets, then those.
+  const sp::PacketSet& packets = routed.packets ? *routed.packets : instance.packets;
+  if (routed.packets) {
+    std::printf("control packets of the algorithm: %lld\n", static_cast<long long>(packets.size() - instance.packets.size()));
+  }
   Outcome o;
   try {
     if (a.mode != "mailboxes") {
-      o.simulated = sp::simulate(g, model, instance.packets, routed.schedule);
+      o.simulated = sp::simulate(g, model, packets, routed.schedule);
       std::printf("slots (simulator): %d    %s, %lld transmissions\n", o.simulated->slots, beside.c_str(),
                   static_cast<long long>(o.simulated->transmissions));
     }
     if (a.mode != "slots") {
-      const sp::SlotProgram program(g, instance.packets, routed.schedule, bytes);
+      const sp::SlotProgram program(g, packets, routed.schedule, bytes);
       Runtime rt;
       o.ran = program.run(rt);
       std::printf("slots (mailboxes): %d    %s, %lld messages between neighbours, wall %.3f ms on %zu core(s)\n",
@@ -190,7 +196,7 @@ int run_command(const PrimitiveCommand::Args& a) {
     if (json) json->abandon();
     throw;
   }
-  std::printf("every packet verified: yes (%lld deliveries%s)\n", static_cast<long long>(instance.packets.deliveries()),
+  std::printf("every packet verified: yes (%lld deliveries%s)\n", static_cast<long long>(packets.deliveries()),
               o.ran ? (", " + std::to_string(o.ran->bytes_verified) + " bytes compared on mailboxes").c_str() : "");
   if (json) write_json(*json, a.task, g, model, instance, routed, o, bytes, a.mode);
   return kExitOk;

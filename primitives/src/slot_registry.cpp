@@ -6,6 +6,8 @@
 #include <string>
 
 #include "slot_support.hpp"
+#include "switchyard/primitives/isotropic.hpp"
+#include "switchyard/primitives/pmnb.hpp"
 
 namespace switchyard::primitives {
 
@@ -28,7 +30,7 @@ SlotAlgorithmResult finish(std::string algorithm, SlotSchedule schedule, const V
                            const TaskInstance& task, bool optimal) {
   SlotBound lower = task_lower_bound(g, m, task);
   if (optimal) lower.kind = BoundKind::optimum;
-  return {std::move(algorithm), std::move(schedule), {std::move(lower)}};
+  return {std::move(algorithm), std::move(schedule), {std::move(lower)}, std::nullopt};
 }
 
 bool is_complete(const VirtualNetwork& g, LinkModel) { return g.kind() == NetworkKind::complete; }
@@ -39,6 +41,12 @@ bool hypercube_one_port(const VirtualNetwork& g, LinkModel m) {
   return g.kind() == NetworkKind::hypercube && m.ports == Ports::one_port;
 }
 bool complete_all_port(const VirtualNetwork& g, LinkModel m) { return is_complete(g, m) && m.ports == Ports::all_port; }
+// Isotropic TE meets the critical sum h only when both ends of a link send in one slot.
+bool lattice_all_port_full(const VirtualNetwork& g, LinkModel m) {
+  return (g.kind() == NetworkKind::hypercube || g.kind() == NetworkKind::torus) &&
+         m == LinkModel{Ports::all_port, Duplex::full};
+}
+bool all_port(const VirtualNetwork&, LinkModel m) { return m.ports == Ports::all_port; }
 
 // The accumulation / gather tasks are the duals of the broadcast / scatter
 // tasks: the forward instance has every packet's ends swapped (same ids), and
@@ -153,6 +161,10 @@ constexpr SlotAlgorithmEntry kEntries[] = {
     // Hypercube, one-port: the binomial tree is a spanning tree of the cube.
     {TaskKind::snb, hypercube_one_port, binomial}, {TaskKind::ssnb, hypercube_one_port, binomial},
     {TaskKind::sna, hypercube_one_port, by_duality<binomial>}, {TaskKind::ssna, hypercube_one_port, by_duality<binomial>},
+    // Hypercube and torus, all-port full duplex: TE as an isotropic task, in exactly h slots.
+    {TaskKind::te, lattice_all_port_full, isotropic_optimal},
+    // Any network, all-port: PMNB / PMNA on edge-disjoint spanning trees.
+    {TaskKind::pmnb, all_port, pmnb_on_trees}, {TaskKind::pmna, all_port, pmna_on_trees},
     // Any network, any link model.
     {TaskKind::snb, nullptr, tree}, {TaskKind::ssnb, nullptr, tree},
     {TaskKind::sna, nullptr, by_duality<tree>}, {TaskKind::ssna, nullptr, by_duality<tree>},

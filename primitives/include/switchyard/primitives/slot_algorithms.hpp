@@ -3,6 +3,7 @@
 // the registry that picks one per (task, network, link model). Each algorithm
 // states a bound the CLI prints beside its slot count and the tests check.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ struct SlotAlgorithmResult {
   std::string algorithm;           // e.g. "binomial tree", "BFS tree, greedy"
   SlotSchedule schedule;
   std::vector<SlotBound> bounds;   // the first one is what the CLI calls "the" bound
+  // Set when the schedule also moves packets of the algorithm's own (the PMNB
+  // prefix's counts and offsets): the task's packets with their ids, then
+  // those. Simulate and execute the schedule with this set when it is there.
+  std::optional<PacketSet> packets;
 };
 
 // A slot algorithm: network, link model and task instance in, schedule and bounds out.
