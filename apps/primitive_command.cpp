@@ -86,7 +86,7 @@ sp::VirtualNetwork parse_topology(const std::string& spec, std::uint64_t n) {
                                                         std::to_string(g.size()) + ")");
       return g;
     }
-  } catch (const std::invalid_argument& e) {
+  } catch (const switchyard::InvalidArgument& e) {
     throw UsageError(what + ": " + e.what());
   }
   throw UsageError(what + ": not complete, hypercube:D, torus:AxB[xC...], tree:K (a K-ary tree in heap order) or a "
@@ -160,7 +160,7 @@ int run_command(const PrimitiveCommand::Args& a) {
   try {
     instance = sp::make_task(task, g, options);
     routed = sp::route(g, model, instance);
-  } catch (const std::invalid_argument& e) {
+  } catch (const switchyard::InvalidArgument& e) {
     throw UsageError("--task " + a.task + " on --topology " + a.topology + ": " + e.what());
   }
   std::printf("switchyard primitive: %s on %s (%d processes), %s, %llu-byte packets, %lld packets\n", a.task.c_str(),

@@ -1,5 +1,6 @@
 // Isotropic tasks: task matrices, the critical sum, the optimal (h slots) and
 // greedy schedules, checked slot by slot in the simulator (all-port, full duplex).
+#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -90,12 +91,12 @@ TEST(IsotropicTaskMatrix, RecognisesIsotropicTasksAndRejectsOthers) {
   lopsided.add(1, 3);
   EXPECT_FALSE(sp::as_isotropic(lattice, lopsided).has_value());
   EXPECT_FALSE(sp::as_isotropic(lattice, sp::PacketSet(g.size(), true)).has_value());
-  EXPECT_THROW(sp::IsotropicLattice(sp::VirtualNetwork::complete(8)), std::invalid_argument);
-  EXPECT_THROW(sp::task_matrix(lattice, std::vector<sp::Node>{0}), std::invalid_argument);
-  EXPECT_THROW(sp::task_matrix(lattice, std::vector<sp::Node>{3, 3}), std::invalid_argument);
+  EXPECT_THROW(sp::IsotropicLattice(sp::VirtualNetwork::complete(8)), switchyard::InvalidArgument);
+  EXPECT_THROW(sp::task_matrix(lattice, std::vector<sp::Node>{0}), switchyard::InvalidArgument);
+  EXPECT_THROW(sp::task_matrix(lattice, std::vector<sp::Node>{3, 3}), switchyard::InvalidArgument);
   // A 2^14-node TE (2^28 packets) is refused before it is built.
   const sp::IsotropicLattice big(sp::VirtualNetwork::hypercube(14));
-  EXPECT_THROW(sp::isotropic_packets(big, sp::total_exchange_task_matrix(big)), std::invalid_argument);
+  EXPECT_THROW(sp::isotropic_packets(big, sp::total_exchange_task_matrix(big)), switchyard::InvalidArgument);
 }
 
 TEST(IsotropicOptimal, HypercubeTotalExchangeTakesExactlyH) {
@@ -226,5 +227,5 @@ TEST(IsotropicRegistry, TotalExchangeOnLatticesRoutesToTheOptimum) {
   const auto half = sp::route(g, {sp::Ports::all_port, sp::Duplex::half}, sp::make_task(sp::TaskKind::te, g, {}));
   EXPECT_EQ(half.algorithm.find("isotropic"), std::string::npos);
   EXPECT_THROW(sp::isotropic_optimal(g, {sp::Ports::one_port, sp::Duplex::full}, sp::make_task(sp::TaskKind::te, g, {})),
-               std::invalid_argument);
+               switchyard::InvalidArgument);
 }

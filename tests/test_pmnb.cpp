@@ -1,5 +1,6 @@
 // PMNB on edge-disjoint spanning trees and its dual PMNA, run in the slot
 // simulator (all-port), against the bounds of section 3.3 for many M on several networks.
+#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -97,12 +98,12 @@ TEST(Pmnb, RejectsWrongInput) {
   const auto g = sp::VirtualNetwork::hypercube(3);
   const auto trees = sp::edge_disjoint_spanning_trees(g);
   const std::vector<sp::Node> one{0};
-  EXPECT_THROW(sp::pmnb_plan(g, sp::pmna_packets(8, one), trees, sp::Duplex::full), std::invalid_argument);
-  EXPECT_THROW(sp::pmna_plan(g, sp::pmnb_packets(8, one), trees, sp::Duplex::full), std::invalid_argument);
-  EXPECT_THROW(sp::pmnb_plan(g, sp::pmnb_packets(4, one), trees, sp::Duplex::full), std::invalid_argument);
+  EXPECT_THROW(sp::pmnb_plan(g, sp::pmna_packets(8, one), trees, sp::Duplex::full), switchyard::InvalidArgument);
+  EXPECT_THROW(sp::pmna_plan(g, sp::pmnb_packets(8, one), trees, sp::Duplex::full), switchyard::InvalidArgument);
+  EXPECT_THROW(sp::pmnb_plan(g, sp::pmnb_packets(4, one), trees, sp::Duplex::full), switchyard::InvalidArgument);
   sp::PacketSet partial(8, false);
   partial.add(0, 5);
-  EXPECT_THROW(sp::pmnb_plan(g, partial, trees, sp::Duplex::full), std::invalid_argument);
+  EXPECT_THROW(sp::pmnb_plan(g, partial, trees, sp::Duplex::full), switchyard::InvalidArgument);
   auto broken = trees;
   broken.trees[0].pop_back();
   EXPECT_THROW(sp::pmnb_plan(g, sp::pmnb_packets(8, one), broken, sp::Duplex::full), std::logic_error);

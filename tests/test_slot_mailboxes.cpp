@@ -1,6 +1,7 @@
 // Slot schedules on real mailboxes: every task's algorithm on several networks
 // runs with one process per node, every destination's bytes verified, in as
 // many slots as the simulator counts for the same schedule.
+#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -87,19 +88,19 @@ TEST(SlotMailboxes, RejectsWhatNoMailboxCanRun) {
   packets.add(0, 2);
   sp::SlotSchedule jump;
   jump.add(0, {0, 2, 0});
-  EXPECT_THROW(sp::SlotProgram(g, packets, jump, 8), std::invalid_argument);
+  EXPECT_THROW(sp::SlotProgram(g, packets, jump, 8), switchyard::InvalidArgument);
   sp::SlotSchedule unheld;
   unheld.add(0, {1, 2, 0});
   try {
     sp::SlotProgram program(g, packets, unheld, 8);
     ADD_FAILURE() << "accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const switchyard::InvalidArgument& e) {
     EXPECT_EQ(std::string(e.what()), "slot 0: node 1 -> node 2 (packet 0): the sender never received the packet");
   }
   sp::SlotSchedule short_of;
   short_of.add(0, {0, 1, 0});
-  EXPECT_THROW(sp::SlotProgram(g, packets, short_of, 8), std::invalid_argument);
-  EXPECT_THROW(sp::SlotProgram(g, packets, sp::SlotSchedule{}, 0), std::invalid_argument);
+  EXPECT_THROW(sp::SlotProgram(g, packets, short_of, 8), switchyard::InvalidArgument);
+  EXPECT_THROW(sp::SlotProgram(g, packets, sp::SlotSchedule{}, 0), switchyard::InvalidArgument);
 }
 
 TEST(SlotMailboxes, BytesAreTheirOriginsAndCombineByWordAddition) {

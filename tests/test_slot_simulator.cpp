@@ -1,6 +1,7 @@
 // The slot simulator and the slot algorithms: hand-made schedules accepted or
 // rejected with the reason; every task's algorithm on several networks and
 // link models legal and complete, at its stated optimum where it claims one.
+#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -147,11 +148,11 @@ TEST(SlotSimulator, RefusesStateBeyondMemoryUpFront) {
   try {
     sp::SlotSimulator sim(g, {}, many);
     ADD_FAILURE() << "accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const switchyard::InvalidArgument& e) {
     EXPECT_TRUE(contains(e.what(), "MiB of state, more than the 4096 MiB allowed")) << e.what();
   }
   // So is a task whose packets alone would not fit.
-  EXPECT_THROW((void)sp::make_task(sp::TaskKind::mnb, g, {}), std::invalid_argument);
+  EXPECT_THROW((void)sp::make_task(sp::TaskKind::mnb, g, {}), switchyard::InvalidArgument);
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // Virtual networks: the regular kinds' adjacency and diameter, arcs, and
 // Matrix Market adjacency files (good ones, and bad ones rejected with file:line).
+#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -37,7 +38,7 @@ std::string expect_rejected(const std::string& text) {
   std::istringstream in(text);
   try {
     (void)sp::VirtualNetwork::read_matrix_market(in, "g.mtx");
-  } catch (const std::invalid_argument& e) {
+  } catch (const switchyard::InvalidArgument& e) {
     return e.what();
   }
   ADD_FAILURE() << "accepted: " << text;
@@ -93,14 +94,14 @@ TEST(VirtualNetwork, KaryTree) {
 }
 
 TEST(VirtualNetwork, RefusesWhatDoesNotFitUpFront) {
-  EXPECT_THROW((void)sp::VirtualNetwork::complete(100000), std::invalid_argument);
-  EXPECT_THROW((void)sp::VirtualNetwork::hypercube(30), std::invalid_argument);
-  EXPECT_THROW((void)sp::VirtualNetwork::torus({0, 4}), std::invalid_argument);
-  EXPECT_THROW((void)sp::VirtualNetwork::complete(0), std::invalid_argument);
-  EXPECT_THROW((void)sp::VirtualNetwork::tree(5, 0), std::invalid_argument);
+  EXPECT_THROW((void)sp::VirtualNetwork::complete(100000), switchyard::InvalidArgument);
+  EXPECT_THROW((void)sp::VirtualNetwork::hypercube(30), switchyard::InvalidArgument);
+  EXPECT_THROW((void)sp::VirtualNetwork::torus({0, 4}), switchyard::InvalidArgument);
+  EXPECT_THROW((void)sp::VirtualNetwork::complete(0), switchyard::InvalidArgument);
+  EXPECT_THROW((void)sp::VirtualNetwork::tree(5, 0), switchyard::InvalidArgument);
   try {
     (void)sp::VirtualNetwork::complete(100000);
-  } catch (const std::invalid_argument& e) {
+  } catch (const switchyard::InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("do not fit in memory"), std::string::npos) << e.what();
   }
 }
@@ -146,7 +147,25 @@ TEST(VirtualNetwork, MissingFileIsNamed) {
   try {
     (void)sp::VirtualNetwork::read_matrix_market_file("/nonexistent/g.mtx");
     ADD_FAILURE();
-  } catch (const std::invalid_argument& e) {
+  } catch (const switchyard::InvalidArgument& e) {
     EXPECT_EQ(std::string(e.what()), "/nonexistent/g.mtx: cannot open the adjacency file");
   }
 }
+
+namespace {
+
+// A file that is no Matrix Market text fails on its first line at once (a
+// line is read up to 1024 characters), and what is echoed stays one line.
+TEST(VirtualNetworkFile, NonTextFailsAtOnce) {
+  EXPECT_THROW(switchyard::primitives::VirtualNetwork::read_matrix_market_file("/dev/zero"), switchyard::InvalidArgument);
+  std::istringstream in("%%MatrixMarket\x1b[2J matrix\n");
+  try {
+    (void)switchyard::primitives::VirtualNetwork::read_matrix_market(in, "odd.mtx");
+    ADD_FAILURE() << "no error";
+  } catch (const switchyard::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("odd.mtx:1: expected"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos);
+  }
+}
+
+}  // namespace

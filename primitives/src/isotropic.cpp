@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "switchyard/errors.hpp"
+
 namespace switchyard::primitives {
 
 IsotropicLattice::IsotropicLattice(const VirtualNetwork& network) : size_(network.size()) {
@@ -15,7 +17,7 @@ IsotropicLattice::IsotropicLattice(const VirtualNetwork& network) : size_(networ
   } else if (network.kind() == NetworkKind::torus) {
     sides_.assign(network.sides().begin(), network.sides().end());
   } else {
-    throw std::invalid_argument("isotropic tasks need a hypercube or a torus, not " + network.name());
+    throw InvalidArgument("isotropic tasks need a hypercube or a torus, not " + network.name());
   }
   Node weight = 1;
   for (std::size_t i = 0; i < sides_.size(); ++i) {
@@ -69,7 +71,7 @@ TaskMatrix task_matrix(const IsotropicLattice& lattice, std::span<const Node> of
   for (std::size_t r = 0; r < offsets.size(); ++r) {
     const Node o = offsets[r];
     if (o <= 0 || o >= lattice.size() || seen[static_cast<std::size_t>(o)]) {
-      throw std::invalid_argument("task_matrix: offset " + std::to_string(o) + " is zero, out of range or repeated");
+      throw InvalidArgument("task_matrix: offset " + std::to_string(o) + " is zero, out of range or repeated");
     }
     seen[static_cast<std::size_t>(o)] = 1;
     Node rest = o;
@@ -312,7 +314,7 @@ PacketSet isotropic_packets(const IsotropicLattice& lattice, const TaskMatrix& m
   // 8 bytes a packet in the set, 4 more in the simulator: 2^27 is 1.5 GiB.
   constexpr std::int64_t kMostPackets = std::int64_t{1} << 27;
   if (m.rows() * lattice.size() > kMostPackets) {
-    throw std::invalid_argument("isotropic_packets: " + std::to_string(m.rows()) + " packets from each of " +
+    throw InvalidArgument("isotropic_packets: " + std::to_string(m.rows()) + " packets from each of " +
                                 std::to_string(lattice.size()) + " nodes is more than the " +
                                 std::to_string(kMostPackets) + " that fit in memory");
   }
@@ -389,11 +391,11 @@ SlotSchedule expand_isotropic_schedule(const IsotropicLattice& lattice, const Ta
 
 SlotAlgorithmResult isotropic_optimal(const VirtualNetwork& g, LinkModel model, const TaskInstance& task) {
   if (model != LinkModel{Ports::all_port, Duplex::full}) {
-    throw std::invalid_argument("isotropic_optimal: needs all-port full duplex, not " + to_string(model));
+    throw InvalidArgument("isotropic_optimal: needs all-port full duplex, not " + to_string(model));
   }
   const IsotropicLattice lattice(g);
   const auto isotropic = as_isotropic(lattice, task.packets);
-  if (!isotropic) throw std::invalid_argument("isotropic_optimal: the task is not isotropic on " + g.name());
+  if (!isotropic) throw InvalidArgument("isotropic_optimal: the task is not isotropic on " + g.name());
   const auto schedule = optimal_isotropic_schedule(isotropic->matrix);
   SlotAlgorithmResult out{"isotropic, edge colouring of the task matrix (Varvarigos-Bertsekas)",
                           expand_isotropic_schedule(lattice, isotropic->matrix, schedule, isotropic->packet_ids),

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "switchyard/errors.hpp"
+
 namespace switchyard::primitives {
 
 double PmnbPlan::upper_bound() const noexcept {
@@ -214,10 +216,10 @@ PmnbPlan plan(const VirtualNetwork& g, const PacketSet& task, const EdgeDisjoint
               bool combining) {
   const Node n = g.size();
   if (task.combining() != combining) {
-    throw std::invalid_argument(combining ? "pmna_plan: the packets must be combining" : "pmnb_plan: the packets must be copying");
+    throw InvalidArgument(combining ? "pmna_plan: the packets must be combining" : "pmnb_plan: the packets must be copying");
   }
-  if (task.nodes() != n) throw std::invalid_argument("pmnb/pmna plan: the packets are for another network size");
-  if (trees.count() == 0) throw std::invalid_argument("pmnb/pmna plan: no spanning tree to broadcast on");
+  if (task.nodes() != n) throw InvalidArgument("pmnb/pmna plan: the packets are for another network size");
+  if (trees.count() == 0) throw InvalidArgument("pmnb/pmna plan: no spanning tree to broadcast on");
   check_edge_disjoint_spanning_trees(g, trees);
   // The node each packet spreads from: its origin (PMNB) or destination (PMNA).
   std::vector<Node> sources(static_cast<std::size_t>(task.size()));
@@ -225,7 +227,7 @@ PmnbPlan plan(const VirtualNetwork& g, const PacketSet& task, const EdgeDisjoint
     const auto ends = combining ? task.destinations(p) : task.origins(p);
     const auto others = combining ? task.origins(p) : task.destinations(p);
     if (static_cast<Node>(others.size()) != n - 1) {
-      throw std::invalid_argument("pmnb/pmna plan: packet " + std::to_string(p) + " does not reach every other node");
+      throw InvalidArgument("pmnb/pmna plan: packet " + std::to_string(p) + " does not reach every other node");
     }
     sources[static_cast<std::size_t>(p)] = ends[0];
   }
@@ -276,7 +278,7 @@ namespace {
 
 SlotAlgorithmResult on_trees(const VirtualNetwork& g, LinkModel model, const TaskInstance& task, bool combining) {
   if (model.ports != Ports::all_port) {
-    throw std::invalid_argument("PMNB/PMNA on spanning trees: needs all-port, not " + to_string(model));
+    throw InvalidArgument("PMNB/PMNA on spanning trees: needs all-port, not " + to_string(model));
   }
   const auto trees = edge_disjoint_spanning_trees(g);
   auto p = plan(g, task.packets, trees, model.duplex, combining);

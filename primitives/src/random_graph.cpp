@@ -9,10 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/errors.hpp"
+
 namespace switchyard::primitives {
 
 VirtualNetwork random_connected_graph(Node n, std::int64_t extra_links, std::uint64_t seed) {
-  if (n < 1) throw std::invalid_argument("random_connected_graph: " + std::to_string(n) + " nodes");
+  if (n < 1) throw InvalidArgument("random_connected_graph: " + std::to_string(n) + " nodes");
   std::mt19937_64 rng(seed);
   std::vector<Node> label(static_cast<std::size_t>(n));
   std::iota(label.begin(), label.end(), Node{0});

@@ -8,6 +8,7 @@
 
 #include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/schedulers/payload.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -96,9 +97,9 @@ struct SlotProgram::Plan {
 SlotProgram::SlotProgram(const VirtualNetwork& network, const PacketSet& packets, const SlotSchedule& schedule,
                          std::uint64_t bytes)
     : plan_(std::make_unique<Plan>()) {
-  if (bytes == 0) throw std::invalid_argument("SlotProgram: a packet needs at least one byte");
+  if (bytes == 0) throw InvalidArgument("SlotProgram: a packet needs at least one byte");
   if (packets.nodes() != network.size()) {
-    throw std::invalid_argument("SlotProgram: the packets are over " + std::to_string(packets.nodes()) +
+    throw InvalidArgument("SlotProgram: the packets are over " + std::to_string(packets.nodes()) +
                                 " nodes, the network " + network.name() + " has " + std::to_string(network.size()));
   }
   plan_->packets = packets;
@@ -163,7 +164,7 @@ void SlotProgram::Plan::build(const VirtualNetwork& network, const SlotSchedule&
   for (PacketId p = 0; p < packets.size(); ++p) origin_buffers += static_cast<std::int64_t>(packets.origins(p).size());
   const std::int64_t estimate = (origin_buffers + tx) * stride + tx * 2 * 48 + origin_buffers * 32;
   if (estimate > kMaxProgramBytes) {
-    throw std::invalid_argument("SlotProgram: " + std::to_string(tx) + " messages of " + std::to_string(bytes) +
+    throw InvalidArgument("SlotProgram: " + std::to_string(tx) + " messages of " + std::to_string(bytes) +
                                 " bytes need about " + std::to_string(estimate >> 20) + " MiB, more than the " +
                                 std::to_string(kMaxProgramBytes >> 20) + " MiB allowed");
   }
@@ -181,10 +182,10 @@ void SlotProgram::Plan::build(const VirtualNetwork& network, const SlotSchedule&
   }
   for (std::int32_t slot = 0; slot < schedule.slots(); ++slot) {
     for (const Transmission& t : schedule.slot(slot)) {
-      if (!network.adjacent(t.from, t.to)) throw std::invalid_argument(where(slot, t) + ": no such link in " + network.name());
-      if (t.packet < 0 || t.packet >= packets.size()) throw std::invalid_argument(where(slot, t) + ": no such packet");
+      if (!network.adjacent(t.from, t.to)) throw InvalidArgument(where(slot, t) + ": no such link in " + network.name());
+      if (t.packet < 0 || t.packet >= packets.size()) throw InvalidArgument(where(slot, t) + ": no such packet");
       const std::int64_t from = held.find(t.from, t.packet);
-      if (from < 0) throw std::invalid_argument(where(slot, t) + ": the sender never received the packet");
+      if (from < 0) throw InvalidArgument(where(slot, t) + ": the sender never received the packet");
       std::int64_t into = held.find(t.to, t.packet), accumulator = -1;
       if (packets.combining()) {
         // A partial lands in scratch and is added to the receiver's accumulator (zero unless it is an origin).
@@ -205,7 +206,7 @@ void SlotProgram::Plan::build(const VirtualNetwork& network, const SlotSchedule&
     for (Node d : packets.destinations(p)) {
       const std::int64_t b = held.find(d, p);
       if (b < 0) {
-        throw std::invalid_argument("after " + std::to_string(schedule.slots()) + " slots: node " + std::to_string(d) +
+        throw InvalidArgument("after " + std::to_string(schedule.slots()) + " slots: node " + std::to_string(d) +
                                     " never receives packet " + std::to_string(p));
       }
       checks_by.push_back({d, {b, p}});
@@ -311,7 +312,7 @@ void SlotProgram::Plan::verify(Node me) const {
 
 Task<void> SlotProgram::run_process(Communicator comm) const {
   if (comm.size() != static_cast<Rank>(plan_->n)) {
-    throw std::invalid_argument("SlotProgram::run_process: the communicator has " + std::to_string(comm.size()) +
+    throw InvalidArgument("SlotProgram::run_process: the communicator has " + std::to_string(comm.size()) +
                                 " members, the program " + std::to_string(plan_->n) + " processes");
   }
   const Communicator c = comm.library(kSlotMailboxLibrary);

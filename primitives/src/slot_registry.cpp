@@ -8,6 +8,7 @@
 #include "slot_support.hpp"
 #include "switchyard/primitives/isotropic.hpp"
 #include "switchyard/primitives/pmnb.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -183,13 +184,13 @@ std::span<const SlotAlgorithmEntry> slot_algorithms() noexcept { return kEntries
 
 SlotAlgorithmResult route(const VirtualNetwork& network, LinkModel model, const TaskInstance& task) {
   if (task.packets.nodes() != network.size()) {
-    throw std::invalid_argument("route: the task is over " + std::to_string(task.packets.nodes()) + " nodes, " +
+    throw InvalidArgument("route: the task is over " + std::to_string(task.packets.nodes()) + " nodes, " +
                                 network.name() + " has " + std::to_string(network.size()));
   }
   for (const auto& e : kEntries) {
     if (e.task == task.task && (!e.applies || e.applies(network, model))) return e.run(network, model, task);
   }
-  throw std::invalid_argument("route: no slot algorithm for " + std::string(task_name(task.task)) + " on " +
+  throw InvalidArgument("route: no slot algorithm for " + std::string(task_name(task.task)) + " on " +
                               network.name() + " under " + to_string(model));
 }
 

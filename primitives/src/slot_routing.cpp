@@ -5,6 +5,7 @@
 
 #include "slot_support.hpp"
 #include "switchyard/primitives/binomial_tree.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives::detail {
 
@@ -49,7 +50,7 @@ Router::Router(const VirtualNetwork& network) : network_(network) {
   if (network.kind() != NetworkKind::graph) return;
   const Node n = network.size();
   if (n > kMaxTableNodes) {
-    throw std::invalid_argument(network.name() + ": routing packets on a graph from a file needs an all-pairs table, "
+    throw InvalidArgument(network.name() + ": routing packets on a graph from a file needs an all-pairs table, "
                                 "limited to " + std::to_string(kMaxTableNodes) + " nodes; this one has " + std::to_string(n));
   }
   next_.assign(static_cast<std::size_t>(n) * n, -1);

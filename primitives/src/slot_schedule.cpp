@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "switchyard/errors.hpp"
+
 namespace switchyard::primitives {
 
 std::string to_string(LinkModel model) {
@@ -13,10 +15,10 @@ std::string to_string(LinkModel model) {
 namespace {
 
 void check_nodes(std::span<const Node> nodes, Node n, const char* what) {
-  if (nodes.empty()) throw std::invalid_argument(std::string("PacketSet::add: a packet needs at least one ") + what);
+  if (nodes.empty()) throw InvalidArgument(std::string("PacketSet::add: a packet needs at least one ") + what);
   for (Node v : nodes) {
     if (v < 0 || v >= n) {
-      throw std::invalid_argument(std::string("PacketSet::add: ") + what + " " + std::to_string(v) +
+      throw InvalidArgument(std::string("PacketSet::add: ") + what + " " + std::to_string(v) +
                                   " is outside 0.." + std::to_string(n - 1));
     }
   }
@@ -30,21 +32,21 @@ PacketId PacketSet::add(std::span<const Node> origins, std::span<const Node> des
   const auto single = combining_ ? destinations : origins;
   const auto many = combining_ ? origins : destinations;
   if (single.size() != 1) {
-    throw std::invalid_argument(combining_ ? "PacketSet::add: a combining packet has exactly one destination"
+    throw InvalidArgument(combining_ ? "PacketSet::add: a combining packet has exactly one destination"
                                            : "PacketSet::add: a copying packet has exactly one origin");
   }
   std::vector<Node> sorted(many.begin(), many.end());
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    throw std::invalid_argument("PacketSet::add: node " + std::to_string(*std::adjacent_find(sorted.begin(), sorted.end())) +
+    throw InvalidArgument("PacketSet::add: node " + std::to_string(*std::adjacent_find(sorted.begin(), sorted.end())) +
                                 " is listed twice");
   }
   if (std::binary_search(sorted.begin(), sorted.end(), single[0])) {
-    throw std::invalid_argument("PacketSet::add: node " + std::to_string(single[0]) +
+    throw InvalidArgument("PacketSet::add: node " + std::to_string(single[0]) +
                                 " is both an origin and a destination of one packet");
   }
   if (static_cast<std::int64_t>(single_.size()) >= INT32_MAX) {
-    throw std::invalid_argument("PacketSet::add: more than 2^31 - 1 packets");
+    throw InvalidArgument("PacketSet::add: more than 2^31 - 1 packets");
   }
   // Materialise the CSR offsets only once some packet has more than one node at its other end.
   if (offsets_.empty() && sorted.size() != 1) {
@@ -72,7 +74,7 @@ std::int64_t PacketSet::deliveries() const noexcept {
 
 void SlotSchedule::add(std::int32_t slot, Transmission t) {
   if (slot < slots() - 1 || slot < 0) {
-    throw std::invalid_argument("SlotSchedule::add: slot " + std::to_string(slot) + " is before the last slot " +
+    throw InvalidArgument("SlotSchedule::add: slot " + std::to_string(slot) + " is before the last slot " +
                                 std::to_string(slots() - 1) + " (use SlotScheduleBuilder for any order)");
   }
   while (slots() <= slot) slot_begin_.push_back(slot_begin_.back());
@@ -81,7 +83,7 @@ void SlotSchedule::add(std::int32_t slot, Transmission t) {
 }
 
 void SlotScheduleBuilder::add(std::int32_t slot, Transmission t) {
-  if (slot < 0) throw std::invalid_argument("SlotScheduleBuilder::add: negative slot " + std::to_string(slot));
+  if (slot < 0) throw InvalidArgument("SlotScheduleBuilder::add: negative slot " + std::to_string(slot));
   slot_of_.push_back(slot);
   transmissions_.push_back(t);
 }

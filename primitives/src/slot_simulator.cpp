@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "switchyard/errors.hpp"
+
 namespace switchyard::primitives {
 
 namespace {
@@ -51,7 +53,7 @@ struct SlotSimulator::State {
 void SlotSimulator::State::allocate() {
   const Node n = network.size();
   if (packets.nodes() != n) {
-    throw std::invalid_argument("SlotSimulator: the packets are over " + std::to_string(packets.nodes()) +
+    throw InvalidArgument("SlotSimulator: the packets are over " + std::to_string(packets.nodes()) +
                                 " nodes, the network " + network.name() + " has " + std::to_string(n));
   }
   std::int64_t blocks = 0;
@@ -62,7 +64,7 @@ void SlotSimulator::State::allocate() {
   const std::int64_t block_bytes = packets.combining() ? std::int64_t{n} * 4 : words() * 8;
   const std::int64_t bytes = blocks * block_bytes + std::int64_t{packets.size()} * 12 + network.arcs() * 4;
   if (bytes > kMaxStateBytes) {
-    throw std::invalid_argument("SlotSimulator: " + std::to_string(packets.size()) + " packets on " +
+    throw InvalidArgument("SlotSimulator: " + std::to_string(packets.size()) + " packets on " +
                                 std::to_string(n) + " nodes need " + std::to_string(bytes >> 20) +
                                 " MiB of state, more than the " + std::to_string(kMaxStateBytes >> 20) + " MiB allowed");
   }

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "switchyard/errors.hpp"
+
 namespace switchyard::primitives {
 
 namespace {
@@ -22,7 +24,7 @@ constexpr std::int64_t kMaxDeliveries = std::int64_t{1} << 28;
 
 void require_fits(TaskKind task, Node n, std::int64_t packets, std::int64_t deliveries) {
   if (packets > kMaxPackets || deliveries > kMaxDeliveries) {
-    throw std::invalid_argument(std::string(task_name(task)) + " on " + std::to_string(n) + " nodes has " +
+    throw InvalidArgument(std::string(task_name(task)) + " on " + std::to_string(n) + " nodes has " +
                                 std::to_string(packets) + " packets and " + std::to_string(deliveries) +
                                 " deliveries: more than fits in memory (at most " + std::to_string(kMaxPackets) +
                                 " packets, " + std::to_string(kMaxDeliveries) + " deliveries)");
@@ -156,10 +158,10 @@ void add_packets(TaskInstance& t, const VirtualNetwork& g) {
 TaskInstance make_task(TaskKind task, const VirtualNetwork& network, const TaskOptions& options) {
   const Node n = network.size();
   if (!network.contains(options.root)) {
-    throw std::invalid_argument("make_task: root " + std::to_string(options.root) + " is outside 0.." + std::to_string(n - 1));
+    throw InvalidArgument("make_task: root " + std::to_string(options.root) + " is outside 0.." + std::to_string(n - 1));
   }
   if (!(options.active_fraction >= 0.0 && options.active_fraction <= 1.0)) {
-    throw std::invalid_argument("make_task: active fraction " + std::to_string(options.active_fraction) +
+    throw InvalidArgument("make_task: active fraction " + std::to_string(options.active_fraction) +
                                 " is outside [0, 1]");
   }
   TaskInstance t;

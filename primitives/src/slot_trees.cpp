@@ -4,6 +4,7 @@
 
 #include "slot_support.hpp"
 #include "switchyard/primitives/binomial_tree.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives::detail {
 
@@ -68,7 +69,7 @@ SlotSchedule binomial_broadcast(const VirtualNetwork& network, Node root, Packet
     }
     return std::move(b).build();
   }
-  if (network.kind() != NetworkKind::hypercube) throw std::invalid_argument("binomial_broadcast: complete graph or hypercube only");
+  if (network.kind() != NetworkKind::hypercube) throw InvalidArgument("binomial_broadcast: complete graph or hypercube only");
   // Keep the branches that lead to a target: mark each target's relative rank
   // and its ancestors (v's parent is v without its highest bit).
   const std::int64_t n = network.size();

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "switchyard/errors.hpp"
+
 namespace switchyard::primitives {
 
 std::vector<std::vector<Node>> tree_adjacency(Node n, std::span<const TreeEdge> tree) {
@@ -245,7 +247,7 @@ EdgeDisjointTrees matroid_union_trees(const VirtualNetwork& g, std::optional<int
   for (Node v = 1; v < n; ++v) min_degree = std::min(min_degree, g.degree(v));
   std::int64_t k = std::min<std::int64_t>(min_degree, g.links() / (n - 1));
   if (wanted) {
-    if (*wanted < 1) throw std::invalid_argument("matroid_union_trees: asked for " + std::to_string(*wanted) + " trees");
+    if (*wanted < 1) throw InvalidArgument("matroid_union_trees: asked for " + std::to_string(*wanted) + " trees");
     k = std::min<std::int64_t>(k, *wanted);
   }
   if (k == 0) return out;
@@ -269,7 +271,7 @@ EdgeDisjointTrees matroid_union_trees(const VirtualNetwork& g, std::optional<int
 }
 
 EdgeDisjointTrees complete_graph_trees(Node n) {
-  if (n < 2) throw std::invalid_argument("complete_graph_trees: K_" + std::to_string(n) + " has no spanning tree with an edge");
+  if (n < 2) throw InvalidArgument("complete_graph_trees: K_" + std::to_string(n) + " has no spanning tree with an edge");
   const Node m = n / 2;
   EdgeDisjointTrees out{"double stars", std::vector<std::vector<TreeEdge>>(static_cast<std::size_t>(m))};
   for (Node i = 0; i < m; ++i) {
@@ -439,7 +441,7 @@ bool has_cycle_product_trees(const VirtualNetwork& g) { return !product_factors(
 EdgeDisjointTrees cycle_product_trees(const VirtualNetwork& g) {
   const auto factors = product_factors(g);
   if (factors.empty()) {
-    throw std::invalid_argument("cycle_product_trees: " + g.name() +
+    throw InvalidArgument("cycle_product_trees: " + g.name() +
                                 " is not a hypercube or a torus with a side of 3 or more and at most one side of 2");
   }
   ProductLevel level{{{}}, {}, factors[0]};
@@ -454,7 +456,7 @@ EdgeDisjointTrees cycle_product_trees(const VirtualNetwork& g) {
 
 EdgeDisjointTrees edge_disjoint_spanning_trees(const VirtualNetwork& g, std::optional<int> wanted) {
   if (wanted && *wanted < 1) {
-    throw std::invalid_argument("edge_disjoint_spanning_trees: asked for " + std::to_string(*wanted) + " trees");
+    throw InvalidArgument("edge_disjoint_spanning_trees: asked for " + std::to_string(*wanted) + " trees");
   }
   EdgeDisjointTrees out;
   if (g.kind() == NetworkKind::complete && g.size() >= 2) {
@@ -474,19 +476,19 @@ void check_edge_disjoint_spanning_trees(const VirtualNetwork& g, const EdgeDisjo
     const auto& tree = trees.trees[static_cast<std::size_t>(i)];
     const std::string which = trees.construction + " tree " + std::to_string(i);
     if (static_cast<Node>(tree.size()) != g.size() - 1) {
-      throw std::invalid_argument(which + " has " + std::to_string(tree.size()) + " links, not N - 1 = " +
+      throw InvalidArgument(which + " has " + std::to_string(tree.size()) + " links, not N - 1 = " +
                              std::to_string(g.size() - 1));
     }
     for (auto [u, v] : tree) {
       if (!g.adjacent(u, v)) {
-        throw std::invalid_argument(which + ": " + std::to_string(u) + "-" + std::to_string(v) + " is not a link");
+        throw InvalidArgument(which + ": " + std::to_string(u) + "-" + std::to_string(v) + " is not a link");
       }
       if (!used.insert({std::min(u, v), std::max(u, v)}).second) {
-        throw std::invalid_argument(which + ": link " + std::to_string(u) + "-" + std::to_string(v) + " is in two trees");
+        throw InvalidArgument(which + ": link " + std::to_string(u) + "-" + std::to_string(v) + " is in two trees");
       }
     }
     const auto dist = bfs_distances(tree_adjacency(g.size(), tree), 0);
-    if (std::count(dist.begin(), dist.end(), -1) > 0) throw std::invalid_argument(which + " does not span the network");
+    if (std::count(dist.begin(), dist.end(), -1) > 0) throw InvalidArgument(which + " does not span the network");
   }
 }
 

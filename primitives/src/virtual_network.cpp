@@ -8,6 +8,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "switchyard/errors.hpp"
+#include "switchyard/matrix_market_lines.hpp"
+
 namespace switchyard::primitives {
 
 namespace {
@@ -15,10 +18,10 @@ namespace {
 // Refuses before allocating: `arcs` directed arcs over n nodes.
 void require_fits(std::int64_t n, std::int64_t arcs, const std::string& what) {
   if (n < 1 || n > kMaxNodes) {
-    throw std::invalid_argument(what + ": " + std::to_string(n) + " nodes is outside 1.." + std::to_string(kMaxNodes));
+    throw InvalidArgument(what + ": " + std::to_string(n) + " nodes is outside 1.." + std::to_string(kMaxNodes));
   }
   if (arcs > kMaxArcs) {
-    throw std::invalid_argument(what + ": " + std::to_string(arcs / 2) + " links do not fit in memory (at most " +
+    throw InvalidArgument(what + ": " + std::to_string(arcs / 2) + " links do not fit in memory (at most " +
                                 std::to_string(kMaxArcs / 2) + " links)");
   }
 }
@@ -57,7 +60,7 @@ VirtualNetwork VirtualNetwork::complete(Node n) {
 }
 
 VirtualNetwork VirtualNetwork::hypercube(int d) {
-  if (d < 0 || d > 24) throw std::invalid_argument("hypercube: dimension " + std::to_string(d) + " is outside 0..24");
+  if (d < 0 || d > 24) throw InvalidArgument("hypercube: dimension " + std::to_string(d) + " is outside 0..24");
   const Node n = Node{1} << d;
   require_fits(n, std::int64_t{n} * d, "hypercube");
   VirtualNetwork g;
@@ -71,11 +74,11 @@ VirtualNetwork VirtualNetwork::hypercube(int d) {
 }
 
 VirtualNetwork VirtualNetwork::torus(std::vector<Node> sides) {
-  if (sides.empty()) throw std::invalid_argument("torus: no sides given");
+  if (sides.empty()) throw InvalidArgument("torus: no sides given");
   std::int64_t n = 1;
   std::string name = "torus:";
   for (std::size_t i = 0; i < sides.size(); ++i) {
-    if (sides[i] < 1) throw std::invalid_argument("torus: side " + std::to_string(sides[i]) + " is not positive");
+    if (sides[i] < 1) throw InvalidArgument("torus: side " + std::to_string(sides[i]) + " is not positive");
     n *= sides[i];
     if (n > kMaxNodes) require_fits(n, 0, "torus");
     if (i > 0) name += 'x';
@@ -103,7 +106,7 @@ VirtualNetwork VirtualNetwork::torus(std::vector<Node> sides) {
 }
 
 VirtualNetwork VirtualNetwork::tree(Node n, int k) {
-  if (k < 1) throw std::invalid_argument("tree: arity " + std::to_string(k) + " is not positive");
+  if (k < 1) throw InvalidArgument("tree: arity " + std::to_string(k) + " is not positive");
   require_fits(n, 2 * (std::int64_t{n} - 1), "tree");
   VirtualNetwork g;
   g.kind_ = NetworkKind::tree;
@@ -123,7 +126,7 @@ VirtualNetwork VirtualNetwork::from_edges(Node n, std::span<const std::pair<Node
   std::vector<std::int64_t> degree(static_cast<std::size_t>(n) + 1, 0);
   for (auto [u, v] : edges) {
     if (u < 0 || u >= n || v < 0 || v >= n) {
-      throw std::invalid_argument(name + ": edge (" + std::to_string(u) + ", " + std::to_string(v) +
+      throw InvalidArgument(name + ": edge (" + std::to_string(u) + ", " + std::to_string(v) +
                                   ") has a node outside 0.." + std::to_string(n - 1));
     }
     if (u != v) ++degree[u], ++degree[v];
@@ -150,7 +153,7 @@ void VirtualNetwork::require_connected() const {
   const auto d = distances_from(0);
   const auto it = std::find(d.begin(), d.end(), -1);
   if (it != d.end()) {
-    throw std::invalid_argument(name_ + ": the graph is not connected (node " + std::to_string(it - d.begin()) +
+    throw InvalidArgument(name_ + ": the graph is not connected (node " + std::to_string(it - d.begin()) +
                                 " cannot be reached from node 0)");
   }
 }
@@ -213,101 +216,69 @@ int VirtualNetwork::diameter() const {
 
 namespace {
 
-[[noreturn]] void mm_error(const std::string& source, std::uint64_t line, const std::string& what) {
-  throw std::invalid_argument(source + ":" + std::to_string(line) + ": " + what);
-}
-
-std::vector<std::string> split_blanks(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string t; in >> t;) out.push_back(t);
-  return out;
-}
-
-std::uint64_t mm_index(const std::string& token, const std::string& source, std::uint64_t line, const char* what) {
-  std::uint64_t v = 0;
-  const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
-  if (ec != std::errc() || p != token.data() + token.size()) {
-    mm_error(source, line, std::string(what) + " '" + token + "' is not a non-negative whole number");
-  }
-  return v;
-}
-
 // A value is ignored (any stored entry is a link) but must still be a number.
-void mm_value(const std::string& token, const std::string& source, std::uint64_t line) {
+void check_value(const MatrixMarketLines& lines, const std::string& token) {
   double v = 0;
   const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
-  if (ec != std::errc() || p != token.data() + token.size()) mm_error(source, line, "value '" + token + "' is not a number");
+  if (ec != std::errc() || p != token.data() + token.size()) lines.fail("value '" + printable(token) + "' is not a number");
 }
 
-struct MatrixMarketHeader {
-  bool pattern = false;  // entries are "row column" (no value)
-};
-
-MatrixMarketHeader read_adjacency_header(const std::string& text, const std::string& source) {
-  auto h = split_blanks(text);
+// Whether the entries are "row column" (pattern) rather than "row column value".
+bool read_adjacency_header(const MatrixMarketLines& lines) {
+  auto h = lines.tokens();
   for (auto& t : h) std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
   if (h.size() != 5 || h[0] != "%%matrixmarket" || h[1] != "matrix" || h[2] != "coordinate" ||
       (h[3] != "pattern" && h[3] != "integer" && h[3] != "real") || (h[4] != "general" && h[4] != "symmetric")) {
-    mm_error(source, 1,
-             "expected '%%MatrixMarket matrix coordinate pattern|integer|real general|symmetric', found '" + text + "'");
+    lines.fail("expected '%%MatrixMarket matrix coordinate pattern|integer|real general|symmetric', found '" +
+               printable(lines.text()) + "'");
   }
-  return {h[3] == "pattern"};
+  return h[3] == "pattern";
 }
 
 }  // namespace
 
 VirtualNetwork VirtualNetwork::read_matrix_market(std::istream& in, const std::string& source) {
-  std::string text;
-  std::uint64_t line = 1;
-  if (!std::getline(in, text)) mm_error(source, 1, "empty file: expected a %%MatrixMarket header");
-  const auto header = read_adjacency_header(text, source);
-  std::vector<std::string> size_line;
-  while (size_line.empty() && std::getline(in, text)) {
-    ++line;
-    if (!text.empty() && text[0] != '%') size_line = split_blanks(text);
-  }
-  if (size_line.size() != 3) mm_error(source, line, "expected 'rows columns entries', found '" + text + "'");
-  const std::uint64_t rows = mm_index(size_line[0], source, line, "row count");
-  const std::uint64_t cols = mm_index(size_line[1], source, line, "column count");
-  const std::uint64_t entries = mm_index(size_line[2], source, line, "entry count");
-  if (rows != cols) mm_error(source, line, "an adjacency matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
+  MatrixMarketLines lines(in, source);
+  if (!lines.next()) lines.fail_at(1, "empty file: expected a %%MatrixMarket header");
+  const bool pattern = read_adjacency_header(lines);
+  const std::vector<std::string> size_line = lines.next_data();
+  if (size_line.size() != 3) lines.fail("expected 'rows columns entries', found '" + printable(lines.text()) + "'");
+  const std::uint64_t rows = lines.number(size_line[0], "row count");
+  const std::uint64_t cols = lines.number(size_line[1], "column count");
+  const std::uint64_t entries = lines.number(size_line[2], "entry count");
+  if (rows != cols) lines.fail("an adjacency matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
   if (rows == 0 || rows > static_cast<std::uint64_t>(kMaxNodes)) {
-    mm_error(source, line, "node count " + size_line[0] + " is outside 1.." + std::to_string(kMaxNodes));
+    lines.fail("node count " + size_line[0] + " is outside 1.." + std::to_string(kMaxNodes));
   }
   if (entries > static_cast<std::uint64_t>(kMaxArcs)) {
-    mm_error(source, line, std::to_string(entries) + " entries do not fit in memory (at most " + std::to_string(kMaxArcs) + ")");
+    lines.fail(std::to_string(entries) + " entries do not fit in memory (at most " + std::to_string(kMaxArcs) + ")");
   }
-  const std::size_t fields = header.pattern ? 2 : 3;
+  const std::size_t fields = pattern ? 2 : 3;
   std::vector<std::pair<Node, Node>> edges;
   edges.reserve(entries);
-  while (std::getline(in, text)) {
-    ++line;
-    const auto t = split_blanks(text);
-    if (t.empty() || text[0] == '%') continue;
+  for (auto t = lines.next_data(); !t.empty(); t = lines.next_data()) {
     if (t.size() != fields) {
-      mm_error(source, line, std::string(header.pattern ? "expected 'row column'" : "expected 'row column value'") +
-                                 ", found '" + text + "'");
+      lines.fail(std::string(pattern ? "expected 'row column'" : "expected 'row column value'") + ", found '" +
+                 printable(lines.text()) + "'");
     }
-    const std::uint64_t r = mm_index(t[0], source, line, "row");
-    const std::uint64_t c = mm_index(t[1], source, line, "column");
-    if (!header.pattern) mm_value(t[2], source, line);
-    if (r < 1 || r > rows) mm_error(source, line, "row " + t[0] + " is outside 1.." + std::to_string(rows));
-    if (c < 1 || c > cols) mm_error(source, line, "column " + t[1] + " is outside 1.." + std::to_string(cols));
-    if (edges.size() == entries) mm_error(source, line, "more entries than the " + std::to_string(entries) + " announced");
+    const std::uint64_t r = lines.number(t[0], "row");
+    const std::uint64_t c = lines.number(t[1], "column");
+    if (!pattern) check_value(lines, t[2]);
+    if (r < 1 || r > rows) lines.fail("row " + t[0] + " is outside 1.." + std::to_string(rows));
+    if (c < 1 || c > cols) lines.fail("column " + t[1] + " is outside 1.." + std::to_string(cols));
+    if (edges.size() == entries) lines.fail("more entries than the " + std::to_string(entries) + " announced");
     edges.emplace_back(static_cast<Node>(r - 1), static_cast<Node>(c - 1));
   }
-  if (in.bad()) mm_error(source, line, "read error");
   if (edges.size() != entries) {
-    mm_error(source, line, "the header announces " + std::to_string(entries) + " entries, the file has " +
-                               std::to_string(edges.size()));
+    lines.fail("the header announces " + std::to_string(entries) + " entries, the file has " +
+               std::to_string(edges.size()));
   }
   return from_edges(static_cast<Node>(rows), edges, source);
 }
 
 VirtualNetwork VirtualNetwork::read_matrix_market_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot open the adjacency file");
+  if (!in) throw InvalidArgument(printable(path) + ": cannot open the adjacency file");
   return read_matrix_market(in, path);
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/matrix_market_lines.hpp"
 
 namespace switchyard::schedulers {
 
@@ -147,111 +148,49 @@ CommMatrix nonuniform_matrix(Rank n, Rank d, std::uint64_t unit, std::uint64_t s
   });
 }
 
-namespace {
-
-[[noreturn]] void mm_error(const std::string& source, std::uint64_t line, const std::string& what) {
-  throw InvalidArgument(source + ":" + std::to_string(line) + ": " + what);
-}
-
-// A Matrix Market line is three numbers: a longer one is not a matrix (a
-// binary file, /dev/zero), and reading it whole would grow without bound.
-constexpr std::size_t kMaxLineLength = 1024;
-
-// Reads line number `line` into `text`; false at the end of the input.
-bool read_line(std::istream& in, std::string& text, const std::string& source, std::uint64_t line) {
-  text.clear();
-  for (char c; in.get(c);) {
-    if (c == '\n') return true;
-    if (text.size() == kMaxLineLength) {
-      mm_error(source, line, "the line is longer than " + std::to_string(kMaxLineLength) +
-                                 " characters: not a Matrix Market file");
-    }
-    text.push_back(c);
-  }
-  return !text.empty();
-}
-
-// Splits on blanks; a token that is not a whole number in range is an error on that line.
-std::vector<std::string> tokens(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string t; in >> t;) out.push_back(t);
-  return out;
-}
-
-std::uint64_t number(const std::string& token, const std::string& source, std::uint64_t line, const char* what) {
-  std::uint64_t v = 0;
-  const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
-  if (ec != std::errc() || p != token.data() + token.size()) {
-    mm_error(source, line, std::string(what) + " '" + printable(token) + "' is not a non-negative whole number");
-  }
-  return v;
-}
-
-}  // namespace
-
 CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
-  std::string text;
-  std::uint64_t line = 0;
-  if (!read_line(in, text, source, 1)) mm_error(source, 1, "empty file: expected a %%MatrixMarket header");
-  ++line;
+  MatrixMarketLines lines(in, source);
+  if (!lines.next()) lines.fail_at(1, "empty file: expected a %%MatrixMarket header");
   {
-    auto h = tokens(text);
+    auto h = lines.tokens();
     for (auto& t : h) std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
     if (h.size() != 5 || h[0] != "%%matrixmarket" || h[1] != "matrix" || h[2] != "coordinate" ||
         (h[3] != "integer" && h[3] != "real" && h[3] != "pattern") || h[4] != "general") {
-      mm_error(source, line,
-               "expected '%%MatrixMarket matrix coordinate integer general', found '" + printable(text) + "'");
+      lines.fail("expected '%%MatrixMarket matrix coordinate integer general', found '" + printable(lines.text()) + "'");
     }
-    if (h[3] != "integer") mm_error(source, line, "field '" + h[3] + "' is not supported: message sizes are integers");
+    if (h[3] != "integer") lines.fail("field '" + h[3] + "' is not supported: message sizes are integers");
   }
-  // Comments, then the size line.
-  std::vector<std::string> size_line;
-  while (read_line(in, text, source, line + 1)) {
-    ++line;
-    if (text.empty() || text[0] == '%') continue;
-    size_line = tokens(text);
-    if (size_line.empty()) continue;
-    break;
-  }
-  if (size_line.empty()) mm_error(source, line, "the file ends before its 'rows columns entries' line");
-  if (size_line.size() != 3) mm_error(source, line, "expected 'rows columns entries', found '" + printable(text) + "'");
-  const std::uint64_t rows = number(size_line[0], source, line, "row count");
-  const std::uint64_t cols = number(size_line[1], source, line, "column count");
-  const std::uint64_t entries = number(size_line[2], source, line, "entry count");
-  if (rows != cols) {
-    mm_error(source, line, "a communication matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
-  }
+  const std::vector<std::string> size_line = lines.next_data();
+  if (size_line.empty()) lines.fail("the file ends before its 'rows columns entries' line");
+  if (size_line.size() != 3) lines.fail("expected 'rows columns entries', found '" + printable(lines.text()) + "'");
+  const std::uint64_t rows = lines.number(size_line[0], "row count");
+  const std::uint64_t cols = lines.number(size_line[1], "column count");
+  const std::uint64_t entries = lines.number(size_line[2], "entry count");
+  if (rows != cols) lines.fail("a communication matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
   if (rows == 0 || rows > kMaxMatrixProcesses) {
-    mm_error(source, line, "process count " + std::to_string(rows) + " is outside 1.." + std::to_string(kMaxMatrixProcesses));
+    lines.fail("process count " + std::to_string(rows) + " is outside 1.." + std::to_string(kMaxMatrixProcesses));
   }
   CommMatrix m(static_cast<Rank>(rows));
   std::uint64_t seen = 0;
-  while (read_line(in, text, source, line + 1)) {
-    ++line;
-    auto t = tokens(text);
-    if (t.empty() || text[0] == '%') continue;
-    if (t.size() != 3) mm_error(source, line, "expected 'row column bytes', found '" + printable(text) + "'");
-    const std::uint64_t r = number(t[0], source, line, "row");
-    const std::uint64_t c = number(t[1], source, line, "column");
-    const std::uint64_t b = number(t[2], source, line, "byte count");
-    if (r < 1 || r > rows) mm_error(source, line, "row " + t[0] + " is outside 1.." + std::to_string(rows));
-    if (c < 1 || c > cols) mm_error(source, line, "column " + t[1] + " is outside 1.." + std::to_string(cols));
-    if (b == 0) mm_error(source, line, "entry (" + t[0] + ", " + t[1] + ") has 0 bytes: leave it out instead");
-    if (m.at(static_cast<Rank>(r - 1), static_cast<Rank>(c - 1)) != 0) {
-      mm_error(source, line, "entry (" + t[0] + ", " + t[1] + ") appears twice");
-    }
-    if (++seen > entries) mm_error(source, line, "more entries than the " + std::to_string(entries) + " announced");
+  for (auto t = lines.next_data(); !t.empty(); t = lines.next_data()) {
+    if (t.size() != 3) lines.fail("expected 'row column bytes', found '" + printable(lines.text()) + "'");
+    const std::uint64_t r = lines.number(t[0], "row");
+    const std::uint64_t c = lines.number(t[1], "column");
+    const std::uint64_t b = lines.number(t[2], "byte count");
+    if (r < 1 || r > rows) lines.fail("row " + t[0] + " is outside 1.." + std::to_string(rows));
+    if (c < 1 || c > cols) lines.fail("column " + t[1] + " is outside 1.." + std::to_string(cols));
+    if (b == 0) lines.fail("entry (" + t[0] + ", " + t[1] + ") has 0 bytes: leave it out instead");
     const auto src = static_cast<Rank>(r - 1), dst = static_cast<Rank>(c - 1);
+    if (m.at(src, dst) != 0) lines.fail("entry (" + t[0] + ", " + t[1] + ") appears twice");
+    if (++seen > entries) lines.fail("more entries than the " + std::to_string(entries) + " announced");
     if (const char* sum = m.overflowing_sum(src, dst, b)) {
-      mm_error(source, line, "entry (" + t[0] + ", " + t[1] + ") takes " + sum + " (row " + t[0] + ", column " + t[1] +
-                                 ") beyond " + std::to_string(kMaxMatrixBytes) + " bytes");
+      lines.fail("entry (" + t[0] + ", " + t[1] + ") takes " + sum + " (row " + t[0] + ", column " + t[1] +
+                 ") beyond " + std::to_string(kMaxMatrixBytes) + " bytes");
     }
     m.set(src, dst, b);
   }
-  if (in.bad()) mm_error(source, line, "read error");
   if (seen != entries) {
-    mm_error(source, line, "the header announces " + std::to_string(entries) + " entries, the file has " + std::to_string(seen));
+    lines.fail("the header announces " + std::to_string(entries) + " entries, the file has " + std::to_string(seen));
   }
   return m;
 }

@@ -20,6 +20,7 @@
 #include "switchyard/primitives/slot_algorithms.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -29,7 +30,7 @@ namespace switchyard::primitives {
 // none along a side of 1. Moving a node along a direction is a table look-up.
 class IsotropicLattice {
  public:
-  // Throws std::invalid_argument unless `network` is a hypercube or a torus.
+  // Throws InvalidArgument unless `network` is a hypercube or a torus.
   explicit IsotropicLattice(const VirtualNetwork& network);
 
   Node size() const noexcept { return size_; }
@@ -147,7 +148,7 @@ SlotSchedule expand_isotropic_schedule(const IsotropicLattice& lattice, const Ta
 
 // The registry's entry (slot_algorithms.hpp) for a task `as_isotropic`
 // recognises (TE on a hypercube or torus), all-port full duplex: the optimal
-// schedule, its optimum h named "critical sum h". Throws std::invalid_argument
+// schedule, its optimum h named "critical sum h". Throws InvalidArgument
 // for a network that is not a hypercube or torus or a task that is not isotropic.
 SlotAlgorithmResult isotropic_optimal(const VirtualNetwork& network, LinkModel model, const TaskInstance& task);
 

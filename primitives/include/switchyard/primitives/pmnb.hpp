@@ -27,6 +27,7 @@
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/spanning_trees.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -54,7 +55,7 @@ PacketSet pmnb_packets(Node n, std::span<const Node> broadcasters);
 PacketSet pmna_packets(Node n, std::span<const Node> collectors);
 
 // `packets` (copying, each to every node but its origin) broadcast on `trees`.
-// Throws std::invalid_argument on a combining set, a one-port model, or trees
+// Throws InvalidArgument on a combining set, a one-port model, or trees
 // that are not edge-disjoint spanning trees of `network`.
 PmnbPlan pmnb_plan(const VirtualNetwork& network, const PacketSet& packets, const EdgeDisjointTrees& trees,
                    Duplex duplex);

@@ -11,6 +11,7 @@
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/slot_task.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -49,7 +50,7 @@ struct SlotAlgorithmEntry {
 // The registry, in src/slot_registry.cpp: for each task the first entry that
 // applies wins, so specialised algorithms are listed before the general ones.
 std::span<const SlotAlgorithmEntry> slot_algorithms() noexcept;
-// Runs the first applicable algorithm; throws std::invalid_argument if none applies.
+// Runs the first applicable algorithm; throws InvalidArgument if none applies.
 SlotAlgorithmResult route(const VirtualNetwork& network, LinkModel model, const TaskInstance& task);
 
 }  // namespace switchyard::primitives

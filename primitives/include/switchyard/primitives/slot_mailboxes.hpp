@@ -23,6 +23,7 @@
 #include "switchyard/primitives/virtual_network.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/task.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -45,7 +46,7 @@ struct MailboxRunResult {
 
 class SlotProgram {
  public:
-  // Throws std::invalid_argument if the schedule sends across a missing link,
+  // Throws InvalidArgument if the schedule sends across a missing link,
   // sends what its sender never received, or leaves a destination without its
   // packet, or if the buffers would not fit in memory; bytes >= 1.
   SlotProgram(const VirtualNetwork& network, const PacketSet& packets, const SlotSchedule& schedule,

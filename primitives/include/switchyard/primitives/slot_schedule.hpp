@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "switchyard/primitives/virtual_network.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -47,7 +48,7 @@ class PacketSet {
   PacketSet(Node nodes, bool combining) : nodes_(nodes), combining_(combining) {}
 
   // Appends a packet; for a copying set `origins` has one node, for a
-  // combining set `destinations` has one. Throws std::invalid_argument on an
+  // combining set `destinations` has one. Throws InvalidArgument on an
   // out-of-range node, an empty or repeated list, or a node both origin and destination.
   PacketId add(std::span<const Node> origins, std::span<const Node> destinations);
   PacketId add(Node origin, Node destination);  // one origin, one destination
@@ -87,7 +88,7 @@ struct Transmission {
 class SlotSchedule {
  public:
   // Appends to slot `slot`, which must be the last slot so far or a later one
-  // (throws std::invalid_argument otherwise: build out-of-order schedules with
+  // (throws InvalidArgument otherwise: build out-of-order schedules with
   // SlotScheduleBuilder).
   void add(std::int32_t slot, Transmission t);
   std::int32_t slots() const noexcept { return static_cast<std::int32_t>(slot_begin_.size()) - 1; }

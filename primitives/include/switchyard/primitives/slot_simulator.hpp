@@ -12,13 +12,14 @@
 
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
 // A schedule that breaks a rule; the message says which slot, link and packet and why.
-class IllegalSchedule : public std::invalid_argument {
+class IllegalSchedule : public InvalidArgument {
  public:
-  using std::invalid_argument::invalid_argument;
+  using InvalidArgument::InvalidArgument;
 };
 
 struct SimulationResult {
@@ -28,7 +29,7 @@ struct SimulationResult {
 };
 
 // The simulator state builds once per task; state memory over a few GiB is
-// refused up front (std::invalid_argument).
+// refused up front (InvalidArgument).
 class SlotSimulator {
  public:
   SlotSimulator(const VirtualNetwork& network, LinkModel model, const PacketSet& packets);

@@ -10,6 +10,7 @@
 
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -46,7 +47,7 @@ struct TaskInstance {
   PacketSet packets;
 };
 
-// Builds the instance. Throws std::invalid_argument for a root outside the
+// Builds the instance. Throws InvalidArgument for a root outside the
 // network or a fraction outside [0, 1], and refuses a task whose packets
 // would not fit in memory (a TE or MNB on 10^5 nodes) with the reason.
 TaskInstance make_task(TaskKind task, const VirtualNetwork& network, const TaskOptions& options);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "switchyard/primitives/virtual_network.hpp"
+#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -49,7 +50,7 @@ EdgeDisjointTrees complete_graph_trees(Node n);
 // keeps k trees, joined at their centres. O(N k) and diameters that grow with
 // the sum of the sides (the 2-d torus n1 x n2: 2 n1 + n2 - 3 and n1 + 2 n2 - 3;
 // Q_12: 33 .. 51), where the matroid union on Q_12 takes a minute and returns
-// diameters near 150. Throws std::invalid_argument for another network.
+// diameters near 150. Throws InvalidArgument for another network.
 EdgeDisjointTrees cycle_product_trees(const VirtualNetwork& network);
 bool has_cycle_product_trees(const VirtualNetwork& network);
 
@@ -57,7 +58,7 @@ bool has_cycle_product_trees(const VirtualNetwork& network);
 // construction when there is one (they are maximum), else the matroid union.
 EdgeDisjointTrees edge_disjoint_spanning_trees(const VirtualNetwork& network, std::optional<int> wanted = std::nullopt);
 
-// Throws std::invalid_argument unless every tree is a spanning tree of `network`
+// Throws InvalidArgument unless every tree is a spanning tree of `network`
 // (N - 1 links of the network, connected) and no link is in two trees.
 void check_edge_disjoint_spanning_trees(const VirtualNetwork& network, const EdgeDisjointTrees& trees);
 

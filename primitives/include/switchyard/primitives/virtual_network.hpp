@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/errors.hpp"
+
 namespace switchyard::primitives {
 
 // A node of a virtual network; 32 bits keep schedules of 10^5-node networks compact.
@@ -26,7 +28,7 @@ enum class NetworkKind : std::uint8_t { complete, hypercube, torus, tree, graph 
 
 class VirtualNetwork {
  public:
-  // Throws std::invalid_argument for n < 1 or a network over kMaxArcs.
+  // Throws InvalidArgument for n < 1 or a network over kMaxArcs.
   static VirtualNetwork complete(Node n);
   // 2^d nodes, v adjacent to v xor 2^i. d in 0..24.
   static VirtualNetwork hypercube(int d);
@@ -39,7 +41,7 @@ class VirtualNetwork {
   static VirtualNetwork from_edges(Node n, std::span<const std::pair<Node, Node>> edges, std::string name);
   // Matrix Market adjacency: "%%MatrixMarket matrix coordinate pattern|integer|real general|symmetric",
   // square; every stored entry (i, j), i != j, is a link (values are ignored: a 0 is still listed,
-  // so it is a link). Errors throw std::invalid_argument "source:line: what is wrong".
+  // so it is a link). Errors throw InvalidArgument "source:line: what is wrong".
   static VirtualNetwork read_matrix_market(std::istream& in, const std::string& source);
   static VirtualNetwork read_matrix_market_file(const std::string& path);
 

@@ -1,0 +1,86 @@
+#pragma once
+// Reading Matrix Market text line by line, for the readers of communication
+// matrices (schedulers) and of network adjacency matrices (primitives): lines
+// of bounded length, blank-separated tokens, whole numbers, and errors that
+// name the source and the line, echoing what was read printably.
+
+#include <charconv>
+#include <cstdint>
+#include <istream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "switchyard/errors.hpp"
+
+namespace switchyard {
+
+class MatrixMarketLines {
+ public:
+  // A Matrix Market line is a few numbers: a longer one is not a matrix (a
+  // binary file, /dev/zero), and reading it whole would grow without bound.
+  static constexpr std::size_t kMaxLineLength = 1024;
+
+  MatrixMarketLines(std::istream& in, std::string source) : in_(in), source_(std::move(source)) {}
+
+  // The next line into text(); false at the end of the input, line() then
+  // staying the last line read.
+  bool next() {
+    text_.clear();
+    for (char c; in_.get(c);) {
+      if (c == '\n') {
+        ++line_;
+        return true;
+      }
+      if (text_.size() == kMaxLineLength) {
+        fail_at(line_ + 1, "the line is longer than " + std::to_string(kMaxLineLength) +
+                               " characters: not a Matrix Market file");
+      }
+      text_.push_back(c);
+    }
+    if (in_.bad()) fail_at(line_ + 1, "read error");
+    if (text_.empty()) return false;
+    ++line_;
+    return true;
+  }
+  // The next line that is neither blank nor a comment, split into tokens; empty at the end.
+  std::vector<std::string> next_data() {
+    while (next()) {
+      if (!text_.empty() && text_[0] == '%') continue;
+      auto t = tokens();
+      if (!t.empty()) return t;
+    }
+    return {};
+  }
+
+  const std::string& text() const noexcept { return text_; }
+  std::uint64_t line() const noexcept { return line_; }
+  std::vector<std::string> tokens() const {
+    std::istringstream in(text_);
+    std::vector<std::string> out;
+    for (std::string t; in >> t;) out.push_back(t);
+    return out;
+  }
+  // `token` as a whole number; `what` names it in the error.
+  std::uint64_t number(const std::string& token, const char* what) const {
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+    if (ec != std::errc() || p != token.data() + token.size()) {
+      fail(std::string(what) + " '" + printable(token) + "' is not a non-negative whole number");
+    }
+    return v;
+  }
+  // InvalidArgument "source:line: what".
+  [[noreturn]] void fail(const std::string& what) const { fail_at(line_, what); }
+  [[noreturn]] void fail_at(std::uint64_t line, const std::string& what) const {
+    throw InvalidArgument(source_ + ":" + std::to_string(line) + ": " + what);
+  }
+
+ private:
+  std::istream& in_;
+  std::string source_;
+  std::string text_;
+  std::uint64_t line_ = 0;
+};
+
+}  // namespace switchyard
