@@ -9,6 +9,7 @@
 #include <switchyard/primitives/accumulate.hpp>
 #include <switchyard/primitives/binomial_tree.hpp>
 #include <switchyard/primitives/multinode.hpp>
+#include <switchyard/primitives/run_pattern.hpp>
 #include <switchyard/primitives/single_node.hpp>
 #include <switchyard/runtime.hpp>
 
@@ -16,10 +17,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "primitive_patterns.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -363,6 +367,69 @@ TEST(PrimitiveCallsIsolation, CallerReceivesNeverSeeTaskMessages) {
     co_await c.process().wait(mine);
     check_block(mine.take_message().bytes(), key(31, (me + n - 1) % n, 0, 0), "the caller's own message");
   });
+}
+
+// run(): random patterns through their classified tasks. Every member checks
+// each packet it receives (copied packets keyed by sender only, personal ones
+// by sender and receiver); combinable ones carry 64-bit words whose wrapping
+// sum over the sources, in rank order, must arrive.
+TEST(RunPattern, RandomPatternsArriveThroughTheirTasks) {
+  std::mt19937_64 rng(5);
+  std::vector<int> ran(prim::kStaticTasks, 0);
+  for (int trial = 0; trial < 120; ++trial) {
+    const Rank n = 2 + static_cast<Rank>(rng() % 8);
+    prim::Pattern p = sytest::random_pattern(rng, n);
+    p.bytes = 8 * (1 + rng() % 3);
+    const auto packet_key = [&](Rank s, Rank d) { return key(40 + trial, s, p.sends[s].same_packet ? kAll : d, 0); };
+    const auto expected = [&](Rank me) {
+      std::vector<std::uint64_t> sum(p.bytes / 8, 0);
+      for (Rank s = 0; s < n; ++s) {
+        if (!std::binary_search(p.sends[s].to.begin(), p.sends[s].to.end(), me)) continue;
+        const auto b = pattern(p.bytes, packet_key(s, me));
+        for (std::size_t i = 0; i < sum.size(); ++i) {
+          std::uint64_t w;
+          std::memcpy(&w, b.data() + 8 * i, 8);
+          sum[i] += w;
+        }
+      }
+      return sum;
+    };
+    const auto plus = std::plus<std::uint64_t>{};
+    const prim::Combiner add = prim::combiner_for<std::uint64_t>(plus);
+    std::atomic<int> task{-1};
+    run_job(n, [&](Communicator c) -> Task<void> {
+      const Rank me = c.rank();
+      std::vector<std::vector<std::byte>> out, in;
+      const auto& mine = p.sends[me];
+      if (!mine.to.empty()) {
+        if (mine.same_packet) out.push_back(pattern(p.bytes, packet_key(me, 0)));
+        else
+          for (Rank d : mine.to) out.push_back(pattern(p.bytes, packet_key(me, d)));
+      }
+      std::vector<Rank> sources;
+      for (Rank s = 0; s < n; ++s)
+        if (std::binary_search(p.sends[s].to.begin(), p.sends[s].to.end(), me)) sources.push_back(s);
+      in.assign(p.combinable ? std::min<std::size_t>(1, sources.size()) : sources.size(), std::vector<std::byte>(p.bytes));
+      std::vector<std::span<const std::byte>> send(out.begin(), out.end());
+      std::vector<std::span<std::byte>> recv(in.begin(), in.end());
+      const prim::Classification how = co_await prim::run(c, p, prim::PatternBuffers{send, recv}, &add);
+      task.store(static_cast<int>(how.task));
+      if (p.combinable) {
+        if (!sources.empty()) {
+          const auto want = expected(me);
+          SY_CHECK(std::memcmp(in[0].data(), want.data(), p.bytes) == 0,
+                   "combined packet at " << me << " via " << prim::task_name(how.task));
+        }
+      } else {
+        for (std::size_t i = 0; i < sources.size(); ++i)
+          check_block(in[i], packet_key(sources[i], me), std::string("run via ") + std::string(prim::task_name(how.task)));
+      }
+    });
+    ++ran[static_cast<std::size_t>(task.load())];
+  }
+  int tasks_run = 0;
+  for (int r : ran) tasks_run += r > 0;
+  EXPECT_GE(tasks_run, 12) << "the random patterns ran through too few of the tasks";
 }
 
 // Each bad argument is InvalidArgument with a message naming the task.
