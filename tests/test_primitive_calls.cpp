@@ -329,8 +329,8 @@ TEST(BinomialTree, SubtreeSizesAndPreorderMatchTheChildren) {
 
 class PrimitiveCalls : public ::testing::TestWithParam<Rank> {};
 
-TEST_P(PrimitiveCalls, SingleNodeTasksBinomialAndDirect) {
-  for (Algorithm a : {Algorithm::kBinomial, Algorithm::kDirect}) {
+TEST_P(PrimitiveCalls, SingleNodeTasksAutoBinomialAndDirect) {
+  for (Algorithm a : {Algorithm::kAuto, Algorithm::kBinomial, Algorithm::kDirect}) {
     run_job(GetParam(), [a](Communicator c) { return single_node(c, a); });
   }
 }

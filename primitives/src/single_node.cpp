@@ -18,12 +18,20 @@ using detail::MemberList;
 using detail::Pending;
 using detail::TreeGroup;
 
-// kAuto of the single-node tasks: the binomial tree (bench/README.md).
-bool use_direct(Algorithm a, const char* task) {
+// kAuto of the single-node tasks: the binomial tree for blocks below 16 KiB,
+// the root straight to every member from there. On 2 cores the bytes copied,
+// not the rounds, bound large blocks: a scatter's tree copies each block about
+// log2(n) / 2 times, a broadcast's tree waits out log2(n) rounds of single-copy
+// handovers where the direct root's receivers copy concurrently. Measured by
+// bench_primitives (bench/README.md, "Primitives"): direct won 10 of the 12
+// single-node cases at 64 KiB, the tree most cases up to 1 KiB.
+constexpr std::size_t kDirectFromBlock = 16 * 1024;
+
+bool use_direct(Algorithm a, std::size_t block, const char* task) {
   if (a != Algorithm::kAuto && a != Algorithm::kBinomial && a != Algorithm::kDirect) {
     invalid(task, std::string("algorithm ") + to_string(a) + " is not one of auto, binomial, direct");
   }
-  return a == Algorithm::kDirect;
+  return a == Algorithm::kDirect || (a == Algorithm::kAuto && block >= kDirectFromBlock);
 }
 
 std::size_t children_bound(std::int64_t nodes) { return static_cast<std::size_t>(binomial_slots(nodes)) + 1; }
@@ -164,7 +172,7 @@ Task<void> one_to_one(Communicator comm, Rank source, Rank destination, std::spa
 
 Task<void> snb(Communicator comm, Rank root, std::span<std::byte> buffer, CallOptions options) {
   detail::check_rank(root, comm.size(), "snb", "root");
-  const bool direct = use_direct(options.algorithm, "snb");
+  const bool direct = use_direct(options.algorithm, buffer.size(), "snb");
   co_await broadcast(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::everyone(comm.size()), root), buffer,
                      direct, "snb");
 }
@@ -173,7 +181,7 @@ Task<void> ssnb(Communicator comm, Rank root, std::span<const Rank> members, std
                 CallOptions options) {
   detail::check_rank(root, comm.size(), "ssnb", "root");
   detail::check_members(members, comm.size(), "ssnb", "members");
-  const bool direct = use_direct(options.algorithm, "ssnb");
+  const bool direct = use_direct(options.algorithm, buffer.size(), "ssnb");
   co_await broadcast(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::of(members, comm.size()), root), buffer,
                      direct, "ssnb");
 }
@@ -182,7 +190,7 @@ Task<void> sns(Communicator comm, Rank root, std::span<const std::byte> send, st
                CallOptions options) {
   const Rank n = comm.size();
   detail::check_rank(root, n, "sns", "root");
-  const bool direct = use_direct(options.algorithm, "sns");
+  const bool direct = use_direct(options.algorithm, recv.size(), "sns");
   if (comm.rank() == root) check_size(send.size(), n * recv.size(), "sns", "the root's send buffer");
   Workspace local;
   co_await scatter(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::everyone(n), root), send, recv,
@@ -194,13 +202,13 @@ Task<void> ssns(Communicator comm, Rank root, std::span<const Rank> members, std
   const Rank n = comm.size();
   detail::check_rank(root, n, "ssns", "root");
   detail::check_members(members, n, "ssns", "members");
-  const bool direct = use_direct(options.algorithm, "ssns");
   const MemberList m = MemberList::of(members, n);
   std::size_t block = recv.size();
   if (comm.rank() == root) {
     if (!m.contains(root)) block = send.size() / members.size();
     check_size(send.size(), members.size() * block, "ssns", "the root's send buffer");
   }
+  const bool direct = use_direct(options.algorithm, block, "ssns");
   Workspace local;
   co_await scatter(comm.library(kPrimitivesLibrary), TreeGroup(m, root), send, recv, block, direct,
                    options.workspace ? *options.workspace : local, "ssns");
@@ -210,7 +218,7 @@ Task<void> sng(Communicator comm, Rank root, std::span<const std::byte> send, st
                CallOptions options) {
   const Rank n = comm.size();
   detail::check_rank(root, n, "sng", "root");
-  const bool direct = use_direct(options.algorithm, "sng");
+  const bool direct = use_direct(options.algorithm, send.size(), "sng");
   if (comm.rank() == root) check_size(recv.size(), n * send.size(), "sng", "the root's receive buffer");
   Workspace local;
   co_await gather(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::everyone(n), root), send, recv, send.size(),
@@ -222,13 +230,13 @@ Task<void> ssng(Communicator comm, Rank root, std::span<const Rank> members, std
   const Rank n = comm.size();
   detail::check_rank(root, n, "ssng", "root");
   detail::check_members(members, n, "ssng", "members");
-  const bool direct = use_direct(options.algorithm, "ssng");
   const MemberList m = MemberList::of(members, n);
   std::size_t block = send.size();
   if (comm.rank() == root) {
     if (!m.contains(root)) block = recv.size() / members.size();
     check_size(recv.size(), members.size() * block, "ssng", "the root's receive buffer");
   }
+  const bool direct = use_direct(options.algorithm, block, "ssng");
   Workspace local;
   co_await gather(comm.library(kPrimitivesLibrary), TreeGroup(m, root), send, recv, block, direct,
                   options.workspace ? *options.workspace : local, "ssng");

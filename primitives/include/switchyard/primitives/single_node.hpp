@@ -13,11 +13,12 @@
 // may not contain the root. Blocks have the same size on every member; a
 // message of another size is an InvalidArgument naming the task.
 //
-// Algorithms: kBinomial (the default: the binomial tree of binomial_tree.hpp,
-// ceil(log2 n) rounds, the one-port optimum; a scatter's tree hands each child
-// its whole subtree's blocks) and kDirect (the root sends to, or receives from,
-// every member itself: n - 1 rounds on the root, the naive baseline, which wins
-// on this 2-core machine for large gathers: see bench/README.md).
+// Algorithms: kBinomial (the binomial tree of binomial_tree.hpp, ceil(log2 n)
+// rounds, the one-port optimum; a scatter's tree hands each child its whole
+// subtree's blocks in one message) and kDirect (the root sends to, or
+// receives from, every member itself: n - 1 messages on the root, the naive
+// baseline). kAuto: the tree below 16 KiB blocks, direct from there, where on
+// this 2-core machine the bytes copied bound the time (bench/README.md).
 
 #include <span>
 
