@@ -21,11 +21,17 @@ using detail::MemberList;
 using detail::member_runs;
 using detail::Pending;
 
-// kAuto's crossovers, measured by bench/bench_primitives.cpp (bench/README.md,
-// "Primitives"): Bruck's personalized exchange moves each block about
-// log2(n)/2 times but sends log2(n) messages instead of n - 1; it wins while the
-// blocks a process packs per round stay small.
-constexpr std::size_t kBruckPersonalizedMaxBlock = 256;
+// kAuto's crossovers for TE, PMNS and PMNG, measured by bench/bench_primitives
+// (bench/README.md, "Primitives"). Direct (everything posted at once) won
+// every case where a process receives from at most 64 senders (n = 32; PMNS
+// with 64 of 512 senders), but its cost grows faster than linearly in the
+// messages a process has in flight: at 512 senders Bruck's log2(n) packed
+// rounds won at 16 B (TE 89 ms against 8.1 s direct, 0.84 s pairwise) and
+// 1 KiB (TE 1.10 s, pairwise 1.74 s, direct 8.2 s). Above 1 KiB, where 512 x
+// 64 KiB does not fit in memory to measure, pairwise: it copies each block
+// once where Bruck copies it about log2(n) / 2 times.
+constexpr std::size_t kDirectMaxSenders = 64;
+constexpr std::size_t kBruckMaxBlock = 1024;
 
 Algorithm allgather_algorithm(Algorithm a, const char* task) {
   if (a == Algorithm::kAuto) return Algorithm::kBruck;
@@ -35,8 +41,11 @@ Algorithm allgather_algorithm(Algorithm a, const char* task) {
   return a;
 }
 
-Algorithm personalized_algorithm(Algorithm a, std::size_t block, const char* task) {
-  if (a == Algorithm::kAuto) return block <= kBruckPersonalizedMaxBlock ? Algorithm::kBruck : Algorithm::kPairwise;
+Algorithm personalized_algorithm(Algorithm a, std::size_t block, std::size_t senders, const char* task) {
+  if (a == Algorithm::kAuto) {
+    if (senders <= kDirectMaxSenders) return Algorithm::kDirect;
+    return block <= kBruckMaxBlock ? Algorithm::kBruck : Algorithm::kPairwise;
+  }
   if (a != Algorithm::kBruck && a != Algorithm::kPairwise && a != Algorithm::kDirect) {
     invalid(task, std::string("algorithm ") + to_string(a) + " is not one of auto, bruck, pairwise, direct");
   }
@@ -226,7 +235,7 @@ Task<void> partial_exchange(Communicator comm, std::span<const Rank> set, bool s
     check_size(set_sends ? send.size() : recv.size(), n * block, task,
                set_sends ? "a sender's send buffer" : "a gatherer's receive buffer");
   }
-  const Algorithm a = personalized_algorithm(options.algorithm, block, task);
+  const Algorithm a = personalized_algorithm(options.algorithm, block, set_sends ? set.size() : n, task);
   const MemberList everyone = MemberList::everyone(n);
   co_await exchange(comm, Exchange{set_sends ? s : everyone, set_sends ? everyone : s, block, send, recv}, a,
                     options.workspace, task);
@@ -283,7 +292,7 @@ Task<void> te(Communicator comm, std::span<const std::byte> send, std::span<std:
   const Rank n = comm.size();
   const std::size_t block = block_of(send.size(), n, "te", "the send buffer");
   check_size(recv.size(), send.size(), "te", "the receive buffer");
-  const Algorithm a = personalized_algorithm(options.algorithm, block, "te");
+  const Algorithm a = personalized_algorithm(options.algorithm, block, n, "te");
   co_await exchange(comm, Exchange{MemberList::everyone(n), MemberList::everyone(n), block, send, recv}, a,
                     options.workspace, "te");
 }

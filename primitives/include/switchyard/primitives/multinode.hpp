@@ -8,15 +8,17 @@
 //   co_await primitives::te(comm, send_blocks, recv_blocks);// block d of send -> rank d, block s of recv <- rank s
 //   co_await primitives::pmns(comm, senders, send, recv);   // only `senders` scatter
 //
-// Conventions as in single_node.hpp. Algorithms (kAuto picks by block size
-// and process count, at the crossovers bench/bench_primitives measured):
+// Conventions as in single_node.hpp. Algorithms (kAuto's choices measured by
+// bench/bench_primitives, bench/README.md):
 //   MNB, PMNB: kBruck (log2 n rounds, any n, no scratch: a process holds a
-//              circular range of ranks, sent and received straight in the result),
-//              kRing (n - 1 rounds), kDirect.
-//   TE, PMNS, PMNG: kBruck (log2 n rounds of packed blocks, about (n/2) log2 n
-//              blocks moved per process: wins for small blocks), kPairwise
-//              (n - 1 rounds, each block moved once, straight between the
-//              callers' buffers: wins for large blocks), kDirect.
+//              circular range of ranks, sent and received straight in the
+//              result; kAuto), kRing (n - 1 rounds), kDirect.
+//   TE, PMNS, PMNG: kDirect (every block posted at once; kAuto while a process
+//              receives from at most 64 senders), kBruck (log2 n rounds of
+//              packed blocks, about (n/2) log2 n blocks moved per process;
+//              kAuto beyond that up to 1 KiB blocks), kPairwise (n - 1 rounds,
+//              each block moved once, straight between the callers' buffers;
+//              kAuto for larger blocks).
 
 #include <span>
 
