@@ -18,20 +18,25 @@ using detail::MemberList;
 using detail::Pending;
 using detail::TreeGroup;
 
-// kAuto of the single-node tasks: the binomial tree for blocks below 16 KiB,
-// the root straight to every member from there. On 2 cores the bytes copied,
-// not the rounds, bound large blocks: a scatter's tree copies each block about
-// log2(n) / 2 times, a broadcast's tree waits out log2(n) rounds of single-copy
-// handovers where the direct root's receivers copy concurrently. Measured by
-// bench_primitives (bench/README.md, "Primitives"): direct won 10 of the 12
-// single-node cases at 64 KiB, the tree most cases up to 1 KiB.
-constexpr std::size_t kDirectFromBlock = 16 * 1024;
+// kAuto of the single-node tasks, as bench_primitives measured them on this
+// 2-core machine (bench/README.md, "Primitives"; ratios to direct in the same
+// job, under heavy load from other builds): a gather's tree won at 16 B in 3
+// of 4 cases (SNG 0.19 x at 32 processes and 0.43 x at 512, SSNG 0.26 x at
+// 32), where the root takes log2(n) eager messages instead of n - 1; at 1 KiB
+// (single-copy handovers, which wait for the receiver) direct won 3 of 4, and
+// at 64 KiB, where the tree's relays copy each block about log2(n) / 2 times,
+// all 4. The crossover is put at the runtime's default eager limit. Broadcasts
+// and scatters post their sends without waiting, so the root's n - 1 posts
+// cost less than the tree's log2(n) dependent rounds: direct won 18 of their
+// 24 cases, the tree the other 6 by 3 to 12 %.
+constexpr std::size_t kGatherTreeMaxBlock = 512;
 
-bool use_direct(Algorithm a, std::size_t block, const char* task) {
+bool use_direct(Algorithm a, std::size_t block, bool gather, const char* task) {
   if (a != Algorithm::kAuto && a != Algorithm::kBinomial && a != Algorithm::kDirect) {
     invalid(task, std::string("algorithm ") + to_string(a) + " is not one of auto, binomial, direct");
   }
-  return a == Algorithm::kDirect || (a == Algorithm::kAuto && block >= kDirectFromBlock);
+  if (a == Algorithm::kAuto) return !gather || block > kGatherTreeMaxBlock;
+  return a == Algorithm::kDirect;
 }
 
 std::size_t children_bound(std::int64_t nodes) { return static_cast<std::size_t>(binomial_slots(nodes)) + 1; }
@@ -172,7 +177,7 @@ Task<void> one_to_one(Communicator comm, Rank source, Rank destination, std::spa
 
 Task<void> snb(Communicator comm, Rank root, std::span<std::byte> buffer, CallOptions options) {
   detail::check_rank(root, comm.size(), "snb", "root");
-  const bool direct = use_direct(options.algorithm, buffer.size(), "snb");
+  const bool direct = use_direct(options.algorithm, buffer.size(), false, "snb");
   co_await broadcast(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::everyone(comm.size()), root), buffer,
                      direct, "snb");
 }
@@ -181,7 +186,7 @@ Task<void> ssnb(Communicator comm, Rank root, std::span<const Rank> members, std
                 CallOptions options) {
   detail::check_rank(root, comm.size(), "ssnb", "root");
   detail::check_members(members, comm.size(), "ssnb", "members");
-  const bool direct = use_direct(options.algorithm, buffer.size(), "ssnb");
+  const bool direct = use_direct(options.algorithm, buffer.size(), false, "ssnb");
   co_await broadcast(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::of(members, comm.size()), root), buffer,
                      direct, "ssnb");
 }
@@ -190,7 +195,7 @@ Task<void> sns(Communicator comm, Rank root, std::span<const std::byte> send, st
                CallOptions options) {
   const Rank n = comm.size();
   detail::check_rank(root, n, "sns", "root");
-  const bool direct = use_direct(options.algorithm, recv.size(), "sns");
+  const bool direct = use_direct(options.algorithm, recv.size(), false, "sns");
   if (comm.rank() == root) check_size(send.size(), n * recv.size(), "sns", "the root's send buffer");
   Workspace local;
   co_await scatter(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::everyone(n), root), send, recv,
@@ -208,7 +213,7 @@ Task<void> ssns(Communicator comm, Rank root, std::span<const Rank> members, std
     if (!m.contains(root)) block = send.size() / members.size();
     check_size(send.size(), members.size() * block, "ssns", "the root's send buffer");
   }
-  const bool direct = use_direct(options.algorithm, block, "ssns");
+  const bool direct = use_direct(options.algorithm, block, false, "ssns");
   Workspace local;
   co_await scatter(comm.library(kPrimitivesLibrary), TreeGroup(m, root), send, recv, block, direct,
                    options.workspace ? *options.workspace : local, "ssns");
@@ -218,7 +223,7 @@ Task<void> sng(Communicator comm, Rank root, std::span<const std::byte> send, st
                CallOptions options) {
   const Rank n = comm.size();
   detail::check_rank(root, n, "sng", "root");
-  const bool direct = use_direct(options.algorithm, send.size(), "sng");
+  const bool direct = use_direct(options.algorithm, send.size(), true, "sng");
   if (comm.rank() == root) check_size(recv.size(), n * send.size(), "sng", "the root's receive buffer");
   Workspace local;
   co_await gather(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::everyone(n), root), send, recv, send.size(),
@@ -236,7 +241,7 @@ Task<void> ssng(Communicator comm, Rank root, std::span<const Rank> members, std
     if (!m.contains(root)) block = recv.size() / members.size();
     check_size(recv.size(), members.size() * block, "ssng", "the root's receive buffer");
   }
-  const bool direct = use_direct(options.algorithm, block, "ssng");
+  const bool direct = use_direct(options.algorithm, block, true, "ssng");
   Workspace local;
   co_await gather(comm.library(kPrimitivesLibrary), TreeGroup(m, root), send, recv, block, direct,
                   options.workspace ? *options.workspace : local, "ssng");

@@ -17,8 +17,8 @@
 // rounds, the one-port optimum; a scatter's tree hands each child its whole
 // subtree's blocks in one message) and kDirect (the root sends to, or
 // receives from, every member itself: n - 1 messages on the root, the naive
-// baseline). kAuto: the tree below 16 KiB blocks, direct from there, where on
-// this 2-core machine the bytes copied bound the time (bench/README.md).
+// baseline). kAuto, as measured on this 2-core machine (bench/README.md):
+// the tree for gathers of blocks up to 512 B, direct for everything else.
 
 #include <span>
 
