@@ -404,6 +404,22 @@ int calls_per_chunk(const TaskBench& t, Rank n, std::size_t block) {
   return static_cast<int>(std::clamp(4e6 / delivered, 1.0, 64.0));
 }
 
+// Chunks of `per_chunk` calls between barriers, timed by rank 0: the figure's
+// (call(0)) alternating with the baseline's (call(1)) when there is one.
+template <class CallOf>
+Task<void> alternate_chunks(Communicator c, int chunks, int per_chunk, bool with_baseline, sybench::ChunkTimer& figure,
+                            sybench::ChunkTimer& baseline, CallOf call) {
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    for (int side = 0; side < (with_baseline ? 2 : 1); ++side) {
+      co_await c.barrier();
+      if (c.rank() == 0) (side == 0 ? figure : baseline).start();
+      for (int i = 0; i < per_chunk; ++i) co_await call(side);
+      co_await c.barrier();
+      if (c.rank() == 0) (side == 0 ? figure : baseline).lap();
+    }
+  }
+}
+
 // Runs one job: figure and baseline chunks alternating, the first and last
 // call of each checked. Returns seconds per call of the figure and of the baseline.
 std::pair<double, double> measure(const TaskBench& t, const Job& j, const std::string& algorithm) {
@@ -422,7 +438,6 @@ std::pair<double, double> measure(const TaskBench& t, const Job& j, const std::s
         const Communicator c = p.world();
         Buffers b;
         t.setup(j, c.rank(), b);
-        const bool timing = c.rank() == 0;
         const auto clear = [&b] {
           std::fill(b.recv.begin(), b.recv.end(), std::byte{0});
           std::fill(b.sum.begin(), b.sum.end(), 0);
@@ -434,16 +449,8 @@ std::pair<double, double> measure(const TaskBench& t, const Job& j, const std::s
           co_await t.call(j, c, b, *a);
           t.check(j, c.rank(), b);
         }
-        for (int chunk = 0; chunk < chunks; ++chunk) {
-          for (int side = 0; side < (with_baseline ? 2 : 1); ++side) {
-            const std::string& a = side == 0 ? algorithm : t.naive;
-            co_await c.barrier();
-            if (timing) (side == 0 ? figure : baseline).start();
-            for (int i = 0; i < per_chunk; ++i) co_await t.call(j, c, b, a);
-            co_await c.barrier();
-            if (timing) (side == 0 ? figure : baseline).lap();
-          }
-        }
+        co_await alternate_chunks(c, chunks, per_chunk, with_baseline, figure, baseline,
+                                  [&](int side) { return t.call(j, c, b, side == 0 ? algorithm : t.naive); });
         if (chunks == 1) co_return;
         clear();
         co_await c.barrier();  // nobody's call may write into a buffer before its owner cleared it
@@ -523,15 +530,8 @@ std::pair<double, double> measure_transpose(const prim::CommMatrix& a, const pri
         };
         co_await figure.run(c, column, got, ws);
         verify("on the first call");
-        for (int chunk = 0; chunk < kChunksPerJob; ++chunk) {
-          for (int side = 0; side < 2; ++side) {
-            co_await c.barrier();
-            if (c.rank() == 0) (side == 0 ? t_figure : t_dense).start();
-            for (int i = 0; i < per_chunk; ++i) co_await (side == 0 ? figure : dense).run(c, column, got, ws);
-            co_await c.barrier();
-            if (c.rank() == 0) (side == 0 ? t_figure : t_dense).lap();
-          }
-        }
+        co_await alternate_chunks(c, kChunksPerJob, per_chunk, true, t_figure, t_dense,
+                                  [&](int side) { return (side == 0 ? figure : dense).run(c, column, got, ws); });
         co_await figure.run(c, column, got, ws);
         verify("on the last call");
       },
