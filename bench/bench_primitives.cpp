@@ -144,6 +144,8 @@ Task<void> naive_accumulate(Communicator c, const std::vector<Rank>& from, Rank 
   }
 }
 
+// The table of the benchmark's tasks: one entry per task, its setup, call and
+// check side by side. Long because it is data, not logic.
 std::vector<TaskBench> tasks() {
   std::vector<TaskBench> t;
   // --- broadcasts ---
