@@ -517,7 +517,7 @@ void register_all() {
 // first and the last call.
 std::pair<double, double> measure_transpose(const prim::CommMatrix& a, const prim::SparseTransposer& figure,
                                             const prim::SparseTransposer& dense) {
-  const int per_chunk = std::max(1, static_cast<int>(20000 / a.size()));
+  const int per_chunk = std::max(1, static_cast<int>(2000 / a.size()));
   sybench::ChunkTimer t_figure(per_chunk), t_dense(per_chunk);
   sybench::runtime().run(
       a.size(),
