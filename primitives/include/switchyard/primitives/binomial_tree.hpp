@@ -48,11 +48,52 @@ constexpr void for_each_binomial_child(std::int64_t v, std::int64_t n, F&& f) {
   }
 }
 
-// Nodes in the subtree of relative rank v (v itself included): the relative
-// ranks v .. v + size - 1, which is what a scatter sends to v in one message.
+// Nodes in the subtree of relative rank v (v itself included): the u < n
+// that agree with v in the bits up to v's receive slot, u = v (mod 2^(slot+1)),
+// which is what a scatter sends to v in one message.
 constexpr std::int64_t binomial_subtree_size(std::int64_t v, std::int64_t n) noexcept {
-  const std::int64_t span = v == 0 ? n : (std::int64_t{1} << binomial_receive_slot(v));
-  return std::min(span, n - v);
+  if (v == 0) return n;
+  const std::int64_t stride = std::int64_t{2} << binomial_receive_slot(v);
+  return (n - v + stride - 1) / stride;
+}
+
+// The tree in preorder, each node's children by decreasing slot: every
+// subtree is a range of consecutive positions starting at its root, so a
+// scatter's relay holds its subtree's blocks in one piece, and an accumulation
+// that combines a node's children by decreasing slot (the reverse of the
+// broadcast's order) combines the positions in order. binomial_position(v, n)
+// is v's position, binomial_node_at its inverse.
+constexpr std::int64_t binomial_position(std::int64_t v, std::int64_t n) noexcept {
+  std::int64_t position = 0;
+  std::int64_t node = 0;
+  for (int t = 0; (std::int64_t{1} << t) <= v; ++t) {
+    if (!(v & (std::int64_t{1} << t))) continue;
+    // Skip node itself and the subtrees of its children of slots above t, which come first.
+    position += 1;
+    for (int u = t + 1; node + (std::int64_t{1} << u) < n; ++u) position += binomial_subtree_size(node + (std::int64_t{1} << u), n);
+    node += std::int64_t{1} << t;
+  }
+  return position;
+}
+constexpr std::int64_t binomial_node_at(std::int64_t position, std::int64_t n) noexcept {
+  std::int64_t node = 0;
+  std::int64_t at = 0;  // node's position
+  while (at != position) {
+    int top = node == 0 ? 0 : binomial_receive_slot(node) + 1;
+    while (node + (std::int64_t{1} << (top + 1)) < n) ++top;  // node's last child's slot
+    std::int64_t start = at + 1;
+    for (int t = top; t >= 0; --t) {
+      const std::int64_t child = node + (std::int64_t{1} << t);
+      const std::int64_t size = binomial_subtree_size(child, n);
+      if (position < start + size) {
+        node = child;
+        at = start;
+        break;
+      }
+      start += size;
+    }
+  }
+  return node;
 }
 
 }  // namespace switchyard::primitives
