@@ -1,0 +1,161 @@
+// One-to-all and all-to-one on the partition trees of partition_tree.hpp, and
+// 1-lev-our-br: the root's p - 1 messages as one long message broadcast on a
+// binomial tree, from which every process takes its own.
+#include <cstring>
+#include <vector>
+
+#include "algorithm_state.hpp"
+#include "partition_tree.hpp"
+#include "switchyard/primitives/binomial_tree.hpp"
+
+namespace switchyard::collectives::detail {
+namespace {
+
+// Leaders hold their whole range in `staging` (the root: the caller's buffer);
+// a process leading only itself receives into the caller's buffer directly.
+class TreeAlgorithm final : public AlgorithmState {
+ public:
+  TreeAlgorithm(Operation op, Communicator comm, TreeRole role, std::vector<Communicator> comms, std::uint32_t parent,
+                std::uint64_t bytes)
+      : op_(op),
+        comm_(comm),
+        role_(std::move(role)),
+        comms_(std::move(comms)),
+        first_(comm.rank()),
+        parent_(parent),
+        bytes_(bytes) {
+    const bool root = role_.recv_depth < 0;
+    if (!root && role_.range > 1) staging_.resize(role_.range * bytes_);
+    sends_.resize(op_ == Operation::kOneToAll ? role_.children.size() : 1);
+    recvs_.resize(op_ == Operation::kOneToAll ? 1 : role_.children.size());
+  }
+
+  Task<void> run(Buffers b, TransferLog* log) override {
+    if (op_ == Operation::kOneToAll) {
+      co_await scatter(b, log);
+    } else {
+      co_await gather(b, log);
+    }
+  }
+
+ private:
+  // The leader's copy of its range: the caller's buffer at the root, staging
+  // elsewhere, or the caller's one-block buffer for a range of one.
+  Task<void> scatter(Buffers b, TransferLog* log) {
+    const bool root = role_.recv_depth < 0;
+    std::span<const std::byte> range = b.send;
+    if (!root) {
+      const Communicator& up = comms_[role_.recv_depth];
+      std::span<std::byte> into = staging_.empty() ? b.recv : std::span<std::byte>(staging_);
+      co_await up.recv_into(0, into);
+      range = into;
+    }
+    for (std::size_t i = 0; i < role_.children.size(); ++i) {
+      const TreeChild& c = role_.children[i];
+      const auto piece = range.subspan((c.start - first_) * bytes_, std::uint64_t{c.size} * bytes_);
+      sends_[i] = comms_[c.depth].post_send(c.sub_rank, piece);
+      if (log) log->add({c.depth, first_, c.start, piece.size()});
+    }
+    if (root || !staging_.empty()) std::memcpy(b.recv.data(), range.data(), bytes_);
+    co_await comm_.process().wait_all(std::span(sends_.data(), role_.children.size()));
+  }
+
+  Task<void> gather(Buffers b, TransferLog* log) {
+    const bool root = role_.recv_depth < 0;
+    std::span<std::byte> range = root ? b.recv : std::span<std::byte>(staging_);
+    if (!role_.children.empty()) {
+      std::memcpy(range.data(), b.send.data(), bytes_);
+      for (std::size_t i = 0; i < role_.children.size(); ++i) {
+        const TreeChild& c = role_.children[i];
+        recvs_[i] = comms_[c.depth].post_recv_into(
+            c.sub_rank, range.subspan((c.start - first_) * bytes_, std::uint64_t{c.size} * bytes_));
+      }
+      co_await comm_.process().wait_all(std::span(recvs_.data(), role_.children.size()));
+    } else if (root) {
+      std::memcpy(range.data(), b.send.data(), bytes_);  // a job of one process
+    }
+    if (root) co_return;
+    const auto depth = static_cast<std::uint32_t>(role_.recv_depth);
+    const std::span<const std::byte> mine = role_.children.empty() ? b.send : std::span<const std::byte>(range);
+    if (log) log->add({role_.depths - 1 - depth, first_, parent_, mine.size()});
+    co_await comms_[depth].send(0, mine);
+  }
+
+ private:
+  Operation op_;
+  Communicator comm_;
+  TreeRole role_;
+  std::vector<Communicator> comms_;  // per level; null where this process is in no sub-machine
+  std::uint32_t first_;              // this process's rank: its range starts here
+  std::uint32_t parent_;             // the leader it hears from / reports to
+  std::uint64_t bytes_;
+  std::vector<std::byte> staging_;
+  std::vector<SendTicket> sends_;
+  std::vector<RecvTicket> recvs_;
+};
+
+// Slot t of the binomial tree (primitives/binomial_tree.hpp) is superstep t:
+// the holders v < 2^t send the whole long message to v + 2^t. The paper's
+// 1-level broadcast needs no sub-machine: it runs on the communicator itself.
+class BroadcastScatter final : public AlgorithmState {
+ public:
+  BroadcastScatter(Communicator comm, std::uint64_t bytes) : comm_(comm), bytes_(bytes) {
+    const auto p = static_cast<std::int64_t>(comm.size());
+    primitives::for_each_binomial_child(comm.rank(), p, [&](std::int64_t child, int slot) {
+      children_.push_back({static_cast<Rank>(child), static_cast<std::uint32_t>(slot)});
+    });
+    if (comm.rank() != 0) staging_.resize((p - 1) * bytes_);
+    sends_.resize(children_.size());
+  }
+
+  Task<void> run(Buffers b, TransferLog* log) override {
+    const Rank me = comm_.rank();
+    std::span<const std::byte> message = me == 0 ? b.send.subspan(bytes_) : std::span<const std::byte>(staging_);
+    if (me != 0) {
+      const auto parent = static_cast<Rank>(primitives::binomial_parent(me));
+      co_await comm_.recv_into(parent, staging_);
+    }
+    for (std::size_t i = 0; i < children_.size(); ++i) {
+      sends_[i] = comm_.post_send(children_[i].rank, message);
+      if (log) log->add({children_[i].slot, me, children_[i].rank, message.size()});
+    }
+    // The long message holds the messages of ranks 1 .. p - 1; the root keeps its own.
+    const std::byte* own = me == 0 ? b.send.data() : staging_.data() + (me - 1) * bytes_;
+    std::memcpy(b.recv.data(), own, bytes_);
+    co_await comm_.process().wait_all(std::span(sends_));
+  }
+
+ private:
+  struct Child {
+    Rank rank;
+    std::uint32_t slot;
+  };
+  Communicator comm_;
+  std::uint64_t bytes_;
+  std::vector<Child> children_;
+  std::vector<std::byte> staging_;
+  std::vector<SendTicket> sends_;
+};
+
+}  // namespace
+
+Task<std::unique_ptr<AlgorithmState>> make_broadcast_scatter(Communicator comm, std::uint64_t bytes) {
+  co_return std::make_unique<BroadcastScatter>(comm, bytes);
+}
+
+Task<std::unique_ptr<AlgorithmState>> make_tree_algorithm(Communicator comm, Operation op, std::string_view algorithm,
+                                                          std::uint64_t bytes) {
+  const TreeShape shape = tree_shape(algorithm);
+  const Rank p = comm.size(), me = comm.rank();
+  TreeRole role = tree_role(shape, p, me);
+  std::vector<Communicator> comms(role.depths);
+  for (std::uint32_t d = 0; d < role.depths; ++d) {
+    const std::int64_t color = role.color[d] < 0 ? Communicator::kUndefined : role.color[d];
+    comms[d] = co_await comm.split(color, me);
+  }
+  std::uint32_t parent = 0;
+  if (role.recv_depth >= 0) parent = comm.rank_of_job_rank(comms[role.recv_depth].job_rank(0));
+  co_return std::make_unique<TreeAlgorithm>(op, comm, std::move(role), std::move(comms), parent, bytes);
+}
+
+}  // namespace switchyard::collectives::detail
