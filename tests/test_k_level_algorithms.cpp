@@ -4,10 +4,12 @@
 // and each algorithm's sent messages against the model's superstep description.
 
 #include <switchyard/collectives/collective_plan.hpp>
+#include <switchyard/model/algorithms.hpp>
 #include <switchyard/runtime.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -35,17 +37,17 @@ std::vector<std::byte> send_buffer(Operation op, Rank p, Rank me, std::uint64_t 
     out.resize(out.size() + L);
     fill_pattern(out.data() + out.size() - L, L, message_key(me, dst, round));
   };
-  if (op == Operation::kAllToOne) {
+  if (op == Operation::all_to_one) {
     add(0);
-  } else if (op == Operation::kAllToAll || me == 0) {
+  } else if (op == Operation::all_to_all || me == 0) {
     for (Rank r = 0; r < p; ++r) add(r);
   }
   return out;
 }
 
 std::uint64_t recv_size(Operation op, Rank p, Rank me, std::uint64_t L) {
-  if (op == Operation::kOneToAll) return L;
-  if (op == Operation::kAllToOne) return me == 0 ? p * L : 0;
+  if (op == Operation::one_to_all) return L;
+  if (op == Operation::all_to_one) return me == 0 ? p * L : 0;
   return p * L;
 }
 
@@ -54,7 +56,7 @@ void verify(Operation op, Rank me, std::uint64_t L, std::uint64_t round, std::sp
             const std::string& what) {
   const Rank blocks = static_cast<Rank>(got.size() / L);
   for (Rank r = 0; r < blocks; ++r) {
-    const Rank src = op == Operation::kOneToAll ? 0 : r;
+    const Rank src = op == Operation::one_to_all ? 0 : r;
     const std::size_t bad = first_mismatch(got.subspan(r * L, L), message_key(src, me, round));
     SY_CHECK(bad == std::string::npos, what << ": rank " << me << ", block " << r << " (from " << src << "), byte "
                                             << bad << " of " << L << ", round " << round);
@@ -65,9 +67,9 @@ using Case = std::tuple<Operation, std::string>;
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (Operation op : {Operation::kOneToAll, Operation::kAllToOne, Operation::kAllToAll}) {
+  for (Operation op : {Operation::one_to_all, Operation::all_to_one, Operation::all_to_all}) {
     for (const std::string& a : algorithm_names(op)) cases.emplace_back(op, a);
-    if (op != Operation::kAllToAll) cases.emplace_back(op, "logp-lev-rec(0.3)");
+    if (op != Operation::all_to_all) cases.emplace_back(op, "logp-lev-rec(0.3)");
   }
   return cases;
 }
@@ -80,7 +82,7 @@ TEST_P(KLevel, EveryByteAtEveryProcessCount) {
     // 24 bytes travel eagerly, 600 by single copy (above the 512-byte eager limit).
     for (std::uint64_t L : {24ull, 600ull}) {
       if (sytest::kSanitized && p == 100 && L == 600) continue;
-      const std::string what = std::string(name(op)) + " " + algorithm + " p=" + std::to_string(p) + " L=" +
+      const std::string what = std::string(operation_name(op)) + " " + algorithm + " p=" + std::to_string(p) + " L=" +
                                std::to_string(L);
       runtime().run(p, [&, op = op, algorithm = algorithm](Process& self) -> Task<void> {
         Communicator comm = self.world();
@@ -97,7 +99,7 @@ TEST_P(KLevel, EveryByteAtEveryProcessCount) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string s = std::string(name(std::get<0>(info.param))) + "_" + std::get<1>(info.param);
+  std::string s = std::string(operation_name(std::get<0>(info.param))) + "_" + std::get<1>(info.param);
   for (char& c : s) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
@@ -106,26 +108,78 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, KLevel, ::testing::ValuesIn(all_cases()), case_name);
 
+// (superstep, src, dst, bytes) of every message between two processes, the
+// supersteps without one dropped (the model's local copies are no messages).
+using Steps = std::vector<std::vector<std::tuple<Rank, Rank, std::uint64_t>>>;
+
+Steps model_steps(Operation op, const std::string& algorithm, Rank p, std::uint64_t L) {
+  Steps steps;
+  for (const model::Superstep& step : model::supersteps(op, algorithm, p, L)) {
+    std::vector<std::tuple<Rank, Rank, std::uint64_t>> moves;
+    for (const model::Submachine& sub : step.submachines) {
+      for (const model::Transfer& t : sub.transfers) {
+        if (t.src != t.dst) moves.emplace_back(t.src, t.dst, t.bytes);
+      }
+    }
+    std::sort(moves.begin(), moves.end());
+    if (!moves.empty()) steps.push_back(std::move(moves));
+  }
+  return steps;
+}
+
+Steps logged_steps(const TransferLog& log) {
+  Steps steps;
+  std::int64_t last = -1;
+  for (const LoggedTransfer& t : log.sorted()) {
+    if (static_cast<std::int64_t>(t.superstep) != last) steps.emplace_back();
+    last = t.superstep;
+    steps.back().emplace_back(t.src, t.dst, t.bytes);
+  }
+  return steps;
+}
+
+TEST_P(KLevel, SendsTheModelsSupersteps) {
+  const auto& [op, algorithm] = GetParam();
+  for (Rank p : {1u, 2u, 3u, 7u, 16u, 64u, 100u}) {
+    const std::uint64_t L = 40;
+    TransferLog log(p);
+    runtime().run(p, [&, op = op, algorithm = algorithm](Process& self) -> Task<void> {
+      Communicator comm = self.world();
+      CollectivePlan plan = co_await CollectivePlan::create(comm, op, algorithm, L);
+      const std::vector<std::byte> send = send_buffer(op, p, comm.rank(), L, 0);
+      std::vector<std::byte> recv(recv_size(op, p, comm.rank(), L));
+      plan.record_into(&log);
+      co_await plan.run({send, recv});
+    });
+    const Steps want = model_steps(op, algorithm, p, L), got = logged_steps(log);
+    ASSERT_EQ(want.empty(), p == 1) << operation_name(op) << " " << algorithm << " p=" << p;
+    ASSERT_EQ(got.size(), want.size()) << operation_name(op) << " " << algorithm << " p=" << p << ": supersteps";
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i], want[i]) << operation_name(op) << " " << algorithm << " p=" << p << ", superstep " << i;
+    }
+  }
+}
+
 TEST(KLevelErrors, BadArgumentsAreRefused) {
   runtime().run(2, [](Process& self) -> Task<void> {
     Communicator comm = self.world();
     bool unknown = false, zero = false, no_machine = false, bad_buffer = false;
     try {
-      co_await CollectivePlan::create(comm, Operation::kAllToAll, "2-lev-rec", 8);
+      co_await CollectivePlan::create(comm, Operation::all_to_all, "2-lev-rec", 8);
     } catch (const InvalidArgument& e) {
       unknown = std::string(e.what()).find("unknown algorithm '2-lev-rec'") != std::string::npos;
     }
     try {
-      co_await CollectivePlan::create(comm, Operation::kOneToAll, "1-lev-dir", 0);
+      co_await CollectivePlan::create(comm, Operation::one_to_all, "1-lev-dir", 0);
     } catch (const InvalidArgument&) {
       zero = true;
     }
     try {
-      co_await CollectivePlan::create(comm, Operation::kOneToAll, "auto", 8);
+      co_await CollectivePlan::create(comm, Operation::one_to_all, "auto", 8);
     } catch (const InvalidArgument& e) {
       no_machine = std::string(e.what()).find("machine") != std::string::npos;
     }
-    CollectivePlan plan = co_await CollectivePlan::create(comm, Operation::kAllToAll, "1-lev-dir", 8);
+    CollectivePlan plan = co_await CollectivePlan::create(comm, Operation::all_to_all, "1-lev-dir", 8);
     std::vector<std::byte> send(16), recv(15);
     try {
       co_await plan.run({send, recv});

@@ -17,10 +17,10 @@ class AlgorithmState {
   virtual Task<void> run(Buffers buffers, TransferLog* log) = 0;
 };
 
-// Each factory is collective over comm. `bytes` is L.
+// Each factory is collective over comm. `bytes` is L. The tree algorithms
+// include one-to-all's 1-lev-our-br.
 Task<std::unique_ptr<AlgorithmState>> make_tree_algorithm(Communicator comm, Operation op, std::string_view algorithm,
                                                           std::uint64_t bytes);
-Task<std::unique_ptr<AlgorithmState>> make_broadcast_scatter(Communicator comm, std::uint64_t bytes);
 Task<std::unique_ptr<AlgorithmState>> make_all_to_all(Communicator comm, std::string_view algorithm,
                                                       std::uint64_t bytes);
 

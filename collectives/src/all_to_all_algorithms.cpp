@@ -157,103 +157,123 @@ class RowColumn final : public GridBase {
   }
 };
 
-// Three supersteps on square sub-machines (the rows). Step 2 is one message per
-// process, the permutation (g, x) -> ((g + x) mod R, x) within column x. Row g
-// sends row h through the members x = h - g (mod R) of its row; when there are
-// several (C > R), destination (h, b) goes through the (b mod n)-th of the n.
+// Three supersteps on square sub-machines (the rows, R <= C): in its row,
+// (g, a) sends member x < R its C messages for row x; then (g, x) sends all it
+// holds, everything from row g to row x, to (x, g) as one message (on the whole
+// machine); in its row, (x, g) sends each (x, b) the C messages for it. For R < C
+// only the first R members of a row relay (for prime p, R = 1: all through 0).
 class Square final : public GridBase {
  public:
   Square(Communicator comm, std::uint64_t bytes, Communicator row, Communicator col)
-      : GridBase(comm, bytes, row, col), hold2_(std::uint64_t{p_} * bytes) {}
+      : GridBase(comm, bytes, row, col), relay_(std::uint64_t{grid_.cols} * grid_.cols * bytes) {
+    // A relay holds C x C messages, more than p when R < C.
+    pack_.resize(relay_.size());
+    hold_.resize(relay_.size());
+  }
   Task<void> run(Buffers b, TransferLog* log) override {
     const Rank R = grid_.rows, C = grid_.cols;
-    const Rank mine = via_count(a_);  // messages per source this process relays
-    std::span<std::byte> pack(pack_), hold(hold_), hold2(hold2_);
-    // Step 1: (g, a) -> (g, x): its messages for row (g + x) mod R, columns x's share.
+    std::span<std::byte> hold(hold_);
+    const std::span<const std::byte> send = b.send;
+    // Step 1. hold_ block c * C + t: from (g, c) to (a, t).
     std::size_t ns = 0, nr = 0;
-    std::uint64_t offset = 0;
-    for (Rank x = 0; x < C; ++x) {
-      const Rank h = (g_ + x) % R, n = via_count(x);
-      std::span<std::byte> to = x == a_ ? hold.subspan(a_ * mine * L_) : pack.subspan(offset * L_);
-      for (Rank k = 0; k < n; ++k) copy_block(to, k, b.send, at(h, share(x, k)), L_);
-      if (x != a_) {
-        recvs_[nr++] = row_.post_recv_into(x, block(hold, x * mine, L_, mine), 0);
-        sends_[ns++] = row_.post_send(x, block(std::span<const std::byte>(pack), offset, L_, n), 0);
-        if (log) log->add({0, me_, at(g_, x), n * L_});
-        offset += n;
+    for (Rank x = 0; x < R; ++x) {
+      if (x == a_) {
+        std::memcpy(block(hold, a_ * C, L_, C).data(), block(send, at(x, 0), L_, C).data(), C * L_);
+        continue;
+      }
+      sends_[ns++] = row_.post_send(x, block(send, at(x, 0), L_, C), 0);
+      if (log) log->add({0, me_, at(g_, x), C * L_});
+    }
+    if (a_ < R) {
+      for (Rank c = 0; c < C; ++c) {
+        if (c != a_) recvs_[nr++] = row_.post_recv_into(c, block(hold, c * C, L_, C), 0);
       }
     }
     co_await finish(ns, nr);
-    // Step 2: everything to ((g + a) mod R, a), from ((g - a) mod R, a).
-    const Rank to_row = (g_ + a_) % R, from_row = (g_ + R - a_ % R) % R;
-    std::span<std::byte> relay = hold;
-    if (to_row != g_) {
-      RecvTicket in = col_.post_recv_into(from_row, block(hold2, 0, L_, C * mine), 1);
-      if (log) log->add({1, me_, at(to_row, a_), C * mine * L_});
-      co_await col_.send(to_row, block(std::span<const std::byte>(hold), 0, L_, C * mine), 1);
-      co_await comm_.process().wait(in);
-      relay = hold2;
+    // Step 3's messages to this process come from the relays y < R of its row.
+    nr = 0;
+    for (Rank y = 0; y < R; ++y) {
+      if (y != a_) recvs_[nr++] = row_.post_recv_into(y, block(b.recv, at(y, 0), L_, C), 2);
     }
-    // Step 3: relay block c * mine + k is from (from_row, c) to (g, share(a, k)).
-    ns = nr = 0;
-    for (Rank k = 0; k < mine; ++k) {
-      const Rank dst = share(a_, k);
-      std::span<std::byte> to = dst == a_ ? b.recv.subspan(from_row * C * L_) : pack.subspan(k * C * L_);
-      for (Rank c = 0; c < C; ++c) copy_block(to, c, relay, c * mine + k, L_);
-      if (dst == a_) continue;
-      sends_[ns++] = row_.post_send(dst, block(std::span<const std::byte>(pack), k * C, L_, C), 2);
-      if (log) log->add({2, me_, at(g_, dst), C * L_});
-    }
-    for (Rank src_row = 0; src_row < R; ++src_row) {
-      const Rank x0 = (g_ + R - src_row) % R, y = x0 + R * (a_ % group_size(x0));
-      if (y != a_) recvs_[nr++] = row_.post_recv_into(y, block(b.recv, src_row * C, L_, C), 2);
-    }
+    ns = 0;
+    if (a_ < R) ns = co_await relay_rows(b, log);
     co_await finish(ns, nr);
   }
 
  private:
-  // Members x < C with x = x0 (mod R): how many relay between a pair of rows.
-  Rank group_size(Rank x0) const { return (grid_.cols - x0 + grid_.rows - 1) / grid_.rows; }
-  // Destination columns relayed by member x: b = x / R (mod n), n = group_size(x mod R).
-  Rank via_count(Rank x) const {
-    const Rank n = group_size(x % grid_.rows), first = x / grid_.rows;
-    return (grid_.cols - first + n - 1) / n;
+  // Steps 2 and 3 of relay (g, a), a < R; returns the step-3 sends posted.
+  Task<std::size_t> relay_rows(Buffers b, TransferLog* log) {
+    const Rank C = grid_.cols;
+    std::span<std::byte> relay = hold_;
+    // Step 2: (g, a) -> (a, g), and from (a, g) back: relay then holds, block
+    // c * C + t, the message from (a, c) to (g, t). A diagonal process keeps its own.
+    if (g_ != a_) {
+      relay = relay_;
+      RecvTicket in = comm_.post_recv_into(at(a_, g_), block(relay, 0, L_, C * C), 1);
+      if (log) log->add({1, me_, at(a_, g_), C * C * L_});
+      co_await comm_.send(at(a_, g_), block(std::span<const std::byte>(hold_), 0, L_, C * C), 1);
+      co_await comm_.process().wait(in);
+    }
+    // Step 3: to each (g, t) the messages from (a, c), c < C, which land in place.
+    std::size_t ns = 0;
+    const std::span<std::byte> pack(pack_);
+    for (Rank t = 0; t < C; ++t) {
+      std::span<std::byte> to = t == a_ ? b.recv.subspan(at(a_, 0) * L_) : pack.subspan(t * C * L_);
+      for (Rank c = 0; c < C; ++c) copy_block(to, c, relay, c * C + t, L_);
+      if (t == a_) continue;
+      sends_[ns++] = row_.post_send(t, block(std::span<const std::byte>(pack), t * C, L_, C), 2);
+      if (log) log->add({2, me_, at(g_, t), C * L_});
+    }
+    co_return ns;
   }
-  Rank share(Rank x, Rank k) const { return x / grid_.rows + k * group_size(x % grid_.rows); }
-  std::vector<std::byte> hold2_;
+
+ private:
+  std::vector<std::byte> relay_;
 };
 
-// Bruck's log p-step exchange (any p): blocks rotated so block j is for me + j;
-// in step k every block whose j has bit k set moves to me + 2^k. Block j then
-// holds the message from me - j.
+// log p supersteps over slots of p blocks, in superstep k every slot j that
+// `moves(j, bit)` (bit = 2^k) goes to the same slot at the partner.
+//   p a power of two, the butterfly: slot j starts as the message to j; it
+//   moves across dimension k to me ^ bit when j and me differ in bit k; slot j
+//   ends as the message from j.
+//   Otherwise Bruck's exchange: slot j starts as the message to me + j; it moves
+//   to me + bit when j has bit k; slot j ends as the message from me - j.
 class Butterfly final : public AllToAllBase {
  public:
   Butterfly(Communicator comm, std::uint64_t bytes)
-      : AllToAllBase(comm, bytes), rotated_(std::uint64_t{p_} * bytes), out_(p_ * bytes), in_(p_ * bytes) {}
+      : AllToAllBase(comm, bytes),
+        xor_(std::has_single_bit(p_)),
+        slots_(std::uint64_t{p_} * bytes),
+        out_(p_ * bytes),
+        in_(p_ * bytes) {}
   Task<void> run(Buffers b, TransferLog* log) override {
-    std::span<std::byte> rotated(rotated_);
-    std::memcpy(rotated.data(), b.send.data() + me_ * L_, (p_ - me_) * L_);
-    std::memcpy(rotated.data() + (p_ - me_) * L_, b.send.data(), me_ * L_);
+    std::span<std::byte> slots(slots_);
+    const Rank shift = xor_ ? 0 : me_;
+    std::memcpy(slots.data(), b.send.data() + shift * L_, (p_ - shift) * L_);
+    std::memcpy(slots.data() + (p_ - shift) * L_, b.send.data(), shift * L_);
     for (std::uint32_t k = 0; (Rank{1} << k) < p_; ++k) {
       const Rank bit = Rank{1} << k;
+      const Rank dst = xor_ ? me_ ^ bit : (me_ + bit) % p_, src = xor_ ? dst : (me_ + p_ - bit) % p_;
       std::uint64_t n = 0;
-      for (Rank j = bit; j < p_; ++j) {
-        if (j & bit) copy_block(out_, n++, rotated, j, L_);
+      for (Rank j = 0; j < p_; ++j) {
+        if (moves(j, bit)) copy_block(out_, n++, slots, j, L_);
       }
-      RecvTicket in = comm_.post_recv_into((me_ + p_ - bit) % p_, block(std::span<std::byte>(in_), 0, L_, n), k);
-      if (log) log->add({k, me_, (me_ + bit) % p_, n * L_});
-      co_await comm_.send((me_ + bit) % p_, block(std::span<const std::byte>(out_), 0, L_, n), k);
+      RecvTicket in = comm_.post_recv_into(src, block(std::span<std::byte>(in_), 0, L_, n), k);
+      if (log) log->add({k, me_, dst, n * L_});
+      co_await comm_.send(dst, block(std::span<const std::byte>(out_), 0, L_, n), k);
       co_await comm_.process().wait(in);
       n = 0;
-      for (Rank j = bit; j < p_; ++j) {
-        if (j & bit) copy_block(rotated, j, in_, n++, L_);
+      for (Rank j = 0; j < p_; ++j) {
+        if (moves(j, bit)) copy_block(slots, j, in_, n++, L_);
       }
     }
-    for (Rank j = 0; j < p_; ++j) copy_block(b.recv, (me_ + p_ - j) % p_, rotated, j, L_);
+    for (Rank j = 0; j < p_; ++j) copy_block(b.recv, xor_ ? j : (me_ + p_ - j) % p_, slots, j, L_);
   }
 
  private:
-  std::vector<std::byte> rotated_, out_, in_;
+  bool moves(Rank j, Rank bit) const { return ((xor_ ? j ^ me_ : j) & bit) != 0; }
+  bool xor_;
+  std::vector<std::byte> slots_, out_, in_;
 };
 
 }  // namespace

@@ -1,14 +1,31 @@
-#include "switchyard/collectives/collective_plan.hpp"
+#include <limits>
+
+#include "switchyard/collectives/choice.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/model/cost.hpp"
 
 namespace switchyard::collectives {
 
-std::string choose_algorithm(Operation op, Rank, std::uint64_t, const model::Machine* machine) {
+double predicted_units(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes,
+                       const model::Machine& machine) {
+  return model::cost(machine, model::supersteps(op, algorithm, processes, bytes)).total();
+}
+
+std::string choose_algorithm(Operation op, Rank processes, std::uint64_t bytes, const model::Machine* machine) {
   if (machine == nullptr) {
-    throw InvalidArgument("switchyard: collective " + std::string(name(op)) +
-                          ": algorithm 'auto' needs a machine file (switchyard model calibrate)");
+    throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) +
+                          ": algorithm 'auto' needs a machine (a machine file: switchyard model calibrate)");
   }
-  throw InvalidArgument("switchyard: auto: the model library is not linked yet");
+  std::string best;
+  double fewest = std::numeric_limits<double>::infinity();
+  for (const std::string& a : algorithm_names(op)) {
+    const double units = predicted_units(op, a, processes, bytes, *machine);
+    if (units < fewest) {
+      fewest = units;
+      best = a;
+    }
+  }
+  return best;
 }
 
 }  // namespace switchyard::collectives

@@ -33,7 +33,7 @@ std::vector<Range> split(const Range& r, double gamma) {
     case TreeShape::kRows: cut(ceil_sqrt(r.size), TreeShape::kDirect); break;
     case TreeShape::kGroups: cut(ceil_sqrt(r.size), TreeShape::kRows); break;
     case TreeShape::kGamma: {
-      const double wanted = std::floor(gamma * r.size + 0.5);
+      const double wanted = std::ceil(gamma * r.size - 1e-9);
       const auto keep = static_cast<std::uint32_t>(std::clamp(wanted, 1.0, static_cast<double>(r.size - 1)));
       out.push_back({r.start, keep, TreeShape::kGamma});
       out.push_back({r.start + keep, r.size - keep, TreeShape::kGamma});
@@ -50,8 +50,6 @@ std::uint32_t depth_of(const Range& r, double gamma) {
   return deepest + 1;
 }
 
-// Levels of the tree over n: the cuts of the first range at each level are the
-// largest (round(g n) >= n - round(g n) for g >= 0.5, the first row or group is full).
 std::uint32_t tree_depths(TreeShape shape, std::uint32_t n) {
   if (shape.kind != TreeShape::kGamma) return depth_of({0, n, shape.kind}, shape.gamma);
   // Uneven halves: depth(n) = 1 + max(depth(keep), depth(n - keep)), by dynamic programming.
@@ -82,12 +80,15 @@ TreeRole tree_role(TreeShape shape, std::uint32_t processes, std::uint32_t rank)
   Range node{0, processes, shape.kind};
   for (std::uint32_t depth = 0; node.size > 1; ++depth) {
     const std::vector<Range> parts = split(node, shape.gamma);
+    // Halving's sub-machine is the whole range being cut, the others' the leaders of the parts.
+    const bool whole = shape.kind == TreeShape::kGamma;
+    if (whole) role.color[depth] = node.start;
     for (std::uint32_t i = 0; i < parts.size(); ++i) {
       const Range& c = parts[i];
-      if (node.start == rank && i > 0) role.children.push_back({depth, c.start, c.size, i});
+      if (node.start == rank && i > 0) role.children.push_back({depth, c.start, c.size, whole ? c.start - node.start : i});
       if (rank < c.start || rank >= c.start + c.size) continue;
       if (c.start == rank) {
-        role.color[depth] = node.start;
+        if (!whole) role.color[depth] = node.start;
         if (i > 0) {
           role.recv_depth = static_cast<int>(depth);
           role.range = c.size;

@@ -9,9 +9,13 @@
 //   1-lev-dir     : p single processes.
 //   2-lev-rec     : rows of ceil(sqrt(p)) processes, then each row 1-lev-dir.
 //   3-lev-sq      : groups of ceil(sqrt(p)), then each group 2-lev-rec.
-//   logp-lev-rec(g): the range holding the leader keeps round(g * n) of its n
+//   logp-lev-rec(g): the range holding the leader keeps ceil(g * n) of its n
 //                  processes (at least 1, at most n - 1), the rest is the other
-//                  half; both halves cut again the same way. logp-lev-sq is g = 0.5.
+//                  half; both halves cut again the same way. logp-lev-sq is g = 0.5;
+//                  1-lev-our-br sends the whole long message down this tree.
+// The sub-machine of a level is the leaders of the parts, except for halving,
+// where it is the whole range being cut. These are switchyard::model's
+// descriptions (model/algorithms.hpp), which the tests hold them to.
 
 #include <cstdint>
 #include <string_view>
@@ -30,7 +34,7 @@ struct TreeChild {
   std::uint32_t depth = 0;
   std::uint32_t start = 0;     // relative rank of the sub-range's leader
   std::uint32_t size = 0;      // processes in the sub-range
-  std::uint32_t sub_rank = 0;  // its rank in the level's sub-communicator (the leader is 0)
+  std::uint32_t sub_rank = 0;  // its leader's rank in the level's sub-communicator (the sender is 0)
 };
 
 // One process's part of the tree.

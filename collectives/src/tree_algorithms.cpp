@@ -1,23 +1,24 @@
 // One-to-all and all-to-one on the partition trees of partition_tree.hpp, and
-// 1-lev-our-br: the root's p - 1 messages as one long message broadcast on a
-// binomial tree, from which every process takes its own.
+// 1-lev-our-br: the root's p - 1 other messages as one long message broadcast
+// down the halving tree, from which every process takes its own.
 #include <cstring>
 #include <vector>
 
 #include "algorithm_state.hpp"
 #include "partition_tree.hpp"
-#include "switchyard/primitives/binomial_tree.hpp"
 
 namespace switchyard::collectives::detail {
 namespace {
 
 // Leaders hold their whole range in `staging` (the root: the caller's buffer);
 // a process leading only itself receives into the caller's buffer directly.
+// A broadcast holds the whole long message everywhere.
 class TreeAlgorithm final : public AlgorithmState {
  public:
-  TreeAlgorithm(Operation op, Communicator comm, TreeRole role, std::vector<Communicator> comms, std::uint32_t parent,
-                std::uint64_t bytes)
+  TreeAlgorithm(Operation op, bool broadcast, Communicator comm, TreeRole role, std::vector<Communicator> comms,
+                std::uint32_t parent, std::uint64_t bytes)
       : op_(op),
+        broadcast_(broadcast),
         comm_(comm),
         role_(std::move(role)),
         comms_(std::move(comms)),
@@ -25,13 +26,17 @@ class TreeAlgorithm final : public AlgorithmState {
         parent_(parent),
         bytes_(bytes) {
     const bool root = role_.recv_depth < 0;
-    if (!root && role_.range > 1) staging_.resize(role_.range * bytes_);
-    sends_.resize(op_ == Operation::kOneToAll ? role_.children.size() : 1);
-    recvs_.resize(op_ == Operation::kOneToAll ? 1 : role_.children.size());
+    if (!root && broadcast_) {
+      staging_.resize((comm.size() - 1) * bytes_);
+    } else if (!root && role_.range > 1) {
+      staging_.resize(role_.range * bytes_);
+    }
+    sends_.resize(op_ == Operation::one_to_all ? role_.children.size() : 1);
+    recvs_.resize(op_ == Operation::one_to_all ? 1 : role_.children.size());
   }
 
   Task<void> run(Buffers b, TransferLog* log) override {
-    if (op_ == Operation::kOneToAll) {
+    if (op_ == Operation::one_to_all) {
       co_await scatter(b, log);
     } else {
       co_await gather(b, log);
@@ -43,7 +48,7 @@ class TreeAlgorithm final : public AlgorithmState {
   // elsewhere, or the caller's one-block buffer for a range of one.
   Task<void> scatter(Buffers b, TransferLog* log) {
     const bool root = role_.recv_depth < 0;
-    std::span<const std::byte> range = b.send;
+    std::span<const std::byte> range = broadcast_ && root ? b.send.subspan(bytes_) : b.send;
     if (!root) {
       const Communicator& up = comms_[role_.recv_depth];
       std::span<std::byte> into = staging_.empty() ? b.recv : std::span<std::byte>(staging_);
@@ -52,11 +57,16 @@ class TreeAlgorithm final : public AlgorithmState {
     }
     for (std::size_t i = 0; i < role_.children.size(); ++i) {
       const TreeChild& c = role_.children[i];
-      const auto piece = range.subspan((c.start - first_) * bytes_, std::uint64_t{c.size} * bytes_);
+      const auto piece =
+          broadcast_ ? range : range.subspan((c.start - first_) * bytes_, std::uint64_t{c.size} * bytes_);
       sends_[i] = comms_[c.depth].post_send(c.sub_rank, piece);
       if (log) log->add({c.depth, first_, c.start, piece.size()});
     }
-    if (root || !staging_.empty()) std::memcpy(b.recv.data(), range.data(), bytes_);
+    if (broadcast_) {  // the long message holds the messages of ranks 1 .. p - 1
+      std::memcpy(b.recv.data(), root ? b.send.data() : range.data() + (first_ - 1) * bytes_, bytes_);
+    } else if (root || !staging_.empty()) {
+      std::memcpy(b.recv.data(), range.data(), bytes_);
+    }
     co_await comm_.process().wait_all(std::span(sends_.data(), role_.children.size()));
   }
 
@@ -83,6 +93,7 @@ class TreeAlgorithm final : public AlgorithmState {
 
  private:
   Operation op_;
+  bool broadcast_;
   Communicator comm_;
   TreeRole role_;
   std::vector<Communicator> comms_;  // per level; null where this process is in no sub-machine
@@ -94,58 +105,12 @@ class TreeAlgorithm final : public AlgorithmState {
   std::vector<RecvTicket> recvs_;
 };
 
-// Slot t of the binomial tree (primitives/binomial_tree.hpp) is superstep t:
-// the holders v < 2^t send the whole long message to v + 2^t. The paper's
-// 1-level broadcast needs no sub-machine: it runs on the communicator itself.
-class BroadcastScatter final : public AlgorithmState {
- public:
-  BroadcastScatter(Communicator comm, std::uint64_t bytes) : comm_(comm), bytes_(bytes) {
-    const auto p = static_cast<std::int64_t>(comm.size());
-    primitives::for_each_binomial_child(comm.rank(), p, [&](std::int64_t child, int slot) {
-      children_.push_back({static_cast<Rank>(child), static_cast<std::uint32_t>(slot)});
-    });
-    if (comm.rank() != 0) staging_.resize((p - 1) * bytes_);
-    sends_.resize(children_.size());
-  }
-
-  Task<void> run(Buffers b, TransferLog* log) override {
-    const Rank me = comm_.rank();
-    std::span<const std::byte> message = me == 0 ? b.send.subspan(bytes_) : std::span<const std::byte>(staging_);
-    if (me != 0) {
-      const auto parent = static_cast<Rank>(primitives::binomial_parent(me));
-      co_await comm_.recv_into(parent, staging_);
-    }
-    for (std::size_t i = 0; i < children_.size(); ++i) {
-      sends_[i] = comm_.post_send(children_[i].rank, message);
-      if (log) log->add({children_[i].slot, me, children_[i].rank, message.size()});
-    }
-    // The long message holds the messages of ranks 1 .. p - 1; the root keeps its own.
-    const std::byte* own = me == 0 ? b.send.data() : staging_.data() + (me - 1) * bytes_;
-    std::memcpy(b.recv.data(), own, bytes_);
-    co_await comm_.process().wait_all(std::span(sends_));
-  }
-
- private:
-  struct Child {
-    Rank rank;
-    std::uint32_t slot;
-  };
-  Communicator comm_;
-  std::uint64_t bytes_;
-  std::vector<Child> children_;
-  std::vector<std::byte> staging_;
-  std::vector<SendTicket> sends_;
-};
-
 }  // namespace
-
-Task<std::unique_ptr<AlgorithmState>> make_broadcast_scatter(Communicator comm, std::uint64_t bytes) {
-  co_return std::make_unique<BroadcastScatter>(comm, bytes);
-}
 
 Task<std::unique_ptr<AlgorithmState>> make_tree_algorithm(Communicator comm, Operation op, std::string_view algorithm,
                                                           std::uint64_t bytes) {
-  const TreeShape shape = tree_shape(algorithm);
+  const bool broadcast = algorithm == "1-lev-our-br";
+  const TreeShape shape = broadcast ? TreeShape{TreeShape::kGamma, 0.5} : tree_shape(algorithm);
   const Rank p = comm.size(), me = comm.rank();
   TreeRole role = tree_role(shape, p, me);
   std::vector<Communicator> comms(role.depths);
@@ -155,7 +120,7 @@ Task<std::unique_ptr<AlgorithmState>> make_tree_algorithm(Communicator comm, Ope
   }
   std::uint32_t parent = 0;
   if (role.recv_depth >= 0) parent = comm.rank_of_job_rank(comms[role.recv_depth].job_rank(0));
-  co_return std::make_unique<TreeAlgorithm>(op, comm, std::move(role), std::move(comms), parent, bytes);
+  co_return std::make_unique<TreeAlgorithm>(op, broadcast, comm, std::move(role), std::move(comms), parent, bytes);
 }
 
 }  // namespace switchyard::collectives::detail

@@ -4,9 +4,9 @@
 // splits the sub-machines off as sub-communicators and sizes every staging
 // buffer, and is run many times without allocating.
 //
-//   auto plan = co_await CollectivePlan::create(comm, Operation::kAllToAll, "2-lev-r,c", L);
+//   auto plan = co_await CollectivePlan::create(comm, Operation::all_to_all, "2-lev-r,c", L);
 //   co_await plan.run({send, recv});          // every member, same order
-//   co_await collective(comm, Operation::kOneToAll, "auto", {send, recv}, &machine);
+//   co_await collective(comm, Operation::one_to_all, "auto", {send, recv}, &machine);
 //
 // Buffers (L = the message size, p = comm.size(), root = rank 0 of comm):
 //   one-to-all: root's send holds p blocks of L, block r for rank r (others: empty);
@@ -22,14 +22,11 @@
 #include <string_view>
 #include <vector>
 
+#include "switchyard/collectives/choice.hpp"
 #include "switchyard/collectives/operation.hpp"
 #include "switchyard/collectives/transfer_log.hpp"
 #include "switchyard/communicator.hpp"
 #include "switchyard/task.hpp"
-
-namespace switchyard::model {
-struct Machine;
-}
 
 namespace switchyard::collectives {
 
@@ -67,16 +64,12 @@ class CollectivePlan {
  private:
   CollectivePlan() = default;
   Communicator comm_;
-  Operation op_ = Operation::kOneToAll;
+  Operation op_ = Operation::one_to_all;
   std::string algorithm_;
   std::uint64_t bytes_ = 0;
   TransferLog* log_ = nullptr;
   std::unique_ptr<detail::AlgorithmState> state_;
 };
-
-// The algorithm `auto` runs: the fewest units `machine` predicts for (op, p, L).
-// InvalidArgument without a machine.
-std::string choose_algorithm(Operation op, Rank processes, std::uint64_t bytes, const model::Machine* machine);
 
 // Plans and runs once: for a collective run a single time.
 Task<void> collective(Communicator comm, Operation op, std::string algorithm, Buffers buffers,

@@ -1,31 +1,23 @@
 #pragma once
-// The three operations of the C3 paper (Hambrusch-Khokhar, section 4) and the
-// names of the k-level algorithms that implement each one. All three are
-// personalized: every message is distinct.
-//   one-to-all: the root sends its own L-byte message to every process (scatter);
-//   all-to-one: every process sends its own L-byte message to the root (gather);
-//   all-to-all: every process sends its own L-byte message to every process.
+// The operations and algorithm names are switchyard::model's (algorithms.hpp):
+// one-to-all (the root's distinct L-byte message to every process: a scatter),
+// all-to-one (the reverse: a gather) and all-to-all (a total exchange).
 
 #include <optional>
-#include <string>
 #include <string_view>
-#include <vector>
+
+#include "switchyard/model/algorithms.hpp"
 
 namespace switchyard::collectives {
 
-enum class Operation { kOneToAll, kAllToOne, kAllToAll };
+using model::algorithm_names;
+using model::Operation;
+using model::operation_name;
 
-std::string_view name(Operation op);
-// "one-to-all", "all-to-one", "all-to-all"; nullopt for anything else.
-std::optional<Operation> parse_operation(std::string_view text);
-
-// The algorithms `all` runs for `op`, in the paper's order. logp-lev-rec takes
-// its gamma in the name, e.g. "logp-lev-rec(0.75)"; any 0 < gamma < 1 is accepted
-// by is_algorithm, the list holds the paper's 0.75.
-const std::vector<std::string>& algorithm_names(Operation op);
+// One of algorithm_names(op), or for one-to-all and all-to-one any
+// "logp-lev-rec(G)" with 0 < G < 1.
 bool is_algorithm(Operation op, std::string_view algorithm);
-// The gamma of "logp-lev-rec(G)", or nullopt if `algorithm` is not of that form
-// (logp-lev-sq is gamma = 0.5 under its own name).
+// The gamma of "logp-lev-rec(G)", or nullopt if `algorithm` is not of that form.
 std::optional<double> rec_gamma(std::string_view algorithm);
 
 }  // namespace switchyard::collectives
