@@ -10,6 +10,7 @@
 
 #include "switchyard/model/algorithms.hpp"
 #include "switchyard/model/cost.hpp"
+#include "switchyard/model/machine_file.hpp"
 
 namespace sm = switchyard::model;
 
@@ -354,4 +355,32 @@ TEST(ModelAlgorithms, ShapesOfTheKLevelAlgorithms) {
   EXPECT_EQ(rec[0].submachines.at(0).members.size(), 10u);
   EXPECT_EQ(rec[0].submachines.at(0).members.at(0), 5u);
   EXPECT_EQ(rec[1].submachines.size(), 10u);
+}
+
+TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
+  sm::MachineFile f = sm::default_machine_file();
+  f.core.setup = 12.5;
+  f.measured["message_ns"] = 100;
+  const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "m.json");
+  EXPECT_DOUBLE_EQ(back.core.setup, 12.5);
+  EXPECT_EQ(back.core.cores, f.core.cores);
+  EXPECT_EQ(back.core.variant, sm::ModelVariant::calibrated);
+  EXPECT_FALSE(back.node.has_value());
+  EXPECT_DOUBLE_EQ(back.measured.at("message_ns"), 100);
+  const auto message = [](const std::string& text) {
+    try {
+      sm::parse_machine_file(text, "m.json");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("{\n\"format\": \n,").find("m.json:3"), std::string::npos);
+  std::string text = sm::to_json(f);
+  const auto at = text.find("\"bisection\": 2");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(message(text.replace(at, 14, "\"bisection\": -1")).find("m.json.levels.core: "), std::string::npos);
+  EXPECT_NE(message("{\"format\": \"switchyard-machine/1\", \"levels\": {}}").find("levels.core: missing"),
+            std::string::npos);
+  EXPECT_NE(message("{\"format\": \"x\"}").find("format"), std::string::npos);
 }
