@@ -35,6 +35,11 @@ void Machine::validate() const {
 SubmachineParameters Machine::submachine(Shape sub, std::uint64_t members) const {
   SubmachineParameters out;
   out.processes = std::max<std::uint64_t>(members, 1);
+  if (members >= processes || (topology == Topology::mesh && sub == shape)) {  // the whole machine: h, b as given
+    out.latency = latency;
+    out.bisection = bisection;
+    return out;
+  }
   if (topology == Topology::fully_connected) {
     out.latency = latency;
     out.bisection = std::max(1.0, std::min(bisection, std::ceil(static_cast<double>(out.processes) / 2)));

@@ -31,7 +31,7 @@ enum class Topology : std::uint8_t {
   // distance and the bisection of the submachine's sub-mesh.
   mesh,
   // Every processor one hop from every other (a shared-memory node): h' = h,
-  // b' = min(b, p' / 2) rounded up.
+  // b' = min(b, p' / 2) rounded up for a submachine of p' < p processors.
   fully_connected,
 };
 

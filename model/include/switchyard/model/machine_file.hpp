@@ -1,0 +1,44 @@
+#pragma once
+// A machine file: the model's parameters per level of the machine, as JSON,
+// written by `switchyard model calibrate` and read by `model predict`,
+// `collective` and ExchangePlan's "auto" scheduler.
+//
+//   {
+//     "format": "switchyard-machine/1",
+//     "variant": "calibrated",             // or "paper"
+//     "levels": {
+//       "core": {                           // core to core, inside one node
+//         "packet_bytes": 64, "setup": 6.1, "latency": 2.3, "bisection": 1.7,
+//         "unit_ns": 9.5, "cores": 2, "routing": "wormhole", "sends": "nonblocking",
+//         "topology": "fully_connected", "rows": 1, "cols": 2,
+//         "measured": { ... }               // the raw medians behind them (optional)
+//       },
+//       "node": null                        // node to node: the MPI transport's, later
+//     }
+//   }
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "switchyard/model/machine.hpp"
+
+namespace switchyard::model {
+
+struct MachineFile {
+  Machine core;                               // core to core
+  std::optional<Machine> node;                // node to node (absent until an MPI transport measures it)
+  std::map<std::string, double> measured{};   // the core level's raw measurements, for the record
+};
+
+// The parameters before any calibration: a two-core shared-memory node with
+// the values a calibration typically finds here (used when no file is given).
+MachineFile default_machine_file();
+
+std::string to_json(const MachineFile& file);
+// Throws std::invalid_argument naming `source` and the line of a syntax error,
+// or the field that is missing or out of range.
+MachineFile parse_machine_file(const std::string& text, const std::string& source);
+MachineFile read_machine_file(const std::string& path);
+
+}  // namespace switchyard::model
