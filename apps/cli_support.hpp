@@ -11,6 +11,15 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <algorithm>
+#include <cctype>
+#include <utility>
+#include <vector>
+#include <sstream>
+#include <iostream>
+#include <unistd.h>
+
+#include <switchyard/errors.hpp>
 
 namespace switchyard::cli {
 
@@ -55,6 +64,88 @@ inline std::uint64_t parse_uint(std::string_view text, const std::string& what, 
   return v;
 }
 
+// A byte count with an optional binary suffix: 16, 1024, 64K, 64KiB, 1M, 1G.
+inline std::uint64_t parse_byte_count(std::string_view text, const std::string& what, std::uint64_t max) {
+  std::string_view s = trim(text);
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::uint64_t unit = 1;
+  for (const auto& [suffix, u] : {std::pair<std::string_view, std::uint64_t>{"kib", 1ull << 10},
+                                  {"mib", 1ull << 20},
+                                  {"gib", 1ull << 30},
+                                  {"k", 1ull << 10},
+                                  {"m", 1ull << 20},
+                                  {"g", 1ull << 30}}) {
+    if (lower.size() > suffix.size() && std::string_view(lower).substr(lower.size() - suffix.size()) == suffix) {
+      s.remove_suffix(suffix.size());
+      unit = u;
+      break;
+    }
+  }
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    throw UsageError(what + ": '" + std::string(text) +
+                     "' is not a byte count (write e.g. 16, 1024, 64K or 1M; K, M, G are powers of 1024)");
+  }
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v > max / unit) {
+    throw UsageError(what + ": '" + std::string(text) + "' is too large; a message may be at most " +
+                     std::to_string(max) + " bytes (1 GiB)");
+  }
+  return v * unit;
+}
+
+inline std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    const auto pos = s.find(sep);
+    parts.push_back(s.substr(0, pos));
+    if (pos == std::string_view::npos) return parts;
+    s.remove_prefix(pos + 1);
+  }
+}
+
+inline std::vector<std::uint64_t> parse_byte_list(const std::string& text, std::uint64_t max) {
+  if (trim(text).empty()) throw UsageError("--bytes: the list is empty (write e.g. --bytes 16,1024,65536)");
+  std::vector<std::uint64_t> sizes;
+  for (std::string_view item : split(text, ',')) {
+    if (trim(item).empty()) {
+      throw UsageError("--bytes: '" + text + "' has an empty entry (write e.g. --bytes 16,1024,65536)");
+    }
+    sizes.push_back(parse_byte_count(item, "--bytes", max));
+    if (sizes.back() == 0) {
+      throw UsageError(
+          "--bytes: 0 is not a message size: a matrix entry of 0 bytes means no message "
+          "(write sizes from 1 byte, e.g. --bytes 16,1024,65536)");
+    }
+  }
+  return sizes;
+}
+
+inline std::uint64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
+inline std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (b >= 1024 && u < 6) b /= 1024, ++u;
+  std::ostringstream s;
+  s.precision(u ? 1 : 0);
+  s << std::fixed << b << " " << units[u];
+  return s.str();
+}
+
+// `what` needs `needed` bytes of buffers: more than half the machine's memory is refused up front.
+inline void check_buffer_memory(double needed, const std::string& what) {
+  const std::uint64_t memory = physical_memory();
+  if (memory && needed > static_cast<double>(memory) / 2) {
+    throw UsageError(what + " need " + human_bytes(needed) + " of buffers, more than half of this machine's " +
+                     human_bytes(static_cast<double>(memory)) + " of memory");
+  }
+}
+
 // Checked before the command runs (created if need be, never truncated), written after.
 class OutputFile {
  public:
@@ -87,5 +178,24 @@ class OutputFile {
   std::string path_;
   bool existed_ = false;
 };
+
+// Runs a command and turns its errors into exit codes, the message on stderr:
+// bad input 2, a stalled job (the message names every blocked process) or any
+// other failure 1.
+template <class Body>
+int exit_code_of(Body&& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << "switchyard: error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const StallError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "switchyard: failed: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
 
 }  // namespace switchyard::cli

@@ -4,7 +4,7 @@
 #
 #   cmake -DCOMMAND=<prog>|<arg>|<arg>... -DEXPECT_CODE=2
 #         [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
-#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables] [-DJSON_RESULTS=<n>]]
+#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|collective] [-DJSON_RESULTS=<n>]]
 #         -P expect_exit.cmake
 #
 # JSON_KIND says which command wrote JSON_FILE (default exchange) and so which
@@ -187,6 +187,33 @@ elseif(JSON_KIND STREQUAL "redistribute")
       forbid_json(results ${i} steps)
     endif()
   endforeach()
+elseif(JSON_KIND STREQUAL "collective")
+  require_json("^(one-to-all|all-to-one|all-to-all)$" op)
+  require_json("${count}" processes)
+  require_json("${count}" bytes 0)
+  string(JSON spearman_type ERROR_VARIABLE json_error TYPE "${json}" spearman)
+  if(NOT spearman_type MATCHES "^(NUMBER|NULL)$")
+    message(FATAL_ERROR "${JSON_FILE}: 'spearman' is missing or neither a number nor null\n${json}")
+  endif()
+  results_array(last)
+  set(chosen 0)
+  foreach(i RANGE ${last})
+    require_json("." results ${i} algorithm)
+    require_json("${number}" results ${i} predicted_units)
+    foreach(stat median min max)
+      require_json("${number}" results ${i} measured_ms ${stat})
+    endforeach()
+    require_json("^(ON|OFF)$" results ${i} chosen)
+    require_json("^ON$" results ${i} verified)
+    string(JSON is_chosen GET "${json}" results ${i} chosen)
+    if(is_chosen)
+      math(EXPR chosen "${chosen} + 1")
+    endif()
+  endforeach()
+  # --algorithm all marks auto's pick once per size, auto runs only its pick.
+  if(chosen EQUAL 0)
+    message(FATAL_ERROR "${JSON_FILE}: no result is marked chosen\n${json}")
+  endif()
 elseif(JSON_KIND STREQUAL "tables")
   require_json("@" from)
   require_json("@" to)

@@ -338,19 +338,10 @@ RedistributeCommand::~RedistributeCommand() = default;
 bool RedistributeCommand::selected() const { return command_->parsed(); }
 
 int RedistributeCommand::run() const {
-  try {
+  return exit_code_of([&] {
     return run_command(args_->extent, args_->from, args_->to, args_->schedule, args_->repeat, args_->json,
                        args_->dump_tables);
-  } catch (const UsageError& e) {
-    std::cerr << "switchyard: error: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const StallError& e) {
-    std::cerr << e.what() << "\n";
-    return kExitFailure;
-  } catch (const std::exception& e) {
-    std::cerr << "switchyard: failed: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
 
 }  // namespace switchyard::cli

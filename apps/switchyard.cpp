@@ -16,6 +16,8 @@
 //       matrices (Ranka-Wang-Fox Table 4's perm and comp).
 //   switchyard redistribute --extent E --from DIST --to DIST [--schedule KIND] ...
 //       A block-cyclic array moved between process grids (redistribute_command.hpp).
+//   switchyard collective --op OP --algorithm NAME|auto|all --processes P --bytes LIST ...
+//       The C3 paper's k-level algorithms, measured beside the model's units (collective_command.hpp).
 //
 // Exit codes: 0 success, 1 runtime failure (stall, wrong payload, ...), 2 bad input.
 #include <unistd.h>
@@ -47,6 +49,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "collective_command.hpp"
 #include "redistribute_command.hpp"
 
 namespace sy = switchyard;
@@ -59,64 +62,6 @@ namespace {
 // Parsing of option values
 // ---------------------------------------------------------------------------
 
-
-// A byte count with an optional binary suffix: 16, 1024, 64K, 64KiB, 1M, 1G.
-std::uint64_t parse_byte_count(std::string_view text, const std::string& what, std::uint64_t max) {
-  std::string_view s = trim(text);
-  std::string lower(s);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::uint64_t unit = 1;
-  for (const auto& [suffix, u] : {std::pair<std::string_view, std::uint64_t>{"kib", 1ull << 10},
-                                  {"mib", 1ull << 20},
-                                  {"gib", 1ull << 30},
-                                  {"k", 1ull << 10},
-                                  {"m", 1ull << 20},
-                                  {"g", 1ull << 30}}) {
-    if (lower.size() > suffix.size() && std::string_view(lower).substr(lower.size() - suffix.size()) == suffix) {
-      s.remove_suffix(suffix.size());
-      unit = u;
-      break;
-    }
-  }
-  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    throw UsageError(what + ": '" + std::string(text) +
-                     "' is not a byte count (write e.g. 16, 1024, 64K or 1M; K, M, G are powers of 1024)");
-  }
-  std::uint64_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v > max / unit) {
-    throw UsageError(what + ": '" + std::string(text) + "' is too large; a message may be at most " +
-                     std::to_string(max) + " bytes (1 GiB)");
-  }
-  return v * unit;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  for (;;) {
-    const auto pos = s.find(sep);
-    parts.push_back(s.substr(0, pos));
-    if (pos == std::string_view::npos) return parts;
-    s.remove_prefix(pos + 1);
-  }
-}
-
-std::vector<std::uint64_t> parse_byte_list(const std::string& text, std::uint64_t max) {
-  if (trim(text).empty()) throw UsageError("--bytes: the list is empty (write e.g. --bytes 16,1024,65536)");
-  std::vector<std::uint64_t> sizes;
-  for (std::string_view item : split(text, ',')) {
-    if (trim(item).empty()) {
-      throw UsageError("--bytes: '" + text + "' has an empty entry (write e.g. --bytes 16,1024,65536)");
-    }
-    sizes.push_back(parse_byte_count(item, "--bytes", max));
-    if (sizes.back() == 0) {
-      throw UsageError(
-          "--bytes: 0 is not a message size: a matrix entry of 0 bytes means no message "
-          "(write sizes from 1 byte, e.g. --bytes 16,1024,65536)");
-    }
-  }
-  return sizes;
-}
 
 // A CPU list as taskset writes it: "0,1", "0-3", "0-3,8".
 std::vector<int> parse_core_list(const std::string& text) {
@@ -167,31 +112,9 @@ std::string join(const std::vector<std::string>& items, const char* sep = ", ") 
   return out;
 }
 
-std::uint64_t physical_memory() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
-}
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  while (b >= 1024 && u < 6) b /= 1024, ++u;
-  std::ostringstream s;
-  s.precision(u ? 1 : 0);
-  s << std::fixed << b << " " << units[u];
-  return s.str();
-}
-
 // Every process keeps its outgoing and its incoming messages: twice the
 // matrix's bytes. More than half the machine's memory is refused up front.
-void check_memory(double matrix_bytes, const std::string& what) {
-  const double needed = 2 * matrix_bytes;
-  const std::uint64_t memory = physical_memory();
-  if (memory && needed > static_cast<double>(memory) / 2) {
-    throw UsageError(what + " need " + human_bytes(needed) + " of buffers, more than half of this machine's " +
-                     human_bytes(static_cast<double>(memory)) + " of memory");
-  }
-}
+void check_memory(double matrix_bytes, const std::string& what) { check_buffer_memory(2 * matrix_bytes, what); }
 
 // A malformed matrix file is bad input; the reader's message says file:line.
 sys::CommMatrix load_matrix(const std::string& path) {
@@ -673,9 +596,10 @@ int main(int argc, char** argv) {
   phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
 
   const sy::cli::RedistributeCommand redistribute(app);
+  const sy::cli::CollectiveCommand collective(app);
 
   // CLI11 would only say that a subcommand is required.
-  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases", "redistribute"};
+  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases", "redistribute", "collective"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "switchyard: error: unknown command '" << argv[1] << "' (commands: " << join(commands)
               << ")\nRun 'switchyard --help'.\n";
@@ -697,21 +621,13 @@ int main(int argc, char** argv) {
     if (given->count() > 0) ex.pattern_options_given.push_back(given->get_name());
   }
 
-  try {
+  return exit_code_of([&] {
     if (*topology) return run_topology(topology_cores);
     if (*exchange) return run_exchange(ex);
     if (*schedule) return run_schedule(sc);
     if (*phases) return run_phases(ph);
     if (redistribute.selected()) return redistribute.run();
+    if (collective.selected()) return collective.run();
     return kExitUsage;  // unreachable: a subcommand is required
-  } catch (const UsageError& e) {
-    std::cerr << "switchyard: error: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const sy::StallError& e) {
-    std::cerr << e.what() << "\n";  // "switchyard: job stalled: ...", naming every blocked process
-    return kExitFailure;
-  } catch (const std::exception& e) {
-    std::cerr << "switchyard: failed: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
