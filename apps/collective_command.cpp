@@ -38,7 +38,8 @@ struct SizeResult {
   std::uint64_t bytes = 0;
   std::vector<Row> rows;
   std::string chosen, table;
-  std::optional<double> spearman;  // with at least two algorithms
+  std::vector<std::string> skipped;  // too big for this machine's memory: why
+  std::optional<double> spearman;    // with at least two algorithms
 };
 
 // Ranks 1..n of values (ties: the average of their ranks).
@@ -104,6 +105,7 @@ model::Machine load_machine(const std::string& path, const std::string& variant,
 }
 
 double regret(const SizeResult& s, const std::string& algorithm) {
+  if (s.rows.empty()) return std::nan("");
   double best = s.rows.front().ms.median, mine = -1;
   for (const Row& r : s.rows) {
     best = std::min(best, r.ms.median);
@@ -123,6 +125,7 @@ void print_size(const SizeResult& s, co::Operation op, Rank p, bool all) {
     std::printf("  %-20s %16.0f %12.4f %12.4f %12.4f  %s\n", r.algorithm.c_str(), r.units, r.ms.median, r.ms.min,
                 r.ms.max, mark.c_str());
   }
+  for (const std::string& why : s.skipped) std::printf("  left out: %s\n", why.c_str());
   if (s.spearman) std::printf("  Spearman (predicted vs measured order): %.3f\n", *s.spearman);
   if (all) {
     std::printf("  regret (median over the best median): auto %.3f, table %.3f\n", regret(s, s.chosen),
@@ -154,7 +157,7 @@ nlohmann::ordered_json to_json(const std::vector<SizeResult>& sizes, co::Operati
                               {"samples_ms", r.ms.samples},
                               {"verified", true}});
     }
-    nlohmann::ordered_json per{{"bytes", s.bytes}, {"auto", s.chosen}, {"table", s.table}};
+    nlohmann::ordered_json per{{"bytes", s.bytes}, {"auto", s.chosen}, {"table", s.table}, {"skipped", s.skipped}};
     per["spearman"] = s.spearman ? nlohmann::ordered_json(*s.spearman) : nlohmann::ordered_json(nullptr);
     if (all) per["regret"] = {{"auto", regret(s, s.chosen)}, {"table", regret(s, s.table)}};
     j["by_bytes"].push_back(per);
@@ -175,13 +178,22 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   const std::vector<std::uint64_t> sizes = parse_byte_list(bytes_text, 1ull << 30);
   const auto repeat = static_cast<std::uint32_t>(parse_uint(repeat_text, "--repeat", 1, 100'000));
   const model::Machine machine = load_machine(machine_path, variant, p);
-  for (std::uint64_t L : sizes) {
-    for (const std::string& a : algorithms) {
-      const std::string name = a == "auto" ? co::choose_algorithm(op, p, L, &machine) : a;
+  const bool all = algorithm_text == "all";
+  // A single algorithm that needs too much memory is refused; `all` leaves it
+  // out of that size's table, and says so.
+  auto memory_refusal = [&](const std::string& name, std::uint64_t L) -> std::optional<std::string> {
+    try {
       check_buffer_memory(static_cast<double>(co::memory_needed(op, name, p, L)),
                           "--op " + op_text + " " + name + " on " + std::to_string(p) + " processes at --bytes " +
                               std::to_string(L));
+    } catch (const UsageError& e) {
+      if (!all) throw;
+      return std::string(e.what());
     }
+    return std::nullopt;
+  };
+  for (std::uint64_t L : sizes) {
+    for (const std::string& a : algorithms) memory_refusal(a == "auto" ? co::choose_algorithm(op, p, L, &machine) : a, L);
   }
   std::optional<OutputFile> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
@@ -191,7 +203,6 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
               std::string(co::operation_name(op)).c_str(), p, rt.cores().size(), repeat, machine.name.c_str(),
               machine.variant == model::ModelVariant::paper ? "paper" : "calibrated");
   std::fflush(stdout);
-  const bool all = algorithm_text == "all";
   std::vector<SizeResult> results;
   try {
     for (std::uint64_t L : sizes) {
@@ -202,6 +213,10 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
       for (const std::string& asked : algorithms) {
         Row r;
         r.algorithm = asked == "auto" ? s.chosen : asked;
+        if (const auto refusal = memory_refusal(r.algorithm, L)) {
+          s.skipped.push_back(*refusal);
+          continue;
+        }
         r.units = co::predicted_units(op, r.algorithm, p, L, machine);
         r.ms = schedulers::summarize(co::measure_collective(rt, op, r.algorithm, p, L, repeat));
         s.rows.push_back(std::move(r));

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "partition_tree.hpp"
 #include "switchyard/collectives/collective_plan.hpp"
 #include "switchyard/schedulers/payload.hpp"
 
@@ -72,14 +73,18 @@ std::vector<double> measure_collective(Runtime& rt, Operation op, const std::str
 
 std::uint64_t memory_needed(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes) {
   const std::uint64_t p = processes, all = p * bytes;
-  switch (op) {
-    case Operation::all_to_all:  // send, recv and up to three staging buffers per process
-      return p * all * (algorithm == "1-lev-dir" || algorithm.starts_with("1-lev-perm") ? 2 : 5);
-    case Operation::one_to_all:
-    case Operation::all_to_one:  // the broadcast: the long message on every process; the trees: a range per leader
-      return algorithm == "1-lev-our-br" ? p * all + all : all * (2 + 32);  // a range per level, at most 32 levels
+  if (op == Operation::all_to_all) {  // send, recv, and the 2-level and butterfly staging
+    return p * all * (algorithm == "1-lev-dir" || algorithm.starts_with("1-lev-perm") ? 2 : 5);
   }
-  return 0;
+  if (algorithm == "1-lev-our-br") return all + p * bytes + (p - 1) * all;  // the long message everywhere
+  // The root's p blocks, everyone's one, and each leader's range.
+  std::uint64_t blocks = 2 * p;
+  const detail::TreeShape shape = detail::tree_shape(algorithm);
+  for (Rank r = 1; r < processes; ++r) {
+    const std::uint32_t range = detail::tree_role(shape, processes, r).range;
+    if (range > 1) blocks += range;
+  }
+  return blocks * bytes;
 }
 
 }  // namespace switchyard::collectives
