@@ -2,6 +2,8 @@
 // What the subcommands of the `switchyard` tool share: exit codes, the error
 // for bad input, option-value parsing and output files.
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
@@ -11,6 +13,10 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "switchyard/errors.hpp"
+#include "switchyard/schedulers/comm_matrix.hpp"
+#include <utility>
 
 namespace switchyard::cli {
 
@@ -53,6 +59,46 @@ inline std::uint64_t parse_uint(std::string_view text, const std::string& what, 
                      " and " + std::to_string(hi));
   }
   return v;
+}
+
+// A byte count with an optional binary suffix: 16, 1024, 64K, 64KiB, 1M, 1G.
+inline std::uint64_t parse_byte_count(std::string_view text, const std::string& what, std::uint64_t max) {
+  std::string_view s = trim(text);
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::uint64_t unit = 1;
+  for (const auto& [suffix, u] : {std::pair<std::string_view, std::uint64_t>{"kib", 1ull << 10},
+                                  {"mib", 1ull << 20},
+                                  {"gib", 1ull << 30},
+                                  {"k", 1ull << 10},
+                                  {"m", 1ull << 20},
+                                  {"g", 1ull << 30}}) {
+    if (lower.size() > suffix.size() && std::string_view(lower).substr(lower.size() - suffix.size()) == suffix) {
+      s.remove_suffix(suffix.size());
+      unit = u;
+      break;
+    }
+  }
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    throw UsageError(what + ": '" + std::string(text) +
+                     "' is not a byte count (write e.g. 16, 1024, 64K or 1M; K, M, G are powers of 1024)");
+  }
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v > max / unit) {
+    throw UsageError(what + ": '" + std::string(text) + "' is too large; a message may be at most " +
+                     std::to_string(max) + " bytes (1 GiB)");
+  }
+  return v * unit;
+}
+
+// A malformed matrix file is bad input; the reader's message says file:line.
+inline schedulers::CommMatrix load_matrix(const std::string& path) {
+  try {
+    return schedulers::read_matrix_market_file(path);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(std::string("--matrix: ") + e.what());
+  }
 }
 
 // Checked before the command runs (created if need be, never truncated), written after.

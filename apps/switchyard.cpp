@@ -16,6 +16,8 @@
 //       matrices (Ranka-Wang-Fox Table 4's perm and comp).
 //   switchyard redistribute --extent E --from DIST --to DIST [--schedule KIND] ...
 //       A block-cyclic array moved between process grids (redistribute_command.hpp).
+//   switchyard model calibrate|predict ...
+//       The C3 cost model: this machine's parameters, predicted costs (model_command.hpp).
 //
 // Exit codes: 0 success, 1 runtime failure (stall, wrong payload, ...), 2 bad input.
 #include <unistd.h>
@@ -47,6 +49,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "model_command.hpp"
 #include "redistribute_command.hpp"
 
 namespace sy = switchyard;
@@ -59,37 +62,6 @@ namespace {
 // Parsing of option values
 // ---------------------------------------------------------------------------
 
-
-// A byte count with an optional binary suffix: 16, 1024, 64K, 64KiB, 1M, 1G.
-std::uint64_t parse_byte_count(std::string_view text, const std::string& what, std::uint64_t max) {
-  std::string_view s = trim(text);
-  std::string lower(s);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::uint64_t unit = 1;
-  for (const auto& [suffix, u] : {std::pair<std::string_view, std::uint64_t>{"kib", 1ull << 10},
-                                  {"mib", 1ull << 20},
-                                  {"gib", 1ull << 30},
-                                  {"k", 1ull << 10},
-                                  {"m", 1ull << 20},
-                                  {"g", 1ull << 30}}) {
-    if (lower.size() > suffix.size() && std::string_view(lower).substr(lower.size() - suffix.size()) == suffix) {
-      s.remove_suffix(suffix.size());
-      unit = u;
-      break;
-    }
-  }
-  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    throw UsageError(what + ": '" + std::string(text) +
-                     "' is not a byte count (write e.g. 16, 1024, 64K or 1M; K, M, G are powers of 1024)");
-  }
-  std::uint64_t v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v > max / unit) {
-    throw UsageError(what + ": '" + std::string(text) + "' is too large; a message may be at most " +
-                     std::to_string(max) + " bytes (1 GiB)");
-  }
-  return v * unit;
-}
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> parts;
@@ -193,14 +165,6 @@ void check_memory(double matrix_bytes, const std::string& what) {
   }
 }
 
-// A malformed matrix file is bad input; the reader's message says file:line.
-sys::CommMatrix load_matrix(const std::string& path) {
-  try {
-    return sys::read_matrix_market_file(path);
-  } catch (const sy::InvalidArgument& e) {
-    throw UsageError(std::string("--matrix: ") + e.what());
-  }
-}
 
 // A name of a static scheduler, for the commands that need a schedule table.
 std::string parse_static_scheduler(const std::string& text, const std::string& what) {
@@ -221,7 +185,7 @@ std::string parse_static_scheduler(const std::string& text, const std::string& w
 // ---------------------------------------------------------------------------
 
 std::vector<std::string> parse_scheduler_list(const std::string& text) {
-  const std::string valid = " (valid: " + join(sys::default_exchange_schedulers()) + ")";
+  const std::string valid = " (valid: " + join(sys::default_exchange_schedulers()) + ", auto)";
   if (trim(text).empty()) throw UsageError("--schedulers: the list is empty" + valid);
   std::vector<std::string> names;
   for (std::string_view item : split(text, ',')) {
@@ -239,7 +203,7 @@ std::vector<std::string> parse_scheduler_list(const std::string& text) {
 struct ExchangeArgs {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv;
+  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
   bool nonuniform = false;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
@@ -287,6 +251,9 @@ void print_table(const std::vector<MatrixRun>& runs, const std::vector<std::stri
         [](const sys::SchedulerResult& r) { return r.phases ? std::to_string(*r.phases) : std::string("-"); });
   block("inquiries",
         [](const sys::SchedulerResult& r) { return r.inquiries ? std::to_string(*r.inquiries) : std::string("-"); });
+  for (const MatrixRun& run : runs)
+    for (const sys::SchedulerResult& r : run.report.results)
+      if (!r.chosen.empty()) std::printf("auto chose %s for %s\n", r.chosen.c_str(), run.label.c_str());
   std::printf("every payload byte of every repetition verified: yes\n\n");
 
   std::printf("%-*s%*s%*s%*s\n", kLabel, ("Generate_Recv (ms, median of " + std::to_string(repeat) + ")").c_str(),
@@ -353,6 +320,7 @@ int run_exchange(const ExchangeArgs& a) {
     options.drsn_retry_yields =
         static_cast<std::uint32_t>(parse_uint(a.drsn_retry_yields, "--drsn-retry-yields", 1, 1'000'000));
   }
+  if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine).core;
   std::optional<OutputFile> json, csv;
   if (!a.json.empty()) json.emplace("--json", a.json);
   if (!a.csv.empty()) csv.emplace("--csv", a.csv);
@@ -421,6 +389,7 @@ int run_exchange(const ExchangeArgs& a) {
         row["comm_ms"] = time_json(r.comm_ms);
         row["schedule_ms"] = r.schedule_ms.median;
         if (r.phases) row["phases"] = *r.phases;
+        if (!r.chosen.empty()) row["chosen"] = r.chosen;
         if (r.inquiries) {
           row["inquiries"] = *r.inquiries;
           row["inquiries_samples"] = r.inquiry_samples;
@@ -606,9 +575,12 @@ int main(int argc, char** argv) {
   exchange
       ->add_option("--schedulers", ex.schedulers,
                    "Schedulers to compare, comma-separated: online ac, drsn; static " +
-                       join(sys::static_scheduler_names(), ", "))
+                       join(sys::static_scheduler_names(), ", ") +
+                       "; auto (the cheapest of ac, lp, cgm, optimal, optimal-bytes, drsn by the C3 model)")
       ->type_name("LIST")
       ->capture_default_str();
+  exchange->add_option("--machine", ex.machine, "Machine file (switchyard model calibrate) that auto charges with")
+      ->type_name("FILE");
   exchange->add_option("--repeat,-r", ex.repeat, "Timed repetitions per scheduler and matrix (the median is reported)")
       ->type_name("K")
       ->capture_default_str();
@@ -673,9 +645,10 @@ int main(int argc, char** argv) {
   phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
 
   const sy::cli::RedistributeCommand redistribute(app);
+  const sy::cli::ModelCommand model(app);
 
   // CLI11 would only say that a subcommand is required.
-  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases", "redistribute"};
+  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases", "redistribute", "model"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "switchyard: error: unknown command '" << argv[1] << "' (commands: " << join(commands)
               << ")\nRun 'switchyard --help'.\n";
@@ -703,6 +676,7 @@ int main(int argc, char** argv) {
     if (*schedule) return run_schedule(sc);
     if (*phases) return run_phases(ph);
     if (redistribute.selected()) return redistribute.run();
+    if (model.selected()) return model.run();
     return kExitUsage;  // unreachable: a subcommand is required
   } catch (const UsageError& e) {
     std::cerr << "switchyard: error: " << e.what() << "\n";
