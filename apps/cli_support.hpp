@@ -2,6 +2,8 @@
 // What the subcommands of the `switchyard` tool share: exit codes, the error
 // for bad input, option-value parsing and output files.
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
@@ -19,7 +21,9 @@
 #include <iostream>
 #include <unistd.h>
 
-#include <switchyard/errors.hpp>
+#include "switchyard/errors.hpp"
+#include "switchyard/schedulers/comm_matrix.hpp"
+#include <utility>
 
 namespace switchyard::cli {
 
@@ -143,6 +147,15 @@ inline void check_buffer_memory(double needed, const std::string& what) {
   if (memory && needed > static_cast<double>(memory) / 2) {
     throw UsageError(what + " need " + human_bytes(needed) + " of buffers, more than half of this machine's " +
                      human_bytes(static_cast<double>(memory)) + " of memory");
+  }
+}
+
+// A malformed matrix file is bad input; the reader's message says file:line.
+inline schedulers::CommMatrix load_matrix(const std::string& path) {
+  try {
+    return schedulers::read_matrix_market_file(path);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(std::string("--matrix: ") + e.what());
   }
 }
 

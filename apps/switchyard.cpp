@@ -18,6 +18,8 @@
 //       A block-cyclic array moved between process grids (redistribute_command.hpp).
 //   switchyard collective --op OP --algorithm NAME|auto|all --processes P --bytes LIST ...
 //       The C3 paper's k-level algorithms, measured beside the model's units (collective_command.hpp).
+//   switchyard model calibrate|predict ...
+//       The C3 cost model: this machine's parameters, predicted costs (model_command.hpp).
 //
 // Exit codes: 0 success, 1 runtime failure (stall, wrong payload, ...), 2 bad input.
 #include <unistd.h>
@@ -50,6 +52,7 @@
 
 #include "cli_support.hpp"
 #include "collective_command.hpp"
+#include "model_command.hpp"
 #include "redistribute_command.hpp"
 
 namespace sy = switchyard;
@@ -116,14 +119,6 @@ std::string join(const std::vector<std::string>& items, const char* sep = ", ") 
 // matrix's bytes. More than half the machine's memory is refused up front.
 void check_memory(double matrix_bytes, const std::string& what) { check_buffer_memory(2 * matrix_bytes, what); }
 
-// A malformed matrix file is bad input; the reader's message says file:line.
-sys::CommMatrix load_matrix(const std::string& path) {
-  try {
-    return sys::read_matrix_market_file(path);
-  } catch (const sy::InvalidArgument& e) {
-    throw UsageError(std::string("--matrix: ") + e.what());
-  }
-}
 
 // A name of a static scheduler, for the commands that need a schedule table.
 std::string parse_static_scheduler(const std::string& text, const std::string& what) {
@@ -144,7 +139,7 @@ std::string parse_static_scheduler(const std::string& text, const std::string& w
 // ---------------------------------------------------------------------------
 
 std::vector<std::string> parse_scheduler_list(const std::string& text) {
-  const std::string valid = " (valid: " + join(sys::default_exchange_schedulers()) + ")";
+  const std::string valid = " (valid: " + join(sys::default_exchange_schedulers()) + ", auto)";
   if (trim(text).empty()) throw UsageError("--schedulers: the list is empty" + valid);
   std::vector<std::string> names;
   for (std::string_view item : split(text, ',')) {
@@ -162,7 +157,7 @@ std::vector<std::string> parse_scheduler_list(const std::string& text) {
 struct ExchangeArgs {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv;
+  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
   bool nonuniform = false;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
@@ -210,6 +205,9 @@ void print_table(const std::vector<MatrixRun>& runs, const std::vector<std::stri
         [](const sys::SchedulerResult& r) { return r.phases ? std::to_string(*r.phases) : std::string("-"); });
   block("inquiries",
         [](const sys::SchedulerResult& r) { return r.inquiries ? std::to_string(*r.inquiries) : std::string("-"); });
+  for (const MatrixRun& run : runs)
+    for (const sys::SchedulerResult& r : run.report.results)
+      if (!r.chosen.empty()) std::printf("auto chose %s for %s\n", r.chosen.c_str(), run.label.c_str());
   std::printf("every payload byte of every repetition verified: yes\n\n");
 
   std::printf("%-*s%*s%*s%*s\n", kLabel, ("Generate_Recv (ms, median of " + std::to_string(repeat) + ")").c_str(),
@@ -276,6 +274,7 @@ int run_exchange(const ExchangeArgs& a) {
     options.drsn_retry_yields =
         static_cast<std::uint32_t>(parse_uint(a.drsn_retry_yields, "--drsn-retry-yields", 1, 1'000'000));
   }
+  if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine).core;
   std::optional<OutputFile> json, csv;
   if (!a.json.empty()) json.emplace("--json", a.json);
   if (!a.csv.empty()) csv.emplace("--csv", a.csv);
@@ -344,6 +343,7 @@ int run_exchange(const ExchangeArgs& a) {
         row["comm_ms"] = time_json(r.comm_ms);
         row["schedule_ms"] = r.schedule_ms.median;
         if (r.phases) row["phases"] = *r.phases;
+        if (!r.chosen.empty()) row["chosen"] = r.chosen;
         if (r.inquiries) {
           row["inquiries"] = *r.inquiries;
           row["inquiries_samples"] = r.inquiry_samples;
@@ -529,9 +529,12 @@ int main(int argc, char** argv) {
   exchange
       ->add_option("--schedulers", ex.schedulers,
                    "Schedulers to compare, comma-separated: online ac, drsn; static " +
-                       join(sys::static_scheduler_names(), ", "))
+                       join(sys::static_scheduler_names(), ", ") +
+                       "; auto (the cheapest of ac, lp, cgm, optimal, optimal-bytes, drsn by the C3 model)")
       ->type_name("LIST")
       ->capture_default_str();
+  exchange->add_option("--machine", ex.machine, "Machine file (switchyard model calibrate) that auto charges with")
+      ->type_name("FILE");
   exchange->add_option("--repeat,-r", ex.repeat, "Timed repetitions per scheduler and matrix (the median is reported)")
       ->type_name("K")
       ->capture_default_str();
@@ -596,10 +599,12 @@ int main(int argc, char** argv) {
   phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
 
   const sy::cli::RedistributeCommand redistribute(app);
+  const sy::cli::ModelCommand model(app);
   const sy::cli::CollectiveCommand collective(app);
 
   // CLI11 would only say that a subcommand is required.
-  const std::vector<std::string> commands{"topology", "exchange", "schedule", "phases", "redistribute", "collective"};
+  const std::vector<std::string> commands{"topology", "exchange",     "schedule", "phases",
+                                          "redistribute", "model", "collective"};
   if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
     std::cerr << "switchyard: error: unknown command '" << argv[1] << "' (commands: " << join(commands)
               << ")\nRun 'switchyard --help'.\n";
@@ -628,6 +633,7 @@ int main(int argc, char** argv) {
     if (*phases) return run_phases(ph);
     if (redistribute.selected()) return redistribute.run();
     if (collective.selected()) return collective.run();
+    if (model.selected()) return model.run();
     return kExitUsage;  // unreachable: a subcommand is required
   });
 }
