@@ -18,15 +18,20 @@ def figure(run):
     sizes = run["bytes"]
     algorithms = list(dict.fromkeys(r["algorithm"] for r in run["results"]))
     cell = {(r["algorithm"], r["bytes"]): r for r in run["results"]}
-    head = "| algorithm | " + " | ".join(f"L={s}: units / ms" for s in sizes) + " |"
-    lines = [f"#### {run['op']}, p = {run['processes']} ({run['variant']} model)", "", head,
+    head = "| algorithm | " + " | ".join(f"L={s}" for s in sizes) + " |"
+    lines = [f"#### {run['op']}, p = {run['processes']} ({run['variant']} model, ranked by {run['rank_by']}): "
+             "units / median ms (min ms)", "", head,
              "|---" * (len(sizes) + 1) + "|"]
     for a in algorithms:
         cells = []
         for s in sizes:
+            if (a, s) not in cell:
+                cells.append("left out (memory)")
+                continue
             r = cell[(a, s)]
             mark = (" (auto)" if r["chosen"] else "") + (" (table)" if r.get("table") else "")
-            cells.append(f"{r['predicted_units']:.0f} / {r['measured_ms']['median']:.3f}{mark}")
+            ms = r["measured_ms"]
+            cells.append(f"{r['predicted_units']:.0f} / {ms['median']:.3f} ({ms['min']:.3f}){mark}")
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
     rho = [f"{b['bytes']}: {b['spearman']:.2f}" if b["spearman"] is not None else f"{b['bytes']}: n/a"
            for b in run["by_bytes"]]
@@ -57,6 +62,8 @@ def main():
         if not runs:
             continue
         auto, table = regrets(runs)
+        auto = [a for a in auto if a is not None]
+        table = [t for t in table if t is not None]
         print(f"\n{name}: {len(auto)} cases; auto regret median {statistics.median(auto):.3f}, worst {max(auto):.3f}; "
               f"fixed table median {statistics.median(table):.3f}, worst {max(table):.3f}")
 
