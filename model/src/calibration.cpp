@@ -6,6 +6,8 @@
 #include <string>
 
 #include "switchyard/runtime.hpp"
+#include "switchyard/schedulers/auto_scheduler.hpp"
+#include "switchyard/schedulers/exchange.hpp"
 
 namespace switchyard::model {
 namespace {
@@ -18,6 +20,9 @@ constexpr std::uint32_t kLargeCount = 32;
 constexpr std::uint64_t kSmallBytes = 64;
 constexpr std::uint32_t kSmallCount = 1024;
 constexpr Tag kHandshakeTag = 1;
+constexpr Rank kCorrectionProcesses = 16;
+constexpr std::uint64_t kCorrectionSeed = 1001;
+constexpr std::uint64_t kCorrectionBytes[] = {128, 1024, 16384};
 constexpr std::uint32_t kRoundTrips = 200;
 
 std::byte pattern(std::uint64_t rank, std::uint64_t message, std::uint64_t offset) {
@@ -135,6 +140,29 @@ RunOptions on_cores(int a, int b) {
   return o;
 }
 
+// The exchange corrections: each "auto" candidate run on calibration
+// matrices (Fig. 7 pattern, kCorrectionProcesses processes, density 4, their
+// own seed) at kCorrectionBytes, measured (lower quartile of the runs) over
+// predicted by the uncorrected model.
+void calibrate_exchanges(Runtime& rt, MachineFile& f, std::uint32_t repetitions) {
+  schedulers::ExchangeOptions o;
+  o.schedulers = schedulers::auto_scheduler_candidates();
+  o.repeat = repetitions;
+  o.seed = kCorrectionSeed;
+  o.time_generate_recv = false;
+  const MachineFile uncorrected = f;
+  f.exchange.bytes.assign(std::begin(kCorrectionBytes), std::end(kCorrectionBytes));
+  for (std::uint64_t bytes : kCorrectionBytes) {
+    const schedulers::CommMatrix m = schedulers::fig7_matrix(kCorrectionProcesses, 4, bytes, kCorrectionSeed);
+    const schedulers::ExchangeReport report = schedulers::run_exchange(rt, m, o);
+    const auto predictions = schedulers::predict_exchange(m, uncorrected, schedulers::ScheduleOptions{kCorrectionSeed, 0});
+    for (const schedulers::SchedulerResult& r : report.results)
+      for (const schedulers::SchedulerPrediction& p : predictions)
+        if (p.scheduler == r.scheduler)
+          f.exchange.ratio[r.scheduler].push_back(lower_quartile(r.comm_ms.samples) / p.predicted_ms);
+  }
+}
+
 }  // namespace
 
 MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
@@ -170,6 +198,7 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   c.bisection =
       cores.size() > 1 ? std::max(1.0, 2 * std::min(1.0, m["large_message_ns"] / m["large_message_both_ways_ns"])) : 1.0;
   c.validate();
+  calibrate_exchanges(rt, f, reps);
   return f;
 }
 
