@@ -138,7 +138,7 @@ int calibrate(const ModelCommand::Args& a) {
     out.write(sm::to_json(f));
     const sm::Machine& m = f.core;
     std::printf("model calibrate: %u core(s), lower quartiles of %u runs\n"
-                "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one packet streamed core to core)\n"
+                "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
                 "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
                 "wrote %s\n",
                 m.cores, options.repetitions, static_cast<unsigned long long>(m.packet_bytes), m.unit_ns, m.setup,
