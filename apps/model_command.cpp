@@ -35,7 +35,9 @@ struct Row {
   std::string name;
   double communication = 0, computation = 0;
   std::uint64_t supersteps = 0;
+  double correction = 1;  // exchange: the machine file's measured / predicted
   double total() const { return communication + computation; }
+  double predicted_us(const sm::Machine& m) const { return total() * correction * m.unit_ns / 1000; }
 };
 
 sm::MachineFile machine_of(const ModelCommand::Args& a) {
@@ -59,10 +61,10 @@ std::vector<Row> collective_rows(sm::Operation op, const sm::Machine& machine, s
   return rows;
 }
 
-std::vector<Row> exchange_rows(const sys::CommMatrix& m, const sm::Machine& machine) {
+std::vector<Row> exchange_rows(const sys::CommMatrix& m, const sm::MachineFile& machine) {
   std::vector<Row> rows;
   for (const sys::SchedulerPrediction& s : sys::predict_exchange(m, machine))
-    rows.push_back({s.scheduler, s.communication, s.computation, s.supersteps});
+    rows.push_back({s.scheduler, s.communication, s.computation, s.supersteps, s.correction});
   return rows;
 }
 
@@ -95,7 +97,7 @@ int predict(const ModelCommand::Args& a) {
                        std::to_string(kMaxProcesses));
     what = "exchange of " + a.matrix + " (" + std::to_string(m.size()) + " processes, " +
            std::to_string(m.messages()) + " messages)";
-    rows = exchange_rows(m, machine);
+    rows = exchange_rows(m, file);
   } else {
     if (a.processes.empty()) throw UsageError("--processes is required (or --matrix FILE with --op exchange)");
     if (a.bytes.empty()) throw UsageError("--bytes is required (or --matrix FILE with --op exchange)");
@@ -106,22 +108,23 @@ int predict(const ModelCommand::Args& a) {
     machine.processes = p;
     what = std::string(exchange ? "exchange (all-to-all matrix)" : sm::operation_name(op)) + ", " +
            std::to_string(p) + " processes, " + std::to_string(L) + " bytes per message";
-    rows = exchange ? exchange_rows(all_to_all_matrix(p, L), machine) : collective_rows(op, machine, p, L, root);
+    rows = exchange ? exchange_rows(all_to_all_matrix(p, L), file) : collective_rows(op, machine, p, L, root);
   }
   std::printf("model predict: %s\nmachine: %s, %s model, l = %llu B, s = %.3g, h = %.3g, b = %.3g units, "
               "unit = %.3g ns, %u core(s)\n\n",
               what.c_str(), machine.name.c_str(), machine.variant == sm::ModelVariant::paper ? "paper" : "calibrated",
               static_cast<unsigned long long>(machine.packet_bytes), machine.setup, machine.latency, machine.bisection,
               machine.unit_ns, machine.cores);
-  std::printf("  %-22s %14s %12s %14s %10s %12s\n", "algorithm", "comm units", "comp units", "total units",
-              "supersteps", "predicted us");
+  std::printf("  %-22s %14s %12s %14s %10s %10s %12s\n", "algorithm", "comm units", "comp units", "total units",
+              "supersteps", "measured/", "predicted us");
+  std::printf("  %-22s %14s %12s %14s %10s %10s\n", "", "", "", "", "", "predicted");
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const Row& r = rows[k];
-    std::printf("%s %-22s %14.1f %12.1f %14.1f %10llu %12.2f\n", k == 0 ? "*" : " ", r.name.c_str(),
+    std::printf("%s %-22s %14.1f %12.1f %14.1f %10llu %10.2f %12.2f\n", k == 0 ? "*" : " ", r.name.c_str(),
                 r.communication, r.computation, r.total(), static_cast<unsigned long long>(r.supersteps),
-                r.total() * machine.unit_ns / 1000);
+                r.correction, r.predicted_us(machine));
   }
-  std::printf("\n* chosen: %s (fewest units)\n", rows.front().name.c_str());
+  std::printf("\n* chosen: %s (least predicted time)\n", rows.front().name.c_str());
   return kExitOk;
 }
 
@@ -135,7 +138,7 @@ int calibrate(const ModelCommand::Args& a) {
     out.write(sm::to_json(f));
     const sm::Machine& m = f.core;
     std::printf("model calibrate: %u core(s), lower quartiles of %u runs\n"
-                "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one packet streamed core to core)\n"
+                "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
                 "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
                 "wrote %s\n",
                 m.cores, options.repetitions, static_cast<unsigned long long>(m.packet_bytes), m.unit_ns, m.setup,

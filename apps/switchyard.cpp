@@ -274,7 +274,7 @@ int run_exchange(const ExchangeArgs& a) {
     options.drsn_retry_yields =
         static_cast<std::uint32_t>(parse_uint(a.drsn_retry_yields, "--drsn-retry-yields", 1, 1'000'000));
   }
-  if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine).core;
+  if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine);
   std::optional<OutputFile> json, csv;
   if (!a.json.empty()) json.emplace("--json", a.json);
   if (!a.csv.empty()) csv.emplace("--csv", a.csv);

@@ -384,3 +384,26 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
             std::string::npos);
   EXPECT_NE(message("{\"format\": \"x\"}").find("format"), std::string::npos);
 }
+
+TEST(ModelMachineFile, ExchangeCorrectionInterpolatesInLogBytes) {
+  sm::MachineFile f = sm::default_machine_file();
+  f.exchange.bytes = {128, 2048};
+  f.exchange.ratio["ac"] = {2.0, 1.0};
+  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 64), 2.0);
+  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 512), 1.5);  // halfway in log2: 7 .. 11
+  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 1e6), 1.0);
+  EXPECT_DOUBLE_EQ(f.exchange.at("lp", 512), 1.0);  // no correction measured
+  const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "m.json");
+  EXPECT_EQ(back.exchange.bytes, f.exchange.bytes);
+  EXPECT_EQ(back.exchange.ratio, f.exchange.ratio);
+  std::string text = sm::to_json(f);
+  const auto at = text.find("2048");
+  ASSERT_NE(at, std::string::npos);
+  try {
+    sm::parse_machine_file(text.replace(at, 4, "100"), "m.json");
+    ADD_FAILURE() << "decreasing sizes accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("exchange_correction.bytes: must be increasing"), std::string::npos)
+        << e.what();
+  }
+}

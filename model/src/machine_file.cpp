@@ -1,6 +1,7 @@
 #include "switchyard/model/machine_file.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -103,7 +104,43 @@ Machine level_from(const json& j, const std::string& where, ModelVariant variant
   return m;
 }
 
+ExchangeCorrection correction_from(const json& j, const std::string& where) {
+  const Fields f(j, where);
+  ExchangeCorrection c;
+  const auto bytes = j.find("bytes");
+  const auto ratio = j.find("ratio");
+  if (bytes == j.end() || !bytes->is_array() || bytes->empty()) f.fail("bytes", "must be a non-empty array");
+  for (const json& b : *bytes) {
+    if (!b.is_number_unsigned() || b.get<std::uint64_t>() == 0 ||
+        (!c.bytes.empty() && b.get<std::uint64_t>() <= c.bytes.back()))
+      f.fail("bytes", "must be increasing whole numbers >= 1, not " + bytes->dump());
+    c.bytes.push_back(b.get<std::uint64_t>());
+  }
+  if (ratio == j.end() || !ratio->is_object()) f.fail("ratio", "must be an object");
+  for (const auto& [name, values] : ratio->items()) {
+    if (!values.is_array() || values.size() != c.bytes.size())
+      f.fail("ratio." + name, "must have one number per entry of bytes");
+    for (const json& v : values)
+      if (!v.is_number() || !(v.get<double>() > 0)) f.fail("ratio." + name, "must be numbers > 0, not " + values.dump());
+    c.ratio[name] = values.get<std::vector<double>>();
+  }
+  return c;
+}
+
 }  // namespace
+
+double ExchangeCorrection::at(const std::string& scheduler, double message_bytes) const {
+  const auto it = ratio.find(scheduler);
+  if (it == ratio.end() || it->second.empty() || it->second.size() != bytes.size()) return 1;
+  const std::vector<double>& r = it->second;
+  const double x = std::log(std::max(message_bytes, 1.0));
+  if (x <= std::log(static_cast<double>(bytes.front()))) return r.front();
+  for (std::size_t k = 1; k < bytes.size(); ++k) {
+    const double lo = std::log(static_cast<double>(bytes[k - 1])), hi = std::log(static_cast<double>(bytes[k]));
+    if (x <= hi) return r[k - 1] + (r[k] - r[k - 1]) * (x - lo) / (hi - lo);
+  }
+  return r.back();
+}
 
 MachineFile default_machine_file() {
   MachineFile f;
@@ -123,6 +160,8 @@ MachineFile default_machine_file() {
 std::string to_json(const MachineFile& file) {
   json core = level_json(file.core);
   if (!file.measured.empty()) core["measured"] = file.measured;
+  if (!file.exchange.bytes.empty())
+    core["exchange_correction"] = {{"bytes", file.exchange.bytes}, {"ratio", file.exchange.ratio}};
   json j{{"format", kFormat},
          {"variant", name_of(kVariants, file.core.variant)},
          {"levels", {{"core", core}, {"node", file.node ? level_json(*file.node) : json(nullptr)}}}};
@@ -152,6 +191,8 @@ MachineFile parse_machine_file(const std::string& text, const std::string& sourc
   if (const auto it = j["levels"]["core"].find("measured"); it != j["levels"]["core"].end() && it->is_object())
     for (const auto& [k, v] : it->items())
       if (v.is_number()) f.measured[k] = v.get<double>();
+  if (const auto it = j["levels"]["core"].find("exchange_correction"); it != j["levels"]["core"].end())
+    f.exchange = correction_from(*it, source + ".levels.core.exchange_correction");
   return f;
 }
 

@@ -42,24 +42,30 @@ model::Algorithm exchange_supersteps(const std::string& scheduler, const CommMat
   return out;
 }
 
-std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, model::Machine machine,
+std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const model::MachineFile& file,
                                                   const ScheduleOptions& options) {
+  model::Machine machine = file.core;
   machine.processes = std::max<Rank>(m.size(), 1);
+  const double average = m.messages() ? static_cast<double>(m.total_bytes()) / static_cast<double>(m.messages()) : 0;
+  const bool corrected = machine.variant == model::ModelVariant::calibrated;
   std::vector<SchedulerPrediction> out;
   for (const std::string& name : auto_scheduler_candidates()) {
     model::Machine charged = machine;
     if (name == "drsn") charged.sends = model::SendProtocol::blocking;
     const model::Algorithm steps = exchange_supersteps(name, m, options);
     const model::AlgorithmCost c = model::cost(charged, steps);
-    const double communication = c.communication + machine.setup * static_cast<double>(steps.size());
-    const double units = communication + c.computation;
-    out.push_back({name, communication, c.computation, units, units * machine.unit_ns * 1e-6, steps.size()});
+    SchedulerPrediction p{name, c.communication + machine.setup * static_cast<double>(steps.size()), c.computation};
+    p.units = p.communication + p.computation;
+    p.correction = corrected ? file.exchange.at(name, average) : 1;
+    p.predicted_ms = p.units * p.correction * machine.unit_ns * 1e-6;
+    p.supersteps = steps.size();
+    out.push_back(std::move(p));
   }
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.units < b.units; });
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.predicted_ms < b.predicted_ms; });
   return out;
 }
 
-std::string choose_exchange_scheduler(const CommMatrix& m, const model::Machine& machine,
+std::string choose_exchange_scheduler(const CommMatrix& m, const model::MachineFile& machine,
                                       const ScheduleOptions& options) {
   return predict_exchange(m, machine, options).front().scheduler;
 }

@@ -63,7 +63,7 @@ using Clock = std::chrono::steady_clock;
 // options with "auto" replaced by the scheduler it chooses for m.
 ExchangePlanOptions resolve_auto(const CommMatrix& m, ExchangePlanOptions options) {
   if (options.scheduler != kAutoScheduler) return options;
-  const model::Machine machine = options.machine.value_or(model::default_machine_file().core);
+  const model::MachineFile machine = options.machine.value_or(model::default_machine_file());
   options.scheduler = choose_exchange_scheduler(m, machine, ScheduleOptions{options.seed, options.max_phases});
   options.chosen_by_auto = true;
   return options;

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "switchyard/model/machine.hpp"
+#include "switchyard/model/machine_file.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/online.hpp"
@@ -34,7 +34,7 @@ struct ExchangeOptions {
   std::uint64_t seed = 1;               // payloads, scheduler seeds, DRS_N's orders
   std::uint64_t max_phases = 0;         // optimal-bytes' phase cap (0: none)
   RunOptions run_options;               // placement, mailbox capacity, ...; handlers are added to a copy
-  std::optional<model::Machine> machine;  // "auto": the machine it charges (none: the default machine)
+  std::optional<model::MachineFile> machine;  // "auto": the machine file it charges (none: the default)
   AcOptions ac;
   std::uint32_t drsn_retry_yields = 1;
   bool time_generate_recv = true;  // also time Generate_Recv by concatenation and by active messages

@@ -55,7 +55,7 @@
 #include <string>
 
 #include "switchyard/communicator.hpp"
-#include "switchyard/model/machine.hpp"
+#include "switchyard/model/machine_file.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/exchange_hooks.hpp"
 #include "switchyard/schedulers/online.hpp"
@@ -82,9 +82,9 @@ struct ExchangePlanOptions {
   // processes() members, whose members from processes() on take no part
   // (array redistribution: a job may be larger than its grids).
   bool allow_larger_communicator = false;
-  // "auto": the machine whose parameters charge the candidates (a machine
-  // file's core level); none: model::default_machine_file()'s.
-  std::optional<model::Machine> machine;
+  // "auto": the machine file whose core level charges the candidates; none:
+  // model::default_machine_file().
+  std::optional<model::MachineFile> machine;
   bool chosen_by_auto = false;  // set by the plan when "auto" chose options().scheduler
 };
 
