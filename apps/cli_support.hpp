@@ -13,11 +13,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/schedulers/comm_matrix.hpp"
 
 namespace switchyard::cli {
 
@@ -60,6 +62,39 @@ inline std::uint64_t parse_uint(std::string_view text, const std::string& what, 
                      " and " + std::to_string(hi));
   }
   return v;
+}
+
+inline std::uint64_t physical_memory() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
+inline std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (b >= 1024 && u < 6) b /= 1024, ++u;
+  std::ostringstream s;
+  s.precision(u ? 1 : 0);
+  s << std::fixed << b << " " << units[u];
+  return s.str();
+}
+
+// `what` needs `needed` bytes of buffers: more than half the machine's memory is refused up front.
+inline void check_buffer_memory(double needed, const std::string& what) {
+  const std::uint64_t memory = physical_memory();
+  if (memory && needed > static_cast<double>(memory) / 2) {
+    throw UsageError(what + " need " + human_bytes(needed) + " of buffers, more than half of this machine's " +
+                     human_bytes(static_cast<double>(memory)) + " of memory");
+  }
+}
+
+// A malformed matrix file is bad input; the reader's message says file:line.
+inline schedulers::CommMatrix load_matrix(const std::string& path) {
+  try {
+    return schedulers::read_matrix_market_file(path);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(std::string("--matrix: ") + e.what());
+  }
 }
 
 // Checked before the command runs (created if need be, never truncated), written

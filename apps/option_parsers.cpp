@@ -109,7 +109,7 @@ std::string parse_static_scheduler(const std::string& text, const std::string& w
 }
 
 std::vector<std::string> parse_scheduler_list(const std::string& text) {
-  const std::string valid = " (valid: " + join(sys::default_exchange_schedulers()) + ")";
+  const std::string valid = " (valid: " + join(sys::default_exchange_schedulers()) + ", auto)";
   if (trim(text).empty()) throw UsageError("--schedulers: the list is empty" + valid);
   std::vector<std::string> names;
   for (std::string_view item : split(text, ',')) {

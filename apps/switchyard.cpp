@@ -18,6 +18,10 @@
 //       A block-cyclic array moved between process grids (redistribute_command.hpp).
 //   switchyard primitive --task NAME --topology SPEC --processes N [--mode slots|mailboxes|both] ...
 //       A task of the Varvarigos hierarchy on a virtual network, in slots and on mailboxes (primitive_command.hpp).
+//   switchyard collective --op OP --algorithm NAME|auto|all --processes P --bytes LIST ...
+//       The C3 paper's k-level algorithms, measured beside the model's units (collective_command.hpp).
+//   switchyard model calibrate|predict ...
+//       The C3 cost model: this machine's parameters, predicted costs (model_command.hpp).
 //
 // Exit codes: 0 success, 1 runtime failure (stall, wrong payload, ...), 2 bad input.
 #include <unistd.h>
@@ -49,6 +53,8 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "collective_command.hpp"
+#include "model_command.hpp"
 #include "option_parsers.hpp"
 #include "primitive_command.hpp"
 #include "redistribute_command.hpp"
@@ -80,40 +86,10 @@ std::unique_ptr<sy::Runtime> make_runtime(const std::vector<int>& cores) {
 constexpr std::uint64_t kMaxProcesses = 1'000'000;
 constexpr std::uint64_t kMaxBytes = 1ull << 30;
 
-std::uint64_t physical_memory() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
-}
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  while (b >= 1024 && u < 6) b /= 1024, ++u;
-  std::ostringstream s;
-  s.precision(u ? 1 : 0);
-  s << std::fixed << b << " " << units[u];
-  return s.str();
-}
-
 // Every process keeps its outgoing and its incoming messages: twice the
 // matrix's bytes. More than half the machine's memory is refused up front.
-void check_memory(double matrix_bytes, const std::string& what) {
-  const double needed = 2 * matrix_bytes;
-  const std::uint64_t memory = physical_memory();
-  if (memory && needed > static_cast<double>(memory) / 2) {
-    throw UsageError(what + " need " + human_bytes(needed) + " of buffers, more than half of this machine's " +
-                     human_bytes(static_cast<double>(memory)) + " of memory");
-  }
-}
+void check_memory(double matrix_bytes, const std::string& what) { check_buffer_memory(2 * matrix_bytes, what); }
 
-// A malformed matrix file is bad input; the reader's message says file:line.
-sys::CommMatrix load_matrix(const std::string& path) {
-  try {
-    return sys::read_matrix_market_file(path);
-  } catch (const sy::InvalidArgument& e) {
-    throw UsageError(std::string("--matrix: ") + e.what());
-  }
-}
 
 // ---------------------------------------------------------------------------
 // exchange
@@ -122,7 +98,7 @@ sys::CommMatrix load_matrix(const std::string& path) {
 struct ExchangeArgs {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv;
+  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
   bool nonuniform = false;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
@@ -170,6 +146,11 @@ void print_table(const std::vector<MatrixRun>& runs, const std::vector<std::stri
         [](const sys::SchedulerResult& r) { return r.phases ? std::to_string(*r.phases) : std::string("-"); });
   block("inquiries",
         [](const sys::SchedulerResult& r) { return r.inquiries ? std::to_string(*r.inquiries) : std::string("-"); });
+  for (const MatrixRun& run : runs) {
+    for (const sys::SchedulerResult& r : run.report.results) {
+      if (!r.chosen.empty()) std::printf("auto chose %s for %s\n", r.chosen.c_str(), run.label.c_str());
+    }
+  }
   std::printf("every payload byte of every repetition verified: yes\n\n");
 
   std::printf("%-*s%*s%*s%*s\n", kLabel, ("Generate_Recv (ms, median of " + std::to_string(repeat) + ")").c_str(),
@@ -236,6 +217,7 @@ int run_exchange(const ExchangeArgs& a) {
     options.drsn_retry_yields =
         static_cast<std::uint32_t>(parse_uint(a.drsn_retry_yields, "--drsn-retry-yields", 1, 1'000'000));
   }
+  if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine);
   std::optional<OutputFile> json, csv;
   if (!a.json.empty()) json.emplace("--json", a.json);
   if (!a.csv.empty()) csv.emplace("--csv", a.csv);
@@ -304,6 +286,7 @@ int run_exchange(const ExchangeArgs& a) {
         row["comm_ms"] = time_json(r.comm_ms);
         row["schedule_ms"] = r.schedule_ms.median;
         if (r.phases) row["phases"] = *r.phases;
+        if (!r.chosen.empty()) row["chosen"] = r.chosen;
         if (r.inquiries) {
           row["inquiries"] = *r.inquiries;
           row["inquiries_samples"] = r.inquiry_samples;
@@ -489,9 +472,12 @@ int main(int argc, char** argv) {
   exchange
       ->add_option("--schedulers", ex.schedulers,
                    "Schedulers to compare, comma-separated: online ac, drsn; static " +
-                       join(sys::static_scheduler_names(), ", "))
+                       join(sys::static_scheduler_names(), ", ") +
+                       "; auto (the cheapest of ac, lp, cgm, optimal, optimal-bytes, drsn by the C3 model)")
       ->type_name("LIST")
       ->capture_default_str();
+  exchange->add_option("--machine", ex.machine, "Machine file (switchyard model calibrate) that auto charges with")
+      ->type_name("FILE");
   exchange->add_option("--repeat,-r", ex.repeat, "Timed repetitions per scheduler and matrix (the median is reported)")
       ->type_name("K")
       ->capture_default_str();
@@ -557,6 +543,8 @@ int main(int argc, char** argv) {
 
   const sy::cli::RedistributeCommand redistribute(app);
   const sy::cli::PrimitiveCommand primitive(app);
+  const sy::cli::ModelCommand model(app);
+  const sy::cli::CollectiveCommand collective(app);
 
   // CLI11 would only say that a subcommand is required.
   std::vector<std::string> commands;
@@ -593,6 +581,8 @@ int main(int argc, char** argv) {
     if (*phases) return run_phases(ph);
     if (redistribute.selected()) return redistribute.run();
     if (primitive.selected()) return primitive.run();
+    if (model.selected()) return model.run();
+    if (collective.selected()) return collective.run();
     return kExitUsage;  // unreachable: a subcommand is required
   });
 }

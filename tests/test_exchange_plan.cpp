@@ -16,7 +16,9 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <switchyard/model/machine_file.hpp>
 #include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/auto_scheduler.hpp>
 #include <switchyard/schedulers/exchange_plan.hpp>
 #include <switchyard/schedulers/generate_recv.hpp>
 #include <switchyard/schedulers/payload.hpp>
@@ -244,6 +246,83 @@ TEST(ExchangePlan, WhatAPlanReports) {
     ADD_FAILURE() << "no error";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("'fastest' (known: ac, lp, gm"), std::string::npos) << e.what();
+  }
+}
+
+// "auto": every candidate charged, the cheapest chosen, the chosen one planned
+// and run, every byte checked; create() reaches the same choice on every member.
+TEST(ExchangePlanAuto, ChoosesTheCheapestCandidateAndRunsIt) {
+  model::MachineFile paper = model::default_machine_file();
+  paper.core.variant = model::ModelVariant::paper;
+  for (const auto& c : plan_cases()) {
+    SCOPED_TRACE(c.name);
+    for (const model::MachineFile& machine : {model::default_machine_file(), paper}) {
+      const auto predictions = predict_exchange(c.m, machine, ScheduleOptions{5, 0});
+      ASSERT_EQ(predictions.size(), auto_scheduler_candidates().size());
+      for (std::size_t k = 1; k < predictions.size(); ++k)
+        EXPECT_LE(predictions[k - 1].predicted_ms, predictions[k].predicted_ms);
+      for (const auto& p : predictions) EXPECT_GE(p.units, 0);
+      ExchangePlanOptions options;
+      options.scheduler = "auto";
+      options.seed = 5;
+      options.machine = machine;
+      const ExchangePlan global = one_thread_plan(c.m, options);
+      EXPECT_TRUE(global.options().chosen_by_auto);
+      EXPECT_EQ(global.options().scheduler, predictions.front().scheduler);
+      const Rank n = c.m.size();
+      std::vector<std::string> chosen(n);
+      sytest::runtime().run(
+          n,
+          [&](Process& p) -> Task<void> {
+            const Rank me = p.rank();
+            ExchangeBuffers b(c.m, me, 31);
+            const BufferForms forms(b, n);
+            const ExchangePlan mine = co_await ExchangePlan::create(p, c.m.row(me), options);
+            chosen[me] = mine.options().scheduler;
+            for (const ExchangePlan* plan : {&global, &mine}) {
+              b.poison();
+              co_await p.barrier();
+              co_await forms.run(*plan, p, 0);
+              if (auto bad = b.verify()) throw PayloadError("auto (" + plan->options().scheduler + ")", *bad);
+            }
+          },
+          sytest::run_options());
+      for (const std::string& name : chosen) EXPECT_EQ(name, predictions.front().scheduler);
+    }
+  }
+}
+
+// A calibrated machine file's measured / predicted ratios steer the choice;
+// the paper's variant ignores them.
+TEST(ExchangePlanAuto, TheMachineFilesCorrectionSteersTheChoice) {
+  const CommMatrix m = sytest::uniform_case(16);
+  model::MachineFile file = model::default_machine_file();
+  const std::string first = choose_exchange_scheduler(m, file);
+  file.exchange.bytes = {1, 1u << 30};
+  for (const std::string& name : auto_scheduler_candidates()) file.exchange.ratio[name] = {1, 1};
+  file.exchange.ratio[first] = {100, 100};
+  const std::string second = choose_exchange_scheduler(m, file);
+  EXPECT_NE(second, first);
+  file.exchange.ratio[second] = {1e-3, 1e-3};
+  EXPECT_EQ(choose_exchange_scheduler(m, file), second);
+  file.core.variant = model::ModelVariant::paper;
+  const auto paper = predict_exchange(m, file);
+  for (const auto& p : paper) EXPECT_DOUBLE_EQ(p.correction, 1);
+}
+
+// The candidates' supersteps carry the matrix: every byte once.
+TEST(ExchangePlanAuto, EachCandidatesSuperstepsCarryTheMatrix) {
+  const CommMatrix m = sytest::nonuniform_case(24);
+  for (const std::string& name : auto_scheduler_candidates()) {
+    SCOPED_TRACE(name);
+    const model::Algorithm steps = exchange_supersteps(name, m, ScheduleOptions{3, 0});
+    std::uint64_t bytes = 0;
+    for (const model::Superstep& step : steps)
+      for (const model::Submachine& sub : step.submachines)
+        for (const model::Transfer& t : sub.transfers) bytes += t.bytes;
+    EXPECT_EQ(bytes, m.total_bytes());
+    if (name == "ac" || name == "drsn") EXPECT_EQ(steps.size(), 1u);
+    else EXPECT_EQ(steps.size(), make_schedule(name, m, ScheduleOptions{3, 0}).phases.size());
   }
 }
 

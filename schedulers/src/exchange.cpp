@@ -11,6 +11,7 @@
 
 #include "switchyard/errors.hpp"
 #include "switchyard/span_timer.hpp"
+#include "switchyard/schedulers/auto_scheduler.hpp"
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
 #include "switchyard/schedulers/payload.hpp"
@@ -31,6 +32,7 @@ std::vector<std::string> default_exchange_schedulers() {
 }
 
 bool is_exchange_scheduler(const std::string& name) {
+  if (name == kAutoScheduler) return true;
   const auto& online = online_scheduler_names();
   const auto& fixed = static_scheduler_names();
   return std::find(online.begin(), online.end(), name) != online.end() ||
@@ -126,6 +128,7 @@ class Driver {
     po.scheduler = name;
     po.seed = derive_seed(o_.seed, 1);
     po.max_phases = o_.max_phases;
+    po.machine = o_.machine;
     po.ac = o_.ac;
     po.drsn_retry_yields = o_.drsn_retry_yields;
     return po;
@@ -141,6 +144,14 @@ class Driver {
     if (po.scheduler == "ac") {
       plan.emplace(m_, po);
       r.schedule_ms = summarize(std::vector<double>(o_.repeat, 0.0));
+      return plan;
+    }
+    if (po.scheduler == kAutoScheduler) {  // chosen once; its comp is the choice and the chosen schedule
+      plan.emplace(m_, po);
+      r.chosen = plan->options().scheduler;
+      r.is_static = plan->is_static();
+      r.schedule_ms = summarize(std::vector<double>(o_.repeat, plan->schedule_ms()));
+      if (r.is_static) r.phases = plan->phases();
       return plan;
     }
     tbb::task_arena one_thread(1);

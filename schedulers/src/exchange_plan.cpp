@@ -12,6 +12,8 @@
 #include "hooks_support.hpp"
 #include "scheduler_support.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/model/machine_file.hpp"
+#include "switchyard/schedulers/auto_scheduler.hpp"
 #include "switchyard/schedulers/exchange.hpp"
 #include "switchyard/schedulers/executor.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
@@ -57,6 +59,15 @@ using detail::ExchangePart;
 using detail::ExchangePlanData;
 using detail::Scheme;
 using Clock = std::chrono::steady_clock;
+
+// options with "auto" replaced by the scheduler it chooses for m.
+ExchangePlanOptions resolve_auto(const CommMatrix& m, ExchangePlanOptions options) {
+  if (options.scheduler != kAutoScheduler) return options;
+  const model::MachineFile machine = options.machine.value_or(model::default_machine_file());
+  options.scheduler = choose_exchange_scheduler(m, machine, ScheduleOptions{options.seed, options.max_phases});
+  options.chosen_by_auto = true;
+  return options;
+}
 
 Scheme scheme_of(const std::string& name) {
   if (name == "ac") return Scheme::ac;
@@ -104,11 +115,15 @@ Schedule timed_schedule(ExchangePlanData& d, const CommMatrix& m) {
 
 }  // namespace
 
-ExchangePlan::ExchangePlan(const CommMatrix& m, ExchangePlanOptions options)
-    : data_(new_data(options, scheme_of(options.scheduler), m.size(), m.size())) {
+ExchangePlan::ExchangePlan(const CommMatrix& m, ExchangePlanOptions options) {
+  const auto t0 = Clock::now();
+  options = resolve_auto(m, std::move(options));
+  const double choosing_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  data_ = new_data(options, scheme_of(options.scheduler), m.size(), m.size());
   ExchangePlanData& d = *data_;
   set_entries(d, m);
   if (d.scheme == Scheme::phased) set_programs(d, m, timed_schedule(d, m), Contention::forbidden);
+  if (d.options.chosen_by_auto) d.schedule_ms += choosing_ms;
 }
 
 ExchangePlan ExchangePlan::from_schedule(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options) {
@@ -221,6 +236,24 @@ Task<void> gather_and_distribute(Communicator comm, ExchangePlanData& d) {
   co_await comm.process().wait_all(sent);
 }
 
+// "auto" in create(): every member's rows to every member, rank 0 chooses for
+// the whole matrix and sends the others its choice.
+Task<ExchangePlanOptions> choose_together(Communicator comm, std::span<const MatrixEntry> sends,
+                                          ExchangePlanOptions options) {
+  const Communicator lib = comm.library(kExchangePlanLibrary);
+  const std::vector<std::byte> rows = co_await detail::allgather_rows(lib, sends, "ExchangePlan::create");
+  std::vector<std::byte> chosen;
+  if (comm.rank() == 0) {
+    const std::string name = resolve_auto(detail::matrix_of(rows, comm.size()), options).scheduler;
+    chosen.resize(name.size());
+    std::memcpy(chosen.data(), name.data(), name.size());
+  }
+  chosen = co_await lib.broadcast(0, chosen);
+  options.scheduler.assign(reinterpret_cast<const char*>(chosen.data()), chosen.size());
+  options.chosen_by_auto = true;
+  co_return options;
+}
+
 }  // namespace
 
 Task<ExchangePlan> ExchangePlan::create(const Communicator& comm, std::span<const MatrixEntry> sends,
@@ -230,6 +263,7 @@ Task<ExchangePlan> ExchangePlan::create(const Communicator& comm, std::span<cons
 
 Task<ExchangePlan> ExchangePlan::create_on(Communicator comm, std::span<const MatrixEntry> sends,
                                            ExchangePlanOptions options) {
+  if (options.scheduler == kAutoScheduler) options = co_await choose_together(comm, sends, std::move(options));
   // Every member refuses an unknown scheduler before any communication.
   const Scheme scheme = scheme_of(options.scheduler);
   std::unique_ptr<ExchangePlanData> d = new_data(std::move(options), scheme, comm.size(), 1);

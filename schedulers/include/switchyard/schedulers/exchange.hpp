@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/model/machine_file.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/online.hpp"
@@ -28,11 +29,12 @@
 namespace switchyard::schedulers {
 
 struct ExchangeOptions {
-  std::vector<std::string> schedulers;  // empty: default_exchange_schedulers()
+  std::vector<std::string> schedulers;  // empty: default_exchange_schedulers(); "auto" may be among them
   std::uint32_t repeat = 5;             // K, at least 1
   std::uint64_t seed = 1;               // payloads, scheduler seeds, DRS_N's orders
   std::uint64_t max_phases = 0;         // optimal-bytes' phase cap (0: none)
   RunOptions run_options;               // placement, mailbox capacity, ...; handlers are added to a copy
+  std::optional<model::MachineFile> machine;  // "auto": the machine file it charges (none: the default)
   AcOptions ac;
   std::uint32_t drsn_retry_yields = 1;
   bool time_generate_recv = true;  // also time Generate_Recv by concatenation and by active messages
@@ -49,6 +51,7 @@ TimeStats summarize(std::vector<double> samples);
 
 struct SchedulerResult {
   std::string scheduler;
+  std::string chosen;  // "auto": the scheduler it chose
   bool is_static = false;
   TimeStats comm_ms;
   // Static: make_schedule's wall time on the calling thread (oneTBB limited to

@@ -25,6 +25,12 @@
 // Schedulers: "ac" and "drsn" (online: no schedule table) and every static
 // scheduler of the registry ("lp", "gm", "cgm", "rsn", "rsnh", "optimal",
 // "optimal-bytes"). A static schedule runs loosely synchronously (executor.hpp).
+// "auto" charges ac, lp, cgm, optimal, optimal-bytes and drsn for the matrix
+// through the C³ model with options.machine (auto_scheduler.hpp) and makes the
+// plan of the cheapest; options().scheduler then names the one chosen and
+// options().chosen_by_auto is set. create() with "auto" gathers the rows,
+// rank 0 chooses and tells the others, then the chosen scheduler's create()
+// follows.
 //
 // Communicators: run() works on comm.library(kExchangePlanLibrary), the
 // duplicate of the caller's communicator reserved for exchange plans, so its
@@ -49,6 +55,7 @@
 #include <string>
 
 #include "switchyard/communicator.hpp"
+#include "switchyard/model/machine_file.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/exchange_hooks.hpp"
 #include "switchyard/schedulers/online.hpp"
@@ -75,6 +82,10 @@ struct ExchangePlanOptions {
   // processes() members, whose members from processes() on take no part
   // (array redistribution: a job may be larger than its grids).
   bool allow_larger_communicator = false;
+  // "auto": the machine file whose core level charges the candidates; none:
+  // model::default_machine_file().
+  std::optional<model::MachineFile> machine;
+  bool chosen_by_auto = false;  // set by the plan when "auto" chose options().scheduler
 };
 
 // What one run did, for the statistics of the online schedulers.

@@ -1,0 +1,381 @@
+#include "collective_command.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <switchyard/collectives/choice.hpp>
+#include <switchyard/collectives/measure.hpp>
+#include <switchyard/errors.hpp>
+#include <switchyard/model/machine_file.hpp>
+#include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/exchange.hpp>
+#include <vector>
+
+#include "cli_support.hpp"
+#include "option_parsers.hpp"
+
+namespace switchyard::cli {
+
+namespace co = switchyard::collectives;
+
+struct CollectiveCommand::Args {
+  std::string op, algorithm = "all", processes, bytes, repeat = "5", machine, variant, json, rescore, rank_by = "median";
+};
+
+namespace {
+
+struct Row {
+  std::string algorithm;
+  double units = 0;
+  schedulers::TimeStats ms;
+  double ranked_ms = 0;  // the statistic the orders, Spearman and regret use (--rank-by)
+};
+
+struct SizeResult {
+  std::uint64_t bytes = 0;
+  std::vector<Row> rows;
+  std::string chosen, table;
+  std::vector<std::string> skipped;  // too big for this machine's memory: why
+  std::optional<double> spearman;    // with at least two algorithms
+};
+
+// Ranks 1..n of values (ties: the average of their ranks).
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    for (std::size_t k = i; k <= j; ++k) r[order[k]] = (i + j) / 2.0 + 1;
+    i = j + 1;
+  }
+  return r;
+}
+
+// Spearman's rho: Pearson's correlation of the ranks; nullopt if either side is constant.
+std::optional<double> spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::vector<double> a = ranks(x), b = ranks(y);
+  const double n = static_cast<double>(a.size()), mean = (n + 1) / 2;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - mean) * (b[i] - mean);
+    saa += (a[i] - mean) * (a[i] - mean);
+    sbb += (b[i] - mean) * (b[i] - mean);
+  }
+  if (saa == 0 || sbb == 0) return std::nullopt;
+  return sab / std::sqrt(saa * sbb);
+}
+
+co::Operation parse_op(const std::string& text) {
+  try {
+    return model::parse_operation(text);
+  } catch (const std::invalid_argument&) {
+    throw UsageError("--op: unknown operation '" + text + "' (valid: one-to-all, all-to-one, all-to-all)");
+  }
+}
+
+std::vector<std::string> parse_algorithms(co::Operation op, const std::string& text) {
+  if (text == "all") return co::algorithm_names(op);
+  if (text == "auto" || co::is_algorithm(op, text)) return {text};
+  std::string valid;
+  for (const std::string& a : co::algorithm_names(op)) valid += a + ", ";
+  throw UsageError("--algorithm: unknown " + std::string(co::operation_name(op)) + " algorithm '" + text +
+                   "' (valid: " + valid + (op == co::Operation::all_to_all ? "" : "logp-lev-rec(G), ") +
+                   "auto, all)");
+}
+
+model::Machine load_machine(const std::string& path, const std::string& variant, Rank processes) {
+  model::MachineFile file;
+  try {
+    file = path.empty() ? model::default_machine_file() : model::read_machine_file(path);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--machine: " + std::string(e.what()));
+  }
+  model::Machine m = file.core;
+  if (variant == "paper") m.variant = model::ModelVariant::paper;
+  else if (variant == "calibrated") m.variant = model::ModelVariant::calibrated;
+  else if (!variant.empty()) throw UsageError("--variant: '" + variant + "' is neither 'paper' nor 'calibrated'");
+  m.processes = processes;
+  return m;
+}
+
+double regret(const SizeResult& s, const std::string& algorithm) {
+  if (s.rows.empty()) return std::nan("");
+  double best = s.rows.front().ranked_ms, mine = -1;
+  for (const Row& r : s.rows) {
+    best = std::min(best, r.ranked_ms);
+    if (r.algorithm == algorithm) mine = r.ranked_ms;
+  }
+  return mine < 0 || best <= 0 ? std::nan("") : mine / best;
+}
+
+void print_size(const SizeResult& s, co::Operation op, Rank p, bool all, bool rank_by_min) {
+  std::printf("\n%s, p = %u, L = %llu B\n", std::string(co::operation_name(op)).c_str(), p,
+              static_cast<unsigned long long>(s.bytes));
+  std::printf("  %-20s %16s %12s %12s %12s  %s\n", "algorithm", "predicted units", "median ms", "min ms", "max ms",
+              "");
+  for (const Row& r : s.rows) {
+    std::string mark = r.algorithm == s.chosen ? "<- auto" : "";
+    if (r.algorithm == s.table) mark += mark.empty() ? "<- table" : ", table";
+    std::printf("  %-20s %16.0f %12.4f %12.4f %12.4f  %s\n", r.algorithm.c_str(), r.units, r.ms.median, r.ms.min,
+                r.ms.max, mark.c_str());
+  }
+  for (const std::string& why : s.skipped) std::printf("  left out: %s\n", why.c_str());
+  if (s.spearman) std::printf("  Spearman (predicted vs measured order): %.3f\n", *s.spearman);
+  if (all) {
+    std::printf("  regret (over the best, by %s): auto %.3f, table %.3f\n", rank_by_min ? "min" : "median",
+                regret(s, s.chosen),
+                regret(s, s.table));
+  }
+}
+
+nlohmann::ordered_json to_json(const std::vector<SizeResult>& sizes, co::Operation op, Rank p, std::uint32_t repeat,
+                               const model::Machine& machine, std::size_t cores, bool all, bool rank_by_min) {
+  nlohmann::ordered_json j;
+  j["op"] = std::string(co::operation_name(op));
+  j["processes"] = p;
+  j["cores"] = cores;
+  j["repeat"] = repeat;
+  j["machine"] = machine.name;
+  j["variant"] = machine.variant == model::ModelVariant::paper ? "paper" : "calibrated";
+  j["rank_by"] = rank_by_min ? "min" : "median";
+  j["bytes"] = nlohmann::ordered_json::array();
+  j["results"] = nlohmann::ordered_json::array();
+  std::vector<double> rhos;
+  for (const SizeResult& s : sizes) {
+    j["bytes"].push_back(s.bytes);
+    for (const Row& r : s.rows) {
+      j["results"].push_back({{"bytes", s.bytes},
+                              {"algorithm", r.algorithm},
+                              {"predicted_units", r.units},
+                              {"measured_ms", {{"median", r.ms.median}, {"min", r.ms.min}, {"max", r.ms.max}}},
+                              {"chosen", r.algorithm == s.chosen},
+                              {"table", r.algorithm == s.table},
+                              {"samples_ms", r.ms.samples},
+                              {"verified", true}});
+    }
+    nlohmann::ordered_json per{{"bytes", s.bytes}, {"auto", s.chosen}, {"table", s.table}, {"skipped", s.skipped}};
+    per["spearman"] = s.spearman ? nlohmann::ordered_json(*s.spearman) : nlohmann::ordered_json(nullptr);
+    if (all) per["regret"] = {{"auto", regret(s, s.chosen)}, {"table", regret(s, s.table)}};
+    j["by_bytes"].push_back(per);
+    if (s.spearman) rhos.push_back(*s.spearman);
+  }
+  // One figure per run: the mean over the sizes of the per-size rank agreement.
+  j["spearman"] = rhos.empty() ? nlohmann::ordered_json(nullptr)
+                               : nlohmann::ordered_json(std::accumulate(rhos.begin(), rhos.end(), 0.0) / rhos.size());
+  return j;
+}
+
+// Charges the measured rows of s with `machine`: their units, auto's and the
+// table's pick, and the rank agreement of units and medians.
+// rank_by_min: order by the fastest run instead of the median (on a machine
+// shared with other tenants, which only ever add time).
+void score(SizeResult& s, co::Operation op, Rank p, const model::Machine& machine, bool rank_by_min) {
+  s.chosen = co::choose_algorithm(op, p, s.bytes, &machine);
+  s.table = co::fixed_table_algorithm(op, p, s.bytes);
+  std::vector<double> units, ms;
+  for (Row& r : s.rows) {
+    r.units = co::predicted_units(op, r.algorithm, p, s.bytes, machine);
+    units.push_back(r.units);
+    r.ranked_ms = rank_by_min ? r.ms.min : r.ms.median;
+    ms.push_back(r.ranked_ms);
+  }
+  if (s.rows.size() >= 2) s.spearman = spearman(units, ms);
+}
+
+void report(const std::vector<SizeResult>& results, co::Operation op, Rank p, std::uint32_t repeat,
+            const model::Machine& machine, std::size_t cores, bool all, bool rank_by_min,
+            std::optional<OutputFile>& json) {
+  std::printf("\nevery byte of every run verified: yes; times: median of %u runs, barrier to barrier\n", repeat);
+  if (json) {
+    json->write(to_json(results, op, p, repeat, machine, cores, all, rank_by_min).dump(2) + "\n");
+    std::printf("wrote %s\n", json->path().c_str());
+  }
+}
+
+std::string model_name(const model::Machine& machine) {
+  return machine.name + (machine.variant == model::ModelVariant::paper ? " (paper model)" : " (calibrated model)");
+}
+
+// --rescore: the measurements of an earlier --json, charged again with another
+// machine file or model variant (no run).
+int rescore(const std::string& measured_path, const std::string& machine_path, const std::string& variant,
+            bool rank_by_min, const std::string& json_path) {
+  nlohmann::json in;
+  try {
+    std::ifstream file(measured_path);
+    if (!file) throw std::runtime_error("cannot open it");
+    in = nlohmann::json::parse(file);
+  } catch (const std::exception& e) {
+    throw UsageError("--rescore: '" + measured_path + "': " + e.what());
+  }
+  std::vector<SizeResult> results;
+  co::Operation op{};
+  Rank p = 0;
+  std::uint32_t repeat = 0;
+  std::size_t cores = 0;
+  try {
+    op = parse_op(in.at("op").get<std::string>());
+    p = in.at("processes").get<Rank>();
+    repeat = in.at("repeat").get<std::uint32_t>();
+    cores = in.at("cores").get<std::size_t>();
+    for (const auto& b : in.at("by_bytes")) {
+      results.emplace_back();
+      results.back().bytes = b.at("bytes").get<std::uint64_t>();
+      results.back().skipped = b.at("skipped").get<std::vector<std::string>>();
+    }
+    for (const auto& r : in.at("results")) {
+      const auto L = r.at("bytes").get<std::uint64_t>();
+      auto s = std::find_if(results.begin(), results.end(), [&](const SizeResult& x) { return x.bytes == L; });
+      if (s == results.end()) throw std::runtime_error("a result for L = " + std::to_string(L) + " not in by_bytes");
+      s->rows.push_back({r.at("algorithm").get<std::string>(), 0,
+                         schedulers::summarize(r.at("samples_ms").get<std::vector<double>>())});
+    }
+  } catch (const std::exception& e) {
+    throw UsageError("--rescore: '" + measured_path + "' is not a `collective --json` file: " + e.what());
+  }
+  const model::Machine machine = load_machine(machine_path, variant, p);
+  std::optional<OutputFile> json;
+  if (!json_path.empty()) json.emplace("--json", json_path);
+  std::printf("switchyard collective: %s on %u processes, measured in %s; machine: %s\n",
+              std::string(co::operation_name(op)).c_str(), p, measured_path.c_str(), model_name(machine).c_str());
+  bool all = false;
+  for (SizeResult& s : results) {
+    score(s, op, p, machine, rank_by_min);
+    all = all || s.rows.size() > 1;
+    print_size(s, op, p, s.rows.size() > 1, rank_by_min);
+  }
+  report(results, op, p, repeat, machine, cores, all, rank_by_min, json);
+  return kExitOk;
+}
+
+int run_command(const std::string& op_text, const std::string& algorithm_text,
+                const std::string& processes_text, const std::string& bytes_text, const std::string& repeat_text,
+                const std::string& machine_path, const std::string& variant, bool rank_by_min,
+                const std::string& json_path) {
+  const co::Operation op = parse_op(op_text);
+  const std::vector<std::string> algorithms = parse_algorithms(op, algorithm_text);
+  const auto p = static_cast<Rank>(parse_uint(processes_text, "--processes", 1, 1u << 16));
+  const std::vector<std::uint64_t> sizes = parse_byte_list(bytes_text, 1ull << 30);
+  const auto repeat = static_cast<std::uint32_t>(parse_uint(repeat_text, "--repeat", 1, 100'000));
+  const model::Machine machine = load_machine(machine_path, variant, p);
+  const bool all = algorithm_text == "all";
+  // A single algorithm that needs too much memory is refused; `all` leaves it
+  // out of that size's table, and says so.
+  auto memory_refusal = [&](const std::string& name, std::uint64_t L) -> std::optional<std::string> {
+    try {
+      check_buffer_memory(static_cast<double>(co::memory_needed(op, name, p, L)),
+                          "--op " + op_text + " " + name + " on " + std::to_string(p) + " processes at --bytes " +
+                              std::to_string(L));
+    } catch (const UsageError& e) {
+      if (!all) throw;
+      return std::string(e.what());
+    }
+    return std::nullopt;
+  };
+  for (std::uint64_t L : sizes) {
+    for (const std::string& a : algorithms) memory_refusal(a == "auto" ? co::choose_algorithm(op, p, L, &machine) : a, L);
+  }
+  std::optional<OutputFile> json;
+  if (!json_path.empty()) json.emplace("--json", json_path);
+
+  Runtime rt;
+  std::printf("switchyard collective: %s on %u processes, %zu core(s), %u repetition(s); machine: %s\n",
+              std::string(co::operation_name(op)).c_str(), p, rt.cores().size(), repeat, model_name(machine).c_str());
+  std::fflush(stdout);
+  std::vector<SizeResult> results;
+  try {
+    for (std::uint64_t L : sizes) {
+      SizeResult s;
+      s.bytes = L;
+      for (const std::string& asked : algorithms) {
+        Row r;
+        r.algorithm = asked == "auto" ? co::choose_algorithm(op, p, L, &machine) : asked;
+        if (const auto refusal = memory_refusal(r.algorithm, L)) {
+          s.skipped.push_back(*refusal);
+          continue;
+        }
+        r.ms = schedulers::summarize(co::measure_collective(rt, op, r.algorithm, p, L, repeat));
+        s.rows.push_back(std::move(r));
+      }
+      score(s, op, p, machine, rank_by_min);
+      print_size(s, op, p, all, rank_by_min);
+      std::fflush(stdout);
+      results.push_back(std::move(s));
+    }
+  } catch (...) {
+    if (json) json->abandon();
+    throw;
+  }
+  report(results, op, p, repeat, machine, rt.cores().size(), all, rank_by_min, json);
+  return kExitOk;
+}
+
+}  // namespace
+
+CollectiveCommand::CollectiveCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
+  command_ = app.add_subcommand("collective",
+                                "Run the C3 paper's k-level algorithms for one-to-all, all-to-one or all-to-all, check "
+                                "every byte, and print measured times beside the model's predicted units");
+  command_->add_option("--op", args_->op, "one-to-all (scatter), all-to-one (gather) or all-to-all (required)")
+      ->type_name("OP");
+  command_
+      ->add_option("--algorithm", args_->algorithm,
+                   "An algorithm of the operation, 'auto' (fewest predicted units) or 'all' (every one; marks auto's "
+                   "and the fixed table's choice)")
+      ->type_name("NAME")
+      ->capture_default_str();
+  command_->add_option("--processes,-n", args_->processes, "Software processes p (required)")->type_name("P");
+  command_
+      ->add_option("--bytes,-b", args_->bytes, "Message sizes L, comma-separated (K, M, G: powers of 1024; required)")
+      ->type_name("LIST");
+  command_->add_option("--repeat,-r", args_->repeat, "Timed runs per algorithm and size (median, min, max)")
+      ->type_name("K")
+      ->capture_default_str();
+  command_
+      ->add_option("--machine", args_->machine,
+                   "Machine file of `switchyard model calibrate` (default: the uncalibrated two-core defaults)")
+      ->type_name("FILE");
+  command_->add_option("--variant", args_->variant, "Charge with the paper's metric or the calibrated one (default: the file's)")
+      ->type_name("paper|calibrated");
+  command_->add_option("--json", args_->json, "Also write the results as JSON to FILE")->type_name("FILE");
+  command_
+      ->add_option("--rank-by", args_->rank_by,
+                   "Order the algorithms (Spearman, regret) by their median run or their fastest (min): other "
+                   "tenants of a shared machine only add time")
+      ->type_name("median|min")
+      ->capture_default_str();
+  command_
+      ->add_option("--rescore", args_->rescore,
+                   "Run nothing: charge the measurements of an earlier --json FILE with --machine / --variant "
+                   "(--op, --processes, --bytes, --algorithm, --repeat come from the file)")
+      ->type_name("FILE");
+}
+
+CollectiveCommand::~CollectiveCommand() = default;
+
+bool CollectiveCommand::selected() const { return command_->parsed(); }
+
+int CollectiveCommand::run() const {
+  const Args& a = *args_;
+  if (a.rank_by != "median" && a.rank_by != "min") {
+    throw UsageError("--rank-by: '" + a.rank_by + "' is neither 'median' nor 'min'");
+  }
+  const bool by_min = a.rank_by == "min";
+  if (!a.rescore.empty()) return rescore(a.rescore, a.machine, a.variant, by_min, a.json);
+  for (const auto& [value, option] : {std::pair{&a.op, "--op"}, {&a.processes, "--processes"}, {&a.bytes, "--bytes"}}) {
+    if (value->empty()) throw UsageError(std::string(option) + " is required");
+  }
+  return run_command(args_->op, args_->algorithm, args_->processes, args_->bytes, args_->repeat,
+                     args_->machine, args_->variant, by_min, args_->json);
+}
+
+}  // namespace switchyard::cli

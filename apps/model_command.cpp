@@ -1,0 +1,198 @@
+#include "model_command.hpp"
+
+#include "cli_support.hpp"
+#include "option_parsers.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <switchyard/errors.hpp>
+#include <switchyard/model/algorithms.hpp>
+#include <switchyard/model/calibration.hpp>
+#include <switchyard/model/cost.hpp>
+#include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/auto_scheduler.hpp>
+#include <switchyard/schedulers/comm_matrix.hpp>
+#include <vector>
+
+namespace switchyard::cli {
+
+namespace sm = switchyard::model;
+namespace sys = switchyard::schedulers;
+
+struct ModelCommand::Args {
+  std::string out = "machine.json", repeat = "21";
+  std::string op, processes, bytes, matrix, machine, variant, root = "0";
+};
+
+namespace {
+
+// The descriptions of all-to-all hold p^2 pieces per superstep.
+constexpr std::uint64_t kMaxProcesses = 4096;
+
+struct Row {
+  std::string name;
+  double communication = 0, computation = 0;
+  std::uint64_t supersteps = 0;
+  double correction = 1;  // exchange: the machine file's measured / predicted
+  double total() const { return communication + computation; }
+  double predicted_us(const sm::Machine& m) const { return total() * correction * m.unit_ns / 1000; }
+};
+
+sm::MachineFile machine_of(const ModelCommand::Args& a) {
+  sm::MachineFile f = a.machine.empty() ? sm::default_machine_file() : read_machine_option(a.machine);
+  if (a.variant == "paper") f.core.variant = sm::ModelVariant::paper;
+  else if (a.variant == "calibrated") f.core.variant = sm::ModelVariant::calibrated;
+  else if (!a.variant.empty())
+    throw UsageError("--variant: '" + a.variant + "' is not a model variant (valid: paper, calibrated)");
+  return f;
+}
+
+std::vector<Row> collective_rows(sm::Operation op, const sm::Machine& machine, sm::ProcessId p, std::uint64_t L,
+                                 sm::ProcessId root) {
+  std::vector<Row> rows;
+  for (const std::string& name : sm::algorithm_names(op)) {
+    const sm::Algorithm a = sm::supersteps(op, name, p, L, root);
+    const sm::AlgorithmCost c = sm::cost(machine, a);
+    rows.push_back({name, c.communication, c.computation, a.size()});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.total() < y.total(); });
+  return rows;
+}
+
+std::vector<Row> exchange_rows(const sys::CommMatrix& m, const sm::MachineFile& machine) {
+  std::vector<Row> rows;
+  for (const sys::SchedulerPrediction& s : sys::predict_exchange(m, machine))
+    rows.push_back({s.scheduler, s.communication, s.computation, s.supersteps, s.correction});
+  return rows;
+}
+
+sys::CommMatrix all_to_all_matrix(Rank p, std::uint64_t L) {
+  sys::CommMatrix m(p);
+  for (Rank i = 0; i < p; ++i)
+    for (Rank j = 0; j < p; ++j)
+      if (i != j) m.set(i, j, L);
+  return m;
+}
+
+int predict(const ModelCommand::Args& a) {
+  sm::Operation op{};
+  const bool exchange = a.op == "exchange";
+  if (!exchange) {
+    try {
+      op = sm::parse_operation(a.op);
+    } catch (const std::invalid_argument&) {
+      throw UsageError("--op: '" + a.op + "' is not an operation (valid: one-to-all, all-to-one, all-to-all, exchange)");
+    }
+  }
+  sm::MachineFile file = machine_of(a);
+  sm::Machine& machine = file.core;
+  std::vector<Row> rows;
+  std::string what;
+  if (exchange && !a.matrix.empty()) {
+    const sys::CommMatrix m = load_matrix(a.matrix);
+    if (m.size() > kMaxProcesses)
+      throw UsageError("--matrix " + a.matrix + ": " + std::to_string(m.size()) + " processes; at most " +
+                       std::to_string(kMaxProcesses));
+    what = "exchange of " + a.matrix + " (" + std::to_string(m.size()) + " processes, " +
+           std::to_string(m.messages()) + " messages)";
+    rows = exchange_rows(m, file);
+  } else {
+    if (a.processes.empty()) throw UsageError("--processes is required (or --matrix FILE with --op exchange)");
+    if (a.bytes.empty()) throw UsageError("--bytes is required (or --matrix FILE with --op exchange)");
+    if (!a.matrix.empty()) throw UsageError("--matrix: only with --op exchange");
+    const auto p = static_cast<sm::ProcessId>(parse_uint(a.processes, "--processes", 1, kMaxProcesses));
+    const std::uint64_t L = parse_byte_count(a.bytes, "--bytes", std::uint64_t{1} << 30);
+    const auto root = static_cast<sm::ProcessId>(parse_uint(a.root, "--root", 0, p - 1));
+    machine.processes = p;
+    what = std::string(exchange ? "exchange (all-to-all matrix)" : sm::operation_name(op)) + ", " +
+           std::to_string(p) + " processes, " + std::to_string(L) + " bytes per message";
+    rows = exchange ? exchange_rows(all_to_all_matrix(p, L), file) : collective_rows(op, machine, p, L, root);
+  }
+  std::printf("model predict: %s\nmachine: %s, %s model, l = %llu B, s = %.3g, h = %.3g, b = %.3g units, "
+              "unit = %.3g ns, %u core(s)\n\n",
+              what.c_str(), machine.name.c_str(), machine.variant == sm::ModelVariant::paper ? "paper" : "calibrated",
+              static_cast<unsigned long long>(machine.packet_bytes), machine.setup, machine.latency, machine.bisection,
+              machine.unit_ns, machine.cores);
+  std::printf("  %-22s %14s %12s %14s %10s %10s %12s\n", "algorithm", "comm units", "comp units", "total units",
+              "supersteps", "measured/", "predicted us");
+  std::printf("  %-22s %14s %12s %14s %10s %10s\n", "", "", "", "", "", "predicted");
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const Row& r = rows[k];
+    std::printf("%s %-22s %14.1f %12.1f %14.1f %10llu %10.2f %12.2f\n", k == 0 ? "*" : " ", r.name.c_str(),
+                r.communication, r.computation, r.total(), static_cast<unsigned long long>(r.supersteps),
+                r.correction, r.predicted_us(machine));
+  }
+  std::printf("\n* chosen: %s (least predicted time)\n", rows.front().name.c_str());
+  return kExitOk;
+}
+
+int calibrate(const ModelCommand::Args& a) {
+  OutputFile out("--out", a.out);
+  sm::CalibrationOptions options;
+  options.repetitions = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1000));
+  try {
+    Runtime rt;
+    const sm::MachineFile f = sm::calibrate(rt, options);
+    out.write(sm::to_json(f));
+    const sm::Machine& m = f.core;
+    std::printf("model calibrate: %u core(s), lower quartiles of %u runs\n"
+                "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
+                "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
+                "wrote %s\n",
+                m.cores, options.repetitions, static_cast<unsigned long long>(m.packet_bytes), m.unit_ns, m.setup,
+                m.latency, m.bisection, a.out.c_str());
+  } catch (...) {
+    out.abandon();
+    throw;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+sm::MachineFile read_machine_option(const std::string& path) {
+  try {
+    return sm::read_machine_file(path);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--machine ") + e.what());
+  }
+}
+
+ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
+  command_ = app.add_subcommand("model", "The C3 cost model: calibrate this machine's parameters, predict costs");
+  calibrate_ = command_->add_subcommand(
+      "calibrate", "Measure this machine's core-to-core parameters on the runtime and write a machine file");
+  calibrate_->add_option("--out,-o", args_->out, "Machine file to write")->type_name("FILE")->capture_default_str();
+  calibrate_->add_option("--repeat,-r", args_->repeat, "Runs per measurement (the lower quartile is kept)")
+      ->type_name("K")
+      ->capture_default_str();
+  predict_ = command_->add_subcommand("predict", "Every algorithm's units for an operation, the chosen one first");
+  predict_->add_option("--op", args_->op, "one-to-all, all-to-one, all-to-all or exchange")
+      ->type_name("OP")
+      ->required();
+  predict_->add_option("--processes,-n", args_->processes, "Processes P")->type_name("P");
+  predict_->add_option("--bytes,-b", args_->bytes, "Bytes L per message (K, M suffixes: powers of 1024)")
+      ->type_name("L");
+  predict_->add_option("--matrix", args_->matrix, "--op exchange: the Matrix Market file of the exchange")
+      ->type_name("FILE");
+  predict_->add_option("--machine", args_->machine, "Machine file (default: an uncalibrated two-core node)")
+      ->type_name("FILE");
+  predict_->add_option("--variant", args_->variant, "paper or calibrated (default: the machine file's)")
+      ->type_name("V");
+  predict_->add_option("--root", args_->root, "Root of one-to-all and all-to-one")->type_name("R")->capture_default_str();
+}
+
+ModelCommand::~ModelCommand() = default;
+
+bool ModelCommand::selected() const { return command_->parsed(); }
+
+int ModelCommand::run() const {
+  if (calibrate_->parsed()) return calibrate(*args_);
+  if (predict_->parsed()) return predict(*args_);
+  throw UsageError("model: a subcommand is required: calibrate or predict (see 'switchyard model --help')");
+}
+
+}  // namespace switchyard::cli

@@ -1,0 +1,27 @@
+#pragma once
+// What every algorithm's plan is to CollectivePlan: state built once by a
+// collective factory (sub-communicators, staging buffers) and a run.
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "switchyard/collectives/collective_plan.hpp"
+
+namespace switchyard::collectives::detail {
+
+class AlgorithmState {
+ public:
+  virtual ~AlgorithmState() = default;
+  // Buffers already checked against the plan's sizes.
+  virtual Task<void> run(Buffers buffers, TransferLog* log) = 0;
+};
+
+// Each factory is collective over comm. `bytes` is L. The tree algorithms
+// include one-to-all's 1-lev-our-br.
+Task<std::unique_ptr<AlgorithmState>> make_tree_algorithm(Communicator comm, Operation op, std::string_view algorithm,
+                                                          std::uint64_t bytes);
+Task<std::unique_ptr<AlgorithmState>> make_all_to_all(Communicator comm, std::string_view algorithm,
+                                                      std::uint64_t bytes);
+
+}  // namespace switchyard::collectives::detail

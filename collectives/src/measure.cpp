@@ -1,0 +1,90 @@
+#include "switchyard/collectives/measure.hpp"
+
+#include <chrono>
+
+#include "partition_tree.hpp"
+#include "switchyard/collectives/collective_plan.hpp"
+#include "switchyard/schedulers/payload.hpp"
+
+namespace switchyard::collectives {
+namespace {
+
+namespace sch = switchyard::schedulers;
+
+// One process's buffers: block r of send is the message me -> r (the root's in
+// one-to-all; all-to-one's single message goes to 0), block r of recv the
+// message r -> me (one-to-all: 0 -> me).
+struct ProcessBuffers {
+  std::vector<std::byte> send, recv;
+  ProcessBuffers(Operation op, Rank p, Rank me, std::uint64_t L, std::uint64_t seed) {
+    const std::uint64_t all = std::uint64_t{p} * L;
+    const bool root = me == 0;
+    send.resize(op == Operation::all_to_one ? L : (op == Operation::all_to_all || root ? all : 0));
+    recv.resize(op == Operation::one_to_all ? L : (op == Operation::all_to_all || root ? all : 0));
+    for (std::uint64_t r = 0; r < send.size() / L; ++r) {
+      sch::fill_payload(std::span(send).subspan(r * L, L), seed, me, op == Operation::all_to_one ? 0 : Rank(r));
+    }
+  }
+  Rank source(Operation op, std::uint64_t block) const { return op == Operation::one_to_all ? 0 : Rank(block); }
+  void poison(Operation op, Rank me, std::uint64_t L, std::uint64_t seed) {
+    for (std::uint64_t r = 0; r < recv.size() / L; ++r) {
+      sch::fill_poison(std::span(recv).subspan(r * L, L), seed, source(op, r), me);
+    }
+  }
+  void verify(Operation op, Rank me, std::uint64_t L, std::uint64_t seed, const std::string& what) const {
+    for (std::uint64_t r = 0; r < recv.size() / L; ++r) {
+      const Rank src = source(op, r);
+      const auto piece = std::span(recv).subspan(r * L, L);
+      if (const auto bad = sch::first_wrong_byte(piece, seed, src, me)) {
+        std::byte want{};
+        sch::fill_payload(std::span(&want, 1), seed, src, me, *bad);
+        throw sch::PayloadError(what, {src, me, *bad, L, static_cast<std::uint8_t>(want),
+                                       static_cast<std::uint8_t>(piece[*bad])});
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<double> measure_collective(Runtime& rt, Operation op, const std::string& algorithm, Rank processes,
+                                       std::uint64_t bytes, std::uint32_t repeat, std::uint64_t seed) {
+  std::vector<double> ms(repeat, 0.0);
+  const std::string what = std::string(operation_name(op)) + " " + algorithm + " on " + std::to_string(processes) +
+                           " processes, L = " + std::to_string(bytes);
+  rt.run(processes, [&](Process& self) -> Task<void> {
+    Communicator comm = self.world();
+    const Rank me = comm.rank();
+    CollectivePlan plan = co_await CollectivePlan::create(comm, op, algorithm, bytes);
+    ProcessBuffers buffers(op, processes, me, bytes, seed);
+    for (std::uint32_t rep = 0; rep <= repeat; ++rep) {  // run 0 is untimed
+      buffers.poison(op, me, bytes, seed);
+      co_await comm.barrier();
+      const auto start = std::chrono::steady_clock::now();
+      co_await plan.run({buffers.send, buffers.recv});
+      co_await comm.barrier();
+      const auto stop = std::chrono::steady_clock::now();
+      if (me == 0 && rep > 0) ms[rep - 1] = std::chrono::duration<double, std::milli>(stop - start).count();
+      buffers.verify(op, me, bytes, seed, what);
+    }
+  });
+  return ms;
+}
+
+std::uint64_t memory_needed(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes) {
+  const std::uint64_t p = processes, all = p * bytes;
+  if (op == Operation::all_to_all) {  // send, recv, and the 2-level and butterfly staging
+    return p * all * (algorithm == "1-lev-dir" || algorithm.starts_with("1-lev-perm") ? 2 : 5);
+  }
+  if (algorithm == "1-lev-our-br") return all + p * bytes + (p - 1) * all;  // the long message everywhere
+  // The root's p blocks, everyone's one, and each leader's range.
+  std::uint64_t blocks = 2 * p;
+  const detail::TreeShape shape = detail::tree_shape(algorithm);
+  for (Rank r = 1; r < processes; ++r) {
+    const std::uint32_t range = detail::tree_role(shape, processes, r).range;
+    if (range > 1) blocks += range;
+  }
+  return blocks * bytes;
+}
+
+}  // namespace switchyard::collectives

@@ -1,0 +1,64 @@
+#pragma once
+// Measuring the model's parameters on this machine (`switchyard model
+// calibrate`): short runs of two processes on two different cores of the
+// runtime, each figure the lower quartile of repeated runs (the machine is
+// shared and noisy; other tenants only add time, so the faster runs are what
+// stays put between calibrations). Clocks start after a handshake that wakes
+// both cores. Processes block (as they do in every job: polling would only
+// delay the peer on a shared machine), so a one-way stream includes waking
+// the sender for its answers; the unit is taken from the both-ways stream.
+//
+// What the C³ quantities are inside one shared-memory node (the core level):
+//  - processor: a core. Processes are coroutines, many per core; a core does
+//    the sends and receives of all its processes one after the other
+//    (ModelVariant::calibrated charges per core).
+//  - packet, l: a cache line, 64 bytes: what one core hands another through
+//    the rings (and the unit of coherence traffic), read from the hardware,
+//    not measured. One unit is the time to stream one packet core to core.
+//  - unit_ns: the time of one unit: one core copying one packet, from a
+//    stream of 16 KiB messages between two processes of one core (single
+//    copy), per 64 bytes. (Streams across cores vary several-fold between
+//    runs on this shared machine; a core's own copy stays within ~10 %.)
+//  - set-up, s: the time of a message beyond its packets, in units: a stream
+//    of small messages (64 B, eager: copied into the ring and out), per
+//    message, less the one packet it carries.
+//  - latency, h: the time a message is in flight that neither core spends on
+//    it, in units: half a ping-pong round trip of an 8-byte message, less the
+//    per-message time of the small stream (the cores' own work).
+//  - link and bisection, b: a link is the core-to-core path (a pair of rings
+//    through the shared cache); the bisection cuts the cores into halves and b
+//    is how many packets cross it per unit: 2 (both directions at once) times
+//    a core's copy time over the time of the same messages streamed both ways
+//    across the cut, at most 1 (b = 2 when crossing is as fast as copying).
+//  - same core: no link and no latency; the messages are copies on that core,
+//    charged through its S_i + R_i (recorded as same_core_* in `measured`).
+// The node-to-node level (between nodes, the MPI transport) is left empty.
+//
+// The exchange correction (MachineFile::exchange): the C³ charges are linear
+// in the traffic, so splitting an exchange into phases never lowers them,
+// while on this machine a flood of small (eager) messages costs several times
+// a phase of them per message. calibrate() runs each exchange scheduler "auto"
+// chooses among on Fig. 7 matrices of 16 processes, density 4, at 128 B,
+// 1 KiB and 16 KiB, and keeps measured / predicted per scheduler and size.
+
+#include <cstdint>
+#include <vector>
+
+#include "switchyard/model/machine_file.hpp"
+
+namespace switchyard {
+class Runtime;
+}
+
+namespace switchyard::model {
+
+struct CalibrationOptions {
+  std::uint32_t repetitions = 21;  // runs per figure; the lower quartile is kept
+};
+
+// Measures the core level on rt (which must have at least one core; with one
+// core the cross-core figures are those of the same core). Every payload byte
+// is verified; a wrong one throws std::runtime_error.
+MachineFile calibrate(Runtime& rt, const CalibrationOptions& options = {});
+
+}  // namespace switchyard::model

@@ -1,0 +1,87 @@
+#pragma once
+// The machine of the C³ model (Hambrusch & Khokhar): p processors, packet
+// length l, message set-up s, latency h, bisection width b, and the protocol
+// (store-and-forward or wormhole routing, blocking or non-blocking sends).
+// s, h and the charges are in units: one unit is the time to move one packet
+// of l bytes through a processor or a link.
+//
+// The model charges a superstep on independent submachines with the
+// submachine's own parameters (the paper's section 2): submachine() derives
+// p', h' and b' from the logical shape of a submachine, by the topology.
+
+#include <cstdint>
+#include <string>
+
+namespace switchyard::model {
+
+using ProcessId = std::uint32_t;
+
+enum class Routing : std::uint8_t { store_and_forward, wormhole };
+enum class SendProtocol : std::uint8_t { nonblocking, blocking };
+
+// Which charging rules cost() applies. `paper` is the metric exactly as
+// published; `calibrated` charges what a shared-memory node with fewer cores
+// than processes does (see cost.hpp). Both stay selectable so that they can be
+// compared against measurements.
+enum class ModelVariant : std::uint8_t { paper, calibrated };
+
+// How h and b scale down to a submachine.
+enum class Topology : std::uint8_t {
+  // A rows x cols mesh (the Intel Delta): h' and b' follow the average
+  // distance and the bisection of the submachine's sub-mesh.
+  mesh,
+  // Every processor one hop from every other (a shared-memory node): h' = h,
+  // b' = min(b, p' / 2) rounded up for a submachine of p' < p processors.
+  fully_connected,
+};
+
+// The logical shape of a (sub)machine: rows x cols processes; a linear array
+// has rows = 1. Only mesh machines read it beyond its number of processes.
+struct Shape {
+  std::uint32_t rows = 1;
+  std::uint32_t cols = 1;
+  std::uint64_t processes() const noexcept { return std::uint64_t{rows} * cols; }
+  bool operator==(const Shape&) const = default;
+};
+
+// Parameters of the submachine a superstep's group runs on.
+struct SubmachineParameters {
+  std::uint64_t processes = 1;  // p'
+  double latency = 0;           // h'
+  double bisection = 1;         // b'
+};
+
+struct Machine {
+  std::string name = "machine";
+  std::uint64_t processes = 1;      // p
+  std::uint64_t packet_bytes = 1;   // l
+  double setup = 0;                 // s, in units
+  double latency = 0;               // h, in units
+  double bisection = 1;             // b, packets per unit across the bisection
+  Routing routing = Routing::wormhole;
+  SendProtocol sends = SendProtocol::nonblocking;
+  Topology topology = Topology::fully_connected;
+  Shape shape{};                    // mesh: rows x cols = processes
+  ModelVariant variant = ModelVariant::paper;
+  // Charge a process's message to itself (a transfer with src == dst, a local
+  // copy) as a message. Off, the model charges exactly; on, it does the
+  // arithmetic of the paper's Fig. 3 ("we write p when the correct quantity is
+  // p - 1": a leader's own share counts as one of its sends).
+  bool charge_local_copies = false;
+  // calibrated variant only: the cores the processes share (processes are
+  // placed on them round-robin, as the runtime does), and the time of a unit.
+  std::uint32_t cores = 1;
+  double unit_ns = 1;
+
+  // Throws std::invalid_argument naming the first field out of range.
+  void validate() const;
+  // h', b' and p' of a submachine of this shape (processes of the shape may be
+  // fewer than rows x cols when p does not fill it: `members`).
+  SubmachineParameters submachine(Shape shape, std::uint64_t members) const;
+};
+
+// The paper's 256-processor Intel Delta of Fig. 3: a 16 x 16 wormhole mesh with
+// h = 10, l = 512, b = 16 and s = 8 units, non-blocking sends and receives.
+Machine intel_delta_256();
+
+}  // namespace switchyard::model

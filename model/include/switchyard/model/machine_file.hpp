@@ -1,0 +1,61 @@
+#pragma once
+// A machine file: the model's parameters per level of the machine, as JSON,
+// written by `switchyard model calibrate` and read by `model predict`,
+// `collective` and ExchangePlan's "auto" scheduler.
+//
+//   {
+//     "format": "switchyard-machine/1",
+//     "variant": "calibrated",             // or "paper"
+//     "levels": {
+//       "core": {                           // core to core, inside one node
+//         "packet_bytes": 64, "setup": 6.1, "latency": 2.3, "bisection": 1.7,
+//         "unit_ns": 9.5, "cores": 2, "routing": "wormhole", "sends": "nonblocking",
+//         "topology": "fully_connected", "rows": 1, "cols": 2,
+//         "measured": { ... },              // the raw figures behind them (optional)
+//         "exchange_correction": {          // optional, see ExchangeCorrection
+//           "bytes": [128, 1024, 16384], "ratio": {"ac": [2.1, 1.0, 0.9], ...}}
+//       },
+//       "node": null                        // node to node: the MPI transport's, later
+//     }
+//   }
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "switchyard/model/machine.hpp"
+
+namespace switchyard::model {
+
+// Measured over predicted time of exchange schedulers on calibration
+// matrices, by message size: what the C³ charges cannot see of a scheduler on
+// this machine (a flood of eager messages costs more per message here than a
+// phase of them; the model's charges are linear in the traffic and cannot
+// tell). ratio[scheduler][k] belongs to bytes[k] (increasing).
+struct ExchangeCorrection {
+  std::vector<std::uint64_t> bytes;
+  std::map<std::string, std::vector<double>> ratio;
+  // The ratio of `scheduler` for messages of `message_bytes` on average:
+  // interpolated in log(bytes), constant beyond the ends; 1 when unknown.
+  double at(const std::string& scheduler, double message_bytes) const;
+};
+
+struct MachineFile {
+  Machine core;                               // core to core
+  std::optional<Machine> node;                // node to node (absent until an MPI transport measures it)
+  std::map<std::string, double> measured{};   // the core level's raw measurements, for the record
+  ExchangeCorrection exchange{};              // core level; empty: no correction
+};
+
+// The parameters before any calibration: a two-core shared-memory node with
+// the values a calibration typically finds here (used when no file is given).
+MachineFile default_machine_file();
+
+std::string to_json(const MachineFile& file);
+// Throws std::invalid_argument naming `source` and the line of a syntax error,
+// or the field that is missing or out of range.
+MachineFile parse_machine_file(const std::string& text, const std::string& source);
+MachineFile read_machine_file(const std::string& path);
+
+}  // namespace switchyard::model

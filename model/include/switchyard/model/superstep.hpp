@@ -1,0 +1,66 @@
+#pragma once
+// A superstep of the C³ model: local computation, then every transfer at once,
+// on one or more independent submachines (sub-communicators). An algorithm is
+// a list of supersteps.
+//
+// Transfers name the original messages they carry ("pieces", each L bytes in
+// the collectives): an algorithm's description is complete enough to run it,
+// so the runtime implementations and the model share one description of each
+// algorithm's shape.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "switchyard/model/machine.hpp"
+
+namespace switchyard::model {
+
+// One original message: from `origin` to `target` (processes of the whole machine).
+struct Piece {
+  ProcessId origin = 0;
+  ProcessId target = 0;
+  bool operator==(const Piece&) const = default;
+};
+
+// L_ij: `bytes` from src to dst in this superstep, as one message; src == dst
+// is a local copy (a process's own share of a combined message). When the
+// superstep carries pieces, the message is pieces[first_piece,
+// first_piece + piece_count) of its submachine, concatenated in that order.
+struct Transfer {
+  ProcessId src = 0;
+  ProcessId dst = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t first_piece = 0;
+  std::uint64_t piece_count = 0;
+  bool operator==(const Transfer&) const = default;
+};
+
+// One independent submachine of a superstep: its members (processes of the
+// whole machine, in the order of their ranks in the sub-communicator, members[0]
+// its leader), its logical shape (for the machine's h' and b'), and the
+// transfers between its members.
+struct Submachine {
+  std::vector<ProcessId> members;
+  Shape shape{};
+  std::vector<Transfer> transfers;
+  std::vector<Piece> pieces;  // empty when the transfers carry no pieces (exchanges)
+  // t_i: the most bytes one member reads or writes locally (packing and
+  // unpacking combined messages) before the transfers; computation units.
+  std::uint64_t accessed_bytes = 0;
+};
+
+struct Superstep {
+  std::string label;  // what the step does, for tables
+  std::vector<Submachine> submachines;
+};
+
+using Algorithm = std::vector<Superstep>;
+
+// Checks that every transfer and piece stays inside its submachine, members
+// are distinct across submachines and below `processes`, and that a transfer
+// carrying pieces has bytes = piece_count * piece_bytes. Throws
+// std::invalid_argument describing the first violation.
+void validate(const Algorithm& algorithm, std::uint64_t processes, std::uint64_t piece_bytes);
+
+}  // namespace switchyard::model

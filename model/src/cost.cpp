@@ -1,0 +1,148 @@
+#include "switchyard/model/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace switchyard::model {
+namespace {
+
+double packets(std::uint64_t bytes, std::uint64_t l) { return static_cast<double>((bytes + l - 1) / l); }
+
+// What Fig. 1 needs of one process: messages and packets each way, and the
+// packets of its largest message sent.
+struct Traffic {
+  double sends = 0, receives = 0;
+  double sent_packets = 0, received_packets = 0;
+  double largest_sent = 0;
+};
+
+// Fig. 1: S_i and R_i by protocol. h enters only for a process that sends
+// (receives) at all: a process without messages spends no time on them.
+SendReceive fig1(const Machine& m, double h, const Traffic& t) {
+  const double s = m.setup;
+  SendReceive out;
+  const bool wormhole = m.routing == Routing::wormhole;
+  if (m.sends == SendProtocol::nonblocking) {
+    if (t.sends > 0)
+      out.send = s * t.sends + (wormhole ? h : h * t.largest_sent) + t.sent_packets;
+    out.receive = t.received_packets;
+  } else {
+    if (t.sends > 0) out.send = 2 * (s + h) * t.sends + (wormhole ? h + t.sent_packets : h * t.sent_packets);
+    if (t.receives > 0)
+      out.receive = (s + h) * t.receives + (wormhole ? h + t.received_packets : h * t.received_packets);
+  }
+  return out;
+}
+
+// Per member of `sub` (by index), its traffic; self-transfers are local copies
+// and no communication, unless the machine charges them.
+std::vector<Traffic> traffic(const Machine& m, const Submachine& sub) {
+  std::unordered_map<ProcessId, std::size_t> index;
+  for (std::size_t k = 0; k < sub.members.size(); ++k) index.emplace(sub.members[k], k);
+  std::vector<Traffic> out(sub.members.size());
+  for (const Transfer& t : sub.transfers) {
+    if (t.src == t.dst && !m.charge_local_copies) continue;
+    const double n = packets(t.bytes, m.packet_bytes);
+    Traffic& from = out.at(index.at(t.src));
+    Traffic& to = out.at(index.at(t.dst));
+    from.sends += 1;
+    from.sent_packets += n;
+    from.largest_sent = std::max(from.largest_sent, n);
+    if (t.src == t.dst) continue;  // a charged local copy counts as a send, as the paper counts it
+    to.receives += 1;
+    to.received_packets += n;
+  }
+  return out;
+}
+
+// Congestion over `pairs` communicating pairs carrying `total_packets`, with
+// bisection b and p processors of latency h (section 2.2).
+void charge_congestion(SuperstepCost& c, double pairs, double total_packets, double b, double p, double h) {
+  if (pairs == 0) return;
+  const double average = total_packets / pairs;  // L_a
+  c.link_congestion = average * std::ceil(pairs / b);
+  c.processor_congestion = average * std::ceil(pairs / p) * h;
+}
+
+double computation_units(const Machine& m, const Superstep& step) {
+  std::uint64_t accessed = 0;
+  for (const Submachine& sub : step.submachines) accessed = std::max(accessed, sub.accessed_bytes);
+  return std::max(1.0, packets(accessed, m.packet_bytes));
+}
+
+// The paper: every submachine on its own processors and links, charged with
+// its own parameters; the superstep costs its most expensive submachine.
+SuperstepCost paper_cost(const Machine& m, const Superstep& step) {
+  SuperstepCost worst;
+  for (const Submachine& sub : step.submachines) {
+    const SubmachineParameters params = m.submachine(sub.shape, sub.members.size());
+    SuperstepCost c;
+    double pairs = 0, total = 0;
+    for (const Traffic& t : traffic(m, sub)) {
+      const SendReceive sr = fig1(m, params.latency, t);
+      c.max_send_receive = std::max(c.max_send_receive, sr.send + sr.receive);
+      pairs += t.sends;
+      total += t.sent_packets;
+    }
+    charge_congestion(c, pairs, total, params.bisection, static_cast<double>(params.processes), params.latency);
+    c.communication = c.max_send_receive + c.link_congestion + c.processor_congestion;
+    if (c.communication > worst.communication) worst = c;
+  }
+  return worst;
+}
+
+// A shared-memory node: the processes of every submachine share the same
+// `cores` cores (process i on core i mod cores, the runtime's round-robin), so
+// a core spends the sum of its processes' S_i + R_i; only pairs on different
+// cores cross a link between cores.
+SuperstepCost calibrated_cost(const Machine& m, const Superstep& step) {
+  SuperstepCost c;
+  std::vector<double> busy(m.cores, 0.0);
+  double cross_pairs = 0, cross_packets = 0;
+  for (const Submachine& sub : step.submachines) {
+    const SubmachineParameters params = m.submachine(sub.shape, sub.members.size());
+    const std::vector<Traffic> all = traffic(m, sub);
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      const SendReceive sr = fig1(m, params.latency, all[k]);
+      busy[sub.members[k] % m.cores] += sr.send + sr.receive;
+    }
+    for (const Transfer& t : sub.transfers) {
+      if (t.src % m.cores == t.dst % m.cores) continue;  // same core: no link (nor a self-copy)
+      cross_pairs += 1;
+      cross_packets += packets(t.bytes, m.packet_bytes);
+    }
+  }
+  c.max_send_receive = *std::max_element(busy.begin(), busy.end());
+  charge_congestion(c, cross_pairs, cross_packets, m.bisection, static_cast<double>(m.cores), m.latency);
+  c.communication = c.max_send_receive + c.link_congestion + c.processor_congestion;
+  return c;
+}
+
+}  // namespace
+
+std::vector<SendReceive> send_receive_times(const Machine& machine, const Submachine& submachine) {
+  const double h = machine.submachine(submachine.shape, submachine.members.size()).latency;
+  std::vector<SendReceive> out;
+  for (const Traffic& t : traffic(machine, submachine)) out.push_back(fig1(machine, h, t));
+  return out;
+}
+
+SuperstepCost cost(const Machine& machine, const Superstep& step) {
+  SuperstepCost c =
+      machine.variant == ModelVariant::paper ? paper_cost(machine, step) : calibrated_cost(machine, step);
+  c.computation = computation_units(machine, step);
+  return c;
+}
+
+AlgorithmCost cost(const Machine& machine, const Algorithm& algorithm) {
+  AlgorithmCost out;
+  for (const Superstep& step : algorithm) {
+    out.steps.push_back(cost(machine, step));
+    out.communication += out.steps.back().communication;
+    out.computation += out.steps.back().computation;
+  }
+  return out;
+}
+
+}  // namespace switchyard::model

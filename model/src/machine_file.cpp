@@ -1,0 +1,207 @@
+#include "switchyard/model/machine_file.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace switchyard::model {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormat = "switchyard-machine/1";
+
+template <class Enum>
+struct Names {
+  Enum value;
+  const char* name;
+};
+constexpr Names<Routing> kRoutings[] = {{Routing::wormhole, "wormhole"}, {Routing::store_and_forward, "store-and-forward"}};
+constexpr Names<SendProtocol> kSends[] = {{SendProtocol::nonblocking, "nonblocking"}, {SendProtocol::blocking, "blocking"}};
+constexpr Names<Topology> kTopologies[] = {{Topology::fully_connected, "fully_connected"}, {Topology::mesh, "mesh"}};
+constexpr Names<ModelVariant> kVariants[] = {{ModelVariant::calibrated, "calibrated"}, {ModelVariant::paper, "paper"}};
+
+template <class Enum, std::size_t N>
+const char* name_of(const Names<Enum> (&names)[N], Enum v) {
+  for (const auto& n : names)
+    if (n.value == v) return n.name;
+  return "?";
+}
+
+// Reads and checks fields of one JSON object, naming source and path in errors.
+class Fields {
+ public:
+  Fields(const json& object, std::string where) : object_(object), where_(std::move(where)) {
+    if (!object_.is_object()) fail("", "must be an object");
+  }
+  [[noreturn]] void fail(const std::string& field, const std::string& why) const {
+    throw std::invalid_argument(where_ + (field.empty() ? "" : "." + field) + ": " + why);
+  }
+  double number(const char* field) const {
+    const auto it = object_.find(field);
+    if (it == object_.end()) fail(field, "missing");
+    if (!it->is_number()) fail(field, "must be a number, not " + it->dump());
+    return it->get<double>();
+  }
+  std::uint64_t whole(const char* field, std::uint64_t lo, std::uint64_t hi) const {
+    const double v = number(field);
+    if (v != static_cast<double>(static_cast<std::uint64_t>(v)) || v < static_cast<double>(lo) ||
+        v > static_cast<double>(hi))
+      fail(field, "must be a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], not " +
+                      object_.at(field).dump());
+    return static_cast<std::uint64_t>(v);
+  }
+  template <class Enum, std::size_t N>
+  Enum choice(const char* field, const Names<Enum> (&names)[N]) const {
+    const auto it = object_.find(field);
+    if (it == object_.end()) return names[0].value;
+    std::string known;
+    for (const auto& n : names) {
+      if (it->is_string() && it->get<std::string>() == n.name) return n.value;
+      known += (known.empty() ? "" : ", ") + std::string(n.name);
+    }
+    fail(field, "must be one of " + known + ", not " + it->dump());
+  }
+
+ private:
+  const json& object_;
+  std::string where_;
+};
+
+json level_json(const Machine& m) {
+  return json{{"packet_bytes", m.packet_bytes}, {"setup", m.setup},         {"latency", m.latency},
+              {"bisection", m.bisection},       {"unit_ns", m.unit_ns},     {"cores", m.cores},
+              {"routing", name_of(kRoutings, m.routing)},                   {"sends", name_of(kSends, m.sends)},
+              {"topology", name_of(kTopologies, m.topology)},               {"rows", m.shape.rows},
+              {"cols", m.shape.cols}};
+}
+
+Machine level_from(const json& j, const std::string& where, ModelVariant variant) {
+  const Fields f(j, where);
+  Machine m;
+  m.name = where;
+  m.variant = variant;
+  m.packet_bytes = f.whole("packet_bytes", 1, std::uint64_t{1} << 30);
+  m.setup = f.number("setup");
+  m.latency = f.number("latency");
+  m.bisection = f.number("bisection");
+  m.unit_ns = f.number("unit_ns");
+  m.cores = static_cast<std::uint32_t>(f.whole("cores", 1, 1u << 20));
+  m.routing = f.choice("routing", kRoutings);
+  m.sends = f.choice("sends", kSends);
+  m.topology = f.choice("topology", kTopologies);
+  m.shape = Shape{static_cast<std::uint32_t>(f.whole("rows", 1, 1u << 20)),
+                  static_cast<std::uint32_t>(f.whole("cols", 1, 1u << 20))};
+  m.processes = m.topology == Topology::mesh ? m.shape.processes() : 1;
+  try {
+    m.validate();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(where + ": " + e.what());
+  }
+  return m;
+}
+
+ExchangeCorrection correction_from(const json& j, const std::string& where) {
+  const Fields f(j, where);
+  ExchangeCorrection c;
+  const auto bytes = j.find("bytes");
+  const auto ratio = j.find("ratio");
+  if (bytes == j.end() || !bytes->is_array() || bytes->empty()) f.fail("bytes", "must be a non-empty array");
+  for (const json& b : *bytes) {
+    if (!b.is_number_unsigned() || b.get<std::uint64_t>() == 0 ||
+        (!c.bytes.empty() && b.get<std::uint64_t>() <= c.bytes.back()))
+      f.fail("bytes", "must be increasing whole numbers >= 1, not " + bytes->dump());
+    c.bytes.push_back(b.get<std::uint64_t>());
+  }
+  if (ratio == j.end() || !ratio->is_object()) f.fail("ratio", "must be an object");
+  for (const auto& [name, values] : ratio->items()) {
+    if (!values.is_array() || values.size() != c.bytes.size())
+      f.fail("ratio." + name, "must have one number per entry of bytes");
+    for (const json& v : values)
+      if (!v.is_number() || !(v.get<double>() > 0)) f.fail("ratio." + name, "must be numbers > 0, not " + values.dump());
+    c.ratio[name] = values.get<std::vector<double>>();
+  }
+  return c;
+}
+
+}  // namespace
+
+double ExchangeCorrection::at(const std::string& scheduler, double message_bytes) const {
+  const auto it = ratio.find(scheduler);
+  if (it == ratio.end() || it->second.empty() || it->second.size() != bytes.size()) return 1;
+  const std::vector<double>& r = it->second;
+  const double x = std::log(std::max(message_bytes, 1.0));
+  if (x <= std::log(static_cast<double>(bytes.front()))) return r.front();
+  for (std::size_t k = 1; k < bytes.size(); ++k) {
+    const double lo = std::log(static_cast<double>(bytes[k - 1])), hi = std::log(static_cast<double>(bytes[k]));
+    if (x <= hi) return r[k - 1] + (r[k] - r[k - 1]) * (x - lo) / (hi - lo);
+  }
+  return r.back();
+}
+
+MachineFile default_machine_file() {
+  MachineFile f;
+  Machine& m = f.core;
+  m.name = "default two-core node (uncalibrated)";
+  m.variant = ModelVariant::calibrated;
+  m.packet_bytes = 64;
+  m.setup = 20;
+  m.latency = 10;
+  m.bisection = 2;
+  m.unit_ns = 5;
+  m.cores = 2;
+  m.shape = Shape{1, 2};
+  return f;
+}
+
+std::string to_json(const MachineFile& file) {
+  json core = level_json(file.core);
+  if (!file.measured.empty()) core["measured"] = file.measured;
+  if (!file.exchange.bytes.empty())
+    core["exchange_correction"] = {{"bytes", file.exchange.bytes}, {"ratio", file.exchange.ratio}};
+  json j{{"format", kFormat},
+         {"variant", name_of(kVariants, file.core.variant)},
+         {"levels", {{"core", core}, {"node", file.node ? level_json(*file.node) : json(nullptr)}}}};
+  return j.dump(2) + "\n";
+}
+
+MachineFile parse_machine_file(const std::string& text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    const auto upto = std::min<std::size_t>(e.byte, text.size());
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
+    throw std::invalid_argument(source + ":" + std::to_string(line) + ": not JSON: " + e.what());
+  }
+  const Fields top(j, source);
+  if (!j.contains("format") || j["format"] != kFormat)
+    top.fail("format", std::string("must be \"") + kFormat + "\"");
+  const ModelVariant variant = top.choice("variant", kVariants);
+  if (!j.contains("levels")) top.fail("levels", "missing");
+  const Fields levels(j["levels"], source + ".levels");
+  if (!j["levels"].contains("core")) levels.fail("core", "missing");
+  MachineFile f;
+  f.core = level_from(j["levels"]["core"], source + ".levels.core", variant);
+  if (j["levels"].contains("node") && !j["levels"]["node"].is_null())
+    f.node = level_from(j["levels"]["node"], source + ".levels.node", variant);
+  if (const auto it = j["levels"]["core"].find("measured"); it != j["levels"]["core"].end() && it->is_object())
+    for (const auto& [k, v] : it->items())
+      if (v.is_number()) f.measured[k] = v.get<double>();
+  if (const auto it = j["levels"]["core"].find("exchange_correction"); it != j["levels"]["core"].end())
+    f.exchange = correction_from(*it, source + ".levels.core.exchange_correction");
+  return f;
+}
+
+MachineFile read_machine_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot read the machine file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_machine_file(text.str(), path);
+}
+
+}  // namespace switchyard::model

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Regret of the exchange scheduler "auto" (ExchangePlan, C3 model) on a grid.
+
+For each (processes, density, bytes) of the grid, `switchyard exchange` runs the
+six candidates and auto in one job series (same matrix, same run), K
+repetitions each; regret = auto's time / the best candidate's time, a time
+being the lower quartile of the K repetitions (the machine is shared: other
+tenants only add time, and a median of a few runs still catches their
+descheduling; --statistic median uses the medians instead). The grid's
+matrices (n, d, seed) are not those of the calibration (16 processes,
+density 4, seed 1001).
+Also the regret of always taking one fixed scheduler (ac, optimal), and of a
+size-keyed table like Open MPI's (ac below 8 KiB, optimal from 8 KiB up).
+
+  scripts/auto_regret.py BUILD_DIR MACHINE_JSON [--repeat K] [--seed S] [--statistic quartile|median]
+"""
+import argparse
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+
+CANDIDATES = ["ac", "lp", "cgm", "optimal", "optimal-bytes", "drsn"]
+GRID_PROCESSES = [8, 24, 48]
+GRID_DENSITY = [2, 6]
+GRID_BYTES = [256, 2048, 8192, 32768]
+
+
+def run(build, machine, n, d, repeat, seed):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = [f"{build}/apps/switchyard", "exchange", "--processes", str(n), "--density", str(d),
+               "--bytes", ",".join(map(str, GRID_BYTES)), "--repeat", str(repeat), "--seed", str(seed),
+               "--schedulers", ",".join(CANDIDATES + ["auto"]), "--machine", machine, "--json", out.name]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        return json.load(open(out.name))["results"]
+
+
+def statistic(result, which):
+    if which == "median":
+        return result["comm_ms"]["median"]
+    samples = sorted(result["samples_ms"])
+    return samples[len(samples) // 4]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("machine")
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--statistic", choices=["quartile", "median"], default="quartile")
+    a = ap.parse_args()
+    rows = []
+    for n, d in itertools.product(GRID_PROCESSES, GRID_DENSITY):
+        results = run(a.build, a.machine, n, d, a.repeat, a.seed)
+        for b in GRID_BYTES:
+            by = {r["scheduler"]: r for r in results if r["bytes"] == b}
+            times = {s: statistic(by[s], a.statistic) for s in CANDIDATES + ["auto"]}
+            best = min(CANDIDATES, key=times.get)
+            table = "ac" if b < 8192 else "optimal"
+            rows.append(dict(n=n, d=d, bytes=b, chosen=by["auto"]["chosen"], best=best,
+                             auto=times["auto"] / times[best],
+                             chosen_in_run=times[by["auto"]["chosen"]] / times[best],
+                             ac=times["ac"] / times[best], optimal=times["optimal"] / times[best],
+                             table=times[table] / times[best]))
+    print(f"{'n':>4} {'d':>3} {'bytes':>6} {'chosen':>14} {'best':>14} {'auto':>7} {'chosen*':>8} "
+          f"{'ac':>7} {'optimal':>8} {'table':>7}")
+    for r in rows:
+        print(f"{r['n']:>4} {r['d']:>3} {r['bytes']:>6} {r['chosen']:>14} {r['best']:>14} {r['auto']:>7.2f} "
+              f"{r['chosen_in_run']:>8.2f} {r['ac']:>7.2f} {r['optimal']:>8.2f} {r['table']:>7.2f}")
+    print("\nregret (median, worst) over", len(rows), "cases:")
+    for key, what in [("auto", "auto (its own run)"), ("chosen_in_run", "auto's choice (the candidate's run)"),
+                      ("ac", "always ac"), ("optimal", "always optimal"), ("table", "size-keyed table")]:
+        v = [r[key] for r in rows]
+        print(f"  {what:<40} {statistics.median(v):6.2f} {max(v):6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
