@@ -106,7 +106,7 @@ TEST(Pmnb, RejectsWrongInput) {
   EXPECT_THROW(sp::pmnb_plan(g, partial, trees, sp::Duplex::full), switchyard::InvalidArgument);
   auto broken = trees;
   broken.trees[0].pop_back();
-  EXPECT_THROW(sp::pmnb_plan(g, sp::pmnb_packets(8, one), broken, sp::Duplex::full), std::logic_error);
+  EXPECT_THROW(sp::pmnb_plan(g, sp::pmnb_packets(8, one), broken, sp::Duplex::full), switchyard::InvalidArgument);
 }
 
 TEST(Pmnb, RegistryRoutesPartialBroadcastsToTheTrees) {

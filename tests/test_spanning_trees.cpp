@@ -183,16 +183,16 @@ TEST(SpanningTrees, CheckerRejectsSharedMissingAndForeignLinks) {
   auto trees = sp::cycle_product_trees(g);
   auto shared = trees;
   shared.trees[1][0] = shared.trees[0][0];
-  EXPECT_THROW(sp::check_edge_disjoint_spanning_trees(g, shared), std::logic_error);
+  EXPECT_THROW(sp::check_edge_disjoint_spanning_trees(g, shared), switchyard::InvalidArgument);
   auto short_tree = trees;
   short_tree.trees[0].pop_back();
-  EXPECT_THROW(sp::check_edge_disjoint_spanning_trees(g, short_tree), std::logic_error);
+  EXPECT_THROW(sp::check_edge_disjoint_spanning_trees(g, short_tree), switchyard::InvalidArgument);
   auto foreign = trees;
   foreign.trees[0][0] = {0, 4};  // a diagonal, not a link
-  EXPECT_THROW(sp::check_edge_disjoint_spanning_trees(g, foreign), std::logic_error);
+  EXPECT_THROW(sp::check_edge_disjoint_spanning_trees(g, foreign), switchyard::InvalidArgument);
   auto cycle = trees;  // N - 1 links with a cycle cannot span
   cycle.trees[0] = {{0, 1}, {1, 2}, {2, 0}, {3, 4}, {4, 5}, {5, 3}, {6, 7}, {7, 8}};
-  EXPECT_THROW(sp::check_edge_disjoint_spanning_trees(g, cycle), std::logic_error);
+  EXPECT_THROW(sp::check_edge_disjoint_spanning_trees(g, cycle), switchyard::InvalidArgument);
 }
 
 TEST(SpanningTrees, TreeDiameter) {
