@@ -23,7 +23,7 @@ namespace sm = switchyard::model;
 namespace sys = switchyard::schedulers;
 
 struct ModelCommand::Args {
-  std::string out = "machine.json", repeat = "21";
+  std::string out = "machine.json", repeat = std::to_string(model::CalibrationOptions{}.repetitions);
   std::string op, processes, bytes, matrix, machine, variant, root = "0";
 };
 
