@@ -136,14 +136,15 @@ std::vector<std::string> Runtime::worker_bindings() const {
   return out;
 }
 
-// The watchdog, on the thread that called run, until every worker has left the job.
+// Starts the job's workers, then watches it from the thread that called run,
+// until every worker has left the job.
 // - Stalled: no worker resumed a process and none is running one for a whole
 //   stall timeout. Every worker then names its blocked processes.
 // - Not yielding: one resume has lasted a whole stall timeout. A coroutine is
 //   never pre-empted, so the job cannot fail before that process yields; the
 //   diagnostic goes to stderr at once (the program may never return), and the
 //   job is stalled so that it fails with it the moment the process yields.
-void Runtime::watch(detail::Job& job, const std::vector<detail::Worker*>& workers) {
+void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers) {
   const auto timeout = job.options().stall_timeout;
   const auto poll = std::clamp<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(1),
                                                           std::chrono::milliseconds(250));
@@ -151,6 +152,9 @@ void Runtime::watch(detail::Job& job, const std::vector<detail::Worker*>& worker
   auto last_change = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> resume_seen(workers.size(), 0);  // an odd progress value: one resume
   std::vector<std::chrono::steady_clock::time_point> resume_since(workers.size());
+  // Started only now: the job allocates nothing the watchdog does not, so a
+  // job's own count of allocations (tests of allocation-free runs) is its own.
+  for (auto* w : workers) w->start(&job);
   while (!job.left.try_acquire_for(poll)) {
     const auto now = std::chrono::steady_clock::now();
     std::uint64_t total = 0;
@@ -208,8 +212,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   std::vector<detail::Worker*> workers;
   for (auto& w : workers_) workers.push_back(w.get());
   detail::Job job(workers, processes, body, std::move(options));
-  for (auto* w : workers) w->start(&job);
-  watch(job, workers);
+  start_and_watch(job, workers);
 
   JobStats stats;
   for (auto* w : workers) {

@@ -99,7 +99,7 @@ class Runtime {
   std::vector<std::unique_ptr<detail::Worker>> workers_;
   std::mutex run_mutex_;  // one job at a time
 
-  void watch(detail::Job& job, const std::vector<detail::Worker*>& workers);
+  void start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers);
 };
 
 }  // namespace switchyard
