@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <switchyard/runtime.hpp>
+#include <switchyard/splitmix64.hpp>
 
 namespace sytest {
 
@@ -40,12 +41,7 @@ struct CheckFailed : std::runtime_error {
     }                                                                               \
   } while (0)
 
-inline std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using switchyard::splitmix64;
 
 inline std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c = 0, std::uint64_t d = 0) {
   return splitmix64(splitmix64(splitmix64(splitmix64(a) ^ b) ^ c) ^ d);

@@ -10,6 +10,7 @@
 
 #include "pending.hpp"
 #include "switchyard/primitives/multinode.hpp"
+#include "switchyard/splitmix64.hpp"
 
 namespace switchyard::primitives {
 namespace {
@@ -17,10 +18,7 @@ namespace {
 constexpr std::size_t kValue = sizeof(std::uint64_t);  // one matrix value on the wire
 
 std::uint64_t value_at(std::uint64_t seed, Rank i, Rank j) {
-  std::uint64_t x = seed ^ (std::uint64_t{i} << 32 | j);
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;  // splitmix64's finaliser
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return (x ^ (x >> 31)) % 1'000'000'000 + 1;
+  return splitmix64_finalize(seed ^ (std::uint64_t{i} << 32 | j)) % 1'000'000'000 + 1;
 }
 
 // The value of row `row` in a column sorted by row, or 0.

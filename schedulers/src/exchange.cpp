@@ -11,6 +11,7 @@
 
 #include "switchyard/errors.hpp"
 #include "switchyard/span_timer.hpp"
+#include "switchyard/splitmix64.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
@@ -44,10 +45,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
-  std::uint64_t z = seed + (stream + 1) * 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return splitmix64_finalize(seed + (stream + 1) * kSplitMix64Gamma);
 }
 
 

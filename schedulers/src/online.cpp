@@ -8,19 +8,13 @@
 #include "hooks_support.hpp"
 #include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/splitmix64.hpp"
 
 namespace switchyard::schedulers {
 
 namespace {
 
 using switchyard::detail::PooledArray;
-
-std::uint64_t splitmix64(std::uint64_t& state) noexcept {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 std::size_t first_peer_at_least(std::span<const MatrixEntry> entries, Rank r) {
   return static_cast<std::size_t>(
@@ -211,8 +205,8 @@ Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, 
 
   PooledArray<std::uint32_t> pending(sends.size());
   std::iota(pending.begin(), pending.end(), 0u);
-  std::uint64_t rng = options.seed ^ (std::uint64_t{me} * 0xd1b54a32d192ed03ull);
-  for (std::size_t k = pending.size(); k > 1; --k) std::swap(pending[k - 1], pending[splitmix64(rng) % k]);
+  SplitMix64 rng(options.seed ^ (std::uint64_t{me} * 0xd1b54a32d192ed03ull));
+  for (std::size_t k = pending.size(); k > 1; --k) std::swap(pending[k - 1], pending[rng() % k]);
 
   DrsnStats stats;
   const std::uint32_t yields = std::max<std::uint32_t>(options.retry_yields, 1);

@@ -4,25 +4,22 @@
 #include <cstdio>
 #include <cstring>
 
+#include "switchyard/splitmix64.hpp"
+
 namespace switchyard::schedulers {
 
 namespace {
 
-constexpr std::uint64_t kGamma = 0x9e3779b97f4a7c15ull;
-
-constexpr std::uint64_t finalize(std::uint64_t z) noexcept {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+using switchyard::splitmix64_finalize;
+constexpr std::uint64_t kGamma = switchyard::kSplitMix64Gamma;
 
 std::uint64_t message_key(std::uint64_t seed, Rank src, Rank dst) noexcept {
-  return finalize(finalize(seed + kGamma) ^ ((std::uint64_t{src} << 32) | dst));
+  return splitmix64_finalize(splitmix64_finalize(seed + kGamma) ^ ((std::uint64_t{src} << 32) | dst));
 }
 
 // Word k of a message: SplitMix64's k-th output from `key`, computed directly
 // rather than by stepping, so that any word can be had on its own.
-inline std::uint64_t word(std::uint64_t key, std::uint64_t k) noexcept { return finalize(key + (k + 1) * kGamma); }
+inline std::uint64_t word(std::uint64_t key, std::uint64_t k) noexcept { return splitmix64_finalize(key + (k + 1) * kGamma); }
 
 // Calls f(position in the span, word bytes, first byte of the word, byte count)
 // for each 8-byte word of the message overlapping [offset, offset + size).

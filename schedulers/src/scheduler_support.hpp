@@ -8,30 +8,16 @@
 #include <vector>
 
 #include "switchyard/schedulers/schedule.hpp"
+#include "switchyard/splitmix64.hpp"
 
 namespace switchyard::schedulers::detail {
 
-// A SplitMix64 stream: the per-row generator of the CCOM compaction. A row
-// shuffles only d entries, and constructing a std::mt19937_64 (2.5 KB of state,
-// seeded and twisted before its first output) costs about 3 us: for n = 512
-// rows, three quarters of CGM's 2 ms budget. SplitMix64 passes BigCrush, has
-// one word of state and is seeded per row from a mt19937_64 draw.
-class SplitMix64 {
- public:
-  using result_type = std::uint64_t;
-  explicit SplitMix64(std::uint64_t state) : state_(state) {}
-  static constexpr result_type min() { return 0; }
-  static constexpr result_type max() { return ~result_type{0}; }
-  result_type operator()() {
-    std::uint64_t z = state_ += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-
- private:
-  std::uint64_t state_;
-};
+// The per-row generator of the CCOM compaction is SplitMix64: a row shuffles
+// only d entries, and constructing a std::mt19937_64 (2.5 KB of state, seeded
+// and twisted before its first output) costs about 3 us: for n = 512 rows,
+// three quarters of CGM's 2 ms budget. It is seeded per row from a
+// mt19937_64 draw.
+using switchyard::SplitMix64;
 
 // A uniform draw from 0..bound-1 (bound > 0) with Lemire's multiply-and-reject
 // method. std::uniform_int_distribution would do, but its algorithm is up to the
@@ -60,7 +46,7 @@ void shuffle(T* v, std::size_t count, Rng& rng) {
 // A well-mixed function of x (the SplitMix64 finaliser), and from it the seed
 // of an independent stream `stream` of `seed`: neighbouring samples get
 // unrelated mt19937_64 states.
-inline std::uint64_t mix(std::uint64_t x) { return SplitMix64(x)(); }
+inline std::uint64_t mix(std::uint64_t x) { return switchyard::splitmix64(x); }
 inline std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) { return mix(seed ^ mix(stream)); }
 
 // Collects the phases of a scheduler that sends whole messages (GM, CGM, RS_N).
