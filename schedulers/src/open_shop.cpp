@@ -172,6 +172,14 @@ bool OpenShop::search(int s, std::uint32_t root, bool may_drop, std::uint32_t st
   stack_.push_back(root);
   side.seen[root] = stamp;
   side.cursor[root] = 0;
+  // Look ahead: a free partner of the root makes a path of one message,
+  // where the depth-first walk below would wander through matched vertices.
+  for (std::uint32_t k = 0; k < side.live[root]; ++k)
+    if (other.mate[end_[1 - s][side.list[side.first[root] + k]]] == kNone) {
+      side.cursor[root] = k;
+      commit(s, kNone);
+      return true;
+    }
   while (!stack_.empty()) {
     const std::uint32_t x = stack_.back();
     if (side.cursor[x] == side.live[x]) {
