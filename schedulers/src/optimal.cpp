@@ -157,12 +157,26 @@ std::vector<Phase> cap_phases(const CommMatrix& m, const std::vector<Phase>& ful
   return best;
 }
 
+// Whether every message has the same size b: then the lower bound is b·Δ and
+// the Δ-colouring of whole messages reaches it, in O(E log Δ), where the open
+// shop, every line tight, rebuilds a perfect matching per phase (6 times as long
+// at n = 512, d = 128).
+bool one_message_size(const CommMatrix& m) {
+  std::uint64_t size = 0;
+  for (Rank i = 0; i < m.size(); ++i)
+    for (const MatrixEntry& e : m.row(i)) {
+      if (size != 0 && e.bytes != size) return false;
+      size = e.bytes;
+    }
+  return true;
+}
+
 }  // namespace
 
 Schedule schedule_optimal(const CommMatrix& m) { return Schedule{m.size(), "optimal", colour_pieces(m, 0)}; }
 
 Schedule schedule_optimal_bytes(const CommMatrix& m, const OptimalBytesOptions& options) {
-  std::vector<Phase> phases = detail::open_shop_phases(m);
+  std::vector<Phase> phases = one_message_size(m) ? colour_pieces(m, 0) : detail::open_shop_phases(m);
   const std::uint64_t cap = std::max(options.max_phases, m.max_degree());
   if (options.max_phases != 0 && phases.size() > cap) phases = cap_phases(m, phases, cap);
   return Schedule{m.size(), "optimal-bytes", std::move(phases)};
