@@ -19,6 +19,19 @@
 //                               Fig. 7 matrices, n = 512, d = 128 and n = 1024,
 //                               d = 512; optimal's x_target = time / target
 //                               (10 ms and 250 ms on one core), <= 1 meets it.
+//   BM_OptimalBytes/<shape>/<name>
+//                               optimal-bytes on the three shapes of issue 16
+//                               with optimal (exactly Δ phases, whole messages)
+//                               beside it as the baseline: fig7 (n = 512,
+//                               d = 128, 1 KiB messages), star (one receiver,
+//                               n - 1 = 29 999 senders of 1..32 KiB) and dense
+//                               (2000 x 2000, 1..32 KiB). x_target = time /
+//                               target (100 ms, 1 s, 20 s), <= 1 meets it;
+//                               delta = Δ, optimal's phase count; x_lower must
+//                               be 1 for optimal-bytes. 3 repetitions of one
+//                               iteration for the big shapes. The dense
+//                               optimal-bytes line takes minutes per run
+//                               (~10^8 pieces): filter it out for quick runs.
 //   BM_Compaction/<kind>/n:N/parallel:P
 //                               CCOM alone (Fig. 5), d = 64, n = 1024 and 4096.
 //                               kind sparse: from CommMatrix rows, O(n d);
@@ -48,6 +61,7 @@
 #include <switchyard/schedulers/comm_matrix.hpp>
 #include <switchyard/schedulers/optimal.hpp>
 #include <switchyard/schedulers/static_schedulers.hpp>
+#include <switchyard/splitmix64.hpp>
 
 namespace {
 
@@ -113,6 +127,37 @@ void BM_Optimal(benchmark::State& state, const std::string& name) {
   schedule_line(state, name, m, target_ms);
 }
 
+// Issue 16's shapes for optimal-bytes: each message 1..32 KiB.
+struct OptimalBytesShape {
+  const char* name;
+  double target_ms;
+  int iterations;  // 0: as many as Google Benchmark likes
+};
+constexpr OptimalBytesShape kOptimalBytesShapes[] = {{"fig7", 100, 0}, {"star", 1000, 1}, {"dense", 20000, 1}};
+
+// Each built on first use only: the dense one holds 4 million entries.
+const CommMatrix& optimal_bytes_matrix(const std::string& shape) {
+  if (shape == "fig7") return uniform_matrix();
+  if (shape == "star") {
+    static const CommMatrix star = [] {
+      constexpr switchyard::Rank n = 30000;
+      CommMatrix m(n);
+      switchyard::SplitMix64 rng(42);
+      for (switchyard::Rank i = 1; i < n; ++i) m.set(i, 0, 1024 * (1 + rng() % 32));
+      return m;
+    }();
+    return star;
+  }
+  static const CommMatrix dense = nonuniform_matrix(2000, 2000, 1024, 42);
+  return dense;
+}
+
+void BM_OptimalBytes(benchmark::State& state, const OptimalBytesShape& shape, const std::string& name) {
+  const CommMatrix& m = optimal_bytes_matrix(shape.name);
+  schedule_line(state, name, m, shape.target_ms);
+  state.counters["delta"] = static_cast<double>(m.max_degree());
+}
+
 void BM_Compaction(benchmark::State& state, bool dense) {
   const auto n = static_cast<switchyard::Rank>(state.range(0));
   const bool parallel = state.range(1) != 0;
@@ -171,6 +216,16 @@ void register_all() {
         ->Unit(benchmark::kMillisecond)
         ->Repetitions(10)
         ->ReportAggregatesOnly(true);
+  }
+  for (const OptimalBytesShape& shape : kOptimalBytesShapes) {
+    for (const std::string name : {"optimal", "optimal-bytes"}) {
+      auto* b = benchmark::RegisterBenchmark(("BM_OptimalBytes/" + std::string(shape.name) + "/" + name).c_str(),
+                                             BM_OptimalBytes, shape, name)
+                    ->Unit(benchmark::kMillisecond)
+                    ->Repetitions(shape.iterations == 0 ? 5 : 3)
+                    ->ReportAggregatesOnly(true);
+      if (shape.iterations != 0) b->Iterations(shape.iterations);
+    }
   }
   for (const bool dense : {false, true}) {
     benchmark::RegisterBenchmark(dense ? "BM_Compaction/dense" : "BM_Compaction/sparse", BM_Compaction, dense)

@@ -12,6 +12,7 @@
 #include <switchyard/errors.hpp>
 #include <switchyard/schedulers/optimal.hpp>
 #include <switchyard/schedulers/static_schedulers.hpp>
+#include <switchyard/splitmix64.hpp>
 #include <vector>
 
 namespace {
@@ -167,6 +168,110 @@ TEST(OptimalBytes, UniformSizesNeedNoSplitting) {
   EXPECT_EQ(s.phases.size(), 9u);
   EXPECT_EQ(s.transfers(), m.messages());
   EXPECT_EQ(s.makespan_bytes(), 9u * 333u);
+}
+
+// optimal-bytes alone: a valid schedule at the byte lower bound, within the
+// open shop's bound of one phase per message plus one per line turning tight.
+void expect_at_lower_bound(const CommMatrix& m, const std::string& what) {
+  SCOPED_TRACE(what);
+  const Schedule b = schedule_optimal_bytes(m);
+  ASSERT_NO_THROW(validate(b, m));
+  EXPECT_EQ(b.makespan_bytes(), m.max_load_bytes());
+  EXPECT_LE(b.phases.size(), m.messages() + 2 * std::uint64_t{m.size()});
+  for (const Phase& p : b.phases) EXPECT_FALSE(p.empty());
+}
+
+// One receiver, n - 1 senders: the receiver is the only tight line, so each
+// phase is one whole message.
+TEST(OptimalBytes, StarIsOnePhasePerSender) {
+  for (Rank n : {Rank{2}, Rank{3}, Rank{1000}, Rank{5000}}) {
+    CommMatrix in(n), out(n);
+    SplitMix64 rng(n);
+    for (Rank i = 1; i < n; ++i) {
+      in.set(i, 0, 1 + rng() % 100000);
+      out.set(0, i, 1 + rng() % 100000);
+    }
+    for (const CommMatrix* m : {&in, &out}) {
+      expect_at_lower_bound(*m, "star n=" + std::to_string(n));
+      const Schedule s = schedule_optimal_bytes(*m);
+      EXPECT_EQ(s.phases.size(), n - 1u);
+      EXPECT_EQ(s.transfers(), m->messages()) << "every message whole";
+    }
+  }
+}
+
+// Every entry present, sizes continuous and in 32 steps (test set 2): every
+// line but a few has slack, the case where a Birkhoff-von Neumann
+// decomposition would need about n^2 phases.
+TEST(OptimalBytes, DenseRandomMatrices) {
+  for (Rank n : {Rank{7}, Rank{60}, Rank{150}}) {
+    CommMatrix m(n);
+    SplitMix64 rng(n * 7919u);
+    for (Rank i = 0; i < n; ++i)
+      for (Rank j = 0; j < n; ++j) m.set(i, j, 1 + rng() % 1000000);
+    expect_at_lower_bound(m, "dense continuous n=" + std::to_string(n));
+    expect_at_lower_bound(nonuniform_matrix(n, n, 1024, n), "dense test set 2 n=" + std::to_string(n));
+  }
+}
+
+// Empty rows and columns among busy ones, and processes that only send or
+// only receive.
+TEST(OptimalBytes, ZeroRowsAndColumns) {
+  for (Rank n : {Rank{4}, Rank{33}, Rank{200}}) {
+    CommMatrix m(n);
+    SplitMix64 rng(n + 5);
+    for (Rank i = 0; i < n; ++i) {
+      if (i % 3 == 1) continue;  // rows that send nothing
+      for (Rank k = 0; k < n / 2 + 1; ++k) {
+        const auto j = static_cast<Rank>(rng() % n);
+        if (j % 4 != 2) m.set(i, j, 1 + rng() % 50000);  // columns that receive nothing
+      }
+    }
+    expect_at_lower_bound(m, "zero rows and columns n=" + std::to_string(n));
+    for (Rank i = 1; i < n; i += 3) EXPECT_EQ(m.row(i).size(), 0u);
+  }
+}
+
+// Sizes near 2^63, where a line sum, the time left or a piece's offset would
+// wrap in 64 bits if computed carelessly (CommMatrix keeps every sum below
+// 2^63).
+TEST(OptimalBytes, HugeByteCounts) {
+  constexpr std::uint64_t k62 = std::uint64_t{1} << 62;
+  {
+    CommMatrix one(3);
+    one.set(1, 2, kMaxMatrixBytes);
+    expect_at_lower_bound(one, "one message of 2^63 - 1 bytes");
+  }
+  {
+    CommMatrix m(5);
+    m.set(0, 1, k62 - 1);
+    m.set(0, 2, k62 / 2 + 12345);
+    m.set(1, 2, k62 / 4 - 7);
+    m.set(2, 3, k62 / 8 + 3);
+    m.set(3, 0, 5);
+    m.set(1, 3, k62 / 16 + 999);
+    m.set(4, 4, k62 / 32);
+    expect_at_lower_bound(m, "a few messages near 2^62");
+  }
+  {
+    // A tight column of 2^63 - 1 bytes in all, the other lines far below it.
+    CommMatrix m(8);
+    std::uint64_t left = kMaxMatrixBytes;
+    for (Rank i = 0; i < 7; ++i) {
+      const std::uint64_t b = i == 6 ? left : left / 3;
+      m.set(i, 7, b);
+      left -= b;
+    }
+    EXPECT_EQ(m.max_load_bytes(), kMaxMatrixBytes);
+    expect_at_lower_bound(m, "a column of 2^63 - 1 bytes");
+  }
+  {
+    CommMatrix m(40);
+    SplitMix64 rng(77);
+    for (Rank i = 0; i < 40; ++i)
+      for (Rank k = 0; k < 10; ++k) m.set(i, static_cast<Rank>(rng() % 40), 1 + rng() % (k62 / 256));
+    expect_at_lower_bound(m, "random sizes up to 2^54");
+  }
 }
 
 }  // namespace

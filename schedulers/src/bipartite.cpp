@@ -11,16 +11,7 @@ BipartiteMatcher::BipartiteMatcher(std::uint32_t left_vertices, std::uint32_t ri
       edge_of_left_(left_vertices, kNoVertex),
       left_of_right_(right_vertices, kNoVertex),
       level_(left_vertices, kUnreached),
-      cursor_(left_vertices, 0),
-      visited_(left_vertices, 0) {}
-
-void BipartiteMatcher::release(std::uint32_t u) {
-  if (right_of_left_[u] == kNoVertex) return;
-  left_of_right_[right_of_left_[u]] = kNoVertex;
-  right_of_left_[u] = kNoVertex;
-  edge_of_left_[u] = kNoVertex;
-  --size_;
-}
+      cursor_(left_vertices, 0) {}
 
 namespace {
 

@@ -29,10 +29,7 @@ struct LeftAdjacency {
   std::vector<Arc> arcs;
 };
 
-// A maximum matching kept across edge deletions. Edges are "alive" as a
-// caller-supplied predicate says, so a user that deletes edges (the
-// Birkhoff-von Neumann loop) releases the affected vertices and re-augments
-// only from them instead of starting over.
+// A maximum matching of the edges a caller-supplied predicate calls alive.
 class BipartiteMatcher {
  public:
   BipartiteMatcher(std::uint32_t left_vertices, std::uint32_t right_vertices);
@@ -40,14 +37,6 @@ class BipartiteMatcher {
   // Hopcroft-Karp from the current matching: O(E sqrt(V)). Returns the size.
   template <class Alive>
   std::uint32_t maximize(const LeftAdjacency& adj, Alive&& alive);
-  // One augmenting-path search from free left vertex u (depth first, each
-  // vertex tried once). Returns whether u got matched.
-  template <class Alive>
-  bool augment_from(std::uint32_t u, const LeftAdjacency& adj, Alive&& alive);
-
-  // Unmatches u and its partner.
-  void release(std::uint32_t u);
-
   std::uint32_t size() const noexcept { return size_; }
   // The edge matched to left vertex u, or kNoVertex.
   std::uint32_t edge_of(std::uint32_t u) const { return edge_of_left_[u]; }
@@ -55,18 +44,16 @@ class BipartiteMatcher {
  private:
   template <class Alive>
   bool layer(const LeftAdjacency& adj, Alive& alive);
-  // Follows the layered graph from root (Hopcroft-Karp, layered == true) or
-  // any unvisited path (augment_from) with an explicit stack: paths can be
-  // as long as the graph, far beyond a thread's stack in recursion.
+  // Follows the layered graph from root (Hopcroft-Karp) with an explicit
+  // stack: paths can be as long as the graph, far beyond a thread's stack in
+  // recursion.
   template <class Alive>
-  bool search(std::uint32_t root, const LeftAdjacency& adj, Alive& alive, bool layered);
+  bool search(std::uint32_t root, const LeftAdjacency& adj, Alive& alive);
 
   static constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
   std::uint32_t size_ = 0;
   std::vector<std::uint32_t> right_of_left_, edge_of_left_, left_of_right_;
   std::vector<std::uint32_t> level_, cursor_, stack_, queue_;
-  std::vector<std::uint32_t> visited_;  // augment_from: stamp per left vertex
-  std::uint32_t stamp_ = 0;
 };
 
 // Colours the edges of a bipartite multigraph with exactly Δ colours, Δ its
@@ -109,14 +96,14 @@ bool BipartiteMatcher::layer(const LeftAdjacency& adj, Alive& alive) {
 }
 
 template <class Alive>
-bool BipartiteMatcher::search(std::uint32_t root, const LeftAdjacency& adj, Alive& alive, bool layered) {
+bool BipartiteMatcher::search(std::uint32_t root, const LeftAdjacency& adj, Alive& alive) {
   stack_.clear();
   stack_.push_back(root);
   cursor_[root] = adj.offsets[root];
   while (!stack_.empty()) {
     const std::uint32_t u = stack_.back();
     if (cursor_[u] == adj.offsets[u + 1]) {
-      if (layered) level_[u] = kUnreached;  // a dead end for the rest of this Hopcroft-Karp phase
+      level_[u] = kUnreached;  // a dead end for the rest of this Hopcroft-Karp phase
       stack_.pop_back();
       if (!stack_.empty()) ++cursor_[stack_.back()];
       continue;
@@ -140,9 +127,7 @@ bool BipartiteMatcher::search(std::uint32_t root, const LeftAdjacency& adj, Aliv
       ++size_;
       return true;
     }
-    const bool step = layered ? level_[w] == level_[u] + 1 : visited_[w] != stamp_;
-    if (step) {
-      if (!layered) visited_[w] = stamp_;
+    if (level_[w] == level_[u] + 1) {
       cursor_[w] = adj.offsets[w];
       stack_.push_back(w);
     } else {
@@ -158,20 +143,10 @@ std::uint32_t BipartiteMatcher::maximize(const LeftAdjacency& adj, Alive&& alive
   while (layer(adj, alive)) {
     bool grew = false;
     for (std::uint32_t u = 0; u < left; ++u)
-      if (right_of_left_[u] == kNoVertex && level_[u] == 0) grew |= search(u, adj, alive, true);
+      if (right_of_left_[u] == kNoVertex && level_[u] == 0) grew |= search(u, adj, alive);
     if (!grew) break;
   }
   return size_;
-}
-
-template <class Alive>
-bool BipartiteMatcher::augment_from(std::uint32_t u, const LeftAdjacency& adj, Alive&& alive) {
-  if (++stamp_ == 0) {  // the stamp wrapped: old marks could alias the new one
-    std::fill(visited_.begin(), visited_.end(), 0);
-    stamp_ = 1;
-  }
-  visited_[u] = stamp_;
-  return search(u, adj, alive, false);
 }
 
 }  // namespace switchyard::schedulers::detail

@@ -8,8 +8,9 @@
 //
 // `optimal-bytes`: messages may be split into byte ranges. The makespan (sum
 // over phases of the largest transfer in the phase) reaches the lower bound
-// L = the most bytes any process sends or receives, by a Birkhoff-von Neumann
-// style decomposition of the byte matrix.
+// L = the most bytes any process sends or receives, by Gonzalez and Sahni's
+// preemptive open-shop schedule (lines with slack idle or finish early, the
+// tight ones never do).
 
 #include <cstdint>
 
