@@ -98,7 +98,7 @@ void check_memory(double matrix_bytes, const std::string& what) { check_buffer_m
 struct ExchangeArgs {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
+  std::string matrix, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
   bool nonuniform = false;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
@@ -208,9 +208,9 @@ int run_exchange(const ExchangeArgs& a) {
   options.repeat = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1'000'000));
   options.seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
   if (!a.max_phases.empty()) options.max_phases = parse_uint(a.max_phases, "--max-phases", 1, ~std::uint64_t{0});
-  if (!a.mailbox_capacity.empty()) {
-    options.run_options.mailbox_capacity =
-        parse_uint(a.mailbox_capacity, "--mailbox-capacity", 1, std::size_t{1} << 24);
+  if (!a.ring_capacity.empty()) {
+    options.run_options.ring_capacity =
+        parse_uint(a.ring_capacity, "--ring-capacity", 1, std::size_t{1} << 24);
   }
   if (!a.ac_strip.empty()) options.ac.strip = parse_uint(a.ac_strip, "--ac-strip", 0, 1'000'000);
   if (!a.drsn_retry_yields.empty()) {
@@ -231,8 +231,8 @@ int run_exchange(const ExchangeArgs& a) {
               static_cast<unsigned long long>(processes), rt->cores().size(),
               file_matrix ? "most messages sent or received by one process" : "density",
               static_cast<unsigned long long>(density), pattern.c_str());
-  std::printf("%u repetition(s), seed %llu, mailbox capacity %zu cache lines, AC strip %s\n\n", options.repeat,
-              static_cast<unsigned long long>(options.seed), options.run_options.mailbox_capacity,
+  std::printf("%u repetition(s), seed %llu, ring capacity %zu cache lines, AC strip %s\n\n", options.repeat,
+              static_cast<unsigned long long>(options.seed), options.run_options.ring_capacity,
               options.ac.strip ? std::to_string(options.ac.strip).c_str() : "unlimited");
   std::fflush(stdout);
 
@@ -275,7 +275,7 @@ int run_exchange(const ExchangeArgs& a) {
     if (file_matrix) j["matrix"] = a.matrix;
     j["repeat"] = options.repeat;
     j["seed"] = options.seed;
-    j["mailbox_capacity"] = options.run_options.mailbox_capacity;
+    j["mailbox_capacity"] = options.run_options.ring_capacity;
     j["results"] = nlohmann::ordered_json::array();
     j["generate_recv"] = nlohmann::ordered_json::array();
     for (const MatrixRun& run : runs) {
@@ -296,7 +296,7 @@ int run_exchange(const ExchangeArgs& a) {
         row["messages"] = run.report.messages;
         row["megabytes"] = static_cast<double>(run.report.total_bytes) / 1e6;
         row["slots"] = r.job.slots;
-        row["mailbox_full"] = r.job.mailbox_full;
+        row["mailbox_full"] = r.job.ring_full;
         j["results"].push_back(std::move(row));
       }
       const auto& g = *run.report.generate_recv;
@@ -487,9 +487,9 @@ int main(int argc, char** argv) {
   exchange->add_option("--cores", ex.cores, "OS CPUs to run on, e.g. 0,1 or 0-3 (default: all usable)")
       ->type_name("LIST");
   exchange
-      ->add_option("--mailbox-capacity", ex.mailbox_capacity,
+      ->add_option("--ring-capacity", ex.ring_capacity,
                    "Cache lines (4 slots of 16 bytes each) per core-to-core ring, 1..16777216 (default: " +
-                       std::to_string(sy::RunOptions{}.mailbox_capacity) + ")")
+                       std::to_string(sy::RunOptions{}.ring_capacity) + ")")
       ->type_name("LINES");
   exchange
       ->add_option("--ac-strip", ex.ac_strip,

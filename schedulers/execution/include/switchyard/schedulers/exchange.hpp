@@ -33,7 +33,7 @@ struct ExchangeOptions {
   std::uint32_t repeat = 5;             // K, at least 1
   std::uint64_t seed = 1;               // payloads, scheduler seeds, DRS_N's orders
   std::uint64_t max_phases = 0;         // optimal-bytes' phase cap (0: none)
-  RunOptions run_options;               // placement, mailbox capacity, ...; handlers are added to a copy
+  RunOptions run_options;               // placement, ring capacity, ...; handlers are added to a copy
   std::optional<model::MachineFile> machine;  // "auto": the machine file it charges (none: the default)
   AcOptions ac;
   std::uint32_t drsn_retry_yields = 1;
