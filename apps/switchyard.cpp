@@ -210,7 +210,7 @@ int run_exchange(const ExchangeArgs& a) {
   if (!a.max_phases.empty()) options.max_phases = parse_uint(a.max_phases, "--max-phases", 1, ~std::uint64_t{0});
   if (!a.ring_capacity.empty()) {
     options.run_options.ring_capacity =
-        parse_uint(a.ring_capacity, "--ring-capacity", 1, std::size_t{1} << 24);
+        parse_uint(a.ring_capacity, "--ring-capacity (--mailbox-capacity)", 1, std::size_t{1} << 24);
   }
   if (!a.ac_strip.empty()) options.ac.strip = parse_uint(a.ac_strip, "--ac-strip", 0, 1'000'000);
   if (!a.drsn_retry_yields.empty()) {
@@ -487,7 +487,8 @@ int main(int argc, char** argv) {
   exchange->add_option("--cores", ex.cores, "OS CPUs to run on, e.g. 0,1 or 0-3 (default: all usable)")
       ->type_name("LIST");
   exchange
-      ->add_option("--ring-capacity", ex.ring_capacity,
+      // --mailbox-capacity: its name before the ring was called the ring, still accepted.
+      ->add_option("--ring-capacity,--mailbox-capacity", ex.ring_capacity,
                    "Cache lines (4 slots of 16 bytes each) per core-to-core ring, 1..16777216 (default: " +
                        std::to_string(sy::RunOptions{}.ring_capacity) + ")")
       ->type_name("LINES");
