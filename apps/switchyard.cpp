@@ -508,7 +508,7 @@ ExchangeCommand add_exchange_command(CLI::App& app, ExchangeArgs& ex) {
   exchange->add_option("--cores", ex.cores, "OS CPUs to run on, e.g. 0,1 or 0-3 (default: all usable)")
       ->type_name("LIST");
   exchange
-      // --mailbox-capacity: its name before the ring was called the ring, still accepted.
+      // (--mailbox-capacity), its name before the ring was called the ring, is still accepted.
       ->add_option("--ring-capacity,--mailbox-capacity", ex.ring_capacity,
                    "Cache lines (4 slots of 16 bytes each) per core-to-core ring, 1..16777216 (default: " +
                        std::to_string(sy::RunOptions{}.ring_capacity) + ")")

@@ -134,7 +134,7 @@ TEST(OnlineCorners, DrsnEmptyRowsSelfMessagesDenseRowsAndOddSizes) {
   }
 }
 
-TEST(OnlineCorners, DrsnWithOnePacketMailboxesAndRetryDelay) {
+TEST(OnlineCorners, DrsnWithOnePacketRingsAndRetryDelay) {
   for (Rank n : {Rank{7}, Rank{32}}) {
     SCOPED_TRACE("n=" + std::to_string(n));
     run_drsn(sytest::nonuniform_case(n), 1, 1);
@@ -226,7 +226,7 @@ TEST(ExchangeDriver, EverySchedulerReportsWhatItShould) {
   EXPECT_GT(report.generate_recv->am_ms.median, 0);
 }
 
-TEST(ExchangeDriver, StripMinedAcAndTinyMailboxes) {
+TEST(ExchangeDriver, StripMinedAcAndTinyRings) {
   ExchangeOptions o;
   o.repeat = 1;
   o.schedulers = {"ac", "rsnh", "drsn"};

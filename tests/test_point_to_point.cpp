@@ -353,7 +353,7 @@ TEST(PointToPoint, RandomExplicitPlacement) {
   }
 }
 
-TEST(PointToPoint, MailboxCapacityOneCompletesEverything) {
+TEST(PointToPoint, RingCapacityOneCompletesEverything) {
   Runtime rt;
   for (std::uint64_t n : {2u, 32u, 1024u}) {
     for (Traffic t : {Traffic::kPostedPerSource, Traffic::kAnySource, Traffic::kBlockingPhases}) {

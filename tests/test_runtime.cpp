@@ -130,10 +130,10 @@ TEST(Runtime, InvalidRunOptionsRejected) {
   expect_invalid(kAnySource, {}, "kAnySource processes");
   RunOptions o;
   o.ring_capacity = 0;
-  expect_invalid(2, o, "mailbox_capacity 0");
+  expect_invalid(2, o, "ring_capacity 0");
   o = {};
   o.ring_capacity = (std::size_t{1} << 24) + 1;
-  expect_invalid(2, o, "mailbox_capacity 2^24+1");
+  expect_invalid(2, o, "ring_capacity 2^24+1");
   o = {};
   o.eager_limit = (std::uint64_t{1} << 20) + 1;
   expect_invalid(2, o, "eager_limit 1 MiB + 1");
