@@ -42,8 +42,14 @@ install(FILES ${PROJECT_BINARY_DIR}/switchyardConfig.cmake ${PROJECT_BINARY_DIR}
         DESTINATION ${switchyard_cmake_dir})
 
 # pkg-config: the libraries are static, so what they link privately (hwloc,
-# oneTBB) is in Requires.private and Libs.private: `pkg-config --static --libs switchyard`.
+# oneTBB) must be on every consumer's link line: its -L/-l flags follow ours in
+# Libs (not Requires.private: `pkg-config --static` would then add hwloc's own
+# static dependencies, libudev among them, which a shared hwloc does not need).
+# Their headers stay out of Cflags.
 list(TRANSFORM switchyard_libraries PREPEND "-l" OUTPUT_VARIABLE switchyard_pc_libs)
+get_target_property(tbb_location TBB::tbb LOCATION)
+get_filename_component(tbb_dir "${tbb_location}" DIRECTORY)
+list(APPEND switchyard_pc_libs ${HWLOC_LDFLAGS} -L${tbb_dir} -ltbb)
 list(JOIN switchyard_pc_libs " " SWITCHYARD_PC_LIBS)
 file(RELATIVE_PATH SWITCHYARD_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" SWITCHYARD_PC_UP "${SWITCHYARD_PC_UP}")

@@ -3,7 +3,7 @@
 #       [-DSANITIZE_FLAGS=<flags>] [-DCLI=ON] -P install_and_build.cmake
 # Installs the already built tree into a fresh prefix (nothing is rebuilt),
 # configures tests/consumer against that prefix alone, builds it and runs it;
-# then checks the pkg-config file names the installed libraries.
+# then builds and runs the same program with pkg-config's flags alone.
 foreach(var BUILD_DIR SOURCE_DIR EXAMPLE WORK_DIR GENERATOR CXX)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_and_build.cmake: -D${var}=... is required")
@@ -67,9 +67,20 @@ if(PKG_CONFIG)
   file(GLOB_RECURSE pc ${prefix}/*/pkgconfig/switchyard.pc)
   get_filename_component(pc_dir ${pc} DIRECTORY)
   set(ENV{PKG_CONFIG_PATH} ${pc_dir})
-  run("pkg-config" ${PKG_CONFIG} --static --libs switchyard)
+  run("pkg-config" ${PKG_CONFIG} --cflags --libs switchyard)
   # Relocatable: the -L names the scratch prefix (by way of the .pc file's folder).
   if(NOT last_output MATCHES "-L${pc_dir}/[./]*lib.* -lswitchyard_runtime .*-lswitchyard_transport.*-lhwloc")
-    message(FATAL_ERROR "pkg-config --static --libs switchyard: ${last_output}")
+    message(FATAL_ERROR "pkg-config --cflags --libs switchyard: ${last_output}")
+  endif()
+  # The same program, built with nothing but the flags pkg-config gives.
+  separate_arguments(pc_flags UNIX_COMMAND "${last_output}")
+  set(compile ${CXX} ${EXAMPLE} -O2 ${SANITIZE_FLAGS} -o ${WORK_DIR}/pkg_config_consumer ${pc_flags})
+  if(LAUNCHER)
+    list(PREPEND compile ${LAUNCHER})
+  endif()
+  run("building the consumer with pkg-config's flags" ${compile})
+  run("running the pkg-config consumer" ${WORK_DIR}/pkg_config_consumer)
+  if(NOT last_output MATCHES "exchange plans: 0 wrong words")
+    message(FATAL_ERROR "the pkg-config consumer's output is not the expected one: ${last_output}")
   endif()
 endif()
