@@ -1,6 +1,7 @@
 #include "redistribute_command.hpp"
 
 #include "cli_support.hpp"
+#include "json_report.hpp"
 
 #include <unistd.h>
 
@@ -262,7 +263,7 @@ nlohmann::ordered_json results_json(const std::vector<rd::Index>& extent, const 
       row["method"] = r.plan->method();
       row["plan_ms"] = {{"total", t.total_ms()}, {"com", t.com_ms}, {"schedule", t.schedule_ms},
                         {"descriptors", t.descriptors_ms}};
-      row["redistribute_ms"] = {{"median", r.ms.median}, {"min", r.ms.min}, {"max", r.ms.max}};
+      row["redistribute_ms"] = time_json(r.ms);
       row["samples_ms"] = r.ms.samples;
       row["verified"] = true;
     }
@@ -312,9 +313,7 @@ int run_command(const std::string& extent_text, const std::string& from,
   print_results(results, repeat);
 
   if (json) {
-    const nlohmann::ordered_json j = results_json(extent, src, dst, com, rt.cores().size(), repeat, results);
-    json->write(j.dump(2) + "\n");
-    std::printf("wrote %s\n", json->path().c_str());
+    write_json_report(*json, results_json(extent, src, dst, com, rt.cores().size(), repeat, results));
   }
   if (dump) {
     dump->write(tables_json(results, com, src, dst));

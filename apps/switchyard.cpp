@@ -54,6 +54,7 @@
 
 #include "cli_support.hpp"
 #include "collective_command.hpp"
+#include "json_report.hpp"
 #include "model_command.hpp"
 #include "option_parsers.hpp"
 #include "primitive_command.hpp"
@@ -162,10 +163,6 @@ void print_table(const std::vector<MatrixRun>& runs, const std::vector<std::stri
   }
 }
 
-nlohmann::ordered_json time_json(const sys::TimeStats& t) {
-  return {{"median", t.median}, {"min", t.min}, {"max", t.max}};
-}
-
 // What an exchange runs on: the matrix of --matrix, or the generated pattern's
 // processes, density and message sizes (each checked against the memory).
 struct ExchangeInput {
@@ -272,8 +269,7 @@ void write_exchange_json(const ExchangeArgs& a, const ExchangeInput& input, cons
     j["generate_recv"].push_back(
         {{"bytes", run.bytes}, {"recv_ms", {{"concat", time_json(g.concat_ms)}, {"am", time_json(g.am_ms)}}}});
   }
-  output.write(j.dump(2) + "\n");
-  std::printf("wrote %s\n", output.path().c_str());
+  write_json_report(output, j);
 }
 
 void write_exchange_csv(const ExchangeInput& input, const sys::ExchangeOptions& options, const sy::Runtime& runtime,
@@ -435,8 +431,7 @@ int run_phases(const PhasesArgs& a) {
     j["seed"] = seed;
     j["phases"] = {{"avg", st.avg}, {"min", st.min}, {"max", st.max}};
     j["schedule_ms"] = {{"avg", st.schedule_ms_avg}};
-    json->write(j.dump(2) + "\n");
-    std::printf("wrote %s\n", json->path().c_str());
+    write_json_report(*json, j);
   }
   return kExitOk;
 }
