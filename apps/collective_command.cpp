@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "json_report.hpp"
 #include "option_parsers.hpp"
 
 namespace switchyard::cli {
@@ -156,7 +157,7 @@ nlohmann::ordered_json to_json(const std::vector<SizeResult>& sizes, co::Operati
       j["results"].push_back({{"bytes", s.bytes},
                               {"algorithm", r.algorithm},
                               {"predicted_units", r.units},
-                              {"measured_ms", {{"median", r.ms.median}, {"min", r.ms.min}, {"max", r.ms.max}}},
+                              {"measured_ms", time_json(r.ms)},
                               {"chosen", r.algorithm == s.chosen},
                               {"table", r.algorithm == s.table},
                               {"samples_ms", r.ms.samples},
@@ -196,8 +197,7 @@ void report(const std::vector<SizeResult>& results, co::Operation op, Rank p, st
             std::optional<OutputFile>& json) {
   std::printf("\nevery byte of every run verified: yes; times: median of %u runs, barrier to barrier\n", repeat);
   if (json) {
-    json->write(to_json(results, op, p, repeat, machine, cores, all, rank_by_min).dump(2) + "\n");
-    std::printf("wrote %s\n", json->path().c_str());
+    write_json_report(*json, to_json(results, op, p, repeat, machine, cores, all, rank_by_min));
   }
 }
 

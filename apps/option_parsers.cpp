@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "switchyard/schedulers/exchange.hpp"
+#include "switchyard/schedulers/scheduler_table.hpp"
 #include "switchyard/schedulers/static_schedulers.hpp"
 
 namespace switchyard::cli {
@@ -97,14 +98,11 @@ std::vector<int> parse_core_list(const std::string& text) {
 
 std::string parse_static_scheduler(const std::string& text, const std::string& what) {
   const std::string name(trim(text));
-  const auto& names = sys::static_scheduler_names();
-  if (std::find(names.begin(), names.end(), name) != names.end()) return name;
-  const std::string valid = " (static schedulers: " + join(names) + ")";
+  const sys::SchedulerDescriptor* d = sys::find_scheduler(name);
+  if (d && d->kind == sys::SchedulerKind::static_phases) return name;
+  const std::string valid = " (static schedulers: " + join(sys::static_scheduler_names()) + ")";
   if (name.empty()) throw UsageError(what + ": a scheduler name is required" + valid);
-  const auto& online = sys::online_scheduler_names();
-  if (std::find(online.begin(), online.end(), name) != online.end()) {
-    throw UsageError(what + ": '" + name + "' is an online scheme and has no schedule table" + valid);
-  }
+  if (d) throw UsageError(what + ": '" + name + "' is an online scheme and has no schedule table" + valid);
   throw UsageError(what + ": unknown scheduler '" + name + "'" + valid);
 }
 

@@ -1,6 +1,7 @@
 #include "primitive_command.hpp"
 
 #include "cli_support.hpp"
+#include "json_report.hpp"
 
 #include <charconv>
 #include <cstdio>
@@ -133,8 +134,7 @@ void write_json(OutputFile& out, const std::string& task, const sp::VirtualNetwo
   j["wall_ms"] = o.ran ? nlohmann::ordered_json(o.ran->wall_ms) : nlohmann::ordered_json(nullptr);
   j["bytes_verified"] = o.ran ? o.ran->bytes_verified : 0;
   j["verified"] = true;
-  out.write(j.dump(2) + "\n");
-  std::printf("wrote %s\n", out.path().c_str());
+  write_json_report(out, j);
 }
 
 }  // namespace

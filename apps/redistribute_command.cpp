@@ -1,6 +1,7 @@
 #include "redistribute_command.hpp"
 
 #include "cli_support.hpp"
+#include "json_report.hpp"
 
 #include <unistd.h>
 
@@ -165,6 +166,112 @@ std::string tables_json(const std::vector<Result>& results, const rd::CommTable&
   return s + (first ? "}}\n" : "\n }}\n");
 }
 
+// Each kind's plan; a table that does not apply is bad input when it was the
+// one asked for, and a row saying why otherwise.
+std::vector<Result> plan_each(const rd::Layout& src, const rd::Layout& dst, const std::vector<rd::ScheduleKind>& kinds) {
+  std::vector<Result> results;
+  for (rd::ScheduleKind kind : kinds) {
+    Result r{kind, std::nullopt, "", {}};
+    try {
+      r.plan.emplace(src, dst, kind);
+    } catch (const rd::TableNotApplicable& e) {
+      if (kinds.size() == 1) throw UsageError("--schedule table: " + strip_prefix(e.what()));
+      r.reason = strip_prefix(e.what());
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+// Runs each plan `repeat` times on rt, every element of every repetition checked.
+void run_each(Runtime& rt, const rd::Layout& src, const rd::Layout& dst, std::uint32_t repeat,
+              std::vector<Result>& results) {
+  // The array holds its row-major offsets, exactly representable as doubles.
+  std::vector<double> global(static_cast<std::size_t>(src.elements()));
+  for (std::size_t e = 0; e < global.size(); ++e) global[e] = static_cast<double>(e);
+  const auto in = src.scatter(global);
+  const auto want = dst.scatter(global);
+  std::vector<std::vector<double>> out(dst.processes());
+  const std::vector<std::span<const double>> in_views(in.begin(), in.end());
+  for (Result& r : results) {
+    if (!r.plan) continue;
+    std::vector<double> samples;
+    for (std::uint32_t rep = 0; rep < repeat; ++rep) {
+      for (Rank j = 0; j < out.size(); ++j) out[j].assign(want[j].size(), std::numeric_limits<double>::quiet_NaN());
+      const std::vector<std::span<double>> out_views(out.begin(), out.end());
+      samples.push_back(r.plan->execute(rt, in_views, out_views));
+      for (Rank j = 0; j < out.size(); ++j) {
+        const auto bad = std::mismatch(out[j].begin(), out[j].end(), want[j].begin());
+        if (bad.first != out[j].end()) {
+          throw std::runtime_error("schedule " + std::string(rd::name(r.kind)) + ", repetition " +
+                                   std::to_string(rep + 1) + ": target " + std::to_string(j) + "'s local element " +
+                                   std::to_string(bad.first - out[j].begin()) + " is " + std::to_string(*bad.first) +
+                                   ", expected " + std::to_string(*bad.second));
+        }
+      }
+    }
+    r.ms = schedulers::summarize(std::move(samples));
+  }
+}
+
+void print_results(const std::vector<Result>& results, std::uint32_t repeat) {
+  std::printf("%-14s %6s  %-15s %10s %15s  %s\n", "schedule", "steps", "contention-free", "plan (ms)",
+              "redist. (ms)", "how");
+  for (const Result& r : results) {
+    if (!r.plan) {
+      std::printf("%-14s %6s  %-15s %10s %15s  %s\n", std::string(rd::name(r.kind)).c_str(), "n/a", "", "", "",
+                  r.reason.c_str());
+      continue;
+    }
+    std::printf("%-14s %6u  %-15s %10.3f %15.3f  %s\n", std::string(rd::name(r.kind)).c_str(), r.plan->steps(),
+                r.plan->contention_free() ? "yes" : "no", r.plan->timings().total_ms(), r.ms.median,
+                r.plan->method().c_str());
+  }
+  std::printf(
+      "every element of every repetition verified: yes\n"
+      "plan: COM from LDD intersections, the schedule, the pack/unpack descriptors (one thread);\n"
+      "redist.: median of %u, from the first process leaving a barrier to the last one done\n",
+      repeat);
+}
+
+nlohmann::ordered_json results_json(const std::vector<rd::Index>& extent, const rd::Layout& src, const rd::Layout& dst,
+                                    const rd::CommTable& com, std::size_t cores, std::uint32_t repeat,
+                                    const std::vector<Result>& results) {
+  nlohmann::ordered_json j;
+  j["extent"] = extent;
+  j["from"] = src.distribution().str();
+  j["to"] = dst.distribution().str();
+  j["processes"] = rd::job_processes(com);
+  j["sources"] = src.processes();
+  j["targets"] = dst.processes();
+  j["cores"] = cores;
+  j["repeat"] = repeat;
+  j["K"] = com.max_sends();
+  j["K_prime"] = com.max_receives();
+  j["messages"] = com.messages();
+  j["results"] = nlohmann::ordered_json::array();
+  for (const Result& r : results) {
+    nlohmann::ordered_json row;
+    row["schedule"] = std::string(rd::name(r.kind));
+    row["available"] = r.plan.has_value();
+    if (!r.plan) {
+      row["reason"] = r.reason;
+    } else {
+      const rd::PlanTimings& t = r.plan->timings();
+      row["steps"] = r.plan->steps();
+      row["contention_free"] = r.plan->contention_free();
+      row["method"] = r.plan->method();
+      row["plan_ms"] = {{"total", t.total_ms()}, {"com", t.com_ms}, {"schedule", t.schedule_ms},
+                        {"descriptors", t.descriptors_ms}};
+      row["redistribute_ms"] = time_json(r.ms);
+      row["samples_ms"] = r.ms.samples;
+      row["verified"] = true;
+    }
+    j["results"].push_back(std::move(row));
+  }
+  return j;
+}
+
 int run_command(const std::string& extent_text, const std::string& from,
                 const std::string& to, const std::string& schedule, const std::string& repeat_text,
                 const std::string& json_path, const std::string& dump_path) {
@@ -184,17 +291,7 @@ int run_command(const std::string& extent_text, const std::string& from,
   if (!dump_path.empty()) dump.emplace("--dump-tables", dump_path);
 
   // Planning first: a table that does not apply is bad input when it was the one asked for.
-  std::vector<Result> results;
-  for (rd::ScheduleKind kind : kinds) {
-    Result r{kind, std::nullopt, "", {}};
-    try {
-      r.plan.emplace(src, dst, kind);
-    } catch (const rd::TableNotApplicable& e) {
-      if (kinds.size() == 1) throw UsageError("--schedule table: " + strip_prefix(e.what()));
-      r.reason = strip_prefix(e.what());
-    }
-    results.push_back(std::move(r));
-  }
+  std::vector<Result> results = plan_each(src, dst, kinds);
   const rd::CommTable com = rd::communication_table(src, dst);
   const Rank processes = rd::job_processes(com);
   Runtime rt;
@@ -205,92 +302,18 @@ int run_command(const std::string& extent_text, const std::string& from,
               static_cast<unsigned long long>(com.messages()), com.max_sends(), com.max_receives());
   std::fflush(stdout);
 
-  // The array holds its row-major offsets, exactly representable as doubles.
-  std::vector<double> global(static_cast<std::size_t>(src.elements()));
-  for (std::size_t e = 0; e < global.size(); ++e) global[e] = static_cast<double>(e);
-  const auto in = src.scatter(global);
-  const auto want = dst.scatter(global);
-  std::vector<std::vector<double>> out(dst.processes());
-  const std::vector<std::span<const double>> in_views(in.begin(), in.end());
   try {
-    for (Result& r : results) {
-      if (!r.plan) continue;
-      std::vector<double> samples;
-      for (std::uint32_t rep = 0; rep < repeat; ++rep) {
-        for (Rank j = 0; j < out.size(); ++j) out[j].assign(want[j].size(), std::numeric_limits<double>::quiet_NaN());
-        const std::vector<std::span<double>> out_views(out.begin(), out.end());
-        samples.push_back(r.plan->execute(rt, in_views, out_views));
-        for (Rank j = 0; j < out.size(); ++j) {
-          const auto bad = std::mismatch(out[j].begin(), out[j].end(), want[j].begin());
-          if (bad.first != out[j].end()) {
-            throw std::runtime_error("schedule " + std::string(rd::name(r.kind)) + ", repetition " +
-                                     std::to_string(rep + 1) + ": target " + std::to_string(j) + "'s local element " +
-                                     std::to_string(bad.first - out[j].begin()) + " is " + std::to_string(*bad.first) +
-                                     ", expected " + std::to_string(*bad.second));
-          }
-        }
-      }
-      r.ms = schedulers::summarize(std::move(samples));
-    }
+    run_each(rt, src, dst, repeat, results);
   } catch (...) {
     if (json) json->abandon();
     if (dump) dump->abandon();
     throw;
   }
 
-  std::printf("%-14s %6s  %-15s %10s %15s  %s\n", "schedule", "steps", "contention-free", "plan (ms)",
-              "redist. (ms)", "how");
-  for (const Result& r : results) {
-    if (!r.plan) {
-      std::printf("%-14s %6s  %-15s %10s %15s  %s\n", std::string(rd::name(r.kind)).c_str(), "n/a", "", "", "",
-                  r.reason.c_str());
-      continue;
-    }
-    std::printf("%-14s %6u  %-15s %10.3f %15.3f  %s\n", std::string(rd::name(r.kind)).c_str(), r.plan->steps(),
-                r.plan->contention_free() ? "yes" : "no", r.plan->timings().total_ms(), r.ms.median,
-                r.plan->method().c_str());
-  }
-  std::printf(
-      "every element of every repetition verified: yes\n"
-      "plan: COM from LDD intersections, the schedule, the pack/unpack descriptors (one thread);\n"
-      "redist.: median of %u, from the first process leaving a barrier to the last one done\n",
-      repeat);
+  print_results(results, repeat);
 
   if (json) {
-    nlohmann::ordered_json j;
-    j["extent"] = extent;
-    j["from"] = src.distribution().str();
-    j["to"] = dst.distribution().str();
-    j["processes"] = processes;
-    j["sources"] = src.processes();
-    j["targets"] = dst.processes();
-    j["cores"] = rt.cores().size();
-    j["repeat"] = repeat;
-    j["K"] = com.max_sends();
-    j["K_prime"] = com.max_receives();
-    j["messages"] = com.messages();
-    j["results"] = nlohmann::ordered_json::array();
-    for (const Result& r : results) {
-      nlohmann::ordered_json row;
-      row["schedule"] = std::string(rd::name(r.kind));
-      row["available"] = r.plan.has_value();
-      if (!r.plan) {
-        row["reason"] = r.reason;
-      } else {
-        const rd::PlanTimings& t = r.plan->timings();
-        row["steps"] = r.plan->steps();
-        row["contention_free"] = r.plan->contention_free();
-        row["method"] = r.plan->method();
-        row["plan_ms"] = {{"total", t.total_ms()}, {"com", t.com_ms}, {"schedule", t.schedule_ms},
-                          {"descriptors", t.descriptors_ms}};
-        row["redistribute_ms"] = {{"median", r.ms.median}, {"min", r.ms.min}, {"max", r.ms.max}};
-        row["samples_ms"] = r.ms.samples;
-        row["verified"] = true;
-      }
-      j["results"].push_back(std::move(row));
-    }
-    json->write(j.dump(2) + "\n");
-    std::printf("wrote %s\n", json->path().c_str());
+    write_json_report(*json, results_json(extent, src, dst, com, rt.cores().size(), repeat, results));
   }
   if (dump) {
     dump->write(tables_json(results, com, src, dst));

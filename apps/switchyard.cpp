@@ -54,6 +54,7 @@
 
 #include "cli_support.hpp"
 #include "collective_command.hpp"
+#include "json_report.hpp"
 #include "model_command.hpp"
 #include "option_parsers.hpp"
 #include "primitive_command.hpp"
@@ -98,7 +99,7 @@ void check_memory(double matrix_bytes, const std::string& what) { check_buffer_m
 struct ExchangeArgs {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
+  std::string matrix, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
   bool nonuniform = false;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
@@ -162,11 +163,15 @@ void print_table(const std::vector<MatrixRun>& runs, const std::vector<std::stri
   }
 }
 
-nlohmann::ordered_json time_json(const sys::TimeStats& t) {
-  return {{"median", t.median}, {"min", t.min}, {"max", t.max}};
-}
+// What an exchange runs on: the matrix of --matrix, or the generated pattern's
+// processes, density and message sizes (each checked against the memory).
+struct ExchangeInput {
+  std::optional<sys::CommMatrix> file_matrix;
+  std::uint64_t processes = 0, density = 0;
+  std::vector<std::uint64_t> sizes;
+};
 
-int run_exchange(const ExchangeArgs& a) {
+ExchangeInput parse_exchange_input(const ExchangeArgs& a) {
   std::optional<sys::CommMatrix> file_matrix;
   std::uint64_t processes = 0, density = 0;
   std::vector<std::uint64_t> sizes;
@@ -202,15 +207,18 @@ int run_exchange(const ExchangeArgs& a) {
                  "--bytes: messages of up to " + human_bytes(biggest_message) + " with --processes " +
                      std::to_string(processes) + " and --density " + std::to_string(density));
   }
+  return {std::move(file_matrix), processes, density, std::move(sizes)};
+}
 
+sys::ExchangeOptions parse_exchange_options(const ExchangeArgs& a) {
   sys::ExchangeOptions options;
   options.schedulers = parse_scheduler_list(a.schedulers);
   options.repeat = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1'000'000));
   options.seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
   if (!a.max_phases.empty()) options.max_phases = parse_uint(a.max_phases, "--max-phases", 1, ~std::uint64_t{0});
-  if (!a.mailbox_capacity.empty()) {
-    options.run_options.mailbox_capacity =
-        parse_uint(a.mailbox_capacity, "--mailbox-capacity", 1, std::size_t{1} << 24);
+  if (!a.ring_capacity.empty()) {
+    options.run_options.ring_capacity =
+        parse_uint(a.ring_capacity, "--ring-capacity (--mailbox-capacity)", 1, std::size_t{1} << 24);
   }
   if (!a.ac_strip.empty()) options.ac.strip = parse_uint(a.ac_strip, "--ac-strip", 0, 1'000'000);
   if (!a.drsn_retry_yields.empty()) {
@@ -218,6 +226,78 @@ int run_exchange(const ExchangeArgs& a) {
         static_cast<std::uint32_t>(parse_uint(a.drsn_retry_yields, "--drsn-retry-yields", 1, 1'000'000));
   }
   if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine);
+  return options;
+}
+
+void write_exchange_json(const ExchangeArgs& a, const ExchangeInput& input, const sys::ExchangeOptions& options,
+                         const sy::Runtime& runtime, const std::vector<MatrixRun>& runs, OutputFile& output) {
+  const auto& [file_matrix, processes, density, sizes] = input;
+  nlohmann::ordered_json j;
+  j["processes"] = processes;
+  j["density"] = density;
+  j["cores"] = runtime.cores().size();
+  j["core_list"] = runtime.cores();
+  j["pattern"] = file_matrix ? "matrix" : a.nonuniform ? "nonuniform" : "fig7";
+  if (file_matrix) j["matrix"] = a.matrix;
+  j["repeat"] = options.repeat;
+  j["seed"] = options.seed;
+  j["mailbox_capacity"] = options.run_options.ring_capacity;
+  j["results"] = nlohmann::ordered_json::array();
+  j["generate_recv"] = nlohmann::ordered_json::array();
+  for (const MatrixRun& run : runs) {
+    for (const auto& r : run.report.results) {
+      nlohmann::ordered_json row;
+      row["scheduler"] = r.scheduler;
+      row["bytes"] = run.bytes;
+      row["comm_ms"] = time_json(r.comm_ms);
+      row["schedule_ms"] = r.schedule_ms.median;
+      if (r.phases) row["phases"] = *r.phases;
+      if (!r.chosen.empty()) row["chosen"] = r.chosen;
+      if (r.inquiries) {
+        row["inquiries"] = *r.inquiries;
+        row["inquiries_samples"] = r.inquiry_samples;
+      }
+      row["verified"] = r.verified;
+      row["samples_ms"] = r.comm_ms.samples;
+      row["messages"] = run.report.messages;
+      row["megabytes"] = static_cast<double>(run.report.total_bytes) / 1e6;
+      row["slots"] = r.job.slots;
+      row["mailbox_full"] = r.job.ring_full;
+      j["results"].push_back(std::move(row));
+    }
+    const auto& g = *run.report.generate_recv;
+    j["generate_recv"].push_back(
+        {{"bytes", run.bytes}, {"recv_ms", {{"concat", time_json(g.concat_ms)}, {"am", time_json(g.am_ms)}}}});
+  }
+  write_json_report(output, j);
+}
+
+void write_exchange_csv(const ExchangeInput& input, const sys::ExchangeOptions& options, const sy::Runtime& runtime,
+                        const std::vector<MatrixRun>& runs, OutputFile& output) {
+  const auto& [file_matrix, processes, density, sizes] = input;
+  std::ostringstream out;
+  out.precision(6);
+  out << std::fixed;
+  out << "scheduler,processes,density,cores,bytes,repeat,comm_ms_median,comm_ms_min,comm_ms_max,schedule_ms,phases,"
+         "inquiries,messages,megabytes,verified\n";
+  for (const MatrixRun& run : runs) {
+    for (const auto& r : run.report.results) {
+      out << r.scheduler << "," << processes << "," << density << "," << runtime.cores().size() << "," << run.bytes << ","
+          << options.repeat << "," << r.comm_ms.median << "," << r.comm_ms.min << "," << r.comm_ms.max << ","
+          << r.schedule_ms.median << "," << (r.phases ? std::to_string(*r.phases) : "") << ","
+          << (r.inquiries ? std::to_string(*r.inquiries) : "") << "," << run.report.messages << ","
+          << static_cast<double>(run.report.total_bytes) / 1e6 << "," << (r.verified ? "yes" : "no") << "\n";
+    }
+  }
+  output.write(out.str());
+  std::printf("wrote %s\n", output.path().c_str());
+}
+
+int run_exchange(const ExchangeArgs& a) {
+  const ExchangeInput input = parse_exchange_input(a);
+  const auto& [file_matrix, processes, density, sizes] = input;
+
+  const sys::ExchangeOptions options = parse_exchange_options(a);
   std::optional<OutputFile> json, csv;
   if (!a.json.empty()) json.emplace("--json", a.json);
   if (!a.csv.empty()) csv.emplace("--csv", a.csv);
@@ -231,8 +311,8 @@ int run_exchange(const ExchangeArgs& a) {
               static_cast<unsigned long long>(processes), rt->cores().size(),
               file_matrix ? "most messages sent or received by one process" : "density",
               static_cast<unsigned long long>(density), pattern.c_str());
-  std::printf("%u repetition(s), seed %llu, mailbox capacity %zu cache lines, AC strip %s\n\n", options.repeat,
-              static_cast<unsigned long long>(options.seed), options.run_options.mailbox_capacity,
+  std::printf("%u repetition(s), seed %llu, ring capacity %zu cache lines, AC strip %s\n\n", options.repeat,
+              static_cast<unsigned long long>(options.seed), options.run_options.ring_capacity,
               options.ac.strip ? std::to_string(options.ac.strip).c_str() : "unlimited");
   std::fflush(stdout);
 
@@ -265,65 +345,8 @@ int run_exchange(const ExchangeArgs& a) {
       "(%llu messages)\n",
       static_cast<unsigned long long>(messages));
 
-  if (json) {
-    nlohmann::ordered_json j;
-    j["processes"] = processes;
-    j["density"] = density;
-    j["cores"] = rt->cores().size();
-    j["core_list"] = rt->cores();
-    j["pattern"] = file_matrix ? "matrix" : a.nonuniform ? "nonuniform" : "fig7";
-    if (file_matrix) j["matrix"] = a.matrix;
-    j["repeat"] = options.repeat;
-    j["seed"] = options.seed;
-    j["mailbox_capacity"] = options.run_options.mailbox_capacity;
-    j["results"] = nlohmann::ordered_json::array();
-    j["generate_recv"] = nlohmann::ordered_json::array();
-    for (const MatrixRun& run : runs) {
-      for (const auto& r : run.report.results) {
-        nlohmann::ordered_json row;
-        row["scheduler"] = r.scheduler;
-        row["bytes"] = run.bytes;
-        row["comm_ms"] = time_json(r.comm_ms);
-        row["schedule_ms"] = r.schedule_ms.median;
-        if (r.phases) row["phases"] = *r.phases;
-        if (!r.chosen.empty()) row["chosen"] = r.chosen;
-        if (r.inquiries) {
-          row["inquiries"] = *r.inquiries;
-          row["inquiries_samples"] = r.inquiry_samples;
-        }
-        row["verified"] = r.verified;
-        row["samples_ms"] = r.comm_ms.samples;
-        row["messages"] = run.report.messages;
-        row["megabytes"] = static_cast<double>(run.report.total_bytes) / 1e6;
-        row["slots"] = r.job.slots;
-        row["mailbox_full"] = r.job.mailbox_full;
-        j["results"].push_back(std::move(row));
-      }
-      const auto& g = *run.report.generate_recv;
-      j["generate_recv"].push_back(
-          {{"bytes", run.bytes}, {"recv_ms", {{"concat", time_json(g.concat_ms)}, {"am", time_json(g.am_ms)}}}});
-    }
-    json->write(j.dump(2) + "\n");
-    std::printf("wrote %s\n", json->path().c_str());
-  }
-  if (csv) {
-    std::ostringstream out;
-    out.precision(6);
-    out << std::fixed;
-    out << "scheduler,processes,density,cores,bytes,repeat,comm_ms_median,comm_ms_min,comm_ms_max,schedule_ms,phases,"
-           "inquiries,messages,megabytes,verified\n";
-    for (const MatrixRun& run : runs) {
-      for (const auto& r : run.report.results) {
-        out << r.scheduler << "," << processes << "," << density << "," << rt->cores().size() << "," << run.bytes << ","
-            << options.repeat << "," << r.comm_ms.median << "," << r.comm_ms.min << "," << r.comm_ms.max << ","
-            << r.schedule_ms.median << "," << (r.phases ? std::to_string(*r.phases) : "") << ","
-            << (r.inquiries ? std::to_string(*r.inquiries) : "") << "," << run.report.messages << ","
-            << static_cast<double>(run.report.total_bytes) / 1e6 << "," << (r.verified ? "yes" : "no") << "\n";
-      }
-    }
-    csv->write(out.str());
-    std::printf("wrote %s\n", csv->path().c_str());
-  }
+  if (json) write_exchange_json(a, input, options, *rt, runs, *json);
+  if (csv) write_exchange_csv(input, options, *rt, runs, *csv);
   return kExitOk;
 }
 
@@ -408,8 +431,7 @@ int run_phases(const PhasesArgs& a) {
     j["seed"] = seed;
     j["phases"] = {{"avg", st.avg}, {"min", st.min}, {"max", st.max}};
     j["schedule_ms"] = {{"avg", st.schedule_ms_avg}};
-    json->write(j.dump(2) + "\n");
-    std::printf("wrote %s\n", json->path().c_str());
+    write_json_report(*json, j);
   }
   return kExitOk;
 }
@@ -432,19 +454,13 @@ int run_topology(const std::string& cores_text) {
   return kExitOk;
 }
 
-}  // namespace
+// The exchange command and its options; pattern_options are those --matrix replaces.
+struct ExchangeCommand {
+  CLI::App* command;
+  std::vector<const CLI::Option*> pattern_options;
+};
 
-int main(int argc, char** argv) {
-  CLI::App app{"switchyard: personalized communication between software processes pinned to cores", "switchyard"};
-  app.set_version_flag("--version", std::string(SWITCHYARD_VERSION));
-  app.require_subcommand(1);
-
-  std::string topology_cores;
-  auto* topology = app.add_subcommand("topology", "Show the machine as hwloc sees it and how workers are bound");
-  topology->add_option("--cores", topology_cores, "OS CPUs to start workers on, e.g. 0,1 or 0-3 (default: all usable)")
-      ->type_name("LIST");
-
-  ExchangeArgs ex;
+ExchangeCommand add_exchange_command(CLI::App& app, ExchangeArgs& ex) {
   auto* exchange = app.add_subcommand("exchange", "Run all-to-many personalized exchanges with each scheduler (" +
                                                       join(sys::default_exchange_schedulers()) +
                                                       "), check every payload byte, and print the papers' table");
@@ -487,9 +503,10 @@ int main(int argc, char** argv) {
   exchange->add_option("--cores", ex.cores, "OS CPUs to run on, e.g. 0,1 or 0-3 (default: all usable)")
       ->type_name("LIST");
   exchange
-      ->add_option("--mailbox-capacity", ex.mailbox_capacity,
+      // (--mailbox-capacity), its name before the ring was called the ring, is still accepted.
+      ->add_option("--ring-capacity,--mailbox-capacity", ex.ring_capacity,
                    "Cache lines (4 slots of 16 bytes each) per core-to-core ring, 1..16777216 (default: " +
-                       std::to_string(sy::RunOptions{}.mailbox_capacity) + ")")
+                       std::to_string(sy::RunOptions{}.ring_capacity) + ")")
       ->type_name("LINES");
   exchange
       ->add_option("--ac-strip", ex.ac_strip,
@@ -510,8 +527,10 @@ int main(int argc, char** argv) {
                    "--nonuniform, the largest message with --matrix)")
       ->type_name("FILE");
   exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
+  return {exchange, {ex_processes, ex_density, ex_bytes, ex_nonuniform}};
+}
 
-  ScheduleArgs sc;
+CLI::App* add_schedule_command(CLI::App& app, ScheduleArgs& sc) {
   auto* schedule =
       app.add_subcommand("schedule", "Schedule a Matrix Market matrix with a static scheduler and write it as JSON");
   schedule->add_option("--matrix", sc.matrix, "Matrix Market file (row = sender, column = receiver, value = bytes)")
@@ -526,8 +545,10 @@ int main(int argc, char** argv) {
                    "optimal-bytes: at most max(K, Δ) phases, trading makespan for fewer phases (default: no cap)")
       ->type_name("K");
   schedule->add_option("--out", sc.out, "Write the schedule as JSON to FILE")->type_name("FILE.json")->required();
+  return schedule;
+}
 
-  PhasesArgs ph;
+CLI::App* add_phases_command(CLI::App& app, PhasesArgs& ph) {
   auto* phases = app.add_subcommand(
       "phases", "Phases and scheduling time of a static scheduler over random Fig. 7 matrices (Table 4's perm, comp)");
   phases->add_option("--processes,-n", ph.processes, "Number of processes")->type_name("N")->required();
@@ -540,12 +561,12 @@ int main(int argc, char** argv) {
       ->type_name("S")
       ->capture_default_str();
   phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
+  return phases;
+}
 
-  const sy::cli::RedistributeCommand redistribute(app);
-  const sy::cli::PrimitiveCommand primitive(app);
-  const sy::cli::ModelCommand model(app);
-  const sy::cli::CollectiveCommand collective(app);
-
+// Parses the command line into app's options: an exit code when that is all
+// there is to do (help, version, a usage error), nothing when a command is to run.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   // CLI11 would only say that a subcommand is required.
   std::vector<std::string> commands;
   for (const CLI::App* command : app.get_subcommands({})) commands.push_back(command->get_name());
@@ -570,13 +591,43 @@ int main(int argc, char** argv) {
     std::cerr << "switchyard: error: " << sy::printable(e.what()) << " (see 'switchyard <command> --help')\n";
     return kExitUsage;
   }
-  for (const auto* given : {ex_processes, ex_density, ex_bytes, ex_nonuniform}) {
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"switchyard: personalized communication between software processes pinned to cores", "switchyard"};
+  app.set_version_flag("--version", std::string(SWITCHYARD_VERSION));
+  app.require_subcommand(1);
+
+  std::string topology_cores;
+  auto* topology = app.add_subcommand("topology", "Show the machine as hwloc sees it and how workers are bound");
+  topology->add_option("--cores", topology_cores, "OS CPUs to start workers on, e.g. 0,1 or 0-3 (default: all usable)")
+      ->type_name("LIST");
+
+  ExchangeArgs ex;
+  const ExchangeCommand exchange = add_exchange_command(app, ex);
+
+  ScheduleArgs sc;
+  CLI::App* schedule = add_schedule_command(app, sc);
+
+  PhasesArgs ph;
+  CLI::App* phases = add_phases_command(app, ph);
+
+  const sy::cli::RedistributeCommand redistribute(app);
+  const sy::cli::PrimitiveCommand primitive(app);
+  const sy::cli::ModelCommand model(app);
+  const sy::cli::CollectiveCommand collective(app);
+
+  if (const std::optional<int> done = parse_command_line(app, argc, argv)) return *done;
+  for (const auto* given : exchange.pattern_options) {
     if (given->count() > 0) ex.pattern_options_given.push_back(given->get_name());
   }
 
   return run_reporting_errors([&] {
     if (*topology) return run_topology(topology_cores);
-    if (*exchange) return run_exchange(ex);
+    if (*exchange.command) return run_exchange(ex);
     if (*schedule) return run_schedule(sc);
     if (*phases) return run_phases(ph);
     if (redistribute.selected()) return redistribute.run();

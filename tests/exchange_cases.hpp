@@ -20,9 +20,9 @@ inline switchyard::Runtime& runtime() {
   return rt;
 }
 
-inline switchyard::RunOptions run_options(std::size_t mailbox_capacity = 1024) {
+inline switchyard::RunOptions run_options(std::size_t ring_capacity = 1024) {
   switchyard::RunOptions o;
-  o.mailbox_capacity = mailbox_capacity;
+  o.ring_capacity = ring_capacity;
   o.stall_timeout = std::chrono::milliseconds(20'000);
   return o;
 }
@@ -38,7 +38,7 @@ inline std::string identifier(std::string name) {
 inline const std::vector<Rank> kProcessCounts{1, 2, 3, 7, 32, 100, 128};
 
 // Sizes on both sides of the runtime's eager limit (1024 bytes): copied
-// through the mailbox below it, copied once by the receiver above it.
+// through the ring below it, copied once by the receiver above it.
 inline constexpr std::uint64_t kUniformBytes = 1500;
 inline constexpr std::uint64_t kNonuniformUnit = 48;  // 48 .. 1536 bytes
 

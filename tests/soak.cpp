@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
   }
   sy::Runtime rt;
   sy::RunOptions options;
-  options.mailbox_capacity = c.capacity;
+  options.ring_capacity = c.capacity;
   options.stall_timeout = std::chrono::seconds(10);
   Totals totals;
   const auto start = std::chrono::steady_clock::now();

@@ -53,7 +53,7 @@ void check_body(std::span<const std::byte> body, Rank src, Rank dst, const char*
 struct PingPongOptions {
   std::uint64_t n = 2;
   std::uint32_t pings = 10;  // per process
-  std::size_t mailbox_capacity = 1024;
+  std::size_t ring_capacity = 1024;
   Placement placement = Placement::round_robin();
   bool flood = false;        // post every ping at once instead of one at a time
   bool use_send_active = false;
@@ -79,7 +79,7 @@ void ping_pong(Runtime& rt, const PingPongOptions& o) {
 
   RunOptions opts;
   opts.placement = o.placement;
-  opts.mailbox_capacity = o.mailbox_capacity;
+  opts.ring_capacity = o.ring_capacity;
   opts.on_active_message(kPing, [&](Process& self, Rank src, std::span<const std::byte> body) {
     check_context(self, "ping handler");
     check_body(body, src, self.rank(), "ping");
@@ -162,7 +162,7 @@ TEST(ActiveMessages, FloodOfPingsAndSendActive) {
   }
 }
 
-TEST(ActiveMessages, MailboxCapacityOne) {
+TEST(ActiveMessages, RingCapacityOne) {
   Runtime rt;
   for (bool send_active : {false, true}) {
     for (bool flood : {false, true}) {
@@ -170,7 +170,7 @@ TEST(ActiveMessages, MailboxCapacityOne) {
         PingPongOptions o;
         o.n = n;
         o.pings = 50;
-        o.mailbox_capacity = 1;
+        o.ring_capacity = 1;
         o.flood = flood;
         o.use_send_active = send_active;
         SCOPED_TRACE("n=" + std::to_string(n) + (flood ? " flood" : "") + (send_active ? " send_active" : ""));

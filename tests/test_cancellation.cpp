@@ -61,7 +61,7 @@ TEST(Cancellation, ThrowWhileOthersAreBlockedEverywhere) {
     const int steps_before_throw = static_cast<int>(rng() % 6);
     const std::string message = "boom seed " + std::to_string(seed) + " rank " + std::to_string(thrower);
     RunOptions opts;
-    opts.mailbox_capacity = seed % 3 == 0 ? 1 : 1024;
+    opts.ring_capacity = seed % 3 == 0 ? 1 : 1024;
     opts.placement = seed % 2 ? Placement::round_robin() : Placement::block();
     opts.on_active_message(kPoke, [](Process&, Rank, std::span<const std::byte>) {});
     std::atomic<std::uint64_t> started{0};
@@ -131,7 +131,7 @@ TEST(Cancellation, ThrowInTheMiddleOfTraffic) {
     const Rank thrower = static_cast<Rank>(rng() % n);
     const int throw_round = static_cast<int>(rng() % 10);
     RunOptions opts;
-    opts.mailbox_capacity = seed % 2 ? 1 : 1024;
+    opts.ring_capacity = seed % 2 ? 1 : 1024;
     try {
       rt.run(
           n,

@@ -1,6 +1,6 @@
 // The static-schedule executor: every static scheduler's schedule executed on the
 // runtime, every received byte verified, on the papers' patterns (uniform and
-// non-uniform sizes) and on the corners; with one-packet mailboxes; schedules
+// non-uniform sizes) and on the corners; with one-packet rings; schedules
 // with contention, run as phase groups; and the verification itself, which
 // must catch a single wrong byte.
 
@@ -34,7 +34,7 @@ Schedule one_thread_schedule(const std::string& scheduler, const CommMatrix& m, 
 
 // Schedules m with `scheduler`, executes the schedule `repeat` times and checks
 // every received byte of every repetition; returns the schedule.
-Schedule run_schedule(const std::string& scheduler, const CommMatrix& m, std::size_t mailbox_capacity = 1024,
+Schedule run_schedule(const std::string& scheduler, const CommMatrix& m, std::size_t ring_capacity = 1024,
                       int repeat = 2) {
   const Schedule s = one_thread_schedule(scheduler, m, 17);
   validate(s, m);
@@ -51,7 +51,7 @@ Schedule run_schedule(const std::string& scheduler, const CommMatrix& m, std::si
           if (auto bad = b.verify()) throw PayloadError(scheduler + " repetition " + std::to_string(rep), *bad);
         }
       },
-      sytest::run_options(mailbox_capacity));
+      sytest::run_options(ring_capacity));
   return s;
 }
 
@@ -94,7 +94,7 @@ TEST_P(StaticCorners, EmptyRowsSelfMessagesDenseRowsAndOddSizes) {
 }
 
 // One-packet rings: every multi-packet message overflows into the sender's backlog.
-TEST_P(StaticCorners, MailboxCapacityOne) {
+TEST_P(StaticCorners, RingCapacityOne) {
   for (Rank n : {Rank{7}, Rank{32}}) {
     SCOPED_TRACE("n=" + std::to_string(n));
     run_schedule(GetParam(), sytest::nonuniform_case(n), 1);

@@ -31,12 +31,12 @@ bool same(const std::vector<MatrixEntry>& a, const std::vector<MatrixEntry>& b) 
 }
 
 // Both methods, `calls` times each, interleaved; every result checked on its process.
-void check_both(const CommMatrix& m, int calls = 2, std::size_t mailbox_capacity = 1024) {
+void check_both(const CommMatrix& m, int calls = 2, std::size_t ring_capacity = 1024) {
   const Rank n = m.size();
   std::vector<std::vector<MatrixEntry>> columns(n);
   for (Rank j = 0; j < n; ++j) columns[j] = m.column(j);
   GenerateRecvByActiveMessages generate(n);
-  RunOptions options = sytest::run_options(mailbox_capacity);
+  RunOptions options = sytest::run_options(ring_capacity);
   generate.install(options);
   sytest::runtime().run(
       n,
@@ -122,7 +122,7 @@ TEST(GenerateRecvEdges, MemoryFollowsTheMessagesNotNSquared) {
   EXPECT_LT(grown_kib, 1024L * 1024) << "peak RSS grew by " << grown_kib << " KiB for " << n << " processes";
 }
 
-TEST(GenerateRecvEdges, OnePacketMailboxes) { check_both(fig7_matrix(64, 16, 8, 2), 2, 1); }
+TEST(GenerateRecvEdges, OnePacketRings) { check_both(fig7_matrix(64, 16, 8, 2), 2, 1); }
 
 TEST(GenerateRecvEdges, RejectsBadSendingVectors) {
   GenerateRecvByActiveMessages generate(3);

@@ -23,7 +23,7 @@ namespace {
 using namespace switchyard;
 using namespace switchyard::schedulers;
 
-void run_ac(const CommMatrix& m, AcOptions ac = {}, std::size_t mailbox_capacity = 1024, int repeat = 2) {
+void run_ac(const CommMatrix& m, AcOptions ac = {}, std::size_t ring_capacity = 1024, int repeat = 2) {
   sytest::runtime().run(
       m.size(),
       [&](Process& p) -> Task<void> {
@@ -36,7 +36,7 @@ void run_ac(const CommMatrix& m, AcOptions ac = {}, std::size_t mailbox_capacity
           if (auto bad = b.verify()) throw PayloadError("ac repetition " + std::to_string(rep), *bad);
         }
       },
-      sytest::run_options(mailbox_capacity));
+      sytest::run_options(ring_capacity));
 }
 
 struct DrsnRun {
@@ -48,12 +48,12 @@ struct DrsnRun {
 
 // DRS_N as in the paper: Generate_Recv by active messages first, then the
 // exchange, with the busy-lock monitor watching every transfer.
-DrsnRun run_drsn(const CommMatrix& m, std::uint32_t retry_yields = 1, std::size_t mailbox_capacity = 1024,
+DrsnRun run_drsn(const CommMatrix& m, std::uint32_t retry_yields = 1, std::size_t ring_capacity = 1024,
                  int repeat = 2) {
   const Rank n = m.size();
   GenerateRecvByActiveMessages generate(n);
   BusyLockMonitor monitor(n);
-  RunOptions options = sytest::run_options(mailbox_capacity);
+  RunOptions options = sytest::run_options(ring_capacity);
   generate.install(options);
   std::vector<DrsnStats> stats(n);
   sytest::runtime().run(
@@ -99,7 +99,7 @@ TEST_P(Online, AcUniformAndNonuniform) {
   run_ac(sytest::nonuniform_case(GetParam()));
 }
 
-TEST_P(Online, AcStripMinedWithOnePacketMailboxes) {
+TEST_P(Online, AcStripMinedWithOnePacketRings) {
   const CommMatrix m = sytest::nonuniform_case(GetParam());
   for (std::size_t strip : {1, 2, 3, 4}) {
     SCOPED_TRACE("strip " + std::to_string(strip));
@@ -134,7 +134,7 @@ TEST(OnlineCorners, DrsnEmptyRowsSelfMessagesDenseRowsAndOddSizes) {
   }
 }
 
-TEST(OnlineCorners, DrsnWithOnePacketMailboxesAndRetryDelay) {
+TEST(OnlineCorners, DrsnWithOnePacketRingsAndRetryDelay) {
   for (Rank n : {Rank{7}, Rank{32}}) {
     SCOPED_TRACE("n=" + std::to_string(n));
     run_drsn(sytest::nonuniform_case(n), 1, 1);
@@ -226,7 +226,7 @@ TEST(ExchangeDriver, EverySchedulerReportsWhatItShould) {
   EXPECT_GT(report.generate_recv->am_ms.median, 0);
 }
 
-TEST(ExchangeDriver, StripMinedAcAndTinyMailboxes) {
+TEST(ExchangeDriver, StripMinedAcAndTinyRings) {
   ExchangeOptions o;
   o.repeat = 1;
   o.schedulers = {"ac", "rsnh", "drsn"};

@@ -1,6 +1,6 @@
 // Point-to-point messaging: random traffic with every byte verified, the three
 // protocols (inline, eager multi-packet, single-copy), same-core and cross-core
-// pairs, one-slot mailboxes, any-source receives, tags, non-blocking tickets,
+// pairs, one-slot rings, any-source receives, tags, non-blocking tickets,
 // errors, and one message larger than 2 GiB.
 //
 // Every payload is derived from (source, destination, sequence, tag), and every
@@ -63,7 +63,7 @@ struct TrafficOptions {
   std::uint32_t per_process = 8;  // messages each process sends
   Traffic traffic = Traffic::kPostedPerSource;
   Placement placement = Placement::round_robin();
-  std::size_t mailbox_capacity = 1024;
+  std::size_t ring_capacity = 1024;
   std::uint64_t eager_limit = 1024;
   std::uint32_t tags = 3;
 };
@@ -118,7 +118,7 @@ void run_traffic(Runtime& rt, const TrafficOptions& o) {
   Totals totals;
   RunOptions opts;
   opts.placement = o.placement;
-  opts.mailbox_capacity = o.mailbox_capacity;
+  opts.ring_capacity = o.ring_capacity;
   opts.eager_limit = o.eager_limit;
   const std::vector<std::uint32_t> worker_of = o.placement.assign(o.n, rt.cores());
 
@@ -353,7 +353,7 @@ TEST(PointToPoint, RandomExplicitPlacement) {
   }
 }
 
-TEST(PointToPoint, MailboxCapacityOneCompletesEverything) {
+TEST(PointToPoint, RingCapacityOneCompletesEverything) {
   Runtime rt;
   for (std::uint64_t n : {2u, 32u, 1024u}) {
     for (Traffic t : {Traffic::kPostedPerSource, Traffic::kAnySource, Traffic::kBlockingPhases}) {
@@ -361,7 +361,7 @@ TEST(PointToPoint, MailboxCapacityOneCompletesEverything) {
       o.n = n;
       o.seed = 99 + n;
       o.traffic = t;
-      o.mailbox_capacity = 1;
+      o.ring_capacity = 1;
       o.per_process = n >= 1024 ? 4 : 20;
       SCOPED_TRACE("n=" + std::to_string(n) + " traffic " + std::to_string(static_cast<int>(t)));
       run_traffic(rt, o);
@@ -378,7 +378,7 @@ TEST(PointToPoint, EagerLimitVariants) {
       o.seed = limit + cap;
       o.per_process = limit > 4096 ? 6 : 20;
       o.eager_limit = limit;
-      o.mailbox_capacity = cap;
+      o.ring_capacity = cap;
       SCOPED_TRACE("eager_limit " + std::to_string(limit) + " capacity " + std::to_string(cap));
       run_traffic(rt, o);
     }
@@ -397,7 +397,7 @@ void boundary_ping_pong(Runtime& rt, std::uint64_t eager_limit, std::size_t capa
   RunOptions opts;
   opts.placement = std::move(placement);
   opts.eager_limit = eager_limit;
-  opts.mailbox_capacity = capacity;
+  opts.ring_capacity = capacity;
   std::atomic<int> verified{0};
   rt.run(
       2,
@@ -443,7 +443,7 @@ TEST(PointToPoint, MaximalEagerMessagesThroughAOneSlotRing) {
   Runtime rt;
   RunOptions opts;
   opts.eager_limit = std::uint64_t{1} << 20;
-  opts.mailbox_capacity = 1;
+  opts.ring_capacity = 1;
   const int count = sytest::kSanitized ? 3 : 10;
   rt.run(
       2,

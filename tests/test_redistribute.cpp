@@ -201,8 +201,8 @@ TEST(Redistribute, OneProcessAndDifferentProcessCounts) {
                    Layout({1, 1}, Distribution::parse("cyclic,block@1x3")), 8);
 }
 
-// One-packet mailboxes: every message goes through a full ring, in pieces.
-TEST(Redistribute, TinyMailboxes) {
+// One-packet rings: every message goes through a full ring, in pieces.
+TEST(Redistribute, TinyRings) {
   const RedistributionPlan plan(Layout({3000}, Distribution::parse("cyclic(6)@8")),
                                 Layout({3000}, Distribution::parse("cyclic(1)@5")), ScheduleKind::naive);
   run_and_check(plan, 9, sytest::run_options(1));

@@ -46,7 +46,7 @@ TEST(Runtime, ManyJobsInSequence) {
   Runtime rt;
   for (std::uint64_t j = 0; j < 300; ++j) {
     RunOptions opts;
-    opts.mailbox_capacity = j % 4 == 0 ? 1 : 1024;
+    opts.ring_capacity = j % 4 == 0 ? 1 : 1024;
     opts.eager_limit = j % 3 == 0 ? 64 : 1024;
     opts.placement = j % 2 ? Placement::round_robin() : Placement::block();
     ring_job(rt, 1 + (j * 37) % 100, opts, j);
@@ -129,11 +129,11 @@ TEST(Runtime, InvalidRunOptionsRejected) {
   expect_invalid(std::uint64_t{1} << 40, {}, "2^40 processes");
   expect_invalid(kAnySource, {}, "kAnySource processes");
   RunOptions o;
-  o.mailbox_capacity = 0;
-  expect_invalid(2, o, "mailbox_capacity 0");
+  o.ring_capacity = 0;
+  expect_invalid(2, o, "ring_capacity 0");
   o = {};
-  o.mailbox_capacity = (std::size_t{1} << 24) + 1;
-  expect_invalid(2, o, "mailbox_capacity 2^24+1");
+  o.ring_capacity = (std::size_t{1} << 24) + 1;
+  expect_invalid(2, o, "ring_capacity 2^24+1");
   o = {};
   o.eager_limit = (std::uint64_t{1} << 20) + 1;
   expect_invalid(2, o, "eager_limit 1 MiB + 1");
@@ -156,7 +156,7 @@ TEST(Runtime, InvalidRunOptionsRejected) {
   // The limits themselves are accepted.
   o = {};
   o.eager_limit = std::uint64_t{1} << 20;
-  o.mailbox_capacity = 1;
+  o.ring_capacity = 1;
   rt.run(2, body, o);
   EXPECT_TRUE(ran.load());
   ring_job(rt, 4, o, 1);
@@ -244,7 +244,7 @@ TEST(Runtime, JobStatistics) {
   const int a = rt.cores().front(), b = rt.cores().back();
   RunOptions opts;
   opts.placement = Placement::explicit_map({a, b});
-  opts.mailbox_capacity = 1;
+  opts.ring_capacity = 1;
   opts.eager_limit = 1024;  // the 1000-byte messages below travel in the ring
   auto body = [&](Process& p) -> Task<void> {
     const auto out = sytest::pattern(1000, 1);  // 17 packets
@@ -263,7 +263,7 @@ TEST(Runtime, JobStatistics) {
   EXPECT_GE(s.resumes, 2u);
   if (a != b) {
     EXPECT_GE(s.slots, 20u * 17u) << "every packet of every message crossed cores";
-    EXPECT_GT(s.mailbox_full, 0u) << "a one-slot ring must have been found full";
+    EXPECT_GT(s.ring_full, 0u) << "a one-slot ring must have been found full";
   }
   RunOptions local;
   local.placement = Placement::explicit_map({a, a});

@@ -6,6 +6,7 @@
 // message each way between the cores.
 
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "switchyard/communicator.hpp"
@@ -66,6 +67,94 @@ std::vector<std::int64_t> to_int64(const std::vector<std::byte>& b) {
   return out;
 }
 
+// Step 1 of a collective: this member's input joins its core's share.
+void contribute(detail::CoreCollective& slot, int kind, Rank me, Rank root, std::span<const std::byte> mine) {
+  if (kind == kAllgather || kind == kScan) {
+    slot.contributions.emplace_back(me, std::vector<std::byte>(mine.begin(), mine.end()));
+  } else if (kind == kAllreduce) {
+    const std::size_t len = mine.size() / sizeof(std::int64_t);
+    if (slot.arrived == 0) {
+      slot.sum.assign(len, 0);
+    } else if (len != slot.sum.size()) {
+      throw InvalidArgument("switchyard: allreduce on rank " + std::to_string(me) + ": vector of " +
+                            std::to_string(len) + " elements, but other ranks passed " +
+                            std::to_string(slot.sum.size()));
+    }
+    add_int64(slot.sum, mine);
+  } else if (kind == kBroadcast && me == root) {
+    slot.result.assign(mine.begin(), mine.end());
+  }
+  ++slot.arrived;
+}
+
+// Step 2: the core's share, as one blob for the other cores' leaders.
+std::vector<std::byte> core_share(const detail::CoreCollective& slot, int kind, bool root_here) {
+  std::vector<std::byte> blob;
+  if (kind == kAllgather || kind == kScan) {
+    for (const auto& [r, bytes] : slot.contributions) {
+      put(blob, r);
+      put(blob, static_cast<std::uint64_t>(bytes.size()));
+      blob.insert(blob.end(), bytes.begin(), bytes.end());
+    }
+  } else if (kind == kAllreduce) {
+    const auto* p = reinterpret_cast<const std::byte*>(slot.sum.data());
+    blob.assign(p, p + slot.sum.size() * sizeof(std::int64_t));
+  } else if (kind == kBroadcast && root_here) {
+    blob = slot.result;
+  }
+  return blob;
+}
+
+// Step 4 of an allgather or an exclusive scan: every rank's input, from this
+// core's contributions and the other cores' shares. local_index_here(r) is
+// rank r's index among this core's members, or nothing if r is elsewhere.
+template <class LocalIndex>
+void combine_ranked(detail::CoreCollective& slot, int kind, Rank n, std::span<const Message> remote,
+                    std::size_t local_members, LocalIndex&& local_index_here) {
+  std::vector<std::span<const std::byte>> by_rank(n);
+  for (const auto& [r, bytes] : slot.contributions) by_rank[r] = bytes;
+  for (const auto& m : remote) unpack_ranked(m.bytes(), by_rank);
+  if (kind == kAllgather) {
+    std::size_t total = 0;
+    for (const auto& b : by_rank) total += b.size();
+    slot.result.clear();
+    slot.result.reserve(total);
+    for (const auto& b : by_rank) slot.result.insert(slot.result.end(), b.begin(), b.end());
+    return;
+  }
+  const std::size_t len = by_rank[0].size();
+  for (Rank r = 0; r < n; ++r) {
+    if (by_rank[r].size() != len) {
+      throw InvalidArgument("switchyard: exclusive_scan: rank " + std::to_string(r) + " passed " +
+                            std::to_string(by_rank[r].size() / sizeof(std::int64_t)) +
+                            " elements, rank 0 passed " + std::to_string(len / sizeof(std::int64_t)));
+    }
+  }
+  std::vector<std::int64_t> running(len / sizeof(std::int64_t), 0);
+  slot.per_member.assign(local_members, {});
+  for (Rank r = 0; r < n; ++r) {
+    if (const std::optional<std::size_t> index = local_index_here(r)) {
+      const auto* p = reinterpret_cast<const std::byte*>(running.data());
+      slot.per_member[*index].assign(p, p + len);
+    }
+    add_int64(running, by_rank[r]);
+  }
+}
+
+// Step 4 of an allreduce: the other cores' partial sums added to this core's.
+void combine_sums(detail::CoreCollective& slot, std::span<const Message> remote) {
+  for (const auto& m : remote) {
+    const std::size_t len = m.size() / sizeof(std::int64_t);
+    if (len != slot.sum.size()) {
+      throw InvalidArgument("switchyard: allreduce: vectors of " + std::to_string(len) + " and " +
+                            std::to_string(slot.sum.size()) + " elements on different cores");
+    }
+    add_int64(slot.sum, m.bytes());
+  }
+  const auto* p = reinterpret_cast<const std::byte*>(slot.sum.data());
+  slot.result.assign(p, p + slot.sum.size() * sizeof(std::int64_t));
+}
+
 }  // namespace
 
 Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me, int kind,
@@ -89,22 +178,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
 
   // 1. Contribute to the core's share.
   const Rank n = g.size();
-  if (kind == kAllgather || kind == kScan) {
-    slot.contributions.emplace_back(me, std::vector<std::byte>(mine.begin(), mine.end()));
-  } else if (kind == kAllreduce) {
-    const std::size_t len = mine.size() / sizeof(std::int64_t);
-    if (slot.arrived == 0) {
-      slot.sum.assign(len, 0);
-    } else if (len != slot.sum.size()) {
-      throw InvalidArgument("switchyard: allreduce on rank " + std::to_string(me) + ": vector of " +
-                            std::to_string(len) + " elements, but other ranks passed " +
-                            std::to_string(slot.sum.size()));
-    }
-    add_int64(slot.sum, mine);
-  } else if (kind == kBroadcast && me == root) {
-    slot.result.assign(mine.begin(), mine.end());
-  }
-  ++slot.arrived;
+  contribute(slot, kind, me, root, mine);
 
   const auto& local = members.local[here];
   Process& leader = *local.front();
@@ -116,19 +190,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
 
     // 2. The core's share, as one blob for the other cores' leaders.
     const std::uint32_t root_worker = job_.worker_of(members.to_job(root));
-    std::vector<std::byte> blob;
-    if (kind == kAllgather || kind == kScan) {
-      for (const auto& [r, bytes] : slot.contributions) {
-        put(blob, r);
-        put(blob, static_cast<std::uint64_t>(bytes.size()));
-        blob.insert(blob.end(), bytes.begin(), bytes.end());
-      }
-    } else if (kind == kAllreduce) {
-      const auto* p = reinterpret_cast<const std::byte*>(slot.sum.data());
-      blob.assign(p, p + slot.sum.size() * sizeof(std::int64_t));
-    } else if (kind == kBroadcast && root_worker == here) {
-      blob = slot.result;
-    }
+    const std::vector<std::byte> blob = core_share(slot, kind, root_worker == here);
 
     // 3. Exchange between cores: post every send first, so that leaders never wait on each other.
     const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
@@ -153,45 +215,12 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
 
     // 4. Combine.
     if (kind == kAllgather || kind == kScan) {
-      std::vector<std::span<const std::byte>> by_rank(n);
-      for (const auto& [r, bytes] : slot.contributions) by_rank[r] = bytes;
-      for (const auto& m : remote) unpack_ranked(m.bytes(), by_rank);
-      if (kind == kAllgather) {
-        std::size_t total = 0;
-        for (const auto& b : by_rank) total += b.size();
-        slot.result.clear();
-        slot.result.reserve(total);
-        for (const auto& b : by_rank) slot.result.insert(slot.result.end(), b.begin(), b.end());
-      } else {
-        const std::size_t len = by_rank[0].size();
-        for (Rank r = 0; r < n; ++r) {
-          if (by_rank[r].size() != len) {
-            throw InvalidArgument("switchyard: exclusive_scan: rank " + std::to_string(r) + " passed " +
-                                  std::to_string(by_rank[r].size() / sizeof(std::int64_t)) +
-                                  " elements, rank 0 passed " + std::to_string(len / sizeof(std::int64_t)));
-          }
-        }
-        std::vector<std::int64_t> running(len / sizeof(std::int64_t), 0);
-        slot.per_member.assign(local.size(), {});
-        for (Rank r = 0; r < n; ++r) {
-          if (job_.worker_of(members.to_job(r)) == here) {
-            const auto* p = reinterpret_cast<const std::byte*>(running.data());
-            slot.per_member[members.local_index[r]].assign(p, p + len);
-          }
-          add_int64(running, by_rank[r]);
-        }
-      }
+      combine_ranked(slot, kind, n, remote.span(), local.size(), [&](Rank r) {
+        return job_.worker_of(members.to_job(r)) == here ? std::optional<std::size_t>(members.local_index[r])
+                                                         : std::nullopt;
+      });
     } else if (kind == kAllreduce) {
-      for (const auto& m : remote) {
-        const std::size_t len = m.size() / sizeof(std::int64_t);
-        if (len != slot.sum.size()) {
-          throw InvalidArgument("switchyard: allreduce: vectors of " + std::to_string(len) + " and " +
-                                std::to_string(slot.sum.size()) + " elements on different cores");
-        }
-        add_int64(slot.sum, m.bytes());
-      }
-      const auto* p = reinterpret_cast<const std::byte*>(slot.sum.data());
-      slot.result.assign(p, p + slot.sum.size() * sizeof(std::int64_t));
+      combine_sums(slot, remote.span());
     } else if (kind == kBroadcast && root_worker != here) {
       std::size_t i = 0;
       for (std::uint32_t w : members.populated) {

@@ -113,7 +113,7 @@ Task<void> Process::send_active_on(const detail::Group& g, Rank dst, HandlerId h
   detail::SendState* s = post_active_on(g, dst, handler, body);
   return [](Process& p, detail::SendState* s) -> Task<void> {
     if (!s) co_return;
-    while (!s->done) co_await p.park("mailbox room towards", s->dst);
+    while (!s->done) co_await p.park("ring room towards", s->dst);
     p.worker_.endpoint().release(s);
   }(*this, s);
 }

@@ -29,7 +29,7 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
     processes_.emplace_back(new Process(*this, *workers_[core], r));
     local_[core].push_back(processes_.back().get());
   }
-  rings_ = std::make_unique<RingSet>(std::move(doorbells), options_.mailbox_capacity);
+  rings_ = std::make_unique<RingSet>(std::move(doorbells), options_.ring_capacity);
   groups_ = std::make_unique<GroupRegistry>(*this);
   for (auto& p : processes_) p->world_ = &groups_->world();
   remaining.store(processes, std::memory_order_relaxed);
@@ -186,9 +186,9 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
     throw InvalidArgument("switchyard: run: " + std::to_string(processes) + " processes is more than a rank can number");
   }
   if (!body) throw InvalidArgument("switchyard: run: the process body is empty");
-  if (options.mailbox_capacity == 0 || options.mailbox_capacity > (std::size_t{1} << 24)) {
-    throw InvalidArgument("switchyard: run: mailbox_capacity must be between 1 and 16777216 packets, not " +
-                          std::to_string(options.mailbox_capacity));
+  if (options.ring_capacity == 0 || options.ring_capacity > (std::size_t{1} << 24)) {
+    throw InvalidArgument("switchyard: run: ring_capacity must be between 1 and 16777216 packets, not " +
+                          std::to_string(options.ring_capacity));
   }
   if (options.eager_limit > (std::uint64_t{1} << 20)) {
     throw InvalidArgument("switchyard: run: eager_limit must be at most 1 MiB, not " + std::to_string(options.eager_limit));
@@ -218,7 +218,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   for (auto* w : workers) {
     stats.resumes += w->resumes();
     stats.slots += w->transport_stats().slots_received;
-    stats.mailbox_full += w->transport_stats().ring_full;
+    stats.ring_full += w->transport_stats().ring_full;
   }
   if (std::exception_ptr error = job.error()) std::rethrow_exception(error);
   if (job.stalled()) throw StallError(job.stall_report());

@@ -158,7 +158,7 @@ class alignas(64) Process {
 
   // --- active messages ---
   void post_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // never waits
-  Task<void> send_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // waits for mailbox room
+  Task<void> send_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // waits for ring room
 
   // --- the receivers' busy locks (one per process, shared by all) ---
   BusyLock& busy_lock(Rank r);

@@ -33,7 +33,7 @@ struct RunOptions {
   Placement placement = Placement::round_robin();
   // Cache lines each core-to-core ring holds (4 slots of 16 bytes each). 1
   // works; more lets senders run ahead.
-  std::size_t mailbox_capacity = 1024;
+  std::size_t ring_capacity = 1024;
   // Messages up to this many bytes are copied into the ring and the sender
   // continues at once; larger ones are copied once, by the receiver, out of the
   // sender's buffer. At most 1 MiB. 512 by measurement (README, "Where does a
@@ -65,7 +65,7 @@ struct RunOptions {
 struct JobStats {
   std::uint64_t resumes = 0;       // process switches
   std::uint64_t slots = 0;         // 16-byte ring slots that crossed cores (headers and eager payloads)
-  std::uint64_t mailbox_full = 0;  // times a sender found a core-to-core ring full
+  std::uint64_t ring_full = 0;  // times a sender found a core-to-core ring full
 };
 
 using ProcessBody = std::function<Task<void>(Process&)>;

@@ -35,11 +35,11 @@
 #include <vector>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/types.hpp"
 
 namespace switchyard::primitives {
 
-// switchyard::Rank (transport/message.hpp), named here without the transport: this header is pure.
-using Rank = std::uint32_t;
+using switchyard::Rank;
 
 enum class StaticTask {
   kOneToOne, kSnb, kSna, kSsnb, kSsna, kSns, kSng, kSsns, kSsng,

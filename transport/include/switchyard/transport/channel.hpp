@@ -13,7 +13,7 @@
 // round's packets at once, so an index line crosses cores once per round, not
 // once per message.
 //
-// The capacity is the mailbox capacity, counted in cache lines of slots: a
+// The capacity is the ring capacity, counted in cache lines of slots: a
 // sender that finds the ring full keeps its packets staged and pushes them as
 // room appears; it never drops or overwrites.
 

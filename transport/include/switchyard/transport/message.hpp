@@ -10,9 +10,10 @@
 #include <memory>
 #include <span>
 
+#include "switchyard/types.hpp"
+
 namespace switchyard {
 
-using Rank = std::uint32_t;
 using Tag = std::uint32_t;
 // Names a communicator in every packet: messages match only receives posted on
 // the same communicator. The job's world communicator is context 0.

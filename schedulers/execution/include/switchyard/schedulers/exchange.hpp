@@ -25,6 +25,7 @@
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/online.hpp"
+#include "switchyard/schedulers/scheduler_table.hpp"  // the names of the schedulers
 
 namespace switchyard::schedulers {
 
@@ -33,7 +34,7 @@ struct ExchangeOptions {
   std::uint32_t repeat = 5;             // K, at least 1
   std::uint64_t seed = 1;               // payloads, scheduler seeds, DRS_N's orders
   std::uint64_t max_phases = 0;         // optimal-bytes' phase cap (0: none)
-  RunOptions run_options;               // placement, mailbox capacity, ...; handlers are added to a copy
+  RunOptions run_options;               // placement, ring capacity, ...; handlers are added to a copy
   std::optional<model::MachineFile> machine;  // "auto": the machine file it charges (none: the default)
   AcOptions ac;
   std::uint32_t drsn_retry_yields = 1;
@@ -76,12 +77,6 @@ struct ExchangeReport {
   std::vector<SchedulerResult> results;  // in the order asked for
   std::optional<GenerateRecvTimes> generate_recv;
 };
-
-// "ac", "drsn".
-const std::vector<std::string>& online_scheduler_names();
-// ac, the static schedulers in registry order, drsn.
-std::vector<std::string> default_exchange_schedulers();
-bool is_exchange_scheduler(const std::string& name);
 
 // Runs the exchange of `m` with every scheduler of options.schedulers on rt.
 // Throws InvalidArgument for an unknown scheduler or repeat == 0 (before

@@ -16,29 +16,10 @@
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
 #include "switchyard/schedulers/payload.hpp"
+#include "switchyard/schedulers/scheduler_table.hpp"
 #include "switchyard/schedulers/static_schedulers.hpp"
 
 namespace switchyard::schedulers {
-
-const std::vector<std::string>& online_scheduler_names() {
-  static const std::vector<std::string> names{"ac", "drsn"};
-  return names;
-}
-
-std::vector<std::string> default_exchange_schedulers() {
-  std::vector<std::string> names{"ac"};
-  for (const auto& s : static_scheduler_names()) names.push_back(s);
-  names.push_back("drsn");
-  return names;
-}
-
-bool is_exchange_scheduler(const std::string& name) {
-  if (name == kAutoScheduler) return true;
-  const auto& online = online_scheduler_names();
-  const auto& fixed = static_scheduler_names();
-  return std::find(online.begin(), online.end(), name) != online.end() ||
-         std::find(fixed.begin(), fixed.end(), name) != fixed.end();
-}
 
 namespace {
 
@@ -138,8 +119,9 @@ class Driver {
   // build) gets this thread alone.
   std::optional<ExchangePlan> global_plan(const ExchangePlanOptions& po, SchedulerResult& r) const {
     std::optional<ExchangePlan> plan;
-    if (po.scheduler == "drsn") return plan;
-    if (po.scheduler == "ac") {
+    const SchedulerDescriptor* d = find_scheduler(po.scheduler);  // null: auto
+    if (d && d->traits.plan_per_run) return plan;
+    if (d && d->kind == SchedulerKind::online) {
       plan.emplace(m_, po);
       r.schedule_ms = summarize(std::vector<double>(o_.repeat, 0.0));
       return plan;

@@ -17,6 +17,7 @@
 #include "switchyard/schedulers/exchange.hpp"
 #include "switchyard/schedulers/executor.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
+#include "switchyard/schedulers/scheduler_table.hpp"
 #include "switchyard/schedulers/static_schedulers.hpp"
 
 namespace switchyard::schedulers {
@@ -70,10 +71,13 @@ ExchangePlanOptions resolve_auto(const CommMatrix& m, ExchangePlanOptions option
 }
 
 Scheme scheme_of(const std::string& name) {
-  if (name == "ac") return Scheme::ac;
-  if (name == "drsn") return Scheme::drsn;
-  const auto& fixed = static_scheduler_names();
-  if (std::find(fixed.begin(), fixed.end(), name) != fixed.end()) return Scheme::phased;
+  if (const SchedulerDescriptor* d = find_scheduler(name)) {
+    switch (d->online) {
+      case OnlineScheme::ac: return Scheme::ac;
+      case OnlineScheme::drsn: return Scheme::drsn;
+      case OnlineScheme::none: return Scheme::phased;
+    }
+  }
   std::string known;
   for (const auto& k : default_exchange_schedulers()) known += (known.empty() ? "" : ", ") + k;
   throw InvalidArgument("switchyard: ExchangePlan: unknown scheduler '" + name + "' (known: " + known + ")");

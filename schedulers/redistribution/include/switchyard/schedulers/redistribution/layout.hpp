@@ -24,7 +24,7 @@
 
 #include "switchyard/schedulers/redistribution/distribution.hpp"
 #include "switchyard/schedulers/redistribution/ldd.hpp"
-#include "switchyard/transport/message.hpp"
+#include "switchyard/types.hpp"
 
 namespace switchyard::redistribution {
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "switchyard/model/cost.hpp"
+#include "switchyard/schedulers/scheduler_table.hpp"
 
 namespace switchyard::schedulers {
 namespace {
@@ -24,14 +25,10 @@ model::Superstep every_message(const CommMatrix& m) {
 
 }  // namespace
 
-const std::vector<std::string>& auto_scheduler_candidates() {
-  static const std::vector<std::string> names{"ac", "lp", "cgm", "optimal", "optimal-bytes", "drsn"};
-  return names;
-}
-
 model::Algorithm exchange_supersteps(const std::string& scheduler, const CommMatrix& m,
                                      const ScheduleOptions& options) {
-  if (scheduler == "ac" || scheduler == "drsn") return {every_message(m)};
+  const SchedulerDescriptor* d = find_scheduler(scheduler);
+  if (d && d->kind == SchedulerKind::online) return {every_message(m)};
   const Schedule s = make_schedule(scheduler, m, options);
   model::Algorithm out;
   for (const Phase& phase : s.phases) {
@@ -51,7 +48,7 @@ std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const mod
   std::vector<SchedulerPrediction> out;
   for (const std::string& name : auto_scheduler_candidates()) {
     model::Machine charged = machine;
-    if (name == "drsn") charged.sends = model::SendProtocol::blocking;
+    if (find_scheduler(name)->traits.blocking_sends) charged.sends = model::SendProtocol::blocking;
     const model::Algorithm steps = exchange_supersteps(name, m, options);
     const model::AlgorithmCost c = model::cost(charged, steps);
     SchedulerPrediction p{name, c.communication + machine.setup * static_cast<double>(steps.size()), c.computation};

@@ -28,7 +28,8 @@ namespace switchyard::schedulers {
 
 inline constexpr const char* kAutoScheduler = "auto";
 
-// The schedulers "auto" chooses among: ac, lp, cgm, optimal, optimal-bytes, drsn.
+// The schedulers "auto" chooses among (scheduler_table.hpp's auto_candidate):
+// ac, lp, cgm, optimal, optimal-bytes, drsn.
 const std::vector<std::string>& auto_scheduler_candidates();
 
 struct SchedulerPrediction {
