@@ -18,7 +18,9 @@ Regret = time of the variant's choice / time of the fastest algorithm.
 Spearman per (op, p) = mean over L of the rank correlation of predicted units
 and times.
 
-  scripts/collective_regret.py BUILD MACHINE.json OUT_DIR [--repeat K] [--batch B] [--again N]
+  scripts/collective_regret.py BUILD MACHINE.json OUT_DIR [--repeat K] [--batch B] [--again N] [--no-run]
+
+--no-run summarizes the runs already in OUT_DIR (cases without one are left out).
 """
 import argparse
 import json
@@ -104,16 +106,22 @@ def main():
     ap.add_argument("--again", type=int, default=2)
     ap.add_argument("--threshold", type=float, default=1.25)
     ap.add_argument("--check", default="ring-sync")
+    ap.add_argument("--no-run", action="store_true")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for op, p, L in cases():
+        first = a.out / f"{op}-{p}-{L}-run0.json"
+        if a.no_run and not (first.exists() and first.stat().st_size > 0):  # absent, or a run still writing it
+            continue
         runs = [measure(a, op, p, L, 0)]
         charges = {v: charged(a, op, p, L, v) for v in VARIANTS}
         times = pooled_min(runs)
         check = charges[a.check][1]
         for k in range(a.again):
-            if times[check] / min(times.values()) <= a.threshold:
+            again = a.out / f"{op}-{p}-{L}-run{k + 1}.json"
+            if times[check] / min(times.values()) <= a.threshold or (
+                    a.no_run and not (again.exists() and again.stat().st_size > 0)):
                 break
             runs.append(measure(a, op, p, L, k + 1))
             times = pooled_min(runs)
