@@ -19,6 +19,7 @@
 
 #include "cli_support.hpp"
 #include "json_report.hpp"
+#include "model_command.hpp"
 #include "option_parsers.hpp"
 
 namespace switchyard::cli {
@@ -26,7 +27,8 @@ namespace switchyard::cli {
 namespace co = switchyard::collectives;
 
 struct CollectiveCommand::Args {
-  std::string op, algorithm = "all", processes, bytes, repeat = "5", machine, variant, json, rescore, rank_by = "median";
+  std::string op, algorithm = "all", processes, bytes, repeat = "5", batch = "1", machine, variant, json, rescore,
+      rank_by = "median";
 };
 
 namespace {
@@ -94,18 +96,7 @@ std::vector<std::string> parse_algorithms(co::Operation op, const std::string& t
 }
 
 model::Machine load_machine(const std::string& path, const std::string& variant, Rank processes) {
-  model::MachineFile file;
-  try {
-    file = path.empty() ? model::default_machine_file() : model::read_machine_file(path);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError("--machine: " + std::string(e.what()));
-  }
-  model::Machine m = file.core;
-  if (variant == "paper") m.variant = model::ModelVariant::paper;
-  else if (variant == "calibrated") m.variant = model::ModelVariant::calibrated;
-  else if (!variant.empty()) throw UsageError("--variant: '" + variant + "' is neither 'paper' nor 'calibrated'");
-  m.processes = processes;
-  return m;
+  return machine_for(path.empty() ? model::default_machine_file() : read_machine_option(path), variant, processes);
 }
 
 double regret(const SizeResult& s, const std::string& algorithm) {
@@ -146,7 +137,7 @@ nlohmann::ordered_json to_json(const std::vector<SizeResult>& sizes, co::Operati
   j["cores"] = cores;
   j["repeat"] = repeat;
   j["machine"] = machine.name;
-  j["variant"] = machine.variant == model::ModelVariant::paper ? "paper" : "calibrated";
+  j["variant"] = std::string(model::model_variant_name(machine.variant));
   j["rank_by"] = rank_by_min ? "min" : "median";
   j["bytes"] = nlohmann::ordered_json::array();
   j["results"] = nlohmann::ordered_json::array();
@@ -195,14 +186,16 @@ void score(SizeResult& s, co::Operation op, Rank p, const model::Machine& machin
 void report(const std::vector<SizeResult>& results, co::Operation op, Rank p, std::uint32_t repeat,
             const model::Machine& machine, std::size_t cores, bool all, bool rank_by_min,
             std::optional<OutputFile>& json) {
-  std::printf("\nevery byte of every run verified: yes; times: median of %u runs, barrier to barrier\n", repeat);
+  std::printf("\nevery byte verified: yes; times: median of %u samples, barrier to barrier, the algorithms' samples "
+              "interleaved\n",
+              repeat);
   if (json) {
     write_json_report(*json, to_json(results, op, p, repeat, machine, cores, all, rank_by_min));
   }
 }
 
 std::string model_name(const model::Machine& machine) {
-  return machine.name + (machine.variant == model::ModelVariant::paper ? " (paper model)" : " (calibrated model)");
+  return machine.name + " (" + std::string(model::model_variant_name(machine.variant)) + " model)";
 }
 
 // --rescore: the measurements of an earlier --json, charged again with another
@@ -259,13 +252,14 @@ int rescore(const std::string& measured_path, const std::string& machine_path, c
 
 int run_command(const std::string& op_text, const std::string& algorithm_text,
                 const std::string& processes_text, const std::string& bytes_text, const std::string& repeat_text,
-                const std::string& machine_path, const std::string& variant, bool rank_by_min,
+                const std::string& batch_text, const std::string& machine_path, const std::string& variant, bool rank_by_min,
                 const std::string& json_path) {
   const co::Operation op = parse_op(op_text);
   const std::vector<std::string> algorithms = parse_algorithms(op, algorithm_text);
   const auto p = static_cast<Rank>(parse_uint(processes_text, "--processes", 1, 1u << 16));
   const std::vector<std::uint64_t> sizes = parse_byte_list(bytes_text, 1ull << 30);
   const auto repeat = static_cast<std::uint32_t>(parse_uint(repeat_text, "--repeat", 1, 100'000));
+  const auto batch = static_cast<std::uint32_t>(parse_uint(batch_text, "--batch", 1, 100'000));
   const model::Machine machine = load_machine(machine_path, variant, p);
   const bool all = algorithm_text == "all";
   // A single algorithm that needs too much memory is refused; `all` leaves it
@@ -288,24 +282,42 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   if (!json_path.empty()) json.emplace("--json", json_path);
 
   Runtime rt;
-  std::printf("switchyard collective: %s on %u processes, %zu core(s), %u repetition(s); machine: %s\n",
-              std::string(co::operation_name(op)).c_str(), p, rt.cores().size(), repeat, model_name(machine).c_str());
+  std::printf("switchyard collective: %s on %u processes, %zu core(s), %u sample(s) of %u run(s); machine: %s\n",
+              std::string(co::operation_name(op)).c_str(), p, rt.cores().size(), repeat, batch,
+              model_name(machine).c_str());
   std::fflush(stdout);
   std::vector<SizeResult> results;
   try {
     for (std::uint64_t L : sizes) {
       SizeResult s;
       s.bytes = L;
+      std::vector<std::string> measured;
       for (const std::string& asked : algorithms) {
-        Row r;
-        r.algorithm = asked == "auto" ? co::choose_algorithm(op, p, L, &machine) : asked;
-        if (const auto refusal = memory_refusal(r.algorithm, L)) {
+        const std::string name = asked == "auto" ? co::choose_algorithm(op, p, L, &machine) : asked;
+        if (const auto refusal = memory_refusal(name, L)) {
           s.skipped.push_back(*refusal);
           continue;
         }
-        r.ms = schedulers::summarize(co::measure_collective(rt, op, r.algorithm, p, L, repeat));
-        s.rows.push_back(std::move(r));
+        measured.push_back(name);
       }
+      // Interleaved, every plan is held at once; when together they need
+      // more than the machine allows, each algorithm gets its own job.
+      double together = 0;
+      for (const std::string& a : measured) together += static_cast<double>(co::memory_needed(op, a, p, L));
+      bool interleave = true;
+      try {
+        check_buffer_memory(together, "all the algorithms at once");
+      } catch (const UsageError& e) {
+        interleave = false;
+        std::printf("  measured one job per algorithm (not interleaved): %s\n", e.what());
+      }
+      std::vector<std::vector<double>> samples;
+      if (interleave) {
+        samples = co::measure_collectives(rt, op, measured, p, L, repeat, batch);
+      } else {
+        for (const std::string& a : measured) samples.push_back(co::measure_collectives(rt, op, {a}, p, L, repeat, batch)[0]);
+      }
+      for (std::size_t a = 0; a < measured.size(); ++a) s.rows.push_back({measured[a], 0, schedulers::summarize(samples[a])});
       score(s, op, p, machine, rank_by_min);
       print_size(s, op, p, all, rank_by_min);
       std::fflush(stdout);
@@ -341,11 +353,17 @@ CollectiveCommand::CollectiveCommand(CLI::App& app) : args_(std::make_unique<Arg
       ->type_name("K")
       ->capture_default_str();
   command_
+      ->add_option("--batch", args_->batch,
+                   "Runs per timed sample, back to back (the sample is their mean): for collectives of a few us, "
+                   "whose single runs sit in the barriers' noise")
+      ->type_name("B")
+      ->capture_default_str();
+  command_
       ->add_option("--machine", args_->machine,
                    "Machine file of `switchyard model calibrate` (default: the uncalibrated two-core defaults)")
       ->type_name("FILE");
-  command_->add_option("--variant", args_->variant, "Charge with the paper's metric or the calibrated one (default: the file's)")
-      ->type_name("paper|calibrated");
+  command_->add_option("--variant", args_->variant, "Charge with the paper's metric, the calibrated one or ring-sync (default: the file's)")
+      ->type_name("paper|calibrated|ring-sync");
   command_->add_option("--json", args_->json, "Also write the results as JSON to FILE")->type_name("FILE");
   command_
       ->add_option("--rank-by", args_->rank_by,
@@ -374,7 +392,7 @@ int CollectiveCommand::run() const {
   for (const auto& [value, option] : {std::pair{&a.op, "--op"}, {&a.processes, "--processes"}, {&a.bytes, "--bytes"}}) {
     if (value->empty()) throw UsageError(std::string(option) + " is required");
   }
-  return run_command(args_->op, args_->algorithm, args_->processes, args_->bytes, args_->repeat,
+  return run_command(args_->op, args_->algorithm, args_->processes, args_->bytes, args_->repeat, args_->batch,
                      args_->machine, args_->variant, by_min, args_->json);
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <switchyard/errors.hpp>
@@ -43,10 +44,7 @@ struct Row {
 
 sm::MachineFile machine_of(const ModelCommand::Args& a) {
   sm::MachineFile f = a.machine.empty() ? sm::default_machine_file() : read_machine_option(a.machine);
-  if (a.variant == "paper") f.core.variant = sm::ModelVariant::paper;
-  else if (a.variant == "calibrated") f.core.variant = sm::ModelVariant::calibrated;
-  else if (!a.variant.empty())
-    throw UsageError("--variant: '" + a.variant + "' is not a model variant (valid: paper, calibrated)");
+  f.core = machine_for(f, a.variant, f.core.processes);
   return f;
 }
 
@@ -106,14 +104,14 @@ int predict(const ModelCommand::Args& a) {
     const auto p = static_cast<sm::ProcessId>(parse_uint(a.processes, "--processes", 1, kMaxProcesses));
     const std::uint64_t L = parse_byte_count(a.bytes, "--bytes", std::uint64_t{1} << 30);
     const auto root = static_cast<sm::ProcessId>(parse_uint(a.root, "--root", 0, p - 1));
-    machine.processes = p;
+    machine = machine_for(file, "", p);
     what = std::string(exchange ? "exchange (all-to-all matrix)" : sm::operation_name(op)) + ", " +
            std::to_string(p) + " processes, " + std::to_string(L) + " bytes per message";
     rows = exchange ? exchange_rows(all_to_all_matrix(p, L), file) : collective_rows(op, machine, p, L, root);
   }
   std::printf("model predict: %s\nmachine: %s, %s model, l = %llu B, s = %.3g, h = %.3g, b = %.3g units, "
               "unit = %.3g ns, %u core(s)\n\n",
-              what.c_str(), machine.name.c_str(), machine.variant == sm::ModelVariant::paper ? "paper" : "calibrated",
+              what.c_str(), machine.name.c_str(), std::string(sm::model_variant_name(machine.variant)).c_str(),
               static_cast<unsigned long long>(machine.packet_bytes), machine.setup, machine.latency, machine.bisection,
               machine.unit_ns, machine.cores);
   std::printf("  %-22s %14s %12s %14s %10s %10s %12s\n", "algorithm", "comm units", "comp units", "total units",
@@ -154,11 +152,32 @@ int calibrate(const ModelCommand::Args& a) {
 }  // namespace
 
 sm::MachineFile read_machine_option(const std::string& path) {
+  if (path == "delta" || path == "intel-delta-256") {
+    sm::MachineFile f;
+    f.core = sm::intel_delta_256();
+    return f;
+  }
   try {
     return sm::read_machine_file(path);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--machine ") + e.what());
   }
+}
+
+sm::Machine machine_for(const sm::MachineFile& file, const std::string& variant, std::uint64_t processes) {
+  sm::Machine m = file.core;
+  if (!variant.empty()) {
+    const std::optional<sm::ModelVariant> v = sm::parse_model_variant(variant);
+    if (!v) throw UsageError("--variant: '" + variant + "' is not a model variant (valid: " + sm::model_variant_names() + ")");
+    m.variant = *v;
+  }
+  m.processes = processes;
+  try {
+    m.validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--machine " + m.name + " cannot run " + std::to_string(processes) + " processes: " + e.what());
+  }
+  return m;
 }
 
 ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
@@ -178,9 +197,12 @@ ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
       ->type_name("L");
   predict_->add_option("--matrix", args_->matrix, "--op exchange: the Matrix Market file of the exchange")
       ->type_name("FILE");
-  predict_->add_option("--machine", args_->machine, "Machine file (default: an uncalibrated two-core node)")
+  predict_->add_option("--machine", args_->machine,
+                       "Machine file, or 'delta': the paper's 256-processor Intel Delta (default: an uncalibrated "
+                       "two-core node)")
       ->type_name("FILE");
-  predict_->add_option("--variant", args_->variant, "paper or calibrated (default: the machine file's)")
+  predict_->add_option("--variant", args_->variant,
+                       "paper, calibrated or ring-sync (default: the machine file's)")
       ->type_name("V");
   predict_->add_option("--root", args_->root, "Root of one-to-all and all-to-one")->type_name("R")->capture_default_str();
 }

@@ -20,8 +20,15 @@
 
 namespace switchyard::cli {
 
-// A --machine option's file, with bad content a UsageError naming the file.
+// A --machine option: a machine file (bad content: a UsageError naming the
+// file), or `delta` / `intel-delta-256`, the paper's 256-processor Intel Delta
+// of Fig. 3 (the paper's model; a 16 x 16 mesh, so at most 256 processes).
 model::MachineFile read_machine_option(const std::string& path);
+
+// The --machine option's machine for p processes, charged with --variant
+// (empty: the machine's own): UsageError for an unknown variant or a p the
+// machine cannot hold.
+model::Machine machine_for(const model::MachineFile& file, const std::string& variant, std::uint64_t processes);
 
 class ModelCommand {
  public:

@@ -320,6 +320,65 @@ TEST(ModelCost, CalibratedVariantChargesCoresNotProcesses) {
   EXPECT_DOUBLE_EQ(sm::cost(m, same).max_send_receive, m.setup + 3 + m.latency);
 }
 
+// The ring-sync variant on small supersteps, by hand (cost.hpp's formulas):
+// cores 2 (even processes on core 0), s = 10, h = 100, b = 2, l = 64, w = 5,
+// m = 2, a 256-byte ring, eager up to 512 bytes.
+sm::Machine ring_sync_machine() {
+  sm::Machine m;
+  m.processes = 4;
+  m.packet_bytes = 64;
+  m.setup = 10;
+  m.latency = 100;
+  m.bisection = 2;
+  m.cores = 2;
+  m.variant = sm::ModelVariant::ring_sync;
+  m.wake = 5;
+  m.match = 2;
+  m.ring_bytes = 256;
+  m.eager_limit = 512;
+  return m;
+}
+
+TEST(ModelCost, RingSyncChargesBothEndsWakesMatchingAndTheHandOff) {
+  const sm::Machine m = ring_sync_machine();
+  // 0 -> 1 and 2 -> 1 cross cores (one packet each), 3 -> 1 stays on core 1 (two packets).
+  const sm::SuperstepCost c =
+      sm::cost(m, sm::Superstep{"fan-in", {whole_machine(4, {{0, 1, 64}, {2, 1, 64}, {3, 1, 128}})}});
+  // Every process that sends or receives is resumed once: w.
+  // Core 0: processes 0 and 2, each s + 1 + w = 16.
+  // Core 1: process 1 receives 3 messages of 4 packets: 3s + 4 + w + m * 3 * 2 / 4 = 30 + 4 + 5 + 3 = 42;
+  //         process 3 sends one of 2 packets: s + 2 + w = 17. In all 59.
+  EXPECT_DOUBLE_EQ(c.max_send_receive, 59);
+  // Two pairs cross, one packet each: L_a * ceil(2 / b) = 1.
+  EXPECT_DOUBLE_EQ(c.link_congestion, 1);
+  EXPECT_DOUBLE_EQ(c.processor_congestion, 0);
+  // 2 x (32 + 64) = 192 bytes in the ring 0 -> 1, under 256: one hand-off, h.
+  EXPECT_DOUBLE_EQ(c.synchronisation, 100);
+  EXPECT_DOUBLE_EQ(c.communication, 59 + 1 + 100);
+  // The same messages on one core: no link, no hand-off.
+  const sm::SuperstepCost local = sm::cost(m, sm::Superstep{"same core", {whole_machine(4, {{0, 2, 64}})}});
+  EXPECT_DOUBLE_EQ(local.communication, (10 + 1 + 5) + (10 + 1 + 5));
+}
+
+TEST(ModelCost, RingSyncChargesAFullRingAndRendezvous) {
+  const sm::Machine m = ring_sync_machine();
+  // Four cross-core messages of 64 B: 4 x 96 = 384 bytes in ring 0 -> 1, a
+  // 256-byte ring fills once: the hand-off and a round trip, h (1 + 2).
+  const sm::SuperstepCost full = sm::cost(
+      m, sm::Superstep{"flood", {whole_machine(4, {{0, 1, 64}, {0, 3, 64}, {2, 1, 64}, {2, 3, 64}})}});
+  EXPECT_DOUBLE_EQ(full.synchronisation, 300);
+  // Core 0: two processes sending two messages each, 2 (2s + 2 + w) = 54; core 1
+  // the same received, plus m * 2 * 1 / 4 = 1 each: 2 (2s + 2 + 5 + 1) = 56.
+  EXPECT_DOUBLE_EQ(full.max_send_receive, 56);
+  EXPECT_DOUBLE_EQ(full.link_congestion, 1 * std::ceil(4 / 2.0));
+  // 1024 B, past the eager limit: 48 bytes in the ring, the sender woken
+  // once more, for its completion: s + 16 + 2w = 36; the receiver s + 16 + w = 31.
+  const sm::SuperstepCost big = sm::cost(m, sm::Superstep{"rendezvous", {whole_machine(4, {{0, 1, 1024}})}});
+  EXPECT_DOUBLE_EQ(big.max_send_receive, 36);
+  EXPECT_DOUBLE_EQ(big.synchronisation, 100);
+  EXPECT_DOUBLE_EQ(big.communication, 36 + 16 + 100);
+}
+
 TEST(ModelValidation, BadInputIsRefusedWithAClearMessage) {
   sm::Machine m;
   m.bisection = 0;
@@ -360,11 +419,18 @@ TEST(ModelAlgorithms, ShapesOfTheKLevelAlgorithms) {
 TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   sm::MachineFile f = sm::default_machine_file();
   f.core.setup = 12.5;
+  f.core.wake = 4.5;
+  f.core.match = 0.75;
+  f.core.ring_bytes = 4096;
   f.measured["message_ns"] = 100;
   const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "m.json");
   EXPECT_DOUBLE_EQ(back.core.setup, 12.5);
   EXPECT_EQ(back.core.cores, f.core.cores);
-  EXPECT_EQ(back.core.variant, sm::ModelVariant::calibrated);
+  EXPECT_EQ(back.core.variant, sm::ModelVariant::ring_sync);
+  EXPECT_DOUBLE_EQ(back.core.wake, 4.5);
+  EXPECT_DOUBLE_EQ(back.core.match, 0.75);
+  EXPECT_EQ(back.core.ring_bytes, 4096u);
+  EXPECT_EQ(back.core.eager_limit, 512u);
   EXPECT_FALSE(back.node.has_value());
   EXPECT_DOUBLE_EQ(back.measured.at("message_ns"), 100);
   const auto message = [](const std::string& text) {
@@ -383,6 +449,15 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_NE(message("{\"format\": \"switchyard-machine/1\", \"levels\": {}}").find("levels.core: missing"),
             std::string::npos);
   EXPECT_NE(message("{\"format\": \"x\"}").find("format"), std::string::npos);
+  // A file from before the ring-sync terms still reads, without them.
+  std::string old = sm::to_json(f);
+  for (const std::string field : {"\"match\"", "\"wake\""}) old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
+  const sm::MachineFile older = sm::parse_machine_file(old, "old.json");
+  EXPECT_DOUBLE_EQ(older.core.wake, 0);
+  EXPECT_DOUBLE_EQ(older.core.match, 0);
+  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"wake\": 4.5"), 11, "\"wake\": -1"))
+                .find("wake must be"),
+            std::string::npos);
 }
 
 TEST(ModelMachineFile, ExchangeCorrectionInterpolatesInLogBytes) {

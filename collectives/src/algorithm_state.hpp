@@ -18,9 +18,10 @@ class AlgorithmState {
 };
 
 // Each factory is collective over comm. `bytes` is L. The tree algorithms
-// include one-to-all's 1-lev-our-br.
+// include one-to-all's 1-lev-our-br; `root` is the rank of comm that scatters
+// (gathers).
 Task<std::unique_ptr<AlgorithmState>> make_tree_algorithm(Communicator comm, Operation op, std::string_view algorithm,
-                                                          std::uint64_t bytes);
+                                                          std::uint64_t bytes, Rank root);
 Task<std::unique_ptr<AlgorithmState>> make_all_to_all(Communicator comm, std::string_view algorithm,
                                                       std::uint64_t bytes);
 

@@ -26,9 +26,15 @@ void check_size(std::span<const std::byte> buffer, std::uint64_t want, const cha
 }  // namespace
 
 Task<CollectivePlan> CollectivePlan::create(Communicator comm, Operation op, std::string algorithm,
-                                            std::uint64_t bytes, const model::Machine* machine) {
+                                            std::uint64_t bytes, const model::Machine* machine, Rank root) {
   if (bytes == 0) throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": L must be positive");
-  if (algorithm == "auto") algorithm = choose_algorithm(op, comm.size(), bytes, machine);
+  if (root >= comm.size() || (op == Operation::all_to_all && root != 0)) {
+    throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": root " + std::to_string(root) +
+                          (op == Operation::all_to_all ? " (all-to-all has no root; pass 0)"
+                                                       : " is not a rank of the " + std::to_string(comm.size()) +
+                                                             "-process communicator"));
+  }
+  if (algorithm == "auto") algorithm = choose_algorithm(op, comm.size(), bytes, machine, root);
   if (!is_algorithm(op, algorithm)) {
     throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": unknown algorithm '" + algorithm +
                           "' (valid: " + valid_names(op) + ")");
@@ -37,10 +43,11 @@ Task<CollectivePlan> CollectivePlan::create(Communicator comm, Operation op, std
   plan.op_ = op;
   plan.algorithm_ = algorithm;
   plan.bytes_ = bytes;
+  plan.root_ = root;
   if (op == Operation::all_to_all) {
     plan.state_ = co_await detail::make_all_to_all(comm, algorithm, bytes);
   } else {
-    plan.state_ = co_await detail::make_tree_algorithm(comm, op, algorithm, bytes);
+    plan.state_ = co_await detail::make_tree_algorithm(comm, op, algorithm, bytes, root);
   }
   plan.comm_ = comm;
   co_return plan;
@@ -53,7 +60,7 @@ CollectivePlan::~CollectivePlan() = default;
 Task<void> CollectivePlan::run(Buffers buffers) {
   const Rank p = comm_.size(), me = comm_.rank();
   const std::uint64_t all = std::uint64_t{p} * bytes_;
-  const bool root = me == 0;
+  const bool root = me == root_;
   switch (op_) {
     case Operation::one_to_all:
       check_size(buffers.send, root ? all : 0, "send", op_, me);
@@ -72,7 +79,7 @@ Task<void> CollectivePlan::run(Buffers buffers) {
 }
 
 Task<void> collective(Communicator comm, Operation op, std::string algorithm, Buffers buffers,
-                      const model::Machine* machine) {
+                      const model::Machine* machine, Rank root) {
   const Rank p = comm.size();
   std::uint64_t bytes = 0;
   switch (op) {
@@ -80,7 +87,7 @@ Task<void> collective(Communicator comm, Operation op, std::string algorithm, Bu
     case Operation::all_to_one: bytes = buffers.send.size(); break;
     case Operation::all_to_all: bytes = buffers.send.size() / std::max<Rank>(p, 1); break;
   }
-  CollectivePlan plan = co_await CollectivePlan::create(comm, op, std::move(algorithm), bytes, machine);
+  CollectivePlan plan = co_await CollectivePlan::create(comm, op, std::move(algorithm), bytes, machine, root);
   co_await plan.run(buffers);
 }
 

@@ -1,5 +1,6 @@
 #include "switchyard/collectives/measure.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "partition_tree.hpp"
@@ -47,25 +48,35 @@ struct ProcessBuffers {
 
 }  // namespace
 
-std::vector<double> measure_collective(Runtime& rt, Operation op, const std::string& algorithm, Rank processes,
-                                       std::uint64_t bytes, std::uint32_t repeat, std::uint64_t seed) {
-  std::vector<double> ms(repeat, 0.0);
-  const std::string what = std::string(operation_name(op)) + " " + algorithm + " on " + std::to_string(processes) +
-                           " processes, L = " + std::to_string(bytes);
+std::vector<std::vector<double>> measure_collectives(Runtime& rt, Operation op,
+                                                     const std::vector<std::string>& algorithms, Rank processes,
+                                                     std::uint64_t bytes, std::uint32_t repeat, std::uint32_t batch,
+                                                     std::uint64_t seed) {
+  const std::size_t n = algorithms.size();
+  std::vector<std::vector<double>> ms(n, std::vector<double>(repeat, 0.0));
+  const std::uint32_t runs = std::max<std::uint32_t>(batch, 1);
   rt.run(processes, [&](Process& self) -> Task<void> {
     Communicator comm = self.world();
     const Rank me = comm.rank();
-    CollectivePlan plan = co_await CollectivePlan::create(comm, op, algorithm, bytes);
+    std::vector<CollectivePlan> plans;
+    for (const std::string& a : algorithms) plans.push_back(co_await CollectivePlan::create(comm, op, a, bytes));
     ProcessBuffers buffers(op, processes, me, bytes, seed);
-    for (std::uint32_t rep = 0; rep <= repeat; ++rep) {  // run 0 is untimed
-      buffers.poison(op, me, bytes, seed);
-      co_await comm.barrier();
-      const auto start = std::chrono::steady_clock::now();
-      co_await plan.run({buffers.send, buffers.recv});
-      co_await comm.barrier();
-      const auto stop = std::chrono::steady_clock::now();
-      if (me == 0 && rep > 0) ms[rep - 1] = std::chrono::duration<double, std::milli>(stop - start).count();
-      buffers.verify(op, me, bytes, seed, what);
+    std::vector<std::string> what;
+    for (const std::string& a : algorithms)
+      what.push_back(std::string(operation_name(op)) + " " + a + " on " + std::to_string(processes) +
+                     " processes, L = " + std::to_string(bytes));
+    for (std::uint32_t rep = 0; rep <= repeat; ++rep) {  // round 0 is untimed
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t a = (rep + i) % n;
+        buffers.poison(op, me, bytes, seed);
+        co_await comm.barrier();
+        const auto start = std::chrono::steady_clock::now();
+        for (std::uint32_t k = 0; k < (rep == 0 ? 1 : runs); ++k) co_await plans[a].run({buffers.send, buffers.recv});
+        co_await comm.barrier();
+        const auto stop = std::chrono::steady_clock::now();
+        if (me == 0 && rep > 0) ms[a][rep - 1] = std::chrono::duration<double, std::milli>(stop - start).count() / runs;
+        buffers.verify(op, me, bytes, seed, what[a]);
+      }
     }
   });
   return ms;

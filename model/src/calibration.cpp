@@ -1,6 +1,7 @@
 #include "switchyard/model/calibration.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,14 @@ constexpr Rank kCorrectionProcesses = 16;
 constexpr std::uint64_t kCorrectionSeed = 1001;
 constexpr std::uint64_t kCorrectionBytes[] = {128, 1024, 16384};
 constexpr std::uint32_t kRoundTrips = 200;
+// Matching: this many 8-byte messages with distinct tags, received in the
+// order sent and in reverse (tags from kFirstStreamTag on; below it the handshake's).
+constexpr std::uint32_t kMatchCount = 256;
+constexpr Tag kFirstStreamTag = 2;
+// Lockstep: this many processes (round robin on the cores) each send an
+// 8-byte message to the next in kLockstepSteps supersteps of a ring shift.
+constexpr Rank kLockstepProcesses = 64;
+constexpr std::uint32_t kLockstepSteps = 32;
 
 std::byte pattern(std::uint64_t rank, std::uint64_t message, std::uint64_t offset) {
   return static_cast<std::byte>((rank * 131 + message * 31 + offset * 7 + 1) & 0xff);
@@ -43,9 +52,12 @@ Task<void> handshake(Process& p) {
 // (and from 1 to 0 at the same time when both_ways), on the cores the
 // placement gives, until every message is received; one sample per
 // repetition, the slower receiver's. Receives are posted before the
-// handshake, sends after it.
+// handshake, sends after it. Message m has tag kFirstStreamTag + m; with
+// `reversed` the receives are posted for the last message first, so that the
+// arrival of message m walks past the count - 1 - m receives posted before its
+// own (what a flood of messages costs the receiver's matching).
 std::vector<double> stream(Runtime& rt, const RunOptions& placed, std::uint64_t bytes, std::uint32_t count,
-                           bool both_ways, std::uint32_t repetitions) {
+                           bool both_ways, std::uint32_t repetitions, bool reversed = false) {
   std::vector<double> seconds(2 * std::size_t{repetitions}, 0.0);
   rt.run(
       2,
@@ -60,12 +72,14 @@ std::vector<double> stream(Runtime& rt, const RunOptions& placed, std::uint64_t 
         for (std::uint32_t r = 0; r < repetitions; ++r) {
           std::fill(in.begin(), in.end(), std::byte{0});
           co_await p.barrier();
-          for (std::uint32_t m = 0; m < received.size(); ++m)
-            received[m] = p.post_recv_into(peer, std::span(in).subspan(m * bytes, bytes));
+          for (std::uint32_t k = 0; k < received.size(); ++k) {
+            const std::uint32_t m = reversed ? count - 1 - k : k;
+            received[k] = p.post_recv_into(peer, std::span(in).subspan(m * bytes, bytes), kFirstStreamTag + m);
+          }
           co_await handshake(p);
           const auto start = Clock::now();
           for (std::uint32_t m = 0; m < sent.size(); ++m)
-            sent[m] = p.post_send(peer, std::span<const std::byte>(out).subspan(m * bytes, bytes));
+            sent[m] = p.post_send(peer, std::span<const std::byte>(out).subspan(m * bytes, bytes), kFirstStreamTag + m);
           co_await p.wait_all(received);
           // The receivers' clocks: the copies are theirs (single copy), while a
           // sender's completion waits for the receiver's answer, a latency.
@@ -84,7 +98,8 @@ std::vector<double> stream(Runtime& rt, const RunOptions& placed, std::uint64_t 
   return slower;
 }
 
-// Seconds of half a round trip of an 8-byte message, per repetition.
+// Seconds of half a round trip of an 8-byte message, per repetition (on one
+// core: a message and a switch to the other process).
 std::vector<double> ping_pong(Runtime& rt, const RunOptions& placed, std::uint32_t repetitions) {
   std::vector<double> seconds(repetitions, 0.0);
   rt.run(
@@ -114,6 +129,32 @@ std::vector<double> ping_pong(Runtime& rt, const RunOptions& placed, std::uint32
         }
       },
       placed);
+  return seconds;
+}
+
+// Seconds per superstep of a ring shift (process i sends 8 bytes to i + 1 and
+// waits for i - 1's, kLockstepSteps times), per repetition: every process
+// blocks at the end of every superstep and is resumed for the next, as in
+// 1-lev-perm, with its neighbours on the other core.
+std::vector<double> lockstep(Runtime& rt, std::uint32_t repetitions) {
+  std::vector<double> seconds(repetitions, 0.0);
+  rt.run(kLockstepProcesses, [&](Process& p) -> Task<void> {
+    const Rank me = p.rank(), n = kLockstepProcesses;
+    for (std::uint32_t r = 0; r < repetitions; ++r) {
+      co_await p.barrier();
+      const auto start = Clock::now();
+      for (std::uint32_t k = 0; k < kLockstepSteps; ++k) {
+        std::uint64_t out = std::uint64_t{me} * kLockstepSteps + k, in = 0;
+        RecvTicket got = p.post_recv_into((me + n - 1) % n, std::as_writable_bytes(std::span(&in, 1)), kFirstStreamTag);
+        co_await p.send((me + 1) % n, std::as_bytes(std::span(&out, 1)), kFirstStreamTag);
+        co_await p.wait(got);
+        if (in != std::uint64_t{(me + n - 1) % n} * kLockstepSteps + k)
+          throw std::runtime_error("switchyard model calibrate: lockstep step " + std::to_string(k) + " wrong");
+      }
+      co_await p.barrier();
+      if (me == 0) seconds[r] = std::chrono::duration<double>(Clock::now() - start).count() / kLockstepSteps;
+    }
+  });
   return seconds;
 }
 
@@ -171,10 +212,13 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   m["one_way_8B_ns"] = 1e9 * lower_quartile(ping_pong(rt, cross, reps));
   m["same_core_large_message_ns"] = 1e9 * lower_quartile(stream(rt, same, kLargeBytes, kLargeCount, false, reps));
   m["same_core_small_message_ns"] = 1e9 * lower_quartile(stream(rt, same, kSmallBytes, kSmallCount, false, reps));
+  m["lockstep_superstep_ns"] = 1e9 * lower_quartile(lockstep(rt, reps));
+  m["match_in_order_ns"] = 1e9 * lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps));
+  m["match_reversed_ns"] = 1e9 * lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps, true));
 
   Machine& c = f.core;
   c.name = "core to core (calibrated)";
-  c.variant = ModelVariant::calibrated;
+  c.variant = ModelVariant::ring_sync;
   c.topology = Topology::fully_connected;
   c.cores = static_cast<std::uint32_t>(cores.size());
   c.shape = Shape{1, c.cores};
@@ -190,6 +234,22 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   c.bisection = cores.size() > 1
                     ? std::max(1.0, 2 * std::min(1.0, m["same_core_large_message_ns"] / m["large_message_both_ways_ns"]))
                     : 1.0;
+  // ring-sync. A process resumed at the end of a superstep: a lockstep
+  // superstep costs each core its processes' two messages (2 (s + 1) each)
+  // and their resumption, plus the hand-off h; what is left per process is w.
+  // (Half a same-core ping-pong less a stream's message, a switch with hot
+  // caches, gave 5 units: a superstep's resumption also brings the process's
+  // frame, mailbox and buffers back into the cache, ten times that.)
+  const double per_core = std::ceil(static_cast<double>(kLockstepProcesses) / static_cast<double>(c.cores));
+  c.wake = std::max(0.0, (m["lockstep_superstep_ns"] / c.unit_ns - c.latency) / per_core - 2 * (c.setup + 1));
+  // Matching: received in reverse, the messages walk past N (N - 1) / 2
+  // posted receives in all; per message, (N - 1) / 2 more than in order.
+  c.match = std::max(0.0, (m["match_reversed_ns"] - m["match_in_order_ns"]) / ((kMatchCount - 1) / 2.0) / c.unit_ns);
+  // Not measured: the runtime's defaults, which every job of `collective` and
+  // ExchangePlan runs with.
+  const RunOptions defaults;
+  c.ring_bytes = defaults.mailbox_capacity * kCacheLine;
+  c.eager_limit = defaults.eager_limit;
   c.validate();
   calibrate_exchanges(rt, f, reps);
   return f;

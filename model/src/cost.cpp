@@ -15,6 +15,7 @@ struct Traffic {
   double sends = 0, receives = 0;
   double sent_packets = 0, received_packets = 0;
   double largest_sent = 0;
+  bool rendezvous = false;  // sends a message past the eager limit (ring_sync)
 };
 
 // Fig. 1: S_i and R_i by protocol. h enters only for a process that sends
@@ -49,6 +50,7 @@ std::vector<Traffic> traffic(const Machine& m, const Submachine& sub) {
     from.sends += 1;
     from.sent_packets += n;
     from.largest_sent = std::max(from.largest_sent, n);
+    from.rendezvous = from.rendezvous || (t.src != t.dst && t.bytes > m.eager_limit);
     if (t.src == t.dst) continue;  // a charged local copy counts as a send, as the paper counts it
     to.receives += 1;
     to.received_packets += n;
@@ -119,6 +121,52 @@ SuperstepCost calibrated_cost(const Machine& m, const Superstep& step) {
   return c;
 }
 
+// Bytes a message of `bytes` puts in the ring towards its receiver's core, and
+// in the ring back (transport/wire.hpp: 16-byte slots, a 32-byte header;
+// above the eager limit only a 48-byte rendezvous packet, answered by a
+// 32-byte kSendDone).
+constexpr std::uint64_t kSlot = 16, kHeader = 32, kRendezvous = 48, kSendDone = 32;
+std::uint64_t ring_bytes_there(const Machine& m, std::uint64_t bytes) {
+  return bytes > m.eager_limit ? kRendezvous : kHeader + (bytes + kSlot - 1) / kSlot * kSlot;
+}
+
+// One core's work for one process's traffic (cost.hpp: work_c).
+double process_work(const Machine& m, const Traffic& t) {
+  double w = m.setup * (t.sends + t.receives) + t.sent_packets + t.received_packets;
+  if (t.sends + t.receives > 0) w += m.wake;
+  if (t.receives > 0) w += m.match * t.receives * (t.receives - 1) / 4;
+  if (t.rendezvous) w += m.wake;
+  return w;
+}
+
+SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
+  SuperstepCost c;
+  const std::size_t cores = m.cores;
+  std::vector<double> busy(cores, 0.0);
+  std::vector<std::uint64_t> ring(cores * cores, 0);  // [from * cores + to]: bytes this superstep
+  double cross_pairs = 0, cross_packets = 0;
+  for (const Submachine& sub : step.submachines) {
+    const std::vector<Traffic> all = traffic(m, sub);
+    for (const Transfer& t : sub.transfers) {
+      const std::size_t a = t.src % cores, b = t.dst % cores;
+      if (a == b) continue;  // same core (or a local copy): no ring, no link
+      cross_pairs += 1;
+      cross_packets += packets(t.bytes, m.packet_bytes);
+      ring[a * cores + b] += ring_bytes_there(m, t.bytes);
+      if (t.bytes > m.eager_limit) ring[b * cores + a] += kSendDone;
+    }
+    for (std::size_t k = 0; k < all.size(); ++k) busy[sub.members[k] % cores] += process_work(m, all[k]);
+  }
+  c.max_send_receive = *std::max_element(busy.begin(), busy.end());
+  if (cross_pairs > 0) {
+    c.link_congestion = cross_packets / cross_pairs * std::ceil(cross_pairs / m.bisection);
+    const std::uint64_t fullest = *std::max_element(ring.begin(), ring.end());
+    c.synchronisation = m.latency * (1 + 2 * static_cast<double>(fullest / m.ring_bytes));
+  }
+  c.communication = c.max_send_receive + c.link_congestion + c.synchronisation;
+  return c;
+}
+
 }  // namespace
 
 std::vector<SendReceive> send_receive_times(const Machine& machine, const Submachine& submachine) {
@@ -129,8 +177,12 @@ std::vector<SendReceive> send_receive_times(const Machine& machine, const Submac
 }
 
 SuperstepCost cost(const Machine& machine, const Superstep& step) {
-  SuperstepCost c =
-      machine.variant == ModelVariant::paper ? paper_cost(machine, step) : calibrated_cost(machine, step);
+  SuperstepCost c;
+  switch (machine.variant) {
+    case ModelVariant::paper: c = paper_cost(machine, step); break;
+    case ModelVariant::calibrated: c = calibrated_cost(machine, step); break;
+    case ModelVariant::ring_sync: c = ring_sync_cost(machine, step); break;
+  }
   c.computation = computation_units(machine, step);
   return c;
 }

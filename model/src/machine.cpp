@@ -28,6 +28,9 @@ void Machine::validate() const {
   if (!(bisection > 0) || !std::isfinite(bisection)) bad_field(name, "bisection", "must be a finite number > 0");
   if (!(unit_ns > 0) || !std::isfinite(unit_ns)) bad_field(name, "unit_ns", "must be a finite number > 0");
   if (cores == 0) bad_field(name, "cores", "must be at least 1");
+  if (!(match >= 0) || !std::isfinite(match)) bad_field(name, "match", "must be a finite number >= 0");
+  if (!(wake >= 0) || !std::isfinite(wake)) bad_field(name, "wake", "must be a finite number >= 0");
+  if (ring_bytes == 0) bad_field(name, "ring_bytes", "must be at least 1");
   if (topology == Topology::mesh && (shape.rows == 0 || shape.cols == 0 || shape.processes() < processes))
     bad_field(name, "shape", "of a mesh must hold its processes");
 }
@@ -54,6 +57,23 @@ SubmachineParameters Machine::submachine(Shape sub, std::uint64_t members) const
   out.bisection = std::max(1.0, bisection * std::min(sub.rows, sub.cols) / side);
   return out;
 }
+
+std::string_view model_variant_name(ModelVariant v) noexcept {
+  switch (v) {
+    case ModelVariant::paper: return "paper";
+    case ModelVariant::calibrated: return "calibrated";
+    case ModelVariant::ring_sync: return "ring-sync";
+  }
+  return "?";
+}
+
+std::optional<ModelVariant> parse_model_variant(std::string_view name) noexcept {
+  for (ModelVariant v : {ModelVariant::paper, ModelVariant::calibrated, ModelVariant::ring_sync})
+    if (name == model_variant_name(v)) return v;
+  return std::nullopt;
+}
+
+std::string model_variant_names() { return "paper, calibrated, ring-sync"; }
 
 Machine intel_delta_256() {
   Machine m;

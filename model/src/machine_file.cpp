@@ -22,7 +22,8 @@ struct Names {
 constexpr Names<Routing> kRoutings[] = {{Routing::wormhole, "wormhole"}, {Routing::store_and_forward, "store-and-forward"}};
 constexpr Names<SendProtocol> kSends[] = {{SendProtocol::nonblocking, "nonblocking"}, {SendProtocol::blocking, "blocking"}};
 constexpr Names<Topology> kTopologies[] = {{Topology::fully_connected, "fully_connected"}, {Topology::mesh, "mesh"}};
-constexpr Names<ModelVariant> kVariants[] = {{ModelVariant::calibrated, "calibrated"}, {ModelVariant::paper, "paper"}};
+constexpr Names<ModelVariant> kVariants[] = {
+    {ModelVariant::calibrated, "calibrated"}, {ModelVariant::paper, "paper"}, {ModelVariant::ring_sync, "ring-sync"}};
 
 template <class Enum, std::size_t N>
 const char* name_of(const Names<Enum> (&names)[N], Enum v) {
@@ -46,6 +47,8 @@ class Fields {
     if (!it->is_number()) fail(field, "must be a number, not " + it->dump());
     return it->get<double>();
   }
+  // Fields added after format 1's first files may be absent.
+  bool has(const char* field) const { return object_.contains(field); }
   std::uint64_t whole(const char* field, std::uint64_t lo, std::uint64_t hi) const {
     const double v = number(field);
     if (v != static_cast<double>(static_cast<std::uint64_t>(v)) || v < static_cast<double>(lo) ||
@@ -76,7 +79,9 @@ json level_json(const Machine& m) {
               {"bisection", m.bisection},       {"unit_ns", m.unit_ns},     {"cores", m.cores},
               {"routing", name_of(kRoutings, m.routing)},                   {"sends", name_of(kSends, m.sends)},
               {"topology", name_of(kTopologies, m.topology)},               {"rows", m.shape.rows},
-              {"cols", m.shape.cols}};
+              {"cols", m.shape.cols},                                       {"match", m.match},
+              {"wake", m.wake},                                             {"ring_bytes", m.ring_bytes},
+              {"eager_limit", m.eager_limit}};
 }
 
 Machine level_from(const json& j, const std::string& where, ModelVariant variant) {
@@ -96,6 +101,11 @@ Machine level_from(const json& j, const std::string& where, ModelVariant variant
   m.shape = Shape{static_cast<std::uint32_t>(f.whole("rows", 1, 1u << 20)),
                   static_cast<std::uint32_t>(f.whole("cols", 1, 1u << 20))};
   m.processes = m.topology == Topology::mesh ? m.shape.processes() : 1;
+  // The ring-sync terms (absent from files written before them: not charged).
+  if (f.has("match")) m.match = f.number("match");
+  if (f.has("wake")) m.wake = f.number("wake");
+  if (f.has("ring_bytes")) m.ring_bytes = f.whole("ring_bytes", 1, std::uint64_t{1} << 40);
+  if (f.has("eager_limit")) m.eager_limit = f.whole("eager_limit", 0, std::uint64_t{1} << 30);
   try {
     m.validate();
   } catch (const std::invalid_argument& e) {
@@ -146,7 +156,9 @@ MachineFile default_machine_file() {
   MachineFile f;
   Machine& m = f.core;
   m.name = "default two-core node (uncalibrated)";
-  m.variant = ModelVariant::calibrated;
+  m.variant = ModelVariant::ring_sync;
+  m.wake = 20;
+  m.match = 0.6;
   m.packet_bytes = 64;
   m.setup = 20;
   m.latency = 10;

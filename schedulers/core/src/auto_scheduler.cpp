@@ -44,7 +44,7 @@ std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const mod
   model::Machine machine = file.core;
   machine.processes = std::max<Rank>(m.size(), 1);
   const double average = m.messages() ? static_cast<double>(m.total_bytes()) / static_cast<double>(m.messages()) : 0;
-  const bool corrected = machine.variant == model::ModelVariant::calibrated;
+  const bool corrected = machine.variant != model::ModelVariant::paper;
   std::vector<SchedulerPrediction> out;
   for (const std::string& name : auto_scheduler_candidates()) {
     model::Machine charged = machine;

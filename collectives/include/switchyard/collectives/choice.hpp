@@ -15,13 +15,14 @@ struct Machine;
 
 namespace switchyard::collectives {
 
-// The units `machine` predicts for the algorithm's supersteps at (p, L).
+// The units `machine` predicts for the algorithm's supersteps at (p, L, root).
 double predicted_units(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes,
-                       const model::Machine& machine);
+                       const model::Machine& machine, Rank root = 0);
 
 // The algorithm `auto` runs: the fewest predicted units among algorithm_names(op)
 // (ties: the first listed). InvalidArgument without a machine.
-std::string choose_algorithm(Operation op, Rank processes, std::uint64_t bytes, const model::Machine* machine);
+std::string choose_algorithm(Operation op, Rank processes, std::uint64_t bytes, const model::Machine* machine,
+                             Rank root = 0);
 
 // Open MPI's fixed decision rules (coll_tuned *_intra_dec_fixed, the 1.x-4.x
 // thresholds) mapped onto this family: alltoall -> Bruck (logp-lev-bfly) for

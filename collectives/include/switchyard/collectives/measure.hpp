@@ -1,9 +1,16 @@
 #pragma once
-// Times a collective on the runtime: one job of p processes plans it once, runs
-// it once untimed, then `repeat` timed runs, each from a barrier to the end of
-// a barrier after it (the clock of rank 0). Every byte of every run is checked
-// where it lands (receive buffers poisoned before each run); a wrong byte
-// throws schedulers::PayloadError.
+// Times collectives on the runtime: one job of p processes plans every
+// algorithm once, runs each once untimed, then `repeat` rounds in which every
+// algorithm takes one sample, in a rotating order (round k starts with
+// algorithm k mod n), so that the algorithms share whatever the machine's
+// other tenants do during the job. A sample is `batch` back-to-back runs from
+// a barrier to the end of a barrier after them, divided by batch (the clock
+// of rank 0): a collective of ~10 us is near the barriers' and the wake-ups'
+// noise, and a batch averages it out. Receive buffers are poisoned before
+// every sample and every byte is checked where it lands after it (within a
+// batch, the runs after the first rewrite the same bytes; the untimed run and
+// every batch-of-one sample are each checked alone); a wrong byte throws
+// schedulers::PayloadError.
 
 #include <cstdint>
 #include <string>
@@ -14,9 +21,11 @@
 
 namespace switchyard::collectives {
 
-// Milliseconds of each timed run, in order.
-std::vector<double> measure_collective(Runtime& rt, Operation op, const std::string& algorithm, Rank processes,
-                                       std::uint64_t bytes, std::uint32_t repeat, std::uint64_t seed = 1);
+// Milliseconds per run of each sample: result[a][k] is algorithms[a]'s k-th.
+std::vector<std::vector<double>> measure_collectives(Runtime& rt, Operation op,
+                                                     const std::vector<std::string>& algorithms, Rank processes,
+                                                     std::uint64_t bytes, std::uint32_t repeat, std::uint32_t batch = 1,
+                                                     std::uint64_t seed = 1);
 
 // Bytes the buffers and staging of one run take over all processes, at most:
 // what a caller checks against the machine's memory before measuring.

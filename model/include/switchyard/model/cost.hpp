@@ -16,6 +16,31 @@
 // largest sum of S_i + R_i over the processes of one core; congestion is
 // counted over pairs on different cores only (same-core messages cross no
 // link), and processor congestion uses the number of cores.
+//
+// ModelVariant::ring_sync (same placement), from what the runtime does per
+// message and what was measured (calibration.hpp):
+//   work_c   = sum over the processes i of core c of
+//                s * (n_s(i) + n_r(i))          a message's set-up at both ends
+//              + P_s(i) + P_r(i)                its packets copied in and out
+//              + w * [n_s(i) + n_r(i) > 0]      the process blocks at the superstep's end
+//                                               and is resumed (its frame, mailbox and
+//                                               buffers back into the cache)
+//              + w * [i sends past the eager limit]  ... and for its rendezvous sends' completion
+//              + m * n_r(i) (n_r(i) - 1) / 4    matching: an arrival walks the posted
+//                                               receives (and a receive the unexpected
+//                                               messages) ahead of it, half of them on
+//                                               average, FIFO lists of n_r(i) at most
+//   C_l      = L_a * ceil(cross / b)            the link, as `calibrated`
+//   sync     = h, if any message crosses cores  the superstep ends when its last
+//                                               message has crossed: one hand-off
+//            + 2h * floor(R / ring_bytes)       R: the most bytes one superstep puts in
+//                                               one core-to-core ring (eager: 32-byte
+//                                               header + payload in 16-byte slots;
+//                                               rendezvous: 48 bytes, 32 back); each
+//                                               time the ring fills, the sender waits a
+//                                               round trip for the other core to drain it
+//   communication = max_c work_c + C_l + sync   (no C_p: a node has no intermediate
+//                                               processors for a message to queue at)
 
 #include <cstdint>
 #include <vector>
@@ -29,7 +54,8 @@ struct SuperstepCost {
   double max_send_receive = 0;      // max_i (S_i + R_i) (per core: calibrated)
   double link_congestion = 0;       // C_l
   double processor_congestion = 0;  // C_p
-  double communication = 0;         // the sum of the three
+  double synchronisation = 0;       // ring_sync: the superstep's hand-off and ring refills
+  double communication = 0;         // the sum of the four
   double computation = 0;           // max_i ceil(t_i / l), at least 1
   double total() const noexcept { return communication + computation; }
 };

@@ -10,7 +10,9 @@
 // p', h' and b' from the logical shape of a submachine, by the topology.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace switchyard::model {
 
@@ -21,9 +23,19 @@ enum class SendProtocol : std::uint8_t { nonblocking, blocking };
 
 // Which charging rules cost() applies. `paper` is the metric exactly as
 // published; `calibrated` charges what a shared-memory node with fewer cores
-// than processes does (see cost.hpp). Both stay selectable so that they can be
-// compared against measurements.
-enum class ModelVariant : std::uint8_t { paper, calibrated };
+// than processes does; `ring_sync` ("ring-sync") charges, per core, the work a
+// message costs at both ends, the receive-list matching a flood of messages
+// causes, the wake-up of every waiting process, the hand-off that ends each
+// superstep and the finite core-to-core ring (see cost.hpp). All stay
+// selectable so that they can be compared against measurements.
+enum class ModelVariant : std::uint8_t { paper, calibrated, ring_sync };
+
+// "paper", "calibrated", "ring-sync".
+std::string_view model_variant_name(ModelVariant v) noexcept;
+// nullopt for anything else.
+std::optional<ModelVariant> parse_model_variant(std::string_view name) noexcept;
+// "paper, calibrated, ring-sync": for error messages.
+std::string model_variant_names();
 
 // How h and b scale down to a submachine.
 enum class Topology : std::uint8_t {
@@ -72,6 +84,11 @@ struct Machine {
   // placed on them round-robin, as the runtime does), and the time of a unit.
   std::uint32_t cores = 1;
   double unit_ns = 1;
+  // ring_sync variant only (calibrated; see calibration.hpp):
+  double match = 0;                     // units per receive-list entry a message's match walks past
+  double wake = 0;                      // units to resume a process waiting on a message (a coroutine switch)
+  std::uint64_t ring_bytes = 65536;     // a core-to-core ring's capacity (RunOptions::mailbox_capacity lines)
+  std::uint64_t eager_limit = 512;      // larger messages travel by rendezvous: a 48-byte packet in the ring
 
   // Throws std::invalid_argument naming the first field out of range.
   void validate() const;

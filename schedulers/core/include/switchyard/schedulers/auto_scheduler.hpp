@@ -48,8 +48,8 @@ model::Algorithm exchange_supersteps(const std::string& scheduler, const CommMat
 // Every candidate's prediction for m on the machine file's core level (its
 // processes set to m.size()), the cheapest predicted_ms first (ties: in
 // candidate order). The file's exchange correction, if any, scales each
-// candidate's units at m's average message size (ModelVariant::calibrated
-// only: the paper's variant is left as published).
+// candidate's units at m's average message size (calibrated and ring-sync
+// variants; the paper's variant is left as published).
 std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const model::MachineFile& machine,
                                                   const ScheduleOptions& options = {});
 

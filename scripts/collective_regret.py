@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Regret of the collectives' `auto` for every model variant, and of the fixed
+size-keyed table, on the regret grid (p in {24, 100, 300} x L in {40, 400,
+3000, 12000}; all-to-all at p = 300 up to 3000 B: 35 cases, none of them the
+calibration's or the figures').
+
+Each case is one `switchyard collective --algorithm all` job: every
+algorithm's K samples interleaved (collective --batch B runs per sample). An
+algorithm's time is the least of its samples over every run of the case:
+other tenants of the machine (and the kernel descheduling a worker for
+milliseconds) only ever add time, so the minimum is what the algorithm costs
+here; a median of K is ruined whenever more than half of the samples are hit.
+A case whose regret (for --check, default ring-sync) exceeds --threshold is
+measured again, --again times, and its samples pooled: a worst case is only
+believed once re-measured.
+
+Regret = time of the variant's choice / time of the fastest algorithm.
+Spearman per (op, p) = mean over L of the rank correlation of predicted units
+and times.
+
+  scripts/collective_regret.py BUILD MACHINE.json OUT_DIR [--repeat K] [--batch B] [--again N] [--no-run]
+
+--no-run summarizes the runs already in OUT_DIR (cases without one are left out).
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+
+VARIANTS = ["ring-sync", "calibrated", "paper"]
+OPS = ["one-to-all", "all-to-one", "all-to-all"]
+PROCESSES = [24, 100, 300]
+SIZES = [40, 400, 3000, 12000]
+
+
+def cases():
+    for op in OPS:
+        for p in PROCESSES:
+            for L in SIZES:
+                if op == "all-to-all" and p == 300 and L > 3000:
+                    continue
+                yield op, p, L
+
+
+def measure(a, op, p, L, run):
+    out = a.out / f"{op}-{p}-{L}-run{run}.json"
+    if not out.exists():
+        subprocess.run([f"{a.build}/apps/switchyard", "collective", "--op", op, "--algorithm", "all", "--processes",
+                        str(p), "--bytes", str(L), "--repeat", str(a.repeat), "--batch", str(a.batch), "--machine",
+                        a.machine, "--json", str(out)], check=True, stdout=subprocess.DEVNULL)
+    return json.loads(out.read_text())
+
+
+def charged(a, op, p, L, variant):
+    """Each algorithm's predicted units and the auto / table choice under `variant`."""
+    src = a.out / f"{op}-{p}-{L}-run0.json"
+    out = a.out / f"{op}-{p}-{L}-{variant}.json"
+    subprocess.run([f"{a.build}/apps/switchyard", "collective", "--rescore", str(src), "--variant", variant,
+                    "--machine", a.machine, "--json", str(out)], check=True, stdout=subprocess.DEVNULL)
+    j = json.loads(out.read_text())
+    units = {r["algorithm"]: r["predicted_units"] for r in j["results"]}
+    return units, j["by_bytes"][0]["auto"], j["by_bytes"][0]["table"]
+
+
+def ranks(v):
+    order = sorted(range(len(v)), key=lambda i: v[i])
+    r = [0.0] * len(v)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
+def spearman(x, y):
+    a, b = ranks(x), ranks(y)
+    n = len(a)
+    m = (n + 1) / 2
+    sab = sum((a[i] - m) * (b[i] - m) for i in range(n))
+    saa = sum((a[i] - m) ** 2 for i in range(n))
+    sbb = sum((b[i] - m) ** 2 for i in range(n))
+    return None if saa == 0 or sbb == 0 else sab / (saa * sbb) ** 0.5
+
+
+def pooled_min(runs):
+    best = {}
+    for run in runs:
+        for r in run["results"]:
+            best[r["algorithm"]] = min(best.get(r["algorithm"], float("inf")), min(r["samples_ms"]))
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("machine")
+    ap.add_argument("out", type=pathlib.Path)
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--again", type=int, default=2)
+    ap.add_argument("--threshold", type=float, default=1.25)
+    ap.add_argument("--check", default="ring-sync")
+    ap.add_argument("--no-run", action="store_true")
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for op, p, L in cases():
+        first = a.out / f"{op}-{p}-{L}-run0.json"
+        if a.no_run and not (first.exists() and first.stat().st_size > 0):  # absent, or a run still writing it
+            continue
+        runs = [measure(a, op, p, L, 0)]
+        charges = {v: charged(a, op, p, L, v) for v in VARIANTS}
+        times = pooled_min(runs)
+        check = charges[a.check][1]
+        for k in range(a.again):
+            again = a.out / f"{op}-{p}-{L}-run{k + 1}.json"
+            if times[check] / min(times.values()) <= a.threshold or (
+                    a.no_run and not (again.exists() and again.stat().st_size > 0)):
+                break
+            runs.append(measure(a, op, p, L, k + 1))
+            times = pooled_min(runs)
+        best = min(times, key=times.get)
+        row = dict(op=op, p=p, L=L, runs=len(runs), best=best, table=charges[a.check][2],
+                   table_regret=times[charges[a.check][2]] / times[best])
+        for v in VARIANTS:
+            units, chosen, _ = charges[v]
+            names = sorted(times)
+            row[v] = (chosen, times[chosen] / times[best], spearman([units[n] for n in names], [times[n] for n in names]))
+        rows.append(row)
+    print(f"{'op':>10} {'p':>4} {'L':>6} {'runs':>4} {'best':>18} | " +
+          " | ".join(f"{v:>28}" for v in VARIANTS) + f" | {'table':>24}")
+    for r in rows:
+        cells = [f"{r[v][0]:>20} {r[v][1]:6.2f}" for v in VARIANTS]
+        print(f"{r['op']:>10} {r['p']:>4} {r['L']:>6} {r['runs']:>4} {r['best']:>18} | " + " | ".join(cells) +
+              f" | {r['table']:>17} {r['table_regret']:6.2f}")
+    print(f"\nregret over {len(rows)} cases (time: least sample over all runs of a case), median / worst:")
+    for v in VARIANTS:
+        g = [r[v][1] for r in rows]
+        print(f"  auto, {v:<11} {statistics.median(g):6.3f} {max(g):6.3f}")
+    g = [r["table_regret"] for r in rows]
+    print(f"  fixed table       {statistics.median(g):6.3f} {max(g):6.3f}")
+    print("\nSpearman, mean over L, per (op, p):  " + "  ".join(VARIANTS))
+    for op in OPS:
+        for p in PROCESSES:
+            cells = []
+            for v in VARIANTS:
+                rho = [r[v][2] for r in rows if r["op"] == op and r["p"] == p and r[v][2] is not None]
+                cells.append(f"{statistics.mean(rho):6.2f}" if rho else "   n/a")
+            print(f"  {op:>10} {p:>4}  " + "  ".join(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
