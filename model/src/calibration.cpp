@@ -248,7 +248,7 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   // Not measured: the runtime's defaults, which every job of `collective` and
   // ExchangePlan runs with.
   const RunOptions defaults;
-  c.ring_bytes = defaults.mailbox_capacity * kCacheLine;
+  c.ring_bytes = defaults.ring_capacity * kCacheLine;
   c.eager_limit = defaults.eager_limit;
   c.validate();
   calibrate_exchanges(rt, f, reps);

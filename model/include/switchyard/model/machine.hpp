@@ -87,7 +87,7 @@ struct Machine {
   // ring_sync variant only (calibrated; see calibration.hpp):
   double match = 0;                     // units per receive-list entry a message's match walks past
   double wake = 0;                      // units to resume a process waiting on a message (a coroutine switch)
-  std::uint64_t ring_bytes = 65536;     // a core-to-core ring's capacity (RunOptions::mailbox_capacity lines)
+  std::uint64_t ring_bytes = 65536;     // a core-to-core ring's capacity (RunOptions::ring_capacity lines)
   std::uint64_t eager_limit = 512;      // larger messages travel by rendezvous: a 48-byte packet in the ring
 
   // Throws std::invalid_argument naming the first field out of range.
