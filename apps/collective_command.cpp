@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "trace_option.hpp"
 #include "option_parsers.hpp"
 
 namespace switchyard::cli {
@@ -26,6 +27,7 @@ namespace co = switchyard::collectives;
 
 struct CollectiveCommand::Args {
   std::string op, algorithm = "all", processes, bytes, repeat = "5", machine, variant, json, rescore, rank_by = "median";
+  TraceOption trace;
 };
 
 namespace {
@@ -260,7 +262,7 @@ int rescore(const std::string& measured_path, const std::string& machine_path, c
 int run_command(const std::string& op_text, const std::string& algorithm_text,
                 const std::string& processes_text, const std::string& bytes_text, const std::string& repeat_text,
                 const std::string& machine_path, const std::string& variant, bool rank_by_min,
-                const std::string& json_path) {
+                const std::string& json_path, const TraceOption& trace) {
   const co::Operation op = parse_op(op_text);
   const std::vector<std::string> algorithms = parse_algorithms(op, algorithm_text);
   const auto p = static_cast<Rank>(parse_uint(processes_text, "--processes", 1, 1u << 16));
@@ -287,7 +289,7 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   std::optional<OutputFile> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
 
-  Runtime rt;
+  Runtime rt(trace.runtime_options());
   std::printf("switchyard collective: %s on %u processes, %zu core(s), %u repetition(s); machine: %s\n",
               std::string(co::operation_name(op)).c_str(), p, rt.cores().size(), repeat, model_name(machine).c_str());
   std::fflush(stdout);
@@ -316,6 +318,7 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
     throw;
   }
   report(results, op, p, repeat, machine, rt.cores().size(), all, rank_by_min, json);
+  trace.write();
   return kExitOk;
 }
 
@@ -347,6 +350,7 @@ CollectiveCommand::CollectiveCommand(CLI::App& app) : args_(std::make_unique<Arg
   command_->add_option("--variant", args_->variant, "Charge with the paper's metric or the calibrated one (default: the file's)")
       ->type_name("paper|calibrated");
   command_->add_option("--json", args_->json, "Also write the results as JSON to FILE")->type_name("FILE");
+  args_->trace.add_to(*command_);
   command_
       ->add_option("--rank-by", args_->rank_by,
                    "Order the algorithms (Spearman, regret) by their median run or their fastest (min): other "
@@ -375,7 +379,7 @@ int CollectiveCommand::run() const {
     if (value->empty()) throw UsageError(std::string(option) + " is required");
   }
   return run_command(args_->op, args_->algorithm, args_->processes, args_->bytes, args_->repeat,
-                     args_->machine, args_->variant, by_min, args_->json);
+                     args_->machine, args_->variant, by_min, args_->json, args_->trace);
 }
 
 }  // namespace switchyard::cli

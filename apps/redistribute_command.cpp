@@ -1,6 +1,7 @@
 #include "redistribute_command.hpp"
 
 #include "cli_support.hpp"
+#include "trace_option.hpp"
 
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ namespace rd = switchyard::redistribution;
 
 struct RedistributeCommand::Args {
   std::string extent, from, to, schedule = "all", repeat = "5", json, dump_tables;
+  TraceOption trace;
 };
 
 namespace {
@@ -167,7 +169,7 @@ std::string tables_json(const std::vector<Result>& results, const rd::CommTable&
 
 int run_command(const std::string& extent_text, const std::string& from,
                 const std::string& to, const std::string& schedule, const std::string& repeat_text,
-                const std::string& json_path, const std::string& dump_path) {
+                const std::string& json_path, const std::string& dump_path, const TraceOption& trace) {
   std::vector<rd::Index> extent;
   try {
     extent = rd::parse_extent(extent_text);
@@ -197,7 +199,7 @@ int run_command(const std::string& extent_text, const std::string& from,
   }
   const rd::CommTable com = rd::communication_table(src, dst);
   const Rank processes = rd::job_processes(com);
-  Runtime rt;
+  Runtime rt(trace.runtime_options());
   std::printf("switchyard redistribute: %s elements, %s -> %s, %u processes on %zu core(s), %u repetition(s)\n",
               extent_text.c_str(), src.distribution().str().c_str(), dst.distribution().str().c_str(), processes,
               rt.cores().size(), repeat);
@@ -296,6 +298,7 @@ int run_command(const std::string& extent_text, const std::string& from,
     dump->write(tables_json(results, com, src, dst));
     std::printf("wrote %s\n", dump->path().c_str());
   }
+  trace.write();
   return kExitOk;
 }
 
@@ -327,6 +330,7 @@ RedistributeCommand::RedistributeCommand(CLI::App& app) : args_(std::make_unique
       ->type_name("K")
       ->capture_default_str();
   command_->add_option("--json", args_->json, "Also write the results as JSON to FILE")->type_name("FILE");
+  args_->trace.add_to(*command_);
   command_
       ->add_option("--dump-tables", args_->dump_tables,
                    "Write COM and the sending and receiving tables CS, CS' (-1: idle) as JSON to FILE")
@@ -339,7 +343,7 @@ bool RedistributeCommand::selected() const { return command_->parsed(); }
 
 int RedistributeCommand::run() const {
   return run_command(args_->extent, args_->from, args_->to, args_->schedule, args_->repeat, args_->json,
-                     args_->dump_tables);
+                     args_->dump_tables, args_->trace);
 }
 
 }  // namespace switchyard::cli

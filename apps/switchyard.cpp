@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "trace_option.hpp"
 #include "collective_command.hpp"
 #include "model_command.hpp"
 #include "option_parsers.hpp"
@@ -66,9 +67,9 @@ using namespace switchyard::cli;
 namespace {
 
 // Builds the runtime; a core the process may not use is bad input, not a failure.
-std::unique_ptr<sy::Runtime> make_runtime(const std::vector<int>& cores) {
+std::unique_ptr<sy::Runtime> make_runtime(const std::vector<int>& cores, const TraceOption* trace = nullptr) {
   try {
-    return std::make_unique<sy::Runtime>(sy::RuntimeOptions{.cores = cores});
+    return std::make_unique<sy::Runtime>(trace ? trace->runtime_options(cores) : sy::RuntimeOptions{.cores = cores});
   } catch (const sy::InvalidArgument& e) {
     std::string_view what = e.what();
     if (what.starts_with("switchyard: ")) what.remove_prefix(12);
@@ -100,6 +101,7 @@ struct ExchangeArgs {
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
   std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
   bool nonuniform = false;
+  TraceOption trace;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
 };
@@ -222,7 +224,7 @@ int run_exchange(const ExchangeArgs& a) {
   if (!a.json.empty()) json.emplace("--json", a.json);
   if (!a.csv.empty()) csv.emplace("--csv", a.csv);
   const std::vector<int> cores = a.cores.empty() ? std::vector<int>{} : parse_core_list(a.cores);
-  auto rt = make_runtime(cores);
+  auto rt = make_runtime(cores, &a.trace);
 
   const std::string pattern = file_matrix    ? "matrix file " + a.matrix
                               : a.nonuniform ? "Wang-Lin-Ranka test set 2 (Fig. 7 pattern, sizes unit x 1..32)"
@@ -324,6 +326,7 @@ int run_exchange(const ExchangeArgs& a) {
     csv->write(out.str());
     std::printf("wrote %s\n", csv->path().c_str());
   }
+  a.trace.write();
   return kExitOk;
 }
 
@@ -510,6 +513,7 @@ int main(int argc, char** argv) {
                    "--nonuniform, the largest message with --matrix)")
       ->type_name("FILE");
   exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
+  ex.trace.add_to(*exchange);
 
   ScheduleArgs sc;
   auto* schedule =
