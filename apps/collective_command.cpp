@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "progress_line.hpp"
 #include "trace_option.hpp"
 #include "option_parsers.hpp"
 
@@ -294,11 +295,14 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
               std::string(co::operation_name(op)).c_str(), p, rt.cores().size(), repeat, model_name(machine).c_str());
   std::fflush(stdout);
   std::vector<SizeResult> results;
+  ProgressLine progress("collective");
+  std::uint64_t done = 0;
   try {
     for (std::uint64_t L : sizes) {
       SizeResult s;
       s.bytes = L;
       for (const std::string& asked : algorithms) {
+        progress(done++, sizes.size() * algorithms.size(), asked);
         Row r;
         r.algorithm = asked == "auto" ? co::choose_algorithm(op, p, L, &machine) : asked;
         if (const auto refusal = memory_refusal(r.algorithm, L)) {
@@ -309,6 +313,7 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
         s.rows.push_back(std::move(r));
       }
       score(s, op, p, machine, rank_by_min);
+      progress.clear();
       print_size(s, op, p, all, rank_by_min);
       std::fflush(stdout);
       results.push_back(std::move(s));

@@ -1,6 +1,7 @@
 #include "model_command.hpp"
 
 #include "cli_support.hpp"
+#include "progress_line.hpp"
 #include "trace_option.hpp"
 #include "option_parsers.hpp"
 
@@ -137,7 +138,10 @@ int calibrate(const ModelCommand::Args& a) {
   options.repetitions = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1000));
   try {
     Runtime rt(a.trace.runtime_options());
+    ProgressLine progress("model calibrate");
+    options.progress = progress.callback();
     const sm::MachineFile f = sm::calibrate(rt, options);
+    progress.clear();
     out.write(sm::to_json(f));
     const sm::Machine& m = f.core;
     std::printf("model calibrate: %u core(s), lower quartiles of %u runs\n"

@@ -1,6 +1,7 @@
 #include "redistribute_command.hpp"
 
 #include "cli_support.hpp"
+#include "progress_line.hpp"
 #include "trace_option.hpp"
 
 #include <unistd.h>
@@ -214,11 +215,14 @@ int run_command(const std::string& extent_text, const std::string& from,
   const auto want = dst.scatter(global);
   std::vector<std::vector<double>> out(dst.processes());
   const std::vector<std::span<const double>> in_views(in.begin(), in.end());
+  ProgressLine progress("redistribute");
+  std::uint64_t done = 0;
   try {
     for (Result& r : results) {
       if (!r.plan) continue;
       std::vector<double> samples;
       for (std::uint32_t rep = 0; rep < repeat; ++rep) {
+        progress(done++, results.size() * repeat, rd::name(r.kind));
         for (Rank j = 0; j < out.size(); ++j) out[j].assign(want[j].size(), std::numeric_limits<double>::quiet_NaN());
         const std::vector<std::span<double>> out_views(out.begin(), out.end());
         samples.push_back(r.plan->execute(rt, in_views, out_views));
@@ -239,6 +243,7 @@ int run_command(const std::string& extent_text, const std::string& from,
     if (dump) dump->abandon();
     throw;
   }
+  progress.clear();
 
   std::printf("%-14s %6s  %-15s %10s %15s  %s\n", "schedule", "steps", "contention-free", "plan (ms)",
               "redist. (ms)", "how");

@@ -53,8 +53,10 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "progress_line.hpp"
 #include "trace_option.hpp"
 #include "collective_command.hpp"
+#include "copy_floor.hpp"
 #include "model_command.hpp"
 #include "option_parsers.hpp"
 #include "primitive_command.hpp"
@@ -111,6 +113,7 @@ struct MatrixRun {
   std::string label;    // first column of the table
   std::uint64_t bytes;  // the size, the unit, or the file's largest message
   sys::ExchangeReport report;
+  double floor_ms = 0;  // copy_floor_ms of the matrix
 };
 
 std::string cell(const char* format, double v) {
@@ -239,21 +242,24 @@ int run_exchange(const ExchangeArgs& a) {
   std::fflush(stdout);
 
   std::vector<MatrixRun> runs;
+  ProgressLine progress("exchange");
   try {
     for (std::uint64_t bytes : sizes) {
+      progress(runs.size(), sizes.size(), "message sizes");
       const auto n = static_cast<sy::Rank>(processes);
       const auto d = static_cast<sy::Rank>(density);
       const sys::CommMatrix m = file_matrix    ? *file_matrix
                                 : a.nonuniform ? sys::nonuniform_matrix(n, d, bytes, options.seed)
                                                : sys::fig7_matrix(n, d, bytes, options.seed);
-      runs.push_back(
-          {file_matrix ? std::string("matrix") : std::to_string(bytes), bytes, sys::run_exchange(*rt, m, options)});
+      runs.push_back({file_matrix ? std::string("matrix") : std::to_string(bytes), bytes,
+                      sys::run_exchange(*rt, m, options), copy_floor_ms(m.total_bytes(), rt->cores().size())});
     }
   } catch (...) {
     if (json) json->abandon();
     if (csv) csv->abandon();
     throw;
   }
+  progress.clear();
   print_table(runs, options.schedulers,
               file_matrix    ? "(file)"
               : a.nonuniform ? "msg_unit"
@@ -286,6 +292,7 @@ int run_exchange(const ExchangeArgs& a) {
         row["scheduler"] = r.scheduler;
         row["bytes"] = run.bytes;
         row["comm_ms"] = time_json(r.comm_ms);
+        row["floor_ms"] = run.floor_ms;
         row["schedule_ms"] = r.schedule_ms.median;
         if (r.phases) row["phases"] = *r.phases;
         if (!r.chosen.empty()) row["chosen"] = r.chosen;
@@ -393,8 +400,10 @@ int run_phases(const PhasesArgs& a) {
   std::optional<OutputFile> json;
   if (!a.json.empty()) json.emplace("--json", a.json);
 
+  ProgressLine progress("phases");
   const sys::PhaseStatistics st = sys::phase_statistics(name, static_cast<sy::Rank>(n), static_cast<sy::Rank>(d),
-                                                        static_cast<std::uint32_t>(samples), seed);
+                                                        static_cast<std::uint32_t>(samples), seed, progress.callback());
+  progress.clear();
   std::printf("switchyard phases: %s on %llu Fig. 7 matrices, %llu processes, density %llu, seed %llu\n", name.c_str(),
               static_cast<unsigned long long>(samples), static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(d), static_cast<unsigned long long>(seed));
