@@ -20,6 +20,8 @@
 #include "cli_support.hpp"
 #include "json_report.hpp"
 #include "model_command.hpp"
+#include "progress_line.hpp"
+#include "trace_option.hpp"
 #include "option_parsers.hpp"
 
 namespace switchyard::cli {
@@ -29,6 +31,7 @@ namespace co = switchyard::collectives;
 struct CollectiveCommand::Args {
   std::string op, algorithm = "all", processes, bytes, repeat = "5", batch = "1", machine, variant, json, rescore,
       rank_by = "median";
+  TraceOption trace;
 };
 
 namespace {
@@ -253,7 +256,7 @@ int rescore(const std::string& measured_path, const std::string& machine_path, c
 int run_command(const std::string& op_text, const std::string& algorithm_text,
                 const std::string& processes_text, const std::string& bytes_text, const std::string& repeat_text,
                 const std::string& batch_text, const std::string& machine_path, const std::string& variant, bool rank_by_min,
-                const std::string& json_path) {
+                const std::string& json_path, const TraceOption& trace) {
   const co::Operation op = parse_op(op_text);
   const std::vector<std::string> algorithms = parse_algorithms(op, algorithm_text);
   const auto p = static_cast<Rank>(parse_uint(processes_text, "--processes", 1, 1u << 16));
@@ -281,16 +284,19 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   std::optional<OutputFile> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
 
-  Runtime rt;
+  Runtime rt(trace.runtime_options());
   std::printf("switchyard collective: %s on %u processes, %zu core(s), %u sample(s) of %u run(s); machine: %s\n",
               std::string(co::operation_name(op)).c_str(), p, rt.cores().size(), repeat, batch,
               model_name(machine).c_str());
   std::fflush(stdout);
   std::vector<SizeResult> results;
+  ProgressLine progress("collective");
+  std::uint64_t done = 0;
   try {
     for (std::uint64_t L : sizes) {
       SizeResult s;
       s.bytes = L;
+      progress(done++, sizes.size(), std::to_string(L) + " B");
       std::vector<std::string> measured;
       for (const std::string& asked : algorithms) {
         const std::string name = asked == "auto" ? co::choose_algorithm(op, p, L, &machine) : asked;
@@ -319,6 +325,7 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
       }
       for (std::size_t a = 0; a < measured.size(); ++a) s.rows.push_back({measured[a], 0, schedulers::summarize(samples[a])});
       score(s, op, p, machine, rank_by_min);
+      progress.clear();
       print_size(s, op, p, all, rank_by_min);
       std::fflush(stdout);
       results.push_back(std::move(s));
@@ -328,6 +335,7 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
     throw;
   }
   report(results, op, p, repeat, machine, rt.cores().size(), all, rank_by_min, json);
+  trace.write();
   return kExitOk;
 }
 
@@ -365,6 +373,7 @@ CollectiveCommand::CollectiveCommand(CLI::App& app) : args_(std::make_unique<Arg
   command_->add_option("--variant", args_->variant, "Charge with the paper's metric, the calibrated one or ring-sync (default: the file's)")
       ->type_name("paper|calibrated|ring-sync");
   command_->add_option("--json", args_->json, "Also write the results as JSON to FILE")->type_name("FILE");
+  args_->trace.add_to(*command_);
   command_
       ->add_option("--rank-by", args_->rank_by,
                    "Order the algorithms (Spearman, regret) by their median run or their fastest (min): other "
@@ -393,7 +402,7 @@ int CollectiveCommand::run() const {
     if (value->empty()) throw UsageError(std::string(option) + " is required");
   }
   return run_command(args_->op, args_->algorithm, args_->processes, args_->bytes, args_->repeat, args_->batch,
-                     args_->machine, args_->variant, by_min, args_->json);
+                     args_->machine, args_->variant, by_min, args_->json, args_->trace);
 }
 
 }  // namespace switchyard::cli

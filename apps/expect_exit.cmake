@@ -4,14 +4,15 @@
 #
 #   cmake -DCOMMAND=<prog>|<arg>|<arg>... -DEXPECT_CODE=2
 #         [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
-#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective] [-DJSON_RESULTS=<n>]]
+#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective|trace] [-DJSON_RESULTS=<n>]]
 #         -P expect_exit.cmake
 #
 # JSON_KIND says which command wrote JSON_FILE (default exchange) and so which
 # fields it must have; JSON_RESULTS is the number of exchange results, of
 # schedule transfers, of redistribute results (one per schedule kind), or of
 # the steps of the dumped tables (redistribute --dump-tables: kind tables), or
-# the slots of a primitive (which must then also equal its bound).
+# the slots of a primitive (which must then also equal its bound), or the
+# processes of a trace (--trace: one named track each).
 #
 # Arguments are separated by '|' so that they pass through add_test unharmed.
 
@@ -279,6 +280,23 @@ elseif(JSON_KIND STREQUAL "primitive")
     if(NOT slots EQUAL JSON_RESULTS OR NOT bound EQUAL JSON_RESULTS)
       message(FATAL_ERROR "${JSON_FILE}: ${slots} slots against a bound of ${bound}, expected ${JSON_RESULTS} for both\n${json}")
     endif()
+  endif()
+elseif(JSON_KIND STREQUAL "trace")
+  string(JSON events ERROR_VARIABLE json_error LENGTH "${json}" traceEvents)
+  if(json_error OR events LESS 1)
+    message(FATAL_ERROR "${JSON_FILE}: no 'traceEvents' array (${json_error})")
+  endif()
+  require_json("^0$" otherData dropped_events)
+  require_json("^[1-9][0-9]*$" otherData jobs)
+  foreach(name send receive run)
+    if(NOT json MATCHES "\"name\":\"${name}\",\"cat\":\"[a-z]+\",\"ph\":\"X\"")
+      message(FATAL_ERROR "${JSON_FILE}: no '${name}' span")
+    endif()
+  endforeach()
+  string(REGEX MATCHALL "\"name\":\"thread_name\"" tracks "${json}")
+  list(LENGTH tracks tracks)
+  if(DEFINED JSON_RESULTS AND NOT tracks EQUAL JSON_RESULTS)
+    message(FATAL_ERROR "${JSON_FILE}: ${tracks} process tracks, expected ${JSON_RESULTS}")
   endif()
 else()
   message(FATAL_ERROR "expect_exit.cmake: unknown JSON_KIND '${JSON_KIND}'")

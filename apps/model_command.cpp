@@ -1,6 +1,8 @@
 #include "model_command.hpp"
 
 #include "cli_support.hpp"
+#include "progress_line.hpp"
+#include "trace_option.hpp"
 #include "option_parsers.hpp"
 
 #include <algorithm>
@@ -26,6 +28,7 @@ namespace sys = switchyard::schedulers;
 struct ModelCommand::Args {
   std::string out = "machine.json", repeat = std::to_string(model::CalibrationOptions{}.repetitions);
   std::string op, processes, bytes, matrix, machine, variant, root = "0";
+  TraceOption trace;  // calibrate's jobs
 };
 
 namespace {
@@ -132,8 +135,11 @@ int calibrate(const ModelCommand::Args& a) {
   sm::CalibrationOptions options;
   options.repetitions = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1000));
   try {
-    Runtime rt;
+    Runtime rt(a.trace.runtime_options());
+    ProgressLine progress("model calibrate");
+    options.progress = progress.callback();
     const sm::MachineFile f = sm::calibrate(rt, options);
+    progress.clear();
     out.write(sm::to_json(f));
     const sm::Machine& m = f.core;
     std::printf("model calibrate: %u core(s), lower quartiles of %u runs\n"
@@ -146,6 +152,7 @@ int calibrate(const ModelCommand::Args& a) {
     out.abandon();
     throw;
   }
+  a.trace.write();
   return kExitOk;
 }
 
@@ -188,6 +195,7 @@ ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
   calibrate_->add_option("--repeat,-r", args_->repeat, "Runs per measurement (the lower quartile is kept)")
       ->type_name("K")
       ->capture_default_str();
+  args_->trace.add_to(*calibrate_);
   predict_ = command_->add_subcommand("predict", "Every algorithm's units for an operation, the chosen one first");
   predict_->add_option("--op", args_->op, "one-to-all, all-to-one, all-to-all or exchange")
       ->type_name("OP")

@@ -2,6 +2,7 @@
 
 #include "cli_support.hpp"
 #include "json_report.hpp"
+#include "trace_option.hpp"
 
 #include <charconv>
 #include <cstdio>
@@ -24,6 +25,7 @@ namespace sp = switchyard::primitives;
 struct PrimitiveCommand::Args {
   std::string task, topology = "complete", processes, active = "0.5", bytes = "64", mode = "both", ports = "one",
                     duplex = "full", json;
+  TraceOption trace;
 };
 
 namespace {
@@ -186,7 +188,7 @@ int run_command(const PrimitiveCommand::Args& a) {
     }
     if (a.mode != "slots") {
       const sp::SlotProgram program(g, packets, routed.schedule, bytes);
-      Runtime rt;
+      Runtime rt(a.trace.runtime_options());
       o.ran = program.run(rt);
       std::printf("slots (mailboxes): %d    %s, %lld messages between neighbours, wall %.3f ms on %zu core(s)\n",
                   o.ran->slots, beside.c_str(), static_cast<long long>(o.ran->messages), o.ran->wall_ms,
@@ -199,6 +201,7 @@ int run_command(const PrimitiveCommand::Args& a) {
   std::printf("every packet verified: yes (%lld deliveries%s)\n", static_cast<long long>(packets.deliveries()),
               o.ran ? (", " + std::to_string(o.ran->bytes_verified) + " bytes compared on mailboxes").c_str() : "");
   if (json) write_json(*json, a.task, g, model, instance, routed, o, bytes, a.mode);
+  a.trace.write();
   return kExitOk;
 }
 
@@ -235,6 +238,7 @@ PrimitiveCommand::PrimitiveCommand(CLI::App& app) : args_(std::make_unique<Args>
       ->type_name("full|half")
       ->capture_default_str();
   command_->add_option("--json", args_->json, "Also write the result as JSON to FILE")->type_name("FILE");
+  args_->trace.add_to(*command_);
 }
 
 PrimitiveCommand::~PrimitiveCommand() = default;

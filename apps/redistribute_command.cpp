@@ -2,6 +2,8 @@
 
 #include "cli_support.hpp"
 #include "json_report.hpp"
+#include "progress_line.hpp"
+#include "trace_option.hpp"
 
 #include <unistd.h>
 
@@ -30,6 +32,7 @@ namespace rd = switchyard::redistribution;
 
 struct RedistributeCommand::Args {
   std::string extent, from, to, schedule = "all", repeat = "5", json, dump_tables;
+  TraceOption trace;
 };
 
 namespace {
@@ -193,10 +196,13 @@ void run_each(Runtime& rt, const rd::Layout& src, const rd::Layout& dst, std::ui
   const auto want = dst.scatter(global);
   std::vector<std::vector<double>> out(dst.processes());
   const std::vector<std::span<const double>> in_views(in.begin(), in.end());
+  ProgressLine progress("redistribute");
+  std::uint64_t done = 0;
   for (Result& r : results) {
     if (!r.plan) continue;
     std::vector<double> samples;
     for (std::uint32_t rep = 0; rep < repeat; ++rep) {
+      progress(done++, results.size() * repeat, rd::name(r.kind));
       for (Rank j = 0; j < out.size(); ++j) out[j].assign(want[j].size(), std::numeric_limits<double>::quiet_NaN());
       const std::vector<std::span<double>> out_views(out.begin(), out.end());
       samples.push_back(r.plan->execute(rt, in_views, out_views));
@@ -212,6 +218,7 @@ void run_each(Runtime& rt, const rd::Layout& src, const rd::Layout& dst, std::ui
     }
     r.ms = schedulers::summarize(std::move(samples));
   }
+  progress.clear();
 }
 
 void print_results(const std::vector<Result>& results, std::uint32_t repeat) {
@@ -274,7 +281,7 @@ nlohmann::ordered_json results_json(const std::vector<rd::Index>& extent, const 
 
 int run_command(const std::string& extent_text, const std::string& from,
                 const std::string& to, const std::string& schedule, const std::string& repeat_text,
-                const std::string& json_path, const std::string& dump_path) {
+                const std::string& json_path, const std::string& dump_path, const TraceOption& trace) {
   std::vector<rd::Index> extent;
   try {
     extent = rd::parse_extent(extent_text);
@@ -294,7 +301,7 @@ int run_command(const std::string& extent_text, const std::string& from,
   std::vector<Result> results = plan_each(src, dst, kinds);
   const rd::CommTable com = rd::communication_table(src, dst);
   const Rank processes = rd::job_processes(com);
-  Runtime rt;
+  Runtime rt(trace.runtime_options());
   std::printf("switchyard redistribute: %s elements, %s -> %s, %u processes on %zu core(s), %u repetition(s)\n",
               extent_text.c_str(), src.distribution().str().c_str(), dst.distribution().str().c_str(), processes,
               rt.cores().size(), repeat);
@@ -319,6 +326,7 @@ int run_command(const std::string& extent_text, const std::string& from,
     dump->write(tables_json(results, com, src, dst));
     std::printf("wrote %s\n", dump->path().c_str());
   }
+  trace.write();
   return kExitOk;
 }
 
@@ -350,6 +358,7 @@ RedistributeCommand::RedistributeCommand(CLI::App& app) : args_(std::make_unique
       ->type_name("K")
       ->capture_default_str();
   command_->add_option("--json", args_->json, "Also write the results as JSON to FILE")->type_name("FILE");
+  args_->trace.add_to(*command_);
   command_
       ->add_option("--dump-tables", args_->dump_tables,
                    "Write COM and the sending and receiving tables CS, CS' (-1: idle) as JSON to FILE")
@@ -362,7 +371,7 @@ bool RedistributeCommand::selected() const { return command_->parsed(); }
 
 int RedistributeCommand::run() const {
   return run_command(args_->extent, args_->from, args_->to, args_->schedule, args_->repeat, args_->json,
-                     args_->dump_tables);
+                     args_->dump_tables, args_->trace);
 }
 
 }  // namespace switchyard::cli

@@ -53,7 +53,10 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "progress_line.hpp"
+#include "trace_option.hpp"
 #include "collective_command.hpp"
+#include "copy_floor.hpp"
 #include "json_report.hpp"
 #include "model_command.hpp"
 #include "option_parsers.hpp"
@@ -67,9 +70,9 @@ using namespace switchyard::cli;
 namespace {
 
 // Builds the runtime; a core the process may not use is bad input, not a failure.
-std::unique_ptr<sy::Runtime> make_runtime(const std::vector<int>& cores) {
+std::unique_ptr<sy::Runtime> make_runtime(const std::vector<int>& cores, const TraceOption* trace = nullptr) {
   try {
-    return std::make_unique<sy::Runtime>(sy::RuntimeOptions{.cores = cores});
+    return std::make_unique<sy::Runtime>(trace ? trace->runtime_options(cores) : sy::RuntimeOptions{.cores = cores});
   } catch (const sy::InvalidArgument& e) {
     std::string_view what = e.what();
     if (what.starts_with("switchyard: ")) what.remove_prefix(12);
@@ -101,6 +104,7 @@ struct ExchangeArgs {
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
   std::string matrix, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
   bool nonuniform = false;
+  TraceOption trace;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
 };
@@ -110,6 +114,7 @@ struct MatrixRun {
   std::string label;    // first column of the table
   std::uint64_t bytes;  // the size, the unit, or the file's largest message
   sys::ExchangeReport report;
+  double floor_ms = 0;  // copy_floor_ms of the matrix
 };
 
 std::string cell(const char* format, double v) {
@@ -250,6 +255,7 @@ void write_exchange_json(const ExchangeArgs& a, const ExchangeInput& input, cons
       row["scheduler"] = r.scheduler;
       row["bytes"] = run.bytes;
       row["comm_ms"] = time_json(r.comm_ms);
+      row["floor_ms"] = run.floor_ms;
       row["schedule_ms"] = r.schedule_ms.median;
       if (r.phases) row["phases"] = *r.phases;
       if (!r.chosen.empty()) row["chosen"] = r.chosen;
@@ -302,7 +308,7 @@ int run_exchange(const ExchangeArgs& a) {
   if (!a.json.empty()) json.emplace("--json", a.json);
   if (!a.csv.empty()) csv.emplace("--csv", a.csv);
   const std::vector<int> cores = a.cores.empty() ? std::vector<int>{} : parse_core_list(a.cores);
-  auto rt = make_runtime(cores);
+  auto rt = make_runtime(cores, &a.trace);
 
   const std::string pattern = file_matrix    ? "matrix file " + a.matrix
                               : a.nonuniform ? "Wang-Lin-Ranka test set 2 (Fig. 7 pattern, sizes unit x 1..32)"
@@ -317,21 +323,24 @@ int run_exchange(const ExchangeArgs& a) {
   std::fflush(stdout);
 
   std::vector<MatrixRun> runs;
+  ProgressLine progress("exchange");
   try {
     for (std::uint64_t bytes : sizes) {
+      progress(runs.size(), sizes.size(), "message sizes");
       const auto n = static_cast<sy::Rank>(processes);
       const auto d = static_cast<sy::Rank>(density);
       const sys::CommMatrix m = file_matrix    ? *file_matrix
                                 : a.nonuniform ? sys::nonuniform_matrix(n, d, bytes, options.seed)
                                                : sys::fig7_matrix(n, d, bytes, options.seed);
-      runs.push_back(
-          {file_matrix ? std::string("matrix") : std::to_string(bytes), bytes, sys::run_exchange(*rt, m, options)});
+      runs.push_back({file_matrix ? std::string("matrix") : std::to_string(bytes), bytes,
+                      sys::run_exchange(*rt, m, options), copy_floor_ms(m.total_bytes(), rt->cores().size())});
     }
   } catch (...) {
     if (json) json->abandon();
     if (csv) csv->abandon();
     throw;
   }
+  progress.clear();
   print_table(runs, options.schedulers,
               file_matrix    ? "(file)"
               : a.nonuniform ? "msg_unit"
@@ -347,6 +356,7 @@ int run_exchange(const ExchangeArgs& a) {
 
   if (json) write_exchange_json(a, input, options, *rt, runs, *json);
   if (csv) write_exchange_csv(input, options, *rt, runs, *csv);
+  a.trace.write();
   return kExitOk;
 }
 
@@ -413,8 +423,10 @@ int run_phases(const PhasesArgs& a) {
   std::optional<OutputFile> json;
   if (!a.json.empty()) json.emplace("--json", a.json);
 
+  ProgressLine progress("phases");
   const sys::PhaseStatistics st = sys::phase_statistics(name, static_cast<sy::Rank>(n), static_cast<sy::Rank>(d),
-                                                        static_cast<std::uint32_t>(samples), seed);
+                                                        static_cast<std::uint32_t>(samples), seed, progress.callback());
+  progress.clear();
   std::printf("switchyard phases: %s on %llu Fig. 7 matrices, %llu processes, density %llu, seed %llu\n", name.c_str(),
               static_cast<unsigned long long>(samples), static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(d), static_cast<unsigned long long>(seed));
@@ -527,6 +539,7 @@ ExchangeCommand add_exchange_command(CLI::App& app, ExchangeArgs& ex) {
                    "--nonuniform, the largest message with --matrix)")
       ->type_name("FILE");
   exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
+  ex.trace.add_to(*exchange);
   return {exchange, {ex_processes, ex_density, ex_bytes, ex_nonuniform}};
 }
 

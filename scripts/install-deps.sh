@@ -8,6 +8,8 @@ packages=(
   build-essential g++ cmake ninja-build pkg-config
   libtbb-dev libboost-dev libhwloc-dev
   libbenchmark-dev libgtest-dev libcli11-dev nlohmann-json3-dev
+  # scripts/plot.py (the plots of the CLI's JSON; its ctest is skipped without it)
+  python3-matplotlib
   # optional: Open MPI for the MPI baseline of bench_exchange; Clang and its
   # libFuzzer runtime for the fuzz harnesses (scripts/fuzz.sh)
   libopenmpi-dev openmpi-bin clang libclang-rt-14-dev

@@ -206,15 +206,21 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
 
   MachineFile f;
   auto& m = f.measured;
-  m["large_message_ns"] = 1e9 * lower_quartile(stream(rt, cross, kLargeBytes, kLargeCount, false, reps));
-  m["small_message_ns"] = 1e9 * lower_quartile(stream(rt, cross, kSmallBytes, kSmallCount, false, reps));
-  m["large_message_both_ways_ns"] = 1e9 * lower_quartile(stream(rt, cross, kLargeBytes, kLargeCount, true, reps));
-  m["one_way_8B_ns"] = 1e9 * lower_quartile(ping_pong(rt, cross, reps));
-  m["same_core_large_message_ns"] = 1e9 * lower_quartile(stream(rt, same, kLargeBytes, kLargeCount, false, reps));
-  m["same_core_small_message_ns"] = 1e9 * lower_quartile(stream(rt, same, kSmallBytes, kSmallCount, false, reps));
-  m["lockstep_superstep_ns"] = 1e9 * lower_quartile(lockstep(rt, reps));
-  m["match_in_order_ns"] = 1e9 * lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps));
-  m["match_reversed_ns"] = 1e9 * lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps, true));
+  constexpr std::uint64_t kSteps = 10;  // nine figures, then the exchanges
+  std::uint64_t done = 0;
+  const auto measured = [&](const char* what, double seconds) {
+    m[what] = 1e9 * seconds;
+    if (options.progress) options.progress(++done, kSteps, what);
+  };
+  measured("large_message_ns", lower_quartile(stream(rt, cross, kLargeBytes, kLargeCount, false, reps)));
+  measured("small_message_ns", lower_quartile(stream(rt, cross, kSmallBytes, kSmallCount, false, reps)));
+  measured("large_message_both_ways_ns", lower_quartile(stream(rt, cross, kLargeBytes, kLargeCount, true, reps)));
+  measured("one_way_8B_ns", lower_quartile(ping_pong(rt, cross, reps)));
+  measured("same_core_large_message_ns", lower_quartile(stream(rt, same, kLargeBytes, kLargeCount, false, reps)));
+  measured("same_core_small_message_ns", lower_quartile(stream(rt, same, kSmallBytes, kSmallCount, false, reps)));
+  measured("lockstep_superstep_ns", lower_quartile(lockstep(rt, reps)));
+  measured("match_in_order_ns", lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps)));
+  measured("match_reversed_ns", lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps, true)));
 
   Machine& c = f.core;
   c.name = "core to core (calibrated)";
@@ -252,6 +258,7 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   c.eager_limit = defaults.eager_limit;
   c.validate();
   calibrate_exchanges(rt, f, reps);
+  if (options.progress) options.progress(kSteps, kSteps, "exchanges");
   return f;
 }
 

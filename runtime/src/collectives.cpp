@@ -15,6 +15,7 @@
 #include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/detail/worker.hpp"
 #include "switchyard/process.hpp"
+#include "switchyard/trace.hpp"
 
 namespace switchyard {
 
@@ -160,6 +161,8 @@ void combine_sums(detail::CoreCollective& slot, std::span<const Message> remote)
 Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me, int kind,
                                                  std::span<const std::byte> mine, Rank root) {
   check_cancelled();
+  const TraceSpan span(*this, TraceCategory::collective, kind_name(kind),
+                       TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
   const detail::Membership& members = g.members();
   const std::uint64_t seq = g.member(me).collectives++;
   const std::uint32_t here = worker_.index();

@@ -68,6 +68,8 @@ SendTicket Process::post_send_on(const detail::Group& g, Rank dst, std::span<con
                                  bool synchronous) {
   check_cancelled();
   check_rank(g, dst, "send");
+  if (trace_) [[unlikely]]
+    return traced_send(g, dst, bytes, tag, synchronous);
   return SendTicket(worker_.endpoint().send(rank_, g.members().to_job(dst), g.context(), tag, bytes, synchronous), this);
 }
 
@@ -156,6 +158,8 @@ Task<std::size_t> Process::wait_any(std::span<RecvTicket> tickets) { return wait
 
 void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
   process_.resume_point_ = h;
+  if (process_.trace_) [[unlikely]]
+    process_.trace_wait_begin("yield");
   process_.worker_.make_ready(&process_);
 }
 

@@ -5,8 +5,10 @@
 #include <sstream>
 #include <thread>
 
+#include "job_trace.hpp"
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
+#include "switchyard/trace.hpp"
 
 namespace switchyard {
 
@@ -32,6 +34,13 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
   rings_ = std::make_unique<RingSet>(std::move(doorbells), options_.ring_capacity);
   groups_ = std::make_unique<GroupRegistry>(*this);
   for (auto& p : processes_) p->world_ = &groups_->world();
+  if (options_.trace) {
+    for (Worker* worker : workers_) trace_buffers_.push_back(&options_.trace->buffer(worker->os_core(), w));
+    for (auto& p : processes_) {
+      p->trace_ = trace_buffers_[routes_[p->rank()].core];
+      options_.trace->add_track(workers_[routes_[p->rank()].core]->os_core(), p->rank());
+    }
+  }
   remaining.store(processes, std::memory_order_relaxed);
   workers_inside.store(w, std::memory_order_relaxed);
   for (auto& p : processes_) p->main_ = body(*p);
@@ -105,7 +114,7 @@ std::string Job::stall_report() const {
 
 }  // namespace detail
 
-Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>()) {
+Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>()), default_trace_(options.trace) {
   if (options.cores.empty()) {
     for (const auto& c : topology_->allowed_cores()) cores_.push_back(c.os_index);
   } else {
@@ -211,17 +220,25 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   std::lock_guard lock(run_mutex_);
   std::vector<detail::Worker*> workers;
   for (auto& w : workers_) workers.push_back(w.get());
-  detail::Job job(workers, processes, body, std::move(options));
-  start_and_watch(job, workers);
-
+  detail::JobTrace trace(options, default_trace_);
   JobStats stats;
-  for (auto* w : workers) {
-    stats.resumes += w->resumes();
-    stats.slots += w->transport_stats().slots_received;
-    stats.ring_full += w->transport_stats().ring_full;
+  std::exception_ptr error;
+  std::string stall_report;
+  {
+    detail::Job job(workers, processes, body, std::move(options));
+    start_and_watch(job, workers);
+    for (auto* w : workers) {
+      stats.resumes += w->resumes();
+      stats.slots += w->transport_stats().slots_received;
+      stats.ring_full += w->transport_stats().ring_full;
+    }
+    error = job.error();
+    if (job.stalled()) stall_report = job.stall_report();
+    trace.job_over();
   }
-  if (std::exception_ptr error = job.error()) std::rethrow_exception(error);
-  if (job.stalled()) throw StallError(job.stall_report());
+  trace.write_file();
+  if (error) std::rethrow_exception(error);
+  if (!stall_report.empty()) throw StallError(stall_report);
   return stats;
 }
 

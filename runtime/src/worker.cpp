@@ -72,10 +72,11 @@ void Worker::run_job() {
   Job& job = *job_;
   cancel_seen_ = cancel_released_ = false;
   resumes_ = 0;
+  trace_ = job.trace_buffer(index_);
   transport_.attach(job.rings(), index_);
   endpoint_.start(EndpointConfig{&job.routes(), 0, index_, job.worker_count(),
                                  static_cast<std::uint32_t>(local_processes().size()), job.options().eager_limit,
-                                 &transport_, this});
+                                 &transport_, this, trace_ ? &TraceBuffer::now : nullptr});
   ready_.reset(local_processes().size());
   for (Process* p : local_processes()) {
     p->resume_point_ = p->main_.handle();
@@ -122,6 +123,7 @@ void Worker::round() {
 void Worker::leave_job() {
   // Packets still in the rings are plain bytes owned by the rings; they go with the Job.
   ready_.reset(0);
+  trace_ = nullptr;
   endpoint_.stop();
   transport_.detach();
   Job& job = *job_;
@@ -177,6 +179,8 @@ void Worker::resume(Process* p) {
     finish(p);
     return;
   }
+  if (trace_ && !p->started_) [[unlikely]]
+    p->run_began_ = TraceBuffer::now();
   p->started_ = true;
   ++resumes_;
   // Single writer: a relaxed store is enough, the watchdog only compares snapshots.
@@ -190,6 +194,8 @@ void Worker::resume(Process* p) {
 
 void Worker::finish(Process* p) {
   p->finished_ = true;
+  if (trace_ && p->started_) [[unlikely]]
+    trace_run(*p);
   if (p->started_) {
     if (std::exception_ptr error = p->main_.handle().promise().error) {
       try {

@@ -23,6 +23,7 @@ void Endpoint::start(const EndpointConfig& config) {
   transport_ = config.transport;
   client_ = config.client;
   cancelling_ = false;
+  trace_clock_ = config.trace_clock;
   mailboxes_.assign(config.local_ranks, Mailbox{});
   waiting_.assign(config.cores, WaitingSends{});
   waiting_count_ = 0;
@@ -201,6 +202,7 @@ void Endpoint::release(RecvState* r) {
 }
 
 void Endpoint::take_in(RecvState& r, Rank src, std::uint64_t size, const std::byte* payload) {
+  const std::uint64_t started = trace_clock_ && size > eager_limit_ ? trace_clock_() : 0;
   r.sender = src;
   r.size = size;
   r.truncated = r.has_target && size > r.target.size();
@@ -211,6 +213,8 @@ void Endpoint::take_in(RecvState& r, Rank src, std::uint64_t size, const std::by
     if (size) std::memcpy(r.payload.data(), payload, size);
   }
   r.done = true;
+  if (trace_clock_) [[unlikely]]
+    client_->delivered(r, started);
 }
 
 void Endpoint::take_in(RecvState& r, Envelope& e) {

@@ -37,8 +37,11 @@ namespace detail {
 class Worker;
 class Job;
 class Group;
+class TraceBuffer;
+struct TraceEvent;
 }  // namespace detail
 class FlagAwaiterBase;
+class TraceSpan;
 
 // A non-blocking send in flight. Complete once the payload may be reused: for an
 // eager send, when it is in the receiver's mailbox; for a single-copy send, when
@@ -192,6 +195,7 @@ class alignas(64) Process {
   friend class SendTicket;
   friend class RecvTicket;
   friend class FlagAwaiterBase;
+  friend class TraceSpan;
   struct ParkAwaiter;
 
   Process(detail::Job& job, detail::Worker& worker, Rank rank);
@@ -213,8 +217,12 @@ class alignas(64) Process {
     waiting_peer_ = peer;
     resume_point_ = h;
     parked_ = true;
+    if (trace_) [[unlikely]]
+      trace_wait_begin("wait");
   }
   void resumed() const {
+    if (wait_event_) [[unlikely]]
+      trace_wait_end();
     waiting_for_ = nullptr;
     wake_when_ = nullptr;
     check_cancelled();
@@ -248,6 +256,11 @@ class alignas(64) Process {
       truncated(r);
   }
   [[noreturn, gnu::cold, gnu::noinline]] void truncated(const detail::RecvState& r) const;
+  // Tracing (trace.cpp): a blocked stretch of this process, and a send with its post timed.
+  [[gnu::noinline]] void trace_wait_begin(const char* name) const noexcept;
+  [[gnu::noinline]] void trace_wait_end() const noexcept;
+  [[gnu::noinline]] SendTicket traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
+                                           bool synchronous);
 
   Task<std::vector<std::byte>> collective(const detail::Group& g, Rank me, int kind, std::span<const std::byte> mine,
                                           Rank root);
@@ -266,6 +279,10 @@ class alignas(64) Process {
   mutable const char* waiting_for_ = nullptr;  // for the stall diagnostic
   mutable Rank waiting_peer_ = kAnySource;
   mutable const bool* wake_when_ = nullptr;    // parked on one completion flag: other events need not wake it
+  // This core's buffer when the job records a trace, else nullptr: set once, before the job starts.
+  detail::TraceBuffer* trace_ = nullptr;
+  mutable detail::TraceEvent* wait_event_ = nullptr;  // the open wait or yield span, if any
+  std::uint64_t run_began_ = 0;                      // traced: when the body was first resumed
 };
 
 struct Process::ParkAwaiter {
@@ -274,6 +291,8 @@ struct Process::ParkAwaiter {
   void await_suspend(std::coroutine_handle<> h) noexcept {
     process.resume_point_ = h;
     process.parked_ = true;
+    if (process.trace_) [[unlikely]]
+      process.trace_wait_begin("wait");
   }
   void await_resume() const { process.resumed(); }
 };
@@ -357,7 +376,11 @@ class [[nodiscard]] Process::YieldAwaiter {
   explicit YieldAwaiter(Process& p) : process_(p) {}
   bool await_ready() const noexcept { return false; }
   void await_suspend(std::coroutine_handle<> h) noexcept;
-  void await_resume() const { process_.check_cancelled(); }
+  void await_resume() const {
+    if (process_.wait_event_) [[unlikely]]
+      process_.trace_wait_end();
+    process_.check_cancelled();
+  }
 
  private:
   Process& process_;

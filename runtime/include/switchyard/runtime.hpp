@@ -22,11 +22,16 @@
 
 namespace switchyard {
 
+class TraceLog;
+
 struct RuntimeOptions {
   // OS CPU numbers to start workers on; empty means every CPU this process may use.
   std::vector<int> cores;
   // Bind each worker to its core. Off only for experiments.
   bool bind = true;
+  // Every job of this runtime records its trace into this log (trace.hpp),
+  // unless its RunOptions name another. Not owned.
+  TraceLog* trace = nullptr;
 };
 
 struct RunOptions {
@@ -45,6 +50,12 @@ struct RunOptions {
   std::chrono::milliseconds stall_timeout{60'000};
   // Active-message handlers by id, for this job.
   std::map<HandlerId, ActiveMessageHandler> handlers;
+  // Records the job's trace (trace.hpp) into this log, not owned; or, with
+  // trace_file, into that file alone (opened before the job starts, written
+  // once it is over, also when it fails). Neither (and no RuntimeOptions::trace):
+  // no trace, and no cost.
+  TraceLog* trace = nullptr;
+  std::string trace_file;
 
   RunOptions& on_active_message(HandlerId id, ActiveMessageHandler h) {
     handlers[id] = std::move(h);
@@ -98,6 +109,7 @@ class Runtime {
   std::vector<int> cores_;
   std::vector<std::unique_ptr<detail::Worker>> workers_;
   std::mutex run_mutex_;  // one job at a time
+  TraceLog* default_trace_ = nullptr;
 
   void start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers);
 };

@@ -11,7 +11,7 @@
 namespace switchyard::schedulers {
 
 PhaseStatistics phase_statistics(const std::string& scheduler, Rank n, Rank d, std::uint32_t samples,
-                                 std::uint64_t seed) {
+                                 std::uint64_t seed, const Progress& progress) {
   if (samples == 0) throw InvalidArgument("switchyard: phase_statistics: at least one sample is needed");
   PhaseStatistics st;
   st.min = std::numeric_limits<std::uint64_t>::max();
@@ -28,6 +28,7 @@ PhaseStatistics phase_statistics(const std::string& scheduler, Rank n, Rank d, s
     phases += static_cast<double>(p);
     st.min = std::min(st.min, p);
     st.max = std::max(st.max, p);
+    if (progress) progress(i + 1, samples, "schedules");
   }
   st.avg = phases / samples;
   st.schedule_ms_avg = ms / samples;

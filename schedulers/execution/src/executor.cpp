@@ -6,6 +6,7 @@
 #include "hooks_support.hpp"
 #include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/trace.hpp"
 
 namespace switchyard::schedulers {
 
@@ -165,6 +166,7 @@ Task<void> run_plan(Communicator comm, const ProcessPlan& plan, std::span<const 
   const std::vector<PlanStep>& steps = plan.steps;
   for (std::size_t begin = 0, end = 0; begin < steps.size(); begin = end) {
     std::size_t posted_recvs = 0, posted_sends = 0;
+    const TraceSpan phase(p, TraceCategory::phase, "phase", TraceArgs{.label = "phase", .value = steps[begin].phase});
     for (end = begin; end < steps.size() && steps[end].phase == steps[begin].phase; ++end) {
       const PlanStep& s = steps[end];
       if (s.recv_entry == PlanStep::kNone) continue;

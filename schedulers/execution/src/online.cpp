@@ -9,6 +9,7 @@
 #include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/splitmix64.hpp"
+#include "switchyard/trace.hpp"
 
 namespace switchyard::schedulers {
 
@@ -217,10 +218,18 @@ Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, 
       const Rank dst = sends[i].peer;
       ++stats.inquiries;
       BusyLock& lock = lib.busy_lock(dst);
-      if (!lock.try_acquire()) {
+      bool acquired = false;
+      {
+        TraceSpan attempt(p, TraceCategory::lock, "busy_lock", TraceArgs{.dst = dst});
+        acquired = lock.try_acquire();
+        attempt.set("acquired", acquired);
+      }
+      if (!acquired) {
         ++k;
         continue;
       }
+      const TraceSpan locked(p, TraceCategory::lock, "locked send",
+                             TraceArgs{.dst = dst, .has_bytes = true, .bytes = sends[i].bytes});
       if (options.monitor) options.monitor->enter(dst);
       // Synchronous: complete only once dst has taken the message in, so the
       // lock is held for exactly the transfer.

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "switchyard/model/machine_file.hpp"
+#include "switchyard/progress.hpp"
 
 namespace switchyard {
 class Runtime;
@@ -57,6 +58,8 @@ struct CalibrationOptions {
   // calibrations of an idle machine within 7 % of each other in every
   // parameter; with 21 the bisection varied by up to 20 %.
   std::uint32_t repetitions = 101;
+  // Hears of each measurement done (optional).
+  Progress progress;
 };
 
 // Measures the core level on rt (which must have at least one core; with one

@@ -24,6 +24,7 @@
 namespace switchyard::detail {
 
 class Worker;
+class TraceBuffer;
 
 class Job {
  public:
@@ -42,6 +43,8 @@ class Job {
   Worker& worker(std::uint32_t w) noexcept { return *workers_[w]; }
   const std::vector<Process*>& local_processes(std::uint32_t w) const noexcept { return local_[w]; }
   const RunOptions& options() const noexcept { return options_; }
+  // Worker w's buffer when the job records a trace (options().trace), else nullptr.
+  TraceBuffer* trace_buffer(std::uint32_t w) const noexcept { return trace_buffers_.empty() ? nullptr : trace_buffers_[w]; }
   // The job's communicators; the world's context is 0.
   GroupRegistry& groups() noexcept { return *groups_; }
   const Group& world() const noexcept { return groups_->world(); }
@@ -89,6 +92,7 @@ class Job {
   std::vector<std::vector<Process*>> local_;
   std::unique_ptr<RingSet> rings_;
   std::unique_ptr<GroupRegistry> groups_;  // after the processes: the world's membership points at them
+  std::vector<TraceBuffer*> trace_buffers_;  // by worker; owned by options_.trace
 
   std::atomic<bool> stalled_{false};  // release/acquire with `cancelled`'s ordering (set before it)
   mutable std::mutex mutex_;          // guards first_error_, report_ and stall_cause_

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "switchyard/detail/trace_buffer.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/topology.hpp"
 #include "switchyard/transport/backoff.hpp"
@@ -61,6 +62,7 @@ class Worker final : private EndpointClient {
   void round();
   void resume(Process* p);
   void finish(Process* p);
+  void trace_run(const Process& p);  // trace.cpp
   bool handle_cancel();
   void stop_reading_senders();
   bool has_pending_work();
@@ -69,6 +71,7 @@ class Worker final : private EndpointClient {
   // EndpointClient
   void wake(Rank rank) override;
   void run_active(ContextId context, Rank dst, Rank src, Tag handler, std::span<const std::byte> body) override;
+  void delivered(const RecvState& r, std::uint64_t started) override;
 
   // --- written by other threads ---
   // Set by Runtime::run, taken by this worker (acquire/release hand-over of the Job).
@@ -118,6 +121,7 @@ class Worker final : private EndpointClient {
   ReadyQueue ready_;
   SharedMemoryTransport transport_;
   Endpoint endpoint_;
+  TraceBuffer* trace_ = nullptr;  // the job's trace buffer of this core, or nullptr: set once per job
   bool cancel_seen_ = false;
   bool cancel_released_ = false;
   std::uint64_t resumes_ = 0;

@@ -41,6 +41,10 @@ class EndpointClient {
   virtual void wake(Rank rank) = 0;
   // Runs active-message handler `handler` for process `dst` (of this core).
   virtual void run_active(ContextId context, Rank dst, Rank src, Tag handler, std::span<const std::byte> body) = 0;
+  // With EndpointConfig::trace_clock: receive `r` has just taken its message
+  // in, a copy that started at `started` on that clock (0: not timed, as for
+  // copies up to the eager limit, too short to be worth a clock reading).
+  virtual void delivered(const RecvState& r, std::uint64_t started) = 0;
 
  protected:
   ~EndpointClient() = default;
@@ -55,6 +59,7 @@ struct EndpointConfig {
   std::uint64_t eager_limit = 0;
   Transport* transport = nullptr;  // to the other cores of this node
   EndpointClient* client = nullptr;
+  std::uint64_t (*trace_clock)() noexcept = nullptr;  // set: tell the client of every message taken in
 };
 
 class Endpoint final : public ArrivalSink {
@@ -130,6 +135,7 @@ class Endpoint final : public ArrivalSink {
   Transport* transport_ = nullptr;
   EndpointClient* client_ = nullptr;
   bool cancelling_ = false;
+  std::uint64_t (*trace_clock_)() noexcept = nullptr;
   std::vector<Mailbox> mailboxes_;  // by local index
   // Eager sends waiting for room, per destination core: FIFO, as their packets.
   struct WaitingSends {

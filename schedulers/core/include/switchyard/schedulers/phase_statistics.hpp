@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "switchyard/progress.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 
 namespace switchyard::schedulers {
@@ -20,8 +21,9 @@ struct PhaseStatistics {
 // sample number) with `scheduler` (a static_scheduler_names() entry) and
 // validates each schedule. Only the scheduling call is timed, on the calling
 // thread alone: CGM builds CCOM serially here, as the paper's "comp" column
-// does. Throws InvalidArgument for an unknown scheduler, samples == 0 or d > n.
+// does. `progress`, if given, hears of every sample done. Throws
+// InvalidArgument for an unknown scheduler, samples == 0 or d > n.
 PhaseStatistics phase_statistics(const std::string& scheduler, Rank n, Rank d, std::uint32_t samples,
-                                 std::uint64_t seed);
+                                 std::uint64_t seed, const Progress& progress = {});
 
 }  // namespace switchyard::schedulers
