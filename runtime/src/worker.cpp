@@ -96,6 +96,7 @@ void Worker::run_job() {
   }
 
   Backoff backoff;
+  bool quiet = false;  // the last busy turn resumed processes but moved no message
   for (;;) {
     bool worked = endpoint_.poll();
     if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
@@ -107,12 +108,17 @@ void Worker::run_job() {
     if (job.remaining.load(std::memory_order_acquire) == 0) break;
     if (resumed || worked) {
       backoff.reset();
+      quiet = !worked;
       continue;
     }
-    // Every process of this core sleeps: nothing here waits for a message, so
-    // spinning for one would only burn the core (and, on a busy machine, cost
-    // this thread its place in the kernel's queue right when a deadline comes).
-    if (!timers_.empty() && timers_.size() == live_ && !endpoint_.has_backlog()) {
+    // Spinning pays when a message is likely on its way: right after this core
+    // sent or received some. It does not when every process of this core
+    // sleeps (nothing here waits for a message), nor after a turn in which
+    // sleepers woke and went back to sleep without a word: spinning then would
+    // only burn the core (and, on a busy machine, cost this thread its place
+    // in the kernel's queue right when the next deadline comes).
+    const bool all_asleep = timers_.size() == live_ && !endpoint_.has_backlog();
+    if (!timers_.empty() && (all_asleep || quiet)) {
       idle_wait();
     } else {
       backoff.wait([this] { idle_wait(); });
