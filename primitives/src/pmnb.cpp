@@ -180,6 +180,8 @@ double PmnbPlanner::mean_tree_diameter() const noexcept {
   return std::accumulate(state_->diameters.begin(), state_->diameters.end(), 0.0) / trees();
 }
 int PmnbPlanner::diameter() const { return state_->network.diameter(); }
+std::int32_t parallel_prefix_slots(const VirtualNetwork& network) { return 2 * prefix_tree(network).depth_max; }
+
 std::int32_t PmnbPlanner::prefix_slots() const noexcept { return 2 * state_->prefix.depth_max; }
 GreedyTreeForwarding& PmnbPlanner::forwarding() noexcept { return state_->forwarding; }
 

@@ -94,6 +94,11 @@ class PmnbPlanner {
   std::unique_ptr<State> state_;
 };
 
+// The slots of phase 1 alone, 2H (H the depth of the prefix tree, <= delta):
+// what any algorithm that starts with the PMNB's parallel prefix (to let every
+// node learn M and its packets' ranks) pays before it moves a packet.
+std::int32_t parallel_prefix_slots(const VirtualNetwork& network);
+
 // Copying PMNB packets: one per entry of `broadcasters` (a node may appear
 // several times: several packets), each to every other node.
 PacketSet pmnb_packets(Node n, std::span<const Node> broadcasters);
