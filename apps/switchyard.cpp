@@ -54,6 +54,7 @@
 
 #include "cli_support.hpp"
 #include "collective_command.hpp"
+#include "dynamic_command.hpp"
 #include "model_command.hpp"
 #include "option_parsers.hpp"
 #include "primitive_command.hpp"
@@ -545,6 +546,7 @@ int main(int argc, char** argv) {
   const sy::cli::PrimitiveCommand primitive(app);
   const sy::cli::ModelCommand model(app);
   const sy::cli::CollectiveCommand collective(app);
+  const sy::cli::DynamicCommand dynamic(app);
 
   // CLI11 would only say that a subcommand is required.
   std::vector<std::string> commands;
@@ -583,6 +585,7 @@ int main(int argc, char** argv) {
     if (primitive.selected()) return primitive.run();
     if (model.selected()) return model.run();
     if (collective.selected()) return collective.run();
+    if (dynamic.selected()) return dynamic.run();
     return kExitUsage;  // unreachable: a subcommand is required
   });
 }

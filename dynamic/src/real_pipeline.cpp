@@ -68,7 +68,7 @@ class RealPipeline::Impl {
     return options_.scheme == DynamicScheme::scatter ? packet_bytes() * nodes() : packet_bytes();
   }
   Task<void> body(Process& p);
-  Task<void> produce(Process& p, Rank node);
+  Task<void> produce(Process& p, Rank node, Clock::time_point start);
   void poisson_request(Rank node, std::uint64_t sequence, Clock::time_point at, std::span<std::byte> request);
   // 1: a fed request is in `request`; 0: none yet; -1: none, and none will come.
   int fed_request(Rank node, std::uint64_t sequence, std::span<std::byte> request);
@@ -84,14 +84,25 @@ class RealPipeline::Impl {
   std::unique_ptr<detail::NodeCounters[]> counters_;
   std::vector<std::unique_ptr<detail::Ledger>> ledgers_;
   std::unique_ptr<Feed[]> feeds_;
-  Clock::time_point start_;
-  Clock::time_point stop_at_ = Clock::time_point::max();  // run_for: the Poisson producers' end
+  // run_for: how long after the start the Poisson producers stop (none: at stop()).
+  std::optional<Clock::duration> stop_after_;
+  // The Poisson processes' origin, ns since the clock's epoch, 0 until the job
+  // has started: set by rank 0 once every process runs, sent to the others by
+  // a broadcast; read by the sampler and stop() (acquire: pairs with the
+  // release store, though only the value itself is handed over).
+  std::atomic<Clock::rep> start_ns_{0};
+  Clock::time_point start() const noexcept {
+    return Clock::time_point(Clock::duration(start_ns_.load(std::memory_order_acquire)));
+  }
+  Clock::time_point stop_at(Clock::time_point start) const noexcept {
+    return stop_after_ ? start + *stop_after_ : Clock::time_point::max();
+  }
   // Set by stop() (any thread), read by the producers (acquire: pairs with
   // its release; nothing else is handed over, it only ends generation).
   std::atomic<bool> stopped_{false};
-  // Nanoseconds since start_ when stop() was first called; -1 before
+  // When stop() was first called (ns since the clock's epoch); -1 before
   // (relaxed: read after the job, which orders it).
-  std::atomic<std::int64_t> stopped_after_ns_{-1};
+  std::atomic<std::int64_t> stopped_at_ns_{-1};
   std::vector<std::pair<double, double>> backlog_;  // written by the sampler thread, read after it joined
   bool ran_ = false;
 };
@@ -102,9 +113,10 @@ RealPipeline::Impl::Impl(RealPipelineOptions options) : options_(std::move(optio
   if (options_.rate < 0 || !std::isfinite(options_.rate)) {
     throw InvalidArgument("switchyard dynamic: rate must be finite and >= 0 requests/s, not " + std::to_string(options_.rate));
   }
-  if (options_.payload_bytes > (std::size_t{1} << 20)) {
-    throw InvalidArgument("switchyard dynamic: payload_bytes must be at most 1 MiB, not " +
-                          std::to_string(options_.payload_bytes));
+  if (request_bytes() > (std::size_t{1} << 20)) {
+    throw InvalidArgument("switchyard dynamic: a request of " + std::to_string(options_.payload_bytes) +
+                          "-byte payloads is over 1 MiB with its headers (" + std::to_string(request_bytes()) +
+                          " bytes); a request must fit a mailbox's eager copy");
   }
   const primitives::EdgeDisjointTrees trees = primitives::edge_disjoint_spanning_trees(options_.network);
   trees_ = static_cast<std::uint32_t>(trees.count());
@@ -121,7 +133,7 @@ RealPipeline::Impl::Impl(RealPipelineOptions options) : options_(std::move(optio
 
 void RealPipeline::Impl::stop() noexcept {
   std::int64_t never = -1;
-  stopped_after_ns_.compare_exchange_strong(never, (Clock::now() - start_).count(), std::memory_order_relaxed);
+  stopped_at_ns_.compare_exchange_strong(never, Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   for (Rank v = 0; v < nodes(); ++v) {
     std::lock_guard lock(feeds_[v].mutex);
     feeds_[v].closed = true;
@@ -207,11 +219,14 @@ int RealPipeline::Impl::fed_request(Rank node, std::uint64_t sequence, std::span
 
 // Sleeps between requests; every request goes to the node's router as one
 // message, the done notice last (the router's end of drain).
-Task<void> RealPipeline::Impl::produce(Process& p, Rank node) {
+Task<void> RealPipeline::Impl::produce(Process& p, Rank node, Clock::time_point start) {
   std::vector<std::byte> request(request_bytes());
   std::optional<PoissonArrivals> arrivals;
   Clock::time_point due;
-  const auto next_due = [&] { return start_ + std::chrono::ceil<Clock::duration>(std::chrono::duration<double>(arrivals->next())); };
+  const Clock::time_point stop_at = this->stop_at(start);
+  const auto next_due = [&] {
+    return start + std::chrono::ceil<Clock::duration>(std::chrono::duration<double>(arrivals->next()));
+  };
   if (options_.rate > 0) {
     arrivals.emplace(options_.rate, options_.seed, node);
     due = next_due();
@@ -220,10 +235,10 @@ Task<void> RealPipeline::Impl::produce(Process& p, Rank node) {
   for (;;) {
     const bool stopping = stopped_.load(std::memory_order_acquire);
     if (arrivals) {
-      if (stopping || Clock::now() >= stop_at_) break;
-      if (Clock::now() < due || due >= stop_at_) {  // the latter: nothing more before the stop
+      if (stopping || Clock::now() >= stop_at) break;
+      if (Clock::now() < due || due >= stop_at) {  // the latter: nothing more before the stop
         // Named first: GCC 12 miscompiles a braced list inside a co_await expression.
-        const Clock::time_point wake = std::min(std::min(due, stop_at_), next_on_grid(Clock::now(), kStopPoll));
+        const Clock::time_point wake = std::min(std::min(due, stop_at), next_on_grid(Clock::now(), kStopPoll));
         co_await p.sleep_until(wake);
         continue;
       }
@@ -254,8 +269,15 @@ Task<void> RealPipeline::Impl::body(Process& p) {
   const Rank n = nodes();
   const bool router = p.rank() < n;
   Communicator routers = co_await p.world().split(router ? 0 : 1, p.rank());
+  // The origin of the arrivals, once every process runs (a job may take a
+  // while to start on a busy machine): rank 0's clock, sent to all.
+  const Clock::rep proposed = (Clock::now() + kStartDelay).time_since_epoch().count();
+  const std::vector<std::byte> sent = co_await p.world().broadcast(0, std::as_bytes(std::span(&proposed, 1)));
+  Clock::rep start_ns;
+  std::memcpy(&start_ns, sent.data(), sizeof start_ns);
+  if (p.rank() == 0) start_ns_.store(start_ns, std::memory_order_release);
   if (!router) {
-    co_await produce(p, p.rank() - n);
+    co_await produce(p, p.rank() - n, Clock::time_point(Clock::duration(start_ns)));
     co_return;
   }
   const Rank v = p.rank();
@@ -264,8 +286,8 @@ Task<void> RealPipeline::Impl::body(Process& p) {
     co_await detail::direct_router(p, routers, n + v, links_[v], ledger, packet_bytes());
     co_return;
   }
-  std::unique_ptr<StaticAlgorithm> algorithm =
-      options_.scheme == DynamicScheme::scatter ? pmns_scatter() : pmnb_broadcast();
+  std::unique_ptr<RealStaticAlgorithm> algorithm =
+      options_.scheme == DynamicScheme::scatter ? real_pmns_scatter() : real_pmnb_broadcast();
   co_await detail::wrapper_router(p, routers, n + v, *algorithm, ledger, packet_bytes());
 }
 
@@ -283,6 +305,10 @@ std::function<void(const Delivery&)> RealPipeline::Impl::checked_delivery() cons
 
 void RealPipeline::Impl::sample_backlog(std::stop_token stop) {
   const Rank n = nodes();
+  while (!stop.stop_requested() && start_ns_.load(std::memory_order_acquire) == 0) {
+    std::this_thread::sleep_for(kSamplePeriod);  // the job is starting
+  }
+  const Clock::time_point start = this->start();
   while (!stop.stop_requested() && !stopped_.load(std::memory_order_acquire)) {
     std::uint64_t generated = 0, delivered = 0;
     for (Rank v = 0; v < n; ++v) {
@@ -291,8 +317,8 @@ void RealPipeline::Impl::sample_backlog(std::stop_token stop) {
     }
     const double owed = static_cast<double>(generated) * (n - 1) - static_cast<double>(delivered);
     const auto now = Clock::now();
-    if (now >= stop_at_) break;
-    backlog_.emplace_back(std::chrono::duration<double>(now - start_).count(), owed);
+    if (now >= stop_at(start)) break;
+    backlog_.emplace_back(std::chrono::duration<double>(now - start).count(), owed);
     std::this_thread::sleep_for(kSamplePeriod);
   }
 }
@@ -308,8 +334,10 @@ RealRunStats RealPipeline::Impl::run(Runtime& runtime, std::optional<std::chrono
   for (Rank v = 0; v < n; ++v) cores[v] = cores[n + v] = runtime.cores()[v % runtime.cores().size()];
   RunOptions options;
   options.placement = Placement::explicit_map(std::move(cores));
-  start_ = Clock::now() + kStartDelay;
-  if (stop_after) stop_at_ = start_ + std::chrono::ceil<Clock::duration>(*stop_after);
+  // A request is copied into its router's mailbox (eager): a producer never
+  // waits for its router, which takes requests in only between periods.
+  options.eager_limit = std::max<std::uint64_t>(options.eager_limit, request_bytes());
+  if (stop_after) stop_after_ = std::chrono::ceil<Clock::duration>(*stop_after);
   {
     std::jthread sampler([this](std::stop_token stop) { sample_backlog(stop); });
     runtime.run(2 * static_cast<std::uint64_t>(n), [this](Process& p) { return body(p); }, options);
@@ -336,9 +364,9 @@ RealRunStats RealPipeline::Impl::statistics() const {
       }
     }
   }
-  const std::int64_t stopped_ns = stopped_after_ns_.load(std::memory_order_relaxed);
-  s.seconds = stop_at_ != Clock::time_point::max() ? std::chrono::duration<double>(stop_at_ - start_).count()
-                                                   : static_cast<double>(stopped_ns) * 1e-9;
+  const std::int64_t stopped_ns = stopped_at_ns_.load(std::memory_order_relaxed);
+  const Clock::time_point stopped = stop_after_ ? stop_at(start()) : Clock::time_point(Clock::duration(stopped_ns));
+  s.seconds = std::max(0.0, std::chrono::duration<double>(stopped - start()).count());
   s.mean_reception_delay_us = s.delivered ? reception_ns / static_cast<double>(s.delivered) * 1e-3 : 0;
   double completion_ns = 0;
   std::uint64_t sampled = 0;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "real_node.hpp"
-#include "switchyard/dynamic/static_to_dynamic.hpp"
+#include "switchyard/dynamic/real_static_to_dynamic.hpp"
 #include "switchyard/process.hpp"
 
 namespace switchyard::dynamic::detail {
@@ -20,8 +20,8 @@ struct TreeLink {
   std::uint32_t tree = 0;
 };
 
-Task<void> wrapper_router(Process& p, Communicator routers, Rank producer, StaticAlgorithm& algorithm, Ledger& ledger,
-                          std::size_t packet_bytes);
+Task<void> wrapper_router(Process& p, Communicator routers, Rank producer, RealStaticAlgorithm& algorithm,
+                          Ledger& ledger, std::size_t packet_bytes);
 
 // `links`: this node's tree links; `trees`: k. A packet from the producer
 // takes tree (its header's `tree`), chosen by the producer.

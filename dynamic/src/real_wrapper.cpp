@@ -1,4 +1,4 @@
-// The static-to-dynamic wrapper's router (static_to_dynamic.hpp) and its two
+// The static-to-dynamic wrapper's router (real_static_to_dynamic.hpp) and its two
 // instances, the PMNB of indirect broadcasting and the PMNS of scattering.
 
 #include <algorithm>
@@ -42,7 +42,7 @@ void receive_blocks(const PeriodSenders& s, Rank me, std::span<const std::uint64
 // What both instances keep from period to period: their senders, and the
 // primitives' scratch memory, so that a period allocates nothing once the
 // largest one has been seen.
-class PaddedPeriods : public StaticAlgorithm {
+class PaddedPeriods : public RealStaticAlgorithm {
  protected:
   primitives::CallOptions call_options() {
     primitives::CallOptions options;
@@ -100,8 +100,8 @@ class PmnsScatter final : public PaddedPeriods {
 
 }  // namespace
 
-std::unique_ptr<StaticAlgorithm> pmnb_broadcast() { return std::make_unique<PmnbBroadcast>(); }
-std::unique_ptr<StaticAlgorithm> pmns_scatter() { return std::make_unique<PmnsScatter>(); }
+std::unique_ptr<RealStaticAlgorithm> real_pmnb_broadcast() { return std::make_unique<PmnbBroadcast>(); }
+std::unique_ptr<RealStaticAlgorithm> real_pmns_scatter() { return std::make_unique<PmnsScatter>(); }
 
 namespace detail {
 
@@ -185,8 +185,8 @@ Task<void> wait_for_work(Process& p, Communicator routers, RequestQueue& queue, 
 
 }  // namespace
 
-Task<void> wrapper_router(Process& p, Communicator routers, Rank producer, StaticAlgorithm& algorithm, Ledger& ledger,
-                          std::size_t packet_bytes) {
+Task<void> wrapper_router(Process& p, Communicator routers, Rank producer, RealStaticAlgorithm& algorithm,
+                          Ledger& ledger, std::size_t packet_bytes) {
   RequestQueue queue(p, producer, algorithm.request_bytes(packet_bytes, routers.size()));
   const std::function<void(std::span<const std::byte>)> receive = [&](std::span<const std::byte> packet) {
     ledger.receive(packet);

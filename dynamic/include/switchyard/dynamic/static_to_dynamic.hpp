@@ -1,47 +1,51 @@
 #pragma once
-// The static-to-dynamic wrapper of section 3.5, in real mode: a static task
-// that runs in time X M + V and whose nodes learn M, repeated back to back.
-// Each period begins with the prefix (every router contributes how many
-// requests it holds, and every router learns every count, so M and each
-// sender's share are known to all), then every router calls the static task
-// on the requests it held; requests that arrive meanwhile wait for the next
-// period. An empty period does not loop: the routers wait in the kernel for a
-// request anywhere (its router wakes the others), so an idle pipeline costs no CPU.
-//
-// Instances: indirect broadcasting (successive PMNBs, primitives::pmnb) and
-// dynamic scattering (primitives::pmns).
-
-#include <cstddef>
+// The static-to-dynamic wrapper (Varvarigos section 3.5): a static algorithm
+// that executes M requests in at most X M + V slots, and during which every
+// node learns M (so every node knows when it ends), repeated back to back: each
+// execution serves the requests generated before it starts, and the next
+// starts when it has finished. The theorem: stable for λ < 1/(N X), and the
+// mean delay 𝓣 <= W + X + min(W - V, ρ W), ρ = λ N X (static_to_dynamic_bound
+// in theorems.hpp). Indirect broadcasting is the instance on the PMNB,
+// dynamic scattering the one on a PMNS.
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <span>
+#include <string>
 
-#include "switchyard/communicator.hpp"
-#include "switchyard/task.hpp"
+#include "switchyard/dynamic/slot_run.hpp"
 
 namespace switchyard::dynamic {
+
+// Where a static algorithm reports its deliveries.
+class DeliverySink {
+ public:
+  // Request `request` (an index into the execution's origins) reaches `node`
+  // at the end of slot `slot` - 1 of the execution (slot >= 1).
+  virtual void deliver(std::int32_t request, std::int32_t node, std::int64_t slot) = 0;
+
+ protected:
+  ~DeliverySink() = default;
+};
 
 class StaticAlgorithm {
  public:
   virtual ~StaticAlgorithm() = default;
-  // Bytes of one request as a producer hands it to its router, for packets
-  // of `packet_bytes` (header and payload) among `nodes` routers.
-  virtual std::size_t request_bytes(std::size_t packet_bytes, Rank nodes) const = 0;
-  // One period: every router calls it with every router's count (the
-  // prefix's result) and its own counts[me] requests, back to back in `mine`.
-  // `receive` is called with every packet that reaches this router.
-  virtual Task<void> run(Communicator routers, std::span<const std::uint64_t> counts, std::span<const std::byte> mine,
-                         std::size_t packet_bytes, const std::function<void(std::span<const std::byte>)>& receive) = 0;
+  virtual std::string name() const = 0;
+  virtual std::int32_t nodes() const = 0;
+  // The constants of the theorem: every execution of M requests takes at most X M + V slots.
+  virtual double per_request_slots() const = 0;  // X
+  virtual double fixed_slots() const = 0;        // V
+  // Executes the task for one request per entry of `origins` (a node may
+  // appear several times), reporting each (request, destination) delivery to
+  // `sink` exactly once; returns the slots the execution takes (its last
+  // delivery or later: the time every node knows it has ended).
+  virtual std::int64_t execute(std::span<const std::int32_t> origins, DeliverySink& sink) = 0;
 };
 
-// Indirect broadcasting's static task: the period's M packets (a request is
-// one packet, to every other node) in one primitives::pmnb among the routers
-// that hold some, each sender's block its packets padded to the largest count.
-std::unique_ptr<StaticAlgorithm> pmnb_broadcast();
-// Dynamic scattering's static task: a request is one packet per node (its own
-// slot unused); the period's requests in one primitives::pmns, each block the
-// sender's packets for that destination padded to the largest count.
-std::unique_ptr<StaticAlgorithm> pmns_scatter();
+// Runs `algorithm` back to back under Poisson arrivals (options.rate per node
+// per slot) for options.slots slots, then drains: executions go on until every
+// request generated before the stop is delivered everywhere. Throws
+// InvalidArgument on bad options (check_slot_run_options), DeliveryError if the
+// algorithm loses or duplicates a delivery.
+SlotRunResult run_static_to_dynamic(StaticAlgorithm& algorithm, const SlotRunOptions& options);
 
 }  // namespace switchyard::dynamic
