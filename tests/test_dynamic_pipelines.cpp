@@ -111,6 +111,17 @@ TEST_P(Schemes, NothingLostAboveTheStabilityLimit) {
   EXPECT_GT(s.total_generated(), 100u);
 }
 
+// Rings of one cache line: routers keep waiting for room, up to the very end
+// (a router whose last event is a send completing must still see it is done).
+TEST_P(Schemes, TinyMailboxesStillDrain) {
+  const VirtualNetwork network = VirtualNetwork::torus({4, 4});
+  Received received(network.size());
+  RealPipelineOptions o = options_for(GetParam(), network, GetParam() == DynamicScheme::scatter ? 2000 : 8000, received);
+  o.mailbox_capacity = 1;
+  RealPipeline pipeline(std::move(o));
+  expect_drained(pipeline.run_for(runtime(), 100ms), received, network.size());
+}
+
 // stop() from another thread ends a pipeline started without a duration: 50
 // ms after the first delivery (a job may take a while to start on a busy machine).
 TEST_P(Schemes, StopFromAnotherThreadDrains) {

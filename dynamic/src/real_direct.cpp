@@ -80,8 +80,10 @@ class DirectRouter {
     for (;;) {
       pump();
       if (finished()) break;
-      co_await p_.wait_until([this] { return from_producer_.done() || from_peers_.done() || link_free(); },
-                             "a packet, or room on a tree link");
+      // finished() too: the last event may be a send completing with nothing queued behind it.
+      co_await p_.wait_until(
+          [this] { return from_producer_.done() || from_peers_.done() || link_free() || finished(); },
+          "a packet, or room on a tree link");
       if (from_producer_.valid() && p_.test(from_producer_)) take_from_producer();
       if (p_.test(from_peers_)) take_from_peer();
     }

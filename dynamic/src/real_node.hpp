@@ -3,6 +3,7 @@
 // layout, the tags, the per-node counters the sampler reads, and the ledger
 // in which a router records every packet it receives.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>

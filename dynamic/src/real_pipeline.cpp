@@ -337,6 +337,7 @@ RealRunStats RealPipeline::Impl::run(Runtime& runtime, std::optional<std::chrono
   // A request is copied into its router's mailbox (eager): a producer never
   // waits for its router, which takes requests in only between periods.
   options.eager_limit = std::max<std::uint64_t>(options.eager_limit, request_bytes());
+  options.mailbox_capacity = options_.mailbox_capacity;
   if (stop_after) stop_after_ = std::chrono::ceil<Clock::duration>(*stop_after);
   {
     std::jthread sampler([this](std::stop_token stop) { sample_backlog(stop); });

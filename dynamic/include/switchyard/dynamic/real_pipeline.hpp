@@ -61,6 +61,9 @@ struct RealPipelineOptions {
   // Poisson producers fill them with the schedulers' payload pattern, checked
   // byte for byte on delivery.
   std::size_t payload_bytes = 64;
+  // RunOptions::mailbox_capacity of the pipeline's job: cache lines per
+  // core-to-core ring (small rings make the routers wait for room).
+  std::size_t mailbox_capacity = 1024;
   // Called on the receiving node's core for every packet; must not block.
   std::function<void(const Delivery&)> deliver;
   // Poisson producers: if set, fills each request's payload (for scattering,
