@@ -155,7 +155,8 @@ SlotRunResult DeliveryLedger::finish(std::int64_t slots_run) const {
   }
   out.backlog.second_quarter = second / static_cast<double>(k / 2 - k / 4);
   out.backlog.last_quarter = last / static_cast<double>(k - 3 * k / 4);
-  out.backlog.stable = out.backlog.last_quarter <= 1.25 * out.backlog.second_quarter + nodes_;
+  out.backlog.stable = out.backlog.last_quarter <=
+                       1.25 * out.backlog.second_quarter + 2 * std::sqrt(out.backlog.second_quarter) + 1;
   out.throughput = static_cast<double>(completed) / (static_cast<double>(nodes_) * static_cast<double>(k));
   return out;
 }

@@ -36,8 +36,11 @@ struct DelayEstimate {
 // stationary once the warm-up is over, so the two averages estimate one mean;
 // an unstable one's grows linearly, so the last quarter's average is about
 // (7/8) / (3/8) = 2.3 times the second's. The verdict is "unstable" when the
-// last quarter's average exceeds the second's by more than a quarter (and by
-// more than one request per node, which ignores the noise of tiny backlogs).
+// last quarter's average Q4 exceeds the second's Q2 by more than a quarter and
+// by more than the Poisson-scale noise of a small backlog:
+// Q4 > 1.25 Q2 + 2 sqrt(Q2) + 1. (A floor of one request per node hid a
+// growth from 66 to 123 requests at N = 256, where a scatter load of
+// 1.1 x the limit generates only 1500 requests in 10^5 slots.)
 // Loads within a few per cent of the limit relax more slowly than a quarter
 // of a run of tens of thousands of slots: there the verdict is unreliable.
 struct BacklogGrowth {
