@@ -4,15 +4,16 @@
 #
 #   cmake -DCOMMAND=<prog>|<arg>|<arg>... -DEXPECT_CODE=2
 #         [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
-#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective|trace] [-DJSON_RESULTS=<n>]]
+#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective|trace|dynamic] [-DJSON_RESULTS=<n>]]
 #         -P expect_exit.cmake
 #
 # JSON_KIND says which command wrote JSON_FILE (default exchange) and so which
 # fields it must have; JSON_RESULTS is the number of exchange results, of
 # schedule transfers, of redistribute results (one per schedule kind), or of
 # the steps of the dumped tables (redistribute --dump-tables: kind tables), or
-# the slots of a primitive (which must then also equal its bound), or the
-# processes of a trace (--trace: one named track each).
+# the slots of a primitive (which must then also equal its bound), the
+# processes of a trace (--trace: one named track each), or the rows of a
+# dynamic --sweep.
 #
 # Arguments are separated by '|' so that they pass through add_test unharmed.
 
@@ -298,6 +299,40 @@ elseif(JSON_KIND STREQUAL "trace")
   if(DEFINED JSON_RESULTS AND NOT tracks EQUAL JSON_RESULTS)
     message(FATAL_ERROR "${JSON_FILE}: ${tracks} process tracks, expected ${JSON_RESULTS}")
   endif()
+elseif(JSON_KIND STREQUAL "dynamic")
+  # One row (an object), or with --sweep a list of JSON_RESULTS rows; every
+  # row has the report's fields, and its counts prove the drain.
+  string(JSON top TYPE "${json}")
+  set(rows "")
+  if(top STREQUAL "ARRAY")
+    string(JSON n LENGTH "${json}")
+    if(DEFINED JSON_RESULTS AND NOT n EQUAL JSON_RESULTS)
+      message(FATAL_ERROR "${JSON_FILE}: ${n} rows, expected ${JSON_RESULTS}\n${json}")
+    endif()
+    math(EXPR last "${n} - 1")
+    foreach(i RANGE ${last})
+      string(JSON row GET "${json}" ${i})
+      list(APPEND rows "${row}")
+    endforeach()
+  else()
+    list(APPEND rows "${json}")
+  endif()
+  foreach(row IN LISTS rows)
+    set(json "${row}")
+    require_json("^(indirect|direct|scatter)$" scheme)
+    require_json(".+" topology)
+    foreach(key processes k rate stability_limit broadcast_delay reception_delay generated delivered)
+      require_json("^[0-9.e+-]+$" ${key})
+    endforeach()
+    require_json("^(ON|OFF)$" stable)
+    string(JSON n GET "${row}" processes)
+    string(JSON generated GET "${row}" generated)
+    string(JSON delivered GET "${row}" delivered)
+    math(EXPR expected "${generated} * (${n} - 1)")
+    if(NOT delivered EQUAL expected OR generated EQUAL 0)
+      message(FATAL_ERROR "${JSON_FILE}: ${delivered} deliveries for ${generated} requests on ${n} processes\n${row}")
+    endif()
+  endforeach()
 else()
   message(FATAL_ERROR "expect_exit.cmake: unknown JSON_KIND '${JSON_KIND}'")
 endif()

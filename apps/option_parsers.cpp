@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 #include "switchyard/schedulers/exchange.hpp"
 #include "switchyard/schedulers/scheduler_table.hpp"
@@ -120,6 +121,62 @@ std::vector<std::string> parse_scheduler_list(const std::string& text) {
     names.push_back(name);
   }
   return names;
+}
+
+// The network a --topology names, checked against --processes.
+primitives::VirtualNetwork parse_topology(const std::string& spec, std::uint64_t n) {
+  const std::string what = "--topology '" + spec + "'";
+  auto agree = [&](std::uint64_t implied, const std::string& why) {
+    if (implied != n) {
+      throw UsageError("--processes " + std::to_string(n) + " disagrees with " + what + ", which has " +
+                       std::to_string(implied) + " nodes" + why);
+    }
+  };
+  try {
+    if (spec == "complete") return primitives::VirtualNetwork::complete(static_cast<primitives::Node>(n));
+    if (spec.starts_with("hypercube:")) {
+      const auto d = static_cast<int>(parse_uint(spec.substr(10), what + ": the dimension", 0, 24));
+      agree(std::uint64_t{1} << d, " (2^" + std::to_string(d) + ")");
+      return primitives::VirtualNetwork::hypercube(d);
+    }
+    if (spec.starts_with("torus:")) {
+      std::vector<primitives::Node> sides;
+      std::uint64_t nodes = 1;
+      for (std::string_view rest = std::string_view(spec).substr(6);;) {
+        const auto x = rest.find('x');
+        sides.push_back(static_cast<primitives::Node>(parse_uint(rest.substr(0, x), what + ": a side", 1, primitives::kMaxNodes)));
+        nodes = std::min<std::uint64_t>(nodes * static_cast<std::uint64_t>(sides.back()), std::uint64_t{1} << 40);
+        if (x == std::string_view::npos) break;
+        rest.remove_prefix(x + 1);
+      }
+      agree(nodes, "");
+      return primitives::VirtualNetwork::torus(sides);
+    }
+    if (spec.starts_with("tree:")) {
+      const auto k = static_cast<int>(parse_uint(spec.substr(5), what + ": the arity K", 1, 1 << 20));
+      return primitives::VirtualNetwork::tree(static_cast<primitives::Node>(n), k);
+    }
+    if (spec.ends_with(".mtx")) {
+      auto g = primitives::VirtualNetwork::read_matrix_market_file(spec);
+      agree(static_cast<std::uint64_t>(g.size()), " (its matrix is " + std::to_string(g.size()) + " x " +
+                                                        std::to_string(g.size()) + ")");
+      return g;
+    }
+  } catch (const switchyard::InvalidArgument& e) {
+    throw UsageError(what + ": " + e.what());
+  }
+  throw UsageError(what + ": not complete, hypercube:D, torus:AxB[xC...], tree:K (a K-ary tree in heap order) or a "
+                   ".mtx adjacency file");
+}
+
+double parse_positive_real(std::string_view text, const std::string& what) {
+  const std::string_view s = trim(text);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !(v > 0) || !std::isfinite(v)) {
+    throw UsageError(what + ": '" + std::string(text) + "' is not a positive number (write e.g. 0.01 or 1e-3)");
+  }
+  return v;
 }
 
 }  // namespace switchyard::cli

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "switchyard/primitives/virtual_network.hpp"
 
 namespace switchyard::cli {
 
@@ -24,5 +25,16 @@ std::vector<int> parse_core_list(const std::string& text);
 std::string parse_static_scheduler(const std::string& text, const std::string& what);
 // --schedulers: a comma-separated list of exchange schedulers, each once.
 std::vector<std::string> parse_scheduler_list(const std::string& text);
+
+// --topology: complete, hypercube:D, torus:AxB[xC...], tree:K or a Matrix
+// Market adjacency FILE.mtx, as a virtual network of `n` nodes (the command's
+// --processes, which must agree with what the spec implies).
+primitives::VirtualNetwork parse_topology(const std::string& spec, std::uint64_t n);
+// The --topology option's help, for the commands that take one.
+inline constexpr const char* kTopologyHelp =
+    "complete, hypercube:D, torus:AxB[xC...] (wraparound mesh), tree:K (K-ary tree in heap order), or a Matrix "
+    "Market adjacency FILE.mtx";
+// A real number > 0 and finite (a rate), e.g. 0.01, 1e-3; `what` names the option.
+double parse_positive_real(std::string_view text, const std::string& what);
 
 }  // namespace switchyard::cli

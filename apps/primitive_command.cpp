@@ -3,6 +3,7 @@
 #include "cli_support.hpp"
 #include "json_report.hpp"
 #include "trace_option.hpp"
+#include "option_parsers.hpp"
 
 #include <charconv>
 #include <cstdio>
@@ -48,52 +49,6 @@ double parse_fraction(const std::string& text) {
     throw UsageError("--active: '" + text + "' is not a fraction between 0 and 1");
   }
   return v;
-}
-
-// The network a --topology names, checked against --processes.
-sp::VirtualNetwork parse_topology(const std::string& spec, std::uint64_t n) {
-  const std::string what = "--topology '" + spec + "'";
-  auto agree = [&](std::uint64_t implied, const std::string& why) {
-    if (implied != n) {
-      throw UsageError("--processes " + std::to_string(n) + " disagrees with " + what + ", which has " +
-                       std::to_string(implied) + " nodes" + why);
-    }
-  };
-  try {
-    if (spec == "complete") return sp::VirtualNetwork::complete(static_cast<sp::Node>(n));
-    if (spec.starts_with("hypercube:")) {
-      const auto d = static_cast<int>(parse_uint(spec.substr(10), what + ": the dimension", 0, 24));
-      agree(std::uint64_t{1} << d, " (2^" + std::to_string(d) + ")");
-      return sp::VirtualNetwork::hypercube(d);
-    }
-    if (spec.starts_with("torus:")) {
-      std::vector<sp::Node> sides;
-      std::uint64_t nodes = 1;
-      for (std::string_view rest = std::string_view(spec).substr(6);;) {
-        const auto x = rest.find('x');
-        sides.push_back(static_cast<sp::Node>(parse_uint(rest.substr(0, x), what + ": a side", 1, sp::kMaxNodes)));
-        nodes = std::min<std::uint64_t>(nodes * static_cast<std::uint64_t>(sides.back()), std::uint64_t{1} << 40);
-        if (x == std::string_view::npos) break;
-        rest.remove_prefix(x + 1);
-      }
-      agree(nodes, "");
-      return sp::VirtualNetwork::torus(sides);
-    }
-    if (spec.starts_with("tree:")) {
-      const auto k = static_cast<int>(parse_uint(spec.substr(5), what + ": the arity K", 1, 1 << 20));
-      return sp::VirtualNetwork::tree(static_cast<sp::Node>(n), k);
-    }
-    if (spec.ends_with(".mtx")) {
-      auto g = sp::VirtualNetwork::read_matrix_market_file(spec);
-      agree(static_cast<std::uint64_t>(g.size()), " (its matrix is " + std::to_string(g.size()) + " x " +
-                                                        std::to_string(g.size()) + ")");
-      return g;
-    }
-  } catch (const switchyard::InvalidArgument& e) {
-    throw UsageError(what + ": " + e.what());
-  }
-  throw UsageError(what + ": not complete, hypercube:D, torus:AxB[xC...], tree:K (a K-ary tree in heap order) or a "
-                   ".mtx adjacency file");
 }
 
 sp::LinkModel parse_link_model(const std::string& ports, const std::string& duplex) {
@@ -214,9 +169,7 @@ PrimitiveCommand::PrimitiveCommand(CLI::App& app) : args_(std::make_unique<Args>
       "real mailboxes (one process per node, every packet verified), slots beside the bound or optimum");
   command_->add_option("--task", args_->task, "Task: " + task_names())->type_name("NAME")->required();
   command_
-      ->add_option("--topology", args_->topology,
-                   "complete, hypercube:D, torus:AxB[xC...] (wraparound mesh), tree:K (K-ary tree in heap order), or "
-                   "a Matrix Market adjacency FILE.mtx")
+      ->add_option("--topology", args_->topology, kTopologyHelp)
       ->type_name("SPEC")
       ->capture_default_str();
   command_->add_option("--processes,-n", args_->processes, "Nodes = processes; must agree with --topology")

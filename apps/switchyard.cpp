@@ -58,6 +58,7 @@
 #include "collective_command.hpp"
 #include "copy_floor.hpp"
 #include "json_report.hpp"
+#include "dynamic_command.hpp"
 #include "model_command.hpp"
 #include "option_parsers.hpp"
 #include "primitive_command.hpp"
@@ -632,6 +633,7 @@ int main(int argc, char** argv) {
   const sy::cli::PrimitiveCommand primitive(app);
   const sy::cli::ModelCommand model(app);
   const sy::cli::CollectiveCommand collective(app);
+  const sy::cli::DynamicCommand dynamic(app);
 
   if (const std::optional<int> done = parse_command_line(app, argc, argv)) return *done;
   for (const auto* given : exchange.pattern_options) {
@@ -647,6 +649,7 @@ int main(int argc, char** argv) {
     if (primitive.selected()) return primitive.run();
     if (model.selected()) return model.run();
     if (collective.selected()) return collective.run();
+    if (dynamic.selected()) return dynamic.run();
     return kExitUsage;  // unreachable: a subcommand is required
   });
 }

@@ -6,10 +6,10 @@ include(CMakePackageConfigHelpers)
 
 # Every library, in link order (each before what it depends on): the .pc file's Libs.
 set(switchyard_libraries
-  switchyard_collective_timing switchyard_model_collectives switchyard_model_calibration
+  switchyard_dynamic switchyard_dynamic_core switchyard_collective_timing switchyard_model_collectives switchyard_model_calibration
   switchyard_primitives switchyard_redistribution switchyard_schedulers switchyard_schedulers_core
   switchyard_primitives_core switchyard_model switchyard_runtime switchyard_transport)
-set(switchyard_header_only switchyard_base switchyard_dynamic_core)
+set(switchyard_header_only switchyard_base)
 
 # Exported as switchyard::<name>, the names of their aliases in the build tree.
 foreach(target IN LISTS switchyard_libraries switchyard_header_only)

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -153,74 +152,51 @@ std::vector<int> choose_trees(const PrefixTree& t, std::span<const Node> sources
   return tree_of;
 }
 
-// Phase 2: greedy broadcast of packet p from sources[p] on tree tree_of[p],
-// slots counted from 0. Arcs are the directed tree links; each holds the FIFO
-// of packets its tail will send over it.
-SlotSchedule broadcast_on_trees(Node n, const EdgeDisjointTrees& trees, std::span<const Node> sources,
-                                                  std::span<const int> tree_of, Duplex duplex) {
-  struct Arc {
-    Node from, to;
-    std::deque<PacketId> queue;
-  };
-  std::vector<Arc> arcs;
-  // Per tree and node, the arcs leaving the node.
-  std::vector<std::vector<std::vector<std::size_t>>> out(trees.trees.size(), std::vector<std::vector<std::size_t>>(static_cast<std::size_t>(n)));
-  for (std::size_t j = 0; j < trees.trees.size(); ++j) {
-    for (auto [u, v] : trees.trees[j]) {
-      const std::size_t a = arcs.size();
-      arcs.push_back({u, v, {}});
-      arcs.push_back({v, u, {}});
-      out[j][static_cast<std::size_t>(u)].push_back(a);
-      out[j][static_cast<std::size_t>(v)].push_back(a + 1);
-    }
-  }
-  std::int64_t waiting = 0;
-  const auto forward = [&](PacketId p, Node at, Node came_from) {
-    for (std::size_t a : out[static_cast<std::size_t>(tree_of[static_cast<std::size_t>(p)])][static_cast<std::size_t>(at)]) {
-      if (arcs[a].to == came_from) continue;
-      arcs[a].queue.push_back(p);
-      ++waiting;
-    }
-  };
-  for (std::size_t p = 0; p < sources.size(); ++p) forward(static_cast<PacketId>(p), sources[p], -1);
-  SlotSchedule out_moves;
-  std::vector<Transmission> arrivals;
-  for (std::int32_t slot = 0; waiting > 0; ++slot) {
-    arrivals.clear();
-    const auto send = [&](Arc& arc) {
-      arrivals.push_back({arc.from, arc.to, arc.queue.front()});
-      arc.queue.pop_front();
-      --waiting;
-    };
-    // Arcs come in pairs, the two directions of a link (2i and 2i + 1).
-    for (std::size_t a = 0; a < arcs.size(); a += 2) {
-      auto& up = arcs[a];
-      auto& down = arcs[a + 1];
-      if (duplex == Duplex::full) {
-        if (!up.queue.empty()) send(up);
-        if (!down.queue.empty()) send(down);
-      } else if (!up.queue.empty() || !down.queue.empty()) {
-        // One direction per link: the longer queue, ties to the first arc.
-        send(up.queue.size() >= down.queue.size() ? up : down);
-      }
-    }
-    for (const auto& x : arrivals) {
-      out_moves.add(slot, x);
-      forward(x.packet, x.to, x.from);
-    }
-  }
-  return out_moves;
+}  // namespace
+
+struct PmnbPlanner::State {
+  const VirtualNetwork& network;
+  PrefixTree prefix;
+  std::vector<int> diameters;
+  GreedyTreeForwarding forwarding;
+};
+
+PmnbPlanner::PmnbPlanner(const VirtualNetwork& g, const EdgeDisjointTrees& trees, Duplex duplex) {
+  if (trees.count() == 0) throw InvalidArgument("pmnb/pmna plan: no spanning tree to broadcast on");
+  check_edge_disjoint_spanning_trees(g, trees);
+  std::vector<int> diameters;
+  for (const auto& tree : trees.trees) diameters.push_back(tree_diameter(g.size(), tree));
+  state_ = std::make_unique<State>(
+      State{g, prefix_tree(g), std::move(diameters), GreedyTreeForwarding(g.size(), trees, duplex)});
 }
 
-PmnbPlan plan(const VirtualNetwork& g, const PacketSet& task, const EdgeDisjointTrees& trees, Duplex duplex,
-              bool combining) {
+PmnbPlanner::~PmnbPlanner() = default;
+PmnbPlanner::PmnbPlanner(PmnbPlanner&&) noexcept = default;
+PmnbPlanner& PmnbPlanner::operator=(PmnbPlanner&&) noexcept = default;
+
+int PmnbPlanner::trees() const noexcept { return static_cast<int>(state_->diameters.size()); }
+std::span<const int> PmnbPlanner::tree_diameters() const noexcept { return state_->diameters; }
+double PmnbPlanner::mean_tree_diameter() const noexcept {
+  return std::accumulate(state_->diameters.begin(), state_->diameters.end(), 0.0) / trees();
+}
+int PmnbPlanner::diameter() const { return state_->network.diameter(); }
+std::int32_t parallel_prefix_slots(const VirtualNetwork& network) { return 2 * prefix_tree(network).depth_max; }
+
+std::int32_t PmnbPlanner::prefix_slots() const noexcept { return 2 * state_->prefix.depth_max; }
+GreedyTreeForwarding& PmnbPlanner::forwarding() noexcept { return state_->forwarding; }
+
+std::vector<int> PmnbPlanner::choose_trees(std::span<const Node> sources) const {
+  return primitives::choose_trees(state_->prefix, sources,
+                                  packets_per_tree(static_cast<std::int64_t>(sources.size()), state_->diameters));
+}
+
+PmnbPlan PmnbPlanner::plan(const PacketSet& task, bool combining) {
+  const VirtualNetwork& g = state_->network;
   const Node n = g.size();
   if (task.combining() != combining) {
     throw InvalidArgument(combining ? "pmna_plan: the packets must be combining" : "pmnb_plan: the packets must be copying");
   }
   if (task.nodes() != n) throw InvalidArgument("pmnb/pmna plan: the packets are for another network size");
-  if (trees.count() == 0) throw InvalidArgument("pmnb/pmna plan: no spanning tree to broadcast on");
-  check_edge_disjoint_spanning_trees(g, trees);
   // The node each packet spreads from: its origin (PMNB) or destination (PMNA).
   std::vector<Node> sources(static_cast<std::size_t>(task.size()));
   for (PacketId p = 0; p < task.size(); ++p) {
@@ -233,16 +209,14 @@ PmnbPlan plan(const VirtualNetwork& g, const PacketSet& task, const EdgeDisjoint
   }
   PmnbPlan out;
   out.broadcast_packets = task.size();
-  out.trees = trees.count();
-  out.diameter = g.diameter();
-  std::vector<int> diameters;
-  for (const auto& tree : trees.trees) diameters.push_back(tree_diameter(n, tree));
-  out.mean_tree_diameter = std::accumulate(diameters.begin(), diameters.end(), 0.0) / trees.count();
-  out.packets_per_tree = packets_per_tree(task.size(), diameters);
+  out.trees = trees();
+  out.diameter = diameter();
+  out.mean_tree_diameter = mean_tree_diameter();
+  out.packets_per_tree = packets_per_tree(task.size(), state_->diameters);
 
   out.packets = PacketSet(n, combining);
   for (PacketId p = 0; p < task.size(); ++p) out.packets.add(task.origins(p), task.destinations(p));
-  const PrefixTree t = prefix_tree(g);
+  const PrefixTree& t = state_->prefix;
   const std::int32_t h = t.depth_max;
   out.prefix_slots = 2 * h;
   SlotScheduleBuilder builder;
@@ -254,8 +228,10 @@ PmnbPlan plan(const VirtualNetwork& g, const PacketSet& task, const EdgeDisjoint
     const PacketId offset = out.packets.add(p, v);
     builder.add(h + t.depth[static_cast<std::size_t>(v)] - 1, {p, v, offset});
   }
-  const auto tree_of = choose_trees(t, sources, out.packets_per_tree);
-  SlotSchedule phase = broadcast_on_trees(n, trees, sources, tree_of, duplex);
+  SlotSchedule phase;
+  broadcast(sources, [&](std::int32_t slot, std::span<const Transmission> sent) {
+    for (const auto& x : sent) phase.add(slot, x);
+  });
   if (combining) phase = detail::reversed(phase);
   for (std::int32_t slot = 0; slot < phase.slots(); ++slot) {
     for (const auto& x : phase.slot(slot)) builder.add(out.prefix_slots + slot, x);
@@ -264,14 +240,12 @@ PmnbPlan plan(const VirtualNetwork& g, const PacketSet& task, const EdgeDisjoint
   return out;
 }
 
-}  // namespace
-
 PmnbPlan pmnb_plan(const VirtualNetwork& g, const PacketSet& packets, const EdgeDisjointTrees& trees, Duplex duplex) {
-  return plan(g, packets, trees, duplex, false);
+  return PmnbPlanner(g, trees, duplex).plan(packets, false);
 }
 
 PmnbPlan pmna_plan(const VirtualNetwork& g, const PacketSet& packets, const EdgeDisjointTrees& trees, Duplex duplex) {
-  return plan(g, packets, trees, duplex, true);
+  return PmnbPlanner(g, trees, duplex).plan(packets, true);
 }
 
 namespace {
@@ -281,7 +255,7 @@ SlotAlgorithmResult on_trees(const VirtualNetwork& g, LinkModel model, const Tas
     throw InvalidArgument("PMNB/PMNA on spanning trees: needs all-port, not " + to_string(model));
   }
   const auto trees = edge_disjoint_spanning_trees(g);
-  auto p = plan(g, task.packets, trees, model.duplex, combining);
+  auto p = PmnbPlanner(g, trees, model.duplex).plan(task.packets, combining);
   const bool full = model.duplex == Duplex::full;
   const auto ceiling = [](double x) { return static_cast<std::int64_t>(std::ceil(x - 1e-9)); };
   SlotAlgorithmResult out{

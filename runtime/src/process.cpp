@@ -57,6 +57,12 @@ void Process::wake() {
   }
 }
 
+void Process::sleep_in_heap(std::coroutine_handle<> h, Clock::time_point deadline) noexcept {
+  timer_expired_ = false;
+  suspend_until(h, &timer_expired_, "its sleep's deadline", kAnySource);
+  worker_.add_timer(deadline, this);  // never allocates: the heap has room for every process of the core
+}
+
 void Process::empty_ticket(const char* kind) const {
   throw InvalidArgument("switchyard: rank " + std::to_string(rank_) + ": empty " + kind +
                         " ticket (default-made or moved from)");

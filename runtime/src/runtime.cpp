@@ -153,6 +153,8 @@ std::vector<std::string> Runtime::worker_bindings() const {
 //   never pre-empted, so the job cannot fail before that process yields; the
 //   diagnostic goes to stderr at once (the program may never return), and the
 //   job is stalled so that it fails with it the moment the process yields.
+// A job with a process asleep until a deadline is waiting for it, not stalled:
+// the deadline will come, whatever the others wait for.
 void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers) {
   const auto timeout = job.options().stall_timeout;
   const auto poll = std::clamp<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(1),
@@ -171,6 +173,7 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
     for (std::size_t w = 0; w < workers.size(); ++w) {
       const std::uint64_t p = workers[w]->progress();
       total += p;
+      if (workers[w]->sleepers() > 0) running = true;
       if ((p & 1) == 0) continue;
       running = true;
       if (p != resume_seen[w]) {

@@ -1,5 +1,7 @@
 #include "switchyard/detail/worker.hpp"
 
+#include <sys/prctl.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -13,6 +15,11 @@ constexpr auto kBacklogSleep = std::chrono::microseconds(50);  // a full ring: i
 // Resumes of processes made ready during a round that the round may add:
 // bounds how long arrivals from other cores wait for the next poll (~1 us).
 constexpr std::size_t kExtraResumes = 64;
+// A worker whose next event is a deadline sleeps in the kernel until this long
+// before it and spins the rest: a futex timeout wakes tens of microseconds
+// late on a loaded or virtual machine, and this costs at most this much CPU
+// per deadline.
+constexpr auto kTimerSpin = std::chrono::microseconds(50);
 }  // namespace
 
 Worker::Worker(std::uint32_t index, int os_core, const Topology& topology, bool bind)
@@ -44,6 +51,7 @@ bool Worker::has_pending_work() {
   if (!job_) return false;
   if (job_->remaining.load(std::memory_order_acquire) == 0) return true;
   if (!cancel_seen_ && job_->cancelled.load(std::memory_order_acquire)) return true;
+  if (!cancel_seen_ && !timers_.empty() && timers_.earliest() <= TimerHeap::Clock::now()) return true;
   if (cancel_seen_ && !cancel_released_ && job_->quiesced.load(std::memory_order_acquire) == job_->worker_count()) {
     return true;
   }
@@ -52,6 +60,9 @@ bool Worker::has_pending_work() {
 
 void Worker::thread_main() {
   published_.bound.store(!bind_ || topology_.bind_this_thread(os_core_), std::memory_order_relaxed);
+  // Timed sleeps end when asked, not up to 50 us later (the default slack that
+  // lets the kernel merge wake-ups): a sleeping process's deadline depends on it.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
   published_.started.store(true, std::memory_order_release);  // pairs with wait_started(): bound is final
   published_.started.notify_all();
   for (;;) {
@@ -78,15 +89,19 @@ void Worker::run_job() {
                                  static_cast<std::uint32_t>(local_processes().size()), job.options().eager_limit,
                                  &transport_, this, trace_ ? &TraceBuffer::now : nullptr});
   ready_.reset(local_processes().size());
+  timers_.reset(local_processes().size());
+  live_ = local_processes().size();
   for (Process* p : local_processes()) {
     p->resume_point_ = p->main_.handle();
     ready_.push(p);
   }
 
   Backoff backoff;
+  bool quiet = false;  // the last busy turn resumed processes but moved no message
   for (;;) {
     bool worked = endpoint_.poll();
     if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
+    if (!cancel_seen_ && !timers_.empty()) expire_timers();  // a cancelled job wakes every sleeper itself
     const bool may_resume = !cancel_seen_ || cancel_released_;
     const bool resumed = may_resume && !ready_.empty();
     if (resumed) round();
@@ -94,14 +109,54 @@ void Worker::run_job() {
     if (job.remaining.load(std::memory_order_acquire) == 0) break;
     if (resumed || worked) {
       backoff.reset();
+      quiet = !worked;
       continue;
     }
-    backoff.wait([&] {
-      doorbell_.sleep([this] { return has_pending_work(); },
-                      endpoint_.has_backlog() ? std::chrono::microseconds(kBacklogSleep) : kIdleSleep);
-    });
+    // Spinning pays when a message is likely on its way: right after this core
+    // sent or received some. It does not when every process of this core
+    // sleeps (nothing here waits for a message), nor after a turn in which
+    // sleepers woke and went back to sleep without a word: spinning then would
+    // only burn the core (and, on a busy machine, cost this thread its place
+    // in the kernel's queue right when the next deadline comes).
+    const bool all_asleep = timers_.size() == live_ && !endpoint_.has_backlog();
+    if (!timers_.empty() && (all_asleep || quiet)) {
+      idle_wait();
+    } else {
+      backoff.wait([this] { idle_wait(); });
+    }
   }
   leave_job();
+}
+
+void Worker::add_timer(TimerHeap::Clock::time_point deadline, Process* p) {
+  timers_.push(deadline, p);
+  // Single writer; see sleepers().
+  published_.sleepers.store(static_cast<std::uint32_t>(timers_.size()), std::memory_order_relaxed);
+}
+
+void Worker::expire_timers() {
+  const std::size_t before = timers_.size();
+  timers_.expire_until(TimerHeap::Clock::now(), [](Process* p) { p->timer_expired(); });
+  // Single writer; see sleepers().
+  if (timers_.size() != before) {
+    published_.sleepers.store(static_cast<std::uint32_t>(timers_.size()), std::memory_order_relaxed);
+  }
+}
+
+// Nothing to do after spinning and yielding: sleep in the kernel until
+// something is rung, a full ring may have room, or the earliest sleeper's
+// deadline is kTimerSpin away (the last stretch is spun).
+void Worker::idle_wait() {
+  auto max = endpoint_.has_backlog() ? std::chrono::microseconds(kBacklogSleep) : kIdleSleep;
+  if (!cancel_seen_ && !timers_.empty()) {
+    const auto until = timers_.earliest() - kTimerSpin - TimerHeap::Clock::now();
+    if (until <= TimerHeap::Clock::duration::zero()) {
+      cpu_relax();
+      return;
+    }
+    max = std::min(max, std::chrono::ceil<std::chrono::microseconds>(until));
+  }
+  doorbell_.sleep([this] { return has_pending_work(); }, max);
 }
 
 // One scheduling round: every process that is ready now runs once. Those made
@@ -124,6 +179,8 @@ void Worker::leave_job() {
   // Packets still in the rings are plain bytes owned by the rings; they go with the Job.
   ready_.reset(0);
   trace_ = nullptr;
+  timers_.reset(0);  // what a cancelled job's sleepers left
+  published_.sleepers.store(0, std::memory_order_relaxed);  // single writer; see sleepers()
   endpoint_.stop();
   transport_.detach();
   Job& job = *job_;
@@ -196,6 +253,7 @@ void Worker::finish(Process* p) {
   p->finished_ = true;
   if (trace_ && p->started_) [[unlikely]]
     trace_run(*p);
+  --live_;
   if (p->started_) {
     if (std::exception_ptr error = p->main_.handle().promise().error) {
       try {

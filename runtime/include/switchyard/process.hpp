@@ -9,6 +9,7 @@
 // Other cores reach it only through the core-to-core rings, and through the
 // busy locks of its communicators.
 
+#include <chrono>
 #include <coroutine>
 #include <cstdint>
 #include <functional>
@@ -125,6 +126,8 @@ class alignas(64) Process {
   class SendWaitAwaiter;
   class RecvWaitAwaiter;
   class YieldAwaiter;
+  class SleepAwaiter;
+  using Clock = std::chrono::steady_clock;
 
   // --- point to point. Tags below kFirstReservedTag are the caller's. ---
   // The blocking calls are awaitables without a coroutine frame of their own:
@@ -187,6 +190,13 @@ class alignas(64) Process {
   // this process: a message arrives for it or an active-message handler runs in it.
   template <class Pred>
   Task<void> wait_until(Pred pred, const char* what = "a condition");
+  // Waits until `deadline` (at once if it has passed), costing no CPU
+  // meanwhile: the process sits in its core's timer heap, and a core with
+  // nothing else to do sleeps in the kernel until the earliest deadline.
+  // Messages that arrive meanwhile wait for it; cancellation wakes it.
+  SleepAwaiter sleep_until(Clock::time_point deadline);
+  template <class Rep, class Period>
+  SleepAwaiter sleep_for(std::chrono::duration<Rep, Period> d);
 
  private:
   friend class detail::Worker;
@@ -244,6 +254,15 @@ class alignas(64) Process {
     return *t.state_;
   }
   [[noreturn, gnu::cold, gnu::noinline]] void empty_ticket(const char* kind) const;
+  // Parks in the worker's timer heap until `deadline`.
+  void sleep_in_heap(std::coroutine_handle<> h, Clock::time_point deadline) noexcept;
+  // Called by the worker when this process's deadline has come.
+  void timer_expired() {
+    if (parked_ && wake_when_ == &timer_expired_) {
+      timer_expired_ = true;
+      wake();
+    }
+  }
   // Ranks are the group's; tags are checked by the public callers.
   SendTicket post_send_on(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag, bool synchronous);
   RecvTicket post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target, bool has_target);
@@ -276,6 +295,7 @@ class alignas(64) Process {
   bool parked_ = false;
   bool started_ = false;
   bool finished_ = false;
+  bool timer_expired_ = false;  // the flag a sleeper parks on: only its deadline sets it
   mutable const char* waiting_for_ = nullptr;  // for the stall diagnostic
   mutable Rank waiting_peer_ = kAnySource;
   mutable const bool* wake_when_ = nullptr;    // parked on one completion flag: other events need not wake it
@@ -385,6 +405,27 @@ class [[nodiscard]] Process::YieldAwaiter {
  private:
   Process& process_;
 };
+
+class [[nodiscard]] Process::SleepAwaiter {
+ public:
+  SleepAwaiter(Process& p, Clock::time_point deadline) : process_(p), deadline_(deadline) {}
+  bool await_ready() const noexcept { return deadline_ <= Clock::now(); }
+  void await_suspend(std::coroutine_handle<> h) noexcept { process_.sleep_in_heap(h, deadline_); }
+  void await_resume() const { process_.resumed(); }
+
+ private:
+  Process& process_;
+  Clock::time_point deadline_;
+};
+
+inline Process::SleepAwaiter Process::sleep_until(Clock::time_point deadline) {
+  check_cancelled();
+  return SleepAwaiter(*this, deadline);
+}
+template <class Rep, class Period>
+Process::SleepAwaiter Process::sleep_for(std::chrono::duration<Rep, Period> d) {
+  return sleep_until(Clock::now() + std::chrono::ceil<Clock::duration>(d));
+}
 
 inline Process::SendAwaiter Process::send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
   return SendAwaiter(*this, post_send(dst, bytes, tag));

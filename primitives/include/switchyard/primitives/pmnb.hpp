@@ -20,12 +20,14 @@
 // Theorem checked (full duplex, k the maximum number of edge-disjoint
 // spanning trees): max(M / 2k, delta) <= T_PMNB <= M/k + Lbar + 2 delta.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "switchyard/primitives/slot_algorithms.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/spanning_trees.hpp"
+#include "switchyard/primitives/tree_forwarding.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
 #include "switchyard/errors.hpp"
 
@@ -47,6 +49,55 @@ struct PmnbPlan {
   double lower_bound_full() const noexcept;  // max(M / 2k, delta), k maximum
   double lower_bound_half() const noexcept;  // max(M / k, delta), k maximum
 };
+
+// The PMNB of one network and set of trees, built once (trees checked, their
+// diameters, the prefix tree, the forwarding engine) and planned many times:
+// what pmnb_plan / pmna_plan do per call, and what the indirect dynamic
+// broadcasting scheme does once per PMNB period.
+class PmnbPlanner {
+ public:
+  // Throws InvalidArgument when `trees` are not edge-disjoint spanning trees of
+  // `network` (or there are none). `network` must outlive the planner.
+  PmnbPlanner(const VirtualNetwork& network, const EdgeDisjointTrees& trees, Duplex duplex);
+  ~PmnbPlanner();
+  PmnbPlanner(PmnbPlanner&&) noexcept;
+  PmnbPlanner& operator=(PmnbPlanner&&) noexcept;
+
+  int trees() const noexcept;                     // k
+  std::span<const int> tree_diameters() const noexcept;  // L_1 .. L_k
+  double mean_tree_diameter() const noexcept;     // Lbar
+  int diameter() const;                           // delta
+  std::int32_t prefix_slots() const noexcept;     // 2H: phase 1, whatever M is
+
+  // Phase 1's outcome, which every node computes from M and its offset: the
+  // tree of each packet, given each packet's source (a node may repeat).
+  std::vector<int> choose_trees(std::span<const Node> sources) const;
+  // Phase 2 for packets spreading from `sources`: calls on_slot(slot, the
+  // slot's transmissions) for each slot from 0 (after the prefix) until every
+  // packet (id = index in `sources`) is everywhere; returns the slots taken.
+  template <class OnSlot>
+  std::int32_t broadcast(std::span<const Node> sources, OnSlot&& on_slot) {
+    const std::vector<int> tree_of = choose_trees(sources);
+    GreedyTreeForwarding& engine = forwarding();
+    for (std::size_t p = 0; p < sources.size(); ++p) engine.inject(static_cast<PacketId>(p), tree_of[p], sources[p]);
+    std::int32_t slot = 0;
+    for (; !engine.idle(); ++slot) on_slot(slot, engine.step());
+    return slot;
+  }
+  // The whole plan: the prefix's control packets and slots, then phase 2
+  // (reversed for the combining PMNA). Throws as pmnb_plan / pmna_plan do.
+  PmnbPlan plan(const PacketSet& packets, bool combining);
+
+ private:
+  GreedyTreeForwarding& forwarding() noexcept;
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The slots of phase 1 alone, 2H (H the depth of the prefix tree, <= delta):
+// what any algorithm that starts with the PMNB's parallel prefix (to let every
+// node learn M and its packets' ranks) pays before it moves a packet.
+std::int32_t parallel_prefix_slots(const VirtualNetwork& network);
 
 // Copying PMNB packets: one per entry of `broadcasters` (a node may appear
 // several times: several packets), each to every other node.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "switchyard/detail/trace_buffer.hpp"
+#include "switchyard/detail/timer_heap.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/topology.hpp"
 #include "switchyard/transport/backoff.hpp"
@@ -39,11 +40,16 @@ class Worker final : private EndpointClient {
   std::uint64_t progress() const noexcept { return published_.progress.load(std::memory_order_relaxed); }
   // The process being resumed, when progress() is odd (relaxed: read with it, for a diagnostic only).
   Rank running_rank() const noexcept { return published_.running_rank.load(std::memory_order_relaxed); }
+  // Processes of this core asleep until a deadline (relaxed: the watchdog only
+  // needs to see, within its poll period, that a job waits for a timer).
+  std::uint32_t sleepers() const noexcept { return published_.sleepers.load(std::memory_order_relaxed); }
   std::thread::id thread_id() const noexcept { return thread_.get_id(); }
   Doorbell& doorbell() noexcept { return doorbell_; }
 
   // --- called on this worker's thread only (by its processes) ---
   void make_ready(Process* p) { ready_.push(p); }
+  // `p` sleeps until `deadline`; the worker wakes it (Process::timer_expired) then.
+  void add_timer(TimerHeap::Clock::time_point deadline, Process* p);
   bool cancelling() const noexcept { return cancel_seen_; }
   Endpoint& endpoint() noexcept { return endpoint_; }
   const std::vector<Process*>& local_processes() const;
@@ -66,6 +72,8 @@ class Worker final : private EndpointClient {
   bool handle_cancel();
   void stop_reading_senders();
   bool has_pending_work();
+  void expire_timers();
+  void idle_wait();
   void leave_job();
 
   // EndpointClient
@@ -84,6 +92,7 @@ class Worker final : private EndpointClient {
     std::atomic<Rank> running_rank{0};        // stored before progress turns odd
     std::atomic<bool> bound{true};            // whether binding to the core succeeded; read by binding()
     std::atomic<bool> started{false};         // set once the thread is bound; Runtime waits for it
+    std::atomic<std::uint32_t> sleepers{0};   // timers_.size(), for the watchdog
   };
   Published published_;
 
@@ -119,6 +128,8 @@ class Worker final : private EndpointClient {
     std::size_t head_ = 0, tail_ = 0;
   };
   ReadyQueue ready_;
+  TimerHeap timers_;
+  std::size_t live_ = 0;  // processes of this core not finished
   SharedMemoryTransport transport_;
   Endpoint endpoint_;
   TraceBuffer* trace_ = nullptr;  // the job's trace buffer of this core, or nullptr: set once per job
