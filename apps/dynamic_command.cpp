@@ -13,6 +13,7 @@
 
 #include "cli_support.hpp"
 #include "option_parsers.hpp"
+#include "trace_option.hpp"
 
 namespace switchyard::cli {
 
@@ -22,6 +23,7 @@ namespace sp = switchyard::primitives;
 struct DynamicCommand::Args {
   std::string scheme, topology = "complete", processes, rate, sweep, mode = "slots", slots = "20000", seed = "1", json;
   std::string duration = "1", slot_us;  // real mode
+  TraceOption trace;                     // real mode: its jobs
 };
 
 namespace {
@@ -226,8 +228,9 @@ void add_theorem_in_us(sd::DynamicReport& r, sd::SlotModel& model, const sp::Vir
 }
 
 std::vector<Row> run_real_mode(sd::SlotModel& model, const sp::VirtualNetwork& g, const std::vector<double>& rates,
-                               double seconds, std::uint64_t seed, std::optional<double> slot_us) {
-  Runtime runtime;
+                               double seconds, std::uint64_t seed, std::optional<double> slot_us,
+                               const TraceOption& trace) {
+  Runtime runtime(trace.runtime_options());
   std::printf("mode: real, %g s of arrivals per rate then a drain, seed %llu, %zu cores\n", seconds,
               static_cast<unsigned long long>(seed), runtime.cores().size());
   const double slot = slot_us ? *slot_us : calibrate_slot_us(runtime, g, seed);
@@ -314,7 +317,7 @@ int run_command(const DynamicCommand::Args& a) {
       base.seed = seed;
       rows = run_slot_mode(model, rates, base, sweep);
     } else {
-      rows = run_real_mode(model, g, rates, seconds, seed, slot_us);
+      rows = run_real_mode(model, g, rates, seconds, seed, slot_us, a.trace);
     }
   } catch (...) {
     if (json) json->abandon();
@@ -322,6 +325,7 @@ int run_command(const DynamicCommand::Args& a) {
   }
   if (sweep) print_stability_limit(rows);
   if (json) write_json(*json, rows, sweep);
+  a.trace.write();
   return kExitOk;
 }
 
@@ -364,6 +368,7 @@ DynamicCommand::DynamicCommand(CLI::App& app) : args_(std::make_unique<Args>()) 
       ->capture_default_str();
   command_->add_option("--json", args_->json, "Also write the result as JSON to FILE (a list of rows with --sweep)")
       ->type_name("FILE");
+  args_->trace.add_to(*command_);
 }
 
 DynamicCommand::~DynamicCommand() = default;
