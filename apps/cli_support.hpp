@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -79,13 +80,63 @@ inline std::string human_bytes(double b) {
   return s.str();
 }
 
+// Why `needed` bytes cannot be had here (more than half the machine's memory), or "".
+inline std::string memory_refusal(double needed) {
+  const std::uint64_t memory = physical_memory();
+  if (!memory || needed <= static_cast<double>(memory) / 2) return "";
+  return human_bytes(needed) + ", more than half of this machine's " + human_bytes(static_cast<double>(memory)) +
+         " of memory";
+}
+
 // `what` needs `needed` bytes of buffers: more than half the machine's memory is refused up front.
 inline void check_buffer_memory(double needed, const std::string& what) {
-  const std::uint64_t memory = physical_memory();
-  if (memory && needed > static_cast<double>(memory) / 2) {
-    throw UsageError(what + " need " + human_bytes(needed) + " of buffers, more than half of this machine's " +
-                     human_bytes(static_cast<double>(memory)) + " of memory");
+  if (const std::string why = memory_refusal(needed); !why.empty()) throw UsageError(what + " need " + why);
+}
+
+// The default of --max-work: 10^11 steps is minutes at the 0.1-10 ns a step the
+// schedulers take here (schedulers/static_schedulers.hpp: schedule_work); a
+// bound that catches only requests of hours or more, such as LP on 10^6
+// processes (10^12 steps), while every size of the papers and the tests stays far below it.
+inline constexpr double kDefaultMaxWork = 1e11;
+
+// --max-work: a count of steps, as a whole number or in scientific notation (1e12).
+inline double parse_max_work(std::string_view text) {
+  const std::string_view s = trim(text);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !(v >= 1) || v > 1e30) {
+    throw UsageError("--max-work: '" + std::string(text) + "' is not a number of steps between 1 and 1e30 (e.g. 1e12)");
   }
+  return v;
+}
+
+// What a command will take, estimated from its inputs before any of it is built.
+struct Estimate {
+  double memory_bytes = 0;
+  double work_steps = 0;
+};
+
+// Bookkeeping that grows with the matrix, beside the messages' own bytes (by
+// the structures it sizes): a matrix entry is 16 bytes in its row, a
+// schedule's transfer 24, a process's plan step 32; a matrix row and its sums
+// 40. Rounded up, with the copies a run makes (the matrix per message size,
+// the column view, the gathered rows), from peak RSS measured on dense and
+// sparse runs (see the --max-work tests in apps/CMakeLists.txt).
+inline constexpr double kBytesPerMessage = 160;
+inline constexpr double kBytesPerProcess = 8192;  // its frame (~4.5 KB), mailbox slots, plan and rows
+
+// Refuses, with the estimate, what needs more than half the machine's memory or
+// more steps than `max_work`; `what` names the request ("exchange -n 60000 -d 60000").
+inline void check_estimate(const Estimate& e, double max_work, const std::string& what) {
+  std::string why = memory_refusal(e.memory_bytes);
+  if (!why.empty()) why = "needs about " + why;
+  if (e.work_steps > max_work) {
+    char steps[96];
+    std::snprintf(steps, sizeof steps, "about %.1e steps of work, more than --max-work %.3g allows", e.work_steps,
+                  max_work);
+    why += (why.empty() ? "needs " : " and ") + std::string(steps) + " (raise --max-work to run it anyway)";
+  }
+  if (!why.empty()) throw UsageError(what + ": " + why);
 }
 
 // A malformed matrix file is bad input; the reader's message says file:line.

@@ -45,6 +45,7 @@
 #include <string>
 #include <string_view>
 #include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/auto_scheduler.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>
 #include <switchyard/schedulers/exchange.hpp>
 #include <switchyard/schedulers/phase_statistics.hpp>
@@ -85,10 +86,34 @@ std::unique_ptr<sy::Runtime> make_runtime(const std::vector<int>& cores) {
 
 constexpr std::uint64_t kMaxProcesses = 1'000'000;
 constexpr std::uint64_t kMaxBytes = 1ull << 30;
+constexpr const char* kMaxWorkHelp =
+    "Refuse a request estimated at more than STEPS elementary steps of work (default 1e11, minutes at most); "
+    "raise it to run a longer one anyway";
 
-// Every process keeps its outgoing and its incoming messages: twice the
-// matrix's bytes. More than half the machine's memory is refused up front.
-void check_memory(double matrix_bytes, const std::string& what) { check_buffer_memory(2 * matrix_bytes, what); }
+// What an exchange of a matrix of this shape and `total_bytes` takes: every
+// process keeps its outgoing and its incoming messages (twice the matrix's
+// bytes), the bookkeeping of the messages and processes, and the largest
+// working table of a scheduler (auto makes LP's too); `matrices` of them run one after another.
+Estimate exchange_estimate(const sys::MatrixShape& shape, double total_bytes, const sys::ExchangeOptions& o,
+                           std::size_t matrices) {
+  double table = 0;
+  for (const std::string& name : o.schedulers) {
+    if (name == "ac" || name == "drsn") continue;
+    table = std::max(table, sys::schedule_table_bytes(name == sys::kAutoScheduler ? "lp" : name, shape));
+  }
+  return {2 * total_bytes + static_cast<double>(shape.messages) * kBytesPerMessage +
+              static_cast<double>(shape.processes) * kBytesPerProcess + table,
+          static_cast<double>(matrices) * (sys::exchange_work(o.schedulers, shape, o.repeat) +
+                                           static_cast<double>(shape.messages + shape.processes))};
+}
+
+// A static schedule of a matrix of this shape, `samples` times: the matrix,
+// the schedule and its validation, and the scheduler's own work and table.
+Estimate schedule_estimate(const std::string& name, const sys::MatrixShape& shape, double samples) {
+  const double graph = static_cast<double>(shape.processes + shape.messages);
+  return {graph * kBytesPerMessage + sys::schedule_table_bytes(name, shape),
+          samples * (sys::schedule_work(name, shape) + 2 * graph)};
+}
 
 
 // ---------------------------------------------------------------------------
@@ -98,7 +123,7 @@ void check_memory(double matrix_bytes, const std::string& what) { check_buffer_m
 struct ExchangeArgs {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
+  std::string matrix, cores, mailbox_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine, max_work;
   bool nonuniform = false;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
@@ -170,6 +195,9 @@ int run_exchange(const ExchangeArgs& a) {
   std::optional<sys::CommMatrix> file_matrix;
   std::uint64_t processes = 0, density = 0;
   std::vector<std::uint64_t> sizes;
+  sys::MatrixShape shape;
+  double total_bytes = 0;
+  std::string request;  // names the exchange in a refusal
   if (!a.matrix.empty()) {
     if (!a.pattern_options_given.empty()) {
       std::fprintf(stderr,
@@ -178,14 +206,13 @@ int run_exchange(const ExchangeArgs& a) {
                    join(a.pattern_options_given).c_str());
     }
     file_matrix = load_matrix(a.matrix);
-    processes = file_matrix->size();
-    density = file_matrix->max_degree();
-    std::uint64_t largest = 0;
-    for (sy::Rank i = 0; i < file_matrix->size(); ++i) {
-      for (const auto& e : file_matrix->row(i)) largest = std::max(largest, e.bytes);
-    }
-    sizes = {largest};
-    check_memory(static_cast<double>(file_matrix->total_bytes()), "--matrix: the messages of '" + a.matrix + "'");
+    shape = sys::MatrixShape::of(*file_matrix);
+    processes = shape.processes;
+    density = shape.max_degree;
+    sizes = {shape.largest_message};
+    total_bytes = static_cast<double>(file_matrix->total_bytes());
+    request = "exchange --matrix '" + a.matrix + "' (" + std::to_string(processes) + " processes, " +
+              std::to_string(shape.messages) + " messages)";
   } else {
     processes = parse_uint(a.processes, "--processes", 1, kMaxProcesses);
     density = parse_uint(a.density, "--density", 0, kMaxProcesses);
@@ -197,10 +224,12 @@ int run_exchange(const ExchangeArgs& a) {
     sizes = parse_byte_list(a.bytes, kMaxBytes);
     const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
     // Test set 2 draws sizes up to 32 units.
-    const double biggest_message = static_cast<double>(largest) * (a.nonuniform ? 32 : 1);
-    check_memory(static_cast<double>(processes) * static_cast<double>(density) * biggest_message,
-                 "--bytes: messages of up to " + human_bytes(biggest_message) + " with --processes " +
-                     std::to_string(processes) + " and --density " + std::to_string(density));
+    const std::uint64_t biggest_message = largest * (a.nonuniform ? 32 : 1);
+    // Fig. 7: d messages per row and per column, self-messages among them.
+    shape = {processes, processes * density, density, biggest_message, density > 0};
+    total_bytes = static_cast<double>(shape.messages) * static_cast<double>(biggest_message);
+    request = "exchange --processes " + std::to_string(processes) + " --density " + std::to_string(density) +
+              " (messages of up to " + human_bytes(static_cast<double>(biggest_message)) + ")";
   }
 
   sys::ExchangeOptions options;
@@ -218,6 +247,9 @@ int run_exchange(const ExchangeArgs& a) {
         static_cast<std::uint32_t>(parse_uint(a.drsn_retry_yields, "--drsn-retry-yields", 1, 1'000'000));
   }
   if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine);
+  if (options.schedulers.empty()) options.schedulers = sys::default_exchange_schedulers();
+  check_estimate(exchange_estimate(shape, total_bytes, options, sizes.size()),
+                 a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work), request);
   std::optional<OutputFile> json, csv;
   if (!a.json.empty()) json.emplace("--json", a.json);
   if (!a.csv.empty()) csv.emplace("--csv", a.csv);
@@ -332,13 +364,17 @@ int run_exchange(const ExchangeArgs& a) {
 // ---------------------------------------------------------------------------
 
 struct ScheduleArgs {
-  std::string matrix, scheduler, seed = "1", max_phases, out;
+  std::string matrix, scheduler, seed = "1", max_phases, out, max_work;
 };
 
 int run_schedule(const ScheduleArgs& a) {
   const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
   const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
   const sys::CommMatrix m = load_matrix(a.matrix);
+  check_estimate(schedule_estimate(name, sys::MatrixShape::of(m), 1),
+                 a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work),
+                 "schedule --scheduler " + name + " --matrix '" + a.matrix + "' (" + std::to_string(m.size()) +
+                     " processes, " + std::to_string(m.messages()) + " messages)");
   OutputFile out("--out", a.out);
   const auto t0 = std::chrono::steady_clock::now();
   const std::uint64_t max_phases =
@@ -374,7 +410,7 @@ int run_schedule(const ScheduleArgs& a) {
 // ---------------------------------------------------------------------------
 
 struct PhasesArgs {
-  std::string processes, density, samples, scheduler, seed = "1", json;
+  std::string processes, density, samples, scheduler, seed = "1", json, max_work;
 };
 
 int run_phases(const PhasesArgs& a) {
@@ -387,6 +423,10 @@ int run_phases(const PhasesArgs& a) {
   const std::uint64_t samples = parse_uint(a.samples, "--samples", 1, 1'000'000);
   const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
   const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
+  check_estimate(schedule_estimate(name, sys::MatrixShape{n, n * d, d, 1, d > 0}, static_cast<double>(samples)),
+                 a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work),
+                 "phases --scheduler " + name + " --processes " + std::to_string(n) + " --density " +
+                     std::to_string(d) + " --samples " + std::to_string(samples));
   std::optional<OutputFile> json;
   if (!a.json.empty()) json.emplace("--json", a.json);
 
@@ -510,6 +550,7 @@ int main(int argc, char** argv) {
                    "--nonuniform, the largest message with --matrix)")
       ->type_name("FILE");
   exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
+  exchange->add_option("--max-work", ex.max_work, kMaxWorkHelp)->type_name("STEPS");
 
   ScheduleArgs sc;
   auto* schedule =
@@ -526,6 +567,7 @@ int main(int argc, char** argv) {
                    "optimal-bytes: at most max(K, Δ) phases, trading makespan for fewer phases (default: no cap)")
       ->type_name("K");
   schedule->add_option("--out", sc.out, "Write the schedule as JSON to FILE")->type_name("FILE.json")->required();
+  schedule->add_option("--max-work", sc.max_work, kMaxWorkHelp)->type_name("STEPS");
 
   PhasesArgs ph;
   auto* phases = app.add_subcommand(
@@ -540,6 +582,7 @@ int main(int argc, char** argv) {
       ->type_name("S")
       ->capture_default_str();
   phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
+  phases->add_option("--max-work", ph.max_work, kMaxWorkHelp)->type_name("STEPS");
 
   const sy::cli::RedistributeCommand redistribute(app);
   const sy::cli::PrimitiveCommand primitive(app);

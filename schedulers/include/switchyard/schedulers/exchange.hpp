@@ -25,6 +25,7 @@
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/online.hpp"
+#include "switchyard/schedulers/static_schedulers.hpp"
 
 namespace switchyard::schedulers {
 
@@ -82,6 +83,12 @@ const std::vector<std::string>& online_scheduler_names();
 // ac, the static schedulers in registry order, drsn.
 std::vector<std::string> default_exchange_schedulers();
 bool is_exchange_scheduler(const std::string& name);
+
+// The elementary steps run_exchange() may take on a matrix of this shape with
+// these schedulers (empty: the default list) and repetitions: per repetition
+// each static schedule is made (schedule_work) and run, the online schemes run,
+// and Generate_Recv is timed both ways. A bound, for refusing work up front.
+double exchange_work(const std::vector<std::string>& schedulers, const MatrixShape& shape, std::uint32_t repeat);
 
 // Runs the exchange of `m` with every scheduler of options.schedulers on rt.
 // Throws InvalidArgument for an unknown scheduler or repeat == 0 (before
