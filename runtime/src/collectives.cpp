@@ -19,10 +19,11 @@ namespace switchyard {
 
 namespace {
 
-enum Kind : int { kBarrier, kAllgather, kAllreduce, kScan, kBroadcast };
+enum Kind : int { kBarrier, kAllgather, kAllreduce, kScan, kBroadcast, kAllgatherSplit };
 
 const char* kind_name(int kind) {
-  static constexpr const char* names[] = {"barrier", "allgather", "allreduce", "exclusive_scan", "broadcast"};
+  static constexpr const char* names[] = {"barrier", "allgather", "allreduce", "exclusive_scan", "broadcast",
+                                                 "allgather_split"};
   return names[kind];
 }
 
@@ -69,7 +70,8 @@ std::vector<std::int64_t> to_int64(const std::vector<std::byte>& b) {
 }  // namespace
 
 Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me, int kind,
-                                                 std::span<const std::byte> mine, Rank root) {
+                                                 std::span<const std::byte> mine, Rank root,
+                                                 const Communicator::GatherSplit* split) {
   check_cancelled();
   const detail::Membership& members = g.members();
   const std::uint64_t seq = g.member(me).collectives++;
@@ -89,7 +91,8 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
 
   // 1. Contribute to the core's share.
   const Rank n = g.size();
-  if (kind == kAllgather || kind == kScan) {
+  const bool gathers = kind == kAllgather || kind == kAllgatherSplit;
+  if (gathers || kind == kScan) {
     slot.contributions.emplace_back(me, std::vector<std::byte>(mine.begin(), mine.end()));
   } else if (kind == kAllreduce) {
     const std::size_t len = mine.size() / sizeof(std::int64_t);
@@ -117,7 +120,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
     // 2. The core's share, as one blob for the other cores' leaders.
     const std::uint32_t root_worker = job_.worker_of(members.to_job(root));
     std::vector<std::byte> blob;
-    if (kind == kAllgather || kind == kScan) {
+    if (gathers || kind == kScan) {
       for (const auto& [r, bytes] : slot.contributions) {
         put(blob, r);
         put(blob, static_cast<std::uint64_t>(bytes.size()));
@@ -152,17 +155,26 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
     co_await wait_all(sends.span());
 
     // 4. Combine.
-    if (kind == kAllgather || kind == kScan) {
+    if (gathers || kind == kScan) {
       std::vector<std::span<const std::byte>> by_rank(n);
       for (const auto& [r, bytes] : slot.contributions) by_rank[r] = bytes;
       for (const auto& m : remote) unpack_ranked(m.bytes(), by_rank);
-      if (kind == kAllgather) {
+      if (gathers) {
         std::size_t total = 0;
         for (const auto& b : by_rank) total += b.size();
         slot.result.clear();
         slot.result.reserve(total);
         for (const auto& b : by_rank) slot.result.insert(slot.result.end(), b.begin(), b.end());
-      } else {
+      }
+      if (kind == kAllgatherSplit) {
+        // The core's one copy becomes its members' parts, and is let go.
+        std::vector<Rank> here_ranks;
+        here_ranks.reserve(local.size());
+        for (const Process* p : local) here_ranks.push_back(members.to_comm(p->rank_));
+        slot.per_member.assign(local.size(), {});
+        (*split)(slot.result, here_ranks, slot.per_member);
+        slot.result = {};
+      } else if (kind == kScan) {
         const std::size_t len = by_rank[0].size();
         for (Rank r = 0; r < n; ++r) {
           if (by_rank[r].size() != len) {
@@ -209,6 +221,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
 
   // 5. Each member takes its copy of the result.
   if (kind == kScan) co_return slot.per_member[members.local_index[me]];
+  if (kind == kAllgatherSplit) co_return std::move(slot.per_member[members.local_index[me]]);
   if (kind == kBarrier) co_return std::vector<std::byte>{};
   co_return slot.result;
 }
@@ -222,6 +235,12 @@ Task<void> Communicator::barrier() const {
 
 Task<std::vector<std::byte>> Communicator::allgather(std::span<const std::byte> mine) const {
   return process_->collective(group(), rank_, kAllgather, mine, 0);
+}
+
+Task<std::vector<std::byte>> Communicator::allgather_split(std::span<const std::byte> mine, GatherSplit split) const {
+  return [](Communicator c, std::span<const std::byte> v, GatherSplit f) -> Task<std::vector<std::byte>> {
+    co_return co_await c.process_->collective(c.group(), c.rank_, kAllgatherSplit, v, 0, &f);
+  }(*this, mine, std::move(split));
 }
 
 Task<std::vector<std::int64_t>> Communicator::allreduce(std::span<const std::int64_t> mine) const {
