@@ -116,14 +116,16 @@ struct Estimate {
   double work_steps = 0;
 };
 
-// Bookkeeping that grows with the matrix, beside the messages' own bytes (by
-// the structures it sizes): a matrix entry is 16 bytes in its row, a
-// schedule's transfer 24, a process's plan step 32; a matrix row and its sums
-// 40. Rounded up, with the copies a run makes (the matrix per message size,
-// the column view, the gathered rows), from peak RSS measured on dense and
-// sparse runs (see the --max-work tests in apps/CMakeLists.txt).
-inline constexpr double kBytesPerMessage = 160;
-inline constexpr double kBytesPerProcess = 8192;  // its frame (~4.5 KB), mailbox slots, plan and rows
+// Bookkeeping that grows with the matrix, beside the messages' own bytes, from
+// peak RSS: an exchange of n = d = 2000 one-byte messages (4e6) peaks at 2.36 GB,
+// 590 B a message, 128 of them the two buffers each message has (cache-line
+// aligned, so 64 bytes at least); the rest the matrix and its copies, the
+// columns, the plans and the schedules. `phases` of n = 4000, d = 1000 (cgm,
+// optimal) peaks at 0.58 GB, 146 B a message: the matrix, a schedule, validation.
+inline constexpr double kBytesPerMessage = 512;           // exchange, beyond its buffers
+inline constexpr double kBufferAlignment = 64;            // each buffer rounds up to a cache line
+inline constexpr double kBytesPerScheduledMessage = 192;  // phases, schedule
+inline constexpr double kBytesPerProcess = 8192;          // its frame (~4.5 KB), mailbox slots, plan and rows
 
 // Refuses, with the estimate, what needs more than half the machine's memory or
 // more steps than `max_work`; `what` names the request ("exchange -n 60000 -d 60000").

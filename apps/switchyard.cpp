@@ -90,31 +90,40 @@ constexpr const char* kMaxWorkHelp =
     "Refuse a request estimated at more than STEPS elementary steps of work (default 1e11, minutes at most); "
     "raise it to run a longer one anyway";
 
+// The Fig. 7 generator inserts each of a row's d entries into the sorted row:
+// n·d² steps, the most of a `phases` run at large d.
+double generation_work(const sys::MatrixShape& shape) {
+  return static_cast<double>(shape.messages) * static_cast<double>(shape.max_degree);
+}
+
 // What an exchange of a matrix of this shape and `total_bytes` takes: every
 // process keeps its outgoing and its incoming messages (twice the matrix's
-// bytes), the bookkeeping of the messages and processes, and the largest
-// working table of a scheduler (auto makes LP's too); `matrices` of them run one after another.
+// bytes, each message rounded up to a cache line), the bookkeeping of the
+// messages and processes, and the largest working table of a scheduler (auto
+// makes LP's too); `matrices` of them, `generated` or read, run one after another.
 Estimate exchange_estimate(const sys::MatrixShape& shape, double total_bytes, const sys::ExchangeOptions& o,
-                           std::size_t matrices) {
+                           std::size_t matrices, bool generated) {
   double table = 0;
   for (const std::string& name : o.schedulers) {
     if (name == "ac" || name == "drsn") continue;
     table = std::max(table, sys::schedule_table_bytes(name == sys::kAutoScheduler ? "lp" : name, shape));
   }
-  return {2 * total_bytes + static_cast<double>(shape.messages) * kBytesPerMessage +
+  const auto messages = static_cast<double>(shape.messages);
+  return {2 * (total_bytes + kBufferAlignment * messages) + messages * kBytesPerMessage +
               static_cast<double>(shape.processes) * kBytesPerProcess + table,
           static_cast<double>(matrices) * (sys::exchange_work(o.schedulers, shape, o.repeat) +
+                                           (generated ? generation_work(shape) : 0) +
                                            static_cast<double>(shape.messages + shape.processes))};
 }
 
-// A static schedule of a matrix of this shape, `samples` times: the matrix,
-// the schedule and its validation, and the scheduler's own work and table.
-Estimate schedule_estimate(const std::string& name, const sys::MatrixShape& shape, double samples) {
+// A static schedule of a matrix of this shape, `samples` times (each matrix
+// `generated` or not): the matrix, the schedule and its validation, and the
+// scheduler's own work and table.
+Estimate schedule_estimate(const std::string& name, const sys::MatrixShape& shape, double samples, bool generated) {
   const double graph = static_cast<double>(shape.processes + shape.messages);
-  return {graph * kBytesPerMessage + sys::schedule_table_bytes(name, shape),
-          samples * (sys::schedule_work(name, shape) + 2 * graph)};
+  return {graph * kBytesPerScheduledMessage + sys::schedule_table_bytes(name, shape),
+          samples * (sys::schedule_work(name, shape) + 2 * graph + (generated ? generation_work(shape) : 0))};
 }
-
 
 // ---------------------------------------------------------------------------
 // exchange
@@ -248,7 +257,7 @@ int run_exchange(const ExchangeArgs& a) {
   }
   if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine);
   if (options.schedulers.empty()) options.schedulers = sys::default_exchange_schedulers();
-  check_estimate(exchange_estimate(shape, total_bytes, options, sizes.size()),
+  check_estimate(exchange_estimate(shape, total_bytes, options, sizes.size(), !file_matrix),
                  a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work), request);
   std::optional<OutputFile> json, csv;
   if (!a.json.empty()) json.emplace("--json", a.json);
@@ -371,7 +380,7 @@ int run_schedule(const ScheduleArgs& a) {
   const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
   const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
   const sys::CommMatrix m = load_matrix(a.matrix);
-  check_estimate(schedule_estimate(name, sys::MatrixShape::of(m), 1),
+  check_estimate(schedule_estimate(name, sys::MatrixShape::of(m), 1, false),
                  a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work),
                  "schedule --scheduler " + name + " --matrix '" + a.matrix + "' (" + std::to_string(m.size()) +
                      " processes, " + std::to_string(m.messages()) + " messages)");
@@ -423,7 +432,7 @@ int run_phases(const PhasesArgs& a) {
   const std::uint64_t samples = parse_uint(a.samples, "--samples", 1, 1'000'000);
   const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
   const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
-  check_estimate(schedule_estimate(name, sys::MatrixShape{n, n * d, d, 1, d > 0}, static_cast<double>(samples)),
+  check_estimate(schedule_estimate(name, sys::MatrixShape{n, n * d, d, 1, d > 0}, static_cast<double>(samples), true),
                  a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work),
                  "phases --scheduler " + name + " --processes " + std::to_string(n) + " --density " +
                      std::to_string(d) + " --samples " + std::to_string(samples));
