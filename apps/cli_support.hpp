@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -79,13 +80,65 @@ inline std::string human_bytes(double b) {
   return s.str();
 }
 
+// Why `needed` bytes cannot be had here (more than half the machine's memory), or "".
+inline std::string memory_refusal(double needed) {
+  const std::uint64_t memory = physical_memory();
+  if (!memory || needed <= static_cast<double>(memory) / 2) return "";
+  return human_bytes(needed) + ", more than half of this machine's " + human_bytes(static_cast<double>(memory)) +
+         " of memory";
+}
+
 // `what` needs `needed` bytes of buffers: more than half the machine's memory is refused up front.
 inline void check_buffer_memory(double needed, const std::string& what) {
-  const std::uint64_t memory = physical_memory();
-  if (memory && needed > static_cast<double>(memory) / 2) {
-    throw UsageError(what + " need " + human_bytes(needed) + " of buffers, more than half of this machine's " +
-                     human_bytes(static_cast<double>(memory)) + " of memory");
+  if (const std::string why = memory_refusal(needed); !why.empty()) throw UsageError(what + " need " + why);
+}
+
+// The default of --max-work: 10^11 steps is minutes at the 0.1-10 ns a step the
+// schedulers take here (schedulers/static_schedulers.hpp: schedule_work); a
+// bound that catches only requests of hours or more, such as LP on 10^6
+// processes (10^12 steps), while every size of the papers and the tests stays far below it.
+inline constexpr double kDefaultMaxWork = 1e11;
+
+// --max-work: a count of steps, as a whole number or in scientific notation (1e12).
+inline double parse_max_work(std::string_view text) {
+  const std::string_view s = trim(text);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !(v >= 1) || v > 1e30) {
+    throw UsageError("--max-work: '" + std::string(text) + "' is not a number of steps between 1 and 1e30 (e.g. 1e12)");
   }
+  return v;
+}
+
+// What a command will take, estimated from its inputs before any of it is built.
+struct Estimate {
+  double memory_bytes = 0;
+  double work_steps = 0;
+};
+
+// Bookkeeping that grows with the matrix, beside the messages' own bytes, from
+// peak RSS: an exchange of n = d = 2000 one-byte messages (4e6) peaks at 2.36 GB,
+// 590 B a message, 128 of them the two buffers each message has (cache-line
+// aligned, so 64 bytes at least); the rest the matrix and its copies, the
+// columns, the plans and the schedules. `phases` of n = 4000, d = 1000 (cgm,
+// optimal) peaks at 0.58 GB, 146 B a message: the matrix, a schedule, validation.
+inline constexpr double kBytesPerMessage = 512;           // exchange, beyond its buffers
+inline constexpr double kBufferAlignment = 64;            // each buffer rounds up to a cache line
+inline constexpr double kBytesPerScheduledMessage = 192;  // phases, schedule
+inline constexpr double kBytesPerProcess = 8192;          // its frame (~4.5 KB), mailbox slots, plan and rows
+
+// Refuses, with the estimate, what needs more than half the machine's memory or
+// more steps than `max_work`; `what` names the request ("exchange -n 60000 -d 60000").
+inline void check_estimate(const Estimate& e, double max_work, const std::string& what) {
+  std::string why = memory_refusal(e.memory_bytes);
+  if (!why.empty()) why = "needs about " + why;
+  if (e.work_steps > max_work) {
+    char steps[96];
+    std::snprintf(steps, sizeof steps, "about %.1e steps of work, more than --max-work %.3g allows", e.work_steps,
+                  max_work);
+    why += (why.empty() ? "needs " : " and ") + std::string(steps) + " (raise --max-work to run it anyway)";
+  }
+  if (!why.empty()) throw UsageError(what + ": " + why);
 }
 
 // A malformed matrix file is bad input; the reader's message says file:line.

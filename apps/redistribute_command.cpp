@@ -77,13 +77,9 @@ std::vector<rd::ScheduleKind> parse_kinds(const std::string& text) {
 // end up, and the blocks the redistribution writes: about five copies of the
 // array. More than half the machine's memory is refused up front.
 void check_memory(rd::Index elements, const std::string& extent_text) {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
   const double needed = 5.0 * static_cast<double>(elements) * sizeof(double);
-  if (memory > 0 && needed > memory / 2) {
-    throw UsageError("--extent " + extent_text + ": " + std::to_string(elements) + " elements need about " +
-                     std::to_string(static_cast<long long>(needed / (1 << 20))) + " MiB, more than half of this machine's " +
-                     std::to_string(static_cast<long long>(memory / (1 << 20))) + " MiB");
+  if (const std::string why = memory_refusal(needed); !why.empty()) {
+    throw UsageError("--extent " + extent_text + ": " + std::to_string(elements) + " elements need about " + why);
   }
 }
 

@@ -45,6 +45,7 @@
 #include <string>
 #include <string_view>
 #include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/auto_scheduler.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>
 #include <switchyard/schedulers/exchange.hpp>
 #include <switchyard/schedulers/phase_statistics.hpp>
@@ -90,11 +91,44 @@ std::unique_ptr<sy::Runtime> make_runtime(const std::vector<int>& cores, const T
 
 constexpr std::uint64_t kMaxProcesses = 1'000'000;
 constexpr std::uint64_t kMaxBytes = 1ull << 30;
+constexpr const char* kMaxWorkHelp =
+    "Refuse a request estimated at more than STEPS elementary steps of work (default 1e11, minutes at most); "
+    "raise it to run a longer one anyway";
 
-// Every process keeps its outgoing and its incoming messages: twice the
-// matrix's bytes. More than half the machine's memory is refused up front.
-void check_memory(double matrix_bytes, const std::string& what) { check_buffer_memory(2 * matrix_bytes, what); }
+// The Fig. 7 generator inserts each of a row's d entries into the sorted row:
+// n·d² steps, the most of a `phases` run at large d.
+double generation_work(const sys::MatrixShape& shape) {
+  return static_cast<double>(shape.messages) * static_cast<double>(shape.max_degree);
+}
 
+// What an exchange of a matrix of this shape and `total_bytes` takes: every
+// process keeps its outgoing and its incoming messages (twice the matrix's
+// bytes, each message rounded up to a cache line), the bookkeeping of the
+// messages and processes, and the largest working table of a scheduler (auto
+// makes LP's too); `matrices` of them, `generated` or read, run one after another.
+Estimate exchange_estimate(const sys::MatrixShape& shape, double total_bytes, const sys::ExchangeOptions& o,
+                           std::size_t matrices, bool generated) {
+  double table = 0;
+  for (const std::string& name : o.schedulers) {
+    if (name == "ac" || name == "drsn") continue;
+    table = std::max(table, sys::schedule_table_bytes(name == sys::kAutoScheduler ? "lp" : name, shape));
+  }
+  const auto messages = static_cast<double>(shape.messages);
+  return {2 * (total_bytes + kBufferAlignment * messages) + messages * kBytesPerMessage +
+              static_cast<double>(shape.processes) * kBytesPerProcess + table,
+          static_cast<double>(matrices) * (sys::exchange_work(o.schedulers, shape, o.repeat) +
+                                           (generated ? generation_work(shape) : 0) +
+                                           static_cast<double>(shape.messages + shape.processes))};
+}
+
+// A static schedule of a matrix of this shape, `samples` times (each matrix
+// `generated` or not): the matrix, the schedule and its validation, and the
+// scheduler's own work and table.
+Estimate schedule_estimate(const std::string& name, const sys::MatrixShape& shape, double samples, bool generated) {
+  const double graph = static_cast<double>(shape.processes + shape.messages);
+  return {graph * kBytesPerScheduledMessage + sys::schedule_table_bytes(name, shape),
+          samples * (sys::schedule_work(name, shape) + 2 * graph + (generated ? generation_work(shape) : 0))};
+}
 
 // ---------------------------------------------------------------------------
 // exchange
@@ -103,7 +137,7 @@ void check_memory(double matrix_bytes, const std::string& what) { check_buffer_m
 struct ExchangeArgs {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine;
+  std::string matrix, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine, max_work;
   bool nonuniform = false;
   TraceOption trace;
   // The pattern options given on the command line: --matrix replaces them.
@@ -177,10 +211,15 @@ struct ExchangeInput {
   std::vector<std::uint64_t> sizes;
 };
 
-ExchangeInput parse_exchange_input(const ExchangeArgs& a) {
+// The exchange the command line asks for, refused (check_estimate) when its
+// memory or work is beyond this machine or --max-work.
+ExchangeInput parse_exchange_input(const ExchangeArgs& a, const sys::ExchangeOptions& options) {
   std::optional<sys::CommMatrix> file_matrix;
   std::uint64_t processes = 0, density = 0;
   std::vector<std::uint64_t> sizes;
+  sys::MatrixShape shape;
+  double total_bytes = 0;
+  std::string request;  // names the exchange in a refusal
   if (!a.matrix.empty()) {
     if (!a.pattern_options_given.empty()) {
       std::fprintf(stderr,
@@ -189,14 +228,13 @@ ExchangeInput parse_exchange_input(const ExchangeArgs& a) {
                    join(a.pattern_options_given).c_str());
     }
     file_matrix = load_matrix(a.matrix);
-    processes = file_matrix->size();
-    density = file_matrix->max_degree();
-    std::uint64_t largest = 0;
-    for (sy::Rank i = 0; i < file_matrix->size(); ++i) {
-      for (const auto& e : file_matrix->row(i)) largest = std::max(largest, e.bytes);
-    }
-    sizes = {largest};
-    check_memory(static_cast<double>(file_matrix->total_bytes()), "--matrix: the messages of '" + a.matrix + "'");
+    shape = sys::MatrixShape::of(*file_matrix);
+    processes = shape.processes;
+    density = shape.max_degree;
+    sizes = {shape.largest_message};
+    total_bytes = static_cast<double>(file_matrix->total_bytes());
+    request = "exchange --matrix '" + a.matrix + "' (" + std::to_string(processes) + " processes, " +
+              std::to_string(shape.messages) + " messages)";
   } else {
     processes = parse_uint(a.processes, "--processes", 1, kMaxProcesses);
     density = parse_uint(a.density, "--density", 0, kMaxProcesses);
@@ -208,11 +246,15 @@ ExchangeInput parse_exchange_input(const ExchangeArgs& a) {
     sizes = parse_byte_list(a.bytes, kMaxBytes);
     const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
     // Test set 2 draws sizes up to 32 units.
-    const double biggest_message = static_cast<double>(largest) * (a.nonuniform ? 32 : 1);
-    check_memory(static_cast<double>(processes) * static_cast<double>(density) * biggest_message,
-                 "--bytes: messages of up to " + human_bytes(biggest_message) + " with --processes " +
-                     std::to_string(processes) + " and --density " + std::to_string(density));
+    const std::uint64_t biggest_message = largest * (a.nonuniform ? 32 : 1);
+    // Fig. 7: d messages per row and per column, self-messages among them.
+    shape = {processes, processes * density, density, biggest_message, density > 0};
+    total_bytes = static_cast<double>(shape.messages) * static_cast<double>(biggest_message);
+    request = "exchange --processes " + std::to_string(processes) + " --density " + std::to_string(density) +
+              " (messages of up to " + human_bytes(static_cast<double>(biggest_message)) + ")";
   }
+  check_estimate(exchange_estimate(shape, total_bytes, options, sizes.size(), !file_matrix),
+                 a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work), request);
   return {std::move(file_matrix), processes, density, std::move(sizes)};
 }
 
@@ -232,6 +274,7 @@ sys::ExchangeOptions parse_exchange_options(const ExchangeArgs& a) {
         static_cast<std::uint32_t>(parse_uint(a.drsn_retry_yields, "--drsn-retry-yields", 1, 1'000'000));
   }
   if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine);
+  if (options.schedulers.empty()) options.schedulers = sys::default_exchange_schedulers();
   return options;
 }
 
@@ -301,10 +344,9 @@ void write_exchange_csv(const ExchangeInput& input, const sys::ExchangeOptions& 
 }
 
 int run_exchange(const ExchangeArgs& a) {
-  const ExchangeInput input = parse_exchange_input(a);
-  const auto& [file_matrix, processes, density, sizes] = input;
-
   const sys::ExchangeOptions options = parse_exchange_options(a);
+  const ExchangeInput input = parse_exchange_input(a, options);
+  const auto& [file_matrix, processes, density, sizes] = input;
   std::optional<OutputFile> json, csv;
   if (!a.json.empty()) json.emplace("--json", a.json);
   if (!a.csv.empty()) csv.emplace("--csv", a.csv);
@@ -366,13 +408,17 @@ int run_exchange(const ExchangeArgs& a) {
 // ---------------------------------------------------------------------------
 
 struct ScheduleArgs {
-  std::string matrix, scheduler, seed = "1", max_phases, out;
+  std::string matrix, scheduler, seed = "1", max_phases, out, max_work;
 };
 
 int run_schedule(const ScheduleArgs& a) {
   const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
   const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
   const sys::CommMatrix m = load_matrix(a.matrix);
+  check_estimate(schedule_estimate(name, sys::MatrixShape::of(m), 1, false),
+                 a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work),
+                 "schedule --scheduler " + name + " --matrix '" + a.matrix + "' (" + std::to_string(m.size()) +
+                     " processes, " + std::to_string(m.messages()) + " messages)");
   OutputFile out("--out", a.out);
   const auto t0 = std::chrono::steady_clock::now();
   const std::uint64_t max_phases =
@@ -408,7 +454,7 @@ int run_schedule(const ScheduleArgs& a) {
 // ---------------------------------------------------------------------------
 
 struct PhasesArgs {
-  std::string processes, density, samples, scheduler, seed = "1", json;
+  std::string processes, density, samples, scheduler, seed = "1", json, max_work;
 };
 
 int run_phases(const PhasesArgs& a) {
@@ -421,6 +467,10 @@ int run_phases(const PhasesArgs& a) {
   const std::uint64_t samples = parse_uint(a.samples, "--samples", 1, 1'000'000);
   const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
   const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
+  check_estimate(schedule_estimate(name, sys::MatrixShape{n, n * d, d, 1, d > 0}, static_cast<double>(samples), true),
+                 a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work),
+                 "phases --scheduler " + name + " --processes " + std::to_string(n) + " --density " +
+                     std::to_string(d) + " --samples " + std::to_string(samples));
   std::optional<OutputFile> json;
   if (!a.json.empty()) json.emplace("--json", a.json);
 
@@ -540,6 +590,7 @@ ExchangeCommand add_exchange_command(CLI::App& app, ExchangeArgs& ex) {
                    "--nonuniform, the largest message with --matrix)")
       ->type_name("FILE");
   exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
+  exchange->add_option("--max-work", ex.max_work, kMaxWorkHelp)->type_name("STEPS");
   ex.trace.add_to(*exchange);
   return {exchange, {ex_processes, ex_density, ex_bytes, ex_nonuniform}};
 }
@@ -559,6 +610,7 @@ CLI::App* add_schedule_command(CLI::App& app, ScheduleArgs& sc) {
                    "optimal-bytes: at most max(K, Δ) phases, trading makespan for fewer phases (default: no cap)")
       ->type_name("K");
   schedule->add_option("--out", sc.out, "Write the schedule as JSON to FILE")->type_name("FILE.json")->required();
+  schedule->add_option("--max-work", sc.max_work, kMaxWorkHelp)->type_name("STEPS");
   return schedule;
 }
 
@@ -575,6 +627,7 @@ CLI::App* add_phases_command(CLI::App& app, PhasesArgs& ph) {
       ->type_name("S")
       ->capture_default_str();
   phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
+  phases->add_option("--max-work", ph.max_work, kMaxWorkHelp)->type_name("STEPS");
   return phases;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// Every allocation of the program, counted in g_allocations: replaces the
+// Every allocation of the program, counted in g_allocations (and its bytes in
+// g_allocated_bytes): replaces the
 // global operator new and delete, so include it in exactly one source file of
 // a test executable (the one that asserts that some runs allocate nothing).
 
@@ -11,12 +12,13 @@
 
 namespace {
 
-// Relaxed: a tally. The tests read it from a process after barriers, on a
-// one-core runtime whose allocations all happen on that same thread.
-std::atomic<std::uint64_t> g_allocations{0};
+// Relaxed: tallies. The tests read them after the job has joined its workers,
+// or from a process that only compares two of its own reads.
+std::atomic<std::uint64_t> g_allocations{0}, g_allocated_bytes{0};
 
 void* counted_allocation(std::size_t bytes, std::size_t alignment) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
+  g_allocated_bytes.fetch_add(bytes, std::memory_order_relaxed);
   void* p = nullptr;
   if (alignment <= alignof(std::max_align_t)) {
     p = std::malloc(bytes ? bytes : 1);

@@ -2,6 +2,7 @@
 // message checked for loss, duplication, reordering and its bytes.
 //
 //   switchyard_soak [--seconds S] [--processes N] [--seed X] [--capacity LINES]
+//   switchyard_soak --self-test   (a wrong byte, a duplicate and a reordering are each caught)
 //
 // Epoch e: message i of every process r goes to r + o(e, i) modulo n, with o
 // drawn from (seed, e, i): each of the kSendsPerEpoch rounds of an epoch is a
@@ -155,6 +156,50 @@ Task<void> soak(Process& p, const Config& c, Totals& totals, std::chrono::steady
   totals.bytes.fetch_add(counts.bytes, std::memory_order_relaxed);
 }
 
+// --self-test: the checks above must catch each kind of fault. Two messages of
+// one size from rank 2 to rank 5, sequence numbers 0 and 1, delivered right,
+// with one byte wrong, the first one twice, and in the reverse order.
+int self_test(const Config& c) {
+  constexpr Rank kSrc = 2, kMe = 5;
+  constexpr std::uint64_t kSize = 4096;
+  std::vector<std::vector<std::byte>> sent(2, std::vector<std::byte>(kSize));
+  for (std::uint64_t k = 0; k < 2; ++k) sy::schedulers::fill_payload(sent[k], sytest::mix(c.seed, k), kSrc, kMe);
+  // Delivers `arrivals` (indices into sent, one possibly corrupted) to a fresh receiver owed both.
+  auto deliver = [&](std::vector<std::size_t> arrivals, std::size_t corrupt_at) {
+    Owed owed;
+    owed.sizes = {kSize, kSize};
+    Counts counts;
+    for (std::size_t i = 0; i < arrivals.size(); ++i) {
+      std::vector<std::byte> got = sent[arrivals[i]];
+      if (i == 0 && corrupt_at < kSize) got[corrupt_at] ^= std::byte{0x10};
+      check_message(c, kSrc, kMe, owed, got, counts);
+    }
+  };
+  struct Case {
+    const char* fault;
+    std::vector<std::size_t> arrivals;
+    std::size_t corrupt_at;
+  };
+  const Case cases[] = {{"a wrong byte", {0, 1}, 1234}, {"a duplicate", {0, 0}, kSize}, {"a duplicate beyond the owed", {0, 1, 1}, kSize},
+                        {"a reordering", {1, 0}, kSize}};
+  try {
+    deliver({0, 1}, kSize);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "switchyard_soak: self-test: the right messages were refused: %s\n", e.what());
+    return 1;
+  }
+  for (const Case& k : cases) {
+    try {
+      deliver(k.arrivals, k.corrupt_at);
+      std::fprintf(stderr, "switchyard_soak: self-test: %s went unnoticed\n", k.fault);
+      return 1;
+    } catch (const sytest::CheckFailed& e) {
+      std::printf("switchyard_soak: self-test: %s caught: %s\n", k.fault, e.what());
+    }
+  }
+  return 0;
+}
+
 double parse_number(const char* option, const char* text) {
   char* end = nullptr;
   const double v = std::strtod(text, &end);
@@ -170,6 +215,7 @@ double parse_number(const char* option, const char* text) {
 
 int main(int argc, char** argv) {
   Config c;
+  if (argc == 2 && std::string(argv[1]) == "--self-test") return self_test(c);
   for (int i = 1; i < argc; ++i) {
     const std::string option = argv[i];
     if (i + 1 == argc) {

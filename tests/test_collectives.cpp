@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <random>
 
@@ -213,6 +214,42 @@ TEST(CollectivesSeries, ManyConsecutiveCollectives) {
     for (int i = 0; i < rounds; ++i) steps.push_back(make_step(static_cast<Kind>(rng() % kKinds), i, n, rng));
     SCOPED_TRACE("n=" + std::to_string(n));
     run_steps(rt, n, steps);
+  }
+}
+
+// allgather_split: the split sees what allgather returns, once per core, and
+// each member receives only the part made for it; here the bytes of the
+// members whose rank is one less modulo n, in a split communicator too.
+TEST(CollectivesSeries, AllgatherSplitGivesEachMemberItsPart) {
+  Runtime rt;
+  for (Rank n : {1u, 2u, 7u, 300u}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    std::atomic<int> splits{0};
+    std::vector<int> wrong(n, 0);
+    rt.run(n, [&](Process& p) -> Task<void> {
+      const Communicator half = co_await p.world().split(p.rank() % 2, 0);
+      for (const Communicator& comm : {p.world(), half}) {
+        const Rank size = comm.size(), me = comm.rank();
+        const std::vector<std::byte> mine(me % 5, std::byte(me & 0xff));  // members may give nothing
+        const std::vector<std::byte> whole = co_await comm.allgather(mine);
+        Communicator::GatherSplit split = [&, size](std::span<const std::byte> gathered, std::span<const Rank> members,
+                                                    std::span<std::vector<std::byte>> parts) {
+          ++splits;
+          if (!std::equal(gathered.begin(), gathered.end(), whole.begin(), whole.end())) wrong[p.rank()] |= 1;
+          for (std::size_t k = 0; k < members.size(); ++k) {
+            const Rank from = (members[k] + size - 1) % size;
+            parts[k].assign(from % 5, std::byte(from & 0xff));
+          }
+        };
+        const std::vector<std::byte> part = co_await comm.allgather_split(mine, std::move(split));
+        const Rank from = (me + size - 1) % size;
+        if (part != std::vector<std::byte>(from % 5, std::byte(from & 0xff))) wrong[p.rank()] |= 2;
+      }
+    });
+    EXPECT_EQ(std::count_if(wrong.begin(), wrong.end(), [](int w) { return w != 0; }), 0);
+    // Once per core holding members of each communicator: at most 2 per core and communicator pair.
+    EXPECT_LE(splits.load(), static_cast<int>(3 * rt.cores().size()));
+    EXPECT_GE(splits.load(), 2);
   }
 }
 

@@ -21,10 +21,11 @@ namespace switchyard {
 
 namespace {
 
-enum Kind : int { kBarrier, kAllgather, kAllreduce, kScan, kBroadcast };
+enum Kind : int { kBarrier, kAllgather, kAllreduce, kScan, kBroadcast, kAllgatherSplit };
 
 const char* kind_name(int kind) {
-  static constexpr const char* names[] = {"barrier", "allgather", "allreduce", "exclusive_scan", "broadcast"};
+  static constexpr const char* names[] = {"barrier", "allgather", "allreduce", "exclusive_scan", "broadcast",
+                                                 "allgather_split"};
   return names[kind];
 }
 
@@ -70,7 +71,7 @@ std::vector<std::int64_t> to_int64(const std::vector<std::byte>& b) {
 
 // Step 1 of a collective: this member's input joins its core's share.
 void contribute(detail::CoreCollective& slot, int kind, Rank me, Rank root, std::span<const std::byte> mine) {
-  if (kind == kAllgather || kind == kScan) {
+  if (kind == kAllgather || kind == kAllgatherSplit || kind == kScan) {
     slot.contributions.emplace_back(me, std::vector<std::byte>(mine.begin(), mine.end()));
   } else if (kind == kAllreduce) {
     const std::size_t len = mine.size() / sizeof(std::int64_t);
@@ -91,7 +92,7 @@ void contribute(detail::CoreCollective& slot, int kind, Rank me, Rank root, std:
 // Step 2: the core's share, as one blob for the other cores' leaders.
 std::vector<std::byte> core_share(const detail::CoreCollective& slot, int kind, bool root_here) {
   std::vector<std::byte> blob;
-  if (kind == kAllgather || kind == kScan) {
+  if (kind == kAllgather || kind == kAllgatherSplit || kind == kScan) {
     for (const auto& [r, bytes] : slot.contributions) {
       put(blob, r);
       put(blob, static_cast<std::uint64_t>(bytes.size()));
@@ -106,7 +107,7 @@ std::vector<std::byte> core_share(const detail::CoreCollective& slot, int kind, 
   return blob;
 }
 
-// Step 4 of an allgather or an exclusive scan: every rank's input, from this
+// Step 4 of an allgather (whole or split) or an exclusive scan: every rank's input, from this
 // core's contributions and the other cores' shares. local_index_here(r) is
 // rank r's index among this core's members, or nothing if r is elsewhere.
 template <class LocalIndex>
@@ -115,7 +116,7 @@ void combine_ranked(detail::CoreCollective& slot, int kind, Rank n, std::span<co
   std::vector<std::span<const std::byte>> by_rank(n);
   for (const auto& [r, bytes] : slot.contributions) by_rank[r] = bytes;
   for (const auto& m : remote) unpack_ranked(m.bytes(), by_rank);
-  if (kind == kAllgather) {
+  if (kind == kAllgather || kind == kAllgatherSplit) {
     std::size_t total = 0;
     for (const auto& b : by_rank) total += b.size();
     slot.result.clear();
@@ -159,7 +160,8 @@ void combine_sums(detail::CoreCollective& slot, std::span<const Message> remote)
 }  // namespace
 
 Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me, int kind,
-                                                 std::span<const std::byte> mine, Rank root) {
+                                                 std::span<const std::byte> mine, Rank root,
+                                                 const Communicator::GatherSplit* split) {
   check_cancelled();
   const TraceSpan span(*this, TraceCategory::collective, kind_name(kind),
                        TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
@@ -217,11 +219,20 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
     co_await wait_all(sends.span());
 
     // 4. Combine.
-    if (kind == kAllgather || kind == kScan) {
+    if (kind == kAllgather || kind == kAllgatherSplit || kind == kScan) {
       combine_ranked(slot, kind, n, remote.span(), local.size(), [&](Rank r) {
         return job_.worker_of(members.to_job(r)) == here ? std::optional<std::size_t>(members.local_index[r])
                                                          : std::nullopt;
       });
+      if (kind == kAllgatherSplit) {
+        // The core's one copy becomes its members' parts, and is let go.
+        std::vector<Rank> here_ranks;
+        here_ranks.reserve(local.size());
+        for (const Process* p : local) here_ranks.push_back(members.to_comm(p->rank_));
+        slot.per_member.assign(local.size(), {});
+        (*split)(slot.result, here_ranks, slot.per_member);
+        slot.result = {};
+      }
     } else if (kind == kAllreduce) {
       combine_sums(slot, remote.span());
     } else if (kind == kBroadcast && root_worker != here) {
@@ -241,6 +252,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
 
   // 5. Each member takes its copy of the result.
   if (kind == kScan) co_return slot.per_member[members.local_index[me]];
+  if (kind == kAllgatherSplit) co_return std::move(slot.per_member[members.local_index[me]]);
   if (kind == kBarrier) co_return std::vector<std::byte>{};
   co_return slot.result;
 }
@@ -254,6 +266,12 @@ Task<void> Communicator::barrier() const {
 
 Task<std::vector<std::byte>> Communicator::allgather(std::span<const std::byte> mine) const {
   return process_->collective(group(), rank_, kAllgather, mine, 0);
+}
+
+Task<std::vector<std::byte>> Communicator::allgather_split(std::span<const std::byte> mine, GatherSplit split) const {
+  return [](Communicator c, std::span<const std::byte> v, GatherSplit f) -> Task<std::vector<std::byte>> {
+    co_return co_await c.process_->collective(c.group(), c.rank_, kAllgatherSplit, v, 0, &f);
+  }(*this, mine, std::move(split));
 }
 
 Task<std::vector<std::int64_t>> Communicator::allreduce(std::span<const std::int64_t> mine) const {

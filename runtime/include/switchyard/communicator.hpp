@@ -21,6 +21,7 @@
 // time it is asked for in a job and costs no communication.
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -92,6 +93,16 @@ class Communicator {
   Task<std::vector<std::byte>> allgather(std::span<const std::byte> mine) const;
   template <class T>
   Task<std::vector<T>> allgather_value(const T& mine) const;
+  // An allgather of which each member receives only its own part: once per
+  // core, split(gathered, members, parts) gets the concatenation allgather
+  // would return, the ranks of the members on this core and an empty part per
+  // member to fill. A core holds one gathered copy, not one per member, and a
+  // member reads only its part: how every member learns its column of a
+  // matrix whose rows are spread over the members (Generate_Recv) in
+  // O(cores * (n + entries)), not O(n * entries). Every member passes the same split.
+  using GatherSplit = std::function<void(std::span<const std::byte> gathered, std::span<const Rank> members,
+                                         std::span<std::vector<std::byte>> parts)>;
+  Task<std::vector<std::byte>> allgather_split(std::span<const std::byte> mine, GatherSplit split) const;
   Task<std::vector<std::int64_t>> allreduce(std::span<const std::int64_t> mine) const;
   Task<std::vector<std::int64_t>> exclusive_scan(std::span<const std::int64_t> mine) const;
   Task<std::vector<std::byte>> broadcast(Rank root, std::span<const std::byte> bytes) const;

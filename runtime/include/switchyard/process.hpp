@@ -281,8 +281,11 @@ class alignas(64) Process {
   [[gnu::noinline]] SendTicket traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
                                            bool synchronous);
 
+  // split: allgather_split's, for that kind only.
   Task<std::vector<std::byte>> collective(const detail::Group& g, Rank me, int kind, std::span<const std::byte> mine,
-                                          Rank root);
+                                          Rank root,
+                                          const std::function<void(std::span<const std::byte>, std::span<const Rank>,
+                                                                   std::span<std::vector<std::byte>>)>* split = nullptr);
 
   detail::Job& job_;
   detail::Worker& worker_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <span>
@@ -20,6 +21,34 @@
 #include "switchyard/schedulers/static_schedulers.hpp"
 
 namespace switchyard::schedulers {
+
+double exchange_work(const std::vector<std::string>& schedulers, const MatrixShape& shape, std::uint32_t repeat) {
+  const auto n = static_cast<double>(shape.processes), messages = static_cast<double>(shape.messages);
+  const double graph = n + messages, k = repeat;
+  auto one = [&](const std::string& name) -> double {
+    if (name == "ac") return k * graph;
+    // DRS_N: a process retries its pending destinations until each is free, Δ tries each at worst.
+    if (name == "drsn") return k * graph * static_cast<double>(std::max<std::uint64_t>(shape.max_degree, 1));
+    return k * (schedule_work(name, shape) + graph);
+  };
+  // Generate_Recv, both ways: a sort of n ranks per core and the messages.
+  double work = 2 * k * (n * std::log2(n + 2) + messages);
+  for (const std::string& name : schedulers.empty() ? default_exchange_schedulers() : schedulers) {
+    if (name != kAutoScheduler) {
+      work += one(name);
+      continue;
+    }
+    // auto makes every candidate's schedule once to charge it, then runs the cheapest.
+    double most = 0;
+    for (const std::string& c : auto_scheduler_candidates()) {
+      const double run = one(c);
+      work += run / k;
+      most = std::max(most, run);
+    }
+    work += most;
+  }
+  return work;
+}
 
 namespace {
 

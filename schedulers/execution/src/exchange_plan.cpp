@@ -212,8 +212,7 @@ void decode_program(std::span<const std::byte> in, Rank me, ExchangePlanData& d)
 
 // Rank 0's share of create(): the schedule of the gathered matrix, its own
 // program, and every other member's program on the wire (index 0 unused).
-std::vector<std::vector<std::byte>> schedule_programs(std::span<const std::byte> rows, ExchangePlanData& d) {
-  const CommMatrix m = detail::matrix_of(rows, d.processes);
+std::vector<std::vector<std::byte>> schedule_programs(const CommMatrix& m, ExchangePlanData& d) {
   const Schedule s = timed_schedule(d, m);
   d.phases = s.phases.size();
   std::vector<ProcessPlan> plans = make_process_plans(s, m);
@@ -226,14 +225,14 @@ std::vector<std::vector<std::byte>> schedule_programs(std::span<const std::byte>
 Task<void> gather_and_distribute(Communicator comm, ExchangePlanData& d) {
   const Communicator lib = comm.library(kExchangePlanLibrary);
   ExchangePart& mine = d.parts.front();
-  const std::vector<std::byte> rows = co_await detail::allgather_rows(lib, mine.sends, "ExchangePlan::create");
-  mine.receives = detail::column_of(rows, comm.rank());
+  detail::GatheredRows rows = co_await detail::gather_rows(lib, mine.sends, "ExchangePlan::create", true);
+  mine.receives = std::move(rows.column);
   if (comm.rank() != 0) {
     const Message program = co_await lib.recv(0, kProgramTag);
     decode_program(program.bytes(), comm.rank(), d);
     co_return;
   }
-  const std::vector<std::vector<std::byte>> wire = schedule_programs(rows, d);
+  const std::vector<std::vector<std::byte>> wire = schedule_programs(*rows.matrix, d);
   std::vector<SendTicket> sent;
   sent.reserve(wire.size());
   for (Rank r = 1; r < d.processes; ++r) sent.push_back(lib.post_send(r, wire[r], kProgramTag));
@@ -245,10 +244,10 @@ Task<void> gather_and_distribute(Communicator comm, ExchangePlanData& d) {
 Task<ExchangePlanOptions> choose_together(Communicator comm, std::span<const MatrixEntry> sends,
                                           ExchangePlanOptions options) {
   const Communicator lib = comm.library(kExchangePlanLibrary);
-  const std::vector<std::byte> rows = co_await detail::allgather_rows(lib, sends, "ExchangePlan::create");
+  const detail::GatheredRows rows = co_await detail::gather_rows(lib, sends, "ExchangePlan::create", true);
   std::vector<std::byte> chosen;
   if (comm.rank() == 0) {
-    const std::string name = resolve_auto(detail::matrix_of(rows, comm.size()), options).scheduler;
+    const std::string name = resolve_auto(*rows.matrix, options).scheduler;
     chosen.resize(name.size());
     std::memcpy(chosen.data(), name.data(), name.size());
   }

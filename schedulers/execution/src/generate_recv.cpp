@@ -23,7 +23,7 @@ void check_sendl(Rank me, Rank size, std::span<const MatrixEntry> sendl, const c
 }
 
 // The wire form of a sending vector: (source, destination, bytes) per entry,
-// packed. The allgather concatenates them, and a process that sends nothing
+// packed. The gathering concatenates them, and a process that sends nothing
 // adds nothing: reading the rows costs their entries, not n (a count per
 // process made every reader step over all n, O(n^2) in all at n = 100 000).
 constexpr std::size_t kEntry = 2 * sizeof(Rank) + sizeof(std::uint64_t);
@@ -50,25 +50,33 @@ std::uint64_t bytes_at(const std::byte* at) {
 
 namespace detail {
 
-Task<std::vector<std::byte>> allgather_rows(Communicator comm, std::span<const MatrixEntry> sendl, const char* who) {
-  check_sendl(comm.rank(), comm.size(), sendl, who);
-  std::vector<std::byte> mine(sendl.size() * kEntry);
-  const Rank me = comm.rank();
-  for (std::size_t k = 0; k < sendl.size(); ++k) {
-    std::byte* at = mine.data() + k * kEntry;
-    std::memcpy(at, &me, sizeof me);
-    std::memcpy(at + sizeof(Rank), &sendl[k].peer, sizeof(Rank));
-    std::memcpy(at + 2 * sizeof(Rank), &sendl[k].bytes, sizeof(std::uint64_t));
-  }
-  co_return co_await comm.allgather(mine);
-}
+namespace {
 
-std::vector<MatrixEntry> column_of(std::span<const std::byte> rows, Rank me) {
-  std::vector<MatrixEntry> column;
-  for_each_entry(rows, [&](Rank src, Rank dst, const std::byte* bytes) {
-    if (dst == me) column.push_back({src, bytes_at(bytes)});
+// allgather_split's split for gather_rows: a part is its member's column
+// (a count, then the entries) and, for rank 0 when asked, the rows after it.
+// Counted first, so that each part is allocated once.
+void split_columns(std::span<const std::byte> rows, std::span<const Rank> members,
+                   std::span<std::vector<std::byte>> parts, Rank n, bool matrix_to_rank0) {
+  constexpr auto kNotHere = ~std::uint32_t{0};
+  std::vector<std::uint32_t> here(n, kNotHere);  // comm rank -> index among this core's members
+  for (std::size_t k = 0; k < members.size(); ++k) here[members[k]] = static_cast<std::uint32_t>(k);
+  std::vector<std::uint64_t> count(members.size(), 0);
+  for_each_entry(rows, [&](Rank, Rank dst, const std::byte*) {
+    if (here[dst] != kNotHere) ++count[here[dst]];
   });
-  return column;
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    const bool whole = matrix_to_rank0 && members[k] == 0;
+    parts[k].resize(sizeof count[k]);
+    parts[k].reserve(sizeof count[k] + count[k] * sizeof(MatrixEntry) + (whole ? rows.size() : 0));
+    std::memcpy(parts[k].data(), &count[k], sizeof count[k]);
+  }
+  for_each_entry(rows, [&](Rank src, Rank dst, const std::byte* bytes) {
+    if (here[dst] == kNotHere) return;
+    const MatrixEntry e{src, bytes_at(bytes)};
+    const auto* p = reinterpret_cast<const std::byte*>(&e);
+    parts[here[dst]].insert(parts[here[dst]].end(), p, p + sizeof e);
+  });
+  if (matrix_to_rank0 && here[0] != kNotHere) parts[here[0]].insert(parts[here[0]].end(), rows.begin(), rows.end());
 }
 
 CommMatrix matrix_of(std::span<const std::byte> rows, Rank n) {
@@ -77,14 +85,42 @@ CommMatrix matrix_of(std::span<const std::byte> rows, Rank n) {
   return m;
 }
 
+}  // namespace
+
+Task<GatheredRows> gather_rows(Communicator comm, std::span<const MatrixEntry> sendl, const char* who,
+                               bool matrix_to_rank0) {
+  check_sendl(comm.rank(), comm.size(), sendl, who);
+  std::vector<std::byte> mine(sendl.size() * kEntry);
+  const Rank me = comm.rank(), n = comm.size();
+  for (std::size_t k = 0; k < sendl.size(); ++k) {
+    std::byte* at = mine.data() + k * kEntry;
+    std::memcpy(at, &me, sizeof me);
+    std::memcpy(at + sizeof(Rank), &sendl[k].peer, sizeof(Rank));
+    std::memcpy(at + 2 * sizeof(Rank), &sendl[k].bytes, sizeof(std::uint64_t));
+  }
+  Communicator::GatherSplit split = [n, matrix_to_rank0](std::span<const std::byte> rows, std::span<const Rank> members,
+                                                         std::span<std::vector<std::byte>> parts) {
+    split_columns(rows, members, parts, n, matrix_to_rank0);
+  };
+  const std::vector<std::byte> part = co_await comm.allgather_split(mine, std::move(split));
+  std::uint64_t count = 0;
+  std::memcpy(&count, part.data(), sizeof count);
+  GatheredRows out;
+  out.column.resize(count);
+  if (count) std::memcpy(out.column.data(), part.data() + sizeof count, count * sizeof(MatrixEntry));
+  if (matrix_to_rank0 && me == 0) {
+    out.matrix = matrix_of(std::span(part).subspan(sizeof count + count * sizeof(MatrixEntry)), n);
+  }
+  co_return out;
+}
+
 }  // namespace detail
 
 namespace {
 
 Task<std::vector<MatrixEntry>> concat_on(Communicator comm, std::span<const MatrixEntry> sendl) {
   const Communicator lib = comm.library(kGenerateRecvLibrary);
-  const std::vector<std::byte> rows = co_await detail::allgather_rows(lib, sendl, "Generate_Recv (concatenate)");
-  co_return detail::column_of(rows, comm.rank());
+  co_return (co_await detail::gather_rows(lib, sendl, "Generate_Recv (concatenate)", false)).column;
 }
 
 }  // namespace

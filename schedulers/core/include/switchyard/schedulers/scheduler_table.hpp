@@ -37,6 +37,9 @@ struct SchedulerDescriptor {
   Schedule (*make)(const CommMatrix& m, const ScheduleOptions& options);
   OnlineScheme online;
   SchedulerTraits traits;
+  // static_phases: the steps make may take on a matrix of this shape (the
+  // bound of its loops; see schedule_work); null for online schedulers.
+  double (*work)(const MatrixShape& shape) = nullptr;
 };
 
 // The table, in the order of the default exchange list: ac, the static

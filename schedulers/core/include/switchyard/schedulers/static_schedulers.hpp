@@ -41,4 +41,23 @@ Schedule make_schedule(const std::string& name, const CommMatrix& m, const Sched
 Schedule make_schedule(const std::string& name, const CommMatrix& m, std::uint64_t seed);
 const std::vector<std::string>& static_scheduler_names();
 
+// What the work models below need of a matrix: known before a generated matrix
+// is built (Fig. 7: n, n·d messages, Δ = d, self-messages when d > 0).
+struct MatrixShape {
+  std::uint64_t processes = 0, messages = 0, max_degree = 0, largest_message = 0;
+  bool self_messages = false;
+  static MatrixShape of(const CommMatrix& m);
+};
+
+// The elementary steps (a row visited, an entry scanned, a bit of a table
+// cleared, an edge of an alternating path followed) that scheduler `name` may
+// take on a matrix of this shape: the bound of its loops, not a prediction.
+// Measured here a step costs 0.1-100 ns (optimal-bytes the most), so callers
+// refuse work beyond a limit the user can raise, rather than run for hours.
+// Throws InvalidArgument for an unknown name.
+double schedule_work(const std::string& name, const MatrixShape& shape);
+// The working memory of scheduler `name` beyond a few words per message and
+// per process: LP's busy table of n·(n − 1) bits when there are self-messages.
+double schedule_table_bytes(const std::string& name, const MatrixShape& shape);
+
 }  // namespace switchyard::schedulers

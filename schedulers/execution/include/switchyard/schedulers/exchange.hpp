@@ -78,6 +78,12 @@ struct ExchangeReport {
   std::optional<GenerateRecvTimes> generate_recv;
 };
 
+// The elementary steps run_exchange() may take on a matrix of this shape with
+// these schedulers (empty: the default list) and repetitions: per repetition
+// each static schedule is made (schedule_work) and run, the online schemes run,
+// and Generate_Recv is timed both ways. A bound, for refusing work up front.
+double exchange_work(const std::vector<std::string>& schedulers, const MatrixShape& shape, std::uint32_t repeat);
+
 // Runs the exchange of `m` with every scheduler of options.schedulers on rt.
 // Throws InvalidArgument for an unknown scheduler or repeat == 0 (before
 // running anything), PayloadError naming the scheduler, repetition, message

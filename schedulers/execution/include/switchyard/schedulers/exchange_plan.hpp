@@ -16,8 +16,9 @@
 //   const ExchangePlanOptions ac{.scheduler = "ac"};
 //   ExchangePlan mine = co_await ExchangePlan::create(p, my_sends, ac);
 //
-// create() of a static scheduler gathers the rows on every member, has rank 0
-// make the schedule and send each member its own program; create() of "ac" or
+// create() of a static scheduler gathers the rows once per core, which gives
+// each member its column and rank 0 the whole matrix; rank 0 makes the
+// schedule and sends each member its own program; create() of "ac" or
 // "drsn" finds each member's receives by Generate_Recv, by active messages
 // when the options name an installed GenerateRecvByActiveMessages, else by
 // concatenation.
@@ -28,7 +29,7 @@
 // "auto" charges ac, lp, cgm, optimal, optimal-bytes and drsn for the matrix
 // through the C³ model with options.machine (auto_scheduler.hpp) and makes the
 // plan of the cheapest; options().scheduler then names the one chosen and
-// options().chosen_by_auto is set. create() with "auto" gathers the rows,
+// options().chosen_by_auto is set. create() with "auto" gathers the rows to rank 0 the same way,
 // rank 0 chooses and tells the others, then the chosen scheduler's create()
 // follows.
 //

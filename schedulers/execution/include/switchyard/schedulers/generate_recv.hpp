@@ -4,9 +4,11 @@
 // receiving vector recvl (its column: sources and sizes). Two ways, both
 // returning recvl sorted by source:
 //
-//  - by concatenation: an allgather of every sendl, from which each process
-//    picks its column. Every process reads all n rows: O(messages) per
-//    process, O(n * messages) in all, and an O(messages) buffer each.
+//  - by concatenation: every sendl concatenated, from which each process
+//    picks its column. The rows are gathered per core, not per process
+//    (Communicator::allgather_split): each core holds one copy and hands each
+//    of its processes only its column. O(n + messages) per core, O(column)
+//    per process; every process reading all rows was O(n * messages) in all.
 //  - by active messages (Fig. 1): each process sends one active message per
 //    entry of sendl to its destination, whose handler appends (source, size)
 //    to the destination's list. Fig. 1 learns when a list is complete from a

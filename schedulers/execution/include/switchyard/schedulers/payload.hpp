@@ -2,8 +2,8 @@
 // The payloads of an exchange and their verification.
 //
 // Byte o of the message src -> dst in a run seeded with `seed` is a pure
-// function of (seed, src, dst, o): byte o % 8 of a SplitMix64 word indexed by
-// o / 8. Any byte of the message can be produced or checked on its own, so a
+// function of (seed, src, dst, o): byte o % 8 of word o / 8 of a Weyl sequence
+// (+ the SplitMix64 γ per word) from a key mixed of (seed, src, dst). Any byte of the message can be produced or checked on its own, so a
 // piece of a split message (RS_NH) is checked where it lands, and a byte from
 // another message, another offset or another run never matches.
 //
