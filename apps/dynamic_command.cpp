@@ -1,5 +1,6 @@
 #include "dynamic_command.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -195,16 +196,21 @@ std::vector<Row> run_slot_mode(sd::SlotModel& model, const std::vector<double>& 
 
 // Real mode's unit of comparison with the theorems: one slot = the time a
 // packet takes per hop. Unless --slot-us gives it, it is measured: a direct
-// broadcasting run at light load (20 requests/s per node, 0.5 s) on the same
-// network, whose mean reception delay in µs over lbar, the mean distance on the
-// trees in hops, is the time per hop through the mailboxes and the routers.
+// broadcasting run at light load on the same network, whose mean reception
+// delay in µs over lbar, the mean distance on the trees in hops, is the time
+// per hop through the mailboxes and the routers. Light load is a whole-network
+// figure: at most 20 requests/s per node and 5000 receptions/s in all (a fixed
+// 20/s per node is 5 million receptions/s at N = 512, beyond two cores, and
+// measured a queue, not a hop), for long enough to see 200 requests (0.5-5 s).
 double calibrate_slot_us(Runtime& runtime, const sp::VirtualNetwork& g, std::uint64_t seed) {
+  const auto n = static_cast<double>(g.size());
   sd::RealPipelineOptions o;
   o.scheme = sd::DynamicScheme::direct_broadcast;
   o.network = g;
-  o.rate = 20;
+  o.rate = std::min(20.0, 5000.0 / (n * std::max(1.0, n - 1)));
   o.seed = seed;
-  const sd::DynamicReport light = sd::run_real(runtime, o, std::chrono::milliseconds(500));
+  const double seconds = std::clamp(200.0 / (o.rate * n), 0.5, 5.0);
+  const sd::DynamicReport light = sd::run_real(runtime, o, std::chrono::duration<double>(seconds));
   const sd::DirectBroadcastTheory theory(g.size(), sp::edge_disjoint_spanning_trees(g));
   const double slot_us = light.reception_delay / theory.mean_tree_distance();
   std::printf("slot calibrated: %.2f us per hop (light-load direct broadcast: R = %.1f us over lbar = %.2f hops)\n",
