@@ -34,6 +34,12 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A library error's message without its "switchyard: " prefix, to follow an option's name.
+inline std::string without_library_prefix(std::string_view what) {
+  if (what.starts_with("switchyard: ")) what.remove_prefix(12);
+  return std::string(what);
+}
+
 inline std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -98,6 +104,9 @@ inline void check_buffer_memory(double needed, const std::string& what) {
 // bound that catches only requests of hours or more, such as LP on 10^6
 // processes (10^12 steps), while every size of the papers and the tests stays far below it.
 inline constexpr double kDefaultMaxWork = 1e11;
+inline constexpr const char* kMaxWorkHelp =
+    "Refuse a request estimated at more than STEPS elementary steps of work (default 1e11, minutes at most); "
+    "raise it to run a longer one anyway";
 
 // --max-work: a count of steps, as a whole number or in scientific notation (1e12).
 inline double parse_max_work(std::string_view text) {

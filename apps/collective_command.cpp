@@ -389,8 +389,6 @@ CollectiveCommand::CollectiveCommand(CLI::App& app) : args_(std::make_unique<Arg
 
 CollectiveCommand::~CollectiveCommand() = default;
 
-bool CollectiveCommand::selected() const { return command_->parsed(); }
-
 int CollectiveCommand::run() const {
   const Args& a = *args_;
   if (a.rank_by != "median" && a.rank_by != "min") {

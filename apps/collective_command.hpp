@@ -12,25 +12,21 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
+#include "command.hpp"
+
 namespace switchyard::cli {
 
-class CollectiveCommand {
+class CollectiveCommand final : public Command {
  public:
   // Adds the subcommand and its options to `app`.
   explicit CollectiveCommand(CLI::App& app);
   ~CollectiveCommand();
-  CollectiveCommand(const CollectiveCommand&) = delete;
-  CollectiveCommand& operator=(const CollectiveCommand&) = delete;
 
-  bool selected() const;
-  // Runs it and returns the exit code, 0. Bad input throws UsageError, a failed
-  // run (a stall, a wrong byte) its error; main reports both (run_reporting_errors).
-  int run() const;
+  int run() const override;
 
  private:
   struct Args;
   std::unique_ptr<Args> args_;
-  CLI::App* command_ = nullptr;
 };
 
 }  // namespace switchyard::cli

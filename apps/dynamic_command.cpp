@@ -379,8 +379,6 @@ DynamicCommand::DynamicCommand(CLI::App& app) : args_(std::make_unique<Args>()) 
 
 DynamicCommand::~DynamicCommand() = default;
 
-bool DynamicCommand::selected() const { return command_->parsed(); }
-
 int DynamicCommand::run() const { return run_command(*args_); }
 
 }  // namespace switchyard::cli

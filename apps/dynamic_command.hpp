@@ -13,27 +13,22 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
+#include "command.hpp"
+
 namespace switchyard::cli {
 
-class DynamicCommand {
+class DynamicCommand final : public Command {
  public:
   // Adds the subcommand and its options to `app`.
   explicit DynamicCommand(CLI::App& app);
   ~DynamicCommand();
-  DynamicCommand(const DynamicCommand&) = delete;
-  DynamicCommand& operator=(const DynamicCommand&) = delete;
 
-  // The command line asked for this subcommand.
-  bool selected() const;
-  // Runs it and returns the exit code, 0. Bad input throws UsageError; main
-  // reports it (run_reporting_errors).
-  int run() const;
+  int run() const override;
 
   struct Args;  // the option values, as given
 
  private:
   std::unique_ptr<Args> args_;
-  CLI::App* command_ = nullptr;
 };
 
 }  // namespace switchyard::cli

@@ -217,8 +217,6 @@ ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
 
 ModelCommand::~ModelCommand() = default;
 
-bool ModelCommand::selected() const { return command_->parsed(); }
-
 int ModelCommand::run() const {
   if (calibrate_->parsed()) return calibrate(*args_);
   if (predict_->parsed()) return predict(*args_);

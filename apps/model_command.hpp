@@ -17,6 +17,7 @@
 #include <string>
 
 #include "switchyard/model/machine_file.hpp"
+#include "command.hpp"
 
 namespace switchyard::cli {
 
@@ -30,23 +31,17 @@ model::MachineFile read_machine_option(const std::string& path);
 // machine cannot hold.
 model::Machine machine_for(const model::MachineFile& file, const std::string& variant, std::uint64_t processes);
 
-class ModelCommand {
+class ModelCommand final : public Command {
  public:
   explicit ModelCommand(CLI::App& app);
   ~ModelCommand();
-  ModelCommand(const ModelCommand&) = delete;
-  ModelCommand& operator=(const ModelCommand&) = delete;
 
   struct Args;  // the options' values, read by the command's functions
 
-  bool selected() const;
-  // Runs it and returns the exit code, 0. Bad input throws UsageError, a failed
-  // run its error; main reports both (run_reporting_errors).
-  int run() const;
+  int run() const override;
 
  private:
   std::unique_ptr<Args> args_;
-  CLI::App* command_ = nullptr;
   CLI::App* calibrate_ = nullptr;
   CLI::App* predict_ = nullptr;
 };

@@ -196,8 +196,6 @@ PrimitiveCommand::PrimitiveCommand(CLI::App& app) : args_(std::make_unique<Args>
 
 PrimitiveCommand::~PrimitiveCommand() = default;
 
-bool PrimitiveCommand::selected() const { return command_->parsed(); }
-
 int PrimitiveCommand::run() const { return run_command(*args_); }
 
 }  // namespace switchyard::cli

@@ -11,27 +11,22 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
+#include "command.hpp"
+
 namespace switchyard::cli {
 
-class PrimitiveCommand {
+class PrimitiveCommand final : public Command {
  public:
   // Adds the subcommand and its options to `app`.
   explicit PrimitiveCommand(CLI::App& app);
   ~PrimitiveCommand();
-  PrimitiveCommand(const PrimitiveCommand&) = delete;
-  PrimitiveCommand& operator=(const PrimitiveCommand&) = delete;
 
-  // The command line asked for this subcommand.
-  bool selected() const;
-  // Runs it and returns the exit code, 0. Bad input throws UsageError, a failed
-  // run (a stall, a wrong byte) its error; main reports both (run_reporting_errors).
-  int run() const;
+  int run() const override;
 
   struct Args;  // the option values, as given
 
  private:
   std::unique_ptr<Args> args_;
-  CLI::App* command_ = nullptr;
 };
 
 }  // namespace switchyard::cli

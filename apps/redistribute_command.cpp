@@ -37,14 +37,6 @@ struct RedistributeCommand::Args {
 
 namespace {
 
-std::string strip_prefix(const char* what) {
-  std::string_view s = what;
-  if (s.starts_with("switchyard: ")) s.remove_prefix(12);
-  return std::string(s);
-}
-
-
-
 rd::Layout parse_layout(const std::vector<rd::Index>& extent, const std::string& extent_text, const std::string& text,
                         const std::string& option) {
   rd::Distribution d;
@@ -61,7 +53,7 @@ rd::Layout parse_layout(const std::vector<rd::Index>& extent, const std::string&
   try {
     return rd::Layout(extent, std::move(d));
   } catch (const InvalidArgument& e) {
-    throw UsageError(option + " '" + text + "': " + strip_prefix(e.what()));
+    throw UsageError(option + " '" + text + "': " + without_library_prefix(e.what()));
   }
 }
 
@@ -174,8 +166,8 @@ std::vector<Result> plan_each(const rd::Layout& src, const rd::Layout& dst, cons
     try {
       r.plan.emplace(src, dst, kind);
     } catch (const rd::TableNotApplicable& e) {
-      if (kinds.size() == 1) throw UsageError("--schedule table: " + strip_prefix(e.what()));
-      r.reason = strip_prefix(e.what());
+      if (kinds.size() == 1) throw UsageError("--schedule table: " + without_library_prefix(e.what()));
+      r.reason = without_library_prefix(e.what());
     }
     results.push_back(std::move(r));
   }
@@ -362,8 +354,6 @@ RedistributeCommand::RedistributeCommand(CLI::App& app) : args_(std::make_unique
 }
 
 RedistributeCommand::~RedistributeCommand() = default;
-
-bool RedistributeCommand::selected() const { return command_->parsed(); }
 
 int RedistributeCommand::run() const {
   return run_command(args_->extent, args_->from, args_->to, args_->schedule, args_->repeat, args_->json,

@@ -11,26 +11,21 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
+#include "command.hpp"
+
 namespace switchyard::cli {
 
-class RedistributeCommand {
+class RedistributeCommand final : public Command {
  public:
   // Adds the subcommand and its options to `app`.
   explicit RedistributeCommand(CLI::App& app);
   ~RedistributeCommand();
-  RedistributeCommand(const RedistributeCommand&) = delete;
-  RedistributeCommand& operator=(const RedistributeCommand&) = delete;
 
-  // The command line asked for this subcommand.
-  bool selected() const;
-  // Runs it and returns the exit code, 0. Bad input throws UsageError, a failed
-  // run (a stall, a wrong element) its error; main reports both.
-  int run() const;
+  int run() const override;
 
  private:
   struct Args;
   std::unique_ptr<Args> args_;
-  CLI::App* command_ = nullptr;
 };
 
 }  // namespace switchyard::cli

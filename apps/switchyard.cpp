@@ -1,19 +1,16 @@
 // switchyard: the command-line tool.
 //
 //   switchyard topology [--cores LIST]
-//       What hwloc found, and how each worker thread is bound.
+//       What hwloc found, and how each worker thread is bound (topology_command.hpp).
 //   switchyard exchange [--processes N] [--density D] [--bytes LIST] [--nonuniform]
 //                       [--matrix FILE] [--schedulers LIST] [--repeat K] ...
-//       All-to-many personalized exchanges, with each scheduler of the papers:
-//       the online schemes AC and DRS_N, the static LP, GM, CGM, RS_N, RS_NH,
-//       and the exact optimal (Δ phases) and optimal-bytes (byte lower bound).
-//       Every payload byte of every repetition is checked. Prints a table laid
-//       out like Ranka-Wang-Fox Table 2 / Wang-Lin-Ranka Table 4.
+//       All-to-many personalized exchanges with each scheduler of the papers,
+//       every payload byte checked, as the papers' tables (exchange_command.hpp).
 //   switchyard schedule --matrix FILE --scheduler NAME [--seed S] [--max-phases K] --out FILE.json
-//       One static schedule of a Matrix Market matrix, as JSON.
+//       One static schedule of a Matrix Market matrix, as JSON (schedule_command.hpp).
 //   switchyard phases --processes N --density D --samples S --scheduler NAME
 //       Phases and scheduling time of a static scheduler over random Fig. 7
-//       matrices (Ranka-Wang-Fox Table 4's perm and comp).
+//       matrices (phases_command.hpp).
 //   switchyard redistribute --extent E --from DIST --to DIST [--schedule KIND] ...
 //       A block-cyclic array moved between process grids (redistribute_command.hpp).
 //   switchyard primitive --task NAME --topology SPEC --processes N [--mode slots|mailboxes|both] ...
@@ -23,613 +20,32 @@
 //   switchyard model calibrate|predict ...
 //       The C3 cost model: this machine's parameters, predicted costs (model_command.hpp).
 //
-// Exit codes: 0 success, 1 runtime failure (stall, wrong payload, ...), 2 bad input.
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <charconv>
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
-#include <sstream>
-#include <stdexcept>
 #include <string>
-#include <string_view>
-#include <switchyard/runtime.hpp>
-#include <switchyard/schedulers/auto_scheduler.hpp>
-#include <switchyard/schedulers/comm_matrix.hpp>
-#include <switchyard/schedulers/exchange.hpp>
-#include <switchyard/schedulers/phase_statistics.hpp>
-#include <switchyard/schedulers/schedule.hpp>
-#include <switchyard/schedulers/static_schedulers.hpp>
+#include <switchyard/errors.hpp>
 #include <vector>
 
 #include "cli_support.hpp"
-#include "progress_line.hpp"
-#include "trace_option.hpp"
 #include "collective_command.hpp"
-#include "copy_floor.hpp"
-#include "json_report.hpp"
+#include "command.hpp"
 #include "dynamic_command.hpp"
+#include "exchange_command.hpp"
 #include "model_command.hpp"
 #include "option_parsers.hpp"
+#include "phases_command.hpp"
 #include "primitive_command.hpp"
 #include "redistribute_command.hpp"
+#include "schedule_command.hpp"
+#include "topology_command.hpp"
 
 namespace sy = switchyard;
-namespace sys = switchyard::schedulers;
 using namespace switchyard::cli;
 
 namespace {
-
-// Builds the runtime; a core the process may not use is bad input, not a failure.
-std::unique_ptr<sy::Runtime> make_runtime(const std::vector<int>& cores, const TraceOption* trace = nullptr) {
-  try {
-    return std::make_unique<sy::Runtime>(trace ? trace->runtime_options(cores) : sy::RuntimeOptions{.cores = cores});
-  } catch (const sy::InvalidArgument& e) {
-    std::string_view what = e.what();
-    if (what.starts_with("switchyard: ")) what.remove_prefix(12);
-    throw UsageError("--cores: " + std::string(what));
-  }
-}
-
-// ---------------------------------------------------------------------------
-
-
-// ---------------------------------------------------------------------------
-// Inputs shared by the commands
-// ---------------------------------------------------------------------------
-
-constexpr std::uint64_t kMaxProcesses = 1'000'000;
-constexpr std::uint64_t kMaxBytes = 1ull << 30;
-constexpr const char* kMaxWorkHelp =
-    "Refuse a request estimated at more than STEPS elementary steps of work (default 1e11, minutes at most); "
-    "raise it to run a longer one anyway";
-
-// The Fig. 7 generator inserts each of a row's d entries into the sorted row:
-// n·d² steps, the most of a `phases` run at large d.
-double generation_work(const sys::MatrixShape& shape) {
-  return static_cast<double>(shape.messages) * static_cast<double>(shape.max_degree);
-}
-
-// What an exchange of a matrix of this shape and `total_bytes` takes: every
-// process keeps its outgoing and its incoming messages (twice the matrix's
-// bytes, each message rounded up to a cache line), the bookkeeping of the
-// messages and processes, and the largest working table of a scheduler (auto
-// makes LP's too); `matrices` of them, `generated` or read, run one after another.
-Estimate exchange_estimate(const sys::MatrixShape& shape, double total_bytes, const sys::ExchangeOptions& o,
-                           std::size_t matrices, bool generated) {
-  double table = 0;
-  for (const std::string& name : o.schedulers) {
-    if (name == "ac" || name == "drsn") continue;
-    table = std::max(table, sys::schedule_table_bytes(name == sys::kAutoScheduler ? "lp" : name, shape));
-  }
-  const auto messages = static_cast<double>(shape.messages);
-  return {2 * (total_bytes + kBufferAlignment * messages) + messages * kBytesPerMessage +
-              static_cast<double>(shape.processes) * kBytesPerProcess + table,
-          static_cast<double>(matrices) * (sys::exchange_work(o.schedulers, shape, o.repeat) +
-                                           (generated ? generation_work(shape) : 0) +
-                                           static_cast<double>(shape.messages + shape.processes))};
-}
-
-// A static schedule of a matrix of this shape, `samples` times (each matrix
-// `generated` or not): the matrix, the schedule and its validation, and the
-// scheduler's own work and table.
-Estimate schedule_estimate(const std::string& name, const sys::MatrixShape& shape, double samples, bool generated) {
-  const double graph = static_cast<double>(shape.processes + shape.messages);
-  return {graph * kBytesPerScheduledMessage + sys::schedule_table_bytes(name, shape),
-          samples * (sys::schedule_work(name, shape) + 2 * graph + (generated ? generation_work(shape) : 0))};
-}
-
-// ---------------------------------------------------------------------------
-// exchange
-// ---------------------------------------------------------------------------
-
-struct ExchangeArgs {
-  std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
-  std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine, max_work;
-  bool nonuniform = false;
-  TraceOption trace;
-  // The pattern options given on the command line: --matrix replaces them.
-  std::vector<std::string> pattern_options_given;
-};
-
-// One matrix of the run: a message size (or unit) of the generated pattern, or the file.
-struct MatrixRun {
-  std::string label;    // first column of the table
-  std::uint64_t bytes;  // the size, the unit, or the file's largest message
-  sys::ExchangeReport report;
-  double floor_ms = 0;  // copy_floor_ms of the matrix
-};
-
-std::string cell(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-// The papers' layout (Ranka-Wang-Fox Table 2, Wang-Lin-Ranka Table 4): a column
-// per scheduler; communication time by message size, then scheduling time,
-// phases, and DRS_N's inquiries.
-void print_table(const std::vector<MatrixRun>& runs, const std::vector<std::string>& schedulers,
-                 const std::string& first_column, std::uint64_t repeat) {
-  constexpr int kLabel = 26, kCell = 11;
-  auto row = [&](const std::string& label, auto&& value) {
-    std::printf("%-*s", kLabel, label.c_str());
-    // Wider where a name needs it ("optimal-bytes"): two spaces before each.
-    for (std::size_t s = 0; s < schedulers.size(); ++s)
-      std::printf("%*s", std::max(kCell, static_cast<int>(schedulers[s].size()) + 2), value(s).c_str());
-    std::printf("\n");
-  };
-  row(first_column, [&](std::size_t s) { return schedulers[s]; });
-  auto block = [&](const std::string& title, auto&& value) {
-    std::printf("%s\n", title.c_str());
-    for (const MatrixRun& run : runs) {
-      row("  " + run.label, [&](std::size_t s) { return value(run.report.results[s]); });
-    }
-  };
-  block("comm (ms, median of " + std::to_string(repeat) + ")",
-        [](const sys::SchedulerResult& r) { return cell("%.3f", r.comm_ms.median); });
-  block("comp (ms)", [](const sys::SchedulerResult& r) {
-    return r.scheduler == "ac" ? std::string("0") : cell("%.3f", r.schedule_ms.median);
-  });
-  block("perm (phases)",
-        [](const sys::SchedulerResult& r) { return r.phases ? std::to_string(*r.phases) : std::string("-"); });
-  block("inquiries",
-        [](const sys::SchedulerResult& r) { return r.inquiries ? std::to_string(*r.inquiries) : std::string("-"); });
-  for (const MatrixRun& run : runs) {
-    for (const sys::SchedulerResult& r : run.report.results) {
-      if (!r.chosen.empty()) std::printf("auto chose %s for %s\n", r.chosen.c_str(), run.label.c_str());
-    }
-  }
-  std::printf("every payload byte of every repetition verified: yes\n\n");
-
-  std::printf("%-*s%*s%*s%*s\n", kLabel, ("Generate_Recv (ms, median of " + std::to_string(repeat) + ")").c_str(),
-              kCell, "concat", kCell, "AM", kCell, "concat/AM");
-  for (const MatrixRun& run : runs) {
-    const auto& g = *run.report.generate_recv;
-    std::printf("%-*s%*.3f%*.3f%*.1f\n", kLabel, ("  " + run.label).c_str(), kCell, g.concat_ms.median, kCell,
-                g.am_ms.median, kCell, g.am_ms.median > 0 ? g.concat_ms.median / g.am_ms.median : 0.0);
-  }
-}
-
-// What an exchange runs on: the matrix of --matrix, or the generated pattern's
-// processes, density and message sizes (each checked against the memory).
-struct ExchangeInput {
-  std::optional<sys::CommMatrix> file_matrix;
-  std::uint64_t processes = 0, density = 0;
-  std::vector<std::uint64_t> sizes;
-};
-
-// The exchange the command line asks for, refused (check_estimate) when its
-// memory or work is beyond this machine or --max-work.
-ExchangeInput parse_exchange_input(const ExchangeArgs& a, const sys::ExchangeOptions& options) {
-  std::optional<sys::CommMatrix> file_matrix;
-  std::uint64_t processes = 0, density = 0;
-  std::vector<std::uint64_t> sizes;
-  sys::MatrixShape shape;
-  double total_bytes = 0;
-  std::string request;  // names the exchange in a refusal
-  if (!a.matrix.empty()) {
-    if (!a.pattern_options_given.empty()) {
-      std::fprintf(stderr,
-                   "switchyard: note: %s not used with --matrix: the file gives the processes, the pattern "
-                   "and the message sizes\n",
-                   join(a.pattern_options_given).c_str());
-    }
-    file_matrix = load_matrix(a.matrix);
-    shape = sys::MatrixShape::of(*file_matrix);
-    processes = shape.processes;
-    density = shape.max_degree;
-    sizes = {shape.largest_message};
-    total_bytes = static_cast<double>(file_matrix->total_bytes());
-    request = "exchange --matrix '" + a.matrix + "' (" + std::to_string(processes) + " processes, " +
-              std::to_string(shape.messages) + " messages)";
-  } else {
-    processes = parse_uint(a.processes, "--processes", 1, kMaxProcesses);
-    density = parse_uint(a.density, "--density", 0, kMaxProcesses);
-    if (density > processes) {
-      throw UsageError("--density: " + std::to_string(density) + " messages per process is more than the " +
-                       std::to_string(processes) + " processes of --processes " + std::to_string(processes) +
-                       " (it must be between 0 and " + std::to_string(processes) + ")");
-    }
-    sizes = parse_byte_list(a.bytes, kMaxBytes);
-    const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
-    // Test set 2 draws sizes up to 32 units.
-    const std::uint64_t biggest_message = largest * (a.nonuniform ? 32 : 1);
-    // Fig. 7: d messages per row and per column, self-messages among them.
-    shape = {processes, processes * density, density, biggest_message, density > 0};
-    total_bytes = static_cast<double>(shape.messages) * static_cast<double>(biggest_message);
-    request = "exchange --processes " + std::to_string(processes) + " --density " + std::to_string(density) +
-              " (messages of up to " + human_bytes(static_cast<double>(biggest_message)) + ")";
-  }
-  check_estimate(exchange_estimate(shape, total_bytes, options, sizes.size(), !file_matrix),
-                 a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work), request);
-  return {std::move(file_matrix), processes, density, std::move(sizes)};
-}
-
-sys::ExchangeOptions parse_exchange_options(const ExchangeArgs& a) {
-  sys::ExchangeOptions options;
-  options.schedulers = parse_scheduler_list(a.schedulers);
-  options.repeat = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1'000'000));
-  options.seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
-  if (!a.max_phases.empty()) options.max_phases = parse_uint(a.max_phases, "--max-phases", 1, ~std::uint64_t{0});
-  if (!a.ring_capacity.empty()) {
-    options.run_options.ring_capacity =
-        parse_uint(a.ring_capacity, "--ring-capacity (--mailbox-capacity)", 1, std::size_t{1} << 24);
-  }
-  if (!a.ac_strip.empty()) options.ac.strip = parse_uint(a.ac_strip, "--ac-strip", 0, 1'000'000);
-  if (!a.drsn_retry_yields.empty()) {
-    options.drsn_retry_yields =
-        static_cast<std::uint32_t>(parse_uint(a.drsn_retry_yields, "--drsn-retry-yields", 1, 1'000'000));
-  }
-  if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine);
-  if (options.schedulers.empty()) options.schedulers = sys::default_exchange_schedulers();
-  return options;
-}
-
-void write_exchange_json(const ExchangeArgs& a, const ExchangeInput& input, const sys::ExchangeOptions& options,
-                         const sy::Runtime& runtime, const std::vector<MatrixRun>& runs, OutputFile& output) {
-  const auto& [file_matrix, processes, density, sizes] = input;
-  nlohmann::ordered_json j;
-  j["processes"] = processes;
-  j["density"] = density;
-  j["cores"] = runtime.cores().size();
-  j["core_list"] = runtime.cores();
-  j["pattern"] = file_matrix ? "matrix" : a.nonuniform ? "nonuniform" : "fig7";
-  if (file_matrix) j["matrix"] = a.matrix;
-  j["repeat"] = options.repeat;
-  j["seed"] = options.seed;
-  j["mailbox_capacity"] = options.run_options.ring_capacity;
-  j["results"] = nlohmann::ordered_json::array();
-  j["generate_recv"] = nlohmann::ordered_json::array();
-  for (const MatrixRun& run : runs) {
-    for (const auto& r : run.report.results) {
-      nlohmann::ordered_json row;
-      row["scheduler"] = r.scheduler;
-      row["bytes"] = run.bytes;
-      row["comm_ms"] = time_json(r.comm_ms);
-      row["floor_ms"] = run.floor_ms;
-      row["schedule_ms"] = r.schedule_ms.median;
-      if (r.phases) row["phases"] = *r.phases;
-      if (!r.chosen.empty()) row["chosen"] = r.chosen;
-      if (r.inquiries) {
-        row["inquiries"] = *r.inquiries;
-        row["inquiries_samples"] = r.inquiry_samples;
-      }
-      row["verified"] = r.verified;
-      row["samples_ms"] = r.comm_ms.samples;
-      row["messages"] = run.report.messages;
-      row["megabytes"] = static_cast<double>(run.report.total_bytes) / 1e6;
-      row["slots"] = r.job.slots;
-      row["mailbox_full"] = r.job.ring_full;
-      j["results"].push_back(std::move(row));
-    }
-    const auto& g = *run.report.generate_recv;
-    j["generate_recv"].push_back(
-        {{"bytes", run.bytes}, {"recv_ms", {{"concat", time_json(g.concat_ms)}, {"am", time_json(g.am_ms)}}}});
-  }
-  write_json_report(output, j);
-}
-
-void write_exchange_csv(const ExchangeInput& input, const sys::ExchangeOptions& options, const sy::Runtime& runtime,
-                        const std::vector<MatrixRun>& runs, OutputFile& output) {
-  const auto& [file_matrix, processes, density, sizes] = input;
-  std::ostringstream out;
-  out.precision(6);
-  out << std::fixed;
-  out << "scheduler,processes,density,cores,bytes,repeat,comm_ms_median,comm_ms_min,comm_ms_max,schedule_ms,phases,"
-         "inquiries,messages,megabytes,verified\n";
-  for (const MatrixRun& run : runs) {
-    for (const auto& r : run.report.results) {
-      out << r.scheduler << "," << processes << "," << density << "," << runtime.cores().size() << "," << run.bytes << ","
-          << options.repeat << "," << r.comm_ms.median << "," << r.comm_ms.min << "," << r.comm_ms.max << ","
-          << r.schedule_ms.median << "," << (r.phases ? std::to_string(*r.phases) : "") << ","
-          << (r.inquiries ? std::to_string(*r.inquiries) : "") << "," << run.report.messages << ","
-          << static_cast<double>(run.report.total_bytes) / 1e6 << "," << (r.verified ? "yes" : "no") << "\n";
-    }
-  }
-  output.write(out.str());
-  std::printf("wrote %s\n", output.path().c_str());
-}
-
-int run_exchange(const ExchangeArgs& a) {
-  const sys::ExchangeOptions options = parse_exchange_options(a);
-  const ExchangeInput input = parse_exchange_input(a, options);
-  const auto& [file_matrix, processes, density, sizes] = input;
-  std::optional<OutputFile> json, csv;
-  if (!a.json.empty()) json.emplace("--json", a.json);
-  if (!a.csv.empty()) csv.emplace("--csv", a.csv);
-  const std::vector<int> cores = a.cores.empty() ? std::vector<int>{} : parse_core_list(a.cores);
-  auto rt = make_runtime(cores, &a.trace);
-
-  const std::string pattern = file_matrix    ? "matrix file " + a.matrix
-                              : a.nonuniform ? "Wang-Lin-Ranka test set 2 (Fig. 7 pattern, sizes unit x 1..32)"
-                                             : "Ranka-Wang-Fox Fig. 7 (uniform sizes)";
-  std::printf("switchyard exchange: %llu processes on %zu core(s), %s %llu, %s\n",
-              static_cast<unsigned long long>(processes), rt->cores().size(),
-              file_matrix ? "most messages sent or received by one process" : "density",
-              static_cast<unsigned long long>(density), pattern.c_str());
-  std::printf("%u repetition(s), seed %llu, ring capacity %zu cache lines, AC strip %s\n\n", options.repeat,
-              static_cast<unsigned long long>(options.seed), options.run_options.ring_capacity,
-              options.ac.strip ? std::to_string(options.ac.strip).c_str() : "unlimited");
-  std::fflush(stdout);
-
-  std::vector<MatrixRun> runs;
-  ProgressLine progress("exchange");
-  try {
-    for (std::uint64_t bytes : sizes) {
-      progress(runs.size(), sizes.size(), "message sizes");
-      const auto n = static_cast<sy::Rank>(processes);
-      const auto d = static_cast<sy::Rank>(density);
-      const sys::CommMatrix m = file_matrix    ? *file_matrix
-                                : a.nonuniform ? sys::nonuniform_matrix(n, d, bytes, options.seed)
-                                               : sys::fig7_matrix(n, d, bytes, options.seed);
-      runs.push_back({file_matrix ? std::string("matrix") : std::to_string(bytes), bytes,
-                      sys::run_exchange(*rt, m, options), copy_floor_ms(m.total_bytes(), rt->cores().size())});
-    }
-  } catch (...) {
-    if (json) json->abandon();
-    if (csv) csv->abandon();
-    throw;
-  }
-  progress.clear();
-  print_table(runs, options.schedulers,
-              file_matrix    ? "(file)"
-              : a.nonuniform ? "msg_unit"
-                             : "msg_size",
-              options.repeat);
-  const std::uint64_t messages = runs.front().report.messages;
-  std::printf(
-      "\ncomm: from the first process leaving the barrier before the exchange to the last one done\n"
-      "comp: make_schedule on one thread (static); Generate_Recv by active messages (drsn); none for ac\n"
-      "perm: phases of the schedule; inquiries: busy-lock test-and-sets of all processes in one exchange "
-      "(%llu messages)\n",
-      static_cast<unsigned long long>(messages));
-
-  if (json) write_exchange_json(a, input, options, *rt, runs, *json);
-  if (csv) write_exchange_csv(input, options, *rt, runs, *csv);
-  a.trace.write();
-  return kExitOk;
-}
-
-// ---------------------------------------------------------------------------
-// schedule
-// ---------------------------------------------------------------------------
-
-struct ScheduleArgs {
-  std::string matrix, scheduler, seed = "1", max_phases, out, max_work;
-};
-
-int run_schedule(const ScheduleArgs& a) {
-  const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
-  const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
-  const sys::CommMatrix m = load_matrix(a.matrix);
-  check_estimate(schedule_estimate(name, sys::MatrixShape::of(m), 1, false),
-                 a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work),
-                 "schedule --scheduler " + name + " --matrix '" + a.matrix + "' (" + std::to_string(m.size()) +
-                     " processes, " + std::to_string(m.messages()) + " messages)");
-  OutputFile out("--out", a.out);
-  const auto t0 = std::chrono::steady_clock::now();
-  const std::uint64_t max_phases =
-      a.max_phases.empty() ? 0 : parse_uint(a.max_phases, "--max-phases", 1, ~std::uint64_t{0});
-  const sys::Schedule s = sys::make_schedule(name, m, sys::ScheduleOptions{seed, max_phases});
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  sys::validate(s, m);
-
-  // One line per phase: a schedule of thousands of transfers stays readable.
-  std::string text = "{\"processes\": " + std::to_string(s.processes) +
-                     ", \"scheduler\": " + nlohmann::json(name).dump() + ", \"seed\": " + std::to_string(seed) +
-                     ", \"phases\": [";
-  for (std::size_t p = 0; p < s.phases.size(); ++p) {
-    nlohmann::ordered_json phase = nlohmann::ordered_json::array();
-    for (const auto& t : s.phases[p]) {
-      phase.push_back({{"src", t.src}, {"dst", t.dst}, {"offset", t.offset}, {"bytes", t.bytes}});
-    }
-    text += (p ? ",\n  " : "\n  ") + phase.dump();
-  }
-  text += s.phases.empty() ? "]}\n" : "\n]}\n";
-  out.write(text);
-  std::printf(
-      "switchyard schedule: %s on %s: %zu phases, %llu transfers, %u processes (lower bound %llu phases), "
-      "makespan %llu bytes (lower bound %llu), scheduled in %.3f ms, valid\nwrote %s\n",
-      name.c_str(), a.matrix.c_str(), s.phases.size(), static_cast<unsigned long long>(s.transfers()), s.processes,
-      static_cast<unsigned long long>(m.max_degree()), static_cast<unsigned long long>(s.makespan_bytes()),
-      static_cast<unsigned long long>(m.max_load_bytes()), ms, out.path().c_str());
-  return kExitOk;
-}
-
-// ---------------------------------------------------------------------------
-// phases
-// ---------------------------------------------------------------------------
-
-struct PhasesArgs {
-  std::string processes, density, samples, scheduler, seed = "1", json, max_work;
-};
-
-int run_phases(const PhasesArgs& a) {
-  const std::uint64_t n = parse_uint(a.processes, "--processes", 1, kMaxProcesses);
-  const std::uint64_t d = parse_uint(a.density, "--density", 0, kMaxProcesses);
-  if (d > n) {
-    throw UsageError("--density: " + std::to_string(d) + " messages per process is more than the " + std::to_string(n) +
-                     " processes (it must be between 0 and " + std::to_string(n) + ")");
-  }
-  const std::uint64_t samples = parse_uint(a.samples, "--samples", 1, 1'000'000);
-  const std::string name = parse_static_scheduler(a.scheduler, "--scheduler");
-  const std::uint64_t seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
-  check_estimate(schedule_estimate(name, sys::MatrixShape{n, n * d, d, 1, d > 0}, static_cast<double>(samples), true),
-                 a.max_work.empty() ? kDefaultMaxWork : parse_max_work(a.max_work),
-                 "phases --scheduler " + name + " --processes " + std::to_string(n) + " --density " +
-                     std::to_string(d) + " --samples " + std::to_string(samples));
-  std::optional<OutputFile> json;
-  if (!a.json.empty()) json.emplace("--json", a.json);
-
-  ProgressLine progress("phases");
-  const sys::PhaseStatistics st = sys::phase_statistics(name, static_cast<sy::Rank>(n), static_cast<sy::Rank>(d),
-                                                        static_cast<std::uint32_t>(samples), seed, progress.callback());
-  progress.clear();
-  std::printf("switchyard phases: %s on %llu Fig. 7 matrices, %llu processes, density %llu, seed %llu\n", name.c_str(),
-              static_cast<unsigned long long>(samples), static_cast<unsigned long long>(n),
-              static_cast<unsigned long long>(d), static_cast<unsigned long long>(seed));
-  std::printf("phases: avg %.2f, min %llu, max %llu (every schedule needs at least %llu)\n", st.avg,
-              static_cast<unsigned long long>(st.min), static_cast<unsigned long long>(st.max),
-              static_cast<unsigned long long>(d));
-  std::printf("scheduling time: %.3f ms avg, on one thread\n", st.schedule_ms_avg);
-  if (json) {
-    nlohmann::ordered_json j;
-    j["scheduler"] = name;
-    j["processes"] = n;
-    j["density"] = d;
-    j["samples"] = samples;
-    j["seed"] = seed;
-    j["phases"] = {{"avg", st.avg}, {"min", st.min}, {"max", st.max}};
-    j["schedule_ms"] = {{"avg", st.schedule_ms_avg}};
-    write_json_report(*json, j);
-  }
-  return kExitOk;
-}
-
-// ---------------------------------------------------------------------------
-// topology
-// ---------------------------------------------------------------------------
-
-int run_topology(const std::string& cores_text) {
-  const std::vector<int> cores = cores_text.empty() ? std::vector<int>{} : parse_core_list(cores_text);
-  auto rt = make_runtime(cores);
-  // Workers bind themselves when their threads start, and the Runtime constructor
-  // does not wait for that: a trivial job (every worker takes part in every job,
-  // and only after binding) makes sure the bindings read back below are final.
-  rt->run(1, [](sy::Process&) -> sy::Task<void> { co_return; });
-  std::printf("%s", rt->topology().describe().c_str());
-  const auto bindings = rt->worker_bindings();
-  std::printf("workers (%zu, one per core):\n", bindings.size());
-  for (const auto& b : bindings) std::printf("  %s\n", b.c_str());
-  return kExitOk;
-}
-
-// The exchange command and its options; pattern_options are those --matrix replaces.
-struct ExchangeCommand {
-  CLI::App* command;
-  std::vector<const CLI::Option*> pattern_options;
-};
-
-ExchangeCommand add_exchange_command(CLI::App& app, ExchangeArgs& ex) {
-  auto* exchange = app.add_subcommand("exchange", "Run all-to-many personalized exchanges with each scheduler (" +
-                                                      join(sys::default_exchange_schedulers()) +
-                                                      "), check every payload byte, and print the papers' table");
-  auto* ex_processes = exchange->add_option("--processes,-n", ex.processes, "Number of software processes")
-                           ->type_name("N")
-                           ->capture_default_str();
-  auto* ex_density =
-      exchange->add_option("--density,-d", ex.density, "Messages sent and received per process (Fig. 7), at most N")
-          ->type_name("D")
-          ->capture_default_str();
-  auto* ex_bytes = exchange
-                       ->add_option("--bytes,-b", ex.bytes,
-                                    "Message sizes (with --nonuniform: units), comma-separated; one table row each; "
-                                    "K, M, G suffixes are powers of 1024")
-                       ->type_name("LIST")
-                       ->capture_default_str();
-  auto* ex_nonuniform = exchange->add_flag("--nonuniform", ex.nonuniform,
-                                           "Wang-Lin-Ranka test set 2: the Fig. 7 pattern with sizes unit x k, k "
-                                           "uniform in 1..32, unit = each --bytes value");
-  exchange
-      ->add_option("--matrix", ex.matrix,
-                   "Exchange this Matrix Market file's matrix (row = sender, column = receiver, value = bytes) instead "
-                   "of generated ones; --processes, --density, --bytes and --nonuniform are then not used")
-      ->type_name("FILE");
-  exchange
-      ->add_option("--schedulers", ex.schedulers,
-                   "Schedulers to compare, comma-separated: online ac, drsn; static " +
-                       join(sys::static_scheduler_names(), ", ") +
-                       "; auto (the cheapest of ac, lp, cgm, optimal, optimal-bytes, drsn by the C3 model)")
-      ->type_name("LIST")
-      ->capture_default_str();
-  exchange->add_option("--machine", ex.machine, "Machine file (switchyard model calibrate) that auto charges with")
-      ->type_name("FILE");
-  exchange->add_option("--repeat,-r", ex.repeat, "Timed repetitions per scheduler and matrix (the median is reported)")
-      ->type_name("K")
-      ->capture_default_str();
-  exchange->add_option("--seed", ex.seed, "Seed of the matrices, the schedulers, DRS_N's orders and the payloads")
-      ->type_name("S")
-      ->capture_default_str();
-  exchange->add_option("--cores", ex.cores, "OS CPUs to run on, e.g. 0,1 or 0-3 (default: all usable)")
-      ->type_name("LIST");
-  exchange
-      // (--mailbox-capacity), its name before the ring was called the ring, is still accepted.
-      ->add_option("--ring-capacity,--mailbox-capacity", ex.ring_capacity,
-                   "Cache lines (4 slots of 16 bytes each) per core-to-core ring, 1..16777216 (default: " +
-                       std::to_string(sy::RunOptions{}.ring_capacity) + ")")
-      ->type_name("LINES");
-  exchange
-      ->add_option("--ac-strip", ex.ac_strip,
-                   "AC strip mining: at most K receives and K sends outstanding per process (default: 0, unlimited)")
-      ->type_name("K");
-  exchange
-      ->add_option("--drsn-retry-yields", ex.drsn_retry_yields,
-                   "DRS_N retry delay: yields after a pass in which every destination was busy (default: 1)")
-      ->type_name("Y");
-  exchange
-      ->add_option("--max-phases", ex.max_phases,
-                   "optimal-bytes: at most max(K, Δ) phases, trading makespan for fewer phase start-ups (default: "
-                   "no cap, makespan = the byte lower bound)")
-      ->type_name("K");
-  exchange
-      ->add_option("--json", ex.json,
-                   "Also write the results as JSON to FILE (a result's bytes: the message size, the unit with "
-                   "--nonuniform, the largest message with --matrix)")
-      ->type_name("FILE");
-  exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
-  exchange->add_option("--max-work", ex.max_work, kMaxWorkHelp)->type_name("STEPS");
-  ex.trace.add_to(*exchange);
-  return {exchange, {ex_processes, ex_density, ex_bytes, ex_nonuniform}};
-}
-
-CLI::App* add_schedule_command(CLI::App& app, ScheduleArgs& sc) {
-  auto* schedule =
-      app.add_subcommand("schedule", "Schedule a Matrix Market matrix with a static scheduler and write it as JSON");
-  schedule->add_option("--matrix", sc.matrix, "Matrix Market file (row = sender, column = receiver, value = bytes)")
-      ->type_name("FILE")
-      ->required();
-  schedule->add_option("--scheduler", sc.scheduler, "Static scheduler: " + join(sys::static_scheduler_names(), ", "))
-      ->type_name("NAME")
-      ->required();
-  schedule->add_option("--seed", sc.seed, "Scheduler seed")->type_name("S")->capture_default_str();
-  schedule
-      ->add_option("--max-phases", sc.max_phases,
-                   "optimal-bytes: at most max(K, Δ) phases, trading makespan for fewer phases (default: no cap)")
-      ->type_name("K");
-  schedule->add_option("--out", sc.out, "Write the schedule as JSON to FILE")->type_name("FILE.json")->required();
-  schedule->add_option("--max-work", sc.max_work, kMaxWorkHelp)->type_name("STEPS");
-  return schedule;
-}
-
-CLI::App* add_phases_command(CLI::App& app, PhasesArgs& ph) {
-  auto* phases = app.add_subcommand(
-      "phases", "Phases and scheduling time of a static scheduler over random Fig. 7 matrices (Table 4's perm, comp)");
-  phases->add_option("--processes,-n", ph.processes, "Number of processes")->type_name("N")->required();
-  phases->add_option("--density,-d", ph.density, "Messages per row and column, at most N")->type_name("D")->required();
-  phases->add_option("--samples", ph.samples, "Random matrices to schedule")->type_name("S")->required();
-  phases->add_option("--scheduler", ph.scheduler, "Static scheduler: " + join(sys::static_scheduler_names(), ", "))
-      ->type_name("NAME")
-      ->required();
-  phases->add_option("--seed", ph.seed, "Seed of the matrices and the scheduler")
-      ->type_name("S")
-      ->capture_default_str();
-  phases->add_option("--json", ph.json, "Also write the statistics as JSON to FILE")->type_name("FILE");
-  phases->add_option("--max-work", ph.max_work, kMaxWorkHelp)->type_name("STEPS");
-  return phases;
-}
 
 // Parses the command line into app's options: an exit code when that is all
 // there is to do (help, version, a usage error), nothing when a command is to run.
@@ -668,41 +84,23 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(SWITCHYARD_VERSION));
   app.require_subcommand(1);
 
-  std::string topology_cores;
-  auto* topology = app.add_subcommand("topology", "Show the machine as hwloc sees it and how workers are bound");
-  topology->add_option("--cores", topology_cores, "OS CPUs to start workers on, e.g. 0,1 or 0-3 (default: all usable)")
-      ->type_name("LIST");
-
-  ExchangeArgs ex;
-  const ExchangeCommand exchange = add_exchange_command(app, ex);
-
-  ScheduleArgs sc;
-  CLI::App* schedule = add_schedule_command(app, sc);
-
-  PhasesArgs ph;
-  CLI::App* phases = add_phases_command(app, ph);
-
-  const sy::cli::RedistributeCommand redistribute(app);
-  const sy::cli::PrimitiveCommand primitive(app);
-  const sy::cli::ModelCommand model(app);
-  const sy::cli::CollectiveCommand collective(app);
-  const sy::cli::DynamicCommand dynamic(app);
+  // In the order `switchyard --help` lists them.
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(std::make_unique<TopologyCommand>(app));
+  commands.push_back(std::make_unique<ExchangeCommand>(app));
+  commands.push_back(std::make_unique<ScheduleCommand>(app));
+  commands.push_back(std::make_unique<PhasesCommand>(app));
+  commands.push_back(std::make_unique<RedistributeCommand>(app));
+  commands.push_back(std::make_unique<PrimitiveCommand>(app));
+  commands.push_back(std::make_unique<ModelCommand>(app));
+  commands.push_back(std::make_unique<CollectiveCommand>(app));
+  commands.push_back(std::make_unique<DynamicCommand>(app));
 
   if (const std::optional<int> done = parse_command_line(app, argc, argv)) return *done;
-  for (const auto* given : exchange.pattern_options) {
-    if (given->count() > 0) ex.pattern_options_given.push_back(given->get_name());
-  }
-
   return run_reporting_errors([&] {
-    if (*topology) return run_topology(topology_cores);
-    if (*exchange.command) return run_exchange(ex);
-    if (*schedule) return run_schedule(sc);
-    if (*phases) return run_phases(ph);
-    if (redistribute.selected()) return redistribute.run();
-    if (primitive.selected()) return primitive.run();
-    if (model.selected()) return model.run();
-    if (collective.selected()) return collective.run();
-    if (dynamic.selected()) return dynamic.run();
+    for (const auto& command : commands) {
+      if (command->selected()) return command->run();
+    }
     return kExitUsage;  // unreachable: a subcommand is required
   });
 }

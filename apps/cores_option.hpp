@@ -1,0 +1,28 @@
+#pragma once
+// --cores (exchange, topology): the runtime on the OS CPUs the command line names.
+
+#include <memory>
+#include <string>
+#include <switchyard/errors.hpp>
+#include <switchyard/runtime.hpp>
+#include <vector>
+
+#include "cli_support.hpp"
+#include "option_parsers.hpp"
+#include "trace_option.hpp"
+
+namespace switchyard::cli {
+
+// The runtime on `cores_text`'s CPUs (empty: every usable one), recording
+// traces if `trace` asks; a core the process may not use is bad input, not a failure.
+inline std::unique_ptr<Runtime> make_runtime(const std::string& cores_text, const TraceOption* trace = nullptr) {
+  std::vector<int> cores = cores_text.empty() ? std::vector<int>{} : parse_core_list(cores_text);
+  try {
+    return std::make_unique<Runtime>(trace ? trace->runtime_options(std::move(cores))
+                                           : RuntimeOptions{.cores = std::move(cores)});
+  } catch (const InvalidArgument& e) {
+    throw UsageError("--cores: " + without_library_prefix(e.what()));
+  }
+}
+
+}  // namespace switchyard::cli
