@@ -308,4 +308,40 @@ TEST(MpiFailure, AThrowOnNodeOneEndsTheJobOnEveryNode) {
   rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
 }
 
+// A process of node 1 waits for a message nobody sends while every other
+// process finishes: node 1's watchdog names it (StallError), every other node
+// fails with a RemoteFailure naming node 1 (not a stall of its own, although
+// its processes finished long before).
+TEST(MpiFailure, AStallOnNodeOneIsReportedOnEveryNode) {
+  Runtime& rt = runtime();
+  const Rank n = 2 * rt.nodes();
+  const Rank waiter = rt.nodes() > 1 ? 2 : 1;
+  RunOptions o = options();
+  o.stall_timeout = std::chrono::milliseconds(400);
+  const auto started = std::chrono::steady_clock::now();
+  std::string error;
+  bool stall = false;
+  try {
+    rt.run(
+        n,
+        [&](Process& p) -> Task<void> {
+          if (p.rank() == waiter) co_await p.recv(waiter, 3);  // never sent
+        },
+        o);
+  } catch (const StallError& e) {
+    error = e.what();
+    stall = true;
+  } catch (const RemoteFailure& e) {
+    error = e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  const bool stalled_node = rt.nodes() == 1 || rt.node() == 1;
+  EXPECT_EQ(stall, stalled_node) << error;
+  if (stalled_node) {
+    EXPECT_NE(error.find("rank " + std::to_string(waiter)), std::string::npos) << error;
+  } else {
+    EXPECT_NE(error.find("node 1 stalled"), std::string::npos) << error;
+  }
+}
+
 }  // namespace

@@ -242,6 +242,9 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
         job.not_yielding(workers[w]->running_rank(), workers[w]->os_core(), now - resume_since[w]);
       }
     }
+    // A node whose processes have all finished waits for the other nodes'
+    // (network_finished): not a stall of its own; theirs, they report.
+    if (job.remaining.load(std::memory_order_acquire) == 0) running = true;
     if (total != last_total || running) {
       last_total = total;
       last_change = now;
@@ -258,10 +261,12 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
 void Runtime::watch_network(detail::Job& job, std::optional<std::chrono::steady_clock::time_point>& cancelled_at,
                             std::chrono::steady_clock::time_point now) {
   constexpr auto kCancelGrace = std::chrono::seconds(3);
-  if (!job.cancelled.load(std::memory_order_acquire)) {
-    if (auto text = network_->failure_from_others(job.nodes().job)) job.fail_remotely(*text);
-    return;
+  // Received whether or not this node's part is cancelled already: the node
+  // that sent it waits until it has been (failures_delivered).
+  if (auto text = network_->failure_from_others(job.nodes().job)) {
+    if (!job.cancelled.load(std::memory_order_acquire)) job.fail_remotely(*text);
   }
+  if (!job.cancelled.load(std::memory_order_acquire)) return;
   if (!cancelled_at) cancelled_at = now;
   if (now - *cancelled_at < kCancelGrace) return;
   std::fprintf(stderr,

@@ -203,7 +203,7 @@ void Worker::round() {
 bool Worker::network_finished() {
   if (!network_job_) return true;
   Job& job = *job_;
-  if (!drained_ && !network_->has_requests() && !network_->has_staged()) {
+  if (!drained_ && !network_->has_requests() && !network_->has_staged() && job.network()->failures_delivered()) {
     drained_ = true;
     if (job.drained.fetch_add(1, std::memory_order_acq_rel) + 1 == job.worker_count()) {
       job.network()->start_barrier();

@@ -147,10 +147,21 @@ void MpiWorld::announce_failure(std::uint64_t job, const std::string& text) {
   for (std::uint32_t k = 0; k < nodes_; ++k) {
     if (k == node_) continue;
     MPI_Request r;
-    MPI_Isend(buffer->data(), static_cast<int>(buffer->size()), MPI_CHAR, static_cast<int>(k), kFailureTag,
-              impl_->control, &r);
+    // Synchronous: complete once node k has received it (failures_delivered()).
+    MPI_Issend(buffer->data(), static_cast<int>(buffer->size()), MPI_CHAR, static_cast<int>(k), kFailureTag,
+               impl_->control, &r);
     sends.emplace_back(r, buffer);  // the buffer stays until every send of it completes
   }
+}
+
+bool MpiWorld::failures_delivered() {
+  std::lock_guard lock(impl_->mutex);
+  std::erase_if(impl_->failure_sends, [](auto& s) {
+    int done = 0;
+    MPI_Test(&s.first, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+  return impl_->failure_sends.empty();
 }
 
 std::optional<std::string> MpiWorld::failure_from_others(std::uint64_t job) {
@@ -478,6 +489,7 @@ MpiWorld::~MpiWorld() = default;
 MpiWorld* MpiWorld::instance() { return nullptr; }
 std::vector<std::vector<int>> MpiWorld::allgather(const std::vector<int>& mine) const { return {mine}; }
 void MpiWorld::announce_failure(std::uint64_t, const std::string&) {}
+bool MpiWorld::failures_delivered() { return true; }
 std::optional<std::string> MpiWorld::failure_from_others(std::uint64_t) { return std::nullopt; }
 void MpiWorld::start_barrier() {}
 bool MpiWorld::barrier_done() { return true; }

@@ -66,7 +66,13 @@ class MpiWorld {
 
   // A job failed here: tells every other node (text: what to tell them).
   void announce_failure(std::uint64_t job, const std::string& text);
+  // Whether every node has received what announce_failure() sent it: a node
+  // that failed ends its part of the job only then, so that the others learn
+  // why before the end-of-job barrier lets them return.
+  bool failures_delivered();
   // A failure another node announced for `job`, if one has come (never blocks).
+  // Called while the job lasts, cancelled or not, so that announcements are
+  // always received.
   std::optional<std::string> failure_from_others(std::uint64_t job);
 
   // The end-of-job barrier, non-blocking: started once, then tested.
