@@ -42,8 +42,16 @@ function(switchyard_mpi_test name target nodes)
   add_test(NAME ${test}
            COMMAND ${SWITCHYARD_MPIEXEC} --allow-run-as-root --oversubscribe -np ${nodes} $<TARGET_FILE:${target}> ${ARGN})
   set(timeout 60)
+  set(environment ${SWITCHYARD_TEST_ENVIRONMENT})
   if(NOT SWITCHYARD_SANITIZE STREQUAL "")
     set(timeout 240)
   endif()
-  set_tests_properties(${test} PROPERTIES TIMEOUT ${timeout} LABELS mpi ENVIRONMENT "${SWITCHYARD_TEST_ENVIRONMENT}")
+  if(SWITCHYARD_SANITIZE STREQUAL "address")
+    # LeakSanitizer reports Open MPI's own allocations at exit (~125 KB in
+    # ~3400 blocks, from libmpi, libopen-pal and MCA components that are
+    # unloaded by then, so no suppression can name them). The one-node runs
+    # of the same programs keep leak detection on.
+    list(APPEND environment "ASAN_OPTIONS=detect_leaks=0")
+  endif()
+  set_tests_properties(${test} PROPERTIES TIMEOUT ${timeout} LABELS mpi ENVIRONMENT "${environment}")
 endfunction()
