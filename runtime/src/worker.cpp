@@ -205,6 +205,8 @@ bool Worker::network_finished() {
   Job& job = *job_;
   if (!drained_ && !network_->has_requests() && !network_->has_staged() && job.network()->failures_delivered()) {
     drained_ = true;
+    // acq_rel pairs with the other workers' increments: the last one sees
+    // them all drained before it starts the barrier.
     if (job.drained.fetch_add(1, std::memory_order_acq_rel) + 1 == job.worker_count()) {
       job.network()->start_barrier();
       barrier_owner_ = true;
@@ -212,7 +214,7 @@ bool Worker::network_finished() {
   }
   if (barrier_owner_ && job.network()->barrier_done()) {
     barrier_owner_ = false;
-    job.network_done.store(true, std::memory_order_release);
+    job.network_done.store(true, std::memory_order_release);  // pairs with the acquire loads below and in has_pending_work
     job.wake_all_workers();
   }
   return job.network_done.load(std::memory_order_acquire);
