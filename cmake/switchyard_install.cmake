@@ -50,6 +50,9 @@ list(TRANSFORM switchyard_libraries PREPEND "-l" OUTPUT_VARIABLE switchyard_pc_l
 get_target_property(tbb_location TBB::tbb LOCATION)
 get_filename_component(tbb_dir "${tbb_location}" DIRECTORY)
 list(APPEND switchyard_pc_libs ${HWLOC_LDFLAGS} -L${tbb_dir} -ltbb)
+if(SWITCHYARD_MPI)
+  list(APPEND switchyard_pc_libs ${MPI_C_LIBRARIES})  # the network transport
+endif()
 list(JOIN switchyard_pc_libs " " SWITCHYARD_PC_LIBS)
 file(RELATIVE_PATH SWITCHYARD_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" SWITCHYARD_PC_UP "${SWITCHYARD_PC_UP}")

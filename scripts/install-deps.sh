@@ -10,7 +10,8 @@ packages=(
   libbenchmark-dev libgtest-dev libcli11-dev nlohmann-json3-dev
   # scripts/plot.py (the plots of the CLI's JSON; its ctest is skipped without it)
   python3-matplotlib
-  # optional: Open MPI for the MPI baseline of bench_exchange; Clang and its
+  # optional: Open MPI for jobs across nodes (SWITCHYARD_WITH_MPI, the mpi
+  # ctest group) and the MPI baselines of bench/; Clang and its
   # libFuzzer runtime for the fuzz harnesses (scripts/fuzz.sh)
   libopenmpi-dev openmpi-bin clang libclang-rt-14-dev
 )

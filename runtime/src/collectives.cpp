@@ -3,7 +3,10 @@
 // one member per core, its leader, exchanges the core's combined input with the
 // other cores' leaders, and the result is handed back to the members of the
 // core. A barrier of 512 processes on 2 cores is 510 coroutine switches and one
-// message each way between the cores.
+// message each way between the cores. In a job across nodes the leaders of
+// every core of every node exchange alike: cores are numbered across the job
+// (RouteTable::global_core), and a leader on another node is reached through
+// the network transport like any other process.
 
 #include <cstring>
 #include <optional>
@@ -167,7 +170,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
                        TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
   const detail::Membership& members = g.members();
   const std::uint64_t seq = g.member(me).collectives++;
-  const std::uint32_t here = worker_.index();
+  const std::uint32_t here = job_.global_core(rank_);
   detail::CoreCollective& slot = g.collective_slot(here, seq);
   if (slot.seq != seq) {
     // Two slots suffice: nobody reaches call seq+2 before every member on this
@@ -194,13 +197,12 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
     while (slot.arrived < local.size()) co_await park("the other processes of its core to reach a collective");
 
     // 2. The core's share, as one blob for the other cores' leaders.
-    const std::uint32_t root_worker = job_.worker_of(members.to_job(root));
+    const std::uint32_t root_worker = job_.global_core(members.to_job(root));
     const std::vector<std::byte> blob = core_share(slot, kind, root_worker == here);
 
     // 3. Exchange between cores: post every send first, so that leaders never wait on each other.
     const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
-    auto leader_of = [&](std::uint32_t w) { return members.local[w].front()->rank_; };
-    auto comm_rank_of = [&](std::uint32_t w) { return members.to_comm(leader_of(w)); };
+    auto comm_rank_of = [&](std::uint32_t w) { return members.to_comm(members.leader[w]); };
     // From the per-core pool: a barrier before every timed exchange must not malloc.
     const std::size_t others = members.populated.size() - 1;
     detail::PooledArray<SendTicket> sends(others);
@@ -221,7 +223,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
     // 4. Combine.
     if (kind == kAllgather || kind == kAllgatherSplit || kind == kScan) {
       combine_ranked(slot, kind, n, remote.span(), local.size(), [&](Rank r) {
-        return job_.worker_of(members.to_job(r)) == here ? std::optional<std::size_t>(members.local_index[r])
+        return job_.global_core(members.to_job(r)) == here ? std::optional<std::size_t>(members.local_index[r])
                                                          : std::nullopt;
       });
       if (kind == kAllgatherSplit) {

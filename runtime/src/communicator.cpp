@@ -3,6 +3,7 @@
 #include "switchyard/communicator.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/splitmix64.hpp"
 
 namespace switchyard {
 
@@ -67,11 +69,20 @@ bool Group::cache_library(const Group* g) const noexcept {
 
 // --- the registry ---
 
+namespace {
+
+// The table slot where the search for context id `id` starts.
+std::size_t home_slot(ContextId id) noexcept {
+  return static_cast<std::size_t>(splitmix64(id)) % (GroupRegistry::kChunk * GroupRegistry::kChunks);
+}
+
+}  // namespace
+
 GroupRegistry::GroupRegistry(Job& job) : job_(job) {
   std::vector<Rank> all(job.size());
   std::iota(all.begin(), all.end(), Rank{0});
   std::lock_guard lock(mutex_);
-  world_ = &make_group(membership(std::move(all)), 0);
+  world_ = &make_group(membership(std::move(all)), 0, Key{0, Derivation::kDup, 0});
 }
 
 GroupRegistry::~GroupRegistry() {
@@ -79,9 +90,14 @@ GroupRegistry::~GroupRegistry() {
 }
 
 const Group* GroupRegistry::find(ContextId id) const noexcept {
-  if (id >= kMaxContexts) return nullptr;
-  const auto* chunk = contexts_[id / kChunk].load(std::memory_order_acquire);
-  return chunk ? chunk[id % kChunk].load(std::memory_order_acquire) : nullptr;
+  // Linear probing; the table is at most half full, and a slot once filled stays so.
+  for (std::size_t i = home_slot(id);; i = (i + 1) % (kChunk * kChunks)) {
+    const auto* chunk = contexts_[i / kChunk].load(std::memory_order_acquire);
+    if (!chunk) return nullptr;
+    const Group* g = chunk[i % kChunk].load(std::memory_order_acquire);
+    if (!g) return nullptr;
+    if (g->context() == id) return g;
+  }
 }
 
 std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> job_ranks) const {
@@ -89,15 +105,23 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
   m->size = static_cast<Rank>(job_ranks.size());
   bool identity = job_ranks.size() == job_.size();
   for (Rank i = 0; identity && i < m->size; ++i) identity = job_ranks[i] == i;
-  m->local.resize(job_.worker_count());
+  const RouteTable& routes = job_.routes();
+  m->local.resize(routes.global_cores());
+  m->leader.assign(routes.global_cores(), kAnySource);
   m->local_index.resize(m->size);
+  std::vector<std::uint32_t> count(routes.global_cores(), 0);
   for (Rank i = 0; i < m->size; ++i) {
-    const std::uint32_t w = job_.worker_of(job_ranks[i]);
-    m->local_index[i] = static_cast<std::uint32_t>(m->local[w].size());
-    m->local[w].push_back(&job_.process(job_ranks[i]));
+    const Route& route = routes[job_ranks[i]];
+    const std::uint32_t g = routes.global_core(route);
+    m->local_index[i] = count[g]++;
+    if (m->leader[g] == kAnySource) m->leader[g] = job_ranks[i];
+    if (route.node == job_.node()) {
+      m->local[g].push_back(&job_.process(job_ranks[i]));
+      ++m->on_this_node;
+    }
   }
-  for (std::uint32_t w = 0; w < m->local.size(); ++w) {
-    if (!m->local[w].empty()) m->populated.push_back(w);
+  for (std::uint32_t g = 0; g < count.size(); ++g) {
+    if (count[g] != 0) m->populated.push_back(g);
   }
   if (!identity) {
     for (Rank i = 0; i < m->size; ++i) m->by_job_rank.emplace_back(job_ranks[i], i);
@@ -107,82 +131,106 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
   return m;
 }
 
-const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key) {
-  if (next_context_ >= kMaxContexts) {
+const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key,
+                                       const Key& key, std::int64_t color) {
+  if (contexts_made_ >= kMaxContexts) {
     throw InvalidArgument("switchyard: a job can make at most " + std::to_string(kMaxContexts) +
                           " communicators, and this one has");
   }
-  const ContextId id = next_context_++;
+  const auto [parent, how, which] = key;
+  ContextId id = 0;  // the world's
+  if (contexts_made_ > 0) {
+    const std::uint64_t h = splitmix64(splitmix64(splitmix64((std::uint64_t{parent} << 8) | static_cast<std::uint8_t>(how)) ^
+                                                  which) ^
+                                       static_cast<std::uint64_t>(color));
+    id = static_cast<ContextId>(h ^ (h >> 32));
+    if (id == 0) id = 1;
+    if (const Group* other = find(id)) {
+      throw Error("switchyard: communicator context ids collide: " + std::to_string(id) + " names two communicators (" +
+                  std::to_string(other->context()) + " and one derived from " + std::to_string(parent) +
+                  "); derive the communicators in another order");
+    }
+  }
+  ++contexts_made_;
   groups_.push_back(std::make_unique<Group>(id, std::move(members), library_key));
   const Group* g = groups_.back().get();
-  auto& chunk = contexts_[id / kChunk];
-  auto* entries = chunk.load(std::memory_order_relaxed);
-  if (!entries) {
-    entries = new std::atomic<const Group*>[kChunk]();
-    chunk.store(entries, std::memory_order_release);
+  for (std::size_t i = home_slot(id);; i = (i + 1) % (kChunk * kChunks)) {
+    auto& chunk = contexts_[i / kChunk];
+    auto* entries = chunk.load(std::memory_order_relaxed);
+    if (!entries) {
+      entries = new std::atomic<const Group*>[kChunk]();
+      chunk.store(entries, std::memory_order_release);
+    }
+    if (!entries[i % kChunk].load(std::memory_order_relaxed)) {
+      entries[i % kChunk].store(g, std::memory_order_release);
+      break;
+    }
   }
-  entries[id % kChunk].store(g, std::memory_order_release);
   return *g;
 }
 
 const Group& GroupRegistry::dup(const Group& parent, std::uint64_t seq) {
   std::lock_guard lock(mutex_);
-  const Group*& slot = derived_[{parent.context(), Derivation::kDup, seq}];
-  if (!slot) slot = &make_group(parent.shared_members(), 0);
+  const Key key{parent.context(), Derivation::kDup, seq};
+  const Group*& slot = derived_[key];
+  if (!slot) slot = &make_group(parent.shared_members(), 0, key);
   return *slot;
 }
 
-const Group& GroupRegistry::library(const Group& parent, std::uint64_t key) {
-  if (const Group* g = parent.cached_library(key)) return *g;
+const Group& GroupRegistry::library(const Group& parent, std::uint64_t library_key) {
+  if (const Group* g = parent.cached_library(library_key)) return *g;
   std::lock_guard lock(mutex_);
-  const Group*& slot = derived_[{parent.context(), Derivation::kLibrary, key}];
+  const Key key{parent.context(), Derivation::kLibrary, library_key};
+  const Group*& slot = derived_[key];
   if (!slot) {
-    slot = &make_group(parent.shared_members(), key);
+    slot = &make_group(parent.shared_members(), library_key, key);
     parent.cache_library(slot);  // when the cache is full, later calls come back here
   }
   return *slot;
 }
 
-void GroupRegistry::split_contribute(const Group& parent, std::uint64_t seq, Rank member, std::int64_t color,
-                                     std::int64_t key) {
-  std::lock_guard lock(mutex_);
-  PendingSplit& split = splits_[{parent.context(), seq}];
-  if (split.contributions.empty()) split.contributions.resize(parent.size());
-  split.contributions[member] = {color, key};
-}
-
-void GroupRegistry::build_split(const Group& parent, PendingSplit& split) {
+void GroupRegistry::build_split(const Group& parent, std::uint64_t seq, PendingSplit& split,
+                                const std::vector<std::pair<std::int64_t, std::int64_t>>& contributions) {
   // Members by (color, key, rank here): each run of one color is a new
   // communicator, ranked in that order.
   std::vector<Rank> order(parent.size());
   std::iota(order.begin(), order.end(), Rank{0});
   std::sort(order.begin(), order.end(), [&](Rank a, Rank b) {
-    return std::tie(split.contributions[a].first, split.contributions[a].second, a) <
-           std::tie(split.contributions[b].first, split.contributions[b].second, b);
+    return std::tie(contributions[a].first, contributions[a].second, a) <
+           std::tie(contributions[b].first, contributions[b].second, b);
   });
   split.result.assign(parent.size(), {nullptr, 0});
   for (std::size_t begin = 0; begin < order.size();) {
-    const std::int64_t color = split.contributions[order[begin]].first;
+    const std::int64_t color = contributions[order[begin]].first;
     std::size_t end = begin;
-    while (end < order.size() && split.contributions[order[end]].first == color) ++end;
+    while (end < order.size() && contributions[order[end]].first == color) ++end;
     if (color != Communicator::kUndefined) {
       std::vector<Rank> job_ranks;
       for (std::size_t i = begin; i < end; ++i) job_ranks.push_back(parent.members().to_job(order[i]));
-      const Group& g = make_group(membership(std::move(job_ranks)), 0);
+      const Group& g =
+          make_group(membership(std::move(job_ranks)), 0, Key{parent.context(), Derivation::kSplit, seq}, color);
       for (std::size_t i = begin; i < end; ++i) split.result[order[i]] = {&g, static_cast<Rank>(i - begin)};
     }
     begin = end;
   }
-  split.built = true;
 }
 
-std::pair<const Group*, Rank> GroupRegistry::split_take(const Group& parent, std::uint64_t seq, Rank member) {
+std::pair<const Group*, Rank> GroupRegistry::split(const Group& parent, std::uint64_t seq, Rank member,
+                                                   std::span<const std::byte> colors_and_keys) {
   std::lock_guard lock(mutex_);
-  auto it = splits_.find({parent.context(), seq});
+  auto [it, fresh] = splits_.try_emplace({parent.context(), seq});
   PendingSplit& split = it->second;
-  if (!split.built) build_split(parent, split);
+  if (fresh) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> contributions(parent.size());
+    for (Rank i = 0; i < parent.size(); ++i) {
+      const std::byte* at = colors_and_keys.data() + i * 2 * sizeof(std::int64_t);
+      std::memcpy(&contributions[i].first, at, sizeof(std::int64_t));
+      std::memcpy(&contributions[i].second, at + sizeof(std::int64_t), sizeof(std::int64_t));
+    }
+    build_split(parent, seq, split, contributions);
+  }
   const auto mine = split.result[member];
-  if (++split.taken == parent.size()) splits_.erase(it);
+  if (++split.taken == parent.members().on_this_node) splits_.erase(it);
   return mine;
 }
 
@@ -237,10 +285,9 @@ Task<Communicator> Communicator::split(std::int64_t color, std::int64_t key) con
     const detail::Group& parent = c.group();
     c.process_->check_cancelled();
     const std::uint64_t seq = parent.member(c.rank_).derived++;
-    detail::GroupRegistry& registry = c.process_->job_.groups();
-    registry.split_contribute(parent, seq, c.rank_, color, key);
-    co_await c.barrier();  // every member has contributed
-    const auto [g, rank] = registry.split_take(parent, seq, c.rank_);
+    const std::pair<std::int64_t, std::int64_t> mine{color, key};
+    const std::vector<std::byte> all = co_await c.allgather(std::as_bytes(std::span(&mine, 1)));
+    const auto [g, rank] = c.process_->job_.groups().split(parent, seq, c.rank_, all);
     co_return g ? Communicator(c.process_, g, rank) : Communicator();
   }(*this, color, key);
 }

@@ -37,6 +37,16 @@ std::vector<std::uint32_t> Placement::assign(std::uint64_t processes, const std:
   return out;
 }
 
+Placement Placement::slice(std::uint64_t first, std::uint64_t count, std::uint64_t total) const {
+  if (kind_ != Kind::kExplicit) return *this;
+  if (map_.size() != total) {
+    throw InvalidArgument("switchyard: explicit placement maps " + std::to_string(map_.size()) +
+                          " ranks, but the job has " + std::to_string(total) + " processes");
+  }
+  return Placement(kind_, std::vector<int>(map_.begin() + static_cast<std::ptrdiff_t>(first),
+                                           map_.begin() + static_cast<std::ptrdiff_t>(first + count)));
+}
+
 std::string Placement::name() const {
   switch (kind_) {
     case Kind::kRoundRobin: return "round-robin";

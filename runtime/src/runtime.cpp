@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -14,23 +15,33 @@ namespace switchyard {
 
 namespace detail {
 
-Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBody& body, RunOptions options)
-    : options_(std::move(options)), workers_(std::move(workers)) {
+RouteTable route_job(std::uint64_t processes, const Placement& placement, const std::vector<std::vector<int>>& cores) {
+  const std::uint64_t nodes = cores.size();
+  std::vector<std::uint32_t> cores_per_node;
+  for (const auto& c : cores) cores_per_node.push_back(static_cast<std::uint32_t>(c.size()));
+  if (nodes == 1) return RouteTable(placement.assign(processes, cores[0]), cores_per_node[0]);
+  const std::uint64_t per = (processes + nodes - 1) / nodes;
+  std::vector<std::uint32_t> node_of(processes), core_of(processes);
+  for (std::uint64_t k = 0; k < nodes; ++k) {
+    const std::uint64_t first = std::min(processes, k * per);
+    const std::uint64_t count = std::min(processes, first + per) - first;
+    const std::vector<std::uint32_t> here = placement.slice(first, count, processes).assign(count, cores[k]);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      node_of[first + i] = static_cast<std::uint32_t>(k);
+      core_of[first + i] = here[i];
+    }
+  }
+  return RouteTable(node_of, core_of, cores_per_node);
+}
+
+Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBody& body, RunOptions options,
+         JobNodes nodes)
+    : options_(std::move(options)), workers_(std::move(workers)), nodes_(std::move(nodes)) {
   const auto w = static_cast<std::uint32_t>(workers_.size());
-  std::vector<int> cores;
   std::vector<Doorbell*> doorbells;
-  for (Worker* worker : workers_) {
-    cores.push_back(worker->os_core());
-    doorbells.push_back(&worker->doorbell());
-  }
-  routes_ = RouteTable(options_.placement.assign(processes, cores), w);
-  local_.resize(w);
-  processes_.reserve(processes);
-  for (Rank r = 0; r < processes; ++r) {
-    const std::uint32_t core = routes_[r].core;
-    processes_.emplace_back(new Process(*this, *workers_[core], r));
-    local_[core].push_back(processes_.back().get());
-  }
+  for (Worker* worker : workers_) doorbells.push_back(&worker->doorbell());
+  routes_ = route_job(processes, options_.placement, nodes_.cores);
+  create_local_processes();
   rings_ = std::make_unique<RingSet>(std::move(doorbells), options_.ring_capacity);
   groups_ = std::make_unique<GroupRegistry>(*this);
   for (auto& p : processes_) p->world_ = &groups_->world();
@@ -41,9 +52,22 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
       options_.trace->add_track(workers_[routes_[p->rank()].core]->os_core(), p->rank());
     }
   }
-  remaining.store(processes, std::memory_order_relaxed);
+  remaining.store(processes_.size(), std::memory_order_relaxed);
   workers_inside.store(w, std::memory_order_relaxed);
   for (auto& p : processes_) p->main_ = body(*p);
+}
+
+// The Process objects of this node's ranks (all of them on one node).
+void Job::create_local_processes() {
+  local_.resize(workers_.size());
+  by_rank_.assign(routes_.size(), nullptr);
+  for (Rank r = 0; r < routes_.size(); ++r) {
+    const Route& route = routes_[r];
+    if (route.node != nodes_.node) continue;
+    processes_.emplace_back(new Process(*this, *workers_[route.core], r));
+    by_rank_[r] = processes_.back().get();
+    local_[route.core].push_back(processes_.back().get());
+  }
 }
 
 Job::~Job() {
@@ -55,10 +79,31 @@ void Job::wake_all_workers() {
   for (Worker* w : workers_) w->doorbell().ring();
 }
 
-void Job::fail(std::exception_ptr error) {
+void Job::fail(std::exception_ptr error, Rank rank) {
+  bool first = false;
   {
     std::lock_guard lock(mutex_);
-    if (!first_error_) first_error_ = error;
+    if (!first_error_) first_error_ = error, first = true;
+  }
+  if (first && nodes_.network) {
+    std::string what = "an exception that is not a std::exception";
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    std::string text = "switchyard: node " + std::to_string(nodes_.node) + " failed";
+    if (rank != kAnySource) text += " (rank " + std::to_string(rank) + ")";
+    nodes_.network->announce_failure(nodes_.job, text + ": " + what);
+  }
+  cancel();
+}
+
+void Job::fail_remotely(const std::string& text) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!first_error_) first_error_ = std::make_exception_ptr(RemoteFailure(text));
   }
   cancel();
 }
@@ -70,6 +115,10 @@ void Job::cancel() {
 
 void Job::stall() {
   stalled_.store(true, std::memory_order_release);
+  if (nodes_.network) {
+    nodes_.network->announce_failure(nodes_.job, "switchyard: node " + std::to_string(nodes_.node) +
+                                                     " stalled (its processes are named in its own error)");
+  }
   cancel();
 }
 
@@ -135,6 +184,14 @@ Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>(
     workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_, options.bind));
   }
   for (auto& w : workers_) w->wait_started();  // worker_bindings() then reports the binding, not the inherited mask
+  network_ = detail::MpiWorld::instance();
+  if (network_ && network_->nodes() > 1) {
+    node_ = network_->node();
+    node_cores_ = network_->allgather(cores_);
+  } else {
+    network_ = nullptr;
+    node_cores_ = {cores_};
+  }
 }
 
 Runtime::~Runtime() = default;
@@ -166,8 +223,10 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
   // Started only now: the job allocates nothing the watchdog does not, so a
   // job's own count of allocations (tests of allocation-free runs) is its own.
   for (auto* w : workers) w->start(&job);
+  std::optional<std::chrono::steady_clock::time_point> cancelled_at;
   while (!job.left.try_acquire_for(poll)) {
     const auto now = std::chrono::steady_clock::now();
+    if (job.network()) watch_network(job, cancelled_at, now);
     std::uint64_t total = 0;
     bool running = false;
     for (std::size_t w = 0; w < workers.size(); ++w) {
@@ -183,6 +242,9 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
         job.not_yielding(workers[w]->running_rank(), workers[w]->os_core(), now - resume_since[w]);
       }
     }
+    // A node whose processes have all finished waits for the other nodes'
+    // (network_finished): not a stall of its own; theirs, they report.
+    if (job.remaining.load(std::memory_order_acquire) == 0) running = true;
     if (total != last_total || running) {
       last_total = total;
       last_change = now;
@@ -190,6 +252,36 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
       job.stall();
     }
   }
+}
+
+// A job across nodes: another node's failure cancels this node's part. A
+// cancelled part whose workers cannot finish their MPI traffic within
+// kCancelGrace (a peer that stopped receiving, a payload nobody will take)
+// ends every node with MPI_Abort: the last resort, rather than a hang.
+void Runtime::watch_network(detail::Job& job, std::optional<std::chrono::steady_clock::time_point>& cancelled_at,
+                            std::chrono::steady_clock::time_point now) {
+  constexpr auto kCancelGrace = std::chrono::seconds(3);
+  // Received whether or not this node's part is cancelled already: the node
+  // that sent it waits until it has been (failures_delivered).
+  if (auto text = network_->failure_from_others(job.nodes().job)) {
+    if (!job.cancelled.load(std::memory_order_acquire)) job.fail_remotely(*text);
+  }
+  if (!job.cancelled.load(std::memory_order_acquire)) return;
+  if (!cancelled_at) cancelled_at = now;
+  if (now - *cancelled_at < kCancelGrace) return;
+  std::fprintf(stderr,
+               "switchyard: node %u: the cancelled job could not finish its traffic with the other nodes in %lld s; "
+               "aborting every node (MPI_Abort)\n",
+               node_, static_cast<long long>(kCancelGrace.count()));
+  if (auto error = job.error()) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "switchyard: node %u: the job failed with: %s\n", node_, e.what());
+    } catch (...) {
+    }
+  }
+  network_->abort(1);
 }
 
 JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptions options) {
@@ -228,7 +320,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   std::exception_ptr error;
   std::string stall_report;
   {
-    detail::Job job(workers, processes, body, std::move(options));
+    detail::Job job(workers, processes, body, std::move(options), detail::JobNodes{network_, node_, node_cores_, jobs_++});
     start_and_watch(job, workers);
     for (auto* w : workers) {
       stats.resumes += w->resumes();

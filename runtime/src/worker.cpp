@@ -12,6 +12,11 @@ namespace switchyard::detail {
 namespace {
 constexpr auto kIdleSleep = std::chrono::milliseconds(100);
 constexpr auto kBacklogSleep = std::chrono::microseconds(50);  // a full ring: its reader drains it soon
+// In a job across nodes nothing rings a worker's doorbell when a packet comes
+// from another node (MPI has no doorbell to ring): an idle worker polls MPI
+// at least this often. Only after spinning and yielding for 500 us first
+// (Backoff), so a conversation in progress never waits for it.
+constexpr auto kNetworkIdleSleep = std::chrono::milliseconds(1);
 // Resumes of processes made ready during a round that the round may add:
 // bounds how long arrivals from other cores wait for the next poll (~1 us).
 constexpr std::size_t kExtraResumes = 64;
@@ -49,7 +54,9 @@ void Worker::start(Job* job) {
 bool Worker::has_pending_work() {
   if (stop_.load(std::memory_order_acquire) || next_job_.load(std::memory_order_acquire)) return true;
   if (!job_) return false;
-  if (job_->remaining.load(std::memory_order_acquire) == 0) return true;
+  if (job_->remaining.load(std::memory_order_acquire) == 0) {
+    return !network_job_ || job_->network_done.load(std::memory_order_acquire);  // see network_finished()
+  }
   if (!cancel_seen_ && job_->cancelled.load(std::memory_order_acquire)) return true;
   if (!cancel_seen_ && !timers_.empty() && timers_.earliest() <= TimerHeap::Clock::now()) return true;
   if (cancel_seen_ && !cancel_released_ && job_->quiesced.load(std::memory_order_acquire) == job_->worker_count()) {
@@ -85,9 +92,16 @@ void Worker::run_job() {
   resumes_ = 0;
   trace_ = job.trace_buffer(index_);
   transport_.attach(job.rings(), index_);
-  endpoint_.start(EndpointConfig{&job.routes(), 0, index_, job.worker_count(),
+  network_job_ = job.network() != nullptr;
+  drained_ = barrier_owner_ = false;
+  if (network_job_) {
+    if (!network_) network_ = make_mpi_transport();
+    network_->attach(*job.network(), job.routes(), index_, job.nodes().job, job.rings().capacity_slots(), endpoint_);
+  }
+  endpoint_.start(EndpointConfig{&job.routes(), job.node(), index_, job.worker_count(),
                                  static_cast<std::uint32_t>(local_processes().size()), job.options().eager_limit,
-                                 &transport_, this, trace_ ? &TraceBuffer::now : nullptr});
+                                 &transport_, network_job_ ? network_.get() : nullptr, this,
+                                 trace_ ? &TraceBuffer::now : nullptr});
   ready_.reset(local_processes().size());
   timers_.reset(local_processes().size());
   live_ = local_processes().size();
@@ -106,7 +120,7 @@ void Worker::run_job() {
     const bool resumed = may_resume && !ready_.empty();
     if (resumed) round();
     worked |= endpoint_.flush();
-    if (job.remaining.load(std::memory_order_acquire) == 0) break;
+    if (job.remaining.load(std::memory_order_acquire) == 0 && network_finished()) break;
     if (resumed || worked) {
       backoff.reset();
       quiet = !worked;
@@ -147,7 +161,9 @@ void Worker::expire_timers() {
 // something is rung, a full ring may have room, or the earliest sleeper's
 // deadline is kTimerSpin away (the last stretch is spun).
 void Worker::idle_wait() {
-  auto max = endpoint_.has_backlog() ? std::chrono::microseconds(kBacklogSleep) : kIdleSleep;
+  auto max = endpoint_.has_backlog()                              ? std::chrono::microseconds(kBacklogSleep)
+             : network_job_ ? std::chrono::microseconds(kNetworkIdleSleep)
+                            : std::chrono::microseconds(kIdleSleep);
   if (!cancel_seen_ && !timers_.empty()) {
     const auto until = timers_.earliest() - kTimerSpin - TimerHeap::Clock::now();
     if (until <= TimerHeap::Clock::duration::zero()) {
@@ -175,6 +191,35 @@ void Worker::round() {
   }
 }
 
+// A job across nodes ends on every node at once: once this node's processes
+// have all finished, each worker waits until its own MPI requests have
+// completed (a batch completes when its receiver took it, a payload when it
+// moved), counts itself drained, and the last to do so starts an MPI barrier
+// over the nodes. Once every node is in it, every message of the job has been
+// taken, so nothing is left in flight for the next job; until then the
+// workers keep taking in (and dropping) what other nodes still send. (A node
+// that has left the barrier may start the next job and send before this one
+// has left: the network transport tells the jobs' packets apart, mpi_transport.hpp.)
+bool Worker::network_finished() {
+  if (!network_job_) return true;
+  Job& job = *job_;
+  if (!drained_ && !network_->has_requests() && !network_->has_staged() && job.network()->failures_delivered()) {
+    drained_ = true;
+    // acq_rel pairs with the other workers' increments: the last one sees
+    // them all drained before it starts the barrier.
+    if (job.drained.fetch_add(1, std::memory_order_acq_rel) + 1 == job.worker_count()) {
+      job.network()->start_barrier();
+      barrier_owner_ = true;
+    }
+  }
+  if (barrier_owner_ && job.network()->barrier_done()) {
+    barrier_owner_ = false;
+    job.network_done.store(true, std::memory_order_release);  // pairs with the acquire loads below and in has_pending_work
+    job.wake_all_workers();
+  }
+  return job.network_done.load(std::memory_order_acquire);
+}
+
 void Worker::leave_job() {
   // Packets still in the rings are plain bytes owned by the rings; they go with the Job.
   ready_.reset(0);
@@ -183,6 +228,7 @@ void Worker::leave_job() {
   published_.sleepers.store(0, std::memory_order_relaxed);  // single writer; see sleepers()
   endpoint_.stop();
   transport_.detach();
+  if (network_job_) network_->detach();
   Job& job = *job_;
   // acq_rel: the last worker out sees everything the others did in the job.
   if (job.workers_inside.fetch_sub(1, std::memory_order_acq_rel) == 1) job.left.release();
@@ -260,7 +306,7 @@ void Worker::finish(Process* p) {
         std::rethrow_exception(error);
       } catch (const JobCancelled&) {
       } catch (...) {
-        job_->fail(error);
+        job_->fail(error, p->rank());
       }
     }
   }
@@ -274,7 +320,7 @@ void Worker::run_active(ContextId context, Rank dst, Rank src, Tag handler, std:
   try {
     (*job_->handler(handler))(q, job_->groups().rank_in(context, src), body);
   } catch (...) {
-    job_->fail(std::current_exception());
+    job_->fail(std::current_exception(), dst);
   }
   q.notify();
 }

@@ -21,11 +21,12 @@ void Endpoint::start(const EndpointConfig& config) {
   core_ = config.core;
   eager_limit_ = config.eager_limit;
   transport_ = config.transport;
+  network_ = config.network;
   client_ = config.client;
   cancelling_ = false;
   trace_clock_ = config.trace_clock;
   mailboxes_.assign(config.local_ranks, Mailbox{});
-  waiting_.assign(config.cores, WaitingSends{});
+  waiting_.assign(routes_->global_cores(), WaitingSends{});
   waiting_count_ = 0;
   sends_.reset();
   recvs_.reset();
@@ -93,26 +94,32 @@ void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager
   h.request = s.id;
   h.size = s.size;
   const Route& to = route(s.dst);
+  Transport& transport = transport_for(to);
+  if (!eager && to.node != node_) {
+    transport.post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&h.size, 1)));  // the payload slot is unused
+    network_->send_payload(to, s);
+    return;  // complete once the receive took the payload
+  }
   if (!eager) {
     const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.data));
-    transport_->post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&address, 1)));
-    if (s.size >= kFlushAtOnceBytes) transport_->flush();
+    transport.post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&address, 1)));
+    if (s.size >= kFlushAtOnceBytes) transport.flush();
     return;  // complete on kSendDone
   }
-  const std::uint64_t seq = transport_->post(to, h, {s.data, static_cast<std::size_t>(s.size)});
+  const std::uint64_t seq = transport.post(to, h, {s.data, static_cast<std::size_t>(s.size)});
   if (synchronous) return;  // complete on kSendDone
-  if (transport_->accepted(to, seq)) {
+  if (transport.accepted(to, seq)) {
     s.done = true;
   } else {
-    wait_for_room(s, to.core, seq);
+    wait_for_room(s, routes_->global_core(to), seq);
   }
 }
 
-void Endpoint::wait_for_room(SendState& s, std::uint32_t core, std::uint64_t seq) {
-  s.core = core;
+void Endpoint::wait_for_room(SendState& s, std::uint32_t global_core, std::uint64_t seq) {
+  s.core = global_core;
   s.seq = seq;
   s.next_waiting = nullptr;
-  WaitingSends& w = waiting_[core];
+  WaitingSends& w = waiting_[global_core];
   (w.tail ? w.tail->next_waiting : w.head) = &s;
   w.tail = &s;
   ++waiting_count_;
@@ -136,23 +143,27 @@ SendState* Endpoint::post_active(Rank src, Rank dst, ContextId context, Tag hand
   h.tag = handler;
   h.size = body.size();
   const Route& to = route(dst);
-  const std::uint64_t seq = transport_->post(to, h, body);
-  if (transport_->accepted(to, seq)) return nullptr;
+  Transport& transport = transport_for(to);
+  const std::uint64_t seq = transport.post(to, h, body);
+  if (transport.accepted(to, seq)) return nullptr;
   SendState* s = sends_.acquire();
   s->owner = src;
   s->dst = dst;
   s->done = false;
-  wait_for_room(*s, to.core, seq);
+  wait_for_room(*s, routes_->global_core(to), seq);
   return s;
 }
 
 bool Endpoint::flush() {
-  const bool moved = transport_->flush();
+  bool moved = transport_->flush();
+  if (network_) moved |= network_->flush();
   if (waiting_count_ == 0) return moved;
   for (std::uint32_t c = 0; c < waiting_.size(); ++c) {
     WaitingSends& w = waiting_[c];
-    const Route to{node_, c, 0};
-    while (w.head && transport_->accepted(to, w.head->seq)) {
+    if (!w.head) continue;
+    const Route to = routes_->core_route(c);
+    Transport& transport = transport_for(to);
+    while (w.head && transport.accepted(to, w.head->seq)) {
       SendState* s = std::exchange(w.head, w.head->next_waiting);
       if (!w.head) w.tail = nullptr;
       --waiting_count_;
@@ -174,8 +185,9 @@ void Endpoint::complete_send(Rank sender, RequestId request, std::uint64_t bytes
   h.kind = WireKind::kSendDone;
   h.dst = sender;
   h.request = request;
-  transport_->post(route(sender), h, {});
-  if (bytes >= kFlushAtOnceBytes) transport_->flush();
+  Transport& transport = transport_for(route(sender));
+  transport.post(route(sender), h, {});
+  if (bytes >= kFlushAtOnceBytes) transport.flush();
 }
 
 // --- receiving ---
@@ -218,9 +230,66 @@ void Endpoint::take_in(RecvState& r, Rank src, std::uint64_t size, const std::by
 }
 
 void Endpoint::take_in(RecvState& r, Envelope& e) {
+  if (e.from_network) {
+    take_in_from_network(r, e.src, e.size, e.request);
+    free_envelope(&e);
+    return;
+  }
   take_in(r, e.src, e.size, e.staged ? e.staged : e.remote);
   if (e.owes_send_done) complete_send(e.src, e.request, e.size);
   free_envelope(&e);
+}
+
+void Endpoint::take_in_from_network(RecvState& r, Rank src, std::uint64_t size, RequestId request) {
+  r.sender = src;
+  r.size = size;
+  r.truncated = r.has_target && size > r.target.size();
+  std::byte* into = r.target.data();
+  if (!r.has_target || r.truncated) {
+    // A truncated message is received all the same (into the payload buffer,
+    // dropped with the receive), so that its sender completes.
+    r.payload.resize_uninitialized(size);
+    into = r.payload.data();
+  }
+  network_->receive_payload(route(src), request, r, into, size);
+}
+
+void Endpoint::cancel() {
+  cancelling_ = true;
+  if (!network_) return;
+  for (Mailbox& m : mailboxes_) {
+    m.remove_unexpected_if([](const Envelope& e) { return e.from_network; },
+                           [this](Envelope* e) {
+                             drop_from_network(e->src, e->size, e->request);
+                             free_envelope(e);
+                           });
+  }
+}
+
+void Endpoint::drop_from_network(Rank src, std::uint64_t size, RequestId request) {
+  RecvState* r = recvs_.acquire();
+  r->owner = kAnySource;
+  r->has_target = false;
+  r->truncated = false;
+  r->payload.resize_uninitialized(size);
+  network_->receive_payload(route(src), request, *r, r->payload.data(), size);
+}
+
+void Endpoint::payload_sent(SendState& s) {
+  s.done = true;
+  client_->wake(s.owner);
+}
+
+void Endpoint::payload_received(RecvState& r) {
+  if (r.owner == kAnySource) {  // dropped (drop_from_network)
+    release(&r);
+    return;
+  }
+  if (r.truncated) r.payload.resize_uninitialized(0);
+  r.done = true;
+  if (trace_clock_) [[unlikely]]
+    client_->delivered(r, 0);
+  client_->wake(r.owner);
 }
 
 Envelope* Endpoint::make_envelope(ContextId context, Rank src, Tag tag, std::uint64_t size, RequestId request) {
@@ -232,12 +301,17 @@ Envelope* Endpoint::make_envelope(ContextId context, Rank src, Tag tag, std::uin
   e->remote = nullptr;
   e->staged = nullptr;
   e->owes_send_done = false;
+  e->from_network = false;
   e->request = request;
   return e;
 }
 
 Envelope* Endpoint::envelope_of(const WireHeader& h, std::span<const std::byte> payload) {
   Envelope* e = make_envelope(h.context, h.src, h.tag, h.size, h.request);
+  if (h.kind == WireKind::kRendezvous && route(h.src).node != node_) {
+    e->from_network = true;
+    return e;
+  }
   if (h.kind == WireKind::kRendezvous) {
     e->remote = address_in(payload);
     e->owes_send_done = true;
@@ -268,10 +342,17 @@ void Endpoint::arrived(const WireHeader& h, std::span<const std::byte> payload) 
     case WireKind::kRendezvous:
       break;
   }
-  if (cancelling_) return;  // senders may be unwinding: nothing is read from them any more
+  if (cancelling_) {  // senders may be unwinding: nothing is read from them any more
+    if (h.kind == WireKind::kRendezvous && route(h.src).node != node_) drop_from_network(h.src, h.size, h.request);
+    return;
+  }
   Mailbox& mailbox = mailboxes_[route(h.dst).local];
   if (RecvState* r = mailbox.match_posted(h.context, h.src, h.tag)) {
     const bool rendezvous = h.kind == WireKind::kRendezvous;
+    if (rendezvous && route(h.src).node != node_) {
+      take_in_from_network(*r, h.src, h.size, h.request);
+      return;
+    }
     // Rendezvous: the single copy, from the sender's buffer on its core.
     take_in(*r, h.src, h.size, rendezvous ? address_in(payload) : payload.data());
     client_->wake(r->owner);
@@ -284,6 +365,7 @@ void Endpoint::arrived(const WireHeader& h, std::span<const std::byte> payload) 
 
 bool Endpoint::poll() {
   bool any = transport_->poll(*this);
+  if (network_) any |= network_->poll(*this);
   if (!local_active_.empty()) {
     // Handlers may queue more active messages; those run on the next poll.
     running_active_.swap(local_active_);

@@ -32,6 +32,14 @@ Slot* SlotBuffer::extend(std::size_t n) {
 
 void SlotBuffer::append(const Slot* from, std::size_t n) { std::memcpy(extend(n), from, n * sizeof(Slot)); }
 
+std::size_t SlotBuffer::append_packet(const WireHeader& header, std::span<const std::byte> payload) {
+  const std::size_t slots = packet_slots(payload.size());
+  Slot* at = extend(slots);
+  std::memcpy(at, &header, sizeof header);
+  if (!payload.empty()) std::memcpy(at + kHeaderSlots, payload.data(), payload.size());
+  return slots;
+}
+
 void SlotBuffer::drop_front(std::size_t n) noexcept {
   std::memmove(data_.get(), data_.get() + n, (size_ - n) * sizeof(Slot));
   size_ -= n;
@@ -68,11 +76,7 @@ std::uint64_t SharedMemoryTransport::post(const Route& to, const WireHeader& hea
                                           std::span<const std::byte> payload) {
   assert(to.core != core_ && payload.size() == wire_payload_bytes(header));
   Outbox& out = out_[to.core];
-  const std::size_t slots = packet_slots(payload.size());
-  Slot* at = out.staged.extend(slots);
-  std::memcpy(at, &header, sizeof header);
-  if (!payload.empty()) std::memcpy(at + kHeaderSlots, payload.data(), payload.size());
-  out.posted += slots;
+  out.posted += out.staged.append_packet(header, payload);
   staged_ = true;
   if (out.staged.size() - out.head >= kAutoFlushSlots) push(out);
   return out.posted;

@@ -29,6 +29,11 @@ class Placement {
   // naming the offending rank if an explicit map does not fit.
   std::vector<std::uint32_t> assign(std::uint64_t processes, const std::vector<int>& cores) const;
 
+  // The placement of ranks [first, first + count) of a job of `total` across
+  // nodes, within their node: the same kind, and an explicit map's part for
+  // those ranks (InvalidArgument if the map does not have `total` entries).
+  Placement slice(std::uint64_t first, std::uint64_t count, std::uint64_t total) const;
+
   std::string name() const;
 
  private:

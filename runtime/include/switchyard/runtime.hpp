@@ -3,6 +3,17 @@
 // runs SPMD jobs of software processes. Create it once in an application and
 // call run() as often as needed; one job runs at a time (concurrent run() calls
 // queue up). Workers with no job sleep in the kernel.
+//
+// Across machines: started by `mpirun -np R program`, each MPI rank is one
+// node of every job. Every node constructs its Runtime and calls run() with
+// the same arguments in the same order (SPMD over nodes); the job's ranks are
+// numbered across all nodes, placed in blocks over the nodes (node k has ranks
+// [k*ceil(N/R), (k+1)*ceil(N/R))), then by RunOptions::placement over the
+// node's cores. switchyard initialises MPI (MPI_THREAD_MULTIPLE) when it sees
+// mpirun's environment and finalises it at exit; a program that initialised
+// MPI itself must have asked for MPI_THREAD_MULTIPLE, and finalises it. Without
+// mpirun, or built without MPI (SWITCHYARD_WITH_MPI), a job is one node.
+// One Runtime at a time per OS process may run jobs across nodes.
 
 #include <chrono>
 #include <cstdint>
@@ -10,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,9 +93,18 @@ struct JobStats {
 
 using ProcessBody = std::function<Task<void>(Process&)>;
 
+// What run() throws on every node of a job across nodes but the one where a
+// process failed (or the job stalled): the message names that node and rank,
+// and says what they raised.
+class RemoteFailure : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace detail {
 class Worker;
 class Job;
+class MpiWorld;
 }  // namespace detail
 
 class Runtime {
@@ -100,6 +121,9 @@ class Runtime {
   JobStats run(std::uint64_t processes, const ProcessBody& body, RunOptions options = {});
 
   const std::vector<int>& cores() const noexcept { return cores_; }
+  // This node (MPI rank) and how many nodes every job spans: 0 and 1 without mpirun.
+  std::uint32_t node() const noexcept { return node_; }
+  std::uint32_t nodes() const noexcept { return static_cast<std::uint32_t>(node_cores_.size()); }
   const Topology& topology() const noexcept { return *topology_; }
   // How each worker is bound, one line per worker, read back from the OS.
   std::vector<std::string> worker_bindings() const;
@@ -110,8 +134,14 @@ class Runtime {
   std::vector<std::unique_ptr<detail::Worker>> workers_;
   std::mutex run_mutex_;  // one job at a time
   TraceLog* default_trace_ = nullptr;
+  detail::MpiWorld* network_ = nullptr;         // set when jobs span nodes
+  std::uint32_t node_ = 0;
+  std::vector<std::vector<int>> node_cores_;  // per node: its workers' OS cores
+  std::uint64_t jobs_ = 0;                    // jobs run so far, alike on every node
 
   void start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers);
+  void watch_network(detail::Job& job, std::optional<std::chrono::steady_clock::time_point>& cancelled_at,
+                     std::chrono::steady_clock::time_point now);
 };
 
 }  // namespace switchyard

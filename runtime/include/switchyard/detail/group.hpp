@@ -44,13 +44,18 @@ struct Membership {
   std::vector<Rank> job_rank;
   // (job rank, comm rank) sorted by job rank, for the way back; empty for the identity.
   std::vector<std::pair<Rank, Rank>> by_job_rank;
-  // Per worker: the members on its core in comm-rank order. The first one is
-  // the core's leader in collectives.
+  // Per core of the job (RouteTable::global_core): the members on it in
+  // comm-rank order, for the cores of this node only (another node's are
+  // empty here). The first one is the core's leader in collectives.
   std::vector<std::vector<Process*>> local;
-  // Per comm rank: its position in local[its worker].
+  // Per core of the job: the job rank of its leader (kAnySource: no member there).
+  std::vector<Rank> leader;
+  // Per comm rank: its position among the members of its core.
   std::vector<std::uint32_t> local_index;
-  // Workers with at least one member, ascending.
+  // Cores of the job with at least one member, ascending.
   std::vector<std::uint32_t> populated;
+  // Members on this node.
+  Rank on_this_node = 0;
 
   Rank to_job(Rank comm_rank) const noexcept { return job_rank.empty() ? comm_rank : job_rank[comm_rank]; }
   // kAnySource if `job` is not a member.

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -26,10 +27,10 @@ class Job;
 
 class GroupRegistry {
  public:
-  // Context ids per job; the table is two-level so that it never moves.
-  static constexpr std::size_t kChunk = 1024;
+  // The id table: two-level so that it never moves, and half full at most.
+  static constexpr std::size_t kChunk = 2048;
   static constexpr std::size_t kChunks = 64;
-  static constexpr ContextId kMaxContexts = kChunk * kChunks;
+  static constexpr std::size_t kMaxContexts = kChunk * kChunks / 2;
 
   explicit GroupRegistry(Job& job);
   ~GroupRegistry();
@@ -47,11 +48,12 @@ class GroupRegistry {
   const Group& dup(const Group& parent, std::uint64_t seq);
   // parent's duplicate reserved for a library key.
   const Group& library(const Group& parent, std::uint64_t key);
-  // split, in two halves around a barrier on the parent: every member first
-  // contributes its (color, key); after the barrier each member takes its new
-  // group (nullptr for kUndefined) and its rank in it.
-  void split_contribute(const Group& parent, std::uint64_t seq, Rank member, std::int64_t color, std::int64_t key);
-  std::pair<const Group*, Rank> split_take(const Group& parent, std::uint64_t seq, Rank member);
+  // split, once every member's (color, key) has been gathered (by an
+  // allgather on the parent, over every node): member's new group (nullptr
+  // for kUndefined) and its rank in it. The first member of this node to ask
+  // builds the groups of every color.
+  std::pair<const Group*, Rank> split(const Group& parent, std::uint64_t seq, Rank member,
+                                      std::span<const std::byte> colors_and_keys);
 
   // Who is in a communicator whose comm rank i is job rank job_ranks[i].
   std::shared_ptr<const Membership> membership(std::vector<Rank> job_ranks) const;
@@ -60,15 +62,15 @@ class GroupRegistry {
   enum class Derivation : std::uint8_t { kDup, kLibrary, kSplit };
   using Key = std::tuple<ContextId, Derivation, std::uint64_t>;
   struct PendingSplit {
-    std::vector<std::pair<std::int64_t, std::int64_t>> contributions;  // (color, key) per member
-    std::vector<std::pair<const Group*, Rank>> result;                 // per member, once built
-    Rank taken = 0;
-    bool built = false;
+    std::vector<std::pair<const Group*, Rank>> result;  // per member of the parent
+    Rank taken = 0;                                     // by the parent's members on this node
   };
 
-  // Under mutex_: a new group with a fresh context id.
-  const Group& make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key);
-  void build_split(const Group& parent, PendingSplit& split);
+  // Under mutex_: a new group, its context id derived from `key` (and `color` for a split).
+  const Group& make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key, const Key& key,
+                          std::int64_t color = 0);
+  void build_split(const Group& parent, std::uint64_t seq, PendingSplit& split,
+                   const std::vector<std::pair<std::int64_t, std::int64_t>>& contributions);
 
   Job& job_;
   const Group* world_ = nullptr;
@@ -76,9 +78,11 @@ class GroupRegistry {
   std::deque<std::unique_ptr<Group>> groups_;
   std::map<Key, const Group*> derived_;
   std::map<std::pair<ContextId, std::uint64_t>, PendingSplit> splits_;
-  ContextId next_context_ = 0;
-  // Chunks are allocated under mutex_ and published with a release store; a
-  // chunk's entries likewise. Readers use acquire loads (find()).
+  std::size_t contexts_made_ = 0;
+  // Slot i of the id table is contexts_[i / kChunk][i % kChunk]. Chunks are
+  // allocated under mutex_ and published with a release store; a chunk's
+  // entries likewise, once their group is built. Readers use acquire loads
+  // (find()), which pair with them: whoever finds a group sees it whole.
   std::array<std::atomic<std::atomic<const Group*>*>, kChunks> contexts_{};
 };
 

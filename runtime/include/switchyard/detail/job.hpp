@@ -3,6 +3,10 @@
 // core-to-core rings, its communicators, and the little state that every
 // worker reads (cancellation, completion). Built by
 // Runtime::run on the calling thread, torn down there once every worker has left it.
+//
+// A job across nodes (MPI ranks) is one Job per node, each built from the same
+// arguments: all of them hold the whole route table, and each holds the
+// Process objects of its own node's ranks only.
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +22,7 @@
 #include "switchyard/detail/group_registry.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
+#include "switchyard/transport/mpi_transport.hpp"
 #include "switchyard/transport/route_table.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"
 
@@ -26,17 +31,36 @@ namespace switchyard::detail {
 class Worker;
 class TraceBuffer;
 
+// Where a job runs: this node, and every node's cores.
+struct JobNodes {
+  MpiWorld* network = nullptr;  // nullptr: a one-node job
+  std::uint32_t node = 0;
+  std::vector<std::vector<int>> cores;  // per node: the OS cores of its workers
+  std::uint64_t job = 0;                // the job's number, alike on every node (failure messages carry it)
+};
+
+// Every rank's (node, core): ranks in blocks over the nodes, then `placement`
+// over each node's cores (one node: `placement` alone).
+RouteTable route_job(std::uint64_t processes, const Placement& placement, const std::vector<std::vector<int>>& cores);
+
 class Job {
  public:
-  Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBody& body, RunOptions options);
+  Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBody& body, RunOptions options,
+      JobNodes nodes);
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
 
   // --- immutable while the job runs: read freely by every thread ---
-  Rank size() const noexcept { return static_cast<Rank>(processes_.size()); }
-  Process& process(Rank r) noexcept { return *processes_[r]; }
-  std::uint32_t worker_of(Rank r) const noexcept { return routes_[r].core; }
+  Rank size() const noexcept { return routes_.size(); }
+  // A process of this node.
+  Process& process(Rank r) noexcept { return *by_rank_[r]; }
+  // Rank r's core, as RouteTable::global_core numbers the cores of every node.
+  std::uint32_t global_core(Rank r) const noexcept { return routes_.global_core(r); }
+  std::uint32_t node() const noexcept { return nodes_.node; }
+  // The MPI session of a job across nodes, else nullptr.
+  MpiWorld* network() const noexcept { return nodes_.network; }
+  const JobNodes& nodes() const noexcept { return nodes_; }
   const RouteTable& routes() const noexcept { return routes_; }
   RingSet& rings() noexcept { return *rings_; }
   std::uint32_t worker_count() const noexcept { return static_cast<std::uint32_t>(workers_.size()); }
@@ -55,7 +79,11 @@ class Job {
 
   // --- shared, written by any worker ---
   // First real error wins and cancels the job. JobCancelled unwinding is not an error.
-  void fail(std::exception_ptr error);
+  // In a job across nodes, the first error of this node's is announced to the
+  // others (naming this node and `rank`, the process that raised it).
+  void fail(std::exception_ptr error, Rank rank = kAnySource);
+  // Another node failed: cancels this node's part with a RemoteFailure.
+  void fail_remotely(const std::string& text);
   // Cancels without an error of its own: the one that caused it is recorded by fail() later.
   void cancel();
   // The watchdog saw no progress: cancel, and have every worker describe its blocked processes.
@@ -81,14 +109,25 @@ class Job {
   // Workers still inside the job; the last to leave releases `left`.
   std::atomic<std::uint32_t> workers_inside{0};
   std::binary_semaphore left{0};
+  // Across nodes, every process of this node has finished: workers whose MPI
+  // requests have all completed count themselves here (acq_rel, pairs with
+  // itself: the last one to count starts the end-of-job barrier).
+  std::atomic<std::uint32_t> drained{0};
+  // The end-of-job barrier completed: no node sends anything more (release by
+  // the worker that saw it complete, acquire by every worker before leaving).
+  std::atomic<bool> network_done{false};
 
   void wake_all_workers();
 
  private:
   RunOptions options_;
   std::vector<Worker*> workers_;
+  void create_local_processes();
+
+  JobNodes nodes_;
   RouteTable routes_;
-  std::vector<std::unique_ptr<Process>> processes_;
+  std::vector<std::unique_ptr<Process>> processes_;  // this node's
+  std::vector<Process*> by_rank_;                    // by job rank; nullptr on other nodes
   std::vector<std::vector<Process*>> local_;
   std::unique_ptr<RingSet> rings_;
   std::unique_ptr<GroupRegistry> groups_;  // after the processes: the world's membership points at them

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "switchyard/transport/backoff.hpp"
 #include "switchyard/transport/doorbell.hpp"
 #include "switchyard/transport/endpoint.hpp"
+#include "switchyard/transport/mpi_transport.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"
 
 namespace switchyard::detail {
@@ -74,6 +76,7 @@ class Worker final : private EndpointClient {
   bool has_pending_work();
   void expire_timers();
   void idle_wait();
+  bool network_finished();
   void leave_job();
 
   // EndpointClient
@@ -131,6 +134,10 @@ class Worker final : private EndpointClient {
   TimerHeap timers_;
   std::size_t live_ = 0;  // processes of this core not finished
   SharedMemoryTransport transport_;
+  std::unique_ptr<NetworkTransport> network_;  // made for the first job across nodes, kept for the next
+  bool network_job_ = false;                   // this job spans nodes: network_ is attached
+  bool drained_ = false;                       // counted in Job::drained
+  bool barrier_owner_ = false;                 // started the end-of-job barrier, so tests it
   Endpoint endpoint_;
   TraceBuffer* trace_ = nullptr;  // the job's trace buffer of this core, or nullptr: set once per job
   bool cancel_seen_ = false;

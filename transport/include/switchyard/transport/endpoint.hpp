@@ -12,6 +12,11 @@
 //  * Same core: no ring. A message whose receive is posted is copied once from
 //    the sender's buffer into the receive's; one that is not waits as
 //    unexpected (eager: copied into the staging pool; larger: by reference).
+//  * Another node (the network transport, mpi_transport.hpp): eager packets
+//    as above; a rendezvous header goes with the round's batch, its payload
+//    in one MPI message from the sender's buffer straight into the receive's,
+//    received once the receive has matched the header. Both requests complete
+//    when that MPI transfer does (no kSendDone).
 //  * Active messages run their handler on the destination's core, from the
 //    worker's loop (never nested in the sender).
 //  * Taking in: a message is taken in as soon as it has arrived and a matching
@@ -26,6 +31,7 @@
 #include <vector>
 
 #include "switchyard/transport/mailbox.hpp"
+#include "switchyard/transport/mpi_transport.hpp"
 #include "switchyard/transport/requests.hpp"
 #include "switchyard/transport/route_table.hpp"
 #include "switchyard/transport/staging_pool.hpp"
@@ -58,11 +64,12 @@ struct EndpointConfig {
   std::uint32_t local_ranks = 0;  // processes on this core
   std::uint64_t eager_limit = 0;
   Transport* transport = nullptr;  // to the other cores of this node
+  NetworkTransport* network = nullptr;  // to the cores of other nodes; nullptr in a one-node job
   EndpointClient* client = nullptr;
   std::uint64_t (*trace_clock)() noexcept = nullptr;  // set: tell the client of every message taken in
 };
 
-class Endpoint final : public ArrivalSink {
+class Endpoint final : public ArrivalSink, public PayloadSink {
  public:
   // A rendezvous header, and the completion that answers a copy, for a
   // message of at least this many bytes leave at once rather than at the end
@@ -79,7 +86,10 @@ class Endpoint final : public ArrivalSink {
   void stop();
   // From now on no payload is read from another process's buffer and no
   // handler runs: the job is being cancelled and senders may unwind.
-  void cancel() noexcept { cancelling_ = true; }
+  // Rendezvous payloads from other nodes that nobody will take now are
+  // received and dropped, so that their senders complete and the job can end
+  // on every node.
+  void cancel();
 
   // --- requests of this core's processes ---
   SendState* send(Rank src, Rank dst, ContextId context, Tag tag, std::span<const std::byte> bytes, bool synchronous);
@@ -97,13 +107,20 @@ class Endpoint final : public ArrivalSink {
   bool poll();
   // Publishes the round's packets, then completes the eager sends that got room.
   bool flush();
-  bool has_arrivals() const { return !local_active_.empty() || transport_->has_arrivals(); }
-  bool has_backlog() const { return transport_->has_backlog(); }
+  bool has_arrivals() const {
+    return !local_active_.empty() || transport_->has_arrivals() || (network_ && network_->has_arrivals());
+  }
+  // Whether packets wait for room, or (across nodes) MPI requests are outstanding.
+  bool has_backlog() const { return transport_->has_backlog() || (network_ && network_->has_backlog()); }
   // Whether something waits for the end of the round: packets for the flush,
   // or same-core active messages for the next poll.
-  bool has_staged() const { return !local_active_.empty() || transport_->has_staged(); }
+  bool has_staged() const {
+    return !local_active_.empty() || transport_->has_staged() || (network_ && network_->has_staged());
+  }
 
   void arrived(const WireHeader& header, std::span<const std::byte> payload) override;
+  void payload_sent(SendState& s) override;
+  void payload_received(RecvState& r) override;
 
  private:
   struct LocalActive {
@@ -116,13 +133,22 @@ class Endpoint final : public ArrivalSink {
 
   const Route& route(Rank r) const noexcept { return (*routes_)[r]; }
   bool local(Rank r) const noexcept { return route(r).node == node_ && route(r).core == core_; }
+  Transport& transport_for(const Route& to) noexcept {
+    return to.node == node_ ? *transport_ : static_cast<Transport&>(*network_);
+  }
   void send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   void send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
-  void wait_for_room(SendState& s, std::uint32_t core, std::uint64_t seq);
+  // `global_core`: the destination's core as RouteTable::global_core numbers it.
+  void wait_for_room(SendState& s, std::uint32_t global_core, std::uint64_t seq);
   // The payload of a matched message into its receive; completes the receive
   // (the caller wakes its process, unless that process is the one running).
   void take_in(RecvState& r, Rank src, std::uint64_t size, const std::byte* payload);
   void take_in(RecvState& r, Envelope& e);
+  // A rendezvous from another node: its payload is received straight into r;
+  // r completes in payload_received().
+  void take_in_from_network(RecvState& r, Rank src, std::uint64_t size, RequestId request);
+  // The payload of a rendezvous from another node that no receive will take (a cancelled job).
+  void drop_from_network(Rank src, std::uint64_t size, RequestId request);
   void complete_send(Rank sender, RequestId request, std::uint64_t bytes);
   Envelope* make_envelope(ContextId context, Rank src, Tag tag, std::uint64_t size, RequestId request);
   Envelope* envelope_of(const WireHeader& h, std::span<const std::byte> payload);
@@ -133,11 +159,12 @@ class Endpoint final : public ArrivalSink {
   std::uint32_t node_ = 0, core_ = 0;
   std::uint64_t eager_limit_ = 0;
   Transport* transport_ = nullptr;
+  NetworkTransport* network_ = nullptr;
   EndpointClient* client_ = nullptr;
   bool cancelling_ = false;
   std::uint64_t (*trace_clock_)() noexcept = nullptr;
   std::vector<Mailbox> mailboxes_;  // by local index
-  // Eager sends waiting for room, per destination core: FIFO, as their packets.
+  // Eager sends waiting for room, per destination core (global numbering): FIFO, as their packets.
   struct WaitingSends {
     SendState* head = nullptr;
     SendState* tail = nullptr;

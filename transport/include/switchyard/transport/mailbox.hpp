@@ -31,6 +31,7 @@ struct Envelope {
   const std::byte* remote = nullptr;  // rendezvous: the sender's buffer, copied from when taken in
   std::byte* staged = nullptr;        // eager: a copy of the payload, in `small` or the endpoint's staging pool
   bool owes_send_done = false;        // rendezvous or synchronous: the sender's request completes on take-in
+  bool from_network = false;          // a rendezvous from another node: the payload is fetched when taken in
   RequestId request = 0;              // ... that request
   RequestId id = 0;
   Envelope* next = nullptr;
@@ -100,6 +101,22 @@ class Mailbox {
       }
     }
     return false;
+  }
+
+  // Takes every unexpected message for which pred(e) holds off the list, and hands it to take(e).
+  template <class Pred, class Take>
+  void remove_unexpected_if(Pred&& pred, Take&& take) {
+    Envelope* prev = nullptr;
+    for (Envelope* e = unexpected_head_; e;) {
+      Envelope* next = e->next;
+      if (pred(*e)) {
+        unlink(unexpected_head_, unexpected_tail_, unexpected_, prev, e);
+        take(e);
+      } else {
+        prev = e;
+      }
+      e = next;
+    }
   }
 
   std::size_t unexpected_count() const noexcept { return unexpected_; }

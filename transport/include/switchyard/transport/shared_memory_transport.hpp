@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "switchyard/transport/channel.hpp"
@@ -51,6 +52,8 @@ class SlotBuffer {
   // Appends n uninitialised slots and returns the first.
   Slot* extend(std::size_t n);
   void append(const Slot* from, std::size_t n);
+  // Appends one packet (header, then payload rounded up to whole slots); returns its slots.
+  std::size_t append_packet(const WireHeader& header, std::span<const std::byte> payload);
   // Removes the first n slots, moving the rest to the front.
   void drop_front(std::size_t n) noexcept;
 

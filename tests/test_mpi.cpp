@@ -1,0 +1,347 @@
+// Jobs across nodes: the same binary runs as one node (plain ctest) and as 2
+// or 3 MPI ranks (ctest -L mpi: mpiexec -np R), every node running every test
+// in the same order (SPMD over nodes). Every check runs inside the processes,
+// so each node checks its own ranks; a failure anywhere fails every node's
+// run() (RemoteFailure on the others).
+
+#include <switchyard/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <numeric>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace switchyard;
+using sytest::message_key;
+using sytest::pattern;
+
+std::uint32_t launched_nodes() {
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  return size ? static_cast<std::uint32_t>(std::atoi(size)) : 1;
+}
+
+// One Runtime for the whole program: MPI is initialised once, by the first.
+Runtime& runtime() {
+  static Runtime rt;
+  return rt;
+}
+
+RunOptions options(std::uint64_t eager_limit = 512, std::size_t ring_capacity = 1024) {
+  RunOptions o;
+  o.eager_limit = eager_limit;
+  o.ring_capacity = ring_capacity;
+  o.stall_timeout = std::chrono::milliseconds(20'000);
+  return o;
+}
+
+TEST(MpiLaunch, NodesAndBlockPlacement) {
+  Runtime& rt = runtime();
+  ASSERT_EQ(rt.nodes(), launched_nodes());
+  ASSERT_LT(rt.node(), rt.nodes());
+  for (std::uint64_t n : {1u, 2u, 5u, 16u}) {
+    std::atomic<std::uint64_t> here{0}, rank_sum{0};
+    rt.run(n, [&](Process& p) -> Task<void> {
+      here.fetch_add(1, std::memory_order_relaxed);
+      rank_sum.fetch_add(p.rank(), std::memory_order_relaxed);
+      SY_CHECK(p.size() == n, "size " << p.size());
+      co_return;
+    });
+    const std::uint64_t per = (n + rt.nodes() - 1) / rt.nodes();
+    const std::uint64_t first = std::min<std::uint64_t>(n, rt.node() * per);
+    const std::uint64_t last = std::min<std::uint64_t>(n, first + per);
+    EXPECT_EQ(here.load(), last - first) << "n = " << n;
+    std::uint64_t want = 0;
+    for (std::uint64_t r = first; r < last; ++r) want += r;
+    EXPECT_EQ(rank_sum.load(), want) << "n = " << n;
+  }
+}
+
+// A plan of messages every process computes alike: for each sender, a list of
+// (destination, size, tag, synchronous).
+struct Planned {
+  Rank dst;
+  std::size_t size;
+  Tag tag;
+  bool synchronous;
+  bool into;  // received into a buffer of the caller's
+};
+
+std::vector<std::vector<Planned>> random_plan(Rank n, std::size_t per_sender, std::uint64_t seed) {
+  static constexpr std::size_t kSizes[] = {0, 8, 16, 100, 511, 512, 513, 1024, 4096, 70'000, 300'000};
+  SplitMix64 rng(seed);
+  std::vector<std::vector<Planned>> plan(n);
+  for (Rank s = 0; s < n; ++s) {
+    for (std::size_t i = 0; i < per_sender; ++i) {
+      plan[s].push_back(Planned{static_cast<Rank>(rng() % n), kSizes[rng() % std::size(kSizes)],
+                                static_cast<Tag>(1 + rng() % 2), rng() % 5 == 0, rng() % 2 == 0});
+    }
+  }
+  return plan;
+}
+
+struct Expected {
+  Rank src;
+  std::uint64_t seq;  // index in the sender's list
+  Planned m;
+};
+
+// Every process sends its planned messages and receives what is planned for
+// it, each receive posted per source in the order of the plan: a receive for
+// (src, tag) must get that pair's next message, byte for byte.
+Task<void> random_traffic(Process& p, const std::vector<std::vector<Planned>>& plan) {
+  const Rank me = p.rank();
+  std::vector<Expected> mine;
+  for (Rank s = 0; s < p.size(); ++s) {
+    for (std::uint64_t i = 0; i < plan[s].size(); ++i) {
+      if (plan[s][i].dst == me) mine.push_back(Expected{s, i, plan[s][i]});
+    }
+  }
+  std::vector<std::vector<std::byte>> out, in(mine.size());
+  std::vector<SendTicket> sends;
+  std::vector<RecvTicket> recvs;
+  const auto post_receives = [&] {
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      const Expected& e = mine[k];
+      if (e.m.into) {
+        in[k].resize(e.m.size);
+        recvs.push_back(p.post_recv_into(e.src, in[k], e.m.tag));
+      } else {
+        recvs.push_back(p.post_recv(e.src, e.m.tag));
+      }
+    }
+  };
+  // Odd ranks receive first (their messages find posted receives), even ones
+  // send first (theirs arrive unexpected).
+  if (me % 2 == 1) post_receives();
+  for (std::uint64_t i = 0; i < plan[me].size(); ++i) {
+    const Planned& m = plan[me][i];
+    out.push_back(pattern(m.size, message_key(me, m.dst, i, m.tag)));
+    sends.push_back(m.synchronous ? p.post_ssend(m.dst, out.back(), m.tag) : p.post_send(m.dst, out.back(), m.tag));
+  }
+  if (me % 2 == 0) post_receives();
+  co_await p.wait_all(recvs);
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const Expected& e = mine[k];
+    const std::uint64_t key = message_key(e.src, me, e.seq, e.m.tag);
+    SY_CHECK(recvs[k].size() == e.m.size, "message " << e.seq << " of " << e.src << " to " << me << ": "
+                                                      << recvs[k].size() << " bytes, expected " << e.m.size);
+    if (e.m.into) {
+      SY_CHECK(sytest::first_mismatch(in[k], key) == std::string::npos,
+               "message " << e.seq << " of " << e.src << " to " << me << ": wrong bytes");
+    } else {
+      const Message got = recvs[k].take_message();
+      SY_CHECK(sytest::first_mismatch(got.bytes(), key) == std::string::npos,
+               "message " << e.seq << " of " << e.src << " to " << me << ": wrong bytes");
+    }
+  }
+  co_await p.wait_all(sends);
+}
+
+class MpiRandomTraffic : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(MpiRandomTraffic, EveryByteInOrderNothingLost) {
+  Runtime& rt = runtime();
+  const std::size_t ring_capacity = GetParam();
+  for (std::uint64_t eager : {std::uint64_t{0}, std::uint64_t{512}}) {
+    for (Rank n : {Rank{2}, Rank{7}, Rank{12}}) {
+      const auto plan = random_plan(n, 24, n * 1000 + eager + ring_capacity);
+      rt.run(
+          n, [&](Process& p) -> Task<void> { co_await random_traffic(p, plan); }, options(eager, ring_capacity));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RingCapacity, MpiRandomTraffic, ::testing::Values(std::size_t{1}, std::size_t{1024}));
+
+// Many small messages in one round towards one process on another node: they
+// leave in batches (several packets per MPI message), and a capacity-1 window
+// still lets every one through.
+TEST(MpiBatches, ThousandsOfSmallMessagesBothWays) {
+  Runtime& rt = runtime();
+  for (std::size_t ring_capacity : {std::size_t{1}, std::size_t{1024}}) {
+    rt.run(
+        2,
+        [&](Process& p) -> Task<void> {
+          constexpr std::uint64_t kCount = 3000;
+          const Rank peer = 1 - p.rank();
+          std::vector<std::uint64_t> out(kCount), in(kCount);
+          std::vector<SendTicket> sends;
+          std::vector<RecvTicket> recvs;
+          for (std::uint64_t i = 0; i < kCount; ++i) {
+            recvs.push_back(p.post_recv_into(peer, std::as_writable_bytes(std::span(&in[i], 1)), 3));
+          }
+          for (std::uint64_t i = 0; i < kCount; ++i) {
+            out[i] = message_key(p.rank(), peer, i);
+            sends.push_back(p.post_send(peer, std::as_bytes(std::span(&out[i], 1)), 3));
+          }
+          co_await p.wait_all(sends);
+          co_await p.wait_all(recvs);
+          for (std::uint64_t i = 0; i < kCount; ++i) {
+            SY_CHECK(in[i] == message_key(peer, p.rank(), i), "message " << i << " from " << peer);
+          }
+        },
+        options(512, ring_capacity));
+  }
+}
+
+// Every collective on the world, on a split whose groups span nodes, and on a
+// duplicate of that split, each against the sequential reference that every
+// process computes for itself.
+Task<void> check_collectives(const Communicator& c, std::uint64_t round) {
+  const Rank n = c.size(), me = c.rank();
+  const auto input = [&](Rank r) {  // rank r's bytes: 1 + (r % 5) of them
+    return pattern(1 + r % 5, message_key(r, n, round));
+  };
+  const auto value = [&](Rank r, std::size_t i) { return static_cast<std::int64_t>(r * 1000 + i * 7 + round); };
+
+  co_await c.barrier();
+  std::vector<std::byte> want_gather;
+  for (Rank r = 0; r < n; ++r) {
+    const auto b = input(r);
+    want_gather.insert(want_gather.end(), b.begin(), b.end());
+  }
+  SY_CHECK(co_await c.allgather(input(me)) == want_gather, "allgather on rank " << me << " of " << n);
+
+  std::vector<std::int64_t> mine(3), want_sum(3, 0), want_scan(3, 0);
+  for (std::size_t i = 0; i < 3; ++i) mine[i] = value(me, i);
+  for (Rank r = 0; r < n; ++r) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (r < me) want_scan[i] += value(r, i);
+      want_sum[i] += value(r, i);
+    }
+  }
+  SY_CHECK(co_await c.allreduce(mine) == want_sum, "allreduce on rank " << me << " of " << n);
+  SY_CHECK(co_await c.exclusive_scan(mine) == want_scan, "exclusive_scan on rank " << me << " of " << n);
+  for (Rank root : {Rank{0}, static_cast<Rank>(n - 1), static_cast<Rank>(n / 2)}) {
+    const auto sent = pattern(40 + root, message_key(root, 99, round));
+    const auto got = co_await c.broadcast(root, me == root ? std::span<const std::byte>(sent) : std::span<const std::byte>{});
+    SY_CHECK(got == sent, "broadcast from " << root << " on rank " << me << " of " << n);
+  }
+  const auto values = co_await c.allgather_value(static_cast<std::uint64_t>(me * me + round));
+  for (Rank r = 0; r < n; ++r) SY_CHECK(values[r] == r * r + round, "allgather_value of " << r);
+}
+
+TEST(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
+  Runtime& rt = runtime();
+  for (Rank n : {Rank{1}, Rank{3}, Rank{8}, Rank{13}}) {
+    rt.run(
+        n,
+        [&](Process& p) -> Task<void> {
+          for (std::uint64_t round = 0; round < 3; ++round) co_await check_collectives(p.world(), round);
+          // Colors by rank mod 3 put ranks of every node in one group; keys reverse the order.
+          const Communicator split = co_await p.world().split(p.rank() % 3, -static_cast<std::int64_t>(p.rank()));
+          std::vector<Rank> members;
+          for (Rank r = p.size(); r-- > 0;) {
+            if (r % 3 == p.rank() % 3) members.push_back(r);
+          }
+          SY_CHECK(split.size() == members.size(), "split size " << split.size());
+          for (Rank i = 0; i < split.size(); ++i) SY_CHECK(split.job_rank(i) == members[i], "split member " << i);
+          for (std::uint64_t round = 0; round < 2; ++round) co_await check_collectives(split, round);
+          const Communicator dup = co_await split.dup();
+          SY_CHECK(dup.context() != split.context(), "a fresh context");
+          co_await check_collectives(dup, 7);
+          // Point to point on the split: a ring, tags alike on both communicators.
+          const Rank next = (split.rank() + 1) % split.size(), prev = (split.rank() + split.size() - 1) % split.size();
+          const auto out = pattern(2000, message_key(split.rank(), next, 5));
+          auto on_split = split.post_recv(prev, 1);
+          auto send = split.post_send(next, out, 1);
+          co_await p.wait(send);
+          co_await p.wait(on_split);
+          const Message m = on_split.take_message();
+          SY_CHECK(sytest::first_mismatch(m.bytes(), message_key(prev, split.rank(), 5)) == std::string::npos &&
+                       m.size() == 2000 && m.source() == prev,
+                   "ring on the split from " << prev);
+          // A color of its own (kUndefined) for odd ranks.
+          const Communicator evens = co_await p.world().split(p.rank() % 2 ? Communicator::kUndefined : 0, 0);
+          SY_CHECK(evens.valid() == (p.rank() % 2 == 0), "kUndefined gives a null communicator");
+          if (evens.valid()) co_await check_collectives(evens, 11);
+        },
+        options());
+  }
+}
+
+// A process of node 1 throws while the others wait for it (a receive, a
+// barrier): run() rethrows the original there, every other node's run() throws
+// a RemoteFailure naming node 1 and the rank, within 5 s; the next job runs.
+TEST(MpiFailure, AThrowOnNodeOneEndsTheJobOnEveryNode) {
+  Runtime& rt = runtime();
+  const Rank n = 2 * rt.nodes();
+  const Rank thrower = rt.nodes() > 1 ? 2 : 1;  // node 1's first rank (blocks of two)
+  const auto started = std::chrono::steady_clock::now();
+  std::string error;
+  bool original = false;
+  try {
+    rt.run(
+        n,
+        [&](Process& p) -> Task<void> {
+          if (p.rank() == thrower) throw std::runtime_error("boom from rank " + std::to_string(p.rank()));
+          if (p.rank() % 2 == 0) {
+            co_await p.recv(thrower, 9);  // never sent
+          } else {
+            co_await p.barrier();  // never complete
+          }
+        },
+        options());
+  } catch (const RemoteFailure& e) {
+    error = e.what();
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+    original = true;
+  }
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(took, std::chrono::seconds(5));
+  const bool failing_node = rt.nodes() == 1 || rt.node() == 1;
+  EXPECT_EQ(original, failing_node) << error;
+  if (failing_node) {
+    EXPECT_EQ(error, "boom from rank " + std::to_string(thrower));
+  } else {
+    EXPECT_NE(error.find("node 1"), std::string::npos) << error;
+    EXPECT_NE(error.find("rank " + std::to_string(thrower)), std::string::npos) << error;
+    EXPECT_NE(error.find("boom"), std::string::npos) << error;
+  }
+  // The runtime runs the next job across the same nodes.
+  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
+}
+
+// A process of node 1 waits for a message nobody sends while every other
+// process finishes: node 1's watchdog names it (StallError), every other node
+// fails with a RemoteFailure naming node 1 (not a stall of its own, although
+// its processes finished long before).
+TEST(MpiFailure, AStallOnNodeOneIsReportedOnEveryNode) {
+  Runtime& rt = runtime();
+  const Rank n = 2 * rt.nodes();
+  const Rank waiter = rt.nodes() > 1 ? 2 : 1;
+  RunOptions o = options();
+  o.stall_timeout = std::chrono::milliseconds(400);
+  const auto started = std::chrono::steady_clock::now();
+  std::string error;
+  bool stall = false;
+  try {
+    rt.run(
+        n,
+        [&](Process& p) -> Task<void> {
+          if (p.rank() == waiter) co_await p.recv(waiter, 3);  // never sent
+        },
+        o);
+  } catch (const StallError& e) {
+    error = e.what();
+    stall = true;
+  } catch (const RemoteFailure& e) {
+    error = e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  const bool stalled_node = rt.nodes() == 1 || rt.node() == 1;
+  EXPECT_EQ(stall, stalled_node) << error;
+  if (stalled_node) {
+    EXPECT_NE(error.find("rank " + std::to_string(waiter)), std::string::npos) << error;
+  } else {
+    EXPECT_NE(error.find("node 1 stalled"), std::string::npos) << error;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,134 @@
+#pragma once
+// The transport between nodes: one node per MPI rank, over Open MPI (or any
+// MPI with MPI_THREAD_MULTIPLE). This header does not include mpi.h; a build
+// without MPI compiles it too, and MpiWorld::instance() is then nullptr.
+//
+// Threads. Every worker drives MPI itself, from its own loop (hence
+// MPI_THREAD_MULTIPLE): it issues its sends, tests its own requests and probes
+// for the packets addressed to its core. No progress thread: a funnelled one
+// would add a hand-over between threads to every message in each direction.
+// A worker with requests outstanding (or with nothing at all to do, in a job
+// that spans nodes) sleeps a bounded time instead of until its doorbell rings,
+// because nothing rings a doorbell when MPI has progress to make.
+//
+// Layout on the wire. Three duplicates of MPI_COMM_WORLD keep three kinds of
+// traffic apart, so that no tag of one can match another:
+//  * packets: the batches of packets (wire.hpp) from one core to one core of
+//    another node, tagged with the destination core and the job's parity. (A
+//    node may start the next job, and send in it, while another still takes
+//    in the last packets of this one: the parity keeps them apart. The node
+//    cannot be two jobs ahead: each job ends with a barrier over the nodes.) MPI keeps the order of
+//    messages between two ranks with one tag, and one sending core issues its
+//    batches towards a core in order, so packets of one process to another
+//    arrive in the order they were posted. A batch is sent with MPI_Issend,
+//    which completes once the receiving core has taken the batch: that is the
+//    flow control (a sender has at most kMaxBatchesInFlight batches towards a
+//    core that the core has not taken, so MPI buffers a bounded amount).
+//  * payloads: the payload of a rendezvous message, tagged (sending core,
+//    request id). One MPI_Issend from the sender's buffer, one MPI_Irecv into
+//    the receive's buffer once the receive has matched the rendezvous header.
+//    Issend (not Isend) because the request id comes back into use once the
+//    send completes: completing only once matched, no two unmatched payloads
+//    of one core ever carry the same tag. It also gives a send the meaning it
+//    has on one node: complete once the receiver has taken the message.
+//  * control: job failures and the end-of-job barrier.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "switchyard/transport/requests.hpp"
+#include "switchyard/transport/route_table.hpp"
+#include "switchyard/transport/transport.hpp"
+
+namespace switchyard::detail {
+
+// This OS process's MPI session: one per process, made on first use, kept
+// until exit.
+class MpiWorld {
+ public:
+  // The session, or nullptr when MPI is not built in, or the program was
+  // neither started by mpirun nor initialised MPI itself. A program that
+  // initialised MPI must have asked for MPI_THREAD_MULTIPLE (Error otherwise)
+  // and keeps finalising it; otherwise switchyard initialises MPI here and
+  // finalises it at exit.
+  static MpiWorld* instance();
+  ~MpiWorld();
+  MpiWorld(const MpiWorld&) = delete;
+  MpiWorld& operator=(const MpiWorld&) = delete;
+
+  std::uint32_t node() const noexcept { return node_; }
+  std::uint32_t nodes() const noexcept { return nodes_; }
+  // Collective over every node, from one thread of each: every node's list, by node.
+  std::vector<std::vector<int>> allgather(const std::vector<int>& mine) const;
+
+  // A job failed here: tells every other node (text: what to tell them).
+  void announce_failure(std::uint64_t job, const std::string& text);
+  // Whether every node has received what announce_failure() sent it: a node
+  // that failed ends its part of the job only then, so that the others learn
+  // why before the end-of-job barrier lets them return.
+  bool failures_delivered();
+  // A failure another node announced for `job`, if one has come (never blocks).
+  // Called while the job lasts, cancelled or not, so that announcements are
+  // always received.
+  std::optional<std::string> failure_from_others(std::uint64_t job);
+
+  // The end-of-job barrier, non-blocking: started once, then tested.
+  void start_barrier();
+  bool barrier_done();
+
+  [[noreturn]] void abort(int code) const noexcept;
+
+  struct Impl;
+  Impl& impl() noexcept { return *impl_; }
+
+ private:
+  MpiWorld(std::unique_ptr<Impl> impl, std::uint32_t node, std::uint32_t nodes);
+  std::unique_ptr<Impl> impl_;
+  std::uint32_t node_ = 0, nodes_ = 1;
+};
+
+// What the network transport tells the endpoint of a rendezvous payload.
+class PayloadSink {
+ public:
+  virtual void payload_sent(SendState& s) = 0;
+  virtual void payload_received(RecvState& r) = 0;
+
+ protected:
+  ~PayloadSink() = default;
+};
+
+// The transport towards the cores of other nodes. Route::node is always
+// another node's; packets towards one core go in order.
+class NetworkTransport : public Transport {
+ public:
+  // The batch limit: a core's staged packets towards one core go in one
+  // MPI message; beyond this many slots a batch leaves at once.
+  static constexpr std::size_t kAutoFlushSlots = 4096;  // 64 KiB
+  // Batches towards one core that it has not yet taken (MPI_Issend not
+  // complete) before further packets wait in the sender's staging.
+  static constexpr std::size_t kMaxBatchesInFlight = 4;
+
+  // For job number `job`: this worker is core `core` of this node; a packet
+  // is accepted once at most `window_slots` slots posted before it are untaken.
+  virtual void attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
+                      std::uint64_t window_slots, PayloadSink& sink) = 0;
+  virtual void detach() = 0;
+  // A rendezvous message's payload: one MPI_Issend from s's buffer to the
+  // destination's node; sink.payload_sent(s) once the receive took it.
+  virtual void send_payload(const Route& to, SendState& s) = 0;
+  // The payload of rendezvous `request` of a process on core `from`, straight
+  // into `into` (size bytes); sink.payload_received(r) once it is there.
+  virtual void receive_payload(const Route& from, RequestId request, RecvState& r, std::byte* into,
+                               std::uint64_t size) = 0;
+  // Whether MPI requests of this worker are outstanding (batches not taken,
+  // payloads not moved).
+  virtual bool has_requests() const = 0;
+};
+
+// The MPI implementation; Error when MPI is not built in.
+std::unique_ptr<NetworkTransport> make_mpi_transport();
+
+}  // namespace switchyard::detail

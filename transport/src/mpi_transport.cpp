@@ -1,0 +1,504 @@
+#include "switchyard/transport/mpi_transport.hpp"
+
+#include "switchyard/errors.hpp"
+
+#if SWITCHYARD_HAVE_MPI
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+#include "switchyard/transport/shared_memory_transport.hpp"  // SlotBuffer
+
+namespace switchyard::detail {
+
+namespace {
+
+constexpr int kFailureTag = 1;
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  throw Error(std::string("switchyard: ") + what + " failed: " + std::string(text, static_cast<std::size_t>(length)));
+}
+
+// Environment variables that Open MPI's mpirun (ORTE/PMIx), MPICH's Hydra and
+// Slurm's PMI set in every process they start.
+bool launched_by_mpirun() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"}) {
+    if (std::getenv(v)) return true;
+  }
+  return false;
+}
+
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+void require_thread_multiple(int provided, const char* who) {
+  if (provided >= MPI_THREAD_MULTIPLE) return;
+  throw Error(std::string("switchyard: MPI was initialised ") + who + " with thread level " +
+              thread_level_name(provided) +
+              "; switchyard's workers call MPI concurrently and need MPI_THREAD_MULTIPLE "
+              "(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided))");
+}
+
+int to_int_count(std::uint64_t bytes, const char* what) {
+  if (bytes > static_cast<std::uint64_t>(INT_MAX)) {
+    throw InvalidArgument(std::string("switchyard: ") + what + " of " + std::to_string(bytes) +
+                          " bytes between nodes: at most 2147483647 bytes per message cross nodes");
+  }
+  return static_cast<int>(bytes);
+}
+
+}  // namespace
+
+struct MpiWorld::Impl {
+  MPI_Comm packets = MPI_COMM_NULL;   // batches of packets, tag: destination core
+  MPI_Comm payloads = MPI_COMM_NULL;  // rendezvous payloads, tag: (sending core, request id)
+  MPI_Comm control = MPI_COMM_NULL;   // failures, the end-of-job barrier, allgather
+  int tag_ub = 32767;
+  std::mutex mutex;  // guards the failure bookkeeping: any worker may announce, the watchdog receives
+  std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<char>>>> failure_sends;
+  std::vector<std::pair<std::uint64_t, std::string>> early_failures;  // for a job this node has not reached
+  // The end-of-job barrier: started and tested by one worker thread of the job (the last to drain).
+  MPI_Request barrier = MPI_REQUEST_NULL;
+};
+
+MpiWorld::MpiWorld(std::unique_ptr<Impl> impl, std::uint32_t node, std::uint32_t nodes)
+    : impl_(std::move(impl)), node_(node), nodes_(nodes) {}
+MpiWorld::~MpiWorld() = default;
+
+MpiWorld* MpiWorld::instance() {
+  // Made once, on the first Runtime; kept until exit (the communicators go with MPI_Finalize).
+  static MpiWorld* const world = []() -> MpiWorld* {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (finalized) throw Error("switchyard: MPI was finalised before the first Runtime was made");
+    int provided = 0;
+    if (initialized) {
+      MPI_Query_thread(&provided);
+      require_thread_multiple(provided, "by the program");
+    } else {
+      if (!launched_by_mpirun()) return nullptr;
+      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+      std::atexit([] {
+        int done = 0;
+        MPI_Finalized(&done);
+        if (!done) MPI_Finalize();
+      });
+      require_thread_multiple(provided, "by switchyard");
+    }
+    auto impl = std::make_unique<Impl>();
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->packets), "MPI_Comm_dup");
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->payloads), "MPI_Comm_dup");
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->control), "MPI_Comm_dup");
+    int* tag_ub = nullptr;
+    int flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+    if (flag && tag_ub) impl->tag_ub = *tag_ub;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return new MpiWorld(std::move(impl), static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(size));
+  }();
+  return world;
+}
+
+std::vector<std::vector<int>> MpiWorld::allgather(const std::vector<int>& mine) const {
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(nodes_), offsets(nodes_, 0);
+  check(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, impl_->control), "MPI_Allgather");
+  for (std::uint32_t k = 1; k < nodes_; ++k) offsets[k] = offsets[k - 1] + counts[k - 1];
+  std::vector<int> all(static_cast<std::size_t>(offsets.back() + counts.back()));
+  check(MPI_Allgatherv(mine.data(), n, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT, impl_->control),
+        "MPI_Allgatherv");
+  std::vector<std::vector<int>> out(nodes_);
+  for (std::uint32_t k = 0; k < nodes_; ++k) out[k].assign(all.begin() + offsets[k], all.begin() + offsets[k] + counts[k]);
+  return out;
+}
+
+void MpiWorld::announce_failure(std::uint64_t job, const std::string& text) {
+  std::lock_guard lock(impl_->mutex);
+  auto& sends = impl_->failure_sends;
+  std::erase_if(sends, [](auto& s) {
+    int done = 0;
+    MPI_Test(&s.first, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+  auto buffer = std::make_shared<std::vector<char>>(sizeof job + text.size());
+  std::memcpy(buffer->data(), &job, sizeof job);
+  std::memcpy(buffer->data() + sizeof job, text.data(), text.size());
+  for (std::uint32_t k = 0; k < nodes_; ++k) {
+    if (k == node_) continue;
+    MPI_Request r;
+    // Synchronous: complete once node k has received it (failures_delivered()).
+    MPI_Issend(buffer->data(), static_cast<int>(buffer->size()), MPI_CHAR, static_cast<int>(k), kFailureTag,
+               impl_->control, &r);
+    sends.emplace_back(r, buffer);  // the buffer stays until every send of it completes
+  }
+}
+
+bool MpiWorld::failures_delivered() {
+  std::lock_guard lock(impl_->mutex);
+  std::erase_if(impl_->failure_sends, [](auto& s) {
+    int done = 0;
+    MPI_Test(&s.first, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  });
+  return impl_->failure_sends.empty();
+}
+
+std::optional<std::string> MpiWorld::failure_from_others(std::uint64_t job) {
+  std::lock_guard lock(impl_->mutex);
+  auto& early = impl_->early_failures;
+  std::erase_if(early, [job](const auto& f) { return f.first < job; });
+  for (auto& f : early) {
+    if (f.first == job) return f.second;
+  }
+  for (;;) {
+    int flag = 0;
+    MPI_Message message;
+    MPI_Status status;
+    MPI_Improbe(MPI_ANY_SOURCE, kFailureTag, impl_->control, &flag, &message, &status);
+    if (!flag) return std::nullopt;
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_CHAR, &bytes);
+    std::vector<char> buffer(static_cast<std::size_t>(bytes));
+    MPI_Mrecv(buffer.data(), bytes, MPI_CHAR, &message, MPI_STATUS_IGNORE);
+    std::uint64_t from_job = 0;
+    if (buffer.size() < sizeof from_job) continue;
+    std::memcpy(&from_job, buffer.data(), sizeof from_job);
+    std::string text(buffer.begin() + sizeof from_job, buffer.end());
+    if (from_job == job) return text;
+    if (from_job > job) early.emplace_back(from_job, std::move(text));  // a node already in the next job
+  }
+}
+
+void MpiWorld::start_barrier() { check(MPI_Ibarrier(impl_->control, &impl_->barrier), "MPI_Ibarrier"); }
+
+bool MpiWorld::barrier_done() {
+  int done = 0;
+  MPI_Test(&impl_->barrier, &done, MPI_STATUS_IGNORE);
+  return done != 0;
+}
+
+void MpiWorld::abort(int code) const noexcept {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();
+}
+
+namespace {
+
+class MpiTransport final : public NetworkTransport {
+ public:
+  void attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
+              std::uint64_t window_slots, PayloadSink& sink) override;
+  void detach() override;
+
+  std::uint64_t post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
+  bool accepted(const Route& to, std::uint64_t seq) const override {
+    return seq <= out_[routes_->global_core(to)].taken + window_;
+  }
+  bool flush() override;
+  bool poll(ArrivalSink& sink) override;
+  bool has_arrivals() const override;
+  bool has_backlog() const override { return staged_ || has_requests(); }
+  bool has_staged() const override { return staged_; }
+  const TransportStats& stats() const override { return stats_; }
+
+  void send_payload(const Route& to, SendState& s) override;
+  void receive_payload(const Route& from, RequestId request, RecvState& r, std::byte* into,
+                       std::uint64_t size) override;
+  bool has_requests() const override { return !payload_requests_.empty() || batches_in_flight_ > 0; }
+
+ private:
+  struct Batch {
+    MPI_Request request = MPI_REQUEST_NULL;
+    SlotBuffer slots;
+    std::uint64_t end = 0;  // the outbox's `posted` at the batch's last slot
+  };
+  struct Outbox {  // this core's packets towards one core of another node; owner-private
+    int node = -1;  // -1: a core of this node (the shared-memory transport's)
+    int tag = 0;    // the destination core and the job's parity
+    SlotBuffer staged;
+    std::uint64_t posted = 0;  // slots posted so far: a packet's sequence number is its last slot's
+    std::uint64_t taken = 0;   // slots in batches the destination has taken
+    // Batches sent and not yet taken, oldest first, in a ring of fixed size:
+    // their buffers are reused, so a steady stream allocates nothing.
+    std::array<Batch, kMaxBatchesInFlight> in_flight;
+    std::size_t first = 0, count = 0;
+  };
+  struct PayloadOp {
+    SendState* send = nullptr;  // one of the two
+    RecvState* recv = nullptr;
+  };
+
+  bool issue(Outbox& out);
+  bool complete_batches(Outbox& out);
+  bool complete_payloads();
+  int payload_tag(std::uint32_t core, RequestId request) const;
+
+  MpiWorld::Impl* world_ = nullptr;
+  const RouteTable* routes_ = nullptr;
+  PayloadSink* sink_ = nullptr;
+  std::uint32_t core_ = 0;
+  int packet_tag_ = 0;  // this core's packets, in this job
+  std::uint64_t window_ = 0;
+  int core_bits_ = 0;  // a payload tag is (request id << core_bits_) | sending core
+  std::vector<Outbox> out_;  // by global core
+  std::vector<std::uint32_t> remote_;  // the global cores of other nodes
+  SlotBuffer inbox_;                   // the batch being parsed
+  std::vector<MPI_Request> payload_requests_;
+  std::vector<PayloadOp> payload_ops_;  // beside payload_requests_
+  std::vector<int> completed_;          // MPI_Testsome's indices
+  std::size_t batches_in_flight_ = 0;
+  std::vector<SlotBuffer> abandoned_;  // batches a failed job left in MPI's hands
+  bool staged_ = false;
+  TransportStats stats_;
+};
+
+void MpiTransport::attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
+                          std::uint64_t window_slots, PayloadSink& sink) {
+  world_ = &world.impl();
+  routes_ = &routes;
+  sink_ = &sink;
+  core_ = core;
+  packet_tag_ = static_cast<int>(2 * core + (job & 1));
+  window_ = window_slots;
+  stats_ = {};
+  std::uint32_t widest = 1;
+  for (std::uint32_t k = 0; k < routes.nodes(); ++k) widest = std::max(widest, routes.cores_on(k));
+  core_bits_ = static_cast<int>(std::bit_width(widest - 1));
+  out_.resize(routes.global_cores());
+  remote_.clear();
+  for (std::uint32_t g = 0; g < routes.global_cores(); ++g) {
+    const Route to = routes.core_route(g);
+    Outbox& out = out_[g];
+    out.staged.clear();
+    out.posted = out.taken = 0;
+    out.first = out.count = 0;
+    out.node = to.node == world.node() ? -1 : static_cast<int>(to.node);
+    out.tag = static_cast<int>(2 * to.core + (job & 1));
+    if (out.node >= 0) remote_.push_back(g);
+  }
+  batches_in_flight_ = 0;
+  staged_ = false;
+}
+
+void MpiTransport::detach() {
+  // A job that ended normally left nothing here (its workers drained before
+  // the end-of-job barrier). After a failure that could not drain, requests
+  // are let go: MPI finishes them on its own, and the batches' buffers are
+  // kept (never reused) since MPI may still read them.
+  for (MPI_Request& r : payload_requests_) MPI_Request_free(&r);
+  payload_requests_.clear();
+  payload_ops_.clear();
+  for (std::uint32_t g : remote_) {
+    Outbox& out = out_[g];
+    for (; out.count > 0; --out.count, out.first = (out.first + 1) % kMaxBatchesInFlight) {
+      Batch& b = out.in_flight[out.first];
+      MPI_Request_free(&b.request);
+      abandoned_.push_back(std::move(b.slots));
+      b.slots = SlotBuffer{};
+    }
+  }
+  batches_in_flight_ = 0;
+  world_ = nullptr;
+  routes_ = nullptr;
+  sink_ = nullptr;
+}
+
+std::uint64_t MpiTransport::post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) {
+  Outbox& out = out_[routes_->global_core(to)];
+  out.posted += out.staged.append_packet(header, payload);
+  staged_ = true;
+  if (out.staged.size() >= kAutoFlushSlots) issue(out);
+  return out.posted;
+}
+
+// Sends the outbox's staged packets as one batch, if fewer than
+// kMaxBatchesInFlight are untaken.
+bool MpiTransport::issue(Outbox& out) {
+  if (out.staged.empty() || out.count == kMaxBatchesInFlight) return false;
+  Batch& b = out.in_flight[(out.first + out.count) % kMaxBatchesInFlight];
+  b.slots.clear();
+  std::swap(b.slots, out.staged);  // the batch's old buffer becomes the staging one: both keep their capacity
+  b.end = out.posted;
+  const int bytes = to_int_count(b.slots.size() * sizeof(Slot), "a batch of packets");
+  check(MPI_Issend(b.slots.data(), bytes, MPI_BYTE, out.node, out.tag, world_->packets, &b.request), "MPI_Issend");
+  ++out.count;
+  ++batches_in_flight_;
+  return true;
+}
+
+bool MpiTransport::complete_batches(Outbox& out) {
+  bool any = false;
+  while (out.count > 0) {
+    Batch& b = out.in_flight[out.first];
+    int done = 0;
+    MPI_Test(&b.request, &done, MPI_STATUS_IGNORE);
+    if (!done) break;
+    out.taken = b.end;
+    out.first = (out.first + 1) % kMaxBatchesInFlight;
+    --out.count;
+    --batches_in_flight_;
+    any = true;
+  }
+  return any;
+}
+
+bool MpiTransport::flush() {
+  if (!staged_ && batches_in_flight_ == 0) return false;
+  bool moved = false, left = false;
+  for (std::uint32_t g : remote_) {
+    Outbox& out = out_[g];
+    if (out.count > 0) moved |= complete_batches(out);
+    moved |= issue(out);
+    left |= !out.staged.empty();
+  }
+  staged_ = left;
+  return moved;
+}
+
+bool MpiTransport::complete_payloads() {
+  const int n = static_cast<int>(payload_requests_.size());
+  completed_.resize(payload_requests_.size());
+  int done = 0;
+  check(MPI_Testsome(n, payload_requests_.data(), &done, completed_.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
+  if (done <= 0) return false;  // 0, or MPI_UNDEFINED when no request was active
+  // Completed requests are MPI_REQUEST_NULL now: close the gaps, keeping the
+  // order, then tell the endpoint (which may post new payloads meanwhile).
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < payload_requests_.size(); ++i) {
+    if (payload_requests_[i] == MPI_REQUEST_NULL) continue;
+    payload_requests_[keep] = payload_requests_[i];
+    std::swap(payload_ops_[keep], payload_ops_[i]);
+    ++keep;
+  }
+  // The completed ops are now in [keep, size), in some order; each is reported once.
+  const std::size_t total = payload_ops_.size();
+  payload_requests_.resize(keep);
+  for (std::size_t i = keep; i < total; ++i) {
+    const PayloadOp op = payload_ops_[i];
+    if (op.send) {
+      sink_->payload_sent(*op.send);
+    } else {
+      sink_->payload_received(*op.recv);
+    }
+  }
+  payload_ops_.erase(payload_ops_.begin() + static_cast<std::ptrdiff_t>(keep),
+                     payload_ops_.begin() + static_cast<std::ptrdiff_t>(total));
+  return true;
+}
+
+bool MpiTransport::poll(ArrivalSink& sink) {
+  bool any = false;
+  if (!payload_requests_.empty()) any |= complete_payloads();
+  for (;;) {
+    int flag = 0;
+    MPI_Message message;
+    MPI_Status status;
+    check(MPI_Improbe(MPI_ANY_SOURCE, packet_tag_, world_->packets, &flag, &message, &status),
+          "MPI_Improbe");
+    if (!flag) break;
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    const std::size_t slots = static_cast<std::size_t>(bytes) / sizeof(Slot);
+    inbox_.clear();
+    Slot* batch = inbox_.extend(slots);
+    check(MPI_Mrecv(batch, bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    stats_.slots_received += slots;
+    any = true;
+    for (std::size_t i = 0; i < slots;) {
+      WireHeader h;
+      std::memcpy(&h, batch + i, sizeof h);
+      const std::uint64_t payload = wire_payload_bytes(h);
+      sink.arrived(h, {reinterpret_cast<const std::byte*>(batch + i + kHeaderSlots), static_cast<std::size_t>(payload)});
+      i += packet_slots(payload);
+    }
+  }
+  return any;
+}
+
+bool MpiTransport::has_arrivals() const {
+  int flag = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, packet_tag_, world_->packets, &flag, MPI_STATUS_IGNORE);
+  return flag != 0;
+}
+
+int MpiTransport::payload_tag(std::uint32_t core, RequestId request) const {
+  const std::uint64_t tag = (std::uint64_t{request} << core_bits_) | core;
+  if (tag > static_cast<std::uint64_t>(world_->tag_ub)) {
+    throw Error("switchyard: more rendezvous messages in flight from one core to other nodes than MPI_TAG_UB (" +
+                std::to_string(world_->tag_ub) + ") can number");
+  }
+  return static_cast<int>(tag);
+}
+
+void MpiTransport::send_payload(const Route& to, SendState& s) {
+  const int bytes = to_int_count(s.size, "a message");
+  const int tag = payload_tag(core_, s.id);
+  MPI_Request r;
+  check(MPI_Issend(s.data, bytes, MPI_BYTE, static_cast<int>(to.node), tag, world_->payloads, &r), "MPI_Issend");
+  payload_requests_.push_back(r);
+  payload_ops_.push_back(PayloadOp{&s, nullptr});
+}
+
+void MpiTransport::receive_payload(const Route& from, RequestId request, RecvState& r, std::byte* into,
+                                   std::uint64_t size) {
+  const int bytes = to_int_count(size, "a message");
+  MPI_Request req;
+  check(MPI_Irecv(into, bytes, MPI_BYTE, static_cast<int>(from.node), payload_tag(from.core, request),
+                  world_->payloads, &req),
+        "MPI_Irecv");
+  payload_requests_.push_back(req);
+  payload_ops_.push_back(PayloadOp{nullptr, &r});
+}
+
+}  // namespace
+
+std::unique_ptr<NetworkTransport> make_mpi_transport() { return std::make_unique<MpiTransport>(); }
+
+}  // namespace switchyard::detail
+
+#else  // no MPI built in: every job is one node
+
+#include <cstdlib>
+
+namespace switchyard::detail {
+
+struct MpiWorld::Impl {};
+
+MpiWorld::~MpiWorld() = default;
+MpiWorld* MpiWorld::instance() { return nullptr; }
+std::vector<std::vector<int>> MpiWorld::allgather(const std::vector<int>& mine) const { return {mine}; }
+void MpiWorld::announce_failure(std::uint64_t, const std::string&) {}
+bool MpiWorld::failures_delivered() { return true; }
+std::optional<std::string> MpiWorld::failure_from_others(std::uint64_t) { return std::nullopt; }
+void MpiWorld::start_barrier() {}
+bool MpiWorld::barrier_done() { return true; }
+void MpiWorld::abort(int code) const noexcept { std::_Exit(code); }
+
+std::unique_ptr<NetworkTransport> make_mpi_transport() {
+  throw Error("switchyard: built without MPI (SWITCHYARD_WITH_MPI)");
+}
+
+}  // namespace switchyard::detail
+
+#endif
