@@ -51,7 +51,8 @@ void BM_SingleCopy(benchmark::State& state, std::size_t skew) {
   try {
     for (auto _ : state) {
       const double copy = sybench::memcpy_time(buf, per_chunk, kCoreB);
-      const double message = sybench::single_copy_time(sybench::runtime(), buf, per_chunk, in_flight, sybench::placed({kCoreA, kCoreB}));
+      const double message =
+          sybench::single_copy_time(sybench::runtime(), buf, per_chunk, in_flight, sybench::placed({kCoreA, kCoreB}));
       state.SetIterationTime(message);
       figure += message;
       limit += copy;

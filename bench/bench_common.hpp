@@ -269,7 +269,9 @@ inline void add_worker_context(switchyard::Runtime& rt, std::uint64_t processes,
                                const std::string& prefix = "worker") {
   rt.run(processes, [](switchyard::Process&) -> switchyard::Task<void> { co_return; }, options);
   const auto bindings = rt.worker_bindings();
-  for (std::size_t i = 0; i < bindings.size(); ++i) benchmark::AddCustomContext(prefix + std::to_string(i), bindings[i]);
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    benchmark::AddCustomContext(prefix + std::to_string(i), bindings[i]);
+  }
 }
 
 // The exit status: 1 if no benchmark matched the filter or a line failed, so

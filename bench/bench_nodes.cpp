@@ -253,7 +253,9 @@ double mpi_stream_time(sybench::CopyBuffers& buf, int per_chunk, int in_flight) 
     int got = 0;
     MPI_Recv(buf.dst, count, MPI_BYTE, 0, 0, MPI_COMM_WORLD, &status);
     MPI_Get_count(&status, MPI_BYTE, &got);
-    if (got != count) throw std::runtime_error("MPI stream: " + std::to_string(got) + " bytes, sent " + std::to_string(count));
+    if (got != count) {
+      throw std::runtime_error("MPI stream: " + std::to_string(got) + " bytes, sent " + std::to_string(count));
+    }
   };
   std::memset(buf.dst, static_cast<int>(sybench::kPoison), buf.size);
   receive();
@@ -533,7 +535,8 @@ void serve_lock(std::int64_t& lock) {
     if (done < nodes() - 1) MPI_Irecv(&request, 1, MPI_INT64_T, MPI_ANY_SOURCE, kRequestTag, MPI_COMM_WORLD, &pending);
   }
   if (wrong_releases > 0) {
-    throw std::runtime_error("busy lock: " + std::to_string(wrong_releases) + " releases by a node that did not hold it");
+    throw std::runtime_error("busy lock: " + std::to_string(wrong_releases) +
+                             " releases by a node that did not hold it");
   }
 }
 
@@ -576,7 +579,10 @@ std::array<double, 2> lock_batch(LockMethod method, MPI_Win win, std::int64_t& l
     serve_lock(lock);
     if (method == LockMethod::rma) {
       MPI_Win_sync(win);  // the requesters' accumulates are complete (flushed before their "done")
-      if (lock != 0) throw std::runtime_error("busy lock (rma): the lock word is " + std::to_string(lock) + " after the batch, not 0");
+      if (lock != 0) {
+        throw std::runtime_error("busy lock (rma): the lock word is " + std::to_string(lock) +
+                                 " after the batch, not 0");
+      }
     }
     return {0, 0};
   }
@@ -639,7 +645,8 @@ const int registered = [] {
           ->Iterations(c.batches);
     }
   }
-  for (const auto& [name, method] : {std::pair{"BM_BusyLock/rma", LockMethod::rma}, {"BM_BusyLock/am", LockMethod::am}}) {
+  for (const auto& [name, method] :
+       {std::pair{"BM_BusyLock/rma", LockMethod::rma}, {"BM_BusyLock/am", LockMethod::am}}) {
     benchmark::RegisterBenchmark(name, BM_BusyLock, method)->Apply(sybench::mpi::mpi_line);
   }
   return 0;
