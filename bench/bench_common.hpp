@@ -129,18 +129,23 @@ class ChunkTimer {
 // is stuck, and the line reports the runtime's StallError instead of waiting 60 s.
 inline constexpr std::chrono::milliseconds kStallTimeout{10'000};
 
-// Run options that place rank r on OS core os_cores[r].
-inline switchyard::RunOptions placed(std::vector<int> os_cores) {
+// Run options with the runtime's default placement (on an MPI job of several
+// nodes: block over the nodes, then over each node's cores).
+inline switchyard::RunOptions default_placement() {
   switchyard::RunOptions options;
-  options.placement = switchyard::Placement::explicit_map(std::move(os_cores));
   options.stall_timeout = kStallTimeout;
   return options;
 }
-// Run options with the default round-robin placement.
+// Run options that place rank r on OS core os_cores[r].
+inline switchyard::RunOptions placed(std::vector<int> os_cores) {
+  switchyard::RunOptions options = default_placement();
+  options.placement = switchyard::Placement::explicit_map(std::move(os_cores));
+  return options;
+}
+// Run options with the round-robin placement over the cores.
 inline switchyard::RunOptions round_robin() {
-  switchyard::RunOptions options;
+  switchyard::RunOptions options = default_placement();
   options.placement = switchyard::Placement::round_robin();
-  options.stall_timeout = kStallTimeout;
   return options;
 }
 
@@ -225,20 +230,25 @@ inline void fail(benchmark::State& state, const std::exception& e) {
   state.SkipWithError(e.what());
 }
 
-// main(): --benchmark_repetitions defaults to kDefaultRepetitions (a flag on the
-// command line wins: the smoke tests pass 1), and the workers' bindings go into
-// the context header. Exits with 1 if no benchmark matched the filter or a line
-// failed, so that the smoke tests catch both.
-inline int main(int argc, char** argv, const char* what) {
-  std::vector<char*> args(argv, argv + argc);
+// Google Benchmark's flags from argv, --benchmark_repetitions defaulting to
+// kDefaultRepetitions (a flag on the command line wins: the smoke tests pass
+// 1), and the context header's common lines. Without `output_file`, the
+// --benchmark_out* flags are dropped (the MPI harness: only node 0 writes the
+// file). False if an argument is not Google Benchmark's.
+inline bool initialize(int argc, char** argv, const char* what, bool output_file = true) {
+  std::vector<char*> args{argv[0]};
   bool has_repetitions = false;
-  for (int i = 1; i < argc; ++i) has_repetitions |= std::strncmp(argv[i], "--benchmark_repetitions", 23) == 0;
-  std::string repetitions = "--benchmark_repetitions=" + std::to_string(kDefaultRepetitions);
+  for (int i = 1; i < argc; ++i) {
+    if (!output_file && std::strncmp(argv[i], "--benchmark_out", 15) == 0) continue;
+    has_repetitions |= std::strncmp(argv[i], "--benchmark_repetitions", 23) == 0;
+    args.push_back(argv[i]);
+  }
+  static std::string repetitions = "--benchmark_repetitions=" + std::to_string(kDefaultRepetitions);
   if (!has_repetitions) args.insert(args.begin() + 1, repetitions.data());
   int n = static_cast<int>(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&n, args.data());
-  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return false;
   benchmark::AddCustomContext("switchyard_bench", what);
   benchmark::AddCustomContext("batches_per_repetition", std::to_string(kBatches));
   if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {  // other jobs on the 2 cores make every figure worse
@@ -250,17 +260,38 @@ inline int main(int argc, char** argv, const char* what) {
     }
     std::fclose(f);
   }
-  // One empty job first: the workers have bound themselves to their cores by its end.
-  runtime().run(2, [](switchyard::Process&) -> switchyard::Task<void> { co_return; }, placed({kCoreA, kCoreB}));
-  const auto bindings = runtime().worker_bindings();
-  for (std::size_t i = 0; i < bindings.size(); ++i) benchmark::AddCustomContext("worker" + std::to_string(i), bindings[i]);
-  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  return true;
+}
+
+// Runs an empty job of `processes` on rt, after which its workers have bound
+// themselves to their cores, and puts their bindings into the context header.
+inline void add_worker_context(switchyard::Runtime& rt, std::uint64_t processes, const switchyard::RunOptions& options,
+                               const std::string& prefix = "worker") {
+  rt.run(processes, [](switchyard::Process&) -> switchyard::Task<void> { co_return; }, options);
+  const auto bindings = rt.worker_bindings();
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    benchmark::AddCustomContext(prefix + std::to_string(i), bindings[i]);
+  }
+}
+
+// The exit status: 1 if no benchmark matched the filter or a line failed, so
+// that the smoke tests catch both.
+inline int exit_status(std::size_t ran, bool failed) {
   if (ran == 0) {
     std::fprintf(stderr, "no benchmark matched the filter\n");
     return 1;
   }
-  return any_failure.load() ? 1 : 0;
+  return failed ? 1 : 0;
+}
+
+// main() of a benchmark program on one machine: initialize(), the workers'
+// bindings, every selected line, exit_status().
+inline int main(int argc, char** argv, const char* what) {
+  if (!initialize(argc, argv, what)) return 1;
+  add_worker_context(runtime(), 2, placed({kCoreA, kCoreB}));
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return exit_status(ran, any_failure.load());
 }
 
 }  // namespace sybench
