@@ -138,7 +138,7 @@ struct ExchangeArgs {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
   std::string matrix, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine, max_work;
-  bool nonuniform = false;
+  bool nonuniform = false, interleave = false;
   TraceOption trace;
   // The pattern options given on the command line: --matrix replaces them.
   std::vector<std::string> pattern_options_given;
@@ -275,6 +275,7 @@ sys::ExchangeOptions parse_exchange_options(const ExchangeArgs& a) {
   }
   if (!a.machine.empty()) options.machine = sy::cli::read_machine_option(a.machine);
   if (options.schedulers.empty()) options.schedulers = sys::default_exchange_schedulers();
+  options.interleave = a.interleave;
   return options;
 }
 
@@ -290,6 +291,7 @@ void write_exchange_json(const ExchangeArgs& a, const ExchangeInput& input, cons
   if (file_matrix) j["matrix"] = a.matrix;
   j["repeat"] = options.repeat;
   j["seed"] = options.seed;
+  j["interleaved"] = options.interleave;
   j["mailbox_capacity"] = options.run_options.ring_capacity;
   j["results"] = nlohmann::ordered_json::array();
   j["generate_recv"] = nlohmann::ordered_json::array();
@@ -590,6 +592,9 @@ ExchangeCommand add_exchange_command(CLI::App& app, ExchangeArgs& ex) {
                    "--nonuniform, the largest message with --matrix)")
       ->type_name("FILE");
   exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
+  exchange->add_flag("--interleave", ex.interleave,
+                     "Run all the schedulers in one job per matrix, each repetition every scheduler once in a "
+                     "rotating order (default: one job per scheduler): ratios between them on a shared machine");
   exchange->add_option("--max-work", ex.max_work, kMaxWorkHelp)->type_name("STEPS");
   ex.trace.add_to(*exchange);
   return {exchange, {ex_processes, ex_density, ex_bytes, ex_nonuniform}};
