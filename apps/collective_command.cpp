@@ -29,8 +29,8 @@ namespace switchyard::cli {
 namespace co = switchyard::collectives;
 
 struct CollectiveCommand::Args {
-  std::string op, algorithm = "all", processes, bytes, repeat = "5", batch = "1", machine, variant, json, rescore,
-      rank_by = "median";
+  std::string op, algorithm = "all", processes, bytes, repeat = "5", batch = "1", root = "0", machine, variant, json,
+      rescore, rank_by = "median";
   TraceOption trace;
 };
 
@@ -132,11 +132,13 @@ void print_size(const SizeResult& s, co::Operation op, Rank p, bool all, bool ra
   }
 }
 
-nlohmann::ordered_json to_json(const std::vector<SizeResult>& sizes, co::Operation op, Rank p, std::uint32_t repeat,
-                               const model::Machine& machine, std::size_t cores, bool all, bool rank_by_min) {
+nlohmann::ordered_json to_json(const std::vector<SizeResult>& sizes, co::Operation op, Rank p, Rank root,
+                               std::uint32_t repeat, const model::Machine& machine, std::size_t cores, bool all,
+                               bool rank_by_min) {
   nlohmann::ordered_json j;
   j["op"] = std::string(co::operation_name(op));
   j["processes"] = p;
+  j["root"] = root;
   j["cores"] = cores;
   j["repeat"] = repeat;
   j["machine"] = machine.name;
@@ -173,12 +175,12 @@ nlohmann::ordered_json to_json(const std::vector<SizeResult>& sizes, co::Operati
 // table's pick, and the rank agreement of units and medians.
 // rank_by_min: order by the fastest run instead of the median (on a machine
 // shared with other tenants, which only ever add time).
-void score(SizeResult& s, co::Operation op, Rank p, const model::Machine& machine, bool rank_by_min) {
-  s.chosen = co::choose_algorithm(op, p, s.bytes, &machine);
+void score(SizeResult& s, co::Operation op, Rank p, Rank root, const model::Machine& machine, bool rank_by_min) {
+  s.chosen = co::choose_algorithm(op, p, s.bytes, &machine, root);
   s.table = co::fixed_table_algorithm(op, p, s.bytes);
   std::vector<double> units, ms;
   for (Row& r : s.rows) {
-    r.units = co::predicted_units(op, r.algorithm, p, s.bytes, machine);
+    r.units = co::predicted_units(op, r.algorithm, p, s.bytes, machine, root);
     units.push_back(r.units);
     r.ranked_ms = rank_by_min ? r.ms.min : r.ms.median;
     ms.push_back(r.ranked_ms);
@@ -186,14 +188,14 @@ void score(SizeResult& s, co::Operation op, Rank p, const model::Machine& machin
   if (s.rows.size() >= 2) s.spearman = spearman(units, ms);
 }
 
-void report(const std::vector<SizeResult>& results, co::Operation op, Rank p, std::uint32_t repeat,
+void report(const std::vector<SizeResult>& results, co::Operation op, Rank p, Rank root, std::uint32_t repeat,
             const model::Machine& machine, std::size_t cores, bool all, bool rank_by_min,
             std::optional<OutputFile>& json) {
   std::printf("\nevery byte verified: yes; times: median of %u samples, barrier to barrier, the algorithms' samples "
               "interleaved\n",
               repeat);
   if (json) {
-    write_json_report(*json, to_json(results, op, p, repeat, machine, cores, all, rank_by_min));
+    write_json_report(*json, to_json(results, op, p, root, repeat, machine, cores, all, rank_by_min));
   }
 }
 
@@ -215,12 +217,13 @@ int rescore(const std::string& measured_path, const std::string& machine_path, c
   }
   std::vector<SizeResult> results;
   co::Operation op{};
-  Rank p = 0;
+  Rank p = 0, root = 0;
   std::uint32_t repeat = 0;
   std::size_t cores = 0;
   try {
     op = parse_op(in.at("op").get<std::string>());
     p = in.at("processes").get<Rank>();
+    root = in.value("root", Rank{0});  // files written before --root have none: 0
     repeat = in.at("repeat").get<std::uint32_t>();
     cores = in.at("cores").get<std::size_t>();
     for (const auto& b : in.at("by_bytes")) {
@@ -245,17 +248,26 @@ int rescore(const std::string& measured_path, const std::string& machine_path, c
               std::string(co::operation_name(op)).c_str(), p, measured_path.c_str(), model_name(machine).c_str());
   bool all = false;
   for (SizeResult& s : results) {
-    score(s, op, p, machine, rank_by_min);
+    score(s, op, p, root, machine, rank_by_min);
     all = all || s.rows.size() > 1;
     print_size(s, op, p, s.rows.size() > 1, rank_by_min);
   }
-  report(results, op, p, repeat, machine, cores, all, rank_by_min, json);
+  report(results, op, p, root, repeat, machine, cores, all, rank_by_min, json);
   return kExitOk;
+}
+
+// --root: a rank of the p processes; all-to-all has none.
+Rank parse_root(const std::string& text, co::Operation op, Rank p) {
+  const auto root = static_cast<Rank>(parse_uint(text, "--root", 0, p - 1));
+  if (op == co::Operation::all_to_all && root != 0) {
+    throw UsageError("--root: all-to-all has no root; --root " + text + " is only for one-to-all and all-to-one");
+  }
+  return root;
 }
 
 int run_command(const std::string& op_text, const std::string& algorithm_text,
                 const std::string& processes_text, const std::string& bytes_text, const std::string& repeat_text,
-                const std::string& batch_text, const std::string& machine_path, const std::string& variant, bool rank_by_min,
+                const std::string& batch_text, const std::string& root_text, const std::string& machine_path, const std::string& variant, bool rank_by_min,
                 const std::string& json_path, const TraceOption& trace) {
   const co::Operation op = parse_op(op_text);
   const std::vector<std::string> algorithms = parse_algorithms(op, algorithm_text);
@@ -263,6 +275,7 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   const std::vector<std::uint64_t> sizes = parse_byte_list(bytes_text, 1ull << 30);
   const auto repeat = static_cast<std::uint32_t>(parse_uint(repeat_text, "--repeat", 1, 100'000));
   const auto batch = static_cast<std::uint32_t>(parse_uint(batch_text, "--batch", 1, 100'000));
+  const Rank root = parse_root(root_text, op, p);
   const model::Machine machine = load_machine(machine_path, variant, p);
   const bool all = algorithm_text == "all";
   // A single algorithm that needs too much memory is refused; `all` leaves it
@@ -279,15 +292,16 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
     return std::nullopt;
   };
   for (std::uint64_t L : sizes) {
-    for (const std::string& a : algorithms) memory_refusal(a == "auto" ? co::choose_algorithm(op, p, L, &machine) : a, L);
+    for (const std::string& a : algorithms) memory_refusal(a == "auto" ? co::choose_algorithm(op, p, L, &machine, root) : a, L);
   }
   std::optional<OutputFile> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
 
   Runtime rt(trace.runtime_options());
-  std::printf("switchyard collective: %s on %u processes, %zu core(s), %u sample(s) of %u run(s); machine: %s\n",
-              std::string(co::operation_name(op)).c_str(), p, rt.cores().size(), repeat, batch,
-              model_name(machine).c_str());
+  std::printf("switchyard collective: %s on %u processes%s, %zu core(s), %u sample(s) of %u run(s); machine: %s\n",
+              std::string(co::operation_name(op)).c_str(), p,
+              op == co::Operation::all_to_all ? "" : (", root " + std::to_string(root)).c_str(), rt.cores().size(),
+              repeat, batch, model_name(machine).c_str());
   std::fflush(stdout);
   std::vector<SizeResult> results;
   ProgressLine progress("collective");
@@ -299,7 +313,7 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
       progress(done++, sizes.size(), std::to_string(L) + " B");
       std::vector<std::string> measured;
       for (const std::string& asked : algorithms) {
-        const std::string name = asked == "auto" ? co::choose_algorithm(op, p, L, &machine) : asked;
+        const std::string name = asked == "auto" ? co::choose_algorithm(op, p, L, &machine, root) : asked;
         if (const auto refusal = memory_refusal(name, L)) {
           s.skipped.push_back(*refusal);
           continue;
@@ -319,12 +333,12 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
       }
       std::vector<std::vector<double>> samples;
       if (interleave) {
-        samples = co::measure_collectives(rt, op, measured, p, L, repeat, batch);
+        samples = co::measure_collectives(rt, op, measured, p, L, repeat, batch, 1, root);
       } else {
-        for (const std::string& a : measured) samples.push_back(co::measure_collectives(rt, op, {a}, p, L, repeat, batch)[0]);
+        for (const std::string& a : measured) samples.push_back(co::measure_collectives(rt, op, {a}, p, L, repeat, batch, 1, root)[0]);
       }
       for (std::size_t a = 0; a < measured.size(); ++a) s.rows.push_back({measured[a], 0, schedulers::summarize(samples[a])});
-      score(s, op, p, machine, rank_by_min);
+      score(s, op, p, root, machine, rank_by_min);
       progress.clear();
       print_size(s, op, p, all, rank_by_min);
       std::fflush(stdout);
@@ -334,7 +348,7 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
     if (json) json->abandon();
     throw;
   }
-  report(results, op, p, repeat, machine, rt.cores().size(), all, rank_by_min, json);
+  report(results, op, p, root, repeat, machine, rt.cores().size(), all, rank_by_min, json);
   trace.write();
   return kExitOk;
 }
@@ -365,6 +379,11 @@ CollectiveCommand::CollectiveCommand(CLI::App& app) : args_(std::make_unique<Arg
                    "Runs per timed sample, back to back (the sample is their mean): for collectives of a few us, "
                    "whose single runs sit in the barriers' noise")
       ->type_name("B")
+      ->capture_default_str();
+  command_
+      ->add_option("--root", args_->root,
+                   "The rank that scatters (one-to-all) or gathers (all-to-one); all-to-all has none")
+      ->type_name("R")
       ->capture_default_str();
   command_
       ->add_option("--machine", args_->machine,
@@ -400,7 +419,7 @@ int CollectiveCommand::run() const {
     if (value->empty()) throw UsageError(std::string(option) + " is required");
   }
   return run_command(args_->op, args_->algorithm, args_->processes, args_->bytes, args_->repeat, args_->batch,
-                     args_->machine, args_->variant, by_min, args_->json, args_->trace);
+                     args_->root, args_->machine, args_->variant, by_min, args_->json, args_->trace);
 }
 
 }  // namespace switchyard::cli

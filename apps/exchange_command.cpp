@@ -34,7 +34,7 @@ struct ExchangeCommand::Args {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
   std::string matrix, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine, max_work;
-  bool nonuniform = false;
+  bool nonuniform = false, interleave = false;
   TraceOption trace;
   // The pattern options (--matrix replaces them), and those of them given.
   std::vector<const CLI::Option*> pattern_options;
@@ -197,6 +197,7 @@ sys::ExchangeOptions parse_exchange_options(const ExchangeCommand::Args& a) {
   }
   if (!a.machine.empty()) options.machine = read_machine_option(a.machine);
   if (options.schedulers.empty()) options.schedulers = sys::default_exchange_schedulers();
+  options.interleave = a.interleave;
   return options;
 }
 
@@ -212,6 +213,7 @@ void write_exchange_json(const ExchangeCommand::Args& a, const ExchangeInput& in
   if (file_matrix) j["matrix"] = a.matrix;
   j["repeat"] = options.repeat;
   j["seed"] = options.seed;
+  j["interleaved"] = options.interleave;
   j["mailbox_capacity"] = options.run_options.ring_capacity;
   j["results"] = nlohmann::ordered_json::array();
   j["generate_recv"] = nlohmann::ordered_json::array();
@@ -394,6 +396,9 @@ ExchangeCommand::ExchangeCommand(CLI::App& app) : args_(std::make_unique<Args>()
                    "--nonuniform, the largest message with --matrix)")
       ->type_name("FILE");
   exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
+  exchange->add_flag("--interleave", ex.interleave,
+                     "Run all the schedulers in one job per matrix, each repetition every scheduler once in a "
+                     "rotating order (default: one job per scheduler): ratios between them on a shared machine");
   exchange->add_option("--max-work", ex.max_work, kMaxWorkHelp)->type_name("STEPS");
   ex.trace.add_to(*exchange);
   ex.pattern_options = {ex_processes, ex_density, ex_bytes, ex_nonuniform};

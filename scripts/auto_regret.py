@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Regret of the exchange scheduler "auto" (ExchangePlan, C3 model) on a grid.
 
-For each (processes, density, bytes) of the grid, `switchyard exchange` runs the
-six candidates and auto in one job series (same matrix, same run), K
-repetitions each; regret = auto's time / the best candidate's time, a time
+For each (processes, density, bytes) of the grid, `switchyard exchange
+--interleave` runs the six candidates and auto in one job (same matrix), K
+repetitions in which each runs once, in a rotating order; regret = auto's time
+/ the best candidate's time, a time
 being the lower quartile of the K repetitions (the machine is shared: other
 tenants only add time, and a median of a few runs still catches their
 descheduling; --statistic median uses the medians instead, --statistic min the fastest
@@ -14,13 +15,15 @@ density 4, seed 1001).
 Also the regret of always taking one fixed scheduler (ac, optimal), and of a
 size-keyed table like Open MPI's (ac below 8 KiB, optimal from 8 KiB up).
 
-Each scheduler runs in its own job, one after the other, so a burst of the
-machine's other tenants can hit one scheduler's job and not another's. With
---rounds R the grid is measured R times, round after round, and each
-candidate's time is the least of its R statistics: the candidates are then
-compared at rounds spread over minutes, not at one moment each.
+The schedulers' samples are interleaved, so a burst of the machine's other
+tenants hits them alike (--separate runs each scheduler in its own job, one
+after the other, as before). With --rounds R the grid is measured R times,
+round after round, and each candidate's time is the least of its R
+statistics. "auto" and "auto's choice" differ only by noise now: the same
+schedule, run in the same job.
 
   scripts/auto_regret.py BUILD_DIR MACHINE_JSON [--repeat K] [--rounds R] [--seed S] [--statistic quartile|median|min]
+                         [--separate]
 """
 import argparse
 import itertools
@@ -36,11 +39,11 @@ GRID_DENSITY = [2, 6]
 GRID_BYTES = [256, 2048, 8192, 32768]
 
 
-def run(build, machine, n, d, repeat, seed):
+def run(build, machine, n, d, repeat, seed, separate):
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         cmd = [f"{build}/apps/switchyard", "exchange", "--processes", str(n), "--density", str(d),
                "--bytes", ",".join(map(str, GRID_BYTES)), "--repeat", str(repeat), "--seed", str(seed),
-               "--schedulers", ",".join(CANDIDATES + ["auto"]), "--machine", machine, "--json", out.name]
+               "--schedulers", ",".join(CANDIDATES + ["auto"]), "--machine", machine, "--json", out.name] + ([] if separate else ["--interleave"])
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         return json.load(open(out.name))["results"]
 
@@ -62,13 +65,14 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--statistic", choices=["quartile", "median", "min"], default="quartile")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--separate", action="store_true", help="one job per scheduler (not interleaved)")
     a = ap.parse_args()
     rows = []
     cases = list(itertools.product(GRID_PROCESSES, GRID_DENSITY))
     measured = {case: [] for case in cases}
     for _ in range(a.rounds):
         for n, d in cases:
-            measured[(n, d)].append(run(a.build, a.machine, n, d, a.repeat, a.seed))
+            measured[(n, d)].append(run(a.build, a.machine, n, d, a.repeat, a.seed, a.separate))
     for n, d in cases:
         for b in GRID_BYTES:
             rounds = [{r["scheduler"]: r for r in results if r["bytes"] == b} for results in measured[(n, d)]]
@@ -87,7 +91,7 @@ def main():
         print(f"{r['n']:>4} {r['d']:>3} {r['bytes']:>6} {r['chosen']:>14} {r['best']:>14} {r['auto']:>7.2f} "
               f"{r['chosen_in_run']:>8.2f} {r['ac']:>7.2f} {r['optimal']:>8.2f} {r['table']:>7.2f}")
     print("\nregret (median, worst) over", len(rows), "cases:")
-    for key, what in [("auto", "auto (its own run)"), ("chosen_in_run", "auto's choice (the candidate's run)"),
+    for key, what in [("auto", "auto (its own run)"), ("chosen_in_run", "auto's choice (as a candidate)"),
                       ("ac", "always ac"), ("optimal", "always optimal"), ("table", "size-keyed table")]:
         v = [r[key] for r in rows]
         print(f"  {what:<40} {statistics.median(v):6.2f} {max(v):6.2f}")

@@ -379,6 +379,57 @@ TEST(ModelCost, RingSyncChargesAFullRingAndRendezvous) {
   EXPECT_DOUBLE_EQ(big.communication, 36 + 16 + 100);
 }
 
+TEST(ModelCost, RingSyncChargesCoherenceForPackedRendezvousAcrossCores) {
+  sm::Machine m = ring_sync_machine();
+  m.coherence = 40;
+  // Four messages of 1024 B (rendezvous, 16 packets each), pieces of 512 B:
+  //   0 -> 1 carries 0's pieces for 4 and 5 in order: its own buffer, in place;
+  //   2 -> 1 carries 2's pieces for 5 and 4: out of order, packed;
+  //   0 -> 3 carries a piece of 2's and one of 0's: relayed;
+  //   2 -> 0 carries 2's pieces for 0 and 1, packed... but on its own core.
+  sm::Submachine sub = whole_machine(6, {{0, 1, 1024, 0, 2}, {2, 1, 1024, 2, 2}, {0, 3, 1024, 4, 2}, {2, 0, 1024, 6, 2}});
+  sub.pieces = {{0, 4}, {0, 5}, {2, 5}, {2, 4}, {2, 3}, {0, 3}, {2, 0}, {2, 1}};
+  const sm::SuperstepCost c = sm::cost(m, sm::Superstep{"packed", {sub}});
+  // Core 0: process 0 sends two and receives one, one rendezvous wake more:
+  //   3s + 48 + 2w = 88, plus x for 0 -> 3 (relayed, across); process 2
+  //   sends two: 2s + 32 + 2w = 62, plus x for 2 -> 1 (packed, across; 2 -> 0
+  //   stays on core 0). In all 150 + 2x.
+  // Core 1: process 1 receives two, 2s + 32 + w + m * 2 / 4 = 58; process 3
+  //   receives one, s + 16 + w = 31: 89.
+  EXPECT_DOUBLE_EQ(c.max_send_receive, 150 + 2 * 40);
+  // Every message sent in place (no pieces: an exchange's): no coherence term.
+  const sm::SuperstepCost exchange = sm::cost(
+      m, sm::Superstep{"in place", {whole_machine(6, {{0, 1, 1024}, {2, 1, 1024}, {0, 3, 1024}, {2, 0, 1024}})}});
+  EXPECT_DOUBLE_EQ(exchange.max_send_receive, 150);
+  // Eager messages are read from the ring, packed or not: none either.
+  sm::Submachine eager = sub;
+  for (sm::Transfer& t : eager.transfers) t.bytes = 128;
+  m.coherence = 0;
+  const double without = sm::cost(m, sm::Superstep{"eager", {eager}}).max_send_receive;
+  m.coherence = 40;
+  EXPECT_DOUBLE_EQ(sm::cost(m, sm::Superstep{"eager", {eager}}).max_send_receive, without);
+}
+
+// 2-lev-r,c on 24 processes (4 rows of 6): its first superstep packs, for each
+// other column, the 4 pieces bound there (stride 6), and sends half of them to
+// the other core; its second goes along the columns, all on one core. A
+// coherence term of x adds 12 processes x 3 messages x x to the busiest core's
+// first superstep and nothing to its second; 1-lev-dir sends every piece in
+// place and is charged nothing.
+TEST(ModelCost, CoherenceChargesTheRowsOfTwoLevelRowColumn) {
+  sm::Machine m = sm::default_machine_file().core;
+  const std::uint64_t L = 400;  // row messages of 1600 B, column ones of 2400 B: rendezvous
+  const auto units = [&](std::string_view algorithm, double x) {
+    m.coherence = x;
+    return sm::cost(m, sm::supersteps(sm::Operation::all_to_all, algorithm, 24, L));
+  };
+  const sm::AlgorithmCost before = units("2-lev-r,c", 0), after = units("2-lev-r,c", 100);
+  ASSERT_EQ(after.steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(after.steps[0].max_send_receive - before.steps[0].max_send_receive, 12 * 3 * 100);
+  EXPECT_DOUBLE_EQ(after.steps[1].max_send_receive, before.steps[1].max_send_receive);
+  EXPECT_DOUBLE_EQ(units("1-lev-dir", 100).total(), units("1-lev-dir", 0).total());
+}
+
 TEST(ModelValidation, BadInputIsRefusedWithAClearMessage) {
   sm::Machine m;
   m.bisection = 0;
@@ -421,6 +472,7 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   f.core.setup = 12.5;
   f.core.wake = 4.5;
   f.core.match = 0.75;
+  f.core.coherence = 33.5;
   f.core.ring_bytes = 4096;
   f.measured["message_ns"] = 100;
   const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "m.json");
@@ -429,6 +481,7 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_EQ(back.core.variant, sm::ModelVariant::ring_sync);
   EXPECT_DOUBLE_EQ(back.core.wake, 4.5);
   EXPECT_DOUBLE_EQ(back.core.match, 0.75);
+  EXPECT_DOUBLE_EQ(back.core.coherence, 33.5);
   EXPECT_EQ(back.core.ring_bytes, 4096u);
   EXPECT_EQ(back.core.eager_limit, 512u);
   EXPECT_FALSE(back.node.has_value());
@@ -451,10 +504,14 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_NE(message("{\"format\": \"x\"}").find("format"), std::string::npos);
   // A file from before the ring-sync terms still reads, without them.
   std::string old = sm::to_json(f);
-  for (const std::string field : {"\"match\"", "\"wake\""}) old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
+  for (const std::string field : {"\"match\"", "\"wake\"", "\"coherence\""}) old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
   const sm::MachineFile older = sm::parse_machine_file(old, "old.json");
   EXPECT_DOUBLE_EQ(older.core.wake, 0);
   EXPECT_DOUBLE_EQ(older.core.match, 0);
+  EXPECT_DOUBLE_EQ(older.core.coherence, 0);
+  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence\": 33.5"), 17, "\"coherence\": -2"))
+                .find("coherence must be"),
+            std::string::npos);
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"wake\": 4.5"), 11, "\"wake\": -1"))
                 .find("wake must be"),
             std::string::npos);

@@ -13,20 +13,22 @@ namespace {
 namespace sch = switchyard::schedulers;
 
 // One process's buffers: block r of send is the message me -> r (the root's in
-// one-to-all; all-to-one's single message goes to 0), block r of recv the
-// message r -> me (one-to-all: 0 -> me).
+// one-to-all; all-to-one's single message goes to the root), block r of recv
+// the message r -> me (one-to-all: root -> me).
 struct ProcessBuffers {
   std::vector<std::byte> send, recv;
-  ProcessBuffers(Operation op, Rank p, Rank me, std::uint64_t L, std::uint64_t seed) {
+  Rank root = 0;
+  ProcessBuffers(Operation op, Rank p, Rank me, std::uint64_t L, std::uint64_t seed, Rank root_rank)
+      : root(root_rank) {
     const std::uint64_t all = std::uint64_t{p} * L;
-    const bool root = me == 0;
-    send.resize(op == Operation::all_to_one ? L : (op == Operation::all_to_all || root ? all : 0));
-    recv.resize(op == Operation::one_to_all ? L : (op == Operation::all_to_all || root ? all : 0));
+    const bool is_root = me == root;
+    send.resize(op == Operation::all_to_one ? L : (op == Operation::all_to_all || is_root ? all : 0));
+    recv.resize(op == Operation::one_to_all ? L : (op == Operation::all_to_all || is_root ? all : 0));
     for (std::uint64_t r = 0; r < send.size() / L; ++r) {
-      sch::fill_payload(std::span(send).subspan(r * L, L), seed, me, op == Operation::all_to_one ? 0 : Rank(r));
+      sch::fill_payload(std::span(send).subspan(r * L, L), seed, me, op == Operation::all_to_one ? root : Rank(r));
     }
   }
-  Rank source(Operation op, std::uint64_t block) const { return op == Operation::one_to_all ? 0 : Rank(block); }
+  Rank source(Operation op, std::uint64_t block) const { return op == Operation::one_to_all ? root : Rank(block); }
   void poison(Operation op, Rank me, std::uint64_t L, std::uint64_t seed) {
     for (std::uint64_t r = 0; r < recv.size() / L; ++r) {
       sch::fill_poison(std::span(recv).subspan(r * L, L), seed, source(op, r), me);
@@ -51,7 +53,7 @@ struct ProcessBuffers {
 std::vector<std::vector<double>> measure_collectives(Runtime& rt, Operation op,
                                                      const std::vector<std::string>& algorithms, Rank processes,
                                                      std::uint64_t bytes, std::uint32_t repeat, std::uint32_t batch,
-                                                     std::uint64_t seed) {
+                                                     std::uint64_t seed, Rank root) {
   const std::size_t n = algorithms.size();
   std::vector<std::vector<double>> ms(n, std::vector<double>(repeat, 0.0));
   const std::uint32_t runs = std::max<std::uint32_t>(batch, 1);
@@ -59,12 +61,12 @@ std::vector<std::vector<double>> measure_collectives(Runtime& rt, Operation op,
     Communicator comm = self.world();
     const Rank me = comm.rank();
     std::vector<CollectivePlan> plans;
-    for (const std::string& a : algorithms) plans.push_back(co_await CollectivePlan::create(comm, op, a, bytes));
-    ProcessBuffers buffers(op, processes, me, bytes, seed);
+    for (const std::string& a : algorithms) plans.push_back(co_await CollectivePlan::create(comm, op, a, bytes, nullptr, root));
+    ProcessBuffers buffers(op, processes, me, bytes, seed, root);
     std::vector<std::string> what;
     for (const std::string& a : algorithms)
       what.push_back(std::string(operation_name(op)) + " " + a + " on " + std::to_string(processes) +
-                     " processes, L = " + std::to_string(bytes));
+                     " processes, L = " + std::to_string(bytes) + (root ? ", root " + std::to_string(root) : ""));
     for (std::uint32_t rep = 0; rep <= repeat; ++rep) {  // round 0 is untimed
       for (std::size_t i = 0; i < n; ++i) {
         const std::size_t a = (rep + i) % n;

@@ -132,24 +132,39 @@ std::vector<double> ping_pong(Runtime& rt, const RunOptions& placed, std::uint32
   return seconds;
 }
 
-// Seconds per superstep of a ring shift (process i sends 8 bytes to i + 1 and
-// waits for i - 1's, kLockstepSteps times), per repetition: every process
-// blocks at the end of every superstep and is resumed for the next, as in
-// 1-lev-perm, with its neighbours on the other core.
-std::vector<double> lockstep(Runtime& rt, std::uint32_t repetitions) {
+// Seconds per superstep of a ring shift (process i sends `words` 8-byte words
+// to i + 1 and waits for i - 1's, kLockstepSteps times, a buffer per step),
+// per repetition: every process blocks at the end of every superstep and is
+// resumed for the next, as in 1-lev-perm, with its neighbours on the other
+// core. The payload is written before the clock starts or, `packed`, by
+// the sender right before each send, as an algorithm packs a message (the
+// previous repetition's receiver read those lines: the writes must take them
+// back from its core).
+std::vector<double> lockstep(Runtime& rt, std::uint32_t repetitions, std::uint64_t words = 1, bool packed = false) {
   std::vector<double> seconds(repetitions, 0.0);
   rt.run(kLockstepProcesses, [&](Process& p) -> Task<void> {
-    const Rank me = p.rank(), n = kLockstepProcesses;
+    const Rank me = p.rank(), n = kLockstepProcesses, from = (me + n - 1) % n;
+    std::vector<std::uint64_t> out(words * kLockstepSteps), in(words * kLockstepSteps);
+    const auto value = [&](Rank rank, std::uint64_t k, std::uint64_t i) {
+      return (std::uint64_t{rank} * kLockstepSteps + k) * words + i;
+    };
+    const auto pack = [&](std::uint64_t k) {
+      for (std::uint64_t i = 0; i < words; ++i) out[k * words + i] = value(me, k, i);
+    };
     for (std::uint32_t r = 0; r < repetitions; ++r) {
+      if (!packed)
+        for (std::uint32_t k = 0; k < kLockstepSteps; ++k) pack(k);
       co_await p.barrier();
       const auto start = Clock::now();
       for (std::uint32_t k = 0; k < kLockstepSteps; ++k) {
-        std::uint64_t out = std::uint64_t{me} * kLockstepSteps + k, in = 0;
-        RecvTicket got = p.post_recv_into((me + n - 1) % n, std::as_writable_bytes(std::span(&in, 1)), kFirstStreamTag);
-        co_await p.send((me + 1) % n, std::as_bytes(std::span(&out, 1)), kFirstStreamTag);
+        if (packed) pack(k);
+        RecvTicket got = p.post_recv_into(from, std::as_writable_bytes(std::span(in).subspan(k * words, words)),
+                                          kFirstStreamTag);
+        co_await p.send((me + 1) % n, std::as_bytes(std::span(out).subspan(k * words, words)), kFirstStreamTag);
         co_await p.wait(got);
-        if (in != std::uint64_t{(me + n - 1) % n} * kLockstepSteps + k)
-          throw std::runtime_error("switchyard model calibrate: lockstep step " + std::to_string(k) + " wrong");
+        for (std::uint64_t i = 0; i < words; ++i)
+          if (in[k * words + i] != value(from, k, i))
+            throw std::runtime_error("switchyard model calibrate: lockstep step " + std::to_string(k) + " wrong");
       }
       co_await p.barrier();
       if (me == 0) seconds[r] = std::chrono::duration<double>(Clock::now() - start).count() / kLockstepSteps;
@@ -206,7 +221,7 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
 
   MachineFile f;
   auto& m = f.measured;
-  constexpr std::uint64_t kSteps = 10;  // nine figures, then the exchanges
+  constexpr std::uint64_t kSteps = 12;  // eleven figures, then the exchanges
   std::uint64_t done = 0;
   const auto measured = [&](const char* what, double seconds) {
     m[what] = 1e9 * seconds;
@@ -221,6 +236,10 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   measured("lockstep_superstep_ns", lower_quartile(lockstep(rt, reps)));
   measured("match_in_order_ns", lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps)));
   measured("match_reversed_ns", lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps, true)));
+  // The smallest rendezvous message, in place and packed (the runtime's eager limit).
+  const std::uint64_t rendezvous_words = RunOptions{}.eager_limit / 8 + 2;
+  measured("lockstep_rendezvous_ns", lower_quartile(lockstep(rt, reps, rendezvous_words)));
+  measured("lockstep_rendezvous_packed_ns", lower_quartile(lockstep(rt, reps, rendezvous_words, true)));
 
   Machine& c = f.core;
   c.name = "core to core (calibrated)";
@@ -251,6 +270,11 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   // Matching: received in reverse, the messages walk past N (N - 1) / 2
   // posted receives in all; per message, (N - 1) / 2 more than in order.
   c.match = std::max(0.0, (m["match_reversed_ns"] - m["match_in_order_ns"]) / ((kMatchCount - 1) / 2.0) / c.unit_ns);
+  // Coherence: a packed rendezvous message costs its sender's core this much
+  // more than the same message sent in place; each core sends per_core of them
+  // per superstep.
+  c.coherence = std::max(
+      0.0, (m["lockstep_rendezvous_packed_ns"] - m["lockstep_rendezvous_ns"]) / per_core / c.unit_ns);
   // Not measured: the runtime's defaults, which every job of `collective` and
   // ExchangePlan runs with.
   const RunOptions defaults;

@@ -139,6 +139,19 @@ double process_work(const Machine& m, const Traffic& t) {
   return w;
 }
 
+// The sender's own data, sent from where the caller put it: a transfer without
+// pieces (an exchange's message), or pieces that all start at the sender and go
+// to consecutive ranks in order (contiguous blocks of its send buffer). Anything
+// else was packed or received, i.e. written on the sender's core during the
+// algorithm.
+bool sent_in_place(const Submachine& sub, const Transfer& t) {
+  for (std::uint64_t k = 0; k < t.piece_count; ++k) {
+    const Piece& piece = sub.pieces.at(t.first_piece + k);
+    if (piece.origin != t.src || piece.target != sub.pieces.at(t.first_piece).target + k) return false;
+  }
+  return true;
+}
+
 SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
   SuperstepCost c;
   const std::size_t cores = m.cores;
@@ -154,6 +167,7 @@ SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
       cross_packets += packets(t.bytes, m.packet_bytes);
       ring[a * cores + b] += ring_bytes_there(m, t.bytes);
       if (t.bytes > m.eager_limit) ring[b * cores + a] += kSendDone;
+      if (t.bytes > m.eager_limit && !sent_in_place(sub, t)) busy[a] += m.coherence;
     }
     for (std::size_t k = 0; k < all.size(); ++k) busy[sub.members[k] % cores] += process_work(m, all[k]);
   }

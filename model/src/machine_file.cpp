@@ -81,7 +81,7 @@ json level_json(const Machine& m) {
               {"topology", name_of(kTopologies, m.topology)},               {"rows", m.shape.rows},
               {"cols", m.shape.cols},                                       {"match", m.match},
               {"wake", m.wake},                                             {"ring_bytes", m.ring_bytes},
-              {"eager_limit", m.eager_limit}};
+              {"eager_limit", m.eager_limit},                               {"coherence", m.coherence}};
 }
 
 Machine level_from(const json& j, const std::string& where, ModelVariant variant) {
@@ -104,6 +104,7 @@ Machine level_from(const json& j, const std::string& where, ModelVariant variant
   // The ring-sync terms (absent from files written before them: not charged).
   if (f.has("match")) m.match = f.number("match");
   if (f.has("wake")) m.wake = f.number("wake");
+  if (f.has("coherence")) m.coherence = f.number("coherence");
   if (f.has("ring_bytes")) m.ring_bytes = f.whole("ring_bytes", 1, std::uint64_t{1} << 40);
   if (f.has("eager_limit")) m.eager_limit = f.whole("eager_limit", 0, std::uint64_t{1} << 30);
   try {
@@ -159,6 +160,7 @@ MachineFile default_machine_file() {
   m.variant = ModelVariant::ring_sync;
   m.wake = 20;
   m.match = 0.6;
+  m.coherence = 40;
   m.packet_bytes = 64;
   m.setup = 20;
   m.latency = 10;

@@ -125,7 +125,11 @@ class Driver {
     report.total_bytes = m_.total_bytes();
     buffers_ = make_buffers(rt_, m_, columns_, o_.seed, o_.run_options);
     const auto names = o_.schedulers.empty() ? default_exchange_schedulers() : o_.schedulers;
-    for (const std::string& name : names) report.results.push_back(run_scheduler(name));
+    if (o_.interleave) {
+      report.results = run_interleaved(names);
+    } else {
+      for (const std::string& name : names) report.results.push_back(run_scheduler(name));
+    }
     if (o_.time_generate_recv) report.generate_recv = time_generate_recv();
     return report;
   }
@@ -176,53 +180,100 @@ class Driver {
     return plan;
   }
 
-  // Each repetition: for drsn, the plan by create() (Generate_Recv by active
-  // messages, timed as schedule_ms) and a barrier; then the run (comm_ms).
-  SchedulerResult run_scheduler(const std::string& name) {
+  // One scheduler's plan, clocks and result while its job (or the interleaved
+  // job) runs.
+  struct Slot {
     SchedulerResult r;
-    r.scheduler = name;
-    ExchangePlanOptions po = plan_options(name);
-    const std::optional<ExchangePlan> global = global_plan(po, r);
-    GenerateRecvByActiveMessages generate(n_);
-    RunOptions options = o_.run_options;
-    if (!global) {
-      generate.install(options);
-      po.generate_recv = &generate;
+    ExchangePlanOptions po;
+    std::optional<ExchangePlan> global;
+    SpanTimer plan_clocks, clocks;
+    std::vector<std::uint64_t> inquiries;
+    Slot(Rank n, std::uint32_t repeat) : plan_clocks(n, repeat), clocks(n, repeat), inquiries(std::size_t{n} * repeat, 0) {}
+  };
+
+  // The plan (global_plan) of `name`; drsn's processes make theirs with
+  // `generate`, which must be installed in the job's options.
+  std::unique_ptr<Slot> prepare(const std::string& name, GenerateRecvByActiveMessages& generate) const {
+    auto slot = std::make_unique<Slot>(n_, o_.repeat);
+    slot->r.scheduler = name;
+    slot->po = plan_options(name);
+    slot->global = global_plan(slot->po, slot->r);
+    if (!slot->global) slot->po.generate_recv = &generate;
+    return slot;
+  }
+
+  // Repetition `rep` of one scheduler on process p: for drsn, the plan by
+  // create() (Generate_Recv by active messages, timed as schedule_ms) and a
+  // barrier; then the run (comm_ms).
+  Task<void> repetition(Process& p, Slot& s, std::uint32_t rep) const {
+    const Rank me = p.rank();
+    ProcessBuffers& b = *buffers_[me];
+    co_await begin_repetition(p, b.data);
+    std::optional<ExchangePlan> mine;
+    if (!s.global) {
+      ExchangePlanOptions drsn = s.po;
+      drsn.seed = derive_seed(o_.seed, 2 + rep);
+      s.plan_clocks.start(rep, me);
+      mine = co_await ExchangePlan::create(p, b.data.row(), std::move(drsn));
+      s.plan_clocks.end(rep, me);
+      co_await p.barrier();
     }
-    SpanTimer plan_clocks(n_, o_.repeat), clocks(n_, o_.repeat);
-    std::vector<std::uint64_t> inquiries(std::size_t{n_} * o_.repeat, 0);
-    r.job = rt_.run(
+    const ExchangePlan& plan = s.global ? *s.global : *mine;
+    s.clocks.start(rep, me);
+    const ExchangeRunStats stats = co_await plan.run(p, b.send, b.recv);
+    s.clocks.end(rep, me);
+    s.inquiries[std::size_t{rep} * n_ + me] = stats.busy_lock_inquiries;
+    co_await finish_repetition(p, b.data, s.r.scheduler, rep);
+  }
+
+  SchedulerResult finish(Slot& s, const JobStats& job) const {
+    s.r.comm_ms = summarize(s.clocks.milliseconds());
+    if (!s.global) {
+      s.r.schedule_ms = summarize(s.plan_clocks.milliseconds());
+      record_inquiries(s.r, s.inquiries);
+    }
+    s.r.job = job;
+    s.r.verified = true;
+    return std::move(s.r);
+  }
+
+  SchedulerResult run_scheduler(const std::string& name) {
+    GenerateRecvByActiveMessages generate(n_);
+    const std::unique_ptr<Slot> slot = prepare(name, generate);
+    RunOptions options = o_.run_options;
+    if (!slot->global) generate.install(options);
+    const JobStats job = rt_.run(
         n_,
         [&](Process& p) -> Task<void> {
-          const Rank me = p.rank();
-          ProcessBuffers& b = *buffers_[me];
-          for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) {
-            co_await begin_repetition(p, b.data);
-            std::optional<ExchangePlan> mine;
-            if (!global) {
-              ExchangePlanOptions drsn = po;
-              drsn.seed = derive_seed(o_.seed, 2 + rep);
-              plan_clocks.start(rep, me);
-              mine = co_await ExchangePlan::create(p, b.data.row(), std::move(drsn));
-              plan_clocks.end(rep, me);
-              co_await p.barrier();
-            }
-            const ExchangePlan& plan = global ? *global : *mine;
-            clocks.start(rep, me);
-            const ExchangeRunStats stats = co_await plan.run(p, b.send, b.recv);
-            clocks.end(rep, me);
-            inquiries[std::size_t{rep} * n_ + me] = stats.busy_lock_inquiries;
-            co_await finish_repetition(p, b.data, r.scheduler, rep);
-          }
+          for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) co_await repetition(p, *slot, rep);
         },
         options);
-    r.comm_ms = summarize(clocks.milliseconds());
-    if (!global) {
-      r.schedule_ms = summarize(plan_clocks.milliseconds());
-      record_inquiries(r, inquiries);
+    return finish(*slot, job);
+  }
+
+  // ExchangeOptions::interleave: every scheduler's plan made first, then one
+  // job in which repetition k runs every scheduler once, starting with
+  // scheduler k mod n, so that the machine's other tenants hit them alike.
+  std::vector<SchedulerResult> run_interleaved(const std::vector<std::string>& names) {
+    GenerateRecvByActiveMessages generate(n_);
+    std::vector<std::unique_ptr<Slot>> slots;
+    bool any_drsn = false;
+    for (const std::string& name : names) {
+      slots.push_back(prepare(name, generate));
+      any_drsn = any_drsn || !slots.back()->global;
     }
-    r.verified = true;
-    return r;
+    RunOptions options = o_.run_options;
+    if (any_drsn) generate.install(options);
+    const JobStats job = rt_.run(
+        n_,
+        [&](Process& p) -> Task<void> {
+          for (std::uint32_t rep = 0; rep < o_.repeat; ++rep)
+            for (std::size_t i = 0; i < slots.size(); ++i) co_await repetition(p, *slots[(rep + i) % slots.size()], rep);
+        },
+        options);
+    std::vector<SchedulerResult> out;
+    for (auto& slot : slots) out.push_back(finish(*slot, job));
+    return out;
   }
 
   // Per repetition, the busy-lock attempts of all processes; their median.

@@ -10,7 +10,8 @@
 // every sample and every byte is checked where it lands after it (within a
 // batch, the runs after the first rewrite the same bytes; the untimed run and
 // every batch-of-one sample are each checked alone); a wrong byte throws
-// schedulers::PayloadError.
+// schedulers::PayloadError. `root` scatters (one-to-all) or gathers
+// (all-to-one); all-to-all requires 0 (CollectivePlan::create).
 
 #include <cstdint>
 #include <string>
@@ -25,7 +26,7 @@ namespace switchyard::collectives {
 std::vector<std::vector<double>> measure_collectives(Runtime& rt, Operation op,
                                                      const std::vector<std::string>& algorithms, Rank processes,
                                                      std::uint64_t bytes, std::uint32_t repeat, std::uint32_t batch = 1,
-                                                     std::uint64_t seed = 1);
+                                                     std::uint64_t seed = 1, Rank root = 0);
 
 // Bytes the buffers and staging of one run take over all processes, at most:
 // what a caller checks against the machine's memory before measuring.

@@ -30,6 +30,12 @@
 //    is how many packets cross it per unit: 2 (both directions at once) times
 //    a core's copy time over the time of the same messages streamed both ways
 //    across the cut, at most 1 (b = 2 when crossing is as fast as copying).
+//  - coherence, x (ring-sync): 64 processes in a lockstep ring shift of the
+//    smallest rendezvous message, neighbours on the other core; once with the
+//    payloads written before the clock starts, once with each written right
+//    before its send, as an algorithm packs (the receiver's copy read those
+//    lines in the previous repetition, so the writes take them back from the
+//    other core's cache). The difference per message and core is x.
 //  - same core: no link and no latency; the messages are copies on that core,
 //    charged through its S_i + R_i (recorded as same_core_* in `measured`).
 // The node-to-node level (between nodes, the MPI transport) is left empty.

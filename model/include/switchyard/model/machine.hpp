@@ -26,7 +26,8 @@ enum class SendProtocol : std::uint8_t { nonblocking, blocking };
 // than processes does; `ring_sync` ("ring-sync") charges, per core, the work a
 // message costs at both ends, the receive-list matching a flood of messages
 // causes, the wake-up of every waiting process, the hand-off that ends each
-// superstep and the finite core-to-core ring (see cost.hpp). All stay
+// superstep, the finite core-to-core ring and the coherence misses of copying
+// freshly written data across cores (see cost.hpp). All stay
 // selectable so that they can be compared against measurements.
 enum class ModelVariant : std::uint8_t { paper, calibrated, ring_sync };
 
@@ -87,6 +88,11 @@ struct Machine {
   // ring_sync variant only (calibrated; see calibration.hpp):
   double match = 0;                     // units per receive-list entry a message's match walks past
   double wake = 0;                      // units to resume a process waiting on a message (a coroutine switch)
+  // units a core spends on a rendezvous message to another core whose payload
+  // it wrote during the algorithm (packed or relayed, not its own buffer sent
+  // in place): the other core's copy read those lines last run, and writing
+  // them again first invalidates them there, a coherence miss each (cost.hpp)
+  double coherence = 0;
   std::uint64_t ring_bytes = 65536;     // a core-to-core ring's capacity (RunOptions::ring_capacity lines)
   std::uint64_t eager_limit = 512;      // larger messages travel by rendezvous: a 48-byte packet in the ring
 

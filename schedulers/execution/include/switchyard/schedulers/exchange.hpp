@@ -39,6 +39,11 @@ struct ExchangeOptions {
   AcOptions ac;
   std::uint32_t drsn_retry_yields = 1;
   bool time_generate_recv = true;  // also time Generate_Recv by concatenation and by active messages
+  // One job for all the schedulers, repetition k running each once in a
+  // rotating order (scheduler k mod n first), instead of one job per
+  // scheduler: on a shared machine they then see the same load, and ratios
+  // between them mean something. Every plan is held at once.
+  bool interleave = false;
 };
 
 struct TimeStats {
@@ -64,7 +69,7 @@ struct SchedulerResult {
   std::optional<std::uint64_t> inquiries;  // drsn only: busy-lock attempts of all processes, median over repetitions
   std::vector<std::uint64_t> inquiry_samples;
   bool verified = false;  // every byte of every repetition; a wrong byte throws instead
-  JobStats job;           // the runtime's statistics of the scheduler's job
+  JobStats job;           // the runtime's statistics of the scheduler's job (interleaved: of the one job)
 };
 
 struct GenerateRecvTimes {
