@@ -214,6 +214,32 @@ TEST(OptimalBytes, DenseRandomMatrices) {
   }
 }
 
+// Phase counts on fixed matrices against the bottleneck matching that
+// optimal-bytes used before the open shop (Birkhoff-von Neumann on the
+// matrix padded to regular, each phase the perfect matching whose smallest
+// entry is largest): 143 phases and 33 812 pieces on test set 2 with n = 256,
+// d = 64, 201 and 19 106 on the dense 100 x 100, where the open shop that kept
+// any matching covering the tight lines took 503 and 819 phases. Every extra
+// phase costs the exchange a round and every extra piece a message: at most
+// 10 % more of either than the bottleneck matching.
+TEST(OptimalBytes, PhasesNearTheBottleneckMatching) {
+  struct Case {
+    CommMatrix m;
+    std::size_t bottleneck_phases;
+    std::uint64_t bottleneck_pieces;
+    const char* what;
+  };
+  const Case cases[] = {{nonuniform_matrix(256, 64, 1024, 42), 143, 33812, "test set 2, n = 256, d = 64"},
+                        {nonuniform_matrix(100, 100, 1024, 42), 201, 19106, "test set 2, dense 100 x 100"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    expect_at_lower_bound(c.m, c.what);
+    const Schedule s = schedule_optimal_bytes(c.m);
+    EXPECT_LE(s.phases.size(), c.bottleneck_phases + c.bottleneck_phases / 10);
+    EXPECT_LE(s.transfers(), c.bottleneck_pieces + c.bottleneck_pieces / 10);
+  }
+}
+
 // Empty rows and columns among busy ones, and processes that only send or
 // only receive.
 TEST(OptimalBytes, ZeroRowsAndColumns) {
