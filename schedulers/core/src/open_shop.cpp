@@ -79,8 +79,11 @@ class OpenShop {
   std::array<Side, 2> side_;
   std::array<std::vector<std::uint32_t>, 2> end_, pos_;  // a message's ends and places in the lists
   // On a matrix at least 1/8 full: the message of row i and column j at
-  // i * n + j (kNone for none), O(1) instead of a binary search.
+  // i * n + j (kNone for none), O(1) instead of a binary search; and per side
+  // the bytes left between v and w at v * n + w (0 for none or finished), so
+  // that a look-ahead tries the idle vertices in v's own stripe of memory.
   std::vector<std::uint32_t> grid_;
+  std::array<std::vector<std::uint64_t>, 2> grid_left_;
   std::vector<std::uint64_t> left_, sent_;              // per message: bytes left and sent
   std::vector<std::uint32_t> matched_, matched_pos_;    // the matching as a list of messages
   // Matched messages by left + elapsed, which stays put while a message is
@@ -136,7 +139,11 @@ OpenShop::OpenShop(const CommMatrix& m) : n_(m.size()), time_left_(m.max_load_by
     }
   if (std::uint64_t{n_} * n_ <= 8 * std::uint64_t{e}) {
     grid_.assign(std::size_t{n_} * n_, kNone);
-    for (std::uint32_t k = 0; k < e; ++k) grid_[std::size_t{end_[0][k]} * n_ + end_[1][k]] = k;
+    for (auto& g : grid_left_) g.assign(std::size_t{n_} * n_, 0);
+    for (std::uint32_t k = 0; k < e; ++k) {
+      grid_[std::size_t{end_[0][k]} * n_ + end_[1][k]] = k;
+      for (int s = 0; s < 2; ++s) grid_left_[s][std::size_t{end_[s][k]} * n_ + end_[1 - s][k]] = left_[k];
+    }
   }
   for (int s = 0; s < 2; ++s) {
     Side& side = side_[s];
@@ -256,7 +263,16 @@ std::uint32_t OpenShop::idle_partner(int s, std::uint32_t v, std::uint64_t floor
     if (best == kNone || left_[e] > left_[best]) best = e;
     return ++hits == kHits;
   };
-  if (other.idle.size() * (grid_.empty() ? 16 : 4) < side.live[v]) {
+  if (!grid_.empty() && other.idle.size() < side.live[v]) {
+    const std::uint64_t* stripe = grid_left_[s].data() + std::size_t{v} * n_;
+    for (std::uint32_t w : other.idle) {
+      if (budget == 0) break;
+      --budget;
+      if (stripe[w] >= floor && consider(message_between(s, v, w))) break;
+    }
+    return best;
+  }
+  if (other.idle.size() * 16 < side.live[v]) {
     for (std::uint32_t w : other.idle) {
       if (budget == 0) break;
       --budget;
@@ -492,6 +508,7 @@ std::vector<Phase> OpenShop::run() {
       for (int s = 0; s < 2; ++s) {
         side_[s].load[end_[s][e]] -= length;
         side_[s].list_left[pos_[s][e]] = left_[e];
+        if (!grid_.empty()) grid_left_[s][std::size_t{end_[s][e]} * n_ + end_[1 - s][e]] = left_[e];
       }
       if (left_[e] == 0) finished_.push_back(e);
     }
