@@ -78,11 +78,9 @@ class OpenShop {
   std::uint64_t time_left_, elapsed_ = 0;
   std::array<Side, 2> side_;
   std::array<std::vector<std::uint32_t>, 2> end_, pos_;  // a message's ends and places in the lists
-  // On a matrix at least 1/8 full: the message of row i and column j at
-  // i * n + j (kNone for none), O(1) instead of a binary search; and per side
-  // the bytes left between v and w at v * n + w (0 for none or finished), so
-  // that a look-ahead tries the idle vertices in v's own stripe of memory.
-  std::vector<std::uint32_t> grid_;
+  // On a dense enough matrix (open_shop_grid_bytes), per side the bytes left
+  // between v and w at v * n + w (0 for none or finished): a look-ahead tries
+  // the idle vertices in v's own stripe of memory instead of scanning v's list.
   std::array<std::vector<std::uint64_t>, 2> grid_left_;
   std::vector<std::uint64_t> left_, sent_;              // per message: bytes left and sent
   std::vector<std::uint32_t> matched_, matched_pos_;    // the matching as a list of messages
@@ -137,13 +135,10 @@ OpenShop::OpenShop(const CommMatrix& m) : n_(m.size()), time_left_(m.max_load_by
       }
       ++e;
     }
-  if (std::uint64_t{n_} * n_ <= 8 * std::uint64_t{e}) {
-    grid_.assign(std::size_t{n_} * n_, kNone);
+  if (open_shop_grid_bytes(n_, e) != 0) {
     for (auto& g : grid_left_) g.assign(std::size_t{n_} * n_, 0);
-    for (std::uint32_t k = 0; k < e; ++k) {
-      grid_[std::size_t{end_[0][k]} * n_ + end_[1][k]] = k;
+    for (std::uint32_t k = 0; k < e; ++k)
       for (int s = 0; s < 2; ++s) grid_left_[s][std::size_t{end_[s][k]} * n_ + end_[1 - s][k]] = left_[k];
-    }
   }
   for (int s = 0; s < 2; ++s) {
     Side& side = side_[s];
@@ -245,7 +240,6 @@ void OpenShop::finish(std::uint32_t e) {
 
 // The message between v (side s) and w (the other side), or kNone.
 std::uint32_t OpenShop::message_between(int s, std::uint32_t v, std::uint32_t w) const {
-  if (!grid_.empty()) return s == 0 ? grid_[std::size_t{v} * n_ + w] : grid_[std::size_t{w} * n_ + v];
   const Side& side = side_[s];
   const auto begin = side.peer.begin() + side.first[v], end = side.peer.begin() + side.first[v + 1];
   const auto it = std::lower_bound(begin, end, w);
@@ -263,7 +257,7 @@ std::uint32_t OpenShop::idle_partner(int s, std::uint32_t v, std::uint64_t floor
     if (best == kNone || left_[e] > left_[best]) best = e;
     return ++hits == kHits;
   };
-  if (!grid_.empty() && other.idle.size() < side.live[v]) {
+  if (!grid_left_[s].empty() && other.idle.size() < side.live[v]) {
     const std::uint64_t* stripe = grid_left_[s].data() + std::size_t{v} * n_;
     for (std::uint32_t w : other.idle) {
       if (budget == 0) break;
@@ -508,7 +502,7 @@ std::vector<Phase> OpenShop::run() {
       for (int s = 0; s < 2; ++s) {
         side_[s].load[end_[s][e]] -= length;
         side_[s].list_left[pos_[s][e]] = left_[e];
-        if (!grid_.empty()) grid_left_[s][std::size_t{end_[s][e]} * n_ + end_[1 - s][e]] = left_[e];
+        if (!grid_left_[s].empty()) grid_left_[s][std::size_t{end_[s][e]} * n_ + end_[1 - s][e]] = left_[e];
       }
       if (left_[e] == 0) finished_.push_back(e);
     }
@@ -524,5 +518,9 @@ std::vector<Phase> OpenShop::run() {
 }  // namespace
 
 std::vector<Phase> open_shop_phases(const CommMatrix& m) { return OpenShop(m).run(); }
+
+std::uint64_t open_shop_grid_bytes(std::uint64_t n, std::uint64_t messages) {
+  return n * n <= 8 * messages ? 2 * sizeof(std::uint64_t) * n * n : 0;
+}
 
 }  // namespace switchyard::schedulers::detail

@@ -3,6 +3,7 @@
 // makespan (sum over phases of the largest piece) is exactly the byte lower
 // bound L = the most bytes any process sends or receives.
 
+#include <cstdint>
 #include <vector>
 
 #include "switchyard/schedulers/comm_matrix.hpp"
@@ -34,5 +35,10 @@ namespace switchyard::schedulers::detail {
 // nnz + 2n phases; a phase costs its pieces plus a bounded search per line it
 // touches.
 std::vector<Phase> open_shop_phases(const CommMatrix& m);
+
+// The bytes of the grid the open shop keeps on a matrix of n processes and
+// this many messages: two n x n tables of bytes left when at least 1/8 of the
+// entries are messages (at most 128 bytes a message), none otherwise.
+std::uint64_t open_shop_grid_bytes(std::uint64_t n, std::uint64_t messages);
 
 }  // namespace switchyard::schedulers::detail

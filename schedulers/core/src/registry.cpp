@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "open_shop.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
 #include "switchyard/schedulers/optimal.hpp"
@@ -138,6 +139,7 @@ double schedule_work(const std::string& name, const MatrixShape& shape) { return
 
 double schedule_table_bytes(const std::string& name, const MatrixShape& shape) {
   const auto n = static_cast<double>(shape.processes);
+  if (name == "optimal-bytes") return static_cast<double>(detail::open_shop_grid_bytes(shape.processes, shape.messages));
   return name == "lp" && shape.self_messages ? n * n / 8 : 0;
 }
 
