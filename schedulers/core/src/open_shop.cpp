@@ -14,10 +14,14 @@ namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
-// Work units (edges looked at) one search may spend while raising a phase's
-// bottleneck: it gives up past them, which costs at most a shorter phase,
-// never the bound (a search that must succeed is not bounded).
+// Work units (messages looked at) one search may spend while raising a
+// phase's bottleneck: it gives up past them, which costs at most a shorter
+// phase, never the bound (a search that must succeed is not bounded). About
+// 16 vertices' messages, at most kSearchBudget: fewer and the phases grow
+// (dense 500 x 500: 1215 instead of 954 at 64 units for the look-aheads of
+// released lines), more and the searches cost more than they save.
 constexpr std::uint64_t kSearchBudget = 2048;
+constexpr std::uint64_t kSearchVertices = 16;
 constexpr std::uint32_t kHits = 1;
 
 class OpenShop {
@@ -44,6 +48,7 @@ class OpenShop {
     // The idle vertices (unmatched, with messages left), in O(1) each way.
     std::vector<std::uint32_t> idle, idle_pos;
     std::vector<std::uint8_t> touched;  // in touched_
+    std::vector<std::uint8_t> queued;   // in new_idle_
   };
   struct Line {
     int side;
@@ -73,6 +78,7 @@ class OpenShop {
   void raise();
   void fill(std::uint64_t floor);
   void compact_heaps();
+  void flush();
 
   std::uint32_t n_;
   std::uint64_t time_left_, elapsed_ = 0;
@@ -94,11 +100,18 @@ class OpenShop {
   // only changes while it is matched, so an entry stays right while it idles).
   std::priority_queue<std::pair<std::uint64_t, std::uint32_t>> idle_;
   std::vector<Line> touched_;
+  // Matched messages and idle lines not yet in their heap: a path search
+  // matches and releases vertices it passes through at once, so they enter
+  // the heaps only once the heaps are asked, and only if still so.
+  std::vector<std::uint32_t> new_matched_;
+  std::vector<std::uint8_t> queued_;  // per message: in new_matched_
+  std::vector<Line> new_idle_;
   std::vector<Change> journal_;
   bool journaling_ = false;
   std::vector<std::uint32_t> stack_, path_, finished_, items_;
   std::vector<Line> item_lines_;
   std::uint32_t stamp_ = 0;
+  std::uint64_t budget_ = kSearchBudget;
 };
 
 OpenShop::OpenShop(const CommMatrix& m) : n_(m.size()), time_left_(m.max_load_bytes()) {
@@ -116,12 +129,15 @@ OpenShop::OpenShop(const CommMatrix& m) : n_(m.size()), time_left_(m.max_load_by
     s.cursor.assign(n_, 0);
     s.idle_pos.assign(n_, kNone);
     s.touched.assign(n_, 0);
+    s.queued.assign(n_, 0);
   }
   for (auto& v : end_) v.resize(messages);
   for (auto& v : pos_) v.resize(messages);
   left_.resize(messages);
   sent_.assign(messages, 0);
   matched_pos_.assign(messages, kNone);
+  queued_.assign(messages, 0);
+  if (n_ != 0) budget_ = std::min(kSearchBudget, kSearchVertices * (messages / n_) + 64);
   std::uint32_t e = 0;
   for (Rank i = 0; i < n_; ++i)
     for (const MatrixEntry& entry : m.row(i)) {
@@ -173,7 +189,10 @@ void OpenShop::set_idle(int s, std::uint32_t v) {
   if (idle) {
     side.idle_pos[v] = static_cast<std::uint32_t>(side.idle.size());
     side.idle.push_back(v);
-    idle_.emplace(side.load[v], static_cast<std::uint32_t>(s) * n_ + v);
+    if (!side.queued[v]) {
+      side.queued[v] = 1;
+      new_idle_.push_back(Line{s, v});
+    }
   } else {
     const std::uint32_t last = side.idle.back();
     side.idle[side.idle_pos[v]] = last;
@@ -191,7 +210,10 @@ void OpenShop::match(std::uint32_t e) {
   }
   matched_pos_[e] = static_cast<std::uint32_t>(matched_.size());
   matched_.push_back(e);
-  short_.emplace(left_[e] + elapsed_, e);
+  if (!queued_[e]) {
+    queued_[e] = 1;
+    new_matched_.push_back(e);
+  }
 }
 
 void OpenShop::unmatch(std::uint32_t e) {
@@ -279,7 +301,23 @@ std::uint32_t OpenShop::idle_partner(int s, std::uint32_t v, std::uint64_t floor
   return best;
 }
 
+void OpenShop::flush() {
+  for (std::uint32_t e : new_matched_) {
+    queued_[e] = 0;
+    if (matched_pos_[e] != kNone) short_.emplace(left_[e] + elapsed_, e);
+  }
+  new_matched_.clear();
+  for (const Line& l : new_idle_) {
+    Side& side = side_[l.side];
+    side.queued[l.vertex] = 0;
+    if (side.idle_pos[l.vertex] != kNone)
+      idle_.emplace(side.load[l.vertex], static_cast<std::uint32_t>(l.side) * n_ + l.vertex);
+  }
+  new_idle_.clear();
+}
+
 std::uint64_t OpenShop::shortest_matched() {
+  flush();
   while (!short_.empty()) {
     const auto [key, e] = short_.top();
     if (matched_pos_[e] != kNone && left_[e] + elapsed_ == key) return left_[e];
@@ -289,6 +327,7 @@ std::uint64_t OpenShop::shortest_matched() {
 }
 
 std::uint64_t OpenShop::least_idle_slack(Line& line) {
+  flush();
   while (!idle_.empty()) {
     const auto [l, id] = idle_.top();
     const int s = id < n_ ? 0 : 1;
@@ -411,7 +450,7 @@ bool OpenShop::raise_once(std::uint64_t v) {
     item_lines_.push_back(line);
     idle_.pop();
   }
-  const std::uint64_t budget = v == 0 ? kNever : kSearchBudget;
+  const std::uint64_t budget = v == 0 ? kNever : budget_;
   journal_.clear();
   journaling_ = v != 0;
   bool ok = true;
@@ -459,7 +498,7 @@ void OpenShop::fill(std::uint64_t floor) {
   for (const Line& l : touched_) {
     side_[l.side].touched[l.vertex] = 0;
     if (side_[l.side].idle_pos[l.vertex] == kNone) continue;
-    std::uint64_t budget = kSearchBudget;
+    std::uint64_t budget = budget_;
     if (const std::uint32_t e = idle_partner(l.side, l.vertex, floor, budget); e != kNone) match(e);
   }
   touched_.clear();
@@ -467,6 +506,7 @@ void OpenShop::fill(std::uint64_t floor) {
 
 // Rebuilds the heaps once stale entries outnumber the live ones.
 void OpenShop::compact_heaps() {
+  flush();
   if (short_.size() > 2 * matched_.size() + 64) {
     decltype(short_) fresh;
     for (std::uint32_t e : matched_) fresh.emplace(left_[e] + elapsed_, e);
