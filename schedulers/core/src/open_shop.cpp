@@ -263,6 +263,8 @@ void OpenShop::finish(std::uint32_t e) {
 // The message between v (side s) and w (the other side), or kNone.
 std::uint32_t OpenShop::message_between(int s, std::uint32_t v, std::uint32_t w) const {
   const Side& side = side_[s];
+  // A vertex with a message to everyone holds w's at place w.
+  if (const std::uint32_t at = side.first[v] + w; at < side.first[v + 1] && side.peer[at] == w) return side.by_peer[at];
   const auto begin = side.peer.begin() + side.first[v], end = side.peer.begin() + side.first[v + 1];
   const auto it = std::lower_bound(begin, end, w);
   return it != end && *it == w ? side.by_peer[static_cast<std::size_t>(it - side.peer.begin())] : kNone;
