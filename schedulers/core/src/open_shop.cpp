@@ -22,7 +22,6 @@ constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 // released lines), more and the searches cost more than they save.
 constexpr std::uint64_t kSearchBudget = 2048;
 constexpr std::uint64_t kSearchVertices = 16;
-constexpr std::uint32_t kHits = 1;
 
 class OpenShop {
  public:
@@ -271,36 +270,34 @@ std::uint32_t OpenShop::message_between(int s, std::uint32_t v, std::uint32_t w)
 }
 
 // An unfinished message of at least floor bytes from v (side s) to an idle
-// vertex, or kNone: through the idle vertices when they are few, else along
-// v's list. Each message looked at costs a unit of budget.
+// vertex, or kNone, the first found: through the idle vertices in v's stripe
+// of the grid when there is one and they are fewer than v's messages, through
+// the idle vertices by search when they are 16 times fewer, else along v's
+// list (largest first as far as the sizes at the start go). Each message
+// looked at costs a unit of budget.
 std::uint32_t OpenShop::idle_partner(int s, std::uint32_t v, std::uint64_t floor, std::uint64_t& budget) const {
   const Side& side = side_[s];
   const Side& other = side_[1 - s];
-  std::uint32_t best = kNone, hits = 0;
-  auto consider = [&](std::uint32_t e) {
-    if (best == kNone || left_[e] > left_[best]) best = e;
-    return ++hits == kHits;
-  };
   if (!grid_left_[s].empty() && other.idle.size() < side.live[v]) {
     const std::uint64_t* stripe = grid_left_[s].data() + std::size_t{v} * n_;
     for (std::uint32_t w : other.idle) {
-      if (budget == 0) break;
+      if (budget == 0) return kNone;
       --budget;
-      if (stripe[w] >= floor && consider(message_between(s, v, w))) break;
+      if (stripe[w] >= floor) return message_between(s, v, w);
     }
-    return best;
+    return kNone;
   }
   if (other.idle.size() * 16 < side.live[v]) {
     for (std::uint32_t w : other.idle) {
-      if (budget == 0) break;
+      if (budget == 0) return kNone;
       --budget;
-      if (const std::uint32_t e = message_between(s, v, w); e != kNone && left_[e] >= floor && consider(e)) break;
+      if (const std::uint32_t e = message_between(s, v, w); e != kNone && left_[e] >= floor) return e;
     }
-    return best;
+    return kNone;
   }
   for (std::uint32_t k = side.begin[v]; k < side.stop[v] && budget != 0; ++k, --budget)
-    if (side.list_left[k] >= floor && other.mate[side.list_peer[k]] == kNone && consider(side.list[k])) break;
-  return best;
+    if (side.list_left[k] >= floor && other.mate[side.list_peer[k]] == kNone) return side.list[k];
+  return kNone;
 }
 
 void OpenShop::flush() {
