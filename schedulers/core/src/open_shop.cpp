@@ -17,11 +17,12 @@ constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 // Work units (messages looked at) one search may spend while raising a
 // phase's bottleneck: it gives up past them, which costs at most a shorter
 // phase, never the bound (a search that must succeed is not bounded). About
-// 16 vertices' messages, at most kSearchBudget: fewer and the phases grow
-// (dense 500 x 500: 1215 instead of 954 at 64 units for the look-aheads of
-// released lines), more and the searches cost more than they save.
-constexpr std::uint64_t kSearchBudget = 2048;
-constexpr std::uint64_t kSearchVertices = 16;
+// 32 vertices' messages, at most kSearchBudget: fewer and the phases grow
+// (dense 150 x 150 of sizes 1..10^6: 1319 phases at 16 vertices and 2048,
+// 800 at 32 and 8192, 796 unbounded), more and the searches that fail, one
+// a phase at least, cost more than they save.
+constexpr std::uint64_t kSearchBudget = 8192;
+constexpr std::uint64_t kSearchVertices = 32;
 
 class OpenShop {
  public:

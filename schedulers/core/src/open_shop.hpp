@@ -27,7 +27,7 @@ namespace switchyard::schedulers::detail {
 //   dropping a line with slack > v; v only grows, and a step whose search
 //   gives up is undone. Without a budget this is the exact bottleneck (a
 //   failed search proves by Berge that no matching allows more); each search
-//   gets a budget of messages looked at (16 m/n + 64, at most 2048), except
+//   gets a budget of messages looked at (32 m/n + 64, at most 8192), except
 //   those covering a tight line, which must and can succeed while no load
 //   exceeds T;
 // - then the lines released since the last phase take idle partners with at

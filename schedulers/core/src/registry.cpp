@@ -29,7 +29,7 @@ double rsnh_work(const MatrixShape& s) { return 8 * delta(s) * graph_sweep(s); }
 double optimal_work(const MatrixShape& s) { return delta(s) * graph_sweep(s); }
 // optimal-bytes (the open shop with the bottleneck matching, open_shop.hpp):
 // at most m + 2n phases, each cutting at most a piece per process and raising
-// its matching by searches of at most 16 m/n + 64 <= 2048 messages looked at
+// its matching by searches of at most 32 m/n + 64 <= 8192 messages looked at
 // (about Δ on the dense shapes) per line released, the lines released
 // amortizing to a few per piece cut.
 double optimal_bytes_work(const MatrixShape& s) {
