@@ -212,9 +212,10 @@ CommMatrix dense_continuous(Rank n) {
 // Every entry present, sizes continuous and in 32 steps (test set 2): every
 // line but a few has slack, the case where a Birkhoff-von Neumann
 // decomposition would need about n^2 phases.
+// (The continuous 150 x 150 is PhasesNearTheBottleneckMatching's.)
 TEST(OptimalBytes, DenseRandomMatrices) {
   for (Rank n : {Rank{7}, Rank{60}, Rank{150}}) {
-    expect_at_lower_bound(dense_continuous(n), "dense continuous n=" + std::to_string(n));
+    if (n != 150) expect_at_lower_bound(dense_continuous(n), "dense continuous n=" + std::to_string(n));
     expect_at_lower_bound(nonuniform_matrix(n, n, 1024, n), "dense test set 2 n=" + std::to_string(n));
   }
 }
@@ -240,8 +241,9 @@ TEST(OptimalBytes, PhasesNearTheBottleneckMatching) {
                         {dense_continuous(150), 820, 120293, "dense 150 x 150, sizes 1..10^6"}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    expect_at_lower_bound(c.m, c.what);
     const Schedule s = schedule_optimal_bytes(c.m);
+    ASSERT_NO_THROW(validate(s, c.m));
+    EXPECT_EQ(s.makespan_bytes(), c.m.max_load_bytes());
     EXPECT_LE(s.phases.size(), c.bottleneck_phases + c.bottleneck_phases / 10);
     EXPECT_LE(s.transfers(), c.bottleneck_pieces + c.bottleneck_pieces / 10);
   }
