@@ -30,8 +30,8 @@
 //                               delta = Δ, optimal's phase count; x_lower must
 //                               be 1 for optimal-bytes. 3 repetitions of one
 //                               iteration for the big shapes. The dense
-//                               optimal-bytes line takes ~13 s CPU per run
-//                               (3000 phases, 5.4 million pieces): filter it
+//                               optimal-bytes line takes 8-11 s CPU per run
+//                               (2967 phases, 5.3 million pieces): filter it
 //                               out for quick runs.
 //   BM_Compaction/<kind>/n:N/parallel:P
 //                               CCOM alone (Fig. 5), d = 64, n = 1024 and 4096.
