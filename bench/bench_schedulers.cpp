@@ -30,8 +30,9 @@
 //                               delta = Δ, optimal's phase count; x_lower must
 //                               be 1 for optimal-bytes. 3 repetitions of one
 //                               iteration for the big shapes. The dense
-//                               optimal-bytes line takes minutes per run
-//                               (~10^8 pieces): filter it out for quick runs.
+//                               optimal-bytes line takes 8-11 s CPU per run
+//                               (2967 phases, 5.3 million pieces): filter it
+//                               out for quick runs.
 //   BM_Compaction/<kind>/n:N/parallel:P
 //                               CCOM alone (Fig. 5), d = 64, n = 1024 and 4096.
 //                               kind sparse: from CommMatrix rows, O(n d);

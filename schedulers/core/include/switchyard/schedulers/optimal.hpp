@@ -9,8 +9,9 @@
 // `optimal-bytes`: messages may be split into byte ranges. The makespan (sum
 // over phases of the largest transfer in the phase) reaches the lower bound
 // L = the most bytes any process sends or receives, by Gonzalez and Sahni's
-// preemptive open-shop schedule (lines with slack idle or finish early, the
-// tight ones never do).
+// preemptive open-shop schedule (lines with slack may idle, the tight ones
+// never do), each phase the matching that allows the longest phase, so that
+// messages are cut into few pieces.
 
 #include <cstdint>
 

@@ -57,7 +57,8 @@ struct MatrixShape {
 // Throws InvalidArgument for an unknown name.
 double schedule_work(const std::string& name, const MatrixShape& shape);
 // The working memory of scheduler `name` beyond a few words per message and
-// per process: LP's busy table of n·(n − 1) bits when there are self-messages.
+// per process: LP's busy table of n·(n − 1) bits when there are self-messages,
+// optimal-bytes' two n x n tables of bytes left on a matrix at least 1/8 full.
 double schedule_table_bytes(const std::string& name, const MatrixShape& shape);
 
 }  // namespace switchyard::schedulers
