@@ -78,6 +78,7 @@ class FrameCache {
     State& st = state();
     if (!st.dead && st.count[cls] < kMaxCached) [[likely]] {
       b->next = st.free[cls];
+      if (!b->next) st.last[cls] = b;
       st.free[cls] = b;
       ++st.count[cls];
       return;
@@ -85,6 +86,15 @@ class FrameCache {
     Shared& sh = shared();
     std::lock_guard lock(sh.mutex);
     sh.give(b);
+  }
+
+  // For objects that start on a cache line (alignas(64), like Process): the
+  // block's frame shifted to its second granule's start.
+  static void* allocate_line_aligned(std::size_t size) {
+    return static_cast<std::byte*>(allocate(size + kLineOffset)) + kLineOffset;
+  }
+  static void deallocate_line_aligned(void* object) noexcept {
+    deallocate(static_cast<std::byte*>(object) - kLineOffset);
   }
 
   // Bytes of chunks taken from the system so far, by every thread: what the
@@ -110,9 +120,11 @@ class FrameCache {
     Block* next;
     std::size_t size_class;
   };
+  static constexpr std::size_t kLineOffset = kGranule - sizeof(Block);
   // Trivially destructible, so a frame freed during thread exit still finds it.
   struct State {
     Block* free[kClasses];
+    Block* last[kClasses];  // the tail of free[c] when it is not empty: a thread's list is handed over whole
     std::uint32_t count[kClasses];
     char* bump;  // the unused rest of this thread's chunk: [bump, end)
     char* end;
@@ -126,9 +138,11 @@ class FrameCache {
     std::size_t count[kClasses] = {};
     std::vector<std::pair<char*, char*>> spare;  // the rests of the chunks of threads that ended
     std::vector<void*> chunks;                   // every chunk, kept reachable (leak checkers)
-    void give(Block* b) noexcept {
-      b->next = std::exchange(free[b->size_class], b);
-      ++count[b->size_class];
+    void give(Block* b) noexcept { give(b, b, 1); }
+    // The list first..last of `n` blocks of one class.
+    void give(Block* first, Block* last, std::size_t n) noexcept {
+      last->next = std::exchange(free[first->size_class], first);
+      count[first->size_class] += n;
     }
   };
   struct Drain {
@@ -136,8 +150,9 @@ class FrameCache {
       State& st = state();
       Shared& sh = shared();
       std::lock_guard lock(sh.mutex);
-      for (auto*& head : st.free) {
-        while (head) sh.give(std::exchange(head, head->next));
+      for (std::size_t c = 0; c < kClasses; ++c) {
+        if (st.free[c]) sh.give(std::exchange(st.free[c], nullptr), st.last[c], st.count[c]);
+        st.count[c] = 0;
       }
       if (st.bump != st.end) sh.spare.emplace_back(st.bump, st.end);
       st.bump = st.end = nullptr;
@@ -166,6 +181,7 @@ class FrameCache {
         sh.free[cls] = std::exchange(last->next, nullptr);
         sh.count[cls] -= taken;
         st.free[cls] = head->next;
+        st.last[cls] = last;
         st.count[cls] += static_cast<std::uint32_t>(taken - 1);
         return head;
       }
