@@ -20,15 +20,29 @@
 //                                Time = one one-way message = send + switch to the
 //                                other process + its receive. limit_ns = one bare
 //                                yield switch, target 40 ns.
+//   BM_EmptyJob/procs:N          one job of N processes whose body returns at once,
+//                                round robin on cores 0 and 1: rt.run from call to
+//                                return (making the processes and their frames,
+//                                starting the workers, tearing down); Time = per
+//                                process. limit_ns = a plain loop that allocates N
+//                                frames of the same body with the global operator
+//                                new and N objects of Process's size and alignment,
+//                                touches each and frees them all, per process, in
+//                                the same batch: what the job costs beyond making
+//                                its objects is its x_limit. Target: at most 2 x
+//                                that limit (the job also routes, makes the world,
+//                                and runs and finishes every process).
 //
 // Every figure line measures its limit in the same batch (see bench_common.hpp).
 
 #include <array>
+#include <coroutine>
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bench_common.hpp"
 
@@ -49,6 +63,7 @@ constexpr int kBurstMessages = 64;
 constexpr double kOneWayTargetXLimit = 2;
 constexpr double kBurstTargetNs = 40;
 constexpr double kSameCoreTargetNs = 40;
+constexpr double kEmptyJobTargetXLimit = 2;
 
 struct alignas(64) CacheLine {
   std::atomic<std::uint64_t> value{0};
@@ -240,6 +255,50 @@ void BM_SendSwitchRecv_SameCore(benchmark::State& state) {
       [] { return yield_switch(kYieldsPerProcess); }, kSameCoreTargetNs);
 }
 
+// A coroutine type whose frames come from the global operator new: the
+// allocation a frame costs without the runtime's frame cache.
+struct PlainTask {
+  struct promise_type {
+    PlainTask get_return_object() { return PlainTask{std::coroutine_handle<promise_type>::from_promise(*this)}; }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    std::suspend_always final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept {}
+  };
+  std::coroutine_handle<promise_type> handle;
+};
+
+// Seconds per process of a plain loop making what an empty job of n makes:
+// a frame of the same body and an object of Process's size and alignment.
+double plain_allocation(std::uint64_t n) {
+  std::vector<PlainTask> frames(n);
+  std::vector<void*> objects(n);
+  const auto start = Clock::now();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    frames[i] = [](Process*) -> PlainTask { co_return; }(nullptr);
+    objects[i] = ::operator new(sizeof(Process), std::align_val_t{alignof(Process)});
+    std::memset(objects[i], 0, sizeof(Process));
+  }
+  for (std::uint64_t i = 0; i < n; ++i) {
+    frames[i].handle.destroy();
+    ::operator delete(objects[i], std::align_val_t{alignof(Process)});
+  }
+  return sybench::seconds_between(start, Clock::now()) / static_cast<double>(n);
+}
+
+// Seconds per process of one job of n processes that return at once.
+double empty_job(std::uint64_t n) {
+  const auto start = Clock::now();
+  sybench::runtime().run(n, [](Process&) -> Task<void> { co_return; }, sybench::round_robin());
+  return sybench::seconds_between(start, Clock::now()) / static_cast<double>(n);
+}
+
+void BM_EmptyJob(benchmark::State& state) {
+  const auto n = static_cast<std::uint64_t>(state.range(0));
+  figure_vs_limit(
+      state, [n] { return empty_job(n); }, [n] { return plain_allocation(n); }, 0, kEmptyJobTargetXLimit);
+}
+
 void common(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Iterations(sybench::kBatches)->ReportAggregatesOnly(true)->Unit(benchmark::kNanosecond);
 }
@@ -249,9 +308,10 @@ BENCHMARK(BM_OneWay_CrossCore)->Apply(common);
 BENCHMARK(BM_Burst64_CrossCore)->Apply(common);
 BENCHMARK(BM_CoroutineSwitch_SameCore)->Apply(common);
 BENCHMARK(BM_SendSwitchRecv_SameCore)->Apply(common);
+BENCHMARK(BM_EmptyJob)->Apply(common)->ArgName("procs")->Arg(100000);
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return sybench::main(argc, argv, "latency: Time = ns per round trip (cache line), per one-way message, per switch");
+  return sybench::main(argc, argv, "latency: Time = ns per round trip (cache line), per one-way message, per switch, per process of an empty job");
 }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "test_support.hpp"
@@ -317,6 +318,39 @@ TEST(Runtime, IdleRuntimeUsesNoCpu) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const double cpu = cpu_seconds() - cpu0;
   EXPECT_LT(cpu, 0.3 * wall) << "CPU " << cpu << " s over " << wall << " s with no job";
+}
+
+// Frames, processes and collective frames of a job come from the frame cache
+// and go back to it: the next job of the same shape takes no new memory.
+// Jobs that end by an exception (a process throws while the others wait in a
+// barrier, and are cancelled there) give theirs back as well.
+TEST(Runtime, JobsReuseTheFramesOfEarlierJobs) {
+  using detail::FrameCache;
+  Runtime rt;
+  const std::uint64_t n = sytest::kSanitized ? 4000 : 20000;
+  const auto job = [&](bool throws) {
+    rt.run(n, [&](Process& p) -> Task<void> {
+      SY_CHECK(reinterpret_cast<std::uintptr_t>(&p) % 64 == 0, "process " << p.rank() << " on its own cache line");
+      co_await p.barrier();
+      if (throws && p.rank() == n / 2) throw std::runtime_error("rank fails after the barrier");
+      co_await p.barrier();
+    });
+  };
+  job(false);
+  const std::size_t reserved = FrameCache::reserved_bytes();
+  EXPECT_GE(reserved, n * 64) << "n processes and their frames";
+  for (int k = 0; k < 8; ++k) {
+    if (k % 2) {
+      EXPECT_THROW(job(true), std::runtime_error);
+    } else {
+      job(false);
+    }
+  }
+  // Which process runs when may differ between jobs, and with it how many
+  // frames a worker holds at once; a frame of every process lost per job would
+  // be 8 * n * 64 bytes, past this slack of a chunk (2 MiB) per thread.
+  EXPECT_LE(FrameCache::reserved_bytes(), reserved + (rt.cores().size() + 1) * (std::size_t{2} << 20))
+      << "jobs must give their frames back, thrown or not";
 }
 
 }  // namespace

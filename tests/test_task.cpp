@@ -5,7 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
+#include <cstring>
 #include <memory>
+#include <thread>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -300,5 +306,97 @@ TEST(Task, ManySequentialAwaitsInALoop) {
   auto t = loop();
   EXPECT_EQ(run_sync(t), count / 2);
 }
+
+// --- the frame cache: where frames come from ---
+
+namespace frame_cache {
+
+using switchyard::detail::FrameCache;
+
+// Allocates `count` blocks of `size` bytes, writes each whole, frees them all.
+std::vector<void*> churn(std::size_t count, std::size_t size) {
+  std::vector<void*> blocks(count);
+  for (auto& b : blocks) {
+    b = FrameCache::allocate(size);
+    std::memset(b, 0xab, size);
+  }
+  for (void* b : blocks) FrameCache::deallocate(b);
+  return blocks;
+}
+
+TEST(FrameCache, FreedBlocksAreReusedWithoutNewMemory) {
+  churn(50000, 200);  // the first round may take chunks
+  const std::size_t reserved = FrameCache::reserved_bytes();
+  EXPECT_GE(reserved, std::size_t{50000} * 200);
+  for (int round = 0; round < 5; ++round) churn(50000, 200);
+  EXPECT_EQ(FrameCache::reserved_bytes(), reserved) << "the same frames again must come from the freed ones";
+}
+
+TEST(FrameCache, AThreadThatEndsHandsItsBlocksToTheNext) {
+  std::thread([] { churn(40000, 500); }).join();  // takes chunks, then ends
+  const std::size_t reserved = FrameCache::reserved_bytes();
+  for (int t = 0; t < 4; ++t) std::thread([] { churn(40000, 500); }).join();
+  EXPECT_EQ(FrameCache::reserved_bytes(), reserved) << "new threads must start from the blocks of ended ones";
+}
+
+// A frame destroyed on another thread than the one that made it (a task made
+// by the caller of run and dropped by a worker) joins the list of the thread
+// that freed it, which makes its next frames from it.
+TEST(FrameCache, BlocksFreedOnAnotherThreadServeThatThread) {
+  std::vector<void*> blocks(30000);
+  std::thread([&] {
+    for (auto& b : blocks) b = FrameCache::allocate(300);
+  }).join();
+  for (void* b : blocks) FrameCache::deallocate(b);
+  const std::size_t reserved = FrameCache::reserved_bytes();
+  for (int round = 0; round < 3; ++round) {
+    for (auto& b : blocks) {
+      b = FrameCache::allocate(300);
+      std::memset(b, round, 300);
+    }
+    for (void* b : blocks) FrameCache::deallocate(b);
+  }
+  EXPECT_EQ(FrameCache::reserved_bytes(), reserved);
+}
+
+TEST(FrameCache, EverySizeIsUsableAndLargeFramesComeFromTheHeap) {
+  std::vector<std::pair<std::byte*, std::size_t>> live;
+  for (std::size_t size = 1; size <= 8192; size = size * 3 / 2 + 1) {
+    auto* p = static_cast<std::byte*>(FrameCache::allocate(size));
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % 16, 0u) << size;
+    std::memset(p, static_cast<int>(size & 0xff), size);
+    live.emplace_back(p, size);
+  }
+  for (auto [p, size] : live) {
+    for (std::size_t i = 0; i < size; ++i) ASSERT_EQ(p[i], static_cast<std::byte>(size & 0xff)) << "overlap at " << size;
+    FrameCache::deallocate(p);
+  }
+}
+
+TEST(FrameCache, LineAlignedObjectsStartOnACacheLine) {
+  std::vector<void*> objects;
+  for (std::size_t size : {1, 64, 100, 192, 2000, 5000}) {
+    void* p = FrameCache::allocate_line_aligned(size);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u) << size;
+    std::memset(p, 1, size);
+    objects.push_back(p);
+  }
+  for (void* p : objects) FrameCache::deallocate_line_aligned(p);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+TEST(FrameCache, AFreedFrameIsPoisonedUnderAddressSanitizer) {
+  void* p = FrameCache::allocate(100);
+  EXPECT_FALSE(__asan_address_is_poisoned(p));
+  FrameCache::deallocate(p);
+  EXPECT_TRUE(__asan_address_is_poisoned(p)) << "a use of a destroyed frame must be reported";
+  void* q = FrameCache::allocate(100);
+  EXPECT_EQ(q, p) << "the last freed block of a class is the next one given";
+  EXPECT_FALSE(__asan_address_is_poisoned(q));
+  FrameCache::deallocate(q);
+}
+#endif
+
+}  // namespace frame_cache
 
 }  // namespace

@@ -110,6 +110,10 @@ class alignas(64) Process {
  public:
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
+  // A job makes its processes one after another, n of them at once: from the
+  // frame cache (a pointer pop or bump), not one memalign each.
+  static void* operator new(std::size_t size, std::align_val_t) { return detail::FrameCache::allocate_line_aligned(size); }
+  static void operator delete(void* p, std::align_val_t) noexcept { detail::FrameCache::deallocate_line_aligned(p); }
 
   Rank rank() const noexcept { return rank_; }
   Rank size() const noexcept;

@@ -1,10 +1,9 @@
 #pragma once
 // A fixed-size array for the scratch state of a runtime call (the tickets an
 // exchange keeps in flight), whose memory comes from the calling worker's frame
-// cache (task.hpp): once a call of that size has run on this core, making one
-// is a pointer pop, not a trip through malloc. Like a coroutine frame, it must
-// be freed on the thread that made it, which a process, never leaving its
-// core, always does. Arrays over the cache's largest class fall back to the heap.
+// cache (detail/frame_cache.hpp): once a call of that size has run on this
+// core, making one is a pointer pop, not a trip through malloc. Arrays over
+// the cache's largest class fall back to the heap.
 
 #include <cstddef>
 #include <memory>

@@ -1,0 +1,239 @@
+#pragma once
+// FrameCache: where coroutine frames (and PooledArray scratch) come from.
+//
+// Frames of runtime calls are born and die on the same worker thread thousands
+// of times a second, and a job of n processes makes n main frames and, when
+// they all meet in a collective, n frames of each level of that call at once.
+// malloc is slow at both: every frame is an aligned allocation (memalign: a
+// search, a split and a free of the remainder, ~1 us each) and every new page
+// of it a page fault, which on a virtual machine costs ~10 us of CPU per 4 KiB
+// page. So:
+// - a frame is a block of whole 64-byte granules in one of 32 size classes
+//   (frames up to 2 KiB), taken from a per-thread free list: a pointer pop;
+// - a list that is empty takes a batch from the shared pool (blocks given
+//   back by threads that ended or by lists over their cap), else carves
+//   blocks from its thread's 2 MiB chunk with a pointer bump;
+// - chunks are aligned to 2 MiB and advised as huge pages: one page fault
+//   backs 2 MiB of frames where malloc took 512;
+// - blocks are never returned to the operating system: a process that ran a
+//   job of n processes keeps their frames for the next job (the pages are then
+//   already backed), as the per-thread cache of freed frames always did. A
+//   thread that ends hands its blocks and the rest of its chunk to the shared
+//   pool, so a new Runtime's workers start from them.
+// Blocks are whole cache lines: the frames of processes on different cores are
+// made one after another (by Runtime::run), and a line shared by two of them
+// would travel between the cores on every write. Frames over 2 KiB come from
+// operator new, as do frames made while the thread is ending.
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <utility>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SWITCHYARD_FRAME_CACHE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SWITCHYARD_FRAME_CACHE_ASAN 1
+#endif
+#endif
+#if defined(SWITCHYARD_FRAME_CACHE_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
+namespace switchyard::detail {
+
+class FrameCache {
+ public:
+  static void* allocate(std::size_t size) {
+    const std::size_t cls = class_of(size);
+    State& st = state();
+    if (cls >= kClasses || st.dead) [[unlikely]]
+      return from_heap(size);
+    Block* b = st.free[cls];
+    if (b) [[likely]] {
+      st.free[cls] = b->next;
+      --st.count[cls];
+    } else {
+      b = refill(st, cls);
+    }
+    unpoison(b);
+    return frame_of(b);
+  }
+
+  static void deallocate(void* frame) noexcept {
+    Block* b = block_of(frame);
+    if (b->size_class == kHeapBlock) [[unlikely]] {
+      ::operator delete(b, std::align_val_t{kGranule});
+      return;
+    }
+    poison(b);
+    const std::size_t cls = b->size_class;
+    State& st = state();
+    if (!st.dead && st.count[cls] < kMaxCached) [[likely]] {
+      b->next = st.free[cls];
+      if (!b->next) st.last[cls] = b;
+      st.free[cls] = b;
+      ++st.count[cls];
+      return;
+    }
+    Shared& sh = shared();
+    std::lock_guard lock(sh.mutex);
+    sh.give(b);
+  }
+
+  // For objects that start on a cache line (alignas(64), like Process): the
+  // block's frame shifted to its second granule's start.
+  static void* allocate_line_aligned(std::size_t size) {
+    return static_cast<std::byte*>(allocate(size + kLineOffset)) + kLineOffset;
+  }
+  static void deallocate_line_aligned(void* object) noexcept {
+    deallocate(static_cast<std::byte*>(object) - kLineOffset);
+  }
+
+  // Bytes of chunks taken from the system so far, by every thread: what the
+  // cache holds, in use or free. For tests and benchmarks of reuse.
+  static std::size_t reserved_bytes() {
+    Shared& sh = shared();
+    std::lock_guard lock(sh.mutex);
+    return sh.chunks.size() * kChunk;
+  }
+
+ private:
+  static constexpr std::size_t kGranule = 64;
+  static constexpr std::size_t kClasses = 32;  // frames up to 2 KiB are pooled
+  static constexpr std::size_t kChunk = std::size_t{2} << 20;  // one huge page
+  static constexpr std::size_t kBatch = 256;  // blocks moved from the shared pool at a time
+  static constexpr std::size_t kHeapBlock = ~std::size_t{0};  // size_class of a block from operator new
+  // Blocks kept per class and thread: a list only holds what was once live at
+  // the same time on its thread, so this bounds nothing in ordinary use (a
+  // thread that frees what others made, past it, gives to the shared pool).
+  static constexpr std::uint32_t kMaxCached = 1u << 20;
+
+  struct alignas(16) Block {
+    Block* next;
+    std::size_t size_class;
+  };
+  static constexpr std::size_t kLineOffset = kGranule - sizeof(Block);
+  // Trivially destructible, so a frame freed during thread exit still finds it.
+  struct State {
+    Block* free[kClasses];
+    Block* last[kClasses];  // the tail of free[c] when it is not empty: a thread's list is handed over whole
+    std::uint32_t count[kClasses];
+    char* bump;  // the unused rest of this thread's chunk: [bump, end)
+    char* end;
+    bool dead;  // the thread is ending: its lists went to the shared pool
+  };
+  // Process-wide, never destroyed (thread_local destructors of the main thread
+  // run after nothing else would keep it alive); guarded by `mutex`.
+  struct Shared {
+    std::mutex mutex;
+    Block* free[kClasses] = {};
+    std::size_t count[kClasses] = {};
+    std::vector<std::pair<char*, char*>> spare;  // the rests of the chunks of threads that ended
+    std::vector<void*> chunks;                   // every chunk, kept reachable (leak checkers)
+    void give(Block* b) noexcept { give(b, b, 1); }
+    // The list first..last of `n` blocks of one class.
+    void give(Block* first, Block* last, std::size_t n) noexcept {
+      last->next = std::exchange(free[first->size_class], first);
+      count[first->size_class] += n;
+    }
+  };
+  struct Drain {
+    ~Drain() {
+      State& st = state();
+      Shared& sh = shared();
+      std::lock_guard lock(sh.mutex);
+      for (std::size_t c = 0; c < kClasses; ++c) {
+        if (st.free[c]) sh.give(std::exchange(st.free[c], nullptr), st.last[c], st.count[c]);
+        st.count[c] = 0;
+      }
+      if (st.bump != st.end) sh.spare.emplace_back(st.bump, st.end);
+      st.bump = st.end = nullptr;
+      st.dead = true;
+    }
+  };
+  static State& state() noexcept {
+    static thread_local State st{};
+    static thread_local Drain drain;
+    (void)drain;
+    return st;
+  }
+  static Shared& shared() noexcept {
+    static Shared* const sh = new Shared;
+    return *sh;
+  }
+
+  [[gnu::noinline]] static Block* refill(State& st, std::size_t cls) {
+    {
+      Shared& sh = shared();
+      std::lock_guard lock(sh.mutex);
+      if (Block* head = sh.free[cls]) {  // a batch: the first block for the caller, the rest to the list
+        Block* last = head;
+        std::size_t taken = 1;
+        for (; taken < kBatch && last->next; ++taken) last = last->next;
+        sh.free[cls] = std::exchange(last->next, nullptr);
+        sh.count[cls] -= taken;
+        st.free[cls] = head->next;
+        st.last[cls] = last;
+        st.count[cls] += static_cast<std::uint32_t>(taken - 1);
+        return head;
+      }
+    }
+    const std::size_t bytes = (cls + 1) * kGranule;
+    if (static_cast<std::size_t>(st.end - st.bump) < bytes) new_chunk(st);
+    auto* b = reinterpret_cast<Block*>(std::exchange(st.bump, st.bump + bytes));
+    b->size_class = cls;
+    return b;
+  }
+
+  // The rest of a chunk too small for the block is left unused (under 2 KiB of 2 MiB).
+  [[gnu::noinline]] static void new_chunk(State& st) {
+    Shared& sh = shared();
+    std::lock_guard lock(sh.mutex);
+    if (!sh.spare.empty()) {
+      std::tie(st.bump, st.end) = sh.spare.back();
+      sh.spare.pop_back();
+      if (static_cast<std::size_t>(st.end - st.bump) >= kClasses * kGranule) return;
+    }
+    sh.chunks.reserve(sh.chunks.size() + 1);  // before the chunk: a throw here leaks nothing
+    auto* chunk = static_cast<char*>(::operator new(kChunk, std::align_val_t{kChunk}));
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    ::madvise(chunk, kChunk, MADV_HUGEPAGE);  // advice: without huge pages, 4 KiB ones
+#endif
+    sh.chunks.push_back(chunk);
+    st.bump = chunk;
+    st.end = chunk + kChunk;
+  }
+
+  [[gnu::noinline]] static void* from_heap(std::size_t size) {
+    auto* b = static_cast<Block*>(::operator new(sizeof(Block) + size, std::align_val_t{kGranule}));
+    b->size_class = kHeapBlock;
+    return frame_of(b);
+  }
+
+  // Under AddressSanitizer a free block's frame is poisoned, so that a use of
+  // a destroyed frame is reported as it would be with malloc.
+  static void poison([[maybe_unused]] Block* b) noexcept {
+#if defined(SWITCHYARD_FRAME_CACHE_ASAN)
+    ASAN_POISON_MEMORY_REGION(frame_of(b), (b->size_class + 1) * kGranule - sizeof(Block));
+#endif
+  }
+  static void unpoison([[maybe_unused]] Block* b) noexcept {
+#if defined(SWITCHYARD_FRAME_CACHE_ASAN)
+    ASAN_UNPOISON_MEMORY_REGION(frame_of(b), (b->size_class + 1) * kGranule - sizeof(Block));
+#endif
+  }
+
+  static std::size_t class_of(std::size_t size) noexcept { return (size + sizeof(Block) + kGranule - 1) / kGranule - 1; }
+  static void* frame_of(Block* b) noexcept { return b + 1; }
+  static Block* block_of(void* frame) noexcept { return static_cast<Block*>(frame) - 1; }
+};
+
+}  // namespace switchyard::detail
