@@ -232,7 +232,11 @@ class Driver {
       s.r.schedule_ms = summarize(s.plan_clocks.milliseconds(rt_));
       record_inquiries(s.r, s.inquiries);
     }
-    s.r.job = job;
+    // The counts of every node's workers.
+    const std::int64_t counts[] = {static_cast<std::int64_t>(job.resumes), static_cast<std::int64_t>(job.slots),
+                                   static_cast<std::int64_t>(job.ring_full)};
+    const std::vector<std::int64_t> all = rt_.sum_over_nodes(counts);
+    s.r.job = {static_cast<std::uint64_t>(all[0]), static_cast<std::uint64_t>(all[1]), static_cast<std::uint64_t>(all[2])};
     s.r.verified = true;
     return std::move(s.r);
   }
