@@ -28,6 +28,25 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
+// Under mpirun every node runs the command and node 0 alone reports:
+// speak_on_this_node() (main, before the command runs) sends the other nodes'
+// stdout to /dev/null, their errors still reaching stderr, and OutputFile
+// writes nothing there.
+inline bool& reports_here() {
+  static bool here = true;
+  return here;
+}
+inline void speak_on_this_node(bool here) {
+  reports_here() = here;
+  if (here) return;
+  std::fflush(stdout);
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) {
+    ::dup2(null, STDOUT_FILENO);
+    ::close(null);
+  }
+}
+
 // Bad input: the message names the option and the offending value.
 class UsageError : public std::runtime_error {
  public:
@@ -181,6 +200,7 @@ class OutputFile {
     if (!existed_ && std::filesystem::is_empty(path_, ec)) std::filesystem::remove(path_, ec);
   }
   void write(const std::string& text) {
+    if (!reports_here()) return;
     std::ofstream out(path_, std::ios::trunc);
     out << text;
     out.close();

@@ -25,4 +25,11 @@ inline std::unique_ptr<Runtime> make_runtime(const std::string& cores_text, cons
   }
 }
 
+// Where a command's processes run, for its header: "4 core(s)" on one node,
+// "2 nodes x 4 cores" across nodes (this node's cores; every node has its own).
+inline std::string where_it_runs(const Runtime& rt) {
+  const std::string cores = std::to_string(rt.cores().size());
+  return rt.nodes() > 1 ? std::to_string(rt.nodes()) + " nodes x " + cores + " cores" : cores + " core(s)";
+}
+
 }  // namespace switchyard::cli

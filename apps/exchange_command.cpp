@@ -207,7 +207,8 @@ void write_exchange_json(const ExchangeCommand::Args& a, const ExchangeInput& in
   nlohmann::ordered_json j;
   j["processes"] = processes;
   j["density"] = density;
-  j["cores"] = runtime.cores().size();
+  j["nodes"] = runtime.nodes();
+  j["cores"] = runtime.cores().size();  // per node
   j["core_list"] = runtime.cores();
   j["pattern"] = file_matrix ? "matrix" : a.nonuniform ? "nonuniform" : "fig7";
   if (file_matrix) j["matrix"] = a.matrix;
@@ -279,8 +280,8 @@ int run_exchange(const ExchangeCommand::Args& a) {
   const std::string pattern = file_matrix    ? "matrix file " + a.matrix
                               : a.nonuniform ? "Wang-Lin-Ranka test set 2 (Fig. 7 pattern, sizes unit x 1..32)"
                                              : "Ranka-Wang-Fox Fig. 7 (uniform sizes)";
-  std::printf("switchyard exchange: %llu processes on %zu core(s), %s %llu, %s\n",
-              static_cast<unsigned long long>(processes), rt->cores().size(),
+  std::printf("switchyard exchange: %llu processes on %s, %s %llu, %s\n",
+              static_cast<unsigned long long>(processes), where_it_runs(*rt).c_str(),
               file_matrix ? "most messages sent or received by one process" : "density",
               static_cast<unsigned long long>(density), pattern.c_str());
   std::printf("%u repetition(s), seed %llu, ring capacity %zu cache lines, AC strip %s\n\n", options.repeat,

@@ -4,6 +4,7 @@
 #
 #   cmake -DCOMMAND=<prog>|<arg>|<arg>... -DEXPECT_CODE=2
 #         [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
+#         [-DSTDOUT_ONCE=<regex>] [-DJSON_NODES=<R>] [-DJSON_COMM_MS_BELOW=<ms>]
 #         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective|trace|dynamic] [-DJSON_RESULTS=<n>]]
 #         -P expect_exit.cmake
 #
@@ -48,6 +49,14 @@ if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
 endif()
 if(DEFINED EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
   message(FATAL_ERROR "stdout does not match '${EXPECT_STDOUT}'\n${report}")
+endif()
+# Printed by exactly one node of a job across nodes.
+if(DEFINED STDOUT_ONCE)
+  string(REGEX MATCHALL "${STDOUT_ONCE}" once "${out}")
+  list(LENGTH once times)
+  if(NOT times EQUAL 1)
+    message(FATAL_ERROR "stdout matches '${STDOUT_ONCE}' ${times} times, expected once\n${report}")
+  endif()
 endif()
 # A crash must never pass as a clean error: the message comes from the program.
 if(NOT EXPECT_CODE STREQUAL "0" AND err STREQUAL "")
@@ -103,6 +112,9 @@ if(JSON_KIND STREQUAL "exchange")
   foreach(key processes density cores)
     require_json("${count}" ${key})
   endforeach()
+  if(DEFINED JSON_NODES)
+    require_json("^${JSON_NODES}$" nodes)
+  endif()
   results_array(last)
   foreach(i RANGE ${last})
     require_json("^(ac|lp|gm|cgm|rsn|rsnh|optimal|optimal-bytes|drsn|auto)$" results ${i} scheduler)
@@ -113,6 +125,12 @@ if(JSON_KIND STREQUAL "exchange")
     foreach(stat median min max)
       require_json("${number}" results ${i} comm_ms ${stat})
     endforeach()
+    if(DEFINED JSON_COMM_MS_BELOW)
+      string(JSON ms GET "${json}" results ${i} comm_ms median)
+      if(NOT (ms GREATER 0 AND ms LESS JSON_COMM_MS_BELOW))
+        message(FATAL_ERROR "${JSON_FILE}: result ${i}'s comm_ms median ${ms} is not in (0, ${JSON_COMM_MS_BELOW})\n${json}")
+      endif()
+    endif()
     # auto: what it chose runs (one plan for all repetitions, no inquiries counted).
     if(scheduler STREQUAL "auto")
       require_json("^(ac|lp|cgm|optimal|optimal-bytes|drsn)$" results ${i} chosen)

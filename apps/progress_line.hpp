@@ -16,11 +16,14 @@
 #include <string_view>
 #include <switchyard/progress.hpp>
 
+#include "cli_support.hpp"
+
 namespace switchyard::cli {
 
 class ProgressLine {
  public:
-  explicit ProgressLine(std::string command) : command_(std::move(command)), on_(::isatty(STDERR_FILENO) == 1) {}
+  explicit ProgressLine(std::string command)
+      : command_(std::move(command)), on_(reports_here() && ::isatty(STDERR_FILENO) == 1) {}
   ~ProgressLine() { clear(); }
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;

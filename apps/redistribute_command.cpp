@@ -1,6 +1,7 @@
 #include "redistribute_command.hpp"
 
 #include "cli_support.hpp"
+#include "cores_option.hpp"
 #include "json_report.hpp"
 #include "progress_line.hpp"
 #include "trace_option.hpp"
@@ -194,14 +195,21 @@ void run_each(Runtime& rt, const rd::Layout& src, const rd::Layout& dst, std::ui
       for (Rank j = 0; j < out.size(); ++j) out[j].assign(want[j].size(), std::numeric_limits<double>::quiet_NaN());
       const std::vector<std::span<double>> out_views(out.begin(), out.end());
       samples.push_back(r.plan->execute(rt, in_views, out_views));
-      for (Rank j = 0; j < out.size(); ++j) {
+      // Each node checks the targets it hosts; every node fails if one found a wrong element.
+      const RankRange mine = rt.local_ranks(r.plan->processes());
+      std::string wrong;
+      for (auto j = static_cast<Rank>(mine.first); j < std::min<std::uint64_t>(mine.end, out.size()) && wrong.empty(); ++j) {
         const auto bad = std::mismatch(out[j].begin(), out[j].end(), want[j].begin());
         if (bad.first != out[j].end()) {
-          throw std::runtime_error("schedule " + std::string(rd::name(r.kind)) + ", repetition " +
-                                   std::to_string(rep + 1) + ": target " + std::to_string(j) + "'s local element " +
-                                   std::to_string(bad.first - out[j].begin()) + " is " + std::to_string(*bad.first) +
-                                   ", expected " + std::to_string(*bad.second));
+          wrong = "target " + std::to_string(j) + "'s local element " + std::to_string(bad.first - out[j].begin()) +
+                  " is " + std::to_string(*bad.first) + ", expected " + std::to_string(*bad.second);
         }
+      }
+      const std::int64_t found = wrong.empty() ? 0 : 1;
+      if (rt.sum_over_nodes({&found, 1}).front() > 0) {
+        throw std::runtime_error("schedule " + std::string(rd::name(r.kind)) + ", repetition " +
+                                 std::to_string(rep + 1) + ": " +
+                                 (wrong.empty() ? std::string("another node found a wrong element") : wrong));
       }
     }
     r.ms = schedulers::summarize(std::move(samples));
@@ -290,9 +298,9 @@ int run_command(const std::string& extent_text, const std::string& from,
   const rd::CommTable com = rd::communication_table(src, dst);
   const Rank processes = rd::job_processes(com);
   Runtime rt(trace.runtime_options());
-  std::printf("switchyard redistribute: %s elements, %s -> %s, %u processes on %zu core(s), %u repetition(s)\n",
+  std::printf("switchyard redistribute: %s elements, %s -> %s, %u processes on %s, %u repetition(s)\n",
               extent_text.c_str(), src.distribution().str().c_str(), dst.distribution().str().c_str(), processes,
-              rt.cores().size(), repeat);
+              where_it_runs(rt).c_str(), repeat);
   std::printf("COM: %llu messages; a source sends to at most K = %u targets, a target receives from at most K' = %u\n\n",
               static_cast<unsigned long long>(com.messages()), com.max_sends(), com.max_receives());
   std::fflush(stdout);

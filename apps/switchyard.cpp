@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <switchyard/errors.hpp>
+#include <switchyard/runtime.hpp>
 #include <vector>
 
 #include "cli_support.hpp"
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
 
   if (const std::optional<int> done = parse_command_line(app, argc, argv)) return *done;
   return run_reporting_errors([&] {
+    speak_on_this_node(sy::this_node() == 0);
     for (const auto& command : commands) {
       if (command->selected()) return command->run();
     }

@@ -5,6 +5,7 @@
 // run() (RemoteFailure on the others).
 
 #include <switchyard/runtime.hpp>
+#include <switchyard/span_timer.hpp>
 
 #include <gtest/gtest.h>
 
@@ -58,7 +59,40 @@ TEST(MpiLaunch, NodesAndBlockPlacement) {
     std::uint64_t want = 0;
     for (std::uint64_t r = first; r < last; ++r) want += r;
     EXPECT_EQ(rank_sum.load(), want) << "n = " << n;
+    EXPECT_EQ(rt.local_ranks(n).first, first) << "n = " << n;
+    EXPECT_EQ(rt.local_ranks(n).end, last) << "n = " << n;
   }
+}
+
+TEST(MpiLaunch, SumOverNodes) {
+  Runtime& rt = runtime();
+  const std::int64_t mine[] = {rt.node() + 1, 7};
+  const std::vector<std::int64_t> sum = rt.sum_over_nodes(mine);
+  const std::int64_t r = rt.nodes();
+  EXPECT_EQ(sum, (std::vector<std::int64_t>{r * (r + 1) / 2, 7 * r}));
+}
+
+// The span of a repetition is the job's on every node: the longest node's,
+// whichever node holds the slow process, and never a span between one
+// node's stamps and the unset stamps of another's processes.
+TEST(MpiLaunch, SpanTimerAcrossNodes) {
+  Runtime& rt = runtime();
+  constexpr Rank n = 6;
+  SpanTimer timer(n, 2);
+  rt.run(n, [&](Process& p) -> Task<void> {
+    for (std::uint32_t rep = 0; rep < 2; ++rep) {
+      co_await p.barrier();
+      timer.start(rep, p.rank());
+      // Repetition 0: the last rank (the last node) is slow; repetition 1: rank 0 (node 0).
+      if (p.rank() == (rep == 0 ? n - 1 : 0)) co_await p.sleep_for(std::chrono::milliseconds(30 + 30 * rep));
+      timer.end(rep, p.rank());
+    }
+  });
+  const std::vector<double> ms = timer.milliseconds(rt);
+  ASSERT_EQ(ms.size(), 2u);
+  EXPECT_GE(ms[0], 30.0);
+  EXPECT_GE(ms[1], 60.0);
+  for (double v : ms) EXPECT_LT(v, 5000.0);
 }
 
 // A plan of messages every process computes alike: for each sender, a list of

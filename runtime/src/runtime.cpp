@@ -13,6 +13,17 @@
 
 namespace switchyard {
 
+RankRange node_ranks(std::uint64_t processes, std::uint32_t nodes, std::uint32_t node) noexcept {
+  const std::uint64_t per = (processes + nodes - 1) / nodes;
+  const std::uint64_t first = std::min(processes, node * per);
+  return {first, std::min(processes, first + per)};
+}
+
+std::uint32_t this_node() {
+  const detail::MpiWorld* world = detail::MpiWorld::instance();
+  return world && world->nodes() > 1 ? world->node() : 0;
+}
+
 namespace detail {
 
 RouteTable route_job(std::uint64_t processes, const Placement& placement, const std::vector<std::vector<int>>& cores) {
@@ -20,11 +31,10 @@ RouteTable route_job(std::uint64_t processes, const Placement& placement, const 
   std::vector<std::uint32_t> cores_per_node;
   for (const auto& c : cores) cores_per_node.push_back(static_cast<std::uint32_t>(c.size()));
   if (nodes == 1) return RouteTable(placement.assign(processes, cores[0]), cores_per_node[0]);
-  const std::uint64_t per = (processes + nodes - 1) / nodes;
   std::vector<std::uint32_t> node_of(processes), core_of(processes);
-  for (std::uint64_t k = 0; k < nodes; ++k) {
-    const std::uint64_t first = std::min(processes, k * per);
-    const std::uint64_t count = std::min(processes, first + per) - first;
+  for (std::uint32_t k = 0; k < nodes; ++k) {
+    const auto [first, end] = node_ranks(processes, static_cast<std::uint32_t>(nodes), k);
+    const std::uint64_t count = end - first;
     const std::vector<std::uint32_t> here = placement.slice(first, count, processes).assign(count, cores[k]);
     for (std::uint64_t i = 0; i < count; ++i) {
       node_of[first + i] = static_cast<std::uint32_t>(k);
@@ -195,6 +205,14 @@ Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>(
 }
 
 Runtime::~Runtime() = default;
+
+std::vector<std::int64_t> Runtime::sum_over_nodes(std::span<const std::int64_t> mine) {
+  if (nodes() == 1) return {mine.begin(), mine.end()};
+  // nodes() processes: one per node (node_ranks), rank = node.
+  std::vector<std::int64_t> sum;
+  run(nodes(), [&](Process& p) -> Task<void> { sum = co_await p.allreduce(mine); });
+  return sum;
+}
 
 std::vector<std::string> Runtime::worker_bindings() const {
   std::vector<std::string> out;

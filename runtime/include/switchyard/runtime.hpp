@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,20 @@ struct JobStats {
 
 using ProcessBody = std::function<Task<void>(Process&)>;
 
+// Ranks [first, end) of a job: those a node hosts (Runtime::local_ranks).
+struct RankRange {
+  std::uint64_t first = 0, end = 0;
+};
+// The block of ranks node `node` of `nodes` hosts in a job of `processes`
+// processes: [node*ceil(N/R), (node+1)*ceil(N/R)), cut at N (empty for the last
+// nodes of a job with fewer processes than nodes).
+RankRange node_ranks(std::uint64_t processes, std::uint32_t nodes, std::uint32_t node) noexcept;
+
+// This OS process's node (MPI rank) among the nodes of its jobs, 0 without
+// mpirun: for a program that makes no Runtime yet and lets node 0 alone print.
+// Under mpirun it initialises MPI, as the first Runtime would.
+std::uint32_t this_node();
+
 // What run() throws on every node of a job across nodes but the one where a
 // process failed (or the job stalled): the message names that node and rank,
 // and says what they raised.
@@ -124,6 +139,14 @@ class Runtime {
   // This node (MPI rank) and how many nodes every job spans: 0 and 1 without mpirun.
   std::uint32_t node() const noexcept { return node_; }
   std::uint32_t nodes() const noexcept { return static_cast<std::uint32_t>(node_cores_.size()); }
+  // The ranks this node hosts in a job of `processes` processes (all of them on one node).
+  RankRange local_ranks(std::uint64_t processes) const noexcept { return node_ranks(processes, nodes(), node_); }
+  // Element-wise sum of every node's `mine` (of one length on every node),
+  // returned on every node: how a node's results of a job (its processes'
+  // timings, counts) join those of the others. Across nodes a job of its own
+  // (one process per node, allreduce), after the job it combines; on one node
+  // `mine` itself, no job. Every node calls it at the same point.
+  std::vector<std::int64_t> sum_over_nodes(std::span<const std::int64_t> mine);
   const Topology& topology() const noexcept { return *topology_; }
   // How each worker is bound, one line per worker, read back from the OS.
   std::vector<std::string> worker_bindings() const;

@@ -5,12 +5,19 @@
 // different cache lines: processes of different cores stamp at the same
 // instant, and a line shared between them would put transfers between cores
 // inside the very interval being measured.
+//
+// Across nodes each node holds only its own processes' stamps, and clocks of
+// different machines need not agree (steady_clock counts from each one's
+// boot): milliseconds(runtime) takes each repetition's span on every node and
+// reports the longest. It misses at most the skew with which the nodes left
+// the barrier before the operation; on one node it is milliseconds() itself.
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <vector>
 
+#include "switchyard/runtime.hpp"
 #include "switchyard/transport/message.hpp"
 
 namespace switchyard {
@@ -26,13 +33,15 @@ class SpanTimer {
   void end(std::uint32_t repetition, Rank r) noexcept { at(repetition, r).end = Clock::now(); }
 
   // From the earliest start to the latest end of one repetition, over ranks
-  // 0 .. among - 1 (all of them by default).
-  Clock::duration span(std::uint32_t repetition, Rank among = kAnySource) const noexcept {
-    const Stamps* first = &stamps_[std::size_t{repetition} * processes_];
-    Clock::time_point from = first->start, to = first->end;
-    for (Rank r = 1; r < std::min(among, processes_); ++r) {
-      from = std::min(from, first[r].start);
-      to = std::max(to, first[r].end);
+  // [first, end) (all of them by default; none: zero).
+  Clock::duration span(std::uint32_t repetition, Rank first = 0, Rank end = kAnySource) const noexcept {
+    end = std::min(end, processes_);
+    if (first >= end) return Clock::duration::zero();
+    const Stamps* row = &stamps_[std::size_t{repetition} * processes_];
+    Clock::time_point from = row[first].start, to = row[first].end;
+    for (Rank r = first + 1; r < end; ++r) {
+      from = std::min(from, row[r].start);
+      to = std::max(to, row[r].end);
     }
     return to - from;
   }
@@ -41,6 +50,25 @@ class SpanTimer {
     std::vector<double> out;
     for (std::uint32_t k = 0; k < repetitions_; ++k) {
       out.push_back(std::chrono::duration<double, std::milli>(span(k)).count());
+    }
+    return out;
+  }
+  // The same for a job across nodes (see above); every node calls it after the job.
+  std::vector<double> milliseconds(Runtime& runtime) const {
+    if (runtime.nodes() == 1) return milliseconds();
+    const RankRange mine = runtime.local_ranks(processes_);
+    const std::size_t node = runtime.node();
+    std::vector<std::int64_t> spans(std::size_t{runtime.nodes()} * repetitions_, 0);
+    for (std::uint32_t k = 0; k < repetitions_; ++k) {
+      const auto d = span(k, static_cast<Rank>(mine.first), static_cast<Rank>(mine.end));
+      spans[node * repetitions_ + k] = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+    }
+    const std::vector<std::int64_t> all = runtime.sum_over_nodes(spans);
+    std::vector<double> out(repetitions_, 0.0);
+    for (std::size_t n = 0; n < runtime.nodes(); ++n) {
+      for (std::uint32_t k = 0; k < repetitions_; ++k) {
+        out[k] = std::max(out[k], static_cast<double>(all[n * repetitions_ + k]) / 1e6);
+      }
     }
     return out;
   }

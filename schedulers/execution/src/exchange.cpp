@@ -227,12 +227,16 @@ class Driver {
   }
 
   SchedulerResult finish(Slot& s, const JobStats& job) const {
-    s.r.comm_ms = summarize(s.clocks.milliseconds());
+    s.r.comm_ms = summarize(s.clocks.milliseconds(rt_));
     if (!s.global) {
-      s.r.schedule_ms = summarize(s.plan_clocks.milliseconds());
+      s.r.schedule_ms = summarize(s.plan_clocks.milliseconds(rt_));
       record_inquiries(s.r, s.inquiries);
     }
-    s.r.job = job;
+    // The counts of every node's workers.
+    const std::int64_t counts[] = {static_cast<std::int64_t>(job.resumes), static_cast<std::int64_t>(job.slots),
+                                   static_cast<std::int64_t>(job.ring_full)};
+    const std::vector<std::int64_t> all = rt_.sum_over_nodes(counts);
+    s.r.job = {static_cast<std::uint64_t>(all[0]), static_cast<std::uint64_t>(all[1]), static_cast<std::uint64_t>(all[2])};
     s.r.verified = true;
     return std::move(s.r);
   }
@@ -276,13 +280,13 @@ class Driver {
     return out;
   }
 
-  // Per repetition, the busy-lock attempts of all processes; their median.
+  // Per repetition, the busy-lock attempts of all processes (of every node); their median.
   void record_inquiries(SchedulerResult& r, const std::vector<std::uint64_t>& per_process) const {
+    std::vector<std::int64_t> totals(o_.repeat, 0);
     for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) {
-      std::uint64_t total = 0;
-      for (Rank i = 0; i < n_; ++i) total += per_process[std::size_t{rep} * n_ + i];
-      r.inquiry_samples.push_back(total);
+      for (Rank i = 0; i < n_; ++i) totals[rep] += static_cast<std::int64_t>(per_process[std::size_t{rep} * n_ + i]);
     }
+    for (const std::int64_t total : rt_.sum_over_nodes(totals)) r.inquiry_samples.push_back(static_cast<std::uint64_t>(total));
     std::vector<std::uint64_t> sorted = r.inquiry_samples;
     std::sort(sorted.begin(), sorted.end());
     r.inquiries = sorted[sorted.size() / 2];
@@ -319,7 +323,7 @@ class Driver {
           }
         },
         options);
-    return GenerateRecvTimes{summarize(concat.milliseconds()), summarize(am.milliseconds())};
+    return GenerateRecvTimes{summarize(concat.milliseconds(rt_)), summarize(am.milliseconds(rt_))};
   }
 
   Runtime& rt_;

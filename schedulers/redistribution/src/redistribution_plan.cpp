@@ -533,7 +533,7 @@ double RedistributionPlan::execute(Runtime& rt, std::span<const std::span<const 
         timer.end(0, r);
       },
       std::move(options));
-  return timer.milliseconds().front();
+  return timer.milliseconds(rt).front();
 }
 
 void redistribute(Runtime& rt, const Layout& source, const Layout& target,
