@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -194,11 +195,15 @@ class OutputFile {
       probe_file();
     }
   }
-  // The run failed: do not leave behind an empty file that was not there before.
-  void abandon() {
+  // Destroyed by an exception (the run failed): an empty file that was not
+  // there before is not left behind. Every command gets this by scope alone.
+  ~OutputFile() {
+    if (std::uncaught_exceptions() <= exceptions_at_start_) return;
     std::error_code ec;
     if (!existed_ && std::filesystem::is_empty(path_, ec)) std::filesystem::remove(path_, ec);
   }
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
   void write(const std::string& text) {
     if (!reports_here()) return;
     std::ofstream out(path_, std::ios::trunc);
@@ -234,6 +239,7 @@ class OutputFile {
   std::string option_;
   std::string path_;
   bool existed_ = false;
+  int exceptions_at_start_ = std::uncaught_exceptions();  // more at destruction: unwinding
 };
 
 // Runs a command's body and turns what it throws into the exit code, the

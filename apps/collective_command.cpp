@@ -306,47 +306,42 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   std::vector<SizeResult> results;
   ProgressLine progress("collective");
   std::uint64_t done = 0;
-  try {
-    for (std::uint64_t L : sizes) {
-      SizeResult s;
-      s.bytes = L;
-      progress(done++, sizes.size(), std::to_string(L) + " B");
-      std::vector<std::string> measured;
-      for (const std::string& asked : algorithms) {
-        const std::string name = asked == "auto" ? co::choose_algorithm(op, p, L, &machine, root) : asked;
-        if (const auto refusal = memory_refusal(name, L)) {
-          s.skipped.push_back(*refusal);
-          continue;
-        }
-        measured.push_back(name);
+  for (std::uint64_t L : sizes) {
+    SizeResult s;
+    s.bytes = L;
+    progress(done++, sizes.size(), std::to_string(L) + " B");
+    std::vector<std::string> measured;
+    for (const std::string& asked : algorithms) {
+      const std::string name = asked == "auto" ? co::choose_algorithm(op, p, L, &machine, root) : asked;
+      if (const auto refusal = memory_refusal(name, L)) {
+        s.skipped.push_back(*refusal);
+        continue;
       }
-      // Interleaved, every plan is held at once; when together they need
-      // more than the machine allows, each algorithm gets its own job.
-      double together = 0;
-      for (const std::string& a : measured) together += static_cast<double>(co::memory_needed(op, a, p, L));
-      bool interleave = true;
-      try {
-        check_buffer_memory(together, "all the algorithms at once");
-      } catch (const UsageError& e) {
-        interleave = false;
-        std::printf("  measured one job per algorithm (not interleaved): %s\n", e.what());
-      }
-      std::vector<std::vector<double>> samples;
-      if (interleave) {
-        samples = co::measure_collectives(rt, op, measured, p, L, repeat, batch, 1, root);
-      } else {
-        for (const std::string& a : measured) samples.push_back(co::measure_collectives(rt, op, {a}, p, L, repeat, batch, 1, root)[0]);
-      }
-      for (std::size_t a = 0; a < measured.size(); ++a) s.rows.push_back({measured[a], 0, schedulers::summarize(samples[a])});
-      score(s, op, p, root, machine, rank_by_min);
-      progress.clear();
-      print_size(s, op, p, all, rank_by_min);
-      std::fflush(stdout);
-      results.push_back(std::move(s));
+      measured.push_back(name);
     }
-  } catch (...) {
-    if (json) json->abandon();
-    throw;
+    // Interleaved, every plan is held at once; when together they need
+    // more than the machine allows, each algorithm gets its own job.
+    double together = 0;
+    for (const std::string& a : measured) together += static_cast<double>(co::memory_needed(op, a, p, L));
+    bool interleave = true;
+    try {
+      check_buffer_memory(together, "all the algorithms at once");
+    } catch (const UsageError& e) {
+      interleave = false;
+      std::printf("  measured one job per algorithm (not interleaved): %s\n", e.what());
+    }
+    std::vector<std::vector<double>> samples;
+    if (interleave) {
+      samples = co::measure_collectives(rt, op, measured, p, L, repeat, batch, 1, root);
+    } else {
+      for (const std::string& a : measured) samples.push_back(co::measure_collectives(rt, op, {a}, p, L, repeat, batch, 1, root)[0]);
+    }
+    for (std::size_t a = 0; a < measured.size(); ++a) s.rows.push_back({measured[a], 0, schedulers::summarize(samples[a])});
+    score(s, op, p, root, machine, rank_by_min);
+    progress.clear();
+    print_size(s, op, p, all, rank_by_min);
+    std::fflush(stdout);
+    results.push_back(std::move(s));
   }
   report(results, op, p, root, repeat, machine, rt.cores().size(), all, rank_by_min, json);
   trace.write();

@@ -313,21 +313,16 @@ int run_command(const DynamicCommand::Args& a) {
   if (!a.json.empty()) json.emplace("--json", a.json);
 
   std::vector<Row> rows;
-  try {
-    sd::SlotModel model(scheme, g);
-    std::printf("switchyard dynamic: %s on %s (%d processes)\n", a.scheme.c_str(), g.name().c_str(), g.size());
-    std::printf("scheme: %s\n", model.description().c_str());
-    if (mode == Mode::slots) {
-      sd::SlotRunOptions base;
-      base.slots = static_cast<std::int64_t>(slots);
-      base.seed = seed;
-      rows = run_slot_mode(model, rates, base, sweep);
-    } else {
-      rows = run_real_mode(model, g, rates, seconds, seed, slot_us, a.trace);
-    }
-  } catch (...) {
-    if (json) json->abandon();
-    throw;
+  sd::SlotModel model(scheme, g);
+  std::printf("switchyard dynamic: %s on %s (%d processes)\n", a.scheme.c_str(), g.name().c_str(), g.size());
+  std::printf("scheme: %s\n", model.description().c_str());
+  if (mode == Mode::slots) {
+    sd::SlotRunOptions base;
+    base.slots = static_cast<std::int64_t>(slots);
+    base.seed = seed;
+    rows = run_slot_mode(model, rates, base, sweep);
+  } else {
+    rows = run_real_mode(model, g, rates, seconds, seed, slot_us, a.trace);
   }
   if (sweep) print_stability_limit(rows);
   if (json) write_json(*json, rows, sweep);

@@ -291,21 +291,15 @@ int run_exchange(const ExchangeCommand::Args& a) {
 
   std::vector<MatrixRun> runs;
   ProgressLine progress("exchange");
-  try {
-    for (std::uint64_t bytes : sizes) {
-      progress(runs.size(), sizes.size(), "message sizes");
-      const auto n = static_cast<Rank>(processes);
-      const auto d = static_cast<Rank>(density);
-      const sys::CommMatrix m = file_matrix    ? *file_matrix
-                                : a.nonuniform ? sys::nonuniform_matrix(n, d, bytes, options.seed)
-                                               : sys::fig7_matrix(n, d, bytes, options.seed);
-      runs.push_back({file_matrix ? std::string("matrix") : std::to_string(bytes), bytes,
-                      sys::run_exchange(*rt, m, options), copy_floor_ms(m.total_bytes(), rt->cores().size())});
-    }
-  } catch (...) {
-    if (json) json->abandon();
-    if (csv) csv->abandon();
-    throw;
+  for (std::uint64_t bytes : sizes) {
+    progress(runs.size(), sizes.size(), "message sizes");
+    const auto n = static_cast<Rank>(processes);
+    const auto d = static_cast<Rank>(density);
+    const sys::CommMatrix m = file_matrix    ? *file_matrix
+                              : a.nonuniform ? sys::nonuniform_matrix(n, d, bytes, options.seed)
+                                             : sys::fig7_matrix(n, d, bytes, options.seed);
+    runs.push_back({file_matrix ? std::string("matrix") : std::to_string(bytes), bytes,
+                    sys::run_exchange(*rt, m, options), copy_floor_ms(m.total_bytes(), rt->cores().size())});
   }
   progress.clear();
   print_table(runs, options.schedulers,

@@ -5,6 +5,7 @@
 #   cmake -DCOMMAND=<prog>|<arg>|<arg>... -DEXPECT_CODE=2
 #         [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
 #         [-DSTDOUT_ONCE=<regex>] [-DJSON_NODES=<R>] [-DJSON_COMM_MS_BELOW=<ms>]
+#         [-DNO_FILE=<path>: must not exist after the run]
 #         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective|trace|dynamic] [-DJSON_RESULTS=<n>]]
 #         -P expect_exit.cmake
 #
@@ -27,6 +28,9 @@ foreach(var COMMAND EXPECT_CODE)
 endforeach()
 
 string(REPLACE "|" ";" argv "${COMMAND}")
+if(DEFINED NO_FILE)
+  file(REMOVE "${NO_FILE}")
+endif()
 if(DEFINED JSON_FILE)
   file(REMOVE "${JSON_FILE}")
 endif()
@@ -61,6 +65,10 @@ endif()
 # A crash must never pass as a clean error: the message comes from the program.
 if(NOT EXPECT_CODE STREQUAL "0" AND err STREQUAL "")
   message(FATAL_ERROR "the command failed without saying why on stderr\n${report}")
+endif()
+
+if(DEFINED NO_FILE AND EXISTS "${NO_FILE}")
+  message(FATAL_ERROR "${NO_FILE} was left behind by a failed run\n${report}")
 endif()
 
 if(NOT DEFINED JSON_FILE)

@@ -134,25 +134,20 @@ int calibrate(const ModelCommand::Args& a) {
   OutputFile out("--out", a.out);
   sm::CalibrationOptions options;
   options.repetitions = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1000));
-  try {
-    Runtime rt(a.trace.runtime_options());
-    ProgressLine progress("model calibrate");
-    options.progress = progress.callback();
-    const sm::MachineFile f = sm::calibrate(rt, options);
-    progress.clear();
-    out.write(sm::to_json(f));
-    const sm::Machine& m = f.core;
-    std::printf("model calibrate: %u core(s), lower quartiles of %u runs\n"
-                "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
-                "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
-                "  ring-sync: wake w %.2f, match m %.3f per entry, coherence x %.2f per packed rendezvous message "
-                "(units)\nwrote %s\n",
-                m.cores, options.repetitions, static_cast<unsigned long long>(m.packet_bytes), m.unit_ns, m.setup,
-                m.latency, m.bisection, m.wake, m.match, m.coherence, a.out.c_str());
-  } catch (...) {
-    out.abandon();
-    throw;
-  }
+  Runtime rt(a.trace.runtime_options());
+  ProgressLine progress("model calibrate");
+  options.progress = progress.callback();
+  const sm::MachineFile f = sm::calibrate(rt, options);
+  progress.clear();
+  out.write(sm::to_json(f));
+  const sm::Machine& m = f.core;
+  std::printf("model calibrate: %u core(s), lower quartiles of %u runs\n"
+              "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
+              "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
+              "  ring-sync: wake w %.2f, match m %.3f per entry, coherence x %.2f per packed rendezvous message "
+              "(units)\nwrote %s\n",
+              m.cores, options.repetitions, static_cast<unsigned long long>(m.packet_bytes), m.unit_ns, m.setup,
+              m.latency, m.bisection, m.wake, m.match, m.coherence, a.out.c_str());
   a.trace.write();
   return kExitOk;
 }

@@ -305,13 +305,7 @@ int run_command(const std::string& extent_text, const std::string& from,
               static_cast<unsigned long long>(com.messages()), com.max_sends(), com.max_receives());
   std::fflush(stdout);
 
-  try {
-    run_each(rt, src, dst, repeat, results);
-  } catch (...) {
-    if (json) json->abandon();
-    if (dump) dump->abandon();
-    throw;
-  }
+  run_each(rt, src, dst, repeat, results);
 
   print_results(results, repeat);
 
