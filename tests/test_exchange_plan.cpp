@@ -719,12 +719,13 @@ TEST(ExchangePlanAllocations, RunsAfterTheFirstAllocateNothing) {
       const std::uint64_t with = allocations(6, true, make_run), without = allocations(6, false, make_run);
       EXPECT_EQ(with, without) << "20 runs allocated " << (with - without) << " times";
       // Across cores the most requests in flight at once depends on timing, so
-      // a pool may still grow once or twice to a new high-water mark; what must
-      // not happen is an allocation per run or per message (200 runs here move
-      // 3600 messages).
+      // a pool may still grow to a new high-water mark now and then (on a
+      // loaded machine, a few more times: 4 was once exceeded at load 15); what
+      // must not happen is an allocation per run or per message (200 runs here
+      // move 3600 messages), so the bound is a tenth of the runs.
       const std::uint64_t across = allocations(6, true, make_run, sytest::runtime(), 200) -
                                    allocations(6, false, make_run, sytest::runtime(), 200);
-      EXPECT_LE(across, 4u) << "200 runs across two cores allocated " << across << " times";
+      EXPECT_LE(across, 20u) << "200 runs across two cores allocated " << across << " times";
     }
   }
 }
