@@ -32,9 +32,11 @@ Runtime& runtime() {
   return rt;
 }
 
-RunOptions options(std::uint64_t eager_limit = 512, std::size_t ring_capacity = 1024) {
+RunOptions options(std::uint64_t eager_limit = 512, std::size_t ring_capacity = 1024,
+                   std::uint64_t network_eager_limit = 4096) {
   RunOptions o;
   o.eager_limit = eager_limit;
+  o.network_eager_limit = network_eager_limit;
   o.ring_capacity = ring_capacity;
   o.stall_timeout = std::chrono::milliseconds(20'000);
   return o;
@@ -106,7 +108,7 @@ struct Planned {
 };
 
 std::vector<std::vector<Planned>> random_plan(Rank n, std::size_t per_sender, std::uint64_t seed) {
-  static constexpr std::size_t kSizes[] = {0, 8, 16, 100, 511, 512, 513, 1024, 4096, 70'000, 300'000};
+  static constexpr std::size_t kSizes[] = {0, 8, 16, 100, 511, 512, 513, 1024, 4096, 4097, 70'000, 300'000};
   SplitMix64 rng(seed);
   std::vector<std::vector<Planned>> plan(n);
   for (Rank s = 0; s < n; ++s) {
@@ -181,11 +183,15 @@ class MpiRandomTraffic : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(MpiRandomTraffic, EveryByteInOrderNothingLost) {
   Runtime& rt = runtime();
   const std::size_t ring_capacity = GetParam();
+  // Every message by rendezvous, then the default limits (eager up to 512 B
+  // within a node, up to 4 KiB across nodes).
   for (std::uint64_t eager : {std::uint64_t{0}, std::uint64_t{512}}) {
+    const std::uint64_t network_eager = eager == 0 ? 0 : 4096;
     for (Rank n : {Rank{2}, Rank{7}, Rank{12}}) {
       const auto plan = random_plan(n, 24, n * 1000 + eager + ring_capacity);
       rt.run(
-          n, [&](Process& p) -> Task<void> { co_await random_traffic(p, plan); }, options(eager, ring_capacity));
+          n, [&](Process& p) -> Task<void> { co_await random_traffic(p, plan); },
+          options(eager, ring_capacity, network_eager));
     }
   }
 }

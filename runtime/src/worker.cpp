@@ -100,7 +100,7 @@ void Worker::run_job() {
   }
   endpoint_.start(EndpointConfig{&job.routes(), job.node(), index_, job.worker_count(),
                                  static_cast<std::uint32_t>(local_processes().size()), job.options().eager_limit,
-                                 &transport_, network_job_ ? network_.get() : nullptr, this,
+                                 job.options().network_eager_limit, &transport_, network_job_ ? network_.get() : nullptr, this,
                                  trace_ ? &TraceBuffer::now : nullptr});
   ready_.reset(local_processes().size());
   timers_.reset(local_processes().size());
