@@ -70,6 +70,7 @@ int to_int_count(std::uint64_t bytes, const char* what) {
 
 struct MpiWorld::Impl {
   MPI_Comm packets = MPI_COMM_NULL;   // batches of packets, tag: destination core
+  MPI_Comm large_batches = MPI_COMM_NULL;  // batches too large for a pre-posted receive, same tags
   MPI_Comm payloads = MPI_COMM_NULL;  // rendezvous payloads, tag: (sending core, request id)
   MPI_Comm control = MPI_COMM_NULL;   // failures, the end-of-job barrier, allgather
   int tag_ub = 32767;
@@ -107,6 +108,7 @@ MpiWorld* MpiWorld::instance() {
     }
     auto impl = std::make_unique<Impl>();
     check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->packets), "MPI_Comm_dup");
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->large_batches), "MPI_Comm_dup");
     check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->payloads), "MPI_Comm_dup");
     check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->control), "MPI_Comm_dup");
     int* tag_ub = nullptr;
@@ -208,9 +210,9 @@ namespace {
 
 // The first slot of every batch on the wire.
 struct BatchHeader {
-  std::uint32_t core;    // the sending core, global numbering (RouteTable::global_core)
-  std::uint32_t unused;
-  std::uint64_t credit;  // slots the sending core has taken so far from the destination core
+  std::uint32_t core;     // the sending core, global numbering (RouteTable::global_core)
+  std::uint32_t follows;  // 0, or the slots of the batch that follows on large_batches (this one is empty)
+  std::uint64_t credit;   // slots the sending core has taken so far from the destination core
 };
 static_assert(sizeof(BatchHeader) == sizeof(Slot) && std::is_trivially_copyable_v<BatchHeader>,
               "a batch header is one slot");
@@ -270,7 +272,10 @@ class MpiTransport final : public NetworkTransport {
     return out.received - out.credited >= (finishing_ ? 1 : credit_threshold_);
   }
   bool issue(Outbox& out);
-  void send_batch(Outbox& out, Batch& b);
+  Batch& next_batch(Outbox& out) { return out.in_flight[(out.first + out.count) % kMaxBatchesInFlight]; }
+  void send_batch(Outbox& out, Batch& b, std::uint32_t follows, MPI_Comm comm);
+  void post_receives();
+  void cancel_receives();
   bool complete_batches(Outbox& out);
   bool complete_payloads();
   void take_batch(ArrivalSink& sink, const Slot* batch, std::size_t slots);
@@ -287,7 +292,15 @@ class MpiTransport final : public NetworkTransport {
   int core_bits_ = 0;  // a payload tag is (request id << core_bits_) | sending core
   std::vector<Outbox> out_;  // by global core
   std::vector<std::uint32_t> remote_;  // the global cores of other nodes
-  SlotBuffer inbox_;                   // the batch being parsed
+  // Receives of batches, pre-posted (persistent, MPI_Recv_init) so that a
+  // batch is matched and copied as it arrives: one MPI_Test takes it. MPI
+  // matches them in the order they were started, so the oldest is tested
+  // first and restarted once its batch is taken in: batches keep their order.
+  static constexpr std::size_t kPostedReceives = 4;
+  std::array<MPI_Request, kPostedReceives> receives_{};
+  std::array<SlotBuffer, kPostedReceives> receive_buffers_;
+  std::size_t oldest_receive_ = 0;
+  SlotBuffer inbox_;  // a batch too large for a pre-posted receive
   std::vector<MPI_Request> payload_requests_;
   std::vector<PayloadOp> payload_ops_;  // beside payload_requests_
   std::vector<int> completed_;          // MPI_Testsome's indices
@@ -327,6 +340,28 @@ void MpiTransport::attach(MpiWorld& world, const RouteTable& routes, std::uint32
   }
   batches_in_flight_ = uncredited_outboxes_ = 0;
   staged_ = false;
+  post_receives();
+}
+
+void MpiTransport::post_receives() {
+  for (std::size_t i = 0; i < kPostedReceives; ++i) {
+    SlotBuffer& buffer = receive_buffers_[i];
+    if (buffer.empty()) buffer.extend(kPostedBatchSlots);  // once: the buffers outlive the jobs
+    check(MPI_Recv_init(buffer.data(), static_cast<int>(kPostedBatchSlots * sizeof(Slot)), MPI_BYTE, MPI_ANY_SOURCE,
+                        packet_tag_, world_->packets, &receives_[i]),
+          "MPI_Recv_init");
+    check(MPI_Start(&receives_[i]), "MPI_Start");
+  }
+  oldest_receive_ = 0;
+}
+
+// The job is over on every node (or failed): nothing more comes for these receives.
+void MpiTransport::cancel_receives() {
+  for (MPI_Request& r : receives_) {
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Request_free(&r);
+  }
 }
 
 void MpiTransport::detach() {
@@ -351,6 +386,7 @@ void MpiTransport::detach() {
     }
   }
   batches_in_flight_ = uncredited_outboxes_ = 0;
+  cancel_receives();
   world_ = nullptr;
   routes_ = nullptr;
   sink_ = nullptr;
@@ -374,30 +410,42 @@ std::uint64_t MpiTransport::post(const Route& to, const WireHeader& header, std:
 // Sends the outbox's staged packets as one batch if the window allows, or
 // else a header-only batch if a credit is owed; at most kMaxBatchesInFlight
 // batches are in MPI's hands.
+// A batch larger than a pre-posted receive goes on large_batches, after an
+// empty batch on packets that announces it (two ring places).
 bool MpiTransport::issue(Outbox& out) {
   if (out.count == kMaxBatchesInFlight) return false;
-  Batch& b = out.in_flight[(out.first + out.count) % kMaxBatchesInFlight];
-  if (!out.staged.empty() && out.sent - out.taken < window_) {
+  const bool large = out.staged.size() > kPostedBatchSlots;
+  if (!out.staged.empty() && out.sent - out.taken < window_ && (!large || out.count + 2 <= kMaxBatchesInFlight)) {
+    const auto slots = static_cast<std::uint32_t>(to_int_count(out.staged.size(), "a batch of packets"));
+    if (large) {
+      Batch& announce = next_batch(out);
+      announce.slots.clear();
+      announce.slots.extend(1);
+      send_batch(out, announce, slots, world_->packets);
+    }
+    Batch& b = next_batch(out);
     b.slots.clear();
     std::swap(b.slots, out.staged);  // the batch's old buffer becomes the staging one: both keep their capacity
     if (out.sent == out.taken) ++uncredited_outboxes_;
     out.sent = out.posted;
+    send_batch(out, b, 0, large ? world_->large_batches : world_->packets);
   } else if (owes_credit(out)) {
+    Batch& b = next_batch(out);
     b.slots.clear();
     b.slots.extend(1);
+    send_batch(out, b, 0, world_->packets);
   } else {
     return false;
   }
-  send_batch(out, b);
   return true;
 }
 
-void MpiTransport::send_batch(Outbox& out, Batch& b) {
-  const BatchHeader header{global_core_, 0, out.received};
+void MpiTransport::send_batch(Outbox& out, Batch& b, std::uint32_t follows, MPI_Comm comm) {
+  const BatchHeader header{global_core_, follows, out.received};
   std::memcpy(b.slots.data(), &header, sizeof header);
   out.credited = out.received;
   const int bytes = to_int_count(b.slots.size() * sizeof(Slot), "a batch of packets");
-  check(MPI_Isend(b.slots.data(), bytes, MPI_BYTE, out.node, out.tag, world_->packets, &b.request), "MPI_Isend");
+  check(MPI_Isend(b.slots.data(), bytes, MPI_BYTE, out.node, out.tag, comm, &b.request), "MPI_Isend");
   ++out.count;
   ++batches_in_flight_;
 }
@@ -465,19 +513,29 @@ bool MpiTransport::poll(ArrivalSink& sink) {
   bool any = false;
   if (!payload_requests_.empty()) any |= complete_payloads();
   for (;;) {
+    MPI_Request& receive = receives_[oldest_receive_];
     int flag = 0;
-    MPI_Message message;
     MPI_Status status;
-    check(MPI_Improbe(MPI_ANY_SOURCE, packet_tag_, world_->packets, &flag, &message, &status),
-          "MPI_Improbe");
+    check(MPI_Test(&receive, &flag, &status), "MPI_Test");
     if (!flag) break;
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
-    const std::size_t slots = static_cast<std::size_t>(bytes) / sizeof(Slot);
-    inbox_.clear();
-    Slot* batch = inbox_.extend(slots);
-    check(MPI_Mrecv(batch, bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE), "MPI_Mrecv");
-    take_batch(sink, batch, slots);
+    const Slot* batch = receive_buffers_[oldest_receive_].data();
+    BatchHeader header;
+    std::memcpy(&header, batch, sizeof header);
+    if (header.follows > 0) {
+      // Announced: already sent on large_batches, so this receive is short.
+      inbox_.clear();
+      Slot* large = inbox_.extend(header.follows);
+      check(MPI_Recv(large, static_cast<int>(header.follows * sizeof(Slot)), MPI_BYTE, status.MPI_SOURCE,
+                     packet_tag_, world_->large_batches, MPI_STATUS_IGNORE),
+            "MPI_Recv");
+      take_batch(sink, large, header.follows);
+    } else {
+      take_batch(sink, batch, static_cast<std::size_t>(bytes) / sizeof(Slot));
+    }
+    check(MPI_Start(&receive), "MPI_Start");
+    oldest_receive_ = (oldest_receive_ + 1) % kPostedReceives;
     any = true;
   }
   return any;
@@ -506,7 +564,7 @@ void MpiTransport::take_batch(ArrivalSink& sink, const Slot* batch, std::size_t 
 
 bool MpiTransport::has_arrivals() const {
   int flag = 0;
-  MPI_Iprobe(MPI_ANY_SOURCE, packet_tag_, world_->packets, &flag, MPI_STATUS_IGNORE);
+  MPI_Request_get_status(receives_[oldest_receive_], &flag, MPI_STATUS_IGNORE);
   return flag != 0;
 }
 

@@ -21,7 +21,8 @@
 //    messages between two ranks with one tag, and one sending core issues its
 //    batches towards a core in order, so packets of one process to another
 //    arrive in the order they were posted. A batch is sent with MPI_Isend
-//    (no handshake; an MPI_Issend costs an acknowledgement back per batch).
+//    (no handshake; an MPI_Issend costs an acknowledgement back per batch)
+//    into receives the destination core pre-posted (no probe).
 //    Its first slot, the
 //    BatchHeader, names the sending core and carries a credit: how many slots
 //    the sending core has taken so far from the batch's destination core.
@@ -118,6 +119,10 @@ class NetworkTransport : public Transport {
   // Batches towards one core whose MPI_Isend has not completed yet (their
   // buffers are reused once it has); further packets wait in the staging.
   static constexpr std::size_t kMaxBatchesInFlight = 4;
+  // Batches up to this many slots (header included) land in the receiving
+  // core's pre-posted receives; a larger one (rare: over a full auto-flush,
+  // or a large active message) is announced there and received on its own.
+  static constexpr std::size_t kPostedBatchSlots = kAutoFlushSlots + 512;  // 72 KiB
   // For job number `job`: this worker is core `core` of this node; a packet
   // is accepted once at most `window_slots` slots posted before it are
   // uncredited by their destination.
