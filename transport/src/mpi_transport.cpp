@@ -400,10 +400,14 @@ void MpiTransport::finishing() {
 
 std::uint64_t MpiTransport::post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) {
   Outbox& out = out_[routes_->global_core(to)];
+  // A packet towards a core with no batch in MPI's hands leaves at once
+  // rather than at the end of the round: the round's further packets towards
+  // that core, if any, find this batch in flight and go together at the flush.
+  const bool lone = out.staged.empty() && out.count == 0;
   if (out.staged.empty()) out.staged.extend(1);  // the BatchHeader, written when the batch leaves
   out.posted += out.staged.append_packet(header, payload);
   staged_ = true;
-  if (out.staged.size() >= kAutoFlushSlots) issue(out);
+  if (lone || out.staged.size() >= kAutoFlushSlots) issue(out);
   return out.posted;
 }
 
