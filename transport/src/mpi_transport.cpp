@@ -513,36 +513,35 @@ bool MpiTransport::complete_payloads() {
   return true;
 }
 
+// One batch per call: testing the next receive at once would put another
+// pass of MPI's progress engine between this batch and its processes (the
+// worker polls again right after the round).
 bool MpiTransport::poll(ArrivalSink& sink) {
-  bool any = false;
-  if (!payload_requests_.empty()) any |= complete_payloads();
-  for (;;) {
-    MPI_Request& receive = receives_[oldest_receive_];
-    int flag = 0;
-    MPI_Status status;
-    check(MPI_Test(&receive, &flag, &status), "MPI_Test");
-    if (!flag) break;
-    int bytes = 0;
-    MPI_Get_count(&status, MPI_BYTE, &bytes);
-    const Slot* batch = receive_buffers_[oldest_receive_].data();
-    BatchHeader header;
-    std::memcpy(&header, batch, sizeof header);
-    if (header.follows > 0) {
-      // Announced: already sent on large_batches, so this receive is short.
-      inbox_.clear();
-      Slot* large = inbox_.extend(header.follows);
-      check(MPI_Recv(large, static_cast<int>(header.follows * sizeof(Slot)), MPI_BYTE, status.MPI_SOURCE,
-                     packet_tag_, world_->large_batches, MPI_STATUS_IGNORE),
-            "MPI_Recv");
-      take_batch(sink, large, header.follows);
-    } else {
-      take_batch(sink, batch, static_cast<std::size_t>(bytes) / sizeof(Slot));
-    }
-    check(MPI_Start(&receive), "MPI_Start");
-    oldest_receive_ = (oldest_receive_ + 1) % kPostedReceives;
-    any = true;
+  const bool payloads = !payload_requests_.empty() && complete_payloads();
+  MPI_Request& receive = receives_[oldest_receive_];
+  int flag = 0;
+  MPI_Status status;
+  check(MPI_Test(&receive, &flag, &status), "MPI_Test");
+  if (!flag) return payloads;
+  int bytes = 0;
+  MPI_Get_count(&status, MPI_BYTE, &bytes);
+  const Slot* batch = receive_buffers_[oldest_receive_].data();
+  BatchHeader header;
+  std::memcpy(&header, batch, sizeof header);
+  if (header.follows > 0) {
+    // Announced: already sent on large_batches, so this receive is short.
+    inbox_.clear();
+    Slot* large = inbox_.extend(header.follows);
+    check(MPI_Recv(large, static_cast<int>(header.follows * sizeof(Slot)), MPI_BYTE, status.MPI_SOURCE, packet_tag_,
+                   world_->large_batches, MPI_STATUS_IGNORE),
+          "MPI_Recv");
+    take_batch(sink, large, header.follows);
+  } else {
+    take_batch(sink, batch, static_cast<std::size_t>(bytes) / sizeof(Slot));
   }
-  return any;
+  check(MPI_Start(&receive), "MPI_Start");
+  oldest_receive_ = (oldest_receive_ + 1) % kPostedReceives;
+  return true;
 }
 
 // A batch from another node: its credit, then its packets, in order.
