@@ -316,7 +316,7 @@ TEST(MpiCredits, AWindowOfFourSlotsHoldsPacketsUntilTheReceiverCredits) {
     EXPECT_EQ(first, 3u);
     EXPECT_TRUE(transport->accepted(routes[1], first));
     EXPECT_FALSE(transport->accepted(routes[1], second)) << "6 slots in a window of 4";
-    transport->flush();  // one batch of the three: nothing was uncredited
+    transport->flush();  // the first left at once (no batch in flight), the other two now: 3 slots were uncredited
     const std::uint64_t fourth = post(103);
     transport->flush();  // 9 slots uncredited: the fourth waits
     EXPECT_TRUE(transport->has_staged());
