@@ -11,6 +11,12 @@
 //                                 MPI_Recv ping-pong between MPI ranks 0 and 1
 //                                 (mpi_us), ratio_to_mpi = Time / MPI; target
 //                                 ratio_to_mpi <= 1.2 (target_ratio).
+//   BM_OneWayAfterIdle/gap_us:G   one 8-byte round trip after G us with
+//                                 nothing to do (rank 0 sleeps first), 20 per
+//                                 batch, each timed alone; Time = median round
+//                                 trip / 2: what the idle workers' sleep costs.
+//                                 Beside it: MPI_Send / MPI_Recv the same way
+//                                 (MPI_Recv spins meanwhile). No target.
 //   BM_Bandwidth/bytes:B          rank 0 streams B-byte messages to rank 1, two in
 //                                 flight (post_send), rank 1 recv_into's one buffer
 //                                 (single_copy.hpp); Time = one message. Beside it:
@@ -57,6 +63,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -73,6 +80,7 @@
 #include <switchyard/schedulers/generate_recv.hpp>
 #include <switchyard/schedulers/payload.hpp>
 #include <switchyard/schedulers/scheduler_table.hpp>
+#include <thread>
 #include <vector>
 
 #include "mpi_alltoallv_exchange.hpp"
@@ -223,6 +231,86 @@ void BM_OneWay(benchmark::State& state) {
   state.counters["mpi_us"] = mpi / batches * 1e6;
   state.counters["ratio_to_mpi"] = figure / mpi;
   state.counters["target_ratio"] = kLatencyTargetRatio;
+}
+
+// ---------------------------------------------------------------- latency after idling
+
+// What the idle policy costs: one round trip of 8 bytes after both sides have
+// had nothing to do for `gap` (rank 0 sleeps, rank 1 waits in a receive; a
+// switchyard worker with nothing to do spins and yields 500 us, then sleeps
+// up to 1 ms at a time, since nothing rings it when MPI has a packet for it).
+// kChunks round trips per batch, each timed alone; seconds per one-way message
+// in the median one, on the node of rank 0 (0 elsewhere).
+double switchyard_one_way_after_idle(std::chrono::microseconds gap) {
+  sybench::ChunkTimer timer(2);
+  node_runtime().run(
+      2,
+      [&](Process& p) -> Task<void> {
+        EchoBuffer buf(8);
+        co_await p.barrier();
+        for (std::uint64_t i = 0; i < sybench::kChunks; ++i) {
+          if (p.rank() == 0) {
+            co_await p.sleep_for(gap);
+            timer.start();
+            buf.stamp(2 * i);
+            co_await p.send(1, buf.span());
+            buf.expect(co_await p.recv_into(1, buf.span()), 2 * i + 1);
+            timer.lap();
+          } else {
+            buf.expect(co_await p.recv_into(0, buf.span()), 2 * i);
+            buf.stamp(2 * i + 1);
+            co_await p.send(0, buf.span());
+          }
+        }
+      },
+      sybench::default_placement());
+  return timer.per_op();
+}
+
+// The same with MPI_Send / MPI_Recv (rank 1 waits in MPI_Recv, which spins).
+double mpi_one_way_after_idle(std::chrono::microseconds gap) {
+  const int me = node();
+  if (me > 1) return 0;
+  EchoBuffer buf(8);
+  const int count = static_cast<int>(buf.span().size());
+  sybench::ChunkTimer timer(2);
+  for (std::uint64_t i = 0; i < sybench::kChunks; ++i) {
+    if (me == 0) {
+      std::this_thread::sleep_for(gap);
+      timer.start();
+      buf.stamp(2 * i);
+      MPI_Send(buf.span().data(), count, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+      MPI_Recv(buf.span().data(), count, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      buf.expect(static_cast<std::uint64_t>(count), 2 * i + 1);
+      timer.lap();
+    } else {
+      MPI_Recv(buf.span().data(), count, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      buf.expect(static_cast<std::uint64_t>(count), 2 * i);
+      buf.stamp(2 * i + 1);
+      MPI_Send(buf.span().data(), count, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+    }
+  }
+  return me == 0 ? timer.per_op() : 0;
+}
+
+void BM_OneWayAfterIdle(benchmark::State& state) {
+  if (skip_unless_two_nodes(state)) return;
+  const std::chrono::microseconds gap(state.range(0));
+  double figure = 0, mpi = 0;
+  try {
+    for (auto _ : state) {
+      const auto [m, s] = agreed<2>([&] {
+        return std::array{mpi_one_way_after_idle(gap), switchyard_one_way_after_idle(gap)};
+      });
+      state.SetIterationTime(s);
+      figure += s;
+      mpi += m;
+    }
+  } catch (const std::exception& e) {
+    return sybench::fail(state, e);
+  }
+  state.counters["mpi_us"] = mpi / static_cast<double>(state.iterations()) * 1e6;
+  state.counters["ratio_to_mpi"] = figure / mpi;
 }
 
 // ---------------------------------------------------------------- bandwidth
@@ -630,6 +718,10 @@ const int registered = [] {
   for (std::int64_t bytes : {8, 64, 512, 1024, 4096}) {
     benchmark::RegisterBenchmark("BM_OneWay", BM_OneWay)->Apply(sybench::mpi::mpi_line)->ArgName("bytes")->Arg(bytes);
   }
+  benchmark::RegisterBenchmark("BM_OneWayAfterIdle", BM_OneWayAfterIdle)
+      ->Apply(sybench::mpi::mpi_line)
+      ->ArgName("gap_us")
+      ->Arg(2000);
   for (std::int64_t bytes : {64 << 10, 256 << 10, 1 << 20, 4 << 20}) {
     benchmark::RegisterBenchmark("BM_Bandwidth", BM_Bandwidth)
         ->Apply(sybench::mpi::mpi_line)

@@ -6,11 +6,14 @@
 
 #include <switchyard/runtime.hpp>
 #include <switchyard/span_timer.hpp>
+#include <switchyard/transport/mpi_transport.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 
 #include "test_support.hpp"
@@ -32,9 +35,11 @@ Runtime& runtime() {
   return rt;
 }
 
-RunOptions options(std::uint64_t eager_limit = 512, std::size_t ring_capacity = 1024) {
+RunOptions options(std::uint64_t eager_limit = 512, std::size_t ring_capacity = 1024,
+                   std::uint64_t network_eager_limit = 4096) {
   RunOptions o;
   o.eager_limit = eager_limit;
+  o.network_eager_limit = network_eager_limit;
   o.ring_capacity = ring_capacity;
   o.stall_timeout = std::chrono::milliseconds(20'000);
   return o;
@@ -106,7 +111,7 @@ struct Planned {
 };
 
 std::vector<std::vector<Planned>> random_plan(Rank n, std::size_t per_sender, std::uint64_t seed) {
-  static constexpr std::size_t kSizes[] = {0, 8, 16, 100, 511, 512, 513, 1024, 4096, 70'000, 300'000};
+  static constexpr std::size_t kSizes[] = {0, 8, 16, 100, 511, 512, 513, 1024, 4096, 4097, 70'000, 300'000};
   SplitMix64 rng(seed);
   std::vector<std::vector<Planned>> plan(n);
   for (Rank s = 0; s < n; ++s) {
@@ -181,11 +186,15 @@ class MpiRandomTraffic : public ::testing::TestWithParam<std::size_t> {};
 TEST_P(MpiRandomTraffic, EveryByteInOrderNothingLost) {
   Runtime& rt = runtime();
   const std::size_t ring_capacity = GetParam();
+  // Every message by rendezvous, then the default limits (eager up to 512 B
+  // within a node, up to 4 KiB across nodes).
   for (std::uint64_t eager : {std::uint64_t{0}, std::uint64_t{512}}) {
+    const std::uint64_t network_eager = eager == 0 ? 0 : 4096;
     for (Rank n : {Rank{2}, Rank{7}, Rank{12}}) {
       const auto plan = random_plan(n, 24, n * 1000 + eager + ring_capacity);
       rt.run(
-          n, [&](Process& p) -> Task<void> { co_await random_traffic(p, plan); }, options(eager, ring_capacity));
+          n, [&](Process& p) -> Task<void> { co_await random_traffic(p, plan); },
+          options(eager, ring_capacity, network_eager));
     }
   }
 }
@@ -221,6 +230,120 @@ TEST(MpiBatches, ThousandsOfSmallMessagesBothWays) {
         },
         options(512, ring_capacity));
   }
+}
+
+// Eager messages across nodes larger than a pre-posted receive (network
+// eager limit 1 MiB): their batches are announced and received on their own,
+// in order with the small ones around them, every byte verified.
+TEST(MpiBatches, EagerMessagesLargerThanAPostedReceive) {
+  Runtime& rt = runtime();
+  RunOptions o = options(512, 1024, std::uint64_t{1} << 20);
+  rt.run(
+      2,
+      [&](Process& p) -> Task<void> {
+        static constexpr std::size_t kSizes[] = {8, 100'000, 8, 300'000, 16, 1'048'576, 0};
+        const Rank peer = 1 - p.rank();
+        std::vector<std::vector<std::byte>> out;
+        std::vector<SendTicket> sends;
+        std::vector<RecvTicket> recvs;
+        for (std::size_t i = 0; i < std::size(kSizes); ++i) {
+          out.push_back(pattern(kSizes[i], message_key(p.rank(), peer, i)));
+          sends.push_back(p.post_send(peer, out.back(), 4));
+        }
+        for (std::size_t i = 0; i < std::size(kSizes); ++i) recvs.push_back(p.post_recv(peer, 4));
+        co_await p.wait_all(recvs);
+        for (std::size_t i = 0; i < std::size(kSizes); ++i) {
+          const Message m = recvs[i].take_message();
+          SY_CHECK(m.size() == kSizes[i] && sytest::first_mismatch(m.bytes(), message_key(peer, p.rank(), i)) ==
+                                                std::string::npos,
+                   "message " << i << " from " << peer << ": " << m.size() << " bytes");
+        }
+        co_await p.wait_all(sends);
+      },
+      o);
+}
+
+// The MPI transport's flow control, driven by hand between node 0 (sender)
+// and node 1 (receiver), one core each, with a window of 4 slots (ring
+// capacity 1): an 8-byte packet takes 3 slots. The window lets the first
+// batch go and holds the next packet in node 0's staging until node 1
+// credits what it took; only a credit completes a packet past the window.
+class Collected final : public detail::ArrivalSink, public detail::PayloadSink {
+ public:
+  void arrived(const detail::WireHeader& h, std::span<const std::byte> payload) override {
+    std::uint64_t value = 0;
+    std::memcpy(&value, payload.data(), std::min(payload.size(), sizeof value));
+    values.push_back(h.size == sizeof value ? value : ~std::uint64_t{0});
+  }
+  void payload_sent(detail::SendState&) override { ADD_FAILURE() << "no rendezvous in this test"; }
+  void payload_received(detail::RecvState&) override { ADD_FAILURE() << "no rendezvous in this test"; }
+  std::vector<std::uint64_t> values;
+};
+
+TEST(MpiCredits, AWindowOfFourSlotsHoldsPacketsUntilTheReceiverCredits) {
+  runtime();  // MPI initialised as the other tests have it
+  detail::MpiWorld* world = detail::MpiWorld::instance();
+  if (!world || world->nodes() < 2) GTEST_SKIP() << "needs 2 nodes or more (mpiexec -np 2)";
+  const std::uint32_t me = world->node(), nodes = world->nodes();
+  std::vector<std::uint32_t> node_of(nodes), core_of(nodes, 0), cores(nodes, 1);
+  std::iota(node_of.begin(), node_of.end(), 0u);
+  const detail::RouteTable routes(node_of, core_of, cores);
+  const auto barrier = [&] { world->allgather({}); };
+  constexpr std::uint64_t kWindow = 4;
+  Collected got;
+  auto transport = detail::make_mpi_transport();
+  transport->attach(*world, routes, 0, 0, kWindow, got);
+  // Polls and flushes until done() (false after 5 s).
+  const auto drive_until = [&](auto done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      transport->poll(got);
+      transport->flush();
+    }
+    return true;
+  };
+  const auto post = [&](std::uint64_t value) {
+    detail::WireHeader h{};
+    h.kind = detail::WireKind::kEager;
+    h.src = 0;
+    h.dst = 1;
+    h.size = sizeof value;
+    return transport->post(routes[1], h, std::as_bytes(std::span(&value, 1)));
+  };
+  if (me == 0) {
+    const std::uint64_t first = post(100), second = post(101), third = post(102);
+    EXPECT_EQ(first, 3u);
+    EXPECT_TRUE(transport->accepted(routes[1], first));
+    EXPECT_FALSE(transport->accepted(routes[1], second)) << "6 slots in a window of 4";
+    transport->flush();  // the first left at once (no batch in flight), the other two now: 3 slots were uncredited
+    const std::uint64_t fourth = post(103);
+    transport->flush();  // 9 slots uncredited: the fourth waits
+    EXPECT_TRUE(transport->has_staged());
+    barrier();  // A: node 1 takes the batch, and credits nothing before B
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until) transport->poll(got);
+    EXPECT_FALSE(transport->accepted(routes[1], third)) << "credited before node 1 flushed";
+    barrier();  // B
+    EXPECT_TRUE(drive_until([&] { return transport->accepted(routes[1], fourth); })) << "no credit came";
+    EXPECT_TRUE(drive_until([&] { return !transport->has_requests() && !transport->has_staged(); }))
+        << "the fourth packet was never credited";
+  } else if (me == 1) {
+    barrier();  // A
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until) transport->poll(got);  // no flush: no credit
+    EXPECT_EQ(got.values, (std::vector<std::uint64_t>{100, 101, 102})) << "the window let the fourth through";
+    barrier();  // B
+    EXPECT_TRUE(drive_until([&] { return got.values.size() == 4; })) << "the fourth packet never came";
+    transport->finishing();
+    EXPECT_TRUE(drive_until([&] { return !transport->has_requests() && !transport->has_staged(); }));
+    EXPECT_EQ(got.values, (std::vector<std::uint64_t>{100, 101, 102, 103}));
+  } else {
+    barrier();
+    barrier();
+  }
+  barrier();  // C: every batch and credit received
+  transport->detach();
 }
 
 // Every collective on the world, on a split whose groups span nodes, and on a

@@ -315,6 +315,10 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   if (options.eager_limit > (std::uint64_t{1} << 20)) {
     throw InvalidArgument("switchyard: run: eager_limit must be at most 1 MiB, not " + std::to_string(options.eager_limit));
   }
+  if (options.network_eager_limit > (std::uint64_t{1} << 20)) {
+    throw InvalidArgument("switchyard: run: network_eager_limit must be at most 1 MiB, not " +
+                          std::to_string(options.network_eager_limit));
+  }
   if (options.stall_timeout.count() <= 0) throw InvalidArgument("switchyard: run: stall_timeout must be positive");
   for (const auto& [id, handler] : options.handlers) {
     if (!handler) throw InvalidArgument("switchyard: run: active-message handler " + std::to_string(id) + " is empty");

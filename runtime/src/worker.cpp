@@ -100,7 +100,7 @@ void Worker::run_job() {
   }
   endpoint_.start(EndpointConfig{&job.routes(), job.node(), index_, job.worker_count(),
                                  static_cast<std::uint32_t>(local_processes().size()), job.options().eager_limit,
-                                 &transport_, network_job_ ? network_.get() : nullptr, this,
+                                 job.options().network_eager_limit, &transport_, network_job_ ? network_.get() : nullptr, this,
                                  trace_ ? &TraceBuffer::now : nullptr});
   ready_.reset(local_processes().size());
   timers_.reset(local_processes().size());
@@ -192,8 +192,9 @@ void Worker::round() {
 }
 
 // A job across nodes ends on every node at once: once this node's processes
-// have all finished, each worker waits until its own MPI requests have
-// completed (a batch completes when its receiver took it, a payload when it
+// have all finished, each worker returns every credit it owes at once and waits
+// until its own MPI requests have completed and its batches been credited (a
+// batch is credited once its receiver took it, a payload completes when it
 // moved), counts itself drained, and the last to do so starts an MPI barrier
 // over the nodes. Once every node is in it, every message of the job has been
 // taken, so nothing is left in flight for the next job; until then the
@@ -203,6 +204,7 @@ void Worker::round() {
 bool Worker::network_finished() {
   if (!network_job_) return true;
   Job& job = *job_;
+  network_->finishing();
   if (!drained_ && !network_->has_requests() && !network_->has_staged() && job.network()->failures_delivered()) {
     drained_ = true;
     // acq_rel pairs with the other workers' increments: the last one sees

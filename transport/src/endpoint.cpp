@@ -20,6 +20,7 @@ void Endpoint::start(const EndpointConfig& config) {
   node_ = config.node;
   core_ = config.core;
   eager_limit_ = config.eager_limit;
+  network_eager_limit_ = config.network_eager_limit;
   transport_ = config.transport;
   network_ = config.network;
   client_ = config.client;
@@ -53,7 +54,7 @@ SendState* Endpoint::send(Rank src, Rank dst, ContextId context, Tag tag, std::s
   s->dst = dst;
   s->tag = tag;
   s->done = false;
-  const bool eager = bytes.size() <= eager_limit_;
+  const bool eager = bytes.size() <= (route(dst).node == node_ ? eager_limit_ : network_eager_limit_);
   if (local(dst)) {
     send_local(*s, context, src, eager, synchronous);
   } else {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 #include "switchyard/transport/shared_memory_transport.hpp"  // SlotBuffer
@@ -69,6 +70,7 @@ int to_int_count(std::uint64_t bytes, const char* what) {
 
 struct MpiWorld::Impl {
   MPI_Comm packets = MPI_COMM_NULL;   // batches of packets, tag: destination core
+  MPI_Comm large_batches = MPI_COMM_NULL;  // batches too large for a pre-posted receive, same tags
   MPI_Comm payloads = MPI_COMM_NULL;  // rendezvous payloads, tag: (sending core, request id)
   MPI_Comm control = MPI_COMM_NULL;   // failures, the end-of-job barrier, allgather
   int tag_ub = 32767;
@@ -106,6 +108,7 @@ MpiWorld* MpiWorld::instance() {
     }
     auto impl = std::make_unique<Impl>();
     check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->packets), "MPI_Comm_dup");
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->large_batches), "MPI_Comm_dup");
     check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->payloads), "MPI_Comm_dup");
     check(MPI_Comm_dup(MPI_COMM_WORLD, &impl->control), "MPI_Comm_dup");
     int* tag_ub = nullptr;
@@ -205,11 +208,21 @@ void MpiWorld::abort(int code) const noexcept {
 
 namespace {
 
+// The first slot of every batch on the wire.
+struct BatchHeader {
+  std::uint32_t core;     // the sending core, global numbering (RouteTable::global_core)
+  std::uint32_t follows;  // 0, or the slots of the batch that follows on large_batches (this one is empty)
+  std::uint64_t credit;   // slots the sending core has taken so far from the destination core
+};
+static_assert(sizeof(BatchHeader) == sizeof(Slot) && std::is_trivially_copyable_v<BatchHeader>,
+              "a batch header is one slot");
+
 class MpiTransport final : public NetworkTransport {
  public:
   void attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
               std::uint64_t window_slots, PayloadSink& sink) override;
   void detach() override;
+  void finishing() override;
 
   std::uint64_t post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
   bool accepted(const Route& to, std::uint64_t seq) const override {
@@ -225,22 +238,28 @@ class MpiTransport final : public NetworkTransport {
   void send_payload(const Route& to, SendState& s) override;
   void receive_payload(const Route& from, RequestId request, RecvState& r, std::byte* into,
                        std::uint64_t size) override;
-  bool has_requests() const override { return !payload_requests_.empty() || batches_in_flight_ > 0; }
+  bool has_requests() const override {
+    return !payload_requests_.empty() || batches_in_flight_ > 0 || uncredited_outboxes_ > 0;
+  }
 
  private:
   struct Batch {
     MPI_Request request = MPI_REQUEST_NULL;
     SlotBuffer slots;
-    std::uint64_t end = 0;  // the outbox's `posted` at the batch's last slot
   };
-  struct Outbox {  // this core's packets towards one core of another node; owner-private
+  // This core's traffic with one core of another node (owner-private): the
+  // packets towards it, and the credits owed to it for the slots it sent.
+  struct Outbox {
     int node = -1;  // -1: a core of this node (the shared-memory transport's)
     int tag = 0;    // the destination core and the job's parity
-    SlotBuffer staged;
-    std::uint64_t posted = 0;  // slots posted so far: a packet's sequence number is its last slot's
-    std::uint64_t taken = 0;   // slots in batches the destination has taken
-    // Batches sent and not yet taken, oldest first, in a ring of fixed size:
-    // their buffers are reused, so a steady stream allocates nothing.
+    SlotBuffer staged;  // a BatchHeader slot, then the packets, once anything is staged
+    std::uint64_t posted = 0;  // packet slots posted so far: a packet's sequence number is its last slot's
+    std::uint64_t sent = 0;    // packet slots issued in batches
+    std::uint64_t taken = 0;   // packet slots the destination has credited
+    std::uint64_t received = 0;  // packet slots taken from that core
+    std::uint64_t credited = 0;  // `received` as last sent back to it
+    // Batches whose MPI_Isend is not complete, oldest first, in a ring of
+    // fixed size: their buffers are reused, so a steady stream allocates nothing.
     std::array<Batch, kMaxBatchesInFlight> in_flight;
     std::size_t first = 0, count = 0;
   };
@@ -249,27 +268,46 @@ class MpiTransport final : public NetworkTransport {
     RecvState* recv = nullptr;
   };
 
+  bool owes_credit(const Outbox& out) const {
+    return out.received - out.credited >= (finishing_ ? 1 : credit_threshold_);
+  }
   bool issue(Outbox& out);
+  Batch& next_batch(Outbox& out) { return out.in_flight[(out.first + out.count) % kMaxBatchesInFlight]; }
+  void send_batch(Outbox& out, Batch& b, std::uint32_t follows, MPI_Comm comm);
+  void post_receives();
+  void cancel_receives();
   bool complete_batches(Outbox& out);
   bool complete_payloads();
+  void take_batch(ArrivalSink& sink, const Slot* batch, std::size_t slots);
   int payload_tag(std::uint32_t core, RequestId request) const;
 
   MpiWorld::Impl* world_ = nullptr;
   const RouteTable* routes_ = nullptr;
   PayloadSink* sink_ = nullptr;
-  std::uint32_t core_ = 0;
+  std::uint32_t core_ = 0, global_core_ = 0;
   int packet_tag_ = 0;  // this core's packets, in this job
   std::uint64_t window_ = 0;
+  std::uint64_t credit_threshold_ = 1;  // half the window: uncredited slots that make a header-only batch worth it
+  bool finishing_ = false;
   int core_bits_ = 0;  // a payload tag is (request id << core_bits_) | sending core
   std::vector<Outbox> out_;  // by global core
   std::vector<std::uint32_t> remote_;  // the global cores of other nodes
-  SlotBuffer inbox_;                   // the batch being parsed
+  // Receives of batches, pre-posted (persistent, MPI_Recv_init) so that a
+  // batch is matched and copied as it arrives: one MPI_Test takes it. MPI
+  // matches them in the order they were started, so the oldest is tested
+  // first and restarted once its batch is taken in: batches keep their order.
+  static constexpr std::size_t kPostedReceives = 4;
+  std::array<MPI_Request, kPostedReceives> receives_{};
+  std::array<SlotBuffer, kPostedReceives> receive_buffers_;
+  std::size_t oldest_receive_ = 0;
+  SlotBuffer inbox_;  // a batch too large for a pre-posted receive
   std::vector<MPI_Request> payload_requests_;
   std::vector<PayloadOp> payload_ops_;  // beside payload_requests_
   std::vector<int> completed_;          // MPI_Testsome's indices
   std::size_t batches_in_flight_ = 0;
+  std::size_t uncredited_outboxes_ = 0;  // outboxes with sent != taken
   std::vector<SlotBuffer> abandoned_;  // batches a failed job left in MPI's hands
-  bool staged_ = false;
+  bool staged_ = false;                // packets staged, or credits owed
   TransportStats stats_;
 };
 
@@ -279,8 +317,11 @@ void MpiTransport::attach(MpiWorld& world, const RouteTable& routes, std::uint32
   routes_ = &routes;
   sink_ = &sink;
   core_ = core;
+  global_core_ = routes.global_core(Route{world.node(), core, 0});
   packet_tag_ = static_cast<int>(2 * core + (job & 1));
   window_ = window_slots;
+  credit_threshold_ = std::max<std::uint64_t>(1, window_slots / 2);
+  finishing_ = false;
   stats_ = {};
   std::uint32_t widest = 1;
   for (std::uint32_t k = 0; k < routes.nodes(); ++k) widest = std::max(widest, routes.cores_on(k));
@@ -291,21 +332,44 @@ void MpiTransport::attach(MpiWorld& world, const RouteTable& routes, std::uint32
     const Route to = routes.core_route(g);
     Outbox& out = out_[g];
     out.staged.clear();
-    out.posted = out.taken = 0;
+    out.posted = out.sent = out.taken = out.received = out.credited = 0;
     out.first = out.count = 0;
     out.node = to.node == world.node() ? -1 : static_cast<int>(to.node);
     out.tag = static_cast<int>(2 * to.core + (job & 1));
     if (out.node >= 0) remote_.push_back(g);
   }
-  batches_in_flight_ = 0;
+  batches_in_flight_ = uncredited_outboxes_ = 0;
   staged_ = false;
+  post_receives();
+}
+
+void MpiTransport::post_receives() {
+  for (std::size_t i = 0; i < kPostedReceives; ++i) {
+    SlotBuffer& buffer = receive_buffers_[i];
+    if (buffer.empty()) buffer.extend(kPostedBatchSlots);  // once: the buffers outlive the jobs
+    check(MPI_Recv_init(buffer.data(), static_cast<int>(kPostedBatchSlots * sizeof(Slot)), MPI_BYTE, MPI_ANY_SOURCE,
+                        packet_tag_, world_->packets, &receives_[i]),
+          "MPI_Recv_init");
+    check(MPI_Start(&receives_[i]), "MPI_Start");
+  }
+  oldest_receive_ = 0;
+}
+
+// The job is over on every node (or failed): nothing more comes for these receives.
+void MpiTransport::cancel_receives() {
+  for (MPI_Request& r : receives_) {
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Request_free(&r);
+  }
 }
 
 void MpiTransport::detach() {
-  // A job that ended normally left nothing here (its workers drained before
-  // the end-of-job barrier). After a failure that could not drain, requests
-  // are let go: MPI finishes them on its own, and the batches' buffers are
-  // kept (never reused) since MPI may still read them.
+  // A job that ended normally left nothing here but batches already received
+  // (the end-of-job barrier comes after every batch was credited) whose
+  // MPI_Isend a last test completes. After a failure that could not drain,
+  // requests are let go: MPI finishes them on its own, and the batches'
+  // buffers are kept (never reused) since MPI may still read them.
   for (MPI_Request& r : payload_requests_) MPI_Request_free(&r);
   payload_requests_.clear();
   payload_ops_.clear();
@@ -313,38 +377,81 @@ void MpiTransport::detach() {
     Outbox& out = out_[g];
     for (; out.count > 0; --out.count, out.first = (out.first + 1) % kMaxBatchesInFlight) {
       Batch& b = out.in_flight[out.first];
+      int done = 0;
+      MPI_Test(&b.request, &done, MPI_STATUS_IGNORE);
+      if (done) continue;
       MPI_Request_free(&b.request);
       abandoned_.push_back(std::move(b.slots));
       b.slots = SlotBuffer{};
     }
   }
-  batches_in_flight_ = 0;
+  batches_in_flight_ = uncredited_outboxes_ = 0;
+  cancel_receives();
   world_ = nullptr;
   routes_ = nullptr;
   sink_ = nullptr;
 }
 
+void MpiTransport::finishing() {
+  if (finishing_) return;
+  finishing_ = true;
+  for (std::uint32_t g : remote_) staged_ |= owes_credit(out_[g]);
+}
+
 std::uint64_t MpiTransport::post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) {
   Outbox& out = out_[routes_->global_core(to)];
+  // A packet towards a core with no batch in MPI's hands leaves at once
+  // rather than at the end of the round: the round's further packets towards
+  // that core, if any, find this batch in flight and go together at the flush.
+  const bool lone = out.staged.empty() && out.count == 0;
+  if (out.staged.empty()) out.staged.extend(1);  // the BatchHeader, written when the batch leaves
   out.posted += out.staged.append_packet(header, payload);
   staged_ = true;
-  if (out.staged.size() >= kAutoFlushSlots) issue(out);
+  if (lone || out.staged.size() >= kAutoFlushSlots) issue(out);
   return out.posted;
 }
 
-// Sends the outbox's staged packets as one batch, if fewer than
-// kMaxBatchesInFlight are untaken.
+// Sends the outbox's staged packets as one batch if the window allows, or
+// else a header-only batch if a credit is owed; at most kMaxBatchesInFlight
+// batches are in MPI's hands.
+// A batch larger than a pre-posted receive goes on large_batches, after an
+// empty batch on packets that announces it (two ring places).
 bool MpiTransport::issue(Outbox& out) {
-  if (out.staged.empty() || out.count == kMaxBatchesInFlight) return false;
-  Batch& b = out.in_flight[(out.first + out.count) % kMaxBatchesInFlight];
-  b.slots.clear();
-  std::swap(b.slots, out.staged);  // the batch's old buffer becomes the staging one: both keep their capacity
-  b.end = out.posted;
+  if (out.count == kMaxBatchesInFlight) return false;
+  const bool large = out.staged.size() > kPostedBatchSlots;
+  if (!out.staged.empty() && out.sent - out.taken < window_ && (!large || out.count + 2 <= kMaxBatchesInFlight)) {
+    const auto slots = static_cast<std::uint32_t>(to_int_count(out.staged.size(), "a batch of packets"));
+    if (large) {
+      Batch& announce = next_batch(out);
+      announce.slots.clear();
+      announce.slots.extend(1);
+      send_batch(out, announce, slots, world_->packets);
+    }
+    Batch& b = next_batch(out);
+    b.slots.clear();
+    std::swap(b.slots, out.staged);  // the batch's old buffer becomes the staging one: both keep their capacity
+    if (out.sent == out.taken) ++uncredited_outboxes_;
+    out.sent = out.posted;
+    send_batch(out, b, 0, large ? world_->large_batches : world_->packets);
+  } else if (owes_credit(out)) {
+    Batch& b = next_batch(out);
+    b.slots.clear();
+    b.slots.extend(1);
+    send_batch(out, b, 0, world_->packets);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void MpiTransport::send_batch(Outbox& out, Batch& b, std::uint32_t follows, MPI_Comm comm) {
+  const BatchHeader header{global_core_, follows, out.received};
+  std::memcpy(b.slots.data(), &header, sizeof header);
+  out.credited = out.received;
   const int bytes = to_int_count(b.slots.size() * sizeof(Slot), "a batch of packets");
-  check(MPI_Issend(b.slots.data(), bytes, MPI_BYTE, out.node, out.tag, world_->packets, &b.request), "MPI_Issend");
+  check(MPI_Isend(b.slots.data(), bytes, MPI_BYTE, out.node, out.tag, comm, &b.request), "MPI_Isend");
   ++out.count;
   ++batches_in_flight_;
-  return true;
 }
 
 bool MpiTransport::complete_batches(Outbox& out) {
@@ -354,7 +461,6 @@ bool MpiTransport::complete_batches(Outbox& out) {
     int done = 0;
     MPI_Test(&b.request, &done, MPI_STATUS_IGNORE);
     if (!done) break;
-    out.taken = b.end;
     out.first = (out.first + 1) % kMaxBatchesInFlight;
     --out.count;
     --batches_in_flight_;
@@ -370,7 +476,7 @@ bool MpiTransport::flush() {
     Outbox& out = out_[g];
     if (out.count > 0) moved |= complete_batches(out);
     moved |= issue(out);
-    left |= !out.staged.empty();
+    left |= !out.staged.empty() || owes_credit(out);
   }
   staged_ = left;
   return moved;
@@ -407,38 +513,61 @@ bool MpiTransport::complete_payloads() {
   return true;
 }
 
+// One batch per call: testing the next receive at once would put another
+// pass of MPI's progress engine between this batch and its processes (the
+// worker polls again right after the round).
 bool MpiTransport::poll(ArrivalSink& sink) {
-  bool any = false;
-  if (!payload_requests_.empty()) any |= complete_payloads();
-  for (;;) {
-    int flag = 0;
-    MPI_Message message;
-    MPI_Status status;
-    check(MPI_Improbe(MPI_ANY_SOURCE, packet_tag_, world_->packets, &flag, &message, &status),
-          "MPI_Improbe");
-    if (!flag) break;
-    int bytes = 0;
-    MPI_Get_count(&status, MPI_BYTE, &bytes);
-    const std::size_t slots = static_cast<std::size_t>(bytes) / sizeof(Slot);
+  const bool payloads = !payload_requests_.empty() && complete_payloads();
+  MPI_Request& receive = receives_[oldest_receive_];
+  int flag = 0;
+  MPI_Status status;
+  check(MPI_Test(&receive, &flag, &status), "MPI_Test");
+  if (!flag) return payloads;
+  int bytes = 0;
+  MPI_Get_count(&status, MPI_BYTE, &bytes);
+  const Slot* batch = receive_buffers_[oldest_receive_].data();
+  BatchHeader header;
+  std::memcpy(&header, batch, sizeof header);
+  if (header.follows > 0) {
+    // Announced: already sent on large_batches, so this receive is short.
     inbox_.clear();
-    Slot* batch = inbox_.extend(slots);
-    check(MPI_Mrecv(batch, bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE), "MPI_Mrecv");
-    stats_.slots_received += slots;
-    any = true;
-    for (std::size_t i = 0; i < slots;) {
-      WireHeader h;
-      std::memcpy(&h, batch + i, sizeof h);
-      const std::uint64_t payload = wire_payload_bytes(h);
-      sink.arrived(h, {reinterpret_cast<const std::byte*>(batch + i + kHeaderSlots), static_cast<std::size_t>(payload)});
-      i += packet_slots(payload);
-    }
+    Slot* large = inbox_.extend(header.follows);
+    check(MPI_Recv(large, static_cast<int>(header.follows * sizeof(Slot)), MPI_BYTE, status.MPI_SOURCE, packet_tag_,
+                   world_->large_batches, MPI_STATUS_IGNORE),
+          "MPI_Recv");
+    take_batch(sink, large, header.follows);
+  } else {
+    take_batch(sink, batch, static_cast<std::size_t>(bytes) / sizeof(Slot));
   }
-  return any;
+  check(MPI_Start(&receive), "MPI_Start");
+  oldest_receive_ = (oldest_receive_ + 1) % kPostedReceives;
+  return true;
+}
+
+// A batch from another node: its credit, then its packets, in order.
+void MpiTransport::take_batch(ArrivalSink& sink, const Slot* batch, std::size_t slots) {
+  BatchHeader header;
+  std::memcpy(&header, batch, sizeof header);
+  Outbox& peer = out_[header.core];
+  if (header.credit > peer.taken) {
+    peer.taken = header.credit;
+    if (peer.taken == peer.sent) --uncredited_outboxes_;
+  }
+  peer.received += slots - 1;
+  staged_ |= owes_credit(peer);
+  stats_.slots_received += slots - 1;
+  for (std::size_t i = 1; i < slots;) {
+    WireHeader h;
+    std::memcpy(&h, batch + i, sizeof h);
+    const std::uint64_t payload = wire_payload_bytes(h);
+    sink.arrived(h, {reinterpret_cast<const std::byte*>(batch + i + kHeaderSlots), static_cast<std::size_t>(payload)});
+    i += packet_slots(payload);
+  }
 }
 
 bool MpiTransport::has_arrivals() const {
   int flag = 0;
-  MPI_Iprobe(MPI_ANY_SOURCE, packet_tag_, world_->packets, &flag, MPI_STATUS_IGNORE);
+  MPI_Request_get_status(receives_[oldest_receive_], &flag, MPI_STATUS_IGNORE);
   return flag != 0;
 }
 

@@ -57,6 +57,11 @@ struct RunOptions {
   // sender's buffer. At most 1 MiB. 512 by measurement (README, "Where does a
   // message go"): below it eager exchanges win, from 1 KiB up single copy does.
   std::uint64_t eager_limit = 512;
+  // The same limit for messages to processes on other nodes (over MPI), at
+  // most 1 MiB. 4096, Open MPI's own shared-memory eager limit (btl vader):
+  // up to it, a copy into the batch costs less than the rendezvous's second
+  // MPI message (bench_nodes: 1 KiB one-way 2.06 us by rendezvous).
+  std::uint64_t network_eager_limit = 4096;
   // A job in which no process makes progress for this long is aborted with a
   // StallError. A process that runs this long without yielding is named on
   // stderr at once, and the job fails with a StallError when it yields.

@@ -1,7 +1,7 @@
 #pragma once
 // A core's endpoint: the message protocol, for the processes of one core.
 //
-//  * Eager (up to the eager limit): the payload is copied into the packet and
+//  * Eager (up to the eager limit, or the network's towards another node): the payload is copied into the packet and
 //    the send completes at once, unless more than a ring's worth is already
 //    queued towards that core; then it completes when its packet gets room.
 //  * Rendezvous (larger): the packet carries the sender's buffer address; the
@@ -63,6 +63,7 @@ struct EndpointConfig {
   std::uint32_t cores = 0;        // on this node
   std::uint32_t local_ranks = 0;  // processes on this core
   std::uint64_t eager_limit = 0;
+  std::uint64_t network_eager_limit = 0;  // towards other nodes
   Transport* transport = nullptr;  // to the other cores of this node
   NetworkTransport* network = nullptr;  // to the cores of other nodes; nullptr in a one-node job
   EndpointClient* client = nullptr;
@@ -157,7 +158,7 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   // Per job.
   const RouteTable* routes_ = nullptr;
   std::uint32_t node_ = 0, core_ = 0;
-  std::uint64_t eager_limit_ = 0;
+  std::uint64_t eager_limit_ = 0, network_eager_limit_ = 0;
   Transport* transport_ = nullptr;
   NetworkTransport* network_ = nullptr;
   EndpointClient* client_ = nullptr;

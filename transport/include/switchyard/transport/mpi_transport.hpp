@@ -20,10 +20,19 @@
 //    cannot be two jobs ahead: each job ends with a barrier over the nodes.) MPI keeps the order of
 //    messages between two ranks with one tag, and one sending core issues its
 //    batches towards a core in order, so packets of one process to another
-//    arrive in the order they were posted. A batch is sent with MPI_Issend,
-//    which completes once the receiving core has taken the batch: that is the
-//    flow control (a sender has at most kMaxBatchesInFlight batches towards a
-//    core that the core has not taken, so MPI buffers a bounded amount).
+//    arrive in the order they were posted. A batch is sent with MPI_Isend
+//    (no handshake; an MPI_Issend costs an acknowledgement back per batch)
+//    into receives the destination core pre-posted (no probe).
+//    Its first slot, the
+//    BatchHeader, names the sending core and carries a credit: how many slots
+//    the sending core has taken so far from the batch's destination core.
+//    That is the flow control: a core issues packets towards a core only
+//    while fewer than the window's slots it sent are uncredited, so MPI
+//    buffers a bounded amount. Credits ride on the batches going back; a core
+//    that has nothing to send back sends a header-only batch once half a
+//    window is uncredited (at once when its node's processes have finished,
+//    so that every sender learns everything was taken before the end-of-job
+//    barrier).
 //  * payloads: the payload of a rendezvous message, tagged (sending core,
 //    request id). One MPI_Issend from the sender's buffer, one MPI_Irecv into
 //    the receive's buffer once the receive has matched the rendezvous header.
@@ -107,15 +116,22 @@ class NetworkTransport : public Transport {
   // The batch limit: a core's staged packets towards one core go in one
   // MPI message; beyond this many slots a batch leaves at once.
   static constexpr std::size_t kAutoFlushSlots = 4096;  // 64 KiB
-  // Batches towards one core that it has not yet taken (MPI_Issend not
-  // complete) before further packets wait in the sender's staging.
+  // Batches towards one core whose MPI_Isend has not completed yet (their
+  // buffers are reused once it has); further packets wait in the staging.
   static constexpr std::size_t kMaxBatchesInFlight = 4;
-
+  // Batches up to this many slots (header included) land in the receiving
+  // core's pre-posted receives; a larger one (rare: over a full auto-flush,
+  // or a large active message) is announced there and received on its own.
+  static constexpr std::size_t kPostedBatchSlots = kAutoFlushSlots + 512;  // 72 KiB
   // For job number `job`: this worker is core `core` of this node; a packet
-  // is accepted once at most `window_slots` slots posted before it are untaken.
+  // is accepted once at most `window_slots` slots posted before it are
+  // uncredited by their destination.
   virtual void attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
                       std::uint64_t window_slots, PayloadSink& sink) = 0;
   virtual void detach() = 0;
+  // This node's processes have all finished: from now on every slot taken is
+  // credited back at the next flush, so that the senders can drain.
+  virtual void finishing() = 0;
   // A rendezvous message's payload: one MPI_Issend from s's buffer to the
   // destination's node; sink.payload_sent(s) once the receive took it.
   virtual void send_payload(const Route& to, SendState& s) = 0;
@@ -123,8 +139,8 @@ class NetworkTransport : public Transport {
   // into `into` (size bytes); sink.payload_received(r) once it is there.
   virtual void receive_payload(const Route& from, RequestId request, RecvState& r, std::byte* into,
                                std::uint64_t size) = 0;
-  // Whether MPI requests of this worker are outstanding (batches not taken,
-  // payloads not moved).
+  // Whether MPI requests of this worker are outstanding (batches not sent or
+  // not credited, payloads not moved).
   virtual bool has_requests() const = 0;
 };
 
