@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <utility>
 #include <stdexcept>
 #include <string>
@@ -39,6 +40,8 @@ constexpr std::uint32_t kLockstepSteps = 32;
 // The long message of the coherence term's second size: 32 packets, 2 MiB of
 // buffers per core in all (a collective's working set is rarely in L2 either).
 constexpr std::uint64_t kLongRendezvousBytes = 2048;
+// The smallest rendezvous message: past the runtime's eager limit.
+const std::uint64_t kRendezvousWords = RunOptions{}.eager_limit / 8 + 2;
 // Gathering: blocks of a small message's size from places a page and a line
 // apart (no two in one line, none where the prefetcher expects it) in 8 MiB.
 constexpr std::uint64_t kGatherBlockBytes = 64;
@@ -196,7 +199,7 @@ std::vector<double> gather(Runtime& rt, const RunOptions& placed, std::uint32_t 
   std::vector<double> seconds(repetitions, 0.0);
   rt.run(
       1,
-      [&](Process& p) -> Task<void> {
+      [&](Process&) -> Task<void> {
         std::vector<std::byte> buffer(kGatherBuffer), message(kGatherBlocks * kGatherBlockBytes);
         for (std::uint64_t k = 0; k < buffer.size(); ++k) buffer[k] = pattern(0, k / kGatherBlockBytes, k);
         std::uint64_t place = 0;  // where the next block starts: the runs walk the whole buffer
@@ -256,19 +259,17 @@ void calibrate_exchanges(Runtime& rt, MachineFile& f, std::uint32_t repetitions)
   }
 }
 
-}  // namespace
-
-MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
-  if (options.repetitions == 0) throw std::invalid_argument("switchyard::model::calibrate: repetitions must be >= 1");
-  if (options.rounds == 0) throw std::invalid_argument("switchyard::model::calibrate: rounds must be >= 1");
+// Every figure's lower decile, in ns, by name. Rounds of every figure in
+// turn, so that a burst of other tenants' work lands on a few samples of every
+// figure rather than on all of one.
+std::map<std::string, double> measure_figures(Runtime& rt, const CalibrationOptions& options, std::uint64_t& done,
+                                              std::uint64_t& steps) {
   const std::vector<int>& cores = rt.cores();
   const int a = cores.at(0), b = cores.size() > 1 ? cores[1] : cores[0];
   const RunOptions cross = on_cores(a, b), same = on_cores(a, a);
   RunOptions alone;
   alone.placement = Placement::explicit_map({a});
-  // The smallest rendezvous message (the runtime's eager limit), and one of
-  // kLongRendezvousBytes: the coherence term per message and per packet.
-  const std::uint64_t rendezvous_words = RunOptions{}.eager_limit / 8 + 2, long_words = kLongRendezvousBytes / 8;
+  const std::uint64_t rendezvous_words = kRendezvousWords, long_words = kLongRendezvousBytes / 8;
   // Each figure: its name and a run of `reps` samples of it, in seconds.
   using Figure = std::pair<const char*, std::function<std::vector<double>(std::uint32_t)>>;
   const std::vector<Figure> figures{
@@ -290,20 +291,31 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
       {"lockstep_long_rendezvous_packed_ns", [&](std::uint32_t r) { return lockstep(rt, r, long_words, true); }},
       {"gather_block_ns", [&](std::uint32_t r) { return gather(rt, alone, r); }},
   };
-  // Rounds of every figure in turn, so that a burst of other tenants' work
-  // lands on a few samples of every figure rather than on all of one.
-  const std::uint64_t steps = options.rounds * figures.size() + 1;  // then the exchanges
+  steps = options.rounds * figures.size() + 1;  // then the exchanges
   std::vector<std::vector<double>> samples(figures.size());
   const std::uint32_t per_round = (options.repetitions + options.rounds - 1) / options.rounds;
   for (std::uint32_t round = 0; round < options.rounds; ++round)
     for (std::size_t k = 0; k < figures.size(); ++k) {
       const std::vector<double> more = figures[k].second(per_round);
       samples[k].insert(samples[k].end(), more.begin(), more.end());
-      if (options.progress) options.progress(round * figures.size() + k + 1, steps, figures[k].first);
+      if (options.progress) options.progress(++done, steps, figures[k].first);
     }
-  MachineFile f;
-  auto& m = f.measured;
+  std::map<std::string, double> m;
   for (std::size_t k = 0; k < figures.size(); ++k) m[figures[k].first] = 1e9 * low_quantile(samples[k]);
+  return m;
+}
+
+}  // namespace
+
+MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
+  if (options.repetitions == 0) throw std::invalid_argument("switchyard::model::calibrate: repetitions must be >= 1");
+  if (options.rounds == 0) throw std::invalid_argument("switchyard::model::calibrate: rounds must be >= 1");
+  const std::vector<int>& cores = rt.cores();
+  const std::uint64_t rendezvous_words = kRendezvousWords, long_words = kLongRendezvousBytes / 8;
+  std::uint64_t done = 0, steps = 1;
+  MachineFile f;
+  f.measured = measure_figures(rt, options, done, steps);
+  auto& m = f.measured;
 
   Machine& c = f.core;
   c.name = "core to core (calibrated)";
