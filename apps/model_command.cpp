@@ -145,10 +145,10 @@ int calibrate(const ModelCommand::Args& a) {
               "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
               "  ring-sync (units): wake w %.2f, match m %.3f per entry,\n"
-              "    coherence x %.2f + %.3f per packet of a packed rendezvous message, gather g %.2f per block\n"
+              "    coherence x %.2f + %.3f per packet of a packed rendezvous message\n"
               "wrote %s\n",
               m.cores, options.repetitions, options.rounds, static_cast<unsigned long long>(m.packet_bytes), m.unit_ns,
-              m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.coherence_per_packet, m.gather, a.out.c_str());
+              m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.coherence_per_packet, a.out.c_str());
   a.trace.write();
   return kExitOk;
 }

@@ -411,12 +411,8 @@ TEST(ModelCost, RingSyncChargesCoherenceForPackedRendezvousAcrossCores) {
 }
 
 // The same four messages: the two charged x (0 -> 3 relayed, 2 -> 1 packed)
-// also pay x_p per packet, 16 each; and the messages whose pieces are not one
-// block of the sender's buffer are gathered block by block, g a block, on the
-// sender's core whichever core receives: 2 -> 1 (pieces for 5, then 4: two
-// blocks), 0 -> 3 (from 2, then from 0: two blocks); 0 -> 1 and 2 -> 0 (one
-// origin, consecutive targets) are single blocks, sent in place.
-TEST(ModelCost, RingSyncChargesCoherencePerPacketAndGatheredBlocks) {
+// also pay x_p per packet, 16 each, on the sender's core.
+TEST(ModelCost, RingSyncChargesCoherencePerPacket) {
   sm::Machine m = ring_sync_machine();
   m.coherence = 40;
   sm::Submachine sub = whole_machine(6, {{0, 1, 1024, 0, 2}, {2, 1, 1024, 2, 2}, {0, 3, 1024, 4, 2}, {2, 0, 1024, 6, 2}});
@@ -424,36 +420,10 @@ TEST(ModelCost, RingSyncChargesCoherencePerPacketAndGatheredBlocks) {
   m.coherence_per_packet = 3;
   // Core 0 as in the test above, 150 + 2x, plus 2 x 16 x_p.
   EXPECT_DOUBLE_EQ(sm::cost(m, sm::Superstep{"packed", {sub}}).max_send_receive, 150 + 2 * 40 + 2 * 16 * 3);
-  m.gather = 5;
-  // ... plus four blocks gathered on core 0 (processes 0 and 2 send them all).
-  EXPECT_DOUBLE_EQ(sm::cost(m, sm::Superstep{"packed", {sub}}).max_send_receive,
-                   150 + 2 * 40 + 2 * 16 * 3 + 4 * 5);
-  // An exchange's messages carry no pieces: nothing gathered, no coherence.
+  // An exchange's messages carry no pieces: sent in place, no coherence.
   const sm::SuperstepCost exchange = sm::cost(
       m, sm::Superstep{"in place", {whole_machine(6, {{0, 1, 1024}, {2, 1, 1024}, {0, 3, 1024}, {2, 0, 1024}})}});
   EXPECT_DOUBLE_EQ(exchange.max_send_receive, 150);
-}
-
-// 2-lev-r,c on 24 processes (4 rows of 6) gathers every piece one block at a
-// time, twice: in the rows, the 4 pieces for each of the 6 columns (stride 6,
-// its own column included: a local copy); in the columns, for each of the 4
-// rows, one piece from each of the 6 processes of its row. 24 blocks per
-// process and superstep, 12 processes per core: 288 g per superstep.
-// 1-lev-dir sends single pieces and gathers nothing; 2-lev-sq's first
-// superstep sends blocks of the send buffer in place.
-TEST(ModelCost, GatherChargesEveryBlockTwoLevelRowColumnPacks) {
-  sm::Machine m = sm::default_machine_file().core;
-  const auto units = [&](std::string_view algorithm, double g) {
-    m.gather = g;
-    return sm::cost(m, sm::supersteps(sm::Operation::all_to_all, algorithm, 24, 40));
-  };
-  const sm::AlgorithmCost before = units("2-lev-r,c", 0), after = units("2-lev-r,c", 1);
-  ASSERT_EQ(after.steps.size(), 2u);
-  EXPECT_DOUBLE_EQ(after.steps[0].max_send_receive - before.steps[0].max_send_receive, 288);
-  EXPECT_DOUBLE_EQ(after.steps[1].max_send_receive - before.steps[1].max_send_receive, 288);
-  EXPECT_DOUBLE_EQ(units("1-lev-dir", 1).total(), units("1-lev-dir", 0).total());
-  const sm::AlgorithmCost square = units("2-lev-sq", 1), plain = units("2-lev-sq", 0);
-  EXPECT_DOUBLE_EQ(square.steps.at(0).max_send_receive, plain.steps.at(0).max_send_receive);
 }
 
 // 2-lev-r,c on 24 processes (4 rows of 6): its first superstep packs, for each
@@ -520,7 +490,6 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   f.core.match = 0.75;
   f.core.coherence = 33.5;
   f.core.coherence_per_packet = 2.25;
-  f.core.gather = 3.75;
   f.core.ring_bytes = 4096;
   f.measured["message_ns"] = 100;
   const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "m.json");
@@ -531,7 +500,6 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_DOUBLE_EQ(back.core.match, 0.75);
   EXPECT_DOUBLE_EQ(back.core.coherence, 33.5);
   EXPECT_DOUBLE_EQ(back.core.coherence_per_packet, 2.25);
-  EXPECT_DOUBLE_EQ(back.core.gather, 3.75);
   EXPECT_EQ(back.core.ring_bytes, 4096u);
   EXPECT_EQ(back.core.eager_limit, 512u);
   EXPECT_FALSE(back.node.has_value());
@@ -554,22 +522,18 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_NE(message("{\"format\": \"x\"}").find("format"), std::string::npos);
   // A file from before the ring-sync terms still reads, without them.
   std::string old = sm::to_json(f);
-  for (const std::string field : {"\"match\"", "\"wake\"", "\"coherence\"", "\"coherence_per_packet\"", "\"gather\""})
+  for (const std::string field : {"\"match\"", "\"wake\"", "\"coherence\"", "\"coherence_per_packet\""})
     old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
   const sm::MachineFile older = sm::parse_machine_file(old, "old.json");
   EXPECT_DOUBLE_EQ(older.core.wake, 0);
   EXPECT_DOUBLE_EQ(older.core.match, 0);
   EXPECT_DOUBLE_EQ(older.core.coherence, 0);
   EXPECT_DOUBLE_EQ(older.core.coherence_per_packet, 0);
-  EXPECT_DOUBLE_EQ(older.core.gather, 0);
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence\": 33.5"), 17, "\"coherence\": -2"))
                 .find("coherence must be"),
             std::string::npos);
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"wake\": 4.5"), 11, "\"wake\": -1"))
                 .find("wake must be"),
-            std::string::npos);
-  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"gather\": 3.75"), 14, "\"gather\": -1"))
-                .find("gather must be"),
             std::string::npos);
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence_per_packet\": 2.25"), 28,
                                            "\"coherence_per_packet\": -1"))

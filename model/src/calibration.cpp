@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <utility>
@@ -42,12 +41,6 @@ constexpr std::uint32_t kLockstepSteps = 32;
 constexpr std::uint64_t kLongRendezvousBytes = 2048;
 // The smallest rendezvous message: past the runtime's eager limit.
 const std::uint64_t kRendezvousWords = RunOptions{}.eager_limit / 8 + 2;
-// Gathering: blocks of a small message's size from places a page and a line
-// apart (no two in one line, none where the prefetcher expects it) in 8 MiB.
-constexpr std::uint64_t kGatherBlockBytes = 64;
-constexpr std::uint64_t kGatherStride = 4096 + 64;
-constexpr std::uint64_t kGatherBuffer = 8 << 20;
-constexpr std::uint64_t kGatherBlocks = 1024;
 
 std::byte pattern(std::uint64_t rank, std::uint64_t message, std::uint64_t offset) {
   return static_cast<std::byte>((rank * 131 + message * 31 + offset * 7 + 1) & 0xff);
@@ -190,36 +183,6 @@ std::vector<double> lockstep(Runtime& rt, std::uint32_t repetitions, std::uint64
   return seconds;
 }
 
-// Seconds per block of gathering kGatherBlocks blocks of kGatherBlockBytes,
-// each from its own place kGatherStride apart in a buffer of kGatherBuffer
-// bytes (larger than a core's cache, as a 2-level all-to-all's send buffers
-// are), into one message, as an algorithm packs a message of pieces that are
-// not one block of its buffer; one process on one core, per repetition.
-std::vector<double> gather(Runtime& rt, const RunOptions& placed, std::uint32_t repetitions) {
-  std::vector<double> seconds(repetitions, 0.0);
-  rt.run(
-      1,
-      [&](Process&) -> Task<void> {
-        std::vector<std::byte> buffer(kGatherBuffer), message(kGatherBlocks * kGatherBlockBytes);
-        for (std::uint64_t k = 0; k < buffer.size(); ++k) buffer[k] = pattern(0, k / kGatherBlockBytes, k);
-        std::uint64_t place = 0;  // where the next block starts: the runs walk the whole buffer
-        const auto next = [](std::uint64_t at) { return (at + kGatherStride) % (kGatherBuffer - kGatherBlockBytes); };
-        for (std::uint32_t r = 0; r < repetitions; ++r) {
-          const std::uint64_t first = place;
-          const auto start = Clock::now();
-          for (std::uint64_t b = 0; b < kGatherBlocks; ++b, place = next(place))
-            std::memcpy(message.data() + b * kGatherBlockBytes, buffer.data() + place, kGatherBlockBytes);
-          seconds[r] = std::chrono::duration<double>(Clock::now() - start).count() / kGatherBlocks;
-          for (std::uint64_t b = 0, at = first; b < kGatherBlocks; ++b, at = next(at))
-            if (std::memcmp(message.data() + b * kGatherBlockBytes, buffer.data() + at, kGatherBlockBytes) != 0)
-              throw std::runtime_error("switchyard model calibrate: gathered block " + std::to_string(b) + " wrong");
-        }
-        co_return;
-      },
-      placed);
-  return seconds;
-}
-
 // The lower decile of the runs: other tenants of the machine only ever add
 // time to a run, so the fast runs are the machine's own figure; under a load
 // of several tenants per core most runs are hit, which moved the lower
@@ -267,8 +230,6 @@ std::map<std::string, double> measure_figures(Runtime& rt, const CalibrationOpti
   const std::vector<int>& cores = rt.cores();
   const int a = cores.at(0), b = cores.size() > 1 ? cores[1] : cores[0];
   const RunOptions cross = on_cores(a, b), same = on_cores(a, a);
-  RunOptions alone;
-  alone.placement = Placement::explicit_map({a});
   const std::uint64_t rendezvous_words = kRendezvousWords, long_words = kLongRendezvousBytes / 8;
   // Each figure: its name and a run of `reps` samples of it, in seconds.
   using Figure = std::pair<const char*, std::function<std::vector<double>(std::uint32_t)>>;
@@ -289,7 +250,6 @@ std::map<std::string, double> measure_figures(Runtime& rt, const CalibrationOpti
       {"lockstep_rendezvous_packed_ns", [&](std::uint32_t r) { return lockstep(rt, r, rendezvous_words, true); }},
       {"lockstep_long_rendezvous_ns", [&](std::uint32_t r) { return lockstep(rt, r, long_words); }},
       {"lockstep_long_rendezvous_packed_ns", [&](std::uint32_t r) { return lockstep(rt, r, long_words, true); }},
-      {"gather_block_ns", [&](std::uint32_t r) { return gather(rt, alone, r); }},
   };
   steps = options.rounds * figures.size() + 1;  // then the exchanges
   std::vector<std::vector<double>> samples(figures.size());
@@ -358,9 +318,6 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   const double long_packets = std::ceil(8.0 * long_words / kCacheLine);
   c.coherence_per_packet = std::max(0.0, (long_extra - short_extra) / (long_packets - short_packets));
   c.coherence = std::max(0.0, short_extra - c.coherence_per_packet * short_packets);
-  // Gathering: a block costs its copy, one packet (the computation units),
-  // and whatever more finding it out of the cache costs.
-  c.gather = std::max(0.0, m["gather_block_ns"] / c.unit_ns - 1);
   // Not measured: the runtime's defaults, which every job of `collective` and
   // ExchangePlan runs with.
   const RunOptions defaults;

@@ -152,20 +152,6 @@ bool sent_in_place(const Submachine& sub, const Transfer& t) {
   return true;
 }
 
-// The blocks a message is gathered from: maximal runs of its pieces with one
-// origin and consecutive targets (a block of the holder's buffer). One block
-// is the buffer itself, sent in place: nothing to gather, 0.
-std::uint64_t gathered_blocks(const Submachine& sub, const Transfer& t) {
-  std::uint64_t blocks = 0;
-  for (std::uint64_t k = 0; k < t.piece_count; ++k) {
-    const Piece& piece = sub.pieces.at(t.first_piece + k);
-    if (k == 0) { ++blocks; continue; }
-    const Piece& before = sub.pieces.at(t.first_piece + k - 1);
-    if (piece.origin != before.origin || piece.target != before.target + 1) ++blocks;
-  }
-  return blocks > 1 ? blocks : 0;
-}
-
 SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
   SuperstepCost c;
   const std::size_t cores = m.cores;
@@ -176,7 +162,6 @@ SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
     const std::vector<Traffic> all = traffic(m, sub);
     for (const Transfer& t : sub.transfers) {
       const std::size_t a = t.src % cores, b = t.dst % cores;
-      busy[a] += m.gather * static_cast<double>(gathered_blocks(sub, t));
       if (a == b) continue;  // same core (or a local copy): no ring, no link
       cross_pairs += 1;
       cross_packets += packets(t.bytes, m.packet_bytes);

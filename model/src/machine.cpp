@@ -31,7 +31,6 @@ void Machine::validate() const {
   if (!(match >= 0) || !std::isfinite(match)) bad_field(name, "match", "must be a finite number >= 0");
   if (!(wake >= 0) || !std::isfinite(wake)) bad_field(name, "wake", "must be a finite number >= 0");
   if (!(coherence >= 0) || !std::isfinite(coherence)) bad_field(name, "coherence", "must be a finite number >= 0");
-  if (!(gather >= 0) || !std::isfinite(gather)) bad_field(name, "gather", "must be a finite number >= 0");
   if (!(coherence_per_packet >= 0) || !std::isfinite(coherence_per_packet))
     bad_field(name, "coherence_per_packet", "must be a finite number >= 0");
   if (ring_bytes == 0) bad_field(name, "ring_bytes", "must be at least 1");

@@ -44,10 +44,6 @@
 //    the smallest rendezvous message (9 packets) and at 2 KiB (32), gives x
 //    and x_p. (Writing the in-place payloads again before every repetition,
 //    as before, hid the reader's half: x came out 2-3 times too small.)
-//  - gather, g (ring-sync): one core copying 1024 blocks of 64 bytes, each
-//    from its own page of an 8 MiB buffer, into one message: per block, less
-//    its packet. What packing a message of pieces that are not one block of
-//    the sender's buffer costs per block (2-lev-r,c packs every piece so).
 //  - same core: no link and no latency; the messages are copies on that core,
 //    charged through its S_i + R_i (recorded as same_core_* in `measured`).
 // The node-to-node level (between nodes, the MPI transport) is left empty.

@@ -47,11 +47,6 @@
 //                                               only read (the other core keeps a clean
 //                                               copy); an eager message is read from
 //                                               the ring.
-//              + g * (blocks gathered)          packing: a message of pieces that are
-//                                               not one block of its sender's buffer
-//                                               (one origin, consecutive targets) is
-//                                               gathered block by block, each block a
-//                                               copy from a strided place out of cache
 //   C_l      = L_a * ceil(cross / b)            the link, as `calibrated`
 //   sync     = h, if any message crosses cores  the superstep ends when its last
 //                                               message has crossed: one hand-off

@@ -96,11 +96,6 @@ struct Machine {
   // coherence per such message, coherence_per_packet per packet of it.
   double coherence = 0;
   double coherence_per_packet = 0;
-  // units to gather one block into a message: a message whose pieces are not
-  // one block of its sender's buffer (same origin, consecutive targets) is
-  // packed one block (run of such pieces) at a time, each a copy from a
-  // strided place in a buffer that rarely fits the cache (cost.hpp)
-  double gather = 0;
   std::uint64_t ring_bytes = 65536;     // a core-to-core ring's capacity (RunOptions::ring_capacity lines)
   std::uint64_t eager_limit = 512;      // larger messages travel by rendezvous: a 48-byte packet in the ring
 
