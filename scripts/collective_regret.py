@@ -19,8 +19,12 @@ Spearman per (op, p) = mean over L of the rank correlation of predicted units
 and times.
 
   scripts/collective_regret.py BUILD MACHINE.json OUT_DIR [--repeat K] [--batch B] [--again N] [--no-run]
+                              [--processes P,P,...] [--sizes L,L,...]
 
 --no-run summarizes the runs already in OUT_DIR (cases without one are left out).
+--processes / --sizes measure another grid (e.g. to study the model away from
+the regret grid); all-to-all with p > 100 and L > 3000 is left out (its
+1-level algorithms take minutes).
 """
 import argparse
 import json
