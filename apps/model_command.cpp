@@ -141,13 +141,14 @@ int calibrate(const ModelCommand::Args& a) {
   progress.clear();
   out.write(sm::to_json(f));
   const sm::Machine& m = f.core;
-  std::printf("model calibrate: %u core(s), lower quartiles of %u runs\n"
+  std::printf("model calibrate: %u core(s), lower deciles of %u runs in %u interleaved rounds\n"
               "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
-              "  ring-sync: wake w %.2f, match m %.3f per entry, coherence x %.2f per packed rendezvous message "
-              "(units)\nwrote %s\n",
-              m.cores, options.repetitions, static_cast<unsigned long long>(m.packet_bytes), m.unit_ns, m.setup,
-              m.latency, m.bisection, m.wake, m.match, m.coherence, a.out.c_str());
+              "  ring-sync (units): wake w %.2f, match m %.3f per entry,\n"
+              "    coherence x %.2f + %.3f per packet of a packed rendezvous message\n"
+              "wrote %s\n",
+              m.cores, options.repetitions, options.rounds, static_cast<unsigned long long>(m.packet_bytes), m.unit_ns,
+              m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.coherence_per_packet, a.out.c_str());
   a.trace.write();
   return kExitOk;
 }
@@ -188,7 +189,7 @@ ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
   calibrate_ = command_->add_subcommand(
       "calibrate", "Measure this machine's core-to-core parameters on the runtime and write a machine file");
   calibrate_->add_option("--out,-o", args_->out, "Machine file to write")->type_name("FILE")->capture_default_str();
-  calibrate_->add_option("--repeat,-r", args_->repeat, "Runs per measurement (the lower quartile is kept)")
+  calibrate_->add_option("--repeat,-r", args_->repeat, "Runs per measurement, in all (the lower decile is kept)")
       ->type_name("K")
       ->capture_default_str();
   args_->trace.add_to(*calibrate_);

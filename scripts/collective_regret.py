@@ -19,8 +19,12 @@ Spearman per (op, p) = mean over L of the rank correlation of predicted units
 and times.
 
   scripts/collective_regret.py BUILD MACHINE.json OUT_DIR [--repeat K] [--batch B] [--again N] [--no-run]
+                              [--processes P,P,...] [--sizes L,L,...]
 
 --no-run summarizes the runs already in OUT_DIR (cases without one are left out).
+--processes / --sizes measure another grid (e.g. to study the model away from
+the regret grid); all-to-all with p > 100 and L > 3000 is left out (its
+1-level algorithms take minutes).
 """
 import argparse
 import json
@@ -35,11 +39,11 @@ PROCESSES = [24, 100, 300]
 SIZES = [40, 400, 3000, 12000]
 
 
-def cases():
+def cases(processes, sizes):
     for op in OPS:
-        for p in PROCESSES:
-            for L in SIZES:
-                if op == "all-to-all" and p == 300 and L > 3000:
+        for p in processes:
+            for L in sizes:
+                if op == "all-to-all" and p > 100 and L > 3000:  # the 1-level algorithms take minutes here
                     continue
                 yield op, p, L
 
@@ -107,10 +111,14 @@ def main():
     ap.add_argument("--threshold", type=float, default=1.25)
     ap.add_argument("--check", default="ring-sync")
     ap.add_argument("--no-run", action="store_true")
+    ap.add_argument("--processes", default=",".join(map(str, PROCESSES)),
+                    help="comma-separated p (another grid, e.g. to study the model away from the regret grid)")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated L in bytes")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     rows = []
-    for op, p, L in cases():
+    processes = [int(x) for x in a.processes.split(",")]
+    for op, p, L in cases(processes, [int(x) for x in a.sizes.split(",")]):
         first = a.out / f"{op}-{p}-{L}-run0.json"
         if a.no_run and not (first.exists() and first.stat().st_size > 0):  # absent, or a run still writing it
             continue
@@ -147,7 +155,7 @@ def main():
     print(f"  fixed table       {statistics.median(g):6.3f} {max(g):6.3f}")
     print("\nSpearman, mean over L, per (op, p):  " + "  ".join(VARIANTS))
     for op in OPS:
-        for p in PROCESSES:
+        for p in processes:
             cells = []
             for v in VARIANTS:
                 rho = [r[v][2] for r in rows if r["op"] == op and r["p"] == p and r[v][2] is not None]

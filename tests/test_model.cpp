@@ -410,6 +410,22 @@ TEST(ModelCost, RingSyncChargesCoherenceForPackedRendezvousAcrossCores) {
   EXPECT_DOUBLE_EQ(sm::cost(m, sm::Superstep{"eager", {eager}}).max_send_receive, without);
 }
 
+// The same four messages: the two charged x (0 -> 3 relayed, 2 -> 1 packed)
+// also pay x_p per packet, 16 each, on the sender's core.
+TEST(ModelCost, RingSyncChargesCoherencePerPacket) {
+  sm::Machine m = ring_sync_machine();
+  m.coherence = 40;
+  sm::Submachine sub = whole_machine(6, {{0, 1, 1024, 0, 2}, {2, 1, 1024, 2, 2}, {0, 3, 1024, 4, 2}, {2, 0, 1024, 6, 2}});
+  sub.pieces = {{0, 4}, {0, 5}, {2, 5}, {2, 4}, {2, 3}, {0, 3}, {2, 0}, {2, 1}};
+  m.coherence_per_packet = 3;
+  // Core 0 as in the test above, 150 + 2x, plus 2 x 16 x_p.
+  EXPECT_DOUBLE_EQ(sm::cost(m, sm::Superstep{"packed", {sub}}).max_send_receive, 150 + 2 * 40 + 2 * 16 * 3);
+  // An exchange's messages carry no pieces: sent in place, no coherence.
+  const sm::SuperstepCost exchange = sm::cost(
+      m, sm::Superstep{"in place", {whole_machine(6, {{0, 1, 1024}, {2, 1, 1024}, {0, 3, 1024}, {2, 0, 1024}})}});
+  EXPECT_DOUBLE_EQ(exchange.max_send_receive, 150);
+}
+
 // 2-lev-r,c on 24 processes (4 rows of 6): its first superstep packs, for each
 // other column, the 4 pieces bound there (stride 6), and sends half of them to
 // the other core; its second goes along the columns, all on one core. A
@@ -473,6 +489,7 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   f.core.wake = 4.5;
   f.core.match = 0.75;
   f.core.coherence = 33.5;
+  f.core.coherence_per_packet = 2.25;
   f.core.ring_bytes = 4096;
   f.measured["message_ns"] = 100;
   const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "m.json");
@@ -482,6 +499,7 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_DOUBLE_EQ(back.core.wake, 4.5);
   EXPECT_DOUBLE_EQ(back.core.match, 0.75);
   EXPECT_DOUBLE_EQ(back.core.coherence, 33.5);
+  EXPECT_DOUBLE_EQ(back.core.coherence_per_packet, 2.25);
   EXPECT_EQ(back.core.ring_bytes, 4096u);
   EXPECT_EQ(back.core.eager_limit, 512u);
   EXPECT_FALSE(back.node.has_value());
@@ -504,16 +522,22 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_NE(message("{\"format\": \"x\"}").find("format"), std::string::npos);
   // A file from before the ring-sync terms still reads, without them.
   std::string old = sm::to_json(f);
-  for (const std::string field : {"\"match\"", "\"wake\"", "\"coherence\""}) old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
+  for (const std::string field : {"\"match\"", "\"wake\"", "\"coherence\"", "\"coherence_per_packet\""})
+    old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
   const sm::MachineFile older = sm::parse_machine_file(old, "old.json");
   EXPECT_DOUBLE_EQ(older.core.wake, 0);
   EXPECT_DOUBLE_EQ(older.core.match, 0);
   EXPECT_DOUBLE_EQ(older.core.coherence, 0);
+  EXPECT_DOUBLE_EQ(older.core.coherence_per_packet, 0);
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence\": 33.5"), 17, "\"coherence\": -2"))
                 .find("coherence must be"),
             std::string::npos);
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"wake\": 4.5"), 11, "\"wake\": -1"))
                 .find("wake must be"),
+            std::string::npos);
+  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence_per_packet\": 2.25"), 28,
+                                           "\"coherence_per_packet\": -1"))
+                .find("coherence_per_packet must be"),
             std::string::npos);
 }
 

@@ -1,8 +1,11 @@
 #include "switchyard/model/calibration.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <utility>
 #include <stdexcept>
 #include <string>
 
@@ -17,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint64_t kCacheLine = 64;
 constexpr std::uint64_t kLargeBytes = 16 * 1024;
-constexpr std::uint32_t kLargeCount = 32;
+constexpr std::uint32_t kLargeCount = 8;
 constexpr std::uint64_t kSmallBytes = 64;
 constexpr std::uint32_t kSmallCount = 1024;
 constexpr Tag kHandshakeTag = 1;
@@ -33,6 +36,11 @@ constexpr Tag kFirstStreamTag = 2;
 // 8-byte message to the next in kLockstepSteps supersteps of a ring shift.
 constexpr Rank kLockstepProcesses = 64;
 constexpr std::uint32_t kLockstepSteps = 32;
+// The long message of the coherence term's second size: 32 packets, 2 MiB of
+// buffers per core in all (a collective's working set is rarely in L2 either).
+constexpr std::uint64_t kLongRendezvousBytes = 2048;
+// The smallest rendezvous message: past the runtime's eager limit.
+const std::uint64_t kRendezvousWords = RunOptions{}.eager_limit / 8 + 2;
 
 std::byte pattern(std::uint64_t rank, std::uint64_t message, std::uint64_t offset) {
   return static_cast<std::byte>((rank * 131 + message * 31 + offset * 7 + 1) & 0xff);
@@ -136,10 +144,12 @@ std::vector<double> ping_pong(Runtime& rt, const RunOptions& placed, std::uint32
 // to i + 1 and waits for i - 1's, kLockstepSteps times, a buffer per step),
 // per repetition: every process blocks at the end of every superstep and is
 // resumed for the next, as in 1-lev-perm, with its neighbours on the other
-// core. The payload is written before the clock starts or, `packed`, by
-// the sender right before each send, as an algorithm packs a message (the
-// previous repetition's receiver read those lines: the writes must take them
-// back from its core).
+// core. The payload is written once, before the first repetition, as a
+// collective's send buffer (the receiver's core keeps a clean copy of what it
+// read), or, `packed`, by the sender right before each send, as an algorithm
+// packs a message: the previous repetition's receiver read those lines, so
+// the writes must take them back from its core, and the receiver's copy must
+// then read them out of the sender's cache.
 std::vector<double> lockstep(Runtime& rt, std::uint32_t repetitions, std::uint64_t words = 1, bool packed = false) {
   std::vector<double> seconds(repetitions, 0.0);
   rt.run(kLockstepProcesses, [&](Process& p) -> Task<void> {
@@ -151,9 +161,9 @@ std::vector<double> lockstep(Runtime& rt, std::uint32_t repetitions, std::uint64
     const auto pack = [&](std::uint64_t k) {
       for (std::uint64_t i = 0; i < words; ++i) out[k * words + i] = value(me, k, i);
     };
+    if (!packed)
+      for (std::uint32_t k = 0; k < kLockstepSteps; ++k) pack(k);
     for (std::uint32_t r = 0; r < repetitions; ++r) {
-      if (!packed)
-        for (std::uint32_t k = 0; k < kLockstepSteps; ++k) pack(k);
       co_await p.barrier();
       const auto start = Clock::now();
       for (std::uint32_t k = 0; k < kLockstepSteps; ++k) {
@@ -173,12 +183,14 @@ std::vector<double> lockstep(Runtime& rt, std::uint32_t repetitions, std::uint64
   return seconds;
 }
 
-// The lower quartile of the runs: other tenants of the machine only ever add
-// time to a run, so the fast runs are the machine's own figure; the quartile
-// (not the minimum) leaves out a lucky outlier.
-double lower_quartile(std::vector<double> samples) {
+// The lower decile of the runs: other tenants of the machine only ever add
+// time to a run, so the fast runs are the machine's own figure; under a load
+// of several tenants per core most runs are hit, which moved the lower
+// quartile by 11-12 % between calibrations. The decile (not the minimum)
+// leaves out a lucky outlier.
+double low_quantile(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 4];
+  return samples[samples.size() / 10];
 }
 
 RunOptions on_cores(int a, int b) {
@@ -189,7 +201,7 @@ RunOptions on_cores(int a, int b) {
 
 // The exchange corrections: each "auto" candidate run on calibration
 // matrices (Fig. 7 pattern, kCorrectionProcesses processes, density 4, their
-// own seed) at kCorrectionBytes, measured (lower quartile of the runs) over
+// own seed) at kCorrectionBytes, measured (lower decile of the runs) over
 // predicted by the uncorrected model.
 void calibrate_exchanges(Runtime& rt, MachineFile& f, std::uint32_t repetitions) {
   schedulers::ExchangeOptions o;
@@ -206,40 +218,64 @@ void calibrate_exchanges(Runtime& rt, MachineFile& f, std::uint32_t repetitions)
     for (const schedulers::SchedulerResult& r : report.results)
       for (const schedulers::SchedulerPrediction& p : predictions)
         if (p.scheduler == r.scheduler)
-          f.exchange.ratio[r.scheduler].push_back(lower_quartile(r.comm_ms.samples) / p.predicted_ms);
+          f.exchange.ratio[r.scheduler].push_back(low_quantile(r.comm_ms.samples) / p.predicted_ms);
   }
+}
+
+// Every figure's lower decile, in ns, by name. Rounds of every figure in
+// turn, so that a burst of other tenants' work lands on a few samples of every
+// figure rather than on all of one.
+std::map<std::string, double> measure_figures(Runtime& rt, const CalibrationOptions& options, std::uint64_t& done,
+                                              std::uint64_t& steps) {
+  const std::vector<int>& cores = rt.cores();
+  const int a = cores.at(0), b = cores.size() > 1 ? cores[1] : cores[0];
+  const RunOptions cross = on_cores(a, b), same = on_cores(a, a);
+  const std::uint64_t rendezvous_words = kRendezvousWords, long_words = kLongRendezvousBytes / 8;
+  // Each figure: its name and a run of `reps` samples of it, in seconds.
+  using Figure = std::pair<const char*, std::function<std::vector<double>(std::uint32_t)>>;
+  const std::vector<Figure> figures{
+      {"large_message_ns", [&](std::uint32_t r) { return stream(rt, cross, kLargeBytes, kLargeCount, false, r); }},
+      {"small_message_ns", [&](std::uint32_t r) { return stream(rt, cross, kSmallBytes, kSmallCount, false, r); }},
+      {"large_message_both_ways_ns",
+       [&](std::uint32_t r) { return stream(rt, cross, kLargeBytes, kLargeCount, true, r); }},
+      {"one_way_8B_ns", [&](std::uint32_t r) { return ping_pong(rt, cross, r); }},
+      {"same_core_large_message_ns",
+       [&](std::uint32_t r) { return stream(rt, same, kLargeBytes, kLargeCount, false, r); }},
+      {"same_core_small_message_ns",
+       [&](std::uint32_t r) { return stream(rt, same, kSmallBytes, kSmallCount, false, r); }},
+      {"lockstep_superstep_ns", [&](std::uint32_t r) { return lockstep(rt, r); }},
+      {"match_in_order_ns", [&](std::uint32_t r) { return stream(rt, cross, 8, kMatchCount, false, r); }},
+      {"match_reversed_ns", [&](std::uint32_t r) { return stream(rt, cross, 8, kMatchCount, false, r, true); }},
+      {"lockstep_rendezvous_ns", [&](std::uint32_t r) { return lockstep(rt, r, rendezvous_words); }},
+      {"lockstep_rendezvous_packed_ns", [&](std::uint32_t r) { return lockstep(rt, r, rendezvous_words, true); }},
+      {"lockstep_long_rendezvous_ns", [&](std::uint32_t r) { return lockstep(rt, r, long_words); }},
+      {"lockstep_long_rendezvous_packed_ns", [&](std::uint32_t r) { return lockstep(rt, r, long_words, true); }},
+  };
+  steps = options.rounds * figures.size() + 1;  // then the exchanges
+  std::vector<std::vector<double>> samples(figures.size());
+  const std::uint32_t per_round = (options.repetitions + options.rounds - 1) / options.rounds;
+  for (std::uint32_t round = 0; round < options.rounds; ++round)
+    for (std::size_t k = 0; k < figures.size(); ++k) {
+      const std::vector<double> more = figures[k].second(per_round);
+      samples[k].insert(samples[k].end(), more.begin(), more.end());
+      if (options.progress) options.progress(++done, steps, figures[k].first);
+    }
+  std::map<std::string, double> m;
+  for (std::size_t k = 0; k < figures.size(); ++k) m[figures[k].first] = 1e9 * low_quantile(samples[k]);
+  return m;
 }
 
 }  // namespace
 
 MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   if (options.repetitions == 0) throw std::invalid_argument("switchyard::model::calibrate: repetitions must be >= 1");
+  if (options.rounds == 0) throw std::invalid_argument("switchyard::model::calibrate: rounds must be >= 1");
   const std::vector<int>& cores = rt.cores();
-  const int a = cores.at(0), b = cores.size() > 1 ? cores[1] : cores[0];
-  const std::uint32_t reps = options.repetitions;
-  const RunOptions cross = on_cores(a, b), same = on_cores(a, a);
-
+  const std::uint64_t rendezvous_words = kRendezvousWords, long_words = kLongRendezvousBytes / 8;
+  std::uint64_t done = 0, steps = 1;
   MachineFile f;
+  f.measured = measure_figures(rt, options, done, steps);
   auto& m = f.measured;
-  constexpr std::uint64_t kSteps = 12;  // eleven figures, then the exchanges
-  std::uint64_t done = 0;
-  const auto measured = [&](const char* what, double seconds) {
-    m[what] = 1e9 * seconds;
-    if (options.progress) options.progress(++done, kSteps, what);
-  };
-  measured("large_message_ns", lower_quartile(stream(rt, cross, kLargeBytes, kLargeCount, false, reps)));
-  measured("small_message_ns", lower_quartile(stream(rt, cross, kSmallBytes, kSmallCount, false, reps)));
-  measured("large_message_both_ways_ns", lower_quartile(stream(rt, cross, kLargeBytes, kLargeCount, true, reps)));
-  measured("one_way_8B_ns", lower_quartile(ping_pong(rt, cross, reps)));
-  measured("same_core_large_message_ns", lower_quartile(stream(rt, same, kLargeBytes, kLargeCount, false, reps)));
-  measured("same_core_small_message_ns", lower_quartile(stream(rt, same, kSmallBytes, kSmallCount, false, reps)));
-  measured("lockstep_superstep_ns", lower_quartile(lockstep(rt, reps)));
-  measured("match_in_order_ns", lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps)));
-  measured("match_reversed_ns", lower_quartile(stream(rt, cross, 8, kMatchCount, false, reps, true)));
-  // The smallest rendezvous message, in place and packed (the runtime's eager limit).
-  const std::uint64_t rendezvous_words = RunOptions{}.eager_limit / 8 + 2;
-  measured("lockstep_rendezvous_ns", lower_quartile(lockstep(rt, reps, rendezvous_words)));
-  measured("lockstep_rendezvous_packed_ns", lower_quartile(lockstep(rt, reps, rendezvous_words, true)));
 
   Machine& c = f.core;
   c.name = "core to core (calibrated)";
@@ -271,18 +307,25 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   // posted receives in all; per message, (N - 1) / 2 more than in order.
   c.match = std::max(0.0, (m["match_reversed_ns"] - m["match_in_order_ns"]) / ((kMatchCount - 1) / 2.0) / c.unit_ns);
   // Coherence: a packed rendezvous message costs its sender's core this much
-  // more than the same message sent in place; each core sends per_core of them
-  // per superstep.
-  c.coherence = std::max(
-      0.0, (m["lockstep_rendezvous_packed_ns"] - m["lockstep_rendezvous_ns"]) / per_core / c.unit_ns);
+  // more than the same message sent in place (each core sends per_core of them
+  // per superstep), x + x_p per packet: the two sizes give both.
+  const auto packed_extra = [&](const char* packed, const char* in_place) {
+    return (m[packed] - m[in_place]) / per_core / c.unit_ns;
+  };
+  const double short_extra = packed_extra("lockstep_rendezvous_packed_ns", "lockstep_rendezvous_ns");
+  const double long_extra = packed_extra("lockstep_long_rendezvous_packed_ns", "lockstep_long_rendezvous_ns");
+  const double short_packets = std::ceil(8.0 * rendezvous_words / kCacheLine);
+  const double long_packets = std::ceil(8.0 * long_words / kCacheLine);
+  c.coherence_per_packet = std::max(0.0, (long_extra - short_extra) / (long_packets - short_packets));
+  c.coherence = std::max(0.0, short_extra - c.coherence_per_packet * short_packets);
   // Not measured: the runtime's defaults, which every job of `collective` and
   // ExchangePlan runs with.
   const RunOptions defaults;
   c.ring_bytes = defaults.ring_capacity * kCacheLine;
   c.eager_limit = defaults.eager_limit;
   c.validate();
-  calibrate_exchanges(rt, f, reps);
-  if (options.progress) options.progress(kSteps, kSteps, "exchanges");
+  calibrate_exchanges(rt, f, options.repetitions);
+  if (options.progress) options.progress(steps, steps, "exchanges");
   return f;
 }
 

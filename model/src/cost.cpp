@@ -167,7 +167,8 @@ SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
       cross_packets += packets(t.bytes, m.packet_bytes);
       ring[a * cores + b] += ring_bytes_there(m, t.bytes);
       if (t.bytes > m.eager_limit) ring[b * cores + a] += kSendDone;
-      if (t.bytes > m.eager_limit && !sent_in_place(sub, t)) busy[a] += m.coherence;
+      if (t.bytes > m.eager_limit && !sent_in_place(sub, t))
+        busy[a] += m.coherence + m.coherence_per_packet * packets(t.bytes, m.packet_bytes);
     }
     for (std::size_t k = 0; k < all.size(); ++k) busy[sub.members[k] % cores] += process_work(m, all[k]);
   }

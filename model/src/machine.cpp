@@ -31,6 +31,8 @@ void Machine::validate() const {
   if (!(match >= 0) || !std::isfinite(match)) bad_field(name, "match", "must be a finite number >= 0");
   if (!(wake >= 0) || !std::isfinite(wake)) bad_field(name, "wake", "must be a finite number >= 0");
   if (!(coherence >= 0) || !std::isfinite(coherence)) bad_field(name, "coherence", "must be a finite number >= 0");
+  if (!(coherence_per_packet >= 0) || !std::isfinite(coherence_per_packet))
+    bad_field(name, "coherence_per_packet", "must be a finite number >= 0");
   if (ring_bytes == 0) bad_field(name, "ring_bytes", "must be at least 1");
   if (topology == Topology::mesh && (shape.rows == 0 || shape.cols == 0 || shape.processes() < processes))
     bad_field(name, "shape", "of a mesh must hold its processes");

@@ -81,7 +81,8 @@ json level_json(const Machine& m) {
               {"topology", name_of(kTopologies, m.topology)},               {"rows", m.shape.rows},
               {"cols", m.shape.cols},                                       {"match", m.match},
               {"wake", m.wake},                                             {"ring_bytes", m.ring_bytes},
-              {"eager_limit", m.eager_limit},                               {"coherence", m.coherence}};
+              {"eager_limit", m.eager_limit},                               {"coherence", m.coherence},
+              {"coherence_per_packet", m.coherence_per_packet}};
 }
 
 Machine level_from(const json& j, const std::string& where, ModelVariant variant) {
@@ -105,6 +106,7 @@ Machine level_from(const json& j, const std::string& where, ModelVariant variant
   if (f.has("match")) m.match = f.number("match");
   if (f.has("wake")) m.wake = f.number("wake");
   if (f.has("coherence")) m.coherence = f.number("coherence");
+  if (f.has("coherence_per_packet")) m.coherence_per_packet = f.number("coherence_per_packet");
   if (f.has("ring_bytes")) m.ring_bytes = f.whole("ring_bytes", 1, std::uint64_t{1} << 40);
   if (f.has("eager_limit")) m.eager_limit = f.whole("eager_limit", 0, std::uint64_t{1} << 30);
   try {

@@ -1,9 +1,9 @@
 #pragma once
 // Measuring the model's parameters on this machine (`switchyard model
 // calibrate`): short runs of two processes on two different cores of the
-// runtime, each figure the lower quartile of repeated runs (the machine is
+// runtime, each figure the lower decile of repeated runs (the machine is
 // shared and noisy; other tenants only add time, so the faster runs are what
-// stays put between calibrations). Clocks start after a handshake that wakes
+// stays put between calibrations), the figures' runs interleaved in rounds. Clocks start after a handshake that wakes
 // both cores. Processes block (as they do in every job: polling would only
 // delay the peer on a shared machine), so a one-way stream includes waking
 // the sender for its answers; the unit is taken from the both-ways stream.
@@ -16,9 +16,12 @@
 //    the rings (and the unit of coherence traffic), read from the hardware,
 //    not measured. One unit is the time to stream one packet core to core.
 //  - unit_ns: the time of one unit: one core copying one packet, from a
-//    stream of 16 KiB messages between two processes of one core (single
+//    stream of 8 messages of 16 KiB between two processes of one core (single
 //    copy), per 64 bytes. (Streams across cores vary several-fold between
-//    runs on this shared machine; a core's own copy stays within ~10 %.)
+//    runs on this shared machine; a core's own copy stays within ~10 %. With
+//    32 messages, 1 MiB in and out, the stream filled this machine's 1 MiB
+//    L2 and its time moved by up to 60 % between runs with where the
+//    buffers' pages happened to fall.)
 //  - set-up, s: the time of a message beyond its packets, in units: a stream
 //    of small messages (64 B, eager: copied into the ring and out), per
 //    message, less the one packet it carries.
@@ -30,12 +33,17 @@
 //    is how many packets cross it per unit: 2 (both directions at once) times
 //    a core's copy time over the time of the same messages streamed both ways
 //    across the cut, at most 1 (b = 2 when crossing is as fast as copying).
-//  - coherence, x (ring-sync): 64 processes in a lockstep ring shift of the
-//    smallest rendezvous message, neighbours on the other core; once with the
-//    payloads written before the clock starts, once with each written right
-//    before its send, as an algorithm packs (the receiver's copy read those
-//    lines in the previous repetition, so the writes take them back from the
-//    other core's cache). The difference per message and core is x.
+//  - coherence, x + x_p per packet (ring-sync): 64 processes in a lockstep
+//    ring shift of a rendezvous message, neighbours on the other core; once
+//    with the payloads written once before the first repetition (as a
+//    collective's send buffer: the receiver's core keeps a clean copy), once
+//    with each written right before its send, as an algorithm packs (the
+//    receiver's copy read those lines in the previous repetition, so the
+//    writes take them back from the other core's cache, and the next copy
+//    reads them out of the writer's). The difference per message and core, at
+//    the smallest rendezvous message (9 packets) and at 2 KiB (32), gives x
+//    and x_p. (Writing the in-place payloads again before every repetition,
+//    as before, hid the reader's half: x came out 2-3 times too small.)
 //  - same core: no link and no latency; the messages are copies on that core,
 //    charged through its S_i + R_i (recorded as same_core_* in `measured`).
 // The node-to-node level (between nodes, the MPI transport) is left empty.
@@ -60,10 +68,11 @@ class Runtime;
 namespace switchyard::model {
 
 struct CalibrationOptions {
-  // Runs per figure; the lower quartile is kept. 101 (0.7 s in all) keeps two
-  // calibrations of an idle machine within 7 % of each other in every
-  // parameter; with 21 the bisection varied by up to 20 %.
-  std::uint32_t repetitions = 101;
+  // Runs per figure, in all; the lower decile is kept.
+  std::uint32_t repetitions = 210;
+  // The runs of every figure are split into this many rounds, each running
+  // every figure in turn: a burst of load then hits a few runs of each.
+  std::uint32_t rounds = 7;
   // Hears of each measurement done (optional).
   Progress progress;
 };

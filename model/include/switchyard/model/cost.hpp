@@ -30,16 +30,23 @@
 //                                               receives (and a receive the unexpected
 //                                               messages) ahead of it, half of them on
 //                                               average, FIFO lists of n_r(i) at most
-//              + x * (rendezvous messages i sends to another core that it packed
-//                     or relayed: not its own buffer sent in place)
+//              + sum over the rendezvous messages i sends to another core that it
+//                packed or relayed (not its own buffer sent in place) of
+//                  x + x_p * packets(message)
 //                                               the other core's single copy read the
 //                                               buffer's lines out of this core's cache
 //                                               in the previous run; writing them again
 //                                               (packing, or taking a message in) first
-//                                               invalidates that copy, line by line:
-//                                               coherence misses (calibration.hpp). A
-//                                               buffer sent in place is only read; an
-//                                               eager message is read from the ring.
+//                                               invalidates that copy, line by line,
+//                                               and the other core's copy reads every
+//                                               line back out of this core's cache:
+//                                               coherence misses (calibration.hpp),
+//                                               x_p per line, x per message (a short
+//                                               copy's misses are not overlapped by the
+//                                               prefetcher). A buffer sent in place is
+//                                               only read (the other core keeps a clean
+//                                               copy); an eager message is read from
+//                                               the ring.
 //   C_l      = L_a * ceil(cross / b)            the link, as `calibrated`
 //   sync     = h, if any message crosses cores  the superstep ends when its last
 //                                               message has crossed: one hand-off

@@ -91,8 +91,11 @@ struct Machine {
   // units a core spends on a rendezvous message to another core whose payload
   // it wrote during the algorithm (packed or relayed, not its own buffer sent
   // in place): the other core's copy read those lines last run, and writing
-  // them again first invalidates them there, a coherence miss each (cost.hpp)
+  // them again first invalidates them there, a coherence miss each; the other
+  // core's copy then reads every line back out of this core's cache (cost.hpp).
+  // coherence per such message, coherence_per_packet per packet of it.
   double coherence = 0;
+  double coherence_per_packet = 0;
   std::uint64_t ring_bytes = 65536;     // a core-to-core ring's capacity (RunOptions::ring_capacity lines)
   std::uint64_t eager_limit = 512;      // larger messages travel by rendezvous: a 48-byte packet in the ring
 
