@@ -260,7 +260,18 @@ Task<void> check_collectives(const Communicator& c, std::uint64_t round) {
   for (Rank r = 0; r < n; ++r) SY_CHECK(values[r] == r * r + round, "allgather_value of " << r);
 }
 
-TEST(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
+// Both ways between nodes: MPI's own collectives (the default), and messages
+// between the leaders of every core of every node.
+class MpiCollectives : public ::testing::TestWithParam<bool> {
+ protected:
+  RunOptions collective_options() const {
+    RunOptions o = options();
+    o.mpi_collectives = GetParam();
+    return o;
+  }
+};
+
+TEST_P(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
   Runtime& rt = runtime();
   for (Rank n : {Rank{1}, Rank{3}, Rank{8}, Rank{13}}) {
     rt.run(
@@ -294,10 +305,83 @@ TEST(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
           const Communicator evens = co_await p.world().split(p.rank() % 2 ? Communicator::kUndefined : 0, 0);
           SY_CHECK(evens.valid() == (p.rank() % 2 == 0), "kUndefined gives a null communicator");
           if (evens.valid()) co_await check_collectives(evens, 11);
+          // Members on every node but the last (with 3 nodes, a communicator
+          // across two of them), and a library's duplicate: their collectives
+          // go between the cores' leaders whatever the option.
+          const Communicator most = co_await p.world().split(
+              p.rank() < std::max<Rank>(1, p.size() - p.size() / 3) ? 0 : Communicator::kUndefined, 0);
+          if (most.valid()) co_await check_collectives(most, 12);
+          co_await check_collectives(p.world().library(LibraryKey("test_mpi")), 13);
+          co_await check_collectives(p.world(), 14);
         },
-        options());
+        collective_options());
   }
 }
+
+// Shares larger than one round's record (248 bytes a node): a second round of
+// their exact sizes (MPI_Iallgatherv, MPI_Ibcast, MPI_Iallreduce); and a
+// vector of 0 elements.
+TEST_P(MpiCollectives, LargeSharesEveryByteChecked) {
+  Runtime& rt = runtime();
+  const Rank n = 7;
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const Communicator world = p.world();
+        const auto input = [](Rank r) { return pattern(100 + 90 * r, message_key(r, 0, 77)); };
+        std::vector<std::byte> want;
+        for (Rank r = 0; r < n; ++r) {
+          const auto b = input(r);
+          want.insert(want.end(), b.begin(), b.end());
+        }
+        SY_CHECK(co_await world.allgather(input(p.rank())) == want, "large allgather on rank " << p.rank());
+        const auto sent = pattern(70'000, message_key(5, 1, 2));
+        const auto got = co_await world.broadcast(5, p.rank() == 5 ? std::span<const std::byte>(sent)
+                                                                   : std::span<const std::byte>{});
+        SY_CHECK(got == sent, "large broadcast on rank " << p.rank());
+        std::vector<std::int64_t> mine(100), want_sum(100, 0), want_scan(100, 0);
+        for (std::size_t i = 0; i < 100; ++i) {
+          mine[i] = static_cast<std::int64_t>(p.rank() * 100'000 + i);
+          for (Rank r = 0; r < n; ++r) {
+            want_sum[i] += static_cast<std::int64_t>(r * 100'000 + i);
+            if (r < p.rank()) want_scan[i] += static_cast<std::int64_t>(r * 100'000 + i);
+          }
+        }
+        SY_CHECK(co_await world.allreduce(mine) == want_sum, "large allreduce on rank " << p.rank());
+        SY_CHECK(co_await world.exclusive_scan(mine) == want_scan, "large exclusive_scan on rank " << p.rank());
+        SY_CHECK((co_await world.allreduce(std::span<const std::int64_t>{})).empty(), "empty allreduce");
+      },
+      collective_options());
+}
+
+// An allreduce whose vectors differ in length between nodes is an
+// InvalidArgument (on the nodes that see it; a RemoteFailure on the others),
+// not a hang or MPI's error; and the next job runs.
+TEST_P(MpiCollectives, AllreduceOfDifferentLengthsOnDifferentNodesFails) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
+  const Rank n = 2 * rt.nodes();
+  std::string error;
+  try {
+    rt.run(
+        n,
+        [&](Process& p) -> Task<void> {
+          const std::vector<std::int64_t> mine(p.rank() < 2 ? 3 : 4, 1);  // node 0: 3 elements, the others 4
+          co_await p.allreduce(mine);
+        },
+        collective_options());
+  } catch (const InvalidArgument& e) {
+    error = e.what();
+  } catch (const RemoteFailure& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("allreduce"), std::string::npos) << error;
+  EXPECT_NE(error.find("elements"), std::string::npos) << error;
+  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 2); }, collective_options());
+}
+
+INSTANTIATE_TEST_SUITE_P(BetweenNodes, MpiCollectives, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "MpiOwn" : "LeaderMessages"; });
 
 // A process of node 1 throws while the others wait for it (a receive, a
 // barrier): run() rethrows the original there, every other node's run() throws

@@ -83,6 +83,7 @@ void Job::create_local_processes() {
 Job::~Job() {
   // Frames first: tickets in them hand their states back to their processes' pools.
   for (auto& p : processes_) p->main_ = Task<void>{};
+  if (nodes_.network && !first_error_ && !stalled()) groups_->complete_node_comms();
 }
 
 void Job::wake_all_workers() {
@@ -198,6 +199,7 @@ Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>(
   if (network_ && network_->nodes() > 1) {
     node_ = network_->node();
     node_cores_ = network_->allgather(cores_);
+    node_comm_ = detail::NodeComm::world();
   } else {
     network_ = nullptr;
     node_cores_ = {cores_};
@@ -338,7 +340,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   std::exception_ptr error;
   std::string stall_report;
   {
-    detail::Job job(workers, processes, body, std::move(options), detail::JobNodes{network_, node_, node_cores_, jobs_++});
+    detail::Job job(workers, processes, body, std::move(options), detail::JobNodes{network_, node_, node_cores_, jobs_++, node_comm_.get()});
     start_and_watch(job, workers);
     for (auto* w : workers) {
       stats.resumes += w->resumes();

@@ -23,6 +23,7 @@
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/transport/mpi_transport.hpp"
+#include "switchyard/transport/node_comm.hpp"
 #include "switchyard/transport/route_table.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"
 
@@ -37,6 +38,7 @@ struct JobNodes {
   std::uint32_t node = 0;
   std::vector<std::vector<int>> cores;  // per node: the OS cores of its workers
   std::uint64_t job = 0;                // the job's number, alike on every node (failure messages carry it)
+  NodeComm* comm = nullptr;             // the Runtime's communicator over the nodes, when MPI is built in
 };
 
 // Every rank's (node, core): ranks in blocks over the nodes, then `placement`
