@@ -559,6 +559,11 @@ struct CollectiveData {
   std::vector<std::byte> gathered, node_inputs;
 };
 
+// Byte for byte with memcmp (vector<std::byte>'s == compares a byte at a time).
+bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
 [[noreturn]] void wrong_collective(CollectiveOp op, const char* who) {
   throw std::runtime_error(std::string(who) + " " + collective_name(op) + ": a wrong result");
 }
@@ -583,10 +588,10 @@ double switchyard_collective(const CollectiveData& d, bool over_mpi) {
             co_await p.barrier();
           } else if (d.op == CollectiveOp::broadcast) {
             const auto mine = me == 0 ? std::span<const std::byte>(d.inputs[0]) : std::span<const std::byte>{};
-            if (co_await p.broadcast(0, mine) != d.inputs[0]) wrong_collective(d.op, "switchyard");
+            if (!same_bytes(co_await p.broadcast(0, mine), d.inputs[0])) wrong_collective(d.op, "switchyard");
           } else if (d.op == CollectiveOp::allreduce) {
             if (co_await p.allreduce(d.values[me]) != d.sum) wrong_collective(d.op, "switchyard");
-          } else if (co_await p.allgather(d.inputs[me]) != d.gathered) {
+          } else if (!same_bytes(co_await p.allgather(d.inputs[me]), d.gathered)) {
             wrong_collective(d.op, "switchyard");
           }
           if (me == 0 && (i + 1) % kCollectivesPerChunk == 0) timer.lap();
@@ -602,9 +607,9 @@ double mpi_collective(const CollectiveData& d) {
   std::vector<std::byte> bytes(d.op == CollectiveOp::allgather ? d.gathered.size() : d.inputs[0].size());
   std::vector<std::int64_t> sum(d.sum.size());
   const auto check = [&] {
-    if ((d.op == CollectiveOp::broadcast && bytes != d.inputs[0]) ||
+    if ((d.op == CollectiveOp::broadcast && !same_bytes(bytes, d.inputs[0])) ||
         (d.op == CollectiveOp::allreduce && sum != d.sum) ||
-        (d.op == CollectiveOp::allgather && bytes != d.gathered)) {
+        (d.op == CollectiveOp::allgather && !same_bytes(bytes, d.gathered))) {
       wrong_collective(d.op, "MPI");
     }
   };

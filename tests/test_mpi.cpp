@@ -5,6 +5,7 @@
 // run() (RemoteFailure on the others).
 
 #include <switchyard/runtime.hpp>
+#include <switchyard/node_reduction.hpp>
 #include <switchyard/span_timer.hpp>
 
 #include <gtest/gtest.h>
@@ -70,6 +71,25 @@ TEST(MpiLaunch, SumOverNodes) {
   const std::vector<std::int64_t> sum = rt.sum_over_nodes(mine);
   const std::int64_t r = rt.nodes();
   EXPECT_EQ(sum, (std::vector<std::int64_t>{r * (r + 1) / 2, 7 * r}));
+}
+
+// Sums and maxima over the nodes in one reduction, each stretch in its place.
+TEST(MpiLaunch, NodeReductionSumsAndMaxima) {
+  Runtime& rt = runtime();
+  const std::int64_t node = rt.node(), r = rt.nodes();
+  NodeReduction over;
+  const std::int64_t a[] = {node + 1, -node}, b[] = {10 * node, 5 - node, 7}, c[] = {node};
+  const auto sums = over.add(a, NodeReduction::kSum);
+  const auto maxima = over.add(b, NodeReduction::kMax);
+  const auto more = over.add(c, NodeReduction::kSum);
+  const auto none = over.add({}, NodeReduction::kMax);
+  over.combine(rt);
+  EXPECT_EQ(std::vector<std::int64_t>(over.result(sums).begin(), over.result(sums).end()),
+            (std::vector<std::int64_t>{r * (r + 1) / 2, -r * (r - 1) / 2}));
+  EXPECT_EQ(std::vector<std::int64_t>(over.result(maxima).begin(), over.result(maxima).end()),
+            (std::vector<std::int64_t>{10 * (r - 1), 5, 7}));
+  EXPECT_EQ(over.result(more).front(), r * (r - 1) / 2);
+  EXPECT_TRUE(over.result(none).empty());
 }
 
 // The span of a repetition is the job's on every node: the longest node's,

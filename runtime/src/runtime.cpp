@@ -209,11 +209,17 @@ Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>(
 Runtime::~Runtime() = default;
 
 std::vector<std::int64_t> Runtime::sum_over_nodes(std::span<const std::int64_t> mine) {
-  if (nodes() == 1) return {mine.begin(), mine.end()};
-  // nodes() processes: one per node (node_ranks), rank = node.
-  std::vector<std::int64_t> sum;
-  run(nodes(), [&](Process& p) -> Task<void> { sum = co_await p.allreduce(mine); });
+  std::vector<std::int64_t> sum(mine.begin(), mine.end());
+  combine_over_nodes(sum, {});
   return sum;
+}
+
+void Runtime::combine_over_nodes(std::span<std::int64_t> sums, std::span<std::int64_t> maxima) {
+  if (nodes() == 1) return;
+  // From the calling thread, on the Runtime's communicator: no job, so no
+  // threads woken and no end-of-job barrier for a handful of numbers.
+  std::lock_guard lock(run_mutex_);
+  node_comm_->reduce_now(sums, maxima);
 }
 
 std::vector<std::string> Runtime::worker_bindings() const {

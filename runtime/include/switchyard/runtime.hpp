@@ -154,6 +154,12 @@ class Runtime {
   // (one process per node, allreduce), after the job it combines; on one node
   // `mine` itself, no job. Every node calls it at the same point.
   std::vector<std::int64_t> sum_over_nodes(std::span<const std::int64_t> mine);
+  // In place, on every node: `sums` element-wise summed and `maxima`
+  // element-wise maximised over the nodes (each of one length on every node),
+  // in one MPI reduction (NodeReduction gathers a row's values for it). On
+  // one node they stay as they are. Every node calls it at the same point,
+  // outside any job.
+  void combine_over_nodes(std::span<std::int64_t> sums, std::span<std::int64_t> maxima);
   const Topology& topology() const noexcept { return *topology_; }
   // How each worker is bound, one line per worker, read back from the OS.
   std::vector<std::string> worker_bindings() const;
