@@ -124,6 +124,13 @@ void Job::cancel() {
   wake_all_workers();
 }
 
+void Job::cancel_everywhere() {
+  if (nodes_.network && !cancel_announced_.exchange(true, std::memory_order_relaxed)) {
+    nodes_.network->announce_failure(nodes_.job, "");
+  }
+  cancel();
+}
+
 void Job::stall() {
   stalled_.store(true, std::memory_order_release);
   if (nodes_.network) {
@@ -144,6 +151,11 @@ void Job::not_yielding(Rank rank, int core, std::chrono::steady_clock::duration 
     report_.emplace_back(rank, std::move(line));
   }
   stall();
+}
+
+void Job::set_stall_cause(std::string cause) {
+  std::lock_guard lock(mutex_);
+  stall_cause_ = std::move(cause);
 }
 
 void Job::add_stall_report(Rank r, std::string line) {
@@ -268,13 +280,19 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
         job.not_yielding(workers[w]->running_rank(), workers[w]->os_core(), now - resume_since[w]);
       }
     }
-    // A node whose processes have all finished waits for the other nodes'
-    // (network_finished): not a stall of its own; theirs, they report.
-    if (job.remaining.load(std::memory_order_acquire) == 0) running = true;
+    // A node whose processes have all finished and whose messages to other
+    // nodes have all been taken waits for the other nodes (network_finished):
+    // not a stall of its own; theirs, they report. One whose messages are
+    // not taken for a whole timeout (their receivers finished without
+    // receiving them) is stalled, and says so.
+    const bool finished = job.remaining.load(std::memory_order_acquire) == 0;
+    if (finished && job.drained.load(std::memory_order_acquire) == workers.size()) running = true;
     if (total != last_total || running) {
       last_total = total;
       last_change = now;
     } else if (now - last_change >= timeout && !job.cancelled.load(std::memory_order_acquire)) {
+      if (finished) job.set_stall_cause("every process of this node finished, but messages they sent to other nodes "
+                                        "were not received (their receivers finished without receiving them)");
       job.stall();
     }
   }
@@ -289,8 +307,14 @@ void Runtime::watch_network(detail::Job& job, std::optional<std::chrono::steady_
   constexpr auto kCancelGrace = std::chrono::seconds(3);
   // Received whether or not this node's part is cancelled already: the node
   // that sent it waits until it has been (failures_delivered).
+  // A cancellation ("") first, then the failure: the failure is this node's
+  // error unless it has one of its own (fail_remotely keeps the first) or stalled.
   if (auto text = network_->failure_from_others(job.nodes().job)) {
-    if (!job.cancelled.load(std::memory_order_acquire)) job.fail_remotely(*text);
+    if (text->empty()) {
+      job.cancel();
+    } else if (!job.stalled()) {
+      job.fail_remotely(*text);
+    }
   }
   if (!job.cancelled.load(std::memory_order_acquire)) return;
   if (!cancelled_at) cancelled_at = now;

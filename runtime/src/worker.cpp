@@ -278,6 +278,19 @@ void Worker::quiesce_before_unwinding() noexcept {
   }
 }
 
+void Worker::finish_network_send(const SendState& s) noexcept {
+  job_->cancel_everywhere();  // the receiving node takes the payload in only once cancelled
+  Backoff backoff;
+  while (!s.done) {
+    const bool polled = endpoint_.poll();
+    if (endpoint_.flush() || polled) {
+      backoff.reset();
+    } else {
+      backoff.wait([] { std::this_thread::sleep_for(std::chrono::microseconds(100)); });
+    }
+  }
+}
+
 bool Worker::handle_cancel() {
   Job& job = *job_;
   if (!cancel_seen_) stop_reading_senders();

@@ -153,8 +153,12 @@ std::optional<std::string> MpiWorld::failure_from_others(std::uint64_t job) {
   std::lock_guard lock(impl_->mutex);
   auto& early = impl_->early_failures;
   std::erase_if(early, [job](const auto& f) { return f.first < job; });
-  for (auto& f : early) {
-    if (f.first == job) return f.second;
+  // Each announcement once: a cancellation ("") comes before the failure that caused it.
+  for (auto it = early.begin(); it != early.end(); ++it) {
+    if (it->first != job) continue;
+    std::string text = std::move(it->second);
+    early.erase(it);
+    return text;
   }
   for (;;) {
     int flag = 0;

@@ -65,6 +65,11 @@ class Worker final : private EndpointClient {
   // single-copy send in flight): cancels the job and returns once every worker
   // has stopped reading from other processes, so the buffers may go.
   void quiesce_before_unwinding() noexcept;
+  // A process unwinds past a send whose payload MPI may still read from its
+  // buffer: returns once the payload has moved, polling this core's transports
+  // meanwhile (the receiving node, cancelled too, takes it in to drop it).
+  // Never, if that node can no longer: the watchdog's MPI_Abort then ends it.
+  void finish_network_send(const SendState& s) noexcept;
 
   std::uint64_t resumes() const noexcept { return resumes_; }
   const TransportStats& transport_stats() const noexcept { return transport_.stats(); }
