@@ -16,6 +16,7 @@
 // node is reached through the network transport like any other process.
 
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "switchyard/communicator.hpp"
@@ -176,6 +177,7 @@ void add_sums(std::vector<std::int64_t>& sum, const Blobs& remote) {
 // allgathers) are done then; larger shares take a second round of exactly
 // their sizes.
 constexpr std::size_t kRecordBytes = 256;
+constexpr const char* kWaitForNodes = "the other nodes to reach a collective (MPI)";
 constexpr std::size_t kInlineBytes = kRecordBytes - sizeof(std::uint64_t);
 
 std::vector<std::byte> record_of(std::span<const std::byte> share) {
@@ -215,18 +217,17 @@ std::vector<std::byte> node_share(int kind, const std::vector<std::byte>& mine, 
 
 class Process::NodesAwaiter : FlagAwaiterBase {
  public:
-  NodesAwaiter(Process& p, const bool* done)
-      : FlagAwaiterBase(p, done, "the other nodes to reach a collective (MPI)", kAnySource) {}
+  NodesAwaiter(Process& p, const bool* done, const char* what) : FlagAwaiterBase(p, done, what, kAnySource) {}
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
   void await_resume() const { process_.resumed(); }
 };
 
-Task<void> Process::wait_for_nodes(detail::NodeComm& comm) {
+Task<void> Process::wait_for_nodes(detail::NodeComm& comm, const char* what) {
   bool done = comm.test();
   if (done) co_return;
   worker_.watch_network(comm, done, *this);
-  co_await NodesAwaiter(*this, &done);
+  co_await NodesAwaiter(*this, &done, what);
 }
 
 Task<detail::NodeComm*> Process::node_comm_of(const detail::Group& g) {
@@ -237,7 +238,7 @@ Task<detail::NodeComm*> Process::node_comm_of(const detail::Group& g) {
     co_await yield();
     comm = g.node_comm();
   }
-  co_await wait_for_nodes(*comm);
+  co_await wait_for_nodes(*comm, "the other nodes to make a communicator (MPI_Comm_idup)");
   co_return comm;
 }
 
@@ -245,7 +246,13 @@ Task<void> Process::start_node_comms(const detail::Group& parent, std::span<cons
   const detail::Membership& m = parent.members();
   if (m.populated_here.empty() || m.leader[m.populated_here.front()] != rank_) co_return;  // not its node leader
   detail::NodeComm* comm = co_await node_comm_of(parent);
-  for (const detail::Group* g : made) g->set_node_comm(comm->start_dup());
+  std::vector<std::unique_ptr<detail::NodeComm>> dups;
+  for (std::size_t i = 0; i < made.size(); ++i) dups.push_back(comm->start_dup());
+  // Made before the parent's node leader goes on (no duplicate left half made
+  // behind it), and handed to the new groups only then: their node leaders
+  // never test a request this process tests.
+  for (auto& d : dups) co_await wait_for_nodes(*d, "the other nodes to make a communicator (MPI_Comm_idup)");
+  for (std::size_t i = 0; i < made.size(); ++i) made[i]->set_node_comm(std::move(dups[i]));
 }
 
 // The node leader's part: takes the shares of this node's other cores, runs
@@ -271,23 +278,23 @@ Task<std::vector<std::byte>> Process::node_leader_step(const detail::Group& g, i
   std::vector<std::byte> reply;
   if (kind == kBarrier) {
     comm.start_barrier();
-    co_await wait_for_nodes(comm);
+    co_await wait_for_nodes(comm, kWaitForNodes);
   } else if (kind == kBroadcast) {
     const std::uint32_t root_node = job_.routes()[members.to_job(root)].node;
     comm.start_broadcast(record_of(share), kRecordBytes, root_node);
-    co_await wait_for_nodes(comm);
+    co_await wait_for_nodes(comm, kWaitForNodes);
     const std::uint64_t size = record_size(comm.received());
     if (size <= kInlineBytes) {
       const auto b = record_inline(comm.received());
       reply.assign(b.begin(), b.end());
     } else {
       comm.start_broadcast(share, size, root_node);
-      co_await wait_for_nodes(comm);
-      reply.assign(comm.received().begin(), comm.received().end());
+      co_await wait_for_nodes(comm, kWaitForNodes);
+      reply = comm.take_received();
     }
   } else {
     comm.start_allgather(record_of(share));
-    co_await wait_for_nodes(comm);
+    co_await wait_for_nodes(comm, kWaitForNodes);
     std::vector<std::uint64_t> sizes(comm.nodes());
     bool fits = true;
     for (std::uint32_t k = 0; k < comm.nodes(); ++k) {
@@ -301,8 +308,8 @@ Task<std::vector<std::byte>> Process::node_leader_step(const detail::Group& g, i
     }
     if (kind == kAllreduce && !fits) {
       comm.start_allreduce_sum(share);
-      co_await wait_for_nodes(comm);
-      reply.assign(comm.received().begin(), comm.received().end());
+      co_await wait_for_nodes(comm, kWaitForNodes);
+      reply = comm.take_received();
     } else if (kind == kAllreduce) {
       std::vector<std::int64_t> sum(share.size() / sizeof(std::int64_t), 0);
       for (std::uint32_t k = 0; k < comm.nodes(); ++k) {
@@ -317,8 +324,8 @@ Task<std::vector<std::byte>> Process::node_leader_step(const detail::Group& g, i
       }
     } else {
       comm.start_allgatherv(share, sizes);
-      co_await wait_for_nodes(comm);
-      reply.assign(comm.received().begin(), comm.received().end());
+      co_await wait_for_nodes(comm, kWaitForNodes);
+      reply = comm.take_received();
     }
   }
   detail::PooledArray<SendTicket> sends(cores.size() - 1);

@@ -51,6 +51,7 @@ std::unique_ptr<NodeComm> NodeComm::start_dup() const {
 }
 
 std::span<const std::byte> NodeComm::received() const noexcept { return impl_->received; }
+std::vector<std::byte> NodeComm::take_received() noexcept { return std::move(impl_->received); }
 
 bool NodeComm::test() {
   if (impl_->request == MPI_REQUEST_NULL) return true;
@@ -141,6 +142,7 @@ std::unique_ptr<NodeComm> NodeComm::start_dup() const { return nullptr; }
 bool NodeComm::test() { return true; }
 void NodeComm::wait() {}
 std::span<const std::byte> NodeComm::received() const noexcept { return {}; }
+std::vector<std::byte> NodeComm::take_received() noexcept { return {}; }
 void NodeComm::start_barrier() {}
 void NodeComm::start_allgather(std::span<const std::byte>) {}
 void NodeComm::start_allgatherv(std::span<const std::byte>, std::span<const std::uint64_t>) {}

@@ -289,7 +289,7 @@ class alignas(64) Process {
 
   // Parks until `comm`'s outstanding MPI operation completes (this worker tests it).
   class NodesAwaiter;
-  Task<void> wait_for_nodes(detail::NodeComm& comm);
+  Task<void> wait_for_nodes(detail::NodeComm& comm, const char* what);
   // g's NodeComm once it is made (g.over_mpi(); called by g's node leader).
   Task<detail::NodeComm*> node_comm_of(const detail::Group& g);
   // Called by the parent's node leader as it passes its dup or split: starts

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 namespace switchyard::detail {
 
@@ -62,6 +63,8 @@ class NodeComm {
   // has started (the creating duplicate, at the end of a job that succeeded).
   void wait();
   std::span<const std::byte> received() const noexcept;
+  // received(), moved out (no copy); the next operation makes a new buffer.
+  std::vector<std::byte> take_received() noexcept;
 
   struct Impl;
 
