@@ -38,6 +38,19 @@
 //                                 (mpi_alltoallv_exchange.hpp): mpi_us,
 //                                 ratio_to_mpi = Time / MPI. Every byte of both
 //                                 is verified after every exchange.
+//   BM_Collective/<op>/bytes:B    a collective (barrier, broadcast from rank 0,
+//                                 allreduce of B/8 int64, allgather of B bytes a
+//                                 process) over every process of a job of 4
+//                                 processes a node (ranks in blocks over the
+//                                 nodes); Time = one collective, MPI's own
+//                                 collectives for the step between nodes (the
+//                                 default, RunOptions::mpi_collectives). Beside it:
+//                                 the same job with messages between the cores'
+//                                 leaders instead (leaders_us, ratio_to_leaders),
+//                                 and MPI_Barrier / MPI_Bcast / MPI_Allreduce /
+//                                 MPI_Allgather with one MPI rank per node on the
+//                                 nodes' shares (mpi_us, ratio_to_mpi). Every
+//                                 result of the three is checked byte for byte.
 //   BM_BusyLock/<method>          pure MPI: node 0 acquires and releases a
 //                                 test-and-set lock that lives on node 1, the busy
 //                                 lock of DRS_N across nodes; Time = one acquire +
@@ -585,6 +598,157 @@ void BM_Exchange(benchmark::State& state, const ExchangeConfig& c, const std::st
   if (phases > 0) state.counters["phases"] = phases;
 }
 
+// ---------------------------------------------------------------- collectives
+
+enum class CollectiveOp { barrier, broadcast, allreduce, allgather };
+constexpr int kCollectivesPerChunk = 20;
+constexpr Rank kCollectiveProcessesPerNode = 4;
+
+const char* collective_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::barrier: return "barrier";
+    case CollectiveOp::broadcast: return "broadcast";
+    case CollectiveOp::allreduce: return "allreduce";
+    default: return "allgather";
+  }
+}
+
+// A collective line's inputs and the result every process must get, alike on
+// every node: rank r's `bytes` bytes (an allgather's input, or B/8 int64 to
+// sum), rank 0's for a broadcast. Ranks are in blocks over the nodes, so node
+// k's share (what its one MPI rank passes to MPI) is its ranks' inputs back to
+// back, or their sum.
+struct CollectiveData {
+  CollectiveData(CollectiveOp op, std::size_t bytes, Rank n, int node_count) : op(op) {
+    inputs.resize(n);
+    values.resize(n);
+    for (Rank r = 0; r < n; ++r) {
+      inputs[r].resize(bytes);
+      for (std::size_t i = 0; i < bytes; ++i) inputs[r][i] = static_cast<std::byte>(r * 131 + i * 7 + 1);
+      for (std::size_t i = 0; i < bytes / 8; ++i) values[r].push_back(static_cast<std::int64_t>(r * 1'000'003 + i));
+    }
+    sum.assign(bytes / 8, 0);
+    for (Rank r = 0; r < n; ++r) {
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += values[r][i];
+      gathered.insert(gathered.end(), inputs[r].begin(), inputs[r].end());
+    }
+    const Rank per = n / static_cast<Rank>(node_count);
+    const Rank first = per * static_cast<Rank>(node());
+    node_sum.assign(sum.size(), 0);
+    for (Rank r = first; r < first + per; ++r) {
+      for (std::size_t i = 0; i < sum.size(); ++i) node_sum[i] += values[r][i];
+      node_inputs.insert(node_inputs.end(), inputs[r].begin(), inputs[r].end());
+    }
+  }
+  CollectiveOp op;
+  std::vector<std::vector<std::byte>> inputs;
+  std::vector<std::vector<std::int64_t>> values;
+  std::vector<std::int64_t> sum, node_sum;
+  std::vector<std::byte> gathered, node_inputs;
+};
+
+// Byte for byte with memcmp (vector<std::byte>'s == compares a byte at a time).
+bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+[[noreturn]] void wrong_collective(CollectiveOp op, const char* who) {
+  throw std::runtime_error(std::string(who) + " " + collective_name(op) + ": a wrong result");
+}
+
+// Seconds per collective of `data.op` over every process of a job of
+// kCollectiveProcessesPerNode processes a node, on the node hosting rank 0
+// (0 elsewhere); over_mpi: RunOptions::mpi_collectives. Every result is
+// checked byte for byte on every process.
+double switchyard_collective(const CollectiveData& d, bool over_mpi) {
+  sybench::ChunkTimer timer(kCollectivesPerChunk);
+  RunOptions options = sybench::default_placement();
+  options.mpi_collectives = over_mpi;
+  const Rank n = static_cast<Rank>(d.inputs.size());
+  node_runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const Rank me = p.rank();
+        co_await p.barrier();
+        if (me == 0) timer.start();
+        for (int i = 0; i < sybench::kChunks * kCollectivesPerChunk; ++i) {
+          if (d.op == CollectiveOp::barrier) {
+            co_await p.barrier();
+          } else if (d.op == CollectiveOp::broadcast) {
+            const auto mine = me == 0 ? std::span<const std::byte>(d.inputs[0]) : std::span<const std::byte>{};
+            if (!same_bytes(co_await p.broadcast(0, mine), d.inputs[0])) wrong_collective(d.op, "switchyard");
+          } else if (d.op == CollectiveOp::allreduce) {
+            if (co_await p.allreduce(d.values[me]) != d.sum) wrong_collective(d.op, "switchyard");
+          } else if (!same_bytes(co_await p.allgather(d.inputs[me]), d.gathered)) {
+            wrong_collective(d.op, "switchyard");
+          }
+          if (me == 0 && (i + 1) % kCollectivesPerChunk == 0) timer.lap();
+        }
+      },
+      options);
+  return timer.per_op();
+}
+
+// The same collectives by MPI with one rank per node, on the nodes' shares;
+// seconds per collective on node 0 (0 elsewhere).
+double mpi_collective(const CollectiveData& d) {
+  std::vector<std::byte> bytes(d.op == CollectiveOp::allgather ? d.gathered.size() : d.inputs[0].size());
+  std::vector<std::int64_t> sum(d.sum.size());
+  const auto check = [&] {
+    if ((d.op == CollectiveOp::broadcast && !same_bytes(bytes, d.inputs[0])) ||
+        (d.op == CollectiveOp::allreduce && sum != d.sum) ||
+        (d.op == CollectiveOp::allgather && !same_bytes(bytes, d.gathered))) {
+      wrong_collective(d.op, "MPI");
+    }
+  };
+  const auto once = [&] {
+    if (d.op == CollectiveOp::barrier) {
+      MPI_Barrier(MPI_COMM_WORLD);
+    } else if (d.op == CollectiveOp::broadcast) {
+      if (node() == 0) bytes = d.inputs[0];
+      MPI_Bcast(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, MPI_COMM_WORLD);
+    } else if (d.op == CollectiveOp::allreduce) {
+      MPI_Allreduce(d.node_sum.data(), sum.data(), static_cast<int>(sum.size()), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    } else {
+      const int each = static_cast<int>(d.node_inputs.size());
+      MPI_Allgather(d.node_inputs.data(), each, MPI_BYTE, bytes.data(), each, MPI_BYTE, MPI_COMM_WORLD);
+    }
+    check();
+  };
+  once();  // untimed
+  sybench::ChunkTimer timer(kCollectivesPerChunk);
+  timer.start();
+  for (int i = 0; i < sybench::kChunks * kCollectivesPerChunk; ++i) {
+    once();
+    if ((i + 1) % kCollectivesPerChunk == 0) timer.lap();
+  }
+  return node() == 0 ? timer.per_op() : 0;
+}
+
+void BM_Collective(benchmark::State& state, CollectiveOp op) {
+  if (skip_unless_two_nodes(state)) return;
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  double figure = 0, leaders = 0, mpi = 0;
+  try {
+    const CollectiveData d(op, bytes, kCollectiveProcessesPerNode * static_cast<Rank>(nodes()), nodes());
+    for (auto _ : state) {
+      const auto [m, l, s] = agreed<3>(
+          [&] { return std::array{mpi_collective(d), switchyard_collective(d, false), switchyard_collective(d, true)}; });
+      state.SetIterationTime(s);
+      figure += s;
+      leaders += l;
+      mpi += m;
+    }
+  } catch (const std::exception& e) {
+    return sybench::fail(state, e);
+  }
+  const double batches = static_cast<double>(state.iterations());
+  state.counters["mpi_us"] = mpi / batches * 1e6;
+  state.counters["leaders_us"] = leaders / batches * 1e6;
+  state.counters["ratio_to_mpi"] = figure / mpi;
+  state.counters["ratio_to_leaders"] = figure / leaders;
+}
+
 // ---------------------------------------------------------------- busy lock
 
 enum class LockMethod { rma, am };
@@ -736,6 +900,19 @@ const int registered = [] {
           ->Apply(sybench::mpi::mpi_line)
           ->Iterations(c.batches);
     }
+  }
+  benchmark::RegisterBenchmark("BM_Collective/barrier", BM_Collective, CollectiveOp::barrier)
+      ->Apply(sybench::mpi::mpi_line)
+      ->ArgName("bytes")
+      ->Arg(0);
+  for (CollectiveOp op : {CollectiveOp::broadcast, CollectiveOp::allreduce, CollectiveOp::allgather}) {
+    const std::string line = std::string("BM_Collective/") + collective_name(op);
+    benchmark::RegisterBenchmark(line.c_str(), BM_Collective, op)
+        ->Apply(sybench::mpi::mpi_line)
+        ->ArgName("bytes")
+        ->Arg(8)
+        ->Arg(1024)
+        ->Arg(64 << 10);
   }
   for (const auto& [name, method] :
        {std::pair{"BM_BusyLock/rma", LockMethod::rma}, {"BM_BusyLock/am", LockMethod::am}}) {

@@ -5,6 +5,7 @@
 // run() (RemoteFailure on the others).
 
 #include <switchyard/runtime.hpp>
+#include <switchyard/node_reduction.hpp>
 #include <switchyard/span_timer.hpp>
 #include <switchyard/transport/mpi_transport.hpp>
 
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <thread>
 
 #include "test_support.hpp"
 
@@ -43,6 +45,30 @@ RunOptions options(std::uint64_t eager_limit = 512, std::size_t ring_capacity = 
   o.ring_capacity = ring_capacity;
   o.stall_timeout = std::chrono::milliseconds(20'000);
   return o;
+}
+
+// How a job that fails ended on this node: which error run() threw, its
+// text, and how long the job took.
+struct Ended {
+  enum Kind { kNormally, kOriginal, kRemote, kStall } kind = kNormally;
+  std::string error;
+  std::chrono::steady_clock::duration took{};
+};
+
+Ended run_failing(Rank n, const ProcessBody& body, RunOptions o) {
+  Ended e;
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    runtime().run(n, body, std::move(o));
+  } catch (const StallError& x) {
+    e = {Ended::kStall, x.what()};
+  } catch (const RemoteFailure& x) {
+    e = {Ended::kRemote, x.what()};
+  } catch (const std::exception& x) {
+    e = {Ended::kOriginal, x.what()};
+  }
+  e.took = std::chrono::steady_clock::now() - started;
+  return e;
 }
 
 TEST(MpiLaunch, NodesAndBlockPlacement) {
@@ -75,6 +101,25 @@ TEST(MpiLaunch, SumOverNodes) {
   const std::vector<std::int64_t> sum = rt.sum_over_nodes(mine);
   const std::int64_t r = rt.nodes();
   EXPECT_EQ(sum, (std::vector<std::int64_t>{r * (r + 1) / 2, 7 * r}));
+}
+
+// Sums and maxima over the nodes in one reduction, each stretch in its place.
+TEST(MpiLaunch, NodeReductionSumsAndMaxima) {
+  Runtime& rt = runtime();
+  const std::int64_t node = rt.node(), r = rt.nodes();
+  NodeReduction over;
+  const std::int64_t a[] = {node + 1, -node}, b[] = {10 * node, 5 - node, 7}, c[] = {node};
+  const auto sums = over.add(a, NodeReduction::kSum);
+  const auto maxima = over.add(b, NodeReduction::kMax);
+  const auto more = over.add(c, NodeReduction::kSum);
+  const auto none = over.add({}, NodeReduction::kMax);
+  over.combine(rt);
+  EXPECT_EQ(std::vector<std::int64_t>(over.result(sums).begin(), over.result(sums).end()),
+            (std::vector<std::int64_t>{r * (r + 1) / 2, -r * (r - 1) / 2}));
+  EXPECT_EQ(std::vector<std::int64_t>(over.result(maxima).begin(), over.result(maxima).end()),
+            (std::vector<std::int64_t>{10 * (r - 1), 5, 7}));
+  EXPECT_EQ(over.result(more).front(), r * (r - 1) / 2);
+  EXPECT_TRUE(over.result(none).empty());
 }
 
 // The span of a repetition is the job's on every node: the longest node's,
@@ -383,7 +428,18 @@ Task<void> check_collectives(const Communicator& c, std::uint64_t round) {
   for (Rank r = 0; r < n; ++r) SY_CHECK(values[r] == r * r + round, "allgather_value of " << r);
 }
 
-TEST(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
+// Both ways between nodes: MPI's own collectives (the default), and messages
+// between the leaders of every core of every node.
+class MpiCollectives : public ::testing::TestWithParam<bool> {
+ protected:
+  RunOptions collective_options() const {
+    RunOptions o = options();
+    o.mpi_collectives = GetParam();
+    return o;
+  }
+};
+
+TEST_P(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
   Runtime& rt = runtime();
   for (Rank n : {Rank{1}, Rank{3}, Rank{8}, Rank{13}}) {
     rt.run(
@@ -417,10 +473,77 @@ TEST(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
           const Communicator evens = co_await p.world().split(p.rank() % 2 ? Communicator::kUndefined : 0, 0);
           SY_CHECK(evens.valid() == (p.rank() % 2 == 0), "kUndefined gives a null communicator");
           if (evens.valid()) co_await check_collectives(evens, 11);
+          // Members on every node but the last (with 3 nodes, a communicator
+          // across two of them), and a library's duplicate: their collectives
+          // go between the cores' leaders whatever the option.
+          const Communicator most = co_await p.world().split(
+              p.rank() < std::max<Rank>(1, p.size() - p.size() / 3) ? 0 : Communicator::kUndefined, 0);
+          if (most.valid()) co_await check_collectives(most, 12);
+          co_await check_collectives(p.world().library(LibraryKey("test_mpi")), 13);
+          co_await check_collectives(p.world(), 14);
         },
-        options());
+        collective_options());
   }
 }
+
+// Shares larger than one round's record (248 bytes a node): a second round of
+// their exact sizes (MPI_Iallgatherv, MPI_Ibcast, MPI_Iallreduce); and a
+// vector of 0 elements.
+TEST_P(MpiCollectives, LargeSharesEveryByteChecked) {
+  Runtime& rt = runtime();
+  const Rank n = 7;
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const Communicator world = p.world();
+        const auto input = [](Rank r) { return pattern(100 + 90 * r, message_key(r, 0, 77)); };
+        std::vector<std::byte> want;
+        for (Rank r = 0; r < n; ++r) {
+          const auto b = input(r);
+          want.insert(want.end(), b.begin(), b.end());
+        }
+        SY_CHECK(co_await world.allgather(input(p.rank())) == want, "large allgather on rank " << p.rank());
+        const auto sent = pattern(70'000, message_key(5, 1, 2));
+        const auto got = co_await world.broadcast(5, p.rank() == 5 ? std::span<const std::byte>(sent)
+                                                                   : std::span<const std::byte>{});
+        SY_CHECK(got == sent, "large broadcast on rank " << p.rank());
+        std::vector<std::int64_t> mine(100), want_sum(100, 0), want_scan(100, 0);
+        for (std::size_t i = 0; i < 100; ++i) {
+          mine[i] = static_cast<std::int64_t>(p.rank() * 100'000 + i);
+          for (Rank r = 0; r < n; ++r) {
+            want_sum[i] += static_cast<std::int64_t>(r * 100'000 + i);
+            if (r < p.rank()) want_scan[i] += static_cast<std::int64_t>(r * 100'000 + i);
+          }
+        }
+        SY_CHECK(co_await world.allreduce(mine) == want_sum, "large allreduce on rank " << p.rank());
+        SY_CHECK(co_await world.exclusive_scan(mine) == want_scan, "large exclusive_scan on rank " << p.rank());
+        SY_CHECK((co_await world.allreduce(std::span<const std::int64_t>{})).empty(), "empty allreduce");
+      },
+      collective_options());
+}
+
+// An allreduce whose vectors differ in length between nodes is an
+// InvalidArgument (on the nodes that see it; a RemoteFailure on the others),
+// not a hang or MPI's error; and the next job runs.
+TEST_P(MpiCollectives, AllreduceOfDifferentLengthsOnDifferentNodesFails) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
+  const Rank n = 2 * rt.nodes();
+  const Ended e = run_failing(
+      n,
+      [&](Process& p) -> Task<void> {
+        const std::vector<std::int64_t> mine(p.rank() < 2 ? 3 : 4, 1);  // node 0: 3 elements, the others 4
+        co_await p.allreduce(mine);
+      },
+      collective_options());
+  EXPECT_NE(e.kind, Ended::kNormally);
+  EXPECT_NE(e.error.find("allreduce"), std::string::npos) << e.error;
+  EXPECT_NE(e.error.find("elements"), std::string::npos) << e.error;
+  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 2); }, collective_options());
+}
+
+INSTANTIATE_TEST_SUITE_P(BetweenNodes, MpiCollectives, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "MpiOwn" : "LeaderMessages"; });
 
 // A process of node 1 throws while the others wait for it (a receive, a
 // barrier): run() rethrows the original there, every other node's run() throws
@@ -429,37 +552,26 @@ TEST(MpiFailure, AThrowOnNodeOneEndsTheJobOnEveryNode) {
   Runtime& rt = runtime();
   const Rank n = 2 * rt.nodes();
   const Rank thrower = rt.nodes() > 1 ? 2 : 1;  // node 1's first rank (blocks of two)
-  const auto started = std::chrono::steady_clock::now();
-  std::string error;
-  bool original = false;
-  try {
-    rt.run(
-        n,
-        [&](Process& p) -> Task<void> {
-          if (p.rank() == thrower) throw std::runtime_error("boom from rank " + std::to_string(p.rank()));
-          if (p.rank() % 2 == 0) {
-            co_await p.recv(thrower, 9);  // never sent
-          } else {
-            co_await p.barrier();  // never complete
-          }
-        },
-        options());
-  } catch (const RemoteFailure& e) {
-    error = e.what();
-  } catch (const std::runtime_error& e) {
-    error = e.what();
-    original = true;
-  }
-  const auto took = std::chrono::steady_clock::now() - started;
-  EXPECT_LT(took, std::chrono::seconds(5));
+  const Ended e = run_failing(
+      n,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == thrower) throw std::runtime_error("boom from rank " + std::to_string(p.rank()));
+        if (p.rank() % 2 == 0) {
+          co_await p.recv(thrower, 9);  // never sent
+        } else {
+          co_await p.barrier();  // never complete
+        }
+      },
+      options());
+  EXPECT_LT(e.took, std::chrono::seconds(5));
   const bool failing_node = rt.nodes() == 1 || rt.node() == 1;
-  EXPECT_EQ(original, failing_node) << error;
+  EXPECT_EQ(e.kind, failing_node ? Ended::kOriginal : Ended::kRemote) << e.error;
   if (failing_node) {
-    EXPECT_EQ(error, "boom from rank " + std::to_string(thrower));
+    EXPECT_EQ(e.error, "boom from rank " + std::to_string(thrower));
   } else {
-    EXPECT_NE(error.find("node 1"), std::string::npos) << error;
-    EXPECT_NE(error.find("rank " + std::to_string(thrower)), std::string::npos) << error;
-    EXPECT_NE(error.find("boom"), std::string::npos) << error;
+    EXPECT_NE(e.error.find("node 1"), std::string::npos) << e.error;
+    EXPECT_NE(e.error.find("rank " + std::to_string(thrower)), std::string::npos) << e.error;
+    EXPECT_NE(e.error.find("boom"), std::string::npos) << e.error;
   }
   // The runtime runs the next job across the same nodes.
   rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
@@ -475,30 +587,113 @@ TEST(MpiFailure, AStallOnNodeOneIsReportedOnEveryNode) {
   const Rank waiter = rt.nodes() > 1 ? 2 : 1;
   RunOptions o = options();
   o.stall_timeout = std::chrono::milliseconds(400);
-  const auto started = std::chrono::steady_clock::now();
-  std::string error;
-  bool stall = false;
-  try {
-    rt.run(
-        n,
-        [&](Process& p) -> Task<void> {
-          if (p.rank() == waiter) co_await p.recv(waiter, 3);  // never sent
-        },
-        o);
-  } catch (const StallError& e) {
-    error = e.what();
-    stall = true;
-  } catch (const RemoteFailure& e) {
-    error = e.what();
-  }
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  const Ended e = run_failing(
+      n,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == waiter) co_await p.recv(waiter, 3);  // never sent
+      },
+      o);
+  EXPECT_LT(e.took, std::chrono::seconds(5));
   const bool stalled_node = rt.nodes() == 1 || rt.node() == 1;
-  EXPECT_EQ(stall, stalled_node) << error;
+  EXPECT_EQ(e.kind, stalled_node ? Ended::kStall : Ended::kRemote) << e.error;
   if (stalled_node) {
-    EXPECT_NE(error.find("rank " + std::to_string(waiter)), std::string::npos) << error;
+    EXPECT_NE(e.error.find("rank " + std::to_string(waiter)), std::string::npos) << e.error;
   } else {
-    EXPECT_NE(error.find("node 1 stalled"), std::string::npos) << error;
+    EXPECT_NE(e.error.find("node 1 stalled"), std::string::npos) << e.error;
   }
+}
+
+// A message to another node that its receiver never takes (the receiver
+// finished): the job ends on every node with an error, not MPI_Abort or a
+// hang. The sender waits for the send: its node's watchdog names it. The
+// sender finished without waiting (its buffer kept alive): its node's part
+// cannot end with the payload untaken, and its watchdog says why. Every other
+// node fails with a RemoteFailure naming node 0.
+class MpiNeverReceived : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MpiNeverReceived, EndsWithAnErrorOnEveryNode) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes (on one node a send nobody waits for ends with the job)";
+  const bool sender_waits = GetParam();
+  const Rank n = 2 * rt.nodes();
+  RunOptions o = options();
+  o.stall_timeout = std::chrono::milliseconds(400);
+  static const std::vector<std::byte> kept = pattern(1 << 20, message_key(0, 2, 3));
+  const Ended e = run_failing(
+      n,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() != 0) co_return;  // rank 2 (node 1) never receives
+        if (sender_waits) {
+          const std::vector<std::byte> mine = kept;
+          co_await p.send(2, mine, 4);
+        } else {
+          SendTicket t = p.post_send(2, kept, 4);
+        }
+      },
+      o);
+  EXPECT_LT(e.took, std::chrono::seconds(5));
+  EXPECT_EQ(e.kind, rt.node() == 0 ? Ended::kStall : Ended::kRemote) << e.error;
+  if (rt.node() != 0) {
+    EXPECT_NE(e.error.find("node 0 stalled"), std::string::npos) << e.error;
+  } else if (sender_waits) {
+    EXPECT_NE(e.error.find("rank 0"), std::string::npos) << e.error;
+    EXPECT_NE(e.error.find("its send to rank 2"), std::string::npos) << e.error;
+  } else {
+    EXPECT_NE(e.error.find("messages they sent to other nodes were not received"), std::string::npos) << e.error;
+  }
+  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 3); }, options());
+}
+
+INSTANTIATE_TEST_SUITE_P(Sender, MpiNeverReceived, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "Waits" : "Finishes"; });
+
+// A process throws past a payload of 4 MiB it sent to another node (an
+// MPI_Issend reading its buffer, never received): the unwinding waits until
+// the other node, cancelled, has taken it in and dropped it, before the
+// buffer goes (before: MPI read the freed buffer, and node 0 died of
+// SIGSEGV). The thrower's error on node 0, a RemoteFailure naming it on the others.
+TEST(MpiFailure, AThrowPastAPayloadInFlightWaitsUntilItMoved) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
+  const Rank n = 2 * rt.nodes();
+  const Ended e = run_failing(
+      n,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() != 0) co_return;
+        const std::vector<std::byte> mine = pattern(4 << 20, message_key(0, 2, 5));
+        SendTicket t = p.post_send(2, mine, 6);
+        co_await p.sleep_for(std::chrono::milliseconds(2));  // the header reaches node 1 meanwhile
+        throw std::runtime_error("boom past a payload");
+      },
+      options());
+  EXPECT_LT(e.took, std::chrono::seconds(5));
+  EXPECT_EQ(e.kind, rt.node() == 0 ? Ended::kOriginal : Ended::kRemote) << e.error;
+  EXPECT_NE(e.error.find("boom past a payload"), std::string::npos) << e.error;
+  if (rt.node() != 0) {
+    EXPECT_NE(e.error.find("node 0 failed (rank 0)"), std::string::npos) << e.error;
+  }
+  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 4); }, options());
+}
+
+// The last resort: a cancelled job whose traffic cannot finish within the
+// grace period (rank 2 on node 1 holds its core for 6 s without yielding, so
+// node 1 never takes its part of the cancellation) ends every node with
+// MPI_Abort and a diagnostic. Run only by the ctest mpi.abort_fallback.np2
+// (SWITCHYARD_TEST_MPI_ABORT=1), which expects the non-zero exit; skipped otherwise.
+TEST(MpiAbort, ACancelledJobThatCannotFinishAbortsEveryNode) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1 || !std::getenv("SWITCHYARD_TEST_MPI_ABORT")) {
+    GTEST_SKIP() << "run by ctest mpi.abort_fallback (ends the program with MPI_Abort)";
+  }
+  rt.run(
+      2 * rt.nodes(),
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == 0) throw std::runtime_error("boom before the abort");
+        if (p.rank() == 2) std::this_thread::sleep_for(std::chrono::seconds(6));  // never yields
+        co_await p.barrier();
+      },
+      options());
+  ADD_FAILURE() << "the job returned; MPI_Abort should have ended the program";
 }
 
 }  // namespace

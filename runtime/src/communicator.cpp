@@ -26,14 +26,18 @@ Rank Membership::to_comm(Rank job) const noexcept {
   return it != by_job_rank.end() && it->first == job ? it->second : kAnySource;
 }
 
-Group::Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key)
+Group::Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key, bool over_mpi)
     : context_(context),
       members_(std::move(members)),
       library_key_(library_key),
+      over_mpi_(over_mpi),
       members_state_(std::make_unique<MemberState[]>(members_->size)),
       cores_(std::make_unique<CoreState[]>(members_->local.size())) {}
 
-Group::~Group() { delete[] locks_.load(std::memory_order_relaxed); }
+Group::~Group() {
+  delete[] locks_.load(std::memory_order_relaxed);
+  delete node_comm_.load(std::memory_order_relaxed);
+}
 
 BusyLock& Group::busy_lock(Rank comm_rank) const {
   BusyLock* locks = locks_.load(std::memory_order_acquire);
@@ -82,11 +86,24 @@ GroupRegistry::GroupRegistry(Job& job) : job_(job) {
   std::vector<Rank> all(job.size());
   std::iota(all.begin(), all.end(), Rank{0});
   std::lock_guard lock(mutex_);
-  world_ = &make_group(membership(std::move(all)), 0, Key{0, Derivation::kDup, 0});
+  auto members = membership(std::move(all));
+  // The world's NodeComm: a duplicate of the Runtime's, started here, where
+  // every node builds its part of the job.
+  const bool over_mpi = job.nodes().comm && job.options().mpi_collectives &&
+                        members->nodes_spanned == job.routes().nodes() && job.routes().nodes() > 1;
+  world_ = &make_group(std::move(members), 0, Key{0, Derivation::kDup, 0}, over_mpi);
+  if (over_mpi) world_->set_node_comm(job.nodes().comm->start_dup());
 }
 
 GroupRegistry::~GroupRegistry() {
   for (auto& chunk : contexts_) delete[] chunk.load(std::memory_order_relaxed);
+}
+
+void GroupRegistry::complete_node_comms() {
+  std::lock_guard lock(mutex_);
+  for (const auto& g : groups_) {
+    if (NodeComm* comm = g->node_comm()) comm->wait();
+  }
 }
 
 const Group* GroupRegistry::find(ContextId id) const noexcept {
@@ -110,8 +127,10 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
   m->leader.assign(routes.global_cores(), kAnySource);
   m->local_index.resize(m->size);
   std::vector<std::uint32_t> count(routes.global_cores(), 0);
+  std::vector<bool> node_seen(routes.nodes(), false);
   for (Rank i = 0; i < m->size; ++i) {
     const Route& route = routes[job_ranks[i]];
+    node_seen[route.node] = true;
     const std::uint32_t g = routes.global_core(route);
     m->local_index[i] = count[g]++;
     if (m->leader[g] == kAnySource) m->leader[g] = job_ranks[i];
@@ -121,8 +140,11 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
     }
   }
   for (std::uint32_t g = 0; g < count.size(); ++g) {
-    if (count[g] != 0) m->populated.push_back(g);
+    if (count[g] == 0) continue;
+    m->populated.push_back(g);
+    if (routes.core_route(g).node == job_.node()) m->populated_here.push_back(g);
   }
+  m->nodes_spanned = static_cast<std::uint32_t>(std::count(node_seen.begin(), node_seen.end(), true));
   if (!identity) {
     for (Rank i = 0; i < m->size; ++i) m->by_job_rank.emplace_back(job_ranks[i], i);
     std::sort(m->by_job_rank.begin(), m->by_job_rank.end());
@@ -132,7 +154,7 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
 }
 
 const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key,
-                                       const Key& key, std::int64_t color) {
+                                       const Key& key, bool over_mpi, std::int64_t color) {
   if (contexts_made_ >= kMaxContexts) {
     throw InvalidArgument("switchyard: a job can make at most " + std::to_string(kMaxContexts) +
                           " communicators, and this one has");
@@ -152,7 +174,7 @@ const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members
     }
   }
   ++contexts_made_;
-  groups_.push_back(std::make_unique<Group>(id, std::move(members), library_key));
+  groups_.push_back(std::make_unique<Group>(id, std::move(members), library_key, over_mpi));
   const Group* g = groups_.back().get();
   for (std::size_t i = home_slot(id);; i = (i + 1) % (kChunk * kChunks)) {
     auto& chunk = contexts_[i / kChunk];
@@ -173,7 +195,7 @@ const Group& GroupRegistry::dup(const Group& parent, std::uint64_t seq) {
   std::lock_guard lock(mutex_);
   const Key key{parent.context(), Derivation::kDup, seq};
   const Group*& slot = derived_[key];
-  if (!slot) slot = &make_group(parent.shared_members(), 0, key);
+  if (!slot) slot = &make_group(parent.shared_members(), 0, key, parent.over_mpi());
   return *slot;
 }
 
@@ -183,7 +205,10 @@ const Group& GroupRegistry::library(const Group& parent, std::uint64_t library_k
   const Key key{parent.context(), Derivation::kLibrary, library_key};
   const Group*& slot = derived_[key];
   if (!slot) {
-    slot = &make_group(parent.shared_members(), library_key, key);
+    // No NodeComm: a library's duplicate is made without communication, by
+    // whichever member asks first, so no point of the parent's order of
+    // collectives could start one alike on every node.
+    slot = &make_group(parent.shared_members(), library_key, key, false);
     parent.cache_library(slot);  // when the cache is full, later calls come back here
   }
   return *slot;
@@ -207,8 +232,11 @@ void GroupRegistry::build_split(const Group& parent, std::uint64_t seq, PendingS
     if (color != Communicator::kUndefined) {
       std::vector<Rank> job_ranks;
       for (std::size_t i = begin; i < end; ++i) job_ranks.push_back(parent.members().to_job(order[i]));
+      auto members = membership(std::move(job_ranks));
+      const bool over_mpi = parent.over_mpi() && members->nodes_spanned == job_.routes().nodes();
       const Group& g =
-          make_group(membership(std::move(job_ranks)), 0, Key{parent.context(), Derivation::kSplit, seq}, color);
+          make_group(std::move(members), 0, Key{parent.context(), Derivation::kSplit, seq}, over_mpi, color);
+      if (over_mpi) split.over_mpi.push_back(&g);
       for (std::size_t i = begin; i < end; ++i) split.result[order[i]] = {&g, static_cast<Rank>(i - begin)};
     }
     begin = end;
@@ -216,7 +244,8 @@ void GroupRegistry::build_split(const Group& parent, std::uint64_t seq, PendingS
 }
 
 std::pair<const Group*, Rank> GroupRegistry::split(const Group& parent, std::uint64_t seq, Rank member,
-                                                   std::span<const std::byte> colors_and_keys) {
+                                                   std::span<const std::byte> colors_and_keys,
+                                                   std::vector<const Group*>* over_mpi) {
   std::lock_guard lock(mutex_);
   auto [it, fresh] = splits_.try_emplace({parent.context(), seq});
   PendingSplit& split = it->second;
@@ -230,6 +259,7 @@ std::pair<const Group*, Rank> GroupRegistry::split(const Group& parent, std::uin
     build_split(parent, seq, split, contributions);
   }
   const auto mine = split.result[member];
+  if (over_mpi) *over_mpi = split.over_mpi;
   if (++split.taken == parent.members().on_this_node) splits_.erase(it);
   return mine;
 }
@@ -275,8 +305,9 @@ Task<Communicator> Communicator::dup() const {
     const detail::Group& parent = c.group();
     c.process_->check_cancelled();
     const std::uint64_t seq = parent.member(c.rank_).derived++;
-    const detail::Group& g = c.process_->job_.groups().dup(parent, seq);
-    co_return Communicator(c.process_, &g, c.rank_);
+    const detail::Group* g = &c.process_->job_.groups().dup(parent, seq);
+    if (parent.over_mpi()) co_await c.process_->start_node_comms(parent, std::span(&g, 1));
+    co_return Communicator(c.process_, g, c.rank_);
   }(*this);
 }
 
@@ -287,7 +318,9 @@ Task<Communicator> Communicator::split(std::int64_t color, std::int64_t key) con
     const std::uint64_t seq = parent.member(c.rank_).derived++;
     const std::pair<std::int64_t, std::int64_t> mine{color, key};
     const std::vector<std::byte> all = co_await c.allgather(std::as_bytes(std::span(&mine, 1)));
-    const auto [g, rank] = c.process_->job_.groups().split(parent, seq, c.rank_, all);
+    std::vector<const detail::Group*> over_mpi;
+    const auto [g, rank] = c.process_->job_.groups().split(parent, seq, c.rank_, all, &over_mpi);
+    if (!over_mpi.empty()) co_await c.process_->start_node_comms(parent, over_mpi);
     co_return g ? Communicator(c.process_, g, rank) : Communicator();
   }(*this, color, key);
 }

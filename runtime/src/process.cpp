@@ -175,10 +175,16 @@ void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
 // may still arrive for it.
 // A send not yet done may still be read by the receiver's core (the single
 // copy). Unwinding past it would free its buffer under that copy: the job is
-// cancelled and every worker stops reading first. A ticket dropped without an
+// cancelled and every worker stops reading first. A payload to another node
+// may still be read by MPI (its MPI_Issend, which ob1 cannot cancel): the
+// unwinding waits until the receiving node has taken it (a cancelled node
+// takes in and drops what was sent to it). A ticket dropped without an
 // exception leaves the buffer to its owner, who waited or keeps it alive.
 void SendTicket::release() noexcept {
-  if (!state_->done && std::uncaught_exceptions() > 0) owner_->worker_.quiesce_before_unwinding();
+  if (!state_->done && std::uncaught_exceptions() > 0) {
+    owner_->worker_.quiesce_before_unwinding();
+    if (state_->over_network) owner_->worker_.finish_network_send(*state_);
+  }
   if (state_->done) owner_->worker_.endpoint().release(state_);
 }
 

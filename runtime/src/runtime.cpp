@@ -83,6 +83,7 @@ void Job::create_local_processes() {
 Job::~Job() {
   // Frames first: tickets in them hand their states back to their processes' pools.
   for (auto& p : processes_) p->main_ = Task<void>{};
+  if (nodes_.network && !first_error_ && !stalled()) groups_->complete_node_comms();
 }
 
 void Job::wake_all_workers() {
@@ -123,6 +124,13 @@ void Job::cancel() {
   wake_all_workers();
 }
 
+void Job::cancel_everywhere() {
+  if (nodes_.network && !cancel_announced_.exchange(true, std::memory_order_relaxed)) {
+    nodes_.network->announce_failure(nodes_.job, "");
+  }
+  cancel();
+}
+
 void Job::stall() {
   stalled_.store(true, std::memory_order_release);
   if (nodes_.network) {
@@ -143,6 +151,11 @@ void Job::not_yielding(Rank rank, int core, std::chrono::steady_clock::duration 
     report_.emplace_back(rank, std::move(line));
   }
   stall();
+}
+
+void Job::set_stall_cause(std::string cause) {
+  std::lock_guard lock(mutex_);
+  stall_cause_ = std::move(cause);
 }
 
 void Job::add_stall_report(Rank r, std::string line) {
@@ -198,6 +211,7 @@ Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>(
   if (network_ && network_->nodes() > 1) {
     node_ = network_->node();
     node_cores_ = network_->allgather(cores_);
+    node_comm_ = detail::NodeComm::world();
   } else {
     network_ = nullptr;
     node_cores_ = {cores_};
@@ -207,11 +221,17 @@ Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>(
 Runtime::~Runtime() = default;
 
 std::vector<std::int64_t> Runtime::sum_over_nodes(std::span<const std::int64_t> mine) {
-  if (nodes() == 1) return {mine.begin(), mine.end()};
-  // nodes() processes: one per node (node_ranks), rank = node.
-  std::vector<std::int64_t> sum;
-  run(nodes(), [&](Process& p) -> Task<void> { sum = co_await p.allreduce(mine); });
+  std::vector<std::int64_t> sum(mine.begin(), mine.end());
+  combine_over_nodes(sum, {});
   return sum;
+}
+
+void Runtime::combine_over_nodes(std::span<std::int64_t> sums, std::span<std::int64_t> maxima) {
+  if (nodes() == 1) return;
+  // From the calling thread, on the Runtime's communicator: no job, so no
+  // threads woken and no end-of-job barrier for a handful of numbers.
+  std::lock_guard lock(run_mutex_);
+  node_comm_->reduce_now(sums, maxima);
 }
 
 std::vector<std::string> Runtime::worker_bindings() const {
@@ -260,13 +280,19 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
         job.not_yielding(workers[w]->running_rank(), workers[w]->os_core(), now - resume_since[w]);
       }
     }
-    // A node whose processes have all finished waits for the other nodes'
-    // (network_finished): not a stall of its own; theirs, they report.
-    if (job.remaining.load(std::memory_order_acquire) == 0) running = true;
+    // A node whose processes have all finished and whose messages to other
+    // nodes have all been taken waits for the other nodes (network_finished):
+    // not a stall of its own; theirs, they report. One whose messages are
+    // not taken for a whole timeout (their receivers finished without
+    // receiving them) is stalled, and says so.
+    const bool finished = job.remaining.load(std::memory_order_acquire) == 0;
+    if (finished && job.drained.load(std::memory_order_acquire) == workers.size()) running = true;
     if (total != last_total || running) {
       last_total = total;
       last_change = now;
     } else if (now - last_change >= timeout && !job.cancelled.load(std::memory_order_acquire)) {
+      if (finished) job.set_stall_cause("every process of this node finished, but messages they sent to other nodes "
+                                        "were not received (their receivers finished without receiving them)");
       job.stall();
     }
   }
@@ -281,8 +307,14 @@ void Runtime::watch_network(detail::Job& job, std::optional<std::chrono::steady_
   constexpr auto kCancelGrace = std::chrono::seconds(3);
   // Received whether or not this node's part is cancelled already: the node
   // that sent it waits until it has been (failures_delivered).
+  // A cancellation ("") first, then the failure: the failure is this node's
+  // error unless it has one of its own (fail_remotely keeps the first) or stalled.
   if (auto text = network_->failure_from_others(job.nodes().job)) {
-    if (!job.cancelled.load(std::memory_order_acquire)) job.fail_remotely(*text);
+    if (text->empty()) {
+      job.cancel();
+    } else if (!job.stalled()) {
+      job.fail_remotely(*text);
+    }
   }
   if (!job.cancelled.load(std::memory_order_acquire)) return;
   if (!cancelled_at) cancelled_at = now;
@@ -342,7 +374,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   std::exception_ptr error;
   std::string stall_report;
   {
-    detail::Job job(workers, processes, body, std::move(options), detail::JobNodes{network_, node_, node_cores_, jobs_++});
+    detail::Job job(workers, processes, body, std::move(options), detail::JobNodes{network_, node_, node_cores_, jobs_++, node_comm_.get()});
     start_and_watch(job, workers);
     for (auto* w : workers) {
       stats.resumes += w->resumes();

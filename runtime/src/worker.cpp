@@ -114,6 +114,7 @@ void Worker::run_job() {
   bool quiet = false;  // the last busy turn resumed processes but moved no message
   for (;;) {
     bool worked = endpoint_.poll();
+    if (!network_waits_.empty()) worked |= poll_network_waits();
     if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
     if (!cancel_seen_ && !timers_.empty()) expire_timers();  // a cancelled job wakes every sleeper itself
     const bool may_resume = !cancel_seen_ || cancel_released_;
@@ -161,7 +162,7 @@ void Worker::expire_timers() {
 // something is rung, a full ring may have room, or the earliest sleeper's
 // deadline is kTimerSpin away (the last stretch is spun).
 void Worker::idle_wait() {
-  auto max = endpoint_.has_backlog()                              ? std::chrono::microseconds(kBacklogSleep)
+  auto max = endpoint_.has_backlog() || !network_waits_.empty() ? std::chrono::microseconds(kBacklogSleep)
              : network_job_ ? std::chrono::microseconds(kNetworkIdleSleep)
                             : std::chrono::microseconds(kIdleSleep);
   if (!cancel_seen_ && !timers_.empty()) {
@@ -222,7 +223,26 @@ bool Worker::network_finished() {
   return job.network_done.load(std::memory_order_acquire);
 }
 
+// A collective's MPI operations that this core's processes wait for.
+bool Worker::poll_network_waits() {
+  bool any = false;
+  for (std::size_t i = 0; i < network_waits_.size();) {
+    NetworkWait& w = network_waits_[i];
+    if (!w.comm->test()) {
+      ++i;
+      continue;
+    }
+    *w.done = true;
+    w.process->notify();
+    w = network_waits_.back();
+    network_waits_.pop_back();
+    any = true;
+  }
+  return any;
+}
+
 void Worker::leave_job() {
+  network_waits_.clear();
   // Packets still in the rings are plain bytes owned by the rings; they go with the Job.
   ready_.reset(0);
   trace_ = nullptr;
@@ -260,11 +280,25 @@ void Worker::quiesce_before_unwinding() noexcept {
   }
 }
 
+void Worker::finish_network_send(const SendState& s) noexcept {
+  job_->cancel_everywhere();  // the receiving node takes the payload in only once cancelled
+  Backoff backoff;
+  while (!s.done) {
+    const bool polled = endpoint_.poll();
+    if (endpoint_.flush() || polled) {
+      backoff.reset();
+    } else {
+      backoff.wait([] { std::this_thread::sleep_for(std::chrono::microseconds(100)); });
+    }
+  }
+}
+
 bool Worker::handle_cancel() {
   Job& job = *job_;
   if (!cancel_seen_) stop_reading_senders();
   if (job.quiesced.load(std::memory_order_acquire) < job.worker_count()) return false;
   cancel_released_ = true;
+  network_waits_.clear();  // their processes unwind now; the flags go with their frames
   const bool stalled = job.stalled();
   for (Process* p : local_processes()) {
     if (p->finished_) continue;

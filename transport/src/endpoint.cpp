@@ -54,6 +54,7 @@ SendState* Endpoint::send(Rank src, Rank dst, ContextId context, Tag tag, std::s
   s->dst = dst;
   s->tag = tag;
   s->done = false;
+  s->over_network = false;
   const bool eager = bytes.size() <= (route(dst).node == node_ ? eager_limit_ : network_eager_limit_);
   if (local(dst)) {
     send_local(*s, context, src, eager, synchronous);
@@ -98,6 +99,7 @@ void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager
   Transport& transport = transport_for(to);
   if (!eager && to.node != node_) {
     transport.post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&h.size, 1)));  // the payload slot is unused
+    s.over_network = true;
     network_->send_payload(to, s);
     return;  // complete once the receive took the payload
   }

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "mpi_check.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"  // SlotBuffer
 
 namespace switchyard::detail {
@@ -23,14 +24,6 @@ namespace switchyard::detail {
 namespace {
 
 constexpr int kFailureTag = 1;
-
-void check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(rc, text, &length);
-  throw Error(std::string("switchyard: ") + what + " failed: " + std::string(text, static_cast<std::size_t>(length)));
-}
 
 // Environment variables that Open MPI's mpirun (ORTE/PMIx), MPICH's Hydra and
 // Slurm's PMI set in every process they start.
@@ -56,14 +49,6 @@ void require_thread_multiple(int provided, const char* who) {
               thread_level_name(provided) +
               "; switchyard's workers call MPI concurrently and need MPI_THREAD_MULTIPLE "
               "(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided))");
-}
-
-int to_int_count(std::uint64_t bytes, const char* what) {
-  if (bytes > static_cast<std::uint64_t>(INT_MAX)) {
-    throw InvalidArgument(std::string("switchyard: ") + what + " of " + std::to_string(bytes) +
-                          " bytes between nodes: at most 2147483647 bytes per message cross nodes");
-  }
-  return static_cast<int>(bytes);
 }
 
 }  // namespace
@@ -171,8 +156,12 @@ std::optional<std::string> MpiWorld::failure_from_others(std::uint64_t job) {
   std::lock_guard lock(impl_->mutex);
   auto& early = impl_->early_failures;
   std::erase_if(early, [job](const auto& f) { return f.first < job; });
-  for (auto& f : early) {
-    if (f.first == job) return f.second;
+  // Each announcement once: a cancellation ("") comes before the failure that caused it.
+  for (auto it = early.begin(); it != early.end(); ++it) {
+    if (it->first != job) continue;
+    std::string text = std::move(it->second);
+    early.erase(it);
+    return text;
   }
   for (;;) {
     int flag = 0;

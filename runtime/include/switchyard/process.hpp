@@ -38,6 +38,8 @@ namespace detail {
 class Worker;
 class Job;
 class Group;
+class NodeComm;
+struct CoreCollective;
 class TraceBuffer;
 struct TraceEvent;
 }  // namespace detail
@@ -285,6 +287,21 @@ class alignas(64) Process {
   [[gnu::noinline]] SendTicket traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
                                            bool synchronous);
 
+  // Parks until `comm`'s outstanding MPI operation completes (this worker tests it).
+  class NodesAwaiter;
+  Task<void> wait_for_nodes(detail::NodeComm& comm, const char* what);
+  // g's NodeComm once it is made (g.over_mpi(); called by g's node leader).
+  Task<detail::NodeComm*> node_comm_of(const detail::Group& g);
+  // Called by the parent's node leader as it passes its dup or split: starts
+  // the NodeComm of each new group (in the parent's order of collectives).
+  Task<void> start_node_comms(const detail::Group& parent, std::span<const detail::Group* const> made);
+  // A collective's step between nodes, by this core's leader (collectives.cpp).
+  Task<std::vector<std::byte>> across_nodes(const detail::Group& g, int kind, std::uint64_t seq, Rank root,
+                                            const std::vector<std::byte>& blob);
+  Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, int kind, std::uint64_t seq,
+                           std::uint32_t root_worker, const std::vector<std::byte>& blob);
+  Task<std::vector<std::byte>> node_leader_step(const detail::Group& g, int kind, Tag tag, Rank root,
+                                                const std::vector<std::byte>& blob);
   // split: allgather_split's, for that kind only.
   Task<std::vector<std::byte>> collective(const detail::Group& g, Rank me, int kind, std::span<const std::byte> mine,
                                           Rank root,

@@ -74,6 +74,12 @@ struct RunOptions {
   // no trace, and no cost.
   TraceLog* trace = nullptr;
   std::string trace_file;
+  // In a job across nodes: whether a communicator with members on every node
+  // combines its collectives between nodes with MPI's own collectives (one
+  // process per node calls them), or with messages between the leaders of
+  // every core of every node. The first by measurement (bench/README.md,
+  // BM_Collective); the second is there to measure against.
+  bool mpi_collectives = true;
 
   RunOptions& on_active_message(HandlerId id, ActiveMessageHandler h) {
     handlers[id] = std::move(h);
@@ -125,6 +131,7 @@ namespace detail {
 class Worker;
 class Job;
 class MpiWorld;
+class NodeComm;
 }  // namespace detail
 
 class Runtime {
@@ -152,6 +159,12 @@ class Runtime {
   // (one process per node, allreduce), after the job it combines; on one node
   // `mine` itself, no job. Every node calls it at the same point.
   std::vector<std::int64_t> sum_over_nodes(std::span<const std::int64_t> mine);
+  // In place, on every node: `sums` element-wise summed and `maxima`
+  // element-wise maximised over the nodes (each of one length on every node),
+  // in one MPI reduction (NodeReduction gathers a row's values for it). On
+  // one node they stay as they are. Every node calls it at the same point,
+  // outside any job.
+  void combine_over_nodes(std::span<std::int64_t> sums, std::span<std::int64_t> maxima);
   const Topology& topology() const noexcept { return *topology_; }
   // How each worker is bound, one line per worker, read back from the OS.
   std::vector<std::string> worker_bindings() const;
@@ -163,6 +176,7 @@ class Runtime {
   std::mutex run_mutex_;  // one job at a time
   TraceLog* default_trace_ = nullptr;
   detail::MpiWorld* network_ = nullptr;         // set when jobs span nodes
+  std::unique_ptr<detail::NodeComm> node_comm_;  // with network_: the nodes' communicator (MPI_COMM_WORLD's duplicate)
   std::uint32_t node_ = 0;
   std::vector<std::vector<int>> node_cores_;  // per node: its workers' OS cores
   std::uint64_t jobs_ = 0;                    // jobs run so far, alike on every node

@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "switchyard/node_reduction.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/transport/message.hpp"
 
@@ -53,23 +55,29 @@ class SpanTimer {
     }
     return out;
   }
-  // The same for a job across nodes (see above); every node calls it after the job.
+  // The same for a job across nodes (see above); every node calls it after
+  // the job. One MPI reduction of its own: a caller with several timers (and
+  // counts) to combine adds each one's node_spans() to one NodeReduction.
   std::vector<double> milliseconds(Runtime& runtime) const {
-    if (runtime.nodes() == 1) return milliseconds();
+    NodeReduction over;
+    const auto spans = over.add(node_spans(runtime), NodeReduction::kMax);
+    over.combine(runtime);
+    return to_milliseconds(over.result(spans));
+  }
+  // This node's span of each repetition, over the ranks it hosts, in
+  // nanoseconds: their maxima over the nodes (NodeReduction::kMax) are the spans.
+  std::vector<std::int64_t> node_spans(const Runtime& runtime) const {
     const RankRange mine = runtime.local_ranks(processes_);
-    const std::size_t node = runtime.node();
-    std::vector<std::int64_t> spans(std::size_t{runtime.nodes()} * repetitions_, 0);
+    std::vector<std::int64_t> spans(repetitions_);
     for (std::uint32_t k = 0; k < repetitions_; ++k) {
       const auto d = span(k, static_cast<Rank>(mine.first), static_cast<Rank>(mine.end));
-      spans[node * repetitions_ + k] = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+      spans[k] = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
     }
-    const std::vector<std::int64_t> all = runtime.sum_over_nodes(spans);
-    std::vector<double> out(repetitions_, 0.0);
-    for (std::size_t n = 0; n < runtime.nodes(); ++n) {
-      for (std::uint32_t k = 0; k < repetitions_; ++k) {
-        out[k] = std::max(out[k], static_cast<double>(all[n * repetitions_ + k]) / 1e6);
-      }
-    }
+    return spans;
+  }
+  static std::vector<double> to_milliseconds(std::span<const std::int64_t> nanoseconds) {
+    std::vector<double> out;
+    for (const std::int64_t ns : nanoseconds) out.push_back(static_cast<double>(ns) / 1e6);
     return out;
   }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/node_reduction.hpp"
 #include "switchyard/span_timer.hpp"
 #include "switchyard/splitmix64.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
@@ -226,16 +227,23 @@ class Driver {
     co_await finish_repetition(p, b.data, s.r.scheduler, rep);
   }
 
+  // The row's figures, combined over the nodes in one reduction.
   SchedulerResult finish(Slot& s, const JobStats& job) const {
-    s.r.comm_ms = summarize(s.clocks.milliseconds(rt_));
-    if (!s.global) {
-      s.r.schedule_ms = summarize(s.plan_clocks.milliseconds(rt_));
-      record_inquiries(s.r, s.inquiries);
-    }
+    NodeReduction over;
+    const auto comm = over.add(s.clocks.node_spans(rt_), NodeReduction::kMax);
+    const auto plan = over.add(s.global ? std::vector<std::int64_t>{} : s.plan_clocks.node_spans(rt_), NodeReduction::kMax);
+    const auto inquiries = over.add(s.global ? std::vector<std::int64_t>{} : inquiry_totals(s.inquiries), NodeReduction::kSum);
     // The counts of every node's workers.
     const std::int64_t counts[] = {static_cast<std::int64_t>(job.resumes), static_cast<std::int64_t>(job.slots),
                                    static_cast<std::int64_t>(job.ring_full)};
-    const std::vector<std::int64_t> all = rt_.sum_over_nodes(counts);
+    const auto jobs = over.add(counts, NodeReduction::kSum);
+    over.combine(rt_);
+    s.r.comm_ms = summarize(SpanTimer::to_milliseconds(over.result(comm)));
+    if (!s.global) {
+      s.r.schedule_ms = summarize(SpanTimer::to_milliseconds(over.result(plan)));
+      record_inquiries(s.r, over.result(inquiries));
+    }
+    const auto all = over.result(jobs);
     s.r.job = {static_cast<std::uint64_t>(all[0]), static_cast<std::uint64_t>(all[1]), static_cast<std::uint64_t>(all[2])};
     s.r.verified = true;
     return std::move(s.r);
@@ -280,13 +288,18 @@ class Driver {
     return out;
   }
 
-  // Per repetition, the busy-lock attempts of all processes (of every node); their median.
-  void record_inquiries(SchedulerResult& r, const std::vector<std::uint64_t>& per_process) const {
+  // Per repetition, the busy-lock attempts of this node's processes (their
+  // sums over the nodes: every process's).
+  std::vector<std::int64_t> inquiry_totals(const std::vector<std::uint64_t>& per_process) const {
     std::vector<std::int64_t> totals(o_.repeat, 0);
     for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) {
       for (Rank i = 0; i < n_; ++i) totals[rep] += static_cast<std::int64_t>(per_process[std::size_t{rep} * n_ + i]);
     }
-    for (const std::int64_t total : rt_.sum_over_nodes(totals)) r.inquiry_samples.push_back(static_cast<std::uint64_t>(total));
+    return totals;
+  }
+  // Per repetition, the busy-lock attempts of all processes; their median.
+  void record_inquiries(SchedulerResult& r, std::span<const std::int64_t> totals) const {
+    for (const std::int64_t total : totals) r.inquiry_samples.push_back(static_cast<std::uint64_t>(total));
     std::vector<std::uint64_t> sorted = r.inquiry_samples;
     std::sort(sorted.begin(), sorted.end());
     r.inquiries = sorted[sorted.size() / 2];
@@ -323,7 +336,12 @@ class Driver {
           }
         },
         options);
-    return GenerateRecvTimes{summarize(concat.milliseconds(rt_)), summarize(am.milliseconds(rt_))};
+    NodeReduction over;
+    const auto by_concat = over.add(concat.node_spans(rt_), NodeReduction::kMax);
+    const auto by_am = over.add(am.node_spans(rt_), NodeReduction::kMax);
+    over.combine(rt_);
+    return GenerateRecvTimes{summarize(SpanTimer::to_milliseconds(over.result(by_concat))),
+                             summarize(SpanTimer::to_milliseconds(over.result(by_am)))};
   }
 
   Runtime& rt_;

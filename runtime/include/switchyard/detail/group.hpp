@@ -18,6 +18,7 @@
 
 #include "switchyard/transport/busy_lock.hpp"
 #include "switchyard/transport/message.hpp"
+#include "switchyard/transport/node_comm.hpp"
 
 namespace switchyard {
 class Process;
@@ -54,8 +55,12 @@ struct Membership {
   std::vector<std::uint32_t> local_index;
   // Cores of the job with at least one member, ascending.
   std::vector<std::uint32_t> populated;
-  // Members on this node.
+  // Cores of this node with at least one member, ascending: the first one's
+  // leader is the node leader, who runs the step between nodes (NodeComm).
+  std::vector<std::uint32_t> populated_here;
+  // Members on this node, and nodes with at least one member.
   Rank on_this_node = 0;
+  std::uint32_t nodes_spanned = 0;
 
   Rank to_job(Rank comm_rank) const noexcept { return job_rank.empty() ? comm_rank : job_rank[comm_rank]; }
   // kAnySource if `job` is not a member.
@@ -66,7 +71,8 @@ class Group {
  public:
   static constexpr std::size_t kCachedLibraries = 8;
 
-  Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key);
+  // over_mpi: the collectives' step between nodes runs on a NodeComm of its own (set_node_comm).
+  Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key, bool over_mpi);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -95,6 +101,19 @@ class Group {
   // The members' busy locks, made on first use (by whichever process asks first).
   BusyLock& busy_lock(Rank comm_rank) const;
 
+  // Whether its collectives cross nodes through MPI's own collectives, on
+  // node_comm(): a communicator with members on every node of a job across
+  // nodes, derived (dup, split) from one that does, with
+  // RunOptions::mpi_collectives. Alike on every node.
+  bool over_mpi() const noexcept { return over_mpi_; }
+  // Its MPI communicator over the nodes; nullptr until the node leader of the
+  // group it derives from has started making it (communicator.cpp). Used by
+  // this node's node leader only.
+  NodeComm* node_comm() const noexcept { return node_comm_.load(std::memory_order_acquire); }
+  void set_node_comm(std::unique_ptr<NodeComm> comm) const noexcept {
+    node_comm_.store(comm.release(), std::memory_order_release);
+  }
+
   // The duplicate reserved for a library, if it was made and cached here.
   const Group* cached_library(std::uint64_t key) const noexcept;
   // Caches it; called under the job's registry mutex. False if the cache is full.
@@ -104,6 +123,11 @@ class Group {
   const ContextId context_;
   const std::shared_ptr<const Membership> members_;
   const std::uint64_t library_key_;  // nonzero: this is the duplicate a library reserved of another group
+  const bool over_mpi_;
+  // Set once by the node leader of the parent group (release), read by this
+  // group's node leader (acquire): whoever sees the pointer sees the
+  // communicator it started. Owned; deleted with the group.
+  mutable std::atomic<NodeComm*> node_comm_{nullptr};
   std::unique_ptr<MemberState[]> members_state_;
   std::unique_ptr<CoreState[]> cores_;
   // Set once by the first process to ask; acquire pairs with the release of the

@@ -23,6 +23,7 @@
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/transport/mpi_transport.hpp"
+#include "switchyard/transport/node_comm.hpp"
 #include "switchyard/transport/route_table.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"
 
@@ -37,6 +38,7 @@ struct JobNodes {
   std::uint32_t node = 0;
   std::vector<std::vector<int>> cores;  // per node: the OS cores of its workers
   std::uint64_t job = 0;                // the job's number, alike on every node (failure messages carry it)
+  NodeComm* comm = nullptr;             // the Runtime's communicator over the nodes, when MPI is built in
 };
 
 // Every rank's (node, core): ranks in blocks over the nodes, then `placement`
@@ -86,10 +88,16 @@ class Job {
   void fail_remotely(const std::string& text);
   // Cancels without an error of its own: the one that caused it is recorded by fail() later.
   void cancel();
+  // The same on every node, at once (once per job): a process unwinding past
+  // a payload it sent to another node needs that node cancelled before its
+  // failure is known (Worker::finish_network_send).
+  void cancel_everywhere();
   // The watchdog saw no progress: cancel, and have every worker describe its blocked processes.
   void stall();
   bool stalled() const noexcept { return stalled_.load(std::memory_order_acquire); }
   void add_stall_report(Rank r, std::string line);
+  // Why the job stalls, when it is not "no progress" (before stall()).
+  void set_stall_cause(std::string cause);
   // The watchdog saw one resume of `rank` last longer than the stall timeout:
   // says so on stderr now and stalls the job, which fails once the rank yields.
   void not_yielding(Rank rank, int core, std::chrono::steady_clock::duration running);
@@ -134,6 +142,8 @@ class Job {
   std::vector<TraceBuffer*> trace_buffers_;  // by worker; owned by options_.trace
 
   std::atomic<bool> stalled_{false};  // release/acquire with `cancelled`'s ordering (set before it)
+  // Whether cancel_everywhere() announced; only its exchange reads it (relaxed: it guards one announcement).
+  std::atomic<bool> cancel_announced_{false};
   mutable std::mutex mutex_;          // guards first_error_, report_ and stall_cause_
   std::exception_ptr first_error_;
   std::vector<std::pair<Rank, std::string>> report_;

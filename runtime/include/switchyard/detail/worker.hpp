@@ -19,6 +19,7 @@
 #include "switchyard/transport/doorbell.hpp"
 #include "switchyard/transport/endpoint.hpp"
 #include "switchyard/transport/mpi_transport.hpp"
+#include "switchyard/transport/node_comm.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"
 
 namespace switchyard::detail {
@@ -53,6 +54,10 @@ class Worker final : private EndpointClient {
   // `p` sleeps until `deadline`; the worker wakes it (Process::timer_expired) then.
   void add_timer(TimerHeap::Clock::time_point deadline, Process* p);
   bool cancelling() const noexcept { return cancel_seen_; }
+  // `p` waits for `comm`'s outstanding MPI operation (a collective's step
+  // between nodes): the loop tests it, and once it is complete sets `done` and
+  // notifies p. Cancellation drops the watch (p unwinds; MPI keeps the operation).
+  void watch_network(NodeComm& comm, bool& done, Process& p) { network_waits_.push_back({&comm, &done, &p}); }
   Endpoint& endpoint() noexcept { return endpoint_; }
   const std::vector<Process*>& local_processes() const;
   Job& job() noexcept { return *job_; }
@@ -60,6 +65,11 @@ class Worker final : private EndpointClient {
   // single-copy send in flight): cancels the job and returns once every worker
   // has stopped reading from other processes, so the buffers may go.
   void quiesce_before_unwinding() noexcept;
+  // A process unwinds past a send whose payload MPI may still read from its
+  // buffer: returns once the payload has moved, polling this core's transports
+  // meanwhile (the receiving node, cancelled too, takes it in to drop it).
+  // Never, if that node can no longer: the watchdog's MPI_Abort then ends it.
+  void finish_network_send(const SendState& s) noexcept;
 
   std::uint64_t resumes() const noexcept { return resumes_; }
   const TransportStats& transport_stats() const noexcept { return transport_.stats(); }
@@ -77,6 +87,7 @@ class Worker final : private EndpointClient {
   void expire_timers();
   void idle_wait();
   bool network_finished();
+  bool poll_network_waits();
   void leave_job();
 
   // EndpointClient
@@ -138,6 +149,12 @@ class Worker final : private EndpointClient {
   bool network_job_ = false;                   // this job spans nodes: network_ is attached
   bool drained_ = false;                       // counted in Job::drained
   bool barrier_owner_ = false;                 // started the end-of-job barrier, so tests it
+  struct NetworkWait {
+    NodeComm* comm;
+    bool* done;
+    Process* process;
+  };
+  std::vector<NetworkWait> network_waits_;  // watch_network(); capacity kept from job to job
   Endpoint endpoint_;
   TraceBuffer* trace_ = nullptr;  // the job's trace buffer of this core, or nullptr: set once per job
   bool cancel_seen_ = false;

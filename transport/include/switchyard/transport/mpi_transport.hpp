@@ -73,7 +73,8 @@ class MpiWorld {
   // Collective over every node, from one thread of each: every node's list, by node.
   std::vector<std::vector<int>> allgather(const std::vector<int>& mine) const;
 
-  // A job failed here: tells every other node (text: what to tell them).
+  // A job failed here: tells every other node (text: what to tell them; empty:
+  // cancel now, the failure follows once known).
   void announce_failure(std::uint64_t job, const std::string& text);
   // Whether every node has received what announce_failure() sent it: a node
   // that failed ends its part of the job only then, so that the others learn
