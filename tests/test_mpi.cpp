@@ -306,28 +306,17 @@ TEST(MpiFailure, AThrowOnNodeOneEndsTheJobOnEveryNode) {
   Runtime& rt = runtime();
   const Rank n = 2 * rt.nodes();
   const Rank thrower = rt.nodes() > 1 ? 2 : 1;  // node 1's first rank (blocks of two)
-  const auto started = std::chrono::steady_clock::now();
-  std::string error;
-  bool original = false;
-  try {
-    rt.run(
-        n,
-        [&](Process& p) -> Task<void> {
-          if (p.rank() == thrower) throw std::runtime_error("boom from rank " + std::to_string(p.rank()));
-          if (p.rank() % 2 == 0) {
-            co_await p.recv(thrower, 9);  // never sent
-          } else {
-            co_await p.barrier();  // never complete
-          }
-        },
-        options());
-  } catch (const RemoteFailure& e) {
-    error = e.what();
-  } catch (const std::runtime_error& e) {
-    error = e.what();
-    original = true;
-  }
-  const auto took = std::chrono::steady_clock::now() - started;
+  const auto [error, original, took] = sytest::run_failing(
+      rt, n,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == thrower) throw std::runtime_error("boom from rank " + std::to_string(p.rank()));
+        if (p.rank() % 2 == 0) {
+          co_await p.recv(thrower, 9);  // never sent
+        } else {
+          co_await p.barrier();  // never complete
+        }
+      },
+      options());
   EXPECT_LT(took, std::chrono::seconds(5));
   const bool failing_node = rt.nodes() == 1 || rt.node() == 1;
   EXPECT_EQ(original, failing_node) << error;

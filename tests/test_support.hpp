@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -87,6 +88,30 @@ inline std::uint64_t message_key(Rank src, Rank dst, std::uint64_t seq, std::uin
 template <class T>
 std::span<const std::byte> bytes_of(const T& v) {
   return std::as_bytes(std::span<const T, 1>(&v, 1));
+}
+
+// A job across nodes that a process fails, as one node saw it: the error
+// run() threw here, whether it is the original (thrown on this node) rather
+// than another node's RemoteFailure, and how long run() took.
+struct JobFailure {
+  std::string error;
+  bool original = false;
+  std::chrono::steady_clock::duration took{};
+};
+template <class Body>
+JobFailure run_failing(switchyard::Runtime& rt, Rank n, Body body, const switchyard::RunOptions& options) {
+  JobFailure f;
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    rt.run(n, body, options);
+  } catch (const switchyard::RemoteFailure& e) {
+    f.error = e.what();
+  } catch (const std::runtime_error& e) {
+    f.error = e.what();
+    f.original = true;
+  }
+  f.took = std::chrono::steady_clock::now() - started;
+  return f;
 }
 
 }  // namespace sytest

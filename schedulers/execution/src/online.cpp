@@ -137,7 +137,8 @@ Task<void> execute_ac(const Communicator& comm, std::span<const MatrixEntry> sen
   return run_ac(comm, sends, receives, hooks, options);
 }
 
-BusyLockMonitor::BusyLockMonitor(Rank processes) : counters_(std::make_unique<Counter[]>(processes)) {}
+BusyLockMonitor::BusyLockMonitor(Rank processes)
+    : owned_(std::make_unique<Counter[]>(processes)), counters_(owned_.get()) {}
 
 void BusyLockMonitor::enter(Rank receiver) noexcept {
   const int now = counters_[receiver].in_flight.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -216,12 +217,14 @@ Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, 
     for (std::size_t k = 0; k < left;) {
       const std::uint32_t i = pending[k];
       const Rank dst = sends[i].peer;
+      // One inquiry, wherever dst lives: on this node a test-and-set of its
+      // lock; on another, the same test-and-set done by dst's core on request
+      // (this process waits for the answer, its core runs the others).
       ++stats.inquiries;
-      BusyLock& lock = lib.busy_lock(dst);
       bool acquired = false;
       {
         TraceSpan attempt(p, TraceCategory::lock, "busy_lock", TraceArgs{.dst = dst});
-        acquired = lock.try_acquire();
+        acquired = co_await lib.try_busy_lock(dst);
         attempt.set("acquired", acquired);
       }
       if (!acquired) {
@@ -235,7 +238,7 @@ Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, 
       // lock is held for exactly the transfer.
       co_await lib.ssend(dst, hooks.send_buffer(i), kOnlineTag);
       if (options.monitor) options.monitor->leave(dst);
-      lock.release();
+      lib.release_busy_lock(dst);
       ++stats.messages;
       std::copy(pending.begin() + k + 1, pending.begin() + left, pending.begin() + k);  // the rest keep their order
       --left;

@@ -24,6 +24,7 @@ struct SendState {
   std::uint32_t core = 0;           // an eager send waiting for room: the destination core
   std::uint64_t seq = 0;            // ... and its packet's sequence number towards that core
   bool done = false;
+  bool granted = false;             // a busy-lock request (Endpoint::try_remote_lock), once done: the answer
   SendState* next_waiting = nullptr;  // the destination core's FIFO of eager sends waiting for room
 };
 
