@@ -268,15 +268,19 @@ Task<void> Communicator::send_active(Rank dst, HandlerId handler, std::span<cons
 Process::BusyLockAwaiter Communicator::try_busy_lock(Rank r) const { return process_->try_busy_lock_on(group(), r); }
 void Communicator::release_busy_lock(Rank r) const { process_->release_busy_lock_on(group(), r); }
 
-BusyLock& Communicator::busy_lock(Rank r) const {
+BusyLock* Communicator::busy_lock_if_local(Rank r) const {
   process_->check_rank(group(), r, "busy_lock");
-  const Rank job = group_->members().to_job(r);
-  if (!process_->on_this_node(job)) {
+  return process_->on_this_node(group_->members().to_job(r)) ? &group_->busy_lock(r) : nullptr;
+}
+
+BusyLock& Communicator::busy_lock(Rank r) const {
+  BusyLock* lock = busy_lock_if_local(r);
+  if (!lock) {
     throw InvalidArgument("switchyard: busy_lock on rank " + std::to_string(process_->rank()) + ": rank " +
                           std::to_string(r) + " lives on another node, which alone holds its lock "
                           "(try_busy_lock and release_busy_lock reach it)");
   }
-  return group_->busy_lock(r);
+  return *lock;
 }
 
 Task<Communicator> Communicator::dup() const {

@@ -99,6 +99,9 @@ class Communicator {
   // The atomic itself, for a member on this node (InvalidArgument for a
   // member of another node: only its node holds its lock).
   BusyLock& busy_lock(Rank r) const;
+  // The same, or nullptr for a member of another node: for a caller that
+  // looks its locks up once and tries them many times.
+  BusyLock* busy_lock_if_local(Rank r) const;
 
   // --- collectives: every member calls them, in the same order ---
   Task<void> barrier() const;
