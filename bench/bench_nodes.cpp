@@ -28,7 +28,10 @@
 //   BM_Exchange/n:N/d:D/bytes:B/<scheduler>
 //                                 one exchange of a Fig. 7 matrix (fig7_matrix, as
 //                                 bench_exchange), N processes in blocks over the
-//                                 nodes, every scheduler of the registry; Time =
+//                                 nodes, every scheduler of the registry (drsn:
+//                                 a receiver's busy lock is its node's, taken
+//                                 from other nodes by request, as BM_BusyLock/
+//                                 switchyard); Time =
 //                                 first process out of the barrier to the last one
 //                                 done, over all nodes (steady_clock is one clock on
 //                                 this machine), median of the batch's exchanges.
@@ -37,7 +40,10 @@
 //                                 messages packed per destination node
 //                                 (mpi_alltoallv_exchange.hpp): mpi_us,
 //                                 ratio_to_mpi = Time / MPI. Every byte of both
-//                                 is verified after every exchange.
+//                                 is verified after every exchange. drsn:
+//                                 inquiries = busy-lock tries per exchange,
+//                                 summed over the nodes (a try of another
+//                                 node's lock counts one, as a local one).
 //   BM_Collective/<op>/bytes:B    a collective (barrier, broadcast from rank 0,
 //                                 allreduce of B/8 int64, allgather of B bytes a
 //                                 process) over every process of a job of 4
@@ -64,6 +70,19 @@
 //                                 MPI_Irecv), which also gives MPI progress. With
 //                                 3 or more nodes, nodes 2.. contend for the same
 //                                 lock. Counter: attempts (per acquire, node 0).
+//                                 switchyard: the runtime's busy lock across
+//                                 nodes (Communicator::try_busy_lock): rank 0
+//                                 (node 0) takes and gives back the lock of
+//                                 rank 1 (node 1), one process per node, those
+//                                 of nodes 2.. contending; a try is a packet to
+//                                 rank 1's core, which test-and-sets the lock's
+//                                 CPU atomic and answers; a release is one
+//                                 packet. DRS_N's drsn lines above use it.
+//                                 rma_in_runtime: rma's calls, made by the
+//                                 processes of a switchyard job on their
+//                                 worker threads (what DRS_N would do with MPI
+//                                 one-sided CAS, every acquire, local ones
+//                                 too, through the window).
 //
 // How the switchyard lines read before the MPI transport is built in: each
 // node then runs its own one-node job, so the switchyard figure is within a
@@ -456,6 +475,7 @@ class SwitchyardExchange {
   std::vector<double> run(std::uint32_t exchanges) {
     const Rank n = m_.size();
     std::vector<Stamps> stamps(std::size_t{n} * exchanges);
+    std::vector<std::uint64_t> inquiries(n, 0);  // per rank: each written by its own process only
     GenerateRecvByActiveMessages generate(n);
     RunOptions options = sybench::default_placement();
     if (!plan_) generate.install(options);
@@ -483,8 +503,9 @@ class SwitchyardExchange {
             const ExchangePlan& plan = plan_ ? *plan_ : *mine;
             Stamps& s = stamps[std::size_t{x} * n + me];
             s.start = now_s();
-            co_await plan.run(p, send, recv);
+            const ExchangeRunStats run_stats = co_await plan.run(p, send, recv);
             s.end = now_s();
+            inquiries[me] += run_stats.busy_lock_inquiries;
             co_await p.barrier();
             if (auto bad = b.verify()) {
               throw PayloadError("exchange '" + options_.scheduler + "', exchange " + std::to_string(x + 1), *bad);
@@ -493,7 +514,16 @@ class SwitchyardExchange {
         },
         options);
     ++runs_;
+    exchanges_ += exchanges;
+    for (std::uint64_t k : inquiries) inquiries_ += k;
     return spans(stamps, exchanges);
+  }
+  // DRS_N's busy-lock inquiries per exchange so far, summed over every node's
+  // processes (collective over the nodes); 0 for the other schedulers.
+  double inquiries_per_exchange() const {
+    double v[2] = {static_cast<double>(inquiries_), static_cast<double>(exchanges_)};
+    MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return v[1] > 0 ? v[0] / v[1] : 0;
   }
 
  private:
@@ -529,6 +559,7 @@ class SwitchyardExchange {
   std::optional<ExchangePlan> plan_;
   BufferSet& buffers_;
   std::uint64_t runs_ = 0;
+  std::uint64_t exchanges_ = 0, inquiries_ = 0;  // this node's processes'
 };
 
 // Median seconds per exchange from SwitchyardExchange::run's values, each
@@ -571,7 +602,7 @@ ExchangeLine& exchange_line(const ExchangeConfig& c, const std::string& schedule
 }
 
 void BM_Exchange(benchmark::State& state, const ExchangeConfig& c, const std::string& scheduler) {
-  double figure = 0, mpi = 0, phases = 0;
+  double figure = 0, mpi = 0, phases = 0, inquiries = 0;
   try {
     ExchangeLine& line = exchange_line(c, scheduler);
     phases = static_cast<double>(line.mine->phases());
@@ -589,6 +620,7 @@ void BM_Exchange(benchmark::State& state, const ExchangeConfig& c, const std::st
       figure += s;
       mpi += v[0];
     }
+    inquiries = line.mine->inquiries_per_exchange();
   } catch (const std::exception& e) {
     return sybench::fail(state, e);
   }
@@ -596,6 +628,7 @@ void BM_Exchange(benchmark::State& state, const ExchangeConfig& c, const std::st
   state.counters["mpi_us"] = mpi / batches * 1e6;
   state.counters["ratio_to_mpi"] = figure / mpi;
   if (phases > 0) state.counters["phases"] = phases;
+  if (inquiries > 0) state.counters["inquiries"] = inquiries;
 }
 
 // ---------------------------------------------------------------- collectives
@@ -751,7 +784,7 @@ void BM_Collective(benchmark::State& state, CollectiveOp op) {
 
 // ---------------------------------------------------------------- busy lock
 
-enum class LockMethod { rma, am };
+enum class LockMethod { rma, am, switchyard, rma_in_runtime };
 enum LockOp : std::int64_t { kAcquire = 1, kRelease = 2, kDone = 3 };
 constexpr int kOwner = 1;
 constexpr int kRequestTag = 7, kReplyTag = 8;
@@ -854,6 +887,73 @@ std::array<double, 2> lock_batch(LockMethod method, MPI_Win win, std::int64_t& l
   return {timer.per_op(), static_cast<double>(attempts) / (sybench::kChunks * kLockPairsPerChunk)};
 }
 
+// The BM_BusyLock lines that run in a switchyard job, one process per node:
+// rank 0 (node 0) times kChunks chunks of kLockPairsPerChunk calls of
+// `take_and_give_back` (a Task<std::uint64_t>(Process&) that acquires and
+// releases the lock of the process on node 1 and returns its tries), the
+// processes of nodes 2.. call it until rank 0 is done, and node 1's process
+// only waits (its core serves requests meanwhile). Returns seconds per pair
+// and tries per acquire on node 0 (0 elsewhere).
+template <class Pair>
+std::array<double, 2> lock_job(Pair take_and_give_back) {
+  constexpr Tag kDoneTag = 1;
+  const auto n = static_cast<Rank>(nodes());
+  sybench::ChunkTimer timer(kLockPairsPerChunk);
+  std::uint64_t tries = 0;
+  node_runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        co_await p.barrier();
+        if (p.rank() == 1) {
+          co_await p.recv(0, kDoneTag);
+        } else if (p.rank() == 0) {
+          timer.start();
+          for (int c = 0; c < sybench::kChunks; ++c) {
+            for (int i = 0; i < kLockPairsPerChunk; ++i) tries += co_await take_and_give_back(p);
+            timer.lap();
+          }
+          for (Rank r = 1; r < n; ++r) co_await p.send(r, {}, kDoneTag);
+        } else {
+          RecvTicket done = p.post_recv(0, kDoneTag);
+          while (!p.test(done)) {
+            co_await take_and_give_back(p);
+            co_await p.yield();  // lets the worker poll, and take in `done`
+          }
+        }
+      },
+      sybench::default_placement());
+  if (node() != 0) return {0, 0};
+  return {timer.per_op(), static_cast<double>(tries) / (sybench::kChunks * kLockPairsPerChunk)};
+}
+
+// BM_BusyLock/switchyard: the runtime's lock of rank 1, asked for from node 0.
+std::array<double, 2> switchyard_lock_batch() {
+  return lock_job([](Process& p) -> Task<std::uint64_t> {
+    std::uint64_t tries = 0;
+    for (bool granted = false; !granted; ++tries) granted = co_await p.try_busy_lock(1);
+    p.release_busy_lock(1);
+    co_return tries;
+  });
+}
+
+// BM_BusyLock/rma_in_runtime: rma's acquire and release, called by the
+// processes of a switchyard job from their worker threads while the MPI
+// transport runs beside them. After the job, node 1 checks that the lock
+// word is 0 again.
+std::array<double, 2> rma_in_runtime_batch(MPI_Win win, const std::int64_t& word) {
+  const std::array<double, 2> figures = lock_job([win](Process&) -> Task<std::uint64_t> {
+    const std::uint64_t tries = acquire(LockMethod::rma, win);
+    release(LockMethod::rma, win);
+    co_return tries;
+  });
+  MPI_Barrier(MPI_COMM_WORLD);  // every release was flushed before its process finished
+  if (node() == kOwner) {
+    MPI_Win_sync(win);
+    if (word != 0) throw std::runtime_error("busy lock (rma_in_runtime): the lock word is " + std::to_string(word));
+  }
+  return figures;
+}
+
 void BM_BusyLock(benchmark::State& state, LockMethod method) {
   if (skip_unless_two_nodes(state)) return;
   std::int64_t* word = nullptr;
@@ -865,7 +965,13 @@ void BM_BusyLock(benchmark::State& state, LockMethod method) {
   double attempts = 0;
   try {
     for (auto _ : state) {
-      const auto [seconds, tries] = agreed<2>([&] { return lock_batch(method, win, *word); });
+      const auto [seconds, tries] = agreed<2>([&] {
+        switch (method) {
+          case LockMethod::switchyard: return switchyard_lock_batch();
+          case LockMethod::rma_in_runtime: return rma_in_runtime_batch(win, *word);
+          default: return lock_batch(method, win, *word);
+        }
+      });
       state.SetIterationTime(seconds);
       attempts += tries;
     }
@@ -915,7 +1021,8 @@ const int registered = [] {
         ->Arg(64 << 10);
   }
   for (const auto& [name, method] :
-       {std::pair{"BM_BusyLock/rma", LockMethod::rma}, {"BM_BusyLock/am", LockMethod::am}}) {
+       {std::pair{"BM_BusyLock/rma", LockMethod::rma}, {"BM_BusyLock/am", LockMethod::am},
+        {"BM_BusyLock/switchyard", LockMethod::switchyard}, {"BM_BusyLock/rma_in_runtime", LockMethod::rma_in_runtime}}) {
     benchmark::RegisterBenchmark(name, BM_BusyLock, method)->Apply(sybench::mpi::mpi_line);
   }
   return 0;

@@ -47,29 +47,7 @@ RunOptions options(std::uint64_t eager_limit = 512, std::size_t ring_capacity = 
   return o;
 }
 
-// How a job that fails ended on this node: which error run() threw, its
-// text, and how long the job took.
-struct Ended {
-  enum Kind { kNormally, kOriginal, kRemote, kStall } kind = kNormally;
-  std::string error;
-  std::chrono::steady_clock::duration took{};
-};
-
-Ended run_failing(Rank n, const ProcessBody& body, RunOptions o) {
-  Ended e;
-  const auto started = std::chrono::steady_clock::now();
-  try {
-    runtime().run(n, body, std::move(o));
-  } catch (const StallError& x) {
-    e = {Ended::kStall, x.what()};
-  } catch (const RemoteFailure& x) {
-    e = {Ended::kRemote, x.what()};
-  } catch (const std::exception& x) {
-    e = {Ended::kOriginal, x.what()};
-  }
-  e.took = std::chrono::steady_clock::now() - started;
-  return e;
-}
+using sytest::JobFailure;
 
 TEST(MpiLaunch, NodesAndBlockPlacement) {
   Runtime& rt = runtime();
@@ -529,14 +507,14 @@ TEST_P(MpiCollectives, AllreduceOfDifferentLengthsOnDifferentNodesFails) {
   Runtime& rt = runtime();
   if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
   const Rank n = 2 * rt.nodes();
-  const Ended e = run_failing(
-      n,
+  const JobFailure e = sytest::run_failing(
+      runtime(), n,
       [&](Process& p) -> Task<void> {
         const std::vector<std::int64_t> mine(p.rank() < 2 ? 3 : 4, 1);  // node 0: 3 elements, the others 4
         co_await p.allreduce(mine);
       },
       collective_options());
-  EXPECT_NE(e.kind, Ended::kNormally);
+  EXPECT_NE(e.kind, JobFailure::kNormally);
   EXPECT_NE(e.error.find("allreduce"), std::string::npos) << e.error;
   EXPECT_NE(e.error.find("elements"), std::string::npos) << e.error;
   rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 2); }, collective_options());
@@ -552,8 +530,8 @@ TEST(MpiFailure, AThrowOnNodeOneEndsTheJobOnEveryNode) {
   Runtime& rt = runtime();
   const Rank n = 2 * rt.nodes();
   const Rank thrower = rt.nodes() > 1 ? 2 : 1;  // node 1's first rank (blocks of two)
-  const Ended e = run_failing(
-      n,
+  const JobFailure e = sytest::run_failing(
+      runtime(), n,
       [&](Process& p) -> Task<void> {
         if (p.rank() == thrower) throw std::runtime_error("boom from rank " + std::to_string(p.rank()));
         if (p.rank() % 2 == 0) {
@@ -565,7 +543,7 @@ TEST(MpiFailure, AThrowOnNodeOneEndsTheJobOnEveryNode) {
       options());
   EXPECT_LT(e.took, std::chrono::seconds(5));
   const bool failing_node = rt.nodes() == 1 || rt.node() == 1;
-  EXPECT_EQ(e.kind, failing_node ? Ended::kOriginal : Ended::kRemote) << e.error;
+  EXPECT_EQ(e.kind, failing_node ? JobFailure::kOriginal : JobFailure::kRemote) << e.error;
   if (failing_node) {
     EXPECT_EQ(e.error, "boom from rank " + std::to_string(thrower));
   } else {
@@ -587,15 +565,15 @@ TEST(MpiFailure, AStallOnNodeOneIsReportedOnEveryNode) {
   const Rank waiter = rt.nodes() > 1 ? 2 : 1;
   RunOptions o = options();
   o.stall_timeout = std::chrono::milliseconds(400);
-  const Ended e = run_failing(
-      n,
+  const JobFailure e = sytest::run_failing(
+      runtime(), n,
       [&](Process& p) -> Task<void> {
         if (p.rank() == waiter) co_await p.recv(waiter, 3);  // never sent
       },
       o);
   EXPECT_LT(e.took, std::chrono::seconds(5));
   const bool stalled_node = rt.nodes() == 1 || rt.node() == 1;
-  EXPECT_EQ(e.kind, stalled_node ? Ended::kStall : Ended::kRemote) << e.error;
+  EXPECT_EQ(e.kind, stalled_node ? JobFailure::kStall : JobFailure::kRemote) << e.error;
   if (stalled_node) {
     EXPECT_NE(e.error.find("rank " + std::to_string(waiter)), std::string::npos) << e.error;
   } else {
@@ -619,8 +597,8 @@ TEST_P(MpiNeverReceived, EndsWithAnErrorOnEveryNode) {
   RunOptions o = options();
   o.stall_timeout = std::chrono::milliseconds(400);
   static const std::vector<std::byte> kept = pattern(1 << 20, message_key(0, 2, 3));
-  const Ended e = run_failing(
-      n,
+  const JobFailure e = sytest::run_failing(
+      runtime(), n,
       [&](Process& p) -> Task<void> {
         if (p.rank() != 0) co_return;  // rank 2 (node 1) never receives
         if (sender_waits) {
@@ -632,7 +610,7 @@ TEST_P(MpiNeverReceived, EndsWithAnErrorOnEveryNode) {
       },
       o);
   EXPECT_LT(e.took, std::chrono::seconds(5));
-  EXPECT_EQ(e.kind, rt.node() == 0 ? Ended::kStall : Ended::kRemote) << e.error;
+  EXPECT_EQ(e.kind, rt.node() == 0 ? JobFailure::kStall : JobFailure::kRemote) << e.error;
   if (rt.node() != 0) {
     EXPECT_NE(e.error.find("node 0 stalled"), std::string::npos) << e.error;
   } else if (sender_waits) {
@@ -656,8 +634,8 @@ TEST(MpiFailure, AThrowPastAPayloadInFlightWaitsUntilItMoved) {
   Runtime& rt = runtime();
   if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
   const Rank n = 2 * rt.nodes();
-  const Ended e = run_failing(
-      n,
+  const JobFailure e = sytest::run_failing(
+      runtime(), n,
       [&](Process& p) -> Task<void> {
         if (p.rank() != 0) co_return;
         const std::vector<std::byte> mine = pattern(4 << 20, message_key(0, 2, 5));
@@ -667,7 +645,7 @@ TEST(MpiFailure, AThrowPastAPayloadInFlightWaitsUntilItMoved) {
       },
       options());
   EXPECT_LT(e.took, std::chrono::seconds(5));
-  EXPECT_EQ(e.kind, rt.node() == 0 ? Ended::kOriginal : Ended::kRemote) << e.error;
+  EXPECT_EQ(e.kind, rt.node() == 0 ? JobFailure::kOriginal : JobFailure::kRemote) << e.error;
   EXPECT_NE(e.error.find("boom past a payload"), std::string::npos) << e.error;
   if (rt.node() != 0) {
     EXPECT_NE(e.error.find("node 0 failed (rank 0)"), std::string::npos) << e.error;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -87,6 +88,31 @@ inline std::uint64_t message_key(Rank src, Rank dst, std::uint64_t seq, std::uin
 template <class T>
 std::span<const std::byte> bytes_of(const T& v) {
   return std::as_bytes(std::span<const T, 1>(&v, 1));
+}
+
+// How a job that a process fails ended, as one node saw it: which error run()
+// threw here (the original, thrown on this node; another node's
+// RemoteFailure; or this node's StallError), its text, and how long run() took.
+struct JobFailure {
+  enum Kind { kNormally, kOriginal, kRemote, kStall } kind = kNormally;
+  std::string error;
+  std::chrono::steady_clock::duration took{};
+};
+template <class Body>
+JobFailure run_failing(switchyard::Runtime& rt, Rank n, Body body, const switchyard::RunOptions& options) {
+  JobFailure f;
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    rt.run(n, body, options);
+  } catch (const switchyard::StallError& e) {
+    f = {JobFailure::kStall, e.what()};
+  } catch (const switchyard::RemoteFailure& e) {
+    f = {JobFailure::kRemote, e.what()};
+  } catch (const std::exception& e) {
+    f = {JobFailure::kOriginal, e.what()};
+  }
+  f.took = std::chrono::steady_clock::now() - started;
+  return f;
 }
 
 }  // namespace sytest

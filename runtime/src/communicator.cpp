@@ -295,9 +295,22 @@ Task<void> Communicator::send_active(Rank dst, HandlerId handler, std::span<cons
   return process_->send_active_on(group(), dst, handler, body);
 }
 
-BusyLock& Communicator::busy_lock(Rank r) const {
+Process::BusyLockAwaiter Communicator::try_busy_lock(Rank r) const { return process_->try_busy_lock_on(group(), r); }
+void Communicator::release_busy_lock(Rank r) const { process_->release_busy_lock_on(group(), r); }
+
+BusyLock* Communicator::busy_lock_if_local(Rank r) const {
   process_->check_rank(group(), r, "busy_lock");
-  return group_->busy_lock(r);
+  return process_->on_this_node(group_->members().to_job(r)) ? &group_->busy_lock(r) : nullptr;
+}
+
+BusyLock& Communicator::busy_lock(Rank r) const {
+  BusyLock* lock = busy_lock_if_local(r);
+  if (!lock) {
+    throw InvalidArgument("switchyard: busy_lock on rank " + std::to_string(process_->rank()) + ": rank " +
+                          std::to_string(r) + " lives on another node, which alone holds its lock "
+                          "(try_busy_lock and release_busy_lock reach it)");
+  }
+  return *lock;
 }
 
 Task<Communicator> Communicator::dup() const {

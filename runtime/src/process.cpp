@@ -18,6 +18,9 @@ Process::Process(detail::Job& job, detail::Worker& worker, Rank rank) : job_(job
 Rank Process::size() const noexcept { return job_.size(); }
 int Process::core() const noexcept { return worker_.os_core(); }
 BusyLock& Process::busy_lock(Rank r) { return world().busy_lock(r); }
+Process::BusyLockAwaiter Process::try_busy_lock(Rank r) { return world().try_busy_lock(r); }
+void Process::release_busy_lock(Rank r) { world().release_busy_lock(r); }
+bool Process::on_this_node(Rank job_rank) const noexcept { return job_.routes()[job_rank].node == job_.node(); }
 
 void Process::check_cancelled() const {
   if (worker_.cancelling()) throw JobCancelled();
@@ -124,6 +127,40 @@ Task<void> Process::send_active_on(const detail::Group& g, Rank dst, HandlerId h
     while (!s->done) co_await p.park("ring room towards", s->dst);
     p.worker_.endpoint().release(s);
   }(*this, s);
+}
+
+// --- busy locks ---
+
+Process::BusyLockAwaiter Process::try_busy_lock_on(const detail::Group& g, Rank r) {
+  check_cancelled();
+  check_rank(g, r, "try_busy_lock");
+  const Rank job = g.members().to_job(r);
+  if (on_this_node(job)) return BusyLockAwaiter(*this, nullptr, job, g.busy_lock(r).try_acquire());
+  return BusyLockAwaiter(*this, worker_.endpoint().try_remote_lock(rank_, job, g.context()), job, false);
+}
+
+void Process::release_busy_lock_on(const detail::Group& g, Rank r) {
+  check_rank(g, r, "release_busy_lock");
+  const Rank job = g.members().to_job(r);
+  if (on_this_node(job)) {
+    g.busy_lock(r).release();
+  } else {
+    worker_.endpoint().release_remote_lock(rank_, job, g.context());
+  }
+}
+
+bool Process::BusyLockAwaiter::await_resume() {
+  if (!request_) return granted_;
+  process_.resumed();  // throws in a cancelled job: the destructor then leaves the request to the pool's reset
+  granted_ = request_->granted;
+  process_.worker_.endpoint().release(std::exchange(request_, nullptr));
+  return granted_;
+}
+
+// A request not answered yet stays in its core's pool until the job ends: the
+// answer may still come and write into it.
+Process::BusyLockAwaiter::~BusyLockAwaiter() {
+  if (request_ && request_->done) process_.worker_.endpoint().release(request_);
 }
 
 // --- waiting for several tickets ---

@@ -361,4 +361,17 @@ void Worker::run_active(ContextId context, Rank dst, Rank src, Tag handler, std:
   q.notify();
 }
 
+// A communicator this node has not made yet (a library's duplicate, made
+// without communication, that no process here has asked for) has no lock to
+// grant: refused, the requester tries again later.
+bool Worker::try_busy_lock(ContextId context, Rank owner) {
+  const Group* g = job_->groups().find(context);
+  return g && g->busy_lock(g->members().to_comm(owner)).try_acquire();
+}
+
+void Worker::release_busy_lock(ContextId context, Rank owner) {
+  const Group* g = job_->groups().find(context);  // granted, so made
+  g->busy_lock(g->members().to_comm(owner)).release();
+}
+
 }  // namespace switchyard::detail

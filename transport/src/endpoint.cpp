@@ -157,6 +157,41 @@ SendState* Endpoint::post_active(Rank src, Rank dst, ContextId context, Tag hand
   return s;
 }
 
+SendState* Endpoint::try_remote_lock(Rank src, Rank dst, ContextId context) {
+  SendState* s = sends_.acquire();
+  s->owner = src;
+  s->dst = dst;
+  s->done = false;
+  s->granted = false;
+  post_lock_packet(dst, WireKind::kLockTry, 0, context, src, dst, s->id);
+  return s;
+}
+
+void Endpoint::release_remote_lock(Rank src, Rank dst, ContextId context) {
+  post_lock_packet(dst, WireKind::kLockRelease, 0, context, src, dst, 0);
+}
+
+// Posted whatever the flow-control window (the requester waits for the
+// answer, not for room): no payload, and at most one try per process in flight.
+void Endpoint::post_lock_packet(Rank to, WireKind kind, std::uint8_t flags, ContextId context, Rank src, Rank dst,
+                                RequestId request) {
+  WireHeader h{};
+  h.kind = kind;
+  h.flags = flags;
+  h.context = context;
+  h.src = src;
+  h.dst = dst;
+  h.request = request;
+  transport_for(route(to)).post(route(to), h, {});
+}
+
+// The owner's side of a try: a job being cancelled grants nothing more.
+void Endpoint::answer_lock_try(const WireHeader& h) {
+  const bool granted = !cancelling_ && client_->try_busy_lock(h.context, h.dst);
+  post_lock_packet(h.src, WireKind::kLockReply, granted ? WireHeader::kGranted : 0, h.context, h.dst, h.src,
+                   h.request);
+}
+
 bool Endpoint::flush() {
   bool moved = transport_->flush();
   if (network_) moved |= network_->flush();
@@ -340,6 +375,19 @@ void Endpoint::arrived(const WireHeader& h, std::span<const std::byte> payload) 
     }
     case WireKind::kActive:
       if (!cancelling_) client_->run_active(h.context, h.dst, h.src, h.tag, payload);
+      return;
+    case WireKind::kLockTry:
+      answer_lock_try(h);
+      return;
+    case WireKind::kLockReply: {
+      SendState& s = sends_[h.request];
+      s.granted = (h.flags & WireHeader::kGranted) != 0;
+      s.done = true;
+      client_->wake(s.owner);
+      return;
+    }
+    case WireKind::kLockRelease:
+      client_->release_busy_lock(h.context, h.dst);
       return;
     case WireKind::kEager:
     case WireKind::kRendezvous:

@@ -86,7 +86,22 @@ class Communicator {
   Task<void> send_active(Rank dst, HandlerId handler, std::span<const std::byte> body) const;
 
   // --- busy locks: one per member, this communicator's own ---
+  // The lock of member r lives on r's node, in a CPU atomic that the
+  // processes of that node test-and-set directly. try_busy_lock is one
+  // test-and-set of it from anywhere; co_await yields whether the lock is now
+  // this process's. From another node it is a request to r's core, which
+  // arbitrates it with the same atomic (so at most one process of the job
+  // holds the lock) and answers; the process waits for the answer without
+  // holding its core. release_busy_lock gives a lock so acquired back (from
+  // another node: a one-way message).
+  Process::BusyLockAwaiter try_busy_lock(Rank r) const;
+  void release_busy_lock(Rank r) const;
+  // The atomic itself, for a member on this node (InvalidArgument for a
+  // member of another node: only its node holds its lock).
   BusyLock& busy_lock(Rank r) const;
+  // The same, or nullptr for a member of another node: for a caller that
+  // looks its locks up once and tries them many times.
+  BusyLock* busy_lock_if_local(Rank r) const;
 
   // --- collectives: every member calls them, in the same order ---
   Task<void> barrier() const;

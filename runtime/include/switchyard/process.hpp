@@ -173,6 +173,10 @@ class alignas(64) Process {
   Task<void> send_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // waits for ring room
 
   // --- the receivers' busy locks (one per process, shared by all) ---
+  // As the Communicator calls of the same names, on the world communicator.
+  class BusyLockAwaiter;
+  BusyLockAwaiter try_busy_lock(Rank r);
+  void release_busy_lock(Rank r);
   BusyLock& busy_lock(Rank r);
 
   // --- collectives: every process of the job calls them in the same order ---
@@ -276,6 +280,10 @@ class alignas(64) Process {
   detail::SendState* post_active_on(const detail::Group& g, Rank dst, HandlerId handler,
                                     std::span<const std::byte> body);
   Task<void> send_active_on(const detail::Group& g, Rank dst, HandlerId handler, std::span<const std::byte> body);
+  BusyLockAwaiter try_busy_lock_on(const detail::Group& g, Rank r);
+  void release_busy_lock_on(const detail::Group& g, Rank r);
+  // Whether job rank r lives on this node (its busy lock is this node's to arbitrate).
+  bool on_this_node(Rank job_rank) const noexcept;
   void check_truncation(const detail::RecvState& r) const {
     if (r.truncated) [[unlikely]]
       truncated(r);
@@ -413,6 +421,29 @@ class [[nodiscard]] Process::RecvWaitAwaiter : FlagAwaiterBase {
 
  private:
   detail::RecvState& state_;
+};
+
+// co_await yields whether the busy lock is now this process's. A lock of this
+// node is tried when the call is made; another node's is asked for then, and
+// the process waits for the answer.
+class [[nodiscard]] Process::BusyLockAwaiter {
+ public:
+  BusyLockAwaiter(Process& p, detail::SendState* request, Rank peer, bool granted) noexcept
+      : process_(p), request_(request), peer_(peer), granted_(granted) {}
+  BusyLockAwaiter(const BusyLockAwaiter&) = delete;
+  BusyLockAwaiter& operator=(const BusyLockAwaiter&) = delete;
+  ~BusyLockAwaiter();
+  bool await_ready() const noexcept { return !request_ || request_->done; }
+  void await_suspend(std::coroutine_handle<> h) noexcept {
+    process_.suspend_until(h, &request_->done, "the answer about the busy lock of", peer_);
+  }
+  bool await_resume();
+
+ private:
+  Process& process_;
+  detail::SendState* request_;  // nullptr: answered on this node, in granted_
+  Rank peer_;                   // the lock's process (job rank), for the stall diagnostic
+  bool granted_;
 };
 
 class [[nodiscard]] Process::YieldAwaiter {

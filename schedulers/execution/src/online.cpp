@@ -137,7 +137,8 @@ Task<void> execute_ac(const Communicator& comm, std::span<const MatrixEntry> sen
   return run_ac(comm, sends, receives, hooks, options);
 }
 
-BusyLockMonitor::BusyLockMonitor(Rank processes) : counters_(std::make_unique<Counter[]>(processes)) {}
+BusyLockMonitor::BusyLockMonitor(Rank processes)
+    : owned_(std::make_unique<Counter[]>(processes)), counters_(owned_.get()) {}
 
 void BusyLockMonitor::enter(Rank receiver) noexcept {
   const int now = counters_[receiver].in_flight.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -204,6 +205,10 @@ Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, 
   // for the transfer alone.
   for (std::size_t i = 0; i < sends.size(); ++i) hooks.before_send(i);
 
+  // The locks of the receivers on this node, looked up once: their tries are
+  // the loop below's hot path (nullptr: another node's, asked for by request).
+  PooledArray<BusyLock*> local_lock(sends.size());
+  for (std::size_t i = 0; i < sends.size(); ++i) local_lock[i] = lib.busy_lock_if_local(sends[i].peer);
   PooledArray<std::uint32_t> pending(sends.size());
   std::iota(pending.begin(), pending.end(), 0u);
   SplitMix64 rng(options.seed ^ (std::uint64_t{me} * 0xd1b54a32d192ed03ull));
@@ -216,12 +221,19 @@ Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, 
     for (std::size_t k = 0; k < left;) {
       const std::uint32_t i = pending[k];
       const Rank dst = sends[i].peer;
+      // One inquiry, wherever dst lives: on this node a test-and-set of its
+      // lock; on another, the same test-and-set done by dst's core on request
+      // (this process waits for the answer, its core runs the others).
       ++stats.inquiries;
-      BusyLock& lock = lib.busy_lock(dst);
+      BusyLock* const lock = local_lock[i];
       bool acquired = false;
       {
         TraceSpan attempt(p, TraceCategory::lock, "busy_lock", TraceArgs{.dst = dst});
-        acquired = lock.try_acquire();
+        if (lock) {
+          acquired = lock->try_acquire();
+        } else {
+          acquired = co_await lib.try_busy_lock(dst);
+        }
         attempt.set("acquired", acquired);
       }
       if (!acquired) {
@@ -235,7 +247,11 @@ Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, 
       // lock is held for exactly the transfer.
       co_await lib.ssend(dst, hooks.send_buffer(i), kOnlineTag);
       if (options.monitor) options.monitor->leave(dst);
-      lock.release();
+      if (lock) {
+        lock->release();
+      } else {
+        lib.release_busy_lock(dst);
+      }
       ++stats.messages;
       std::copy(pending.begin() + k + 1, pending.begin() + left, pending.begin() + k);  // the rest keep their order
       --left;

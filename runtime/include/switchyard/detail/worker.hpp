@@ -94,6 +94,8 @@ class Worker final : private EndpointClient {
   void wake(Rank rank) override;
   void run_active(ContextId context, Rank dst, Rank src, Tag handler, std::span<const std::byte> body) override;
   void delivered(const RecvState& r, std::uint64_t started) override;
+  bool try_busy_lock(ContextId context, Rank owner) override;
+  void release_busy_lock(ContextId context, Rank owner) override;
 
   // --- written by other threads ---
   // Set by Runtime::run, taken by this worker (acquire/release hand-over of the Job).

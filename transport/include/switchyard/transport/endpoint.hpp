@@ -19,6 +19,10 @@
 //    when that MPI transfer does (no kSendDone).
 //  * Active messages run their handler on the destination's core, from the
 //    worker's loop (never nested in the sender).
+//  * Busy locks of processes on other nodes (DRS_N's): a test-and-set is a
+//    kLockTry packet to the lock's process's core, which arbitrates it with
+//    the node's own atomic (EndpointClient::try_busy_lock) and answers with a
+//    kLockReply; a release is a one-way kLockRelease.
 //  * Taking in: a message is taken in as soon as it has arrived and a matching
 //    receive is posted, whichever comes second.
 //
@@ -51,6 +55,11 @@ class EndpointClient {
   // in, a copy that started at `started` on that clock (0: not timed, as for
   // copies up to the eager limit, too short to be worth a clock reading).
   virtual void delivered(const RecvState& r, std::uint64_t started) = 0;
+  // A process of another node asks for / gives back the busy lock of process
+  // `owner` (of this core) on communicator `context`: the same test-and-set,
+  // on the same atomic, as this node's processes use.
+  virtual bool try_busy_lock(ContextId context, Rank owner) = 0;
+  virtual void release_busy_lock(ContextId context, Rank owner) = 0;
 
  protected:
   ~EndpointClient() = default;
@@ -102,6 +111,11 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   // An active message. Returns nullptr once it is on its way, or a state that
   // completes when a full ring has room for it.
   SendState* post_active(Rank src, Rank dst, ContextId context, Tag handler, std::span<const std::byte> body);
+  // Busy locks of processes on other nodes: a test-and-set sent to dst's core,
+  // answered in the returned state (done, then granted); and a release of a
+  // lock granted so.
+  SendState* try_remote_lock(Rank src, Rank dst, ContextId context);
+  void release_remote_lock(Rank src, Rank dst, ContextId context);
 
   // --- driven by the worker ---
   // Arrivals from the transport, then the queued same-core active messages.
@@ -151,6 +165,10 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   // The payload of a rendezvous from another node that no receive will take (a cancelled job).
   void drop_from_network(Rank src, std::uint64_t size, RequestId request);
   void complete_send(Rank sender, RequestId request, std::uint64_t bytes);
+  // A lock packet (no payload) towards the core of `to`; it leaves with the round's batch.
+  void post_lock_packet(Rank to, WireKind kind, std::uint8_t flags, ContextId context, Rank src, Rank dst,
+                        RequestId request);
+  void answer_lock_try(const WireHeader& h);
   Envelope* make_envelope(ContextId context, Rank src, Tag tag, std::uint64_t size, RequestId request);
   Envelope* envelope_of(const WireHeader& h, std::span<const std::byte> payload);
   void free_envelope(Envelope* e);

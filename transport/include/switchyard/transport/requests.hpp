@@ -25,6 +25,7 @@ struct SendState {
   std::uint64_t seq = 0;            // ... and its packet's sequence number towards that core
   bool done = false;
   bool over_network = false;  // its payload is an MPI_Issend from `data`: MPI may read it until done
+  bool granted = false;             // a busy-lock request (Endpoint::try_remote_lock), once done: the answer
   SendState* next_waiting = nullptr;  // the destination core's FIFO of eager sends waiting for room
 };
 

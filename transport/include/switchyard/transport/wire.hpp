@@ -12,6 +12,14 @@
 //   kSendDone    the receiver has taken in message `request` of the sender
 //                (rendezvous, or a synchronous send); no payload
 //   kActive      an active message: `tag` is the handler id, the body follows
+//   kLockTry     a test-and-set of the busy lock of `dst` (on `context`) by
+//                `src`, a process of another node; no payload. The receiver's
+//                core arbitrates it with the same CPU atomic its node's
+//                processes use, and answers with a kLockReply
+//   kLockReply   the answer to kLockTry `request` of `dst`: kGranted in flags
+//                if the lock was free and is now the requester's; no payload
+//   kLockRelease `src` gives back the busy lock of `dst` it was granted; no
+//                payload, no answer
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +36,7 @@ struct alignas(16) Slot {
 };
 static_assert(sizeof(Slot) == 16 && std::is_trivially_copyable_v<Slot>, "Boost.Lockfree rings copy slots bytewise");
 
-enum class WireKind : std::uint8_t { kEager, kRendezvous, kSendDone, kActive };
+enum class WireKind : std::uint8_t { kEager, kRendezvous, kSendDone, kActive, kLockTry, kLockReply, kLockRelease };
 
 // Index of a send in its sender core's request pool: what a kSendDone names,
 // instead of a pointer that would mean nothing on another machine.
@@ -36,6 +44,7 @@ using RequestId = std::uint32_t;
 
 struct WireHeader {
   static constexpr std::uint8_t kSynchronous = 1;  // the sender wants a kSendDone once the message is taken in
+  static constexpr std::uint8_t kGranted = 2;      // kLockReply: the busy lock is the requester's
 
   WireKind kind;
   std::uint8_t flags;
@@ -44,7 +53,7 @@ struct WireHeader {
   Rank src;            // the sender's rank in the job
   Rank dst;            // the receiver's rank in the job
   Tag tag;             // kActive: the handler id
-  RequestId request;   // kRendezvous, synchronous kEager, kSendDone: the sender's request
+  RequestId request;   // kRendezvous, synchronous kEager, kSendDone, kLockTry, kLockReply: the sender's request
   std::uint64_t size;  // the message's payload bytes (64-bit: messages over 4 GiB are legal)
 };
 static_assert(sizeof(WireHeader) == 2 * sizeof(Slot) && std::is_trivially_copyable_v<WireHeader>,
@@ -56,7 +65,10 @@ inline constexpr std::size_t kHeaderSlots = sizeof(WireHeader) / sizeof(Slot);
 constexpr std::uint64_t wire_payload_bytes(const WireHeader& h) noexcept {
   switch (h.kind) {
     case WireKind::kRendezvous: return sizeof(std::uint64_t);
-    case WireKind::kSendDone: return 0;
+    case WireKind::kSendDone:
+    case WireKind::kLockTry:
+    case WireKind::kLockReply:
+    case WireKind::kLockRelease: return 0;
     case WireKind::kEager:
     case WireKind::kActive: break;
   }

@@ -66,17 +66,23 @@ Task<void> execute_ac(const Communicator& comm, std::span<const MatrixEntry> sen
 // the busy lock keeps at 1.
 class BusyLockMonitor {
  public:
+  struct alignas(64) Counter {
+    std::atomic<int> in_flight{0};
+  };
   explicit BusyLockMonitor(Rank processes);
+  // Counts into the caller's counters (one per process, all 0), which other
+  // monitors may count into too: one monitor per node of a job whose nodes
+  // share a machine, over counters in memory they all map, sees the senders
+  // of every node. max_in_flight() is then the most this monitor's senders saw.
+  explicit BusyLockMonitor(std::span<Counter> counters) noexcept : counters_(counters.data()) {}
   void enter(Rank receiver) noexcept;
   void leave(Rank receiver) noexcept;
   int max_in_flight() const noexcept { return max_.load(std::memory_order_relaxed); }
   std::uint64_t transfers() const noexcept { return transfers_.load(std::memory_order_relaxed); }
 
  private:
-  struct alignas(64) Counter {
-    std::atomic<int> in_flight{0};
-  };
-  std::unique_ptr<Counter[]> counters_;
+  std::unique_ptr<Counter[]> owned_;
+  Counter* counters_;
   std::atomic<int> max_{0};
   std::atomic<std::uint64_t> transfers_{0};
 };
