@@ -49,8 +49,9 @@
 //                                 process) over every process of a job of 4
 //                                 processes a node (ranks in blocks over the
 //                                 nodes); Time = one collective, MPI's own
-//                                 collectives for the step between nodes (the
-//                                 default, RunOptions::mpi_collectives). Beside it:
+//                                 collectives for the step between nodes
+//                                 (RunOptions::mpi_collectives = true; not the
+//                                 default, by this line's figures). Beside it:
 //                                 the same job with messages between the cores'
 //                                 leaders instead (leaders_us, ratio_to_leaders),
 //                                 and MPI_Barrier / MPI_Bcast / MPI_Allreduce /

@@ -77,9 +77,13 @@ struct RunOptions {
   // In a job across nodes: whether a communicator with members on every node
   // combines its collectives between nodes with MPI's own collectives (one
   // process per node calls them), or with messages between the leaders of
-  // every core of every node. The first by measurement (bench/README.md,
-  // BM_Collective); the second is there to measure against.
-  bool mpi_collectives = true;
+  // every core of every node. The second by measurement (bench/README.md,
+  // BM_Collective, 2026-11-23): since batches cross nodes by MPI_Isend into
+  // pre-posted receives, the leaders' messages are faster in 9 of 10 lines
+  // (MPI's collectives take 1.05-1.96x as long; only an 8-byte broadcast wins,
+  // 0.88x). MPI's own stay selectable, for MPI libraries whose collectives
+  // use the network better than point-to-point messages can.
+  bool mpi_collectives = false;
 
   RunOptions& on_active_message(HandlerId id, ActiveMessageHandler h) {
     handlers[id] = std::move(h);
