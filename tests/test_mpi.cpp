@@ -508,7 +508,7 @@ TEST_P(MpiCollectives, AllreduceOfDifferentLengthsOnDifferentNodesFails) {
   if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
   const Rank n = 2 * rt.nodes();
   const JobFailure e = sytest::run_failing(
-      runtime(), n,
+      rt, n,
       [&](Process& p) -> Task<void> {
         const std::vector<std::int64_t> mine(p.rank() < 2 ? 3 : 4, 1);  // node 0: 3 elements, the others 4
         co_await p.allreduce(mine);
@@ -531,7 +531,7 @@ TEST(MpiFailure, AThrowOnNodeOneEndsTheJobOnEveryNode) {
   const Rank n = 2 * rt.nodes();
   const Rank thrower = rt.nodes() > 1 ? 2 : 1;  // node 1's first rank (blocks of two)
   const JobFailure e = sytest::run_failing(
-      runtime(), n,
+      rt, n,
       [&](Process& p) -> Task<void> {
         if (p.rank() == thrower) throw std::runtime_error("boom from rank " + std::to_string(p.rank()));
         if (p.rank() % 2 == 0) {
@@ -566,7 +566,7 @@ TEST(MpiFailure, AStallOnNodeOneIsReportedOnEveryNode) {
   RunOptions o = options();
   o.stall_timeout = std::chrono::milliseconds(400);
   const JobFailure e = sytest::run_failing(
-      runtime(), n,
+      rt, n,
       [&](Process& p) -> Task<void> {
         if (p.rank() == waiter) co_await p.recv(waiter, 3);  // never sent
       },
@@ -598,7 +598,7 @@ TEST_P(MpiNeverReceived, EndsWithAnErrorOnEveryNode) {
   o.stall_timeout = std::chrono::milliseconds(400);
   static const std::vector<std::byte> kept = pattern(1 << 20, message_key(0, 2, 3));
   const JobFailure e = sytest::run_failing(
-      runtime(), n,
+      rt, n,
       [&](Process& p) -> Task<void> {
         if (p.rank() != 0) co_return;  // rank 2 (node 1) never receives
         if (sender_waits) {
@@ -635,7 +635,7 @@ TEST(MpiFailure, AThrowPastAPayloadInFlightWaitsUntilItMoved) {
   if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
   const Rank n = 2 * rt.nodes();
   const JobFailure e = sytest::run_failing(
-      runtime(), n,
+      rt, n,
       [&](Process& p) -> Task<void> {
         if (p.rank() != 0) co_return;
         const std::vector<std::byte> mine = pattern(4 << 20, message_key(0, 2, 5));
