@@ -286,6 +286,67 @@ TEST(MpiBatches, EagerMessagesLargerThanAPostedReceive) {
       o);
 }
 
+// Two Runtimes of one program take turns running jobs across the nodes. Every
+// process sends to every process on another node the moment it starts, so a
+// node that leaves a job first sends its next job's first batches while the
+// others may still be leaving the previous one; every fifth job, a process
+// throws right after sending, so that batches and credits are in flight when
+// the job is cancelled. Every message arrives, every byte checked; every
+// failure ends on every node with the thrower's error, within the stall
+// timeout. (Before the job numbers were the MPI session's: each Runtime
+// counted its own, the two Runtimes' jobs had the same number and so the
+// same tags, and a node's receive still posted for the job it was leaving
+// took a batch of the other Runtime's job, which then never came: a stall,
+// or a drain that never finished and MPI_Abort.)
+TEST(MpiJobs, TwoRuntimesTakingTurnsKeepTheirJobsApart) {
+  Runtime& first = runtime();
+  if (first.nodes() == 1) GTEST_SKIP() << "needs 2 nodes or more";
+  Runtime second;
+  const Rank n = 2 * first.nodes();
+  RunOptions o = options();
+  o.stall_timeout = std::chrono::milliseconds(2'000);  // a lost message fails the job rather than hanging
+  constexpr std::uint64_t kJobs = 40;
+  for (std::uint64_t job = 0; job < kJobs; ++job) {
+    Runtime& rt = job % 2 == 0 ? first : second;
+    const bool failing = job % 5 == 4;  // each Runtime in turn, and a thrower on each node in turn
+    const Rank thrower = static_cast<Rank>(2 * (job % first.nodes()));  // the first rank of one node, in turn
+    const JobFailure e = sytest::run_failing(
+        rt, n,
+        [&](Process& p) -> Task<void> {
+          const std::uint32_t node = static_cast<std::uint32_t>(p.rank() / 2);
+          std::vector<std::uint64_t> out, in;
+          std::vector<Rank> peers;
+          for (Rank q = 0; q < n; ++q) {
+            if (q / 2 != node) peers.push_back(q);
+          }
+          out.resize(peers.size());
+          in.resize(peers.size());
+          std::vector<SendTicket> sends;
+          std::vector<RecvTicket> recvs;
+          for (std::size_t i = 0; i < peers.size(); ++i) {
+            out[i] = message_key(p.rank(), peers[i], job);
+            sends.push_back(p.post_send(peers[i], std::as_bytes(std::span(&out[i], 1)), 5));
+            recvs.push_back(p.post_recv_into(peers[i], std::as_writable_bytes(std::span(&in[i], 1)), 5));
+          }
+          if (failing && p.rank() == thrower) throw std::runtime_error("boom in job " + std::to_string(job));
+          co_await p.wait_all(recvs);
+          co_await p.wait_all(sends);
+          for (std::size_t i = 0; i < peers.size(); ++i) {
+            SY_CHECK(in[i] == message_key(peers[i], p.rank(), job), "job " << job << ": from rank " << peers[i]);
+          }
+        },
+        o);
+    if (!failing) {
+      ASSERT_EQ(e.kind, JobFailure::kNormally) << "job " << job << ": " << e.error;
+      continue;
+    }
+    const bool throwing_node = rt.node() == thrower / 2;
+    ASSERT_EQ(e.kind, throwing_node ? JobFailure::kOriginal : JobFailure::kRemote) << "job " << job << ": " << e.error;
+    EXPECT_NE(e.error.find("boom in job " + std::to_string(job)), std::string::npos) << e.error;
+    EXPECT_LT(e.took, o.stall_timeout) << "job " << job;
+  }
+}
+
 // The MPI transport's flow control, driven by hand between node 0 (sender)
 // and node 1 (receiver), one core each, with a window of 4 slots (ring
 // capacity 1): an 8-byte packet takes 3 slots. The window lets the first
@@ -315,7 +376,9 @@ TEST(MpiCredits, AWindowOfFourSlotsHoldsPacketsUntilTheReceiverCredits) {
   constexpr std::uint64_t kWindow = 4;
   Collected got;
   auto transport = detail::make_mpi_transport();
-  transport->attach(*world, routes, 0, 0, kWindow, got);
+  // A job of the session's like any other (a number of its own): the runtime's
+  // jobs before and after it keep their packets apart from this one's.
+  transport->attach(*world, routes, 0, world->begin_job(), kWindow, got);
   // Polls and flushes until done() (false after 5 s).
   const auto drive_until = [&](auto done) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);

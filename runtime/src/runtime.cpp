@@ -374,7 +374,9 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   std::exception_ptr error;
   std::string stall_report;
   {
-    detail::Job job(workers, processes, body, std::move(options), detail::JobNodes{network_, node_, node_cores_, jobs_++, node_comm_.get()});
+    const std::uint64_t number = network_ ? network_->begin_job() : 0;
+    detail::Job job(workers, processes, body, std::move(options),
+                    detail::JobNodes{network_, node_, node_cores_, number, node_comm_.get()});
     start_and_watch(job, workers);
     for (auto* w : workers) {
       stats.resumes += w->resumes();

@@ -182,6 +182,12 @@ std::optional<std::string> MpiWorld::failure_from_others(std::uint64_t job) {
   }
 }
 
+std::uint64_t MpiWorld::begin_job() noexcept {
+  // Relaxed: the number only has to be unique; Runtime::run hands it to the
+  // job's workers with the job itself (Worker::start's release).
+  return jobs_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void MpiWorld::start_barrier() { check(MPI_Ibarrier(impl_->control, &impl_->barrier), "MPI_Ibarrier"); }
 
 bool MpiWorld::barrier_done() {
@@ -609,6 +615,7 @@ std::vector<std::vector<int>> MpiWorld::allgather(const std::vector<int>& mine) 
 void MpiWorld::announce_failure(std::uint64_t, const std::string&) {}
 bool MpiWorld::failures_delivered() { return true; }
 std::optional<std::string> MpiWorld::failure_from_others(std::uint64_t) { return std::nullopt; }
+std::uint64_t MpiWorld::begin_job() noexcept { return jobs_.fetch_add(1, std::memory_order_relaxed); }
 void MpiWorld::start_barrier() {}
 bool MpiWorld::barrier_done() { return true; }
 void MpiWorld::abort(int code) const noexcept { std::_Exit(code); }

@@ -183,7 +183,6 @@ class Runtime {
   std::unique_ptr<detail::NodeComm> node_comm_;  // with network_: the nodes' communicator (MPI_COMM_WORLD's duplicate)
   std::uint32_t node_ = 0;
   std::vector<std::vector<int>> node_cores_;  // per node: its workers' OS cores
-  std::uint64_t jobs_ = 0;                    // jobs run so far, alike on every node
 
   void start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers);
   void watch_network(detail::Job& job, std::optional<std::chrono::steady_clock::time_point>& cancelled_at,

@@ -16,8 +16,14 @@
 //  * packets: the batches of packets (wire.hpp) from one core to one core of
 //    another node, tagged with the destination core and the job's parity. (A
 //    node may start the next job, and send in it, while another still takes
-//    in the last packets of this one: the parity keeps them apart. The node
-//    cannot be two jobs ahead: each job ends with a barrier over the nodes.) MPI keeps the order of
+//    in the last packets of this one, its receives still posted: the parity
+//    keeps them apart. The node cannot be two jobs ahead: each job ends with
+//    a barrier over the nodes, which a node joins only once its receives of
+//    the job before are gone. This holds only if consecutive jobs have
+//    consecutive numbers over the whole session, whoever runs them: hence
+//    MpiWorld::begin_job(). Two Runtimes that counted their own jobs gave
+//    jobs in turn the same number, and a receive still posted for one took
+//    the first batch of the next, which its receiver then never saw.) MPI keeps the order of
 //    messages between two ranks with one tag, and one sending core issues its
 //    batches towards a core in order, so packets of one process to another
 //    arrive in the order they were posted. A batch is sent with MPI_Isend
@@ -42,6 +48,7 @@
 //    has on one node: complete once the receiver has taken the message.
 //  * control: job failures and the end-of-job barrier.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -70,6 +77,14 @@ class MpiWorld {
 
   std::uint32_t node() const noexcept { return node_; }
   std::uint32_t nodes() const noexcept { return nodes_; }
+  // The number of a job starting across the nodes: 0, 1, 2, ... over the
+  // whole session, whichever Runtime (or test driving a NetworkTransport by
+  // hand) runs it. Every user of the nodes' communicators takes its job's
+  // number here, so that no two jobs of a session have the same one: the
+  // packets' tags (the job's parity) and the failure announcements rely on
+  // it. Alike on every node, as jobs across nodes start in the same order on
+  // every node (one at a time, each ending with a barrier over the nodes).
+  std::uint64_t begin_job() noexcept;
   // Collective over every node, from one thread of each: every node's list, by node.
   std::vector<std::vector<int>> allgather(const std::vector<int>& mine) const;
 
@@ -98,6 +113,7 @@ class MpiWorld {
   MpiWorld(std::unique_ptr<Impl> impl, std::uint32_t node, std::uint32_t nodes);
   std::unique_ptr<Impl> impl_;
   std::uint32_t node_ = 0, nodes_ = 1;
+  std::atomic<std::uint64_t> jobs_{0};  // jobs begun; see begin_job()
 };
 
 // What the network transport tells the endpoint of a rendezvous payload.
@@ -124,7 +140,7 @@ class NetworkTransport : public Transport {
   // core's pre-posted receives; a larger one (rare: over a full auto-flush,
   // or a large active message) is announced there and received on its own.
   static constexpr std::size_t kPostedBatchSlots = kAutoFlushSlots + 512;  // 72 KiB
-  // For job number `job`: this worker is core `core` of this node; a packet
+  // For job number `job` (MpiWorld::begin_job()'s): this worker is core `core` of this node; a packet
   // is accepted once at most `window_slots` slots posted before it are
   // uncredited by their destination.
   virtual void attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
