@@ -316,11 +316,22 @@ class MpiTransport final : public NetworkTransport {
   // batch is matched and copied as it arrives: one MPI_Test takes it. MPI
   // matches them in the order they were started, so the oldest is tested
   // first and restarted once its batch is taken in: batches keep their order.
+  // The restart waits for the end of the round that ran the batch's
+  // processes (MPI_Start matches against MPI's unexpected messages under
+  // its lock: a reply need not wait for it), and comes at the latest before
+  // the next receive is tested, so at most one receive waits for it and
+  // they restart in the order their batches came.
   static constexpr std::size_t kPostedReceives = 4;
   static constexpr std::size_t kCompactPayloadBytes = kPostedBatchSlots * sizeof(Slot) - sizeof(CompactHeader);
   std::array<MPI_Request, kPostedReceives> receives_{};
   std::array<SlotBuffer, kPostedReceives> receive_buffers_;
   std::size_t oldest_receive_ = 0;
+  MPI_Request* unstarted_ = nullptr;  // a receive whose batch was taken in, not restarted yet
+  void restart_receive() {
+    if (!unstarted_) return;
+    check(MPI_Start(unstarted_), "MPI_Start");
+    unstarted_ = nullptr;
+  }
   SlotBuffer inbox_;  // a batch too large for a pre-posted receive
   std::vector<MPI_Request> payload_requests_;
   std::vector<PayloadOp> payload_ops_;  // beside payload_requests_
@@ -378,6 +389,7 @@ void MpiTransport::post_receives() {
 
 // The job is over on every node (or failed): nothing more comes for these receives.
 void MpiTransport::cancel_receives() {
+  restart_receive();  // every receive active, so that each is cancelled alike
   for (MPI_Request& r : receives_) {
     MPI_Cancel(&r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -513,6 +525,7 @@ bool MpiTransport::complete_batches(Outbox& out) {
 }
 
 bool MpiTransport::flush() {
+  restart_receive();
   if (!staged_ && batches_in_flight_ == 0) return false;
   bool moved = false, left = false;
   for (std::uint32_t g : remote_) {
@@ -560,6 +573,7 @@ bool MpiTransport::complete_payloads() {
 // pass of MPI's progress engine between this batch and its processes (the
 // worker polls again right after the round).
 bool MpiTransport::poll(ArrivalSink& sink) {
+  restart_receive();
   const bool payloads = !payload_requests_.empty() && complete_payloads();
   MPI_Request& receive = receives_[oldest_receive_];
   int flag = 0;
@@ -584,7 +598,7 @@ bool MpiTransport::poll(ArrivalSink& sink) {
   } else {
     take_batch(sink, batch, static_cast<std::size_t>(bytes) / sizeof(Slot));
   }
-  check(MPI_Start(&receive), "MPI_Start");
+  unstarted_ = &receive;
   oldest_receive_ = (oldest_receive_ + 1) % kPostedReceives;
   return true;
 }
