@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <utility>
 
 #include "switchyard/detail/job.hpp"
 
@@ -21,12 +20,6 @@ constexpr auto kNetworkIdleSleep = std::chrono::milliseconds(1);
 // Resumes of processes made ready during a round that the round may add:
 // bounds how long arrivals from other cores wait for the next poll (~1 us).
 constexpr std::size_t kExtraResumes = 64;
-// An idle turn of a job across nodes polls this many times in a row before it
-// spins or sleeps (Backoff): a packet from another node is then noticed within
-// one poll (an MPI_Test, ~40 ns) rather than one whole turn (flush, timers,
-// backoff: ~30 ns more), as MPI_Recv's own progress loop notices it. Bounds
-// what the polls delay the rest of the turn by to ~1 us.
-constexpr int kIdlePolls = 16;
 // A worker whose next event is a deadline sleeps in the kernel until this long
 // before it and spins the rest: a futex timeout wakes tens of microseconds
 // late on a loaded or virtual machine, and this costs at most this much CPU
@@ -119,9 +112,8 @@ void Worker::run_job() {
 
   Backoff backoff;
   bool quiet = false;  // the last busy turn resumed processes but moved no message
-  bool polled = false;  // the last idle turn ended with a poll that delivered: this turn runs it at once
   for (;;) {
-    bool worked = std::exchange(polled, false) || endpoint_.poll();
+    bool worked = endpoint_.poll();
     if (!network_waits_.empty()) worked |= poll_network_waits();
     if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
     if (!cancel_seen_ && !timers_.empty()) expire_timers();  // a cancelled job wakes every sleeper itself
@@ -144,8 +136,6 @@ void Worker::run_job() {
     const bool all_asleep = timers_.size() == live_ && !endpoint_.has_backlog();
     if (!timers_.empty() && (all_asleep || quiet)) {
       idle_wait();
-    } else if (network_job_ && poll_in_a_row()) {
-      polled = true;
     } else {
       backoff.wait([this] { idle_wait(); });
     }
@@ -231,13 +221,6 @@ bool Worker::network_finished() {
     job.wake_all_workers();
   }
   return job.network_done.load(std::memory_order_acquire);
-}
-
-bool Worker::poll_in_a_row() {
-  for (int i = 0; i < kIdlePolls; ++i) {
-    if (endpoint_.poll()) return true;
-  }
-  return false;
 }
 
 // A collective's MPI operations that this core's processes wait for.

@@ -88,8 +88,6 @@ class Worker final : private EndpointClient {
   void idle_wait();
   bool network_finished();
   bool poll_network_waits();
-  // Up to kIdlePolls polls of the endpoint; whether one delivered.
-  bool poll_in_a_row();
   void leave_job();
 
   // EndpointClient
