@@ -347,6 +347,50 @@ TEST(MpiJobs, TwoRuntimesTakingTurnsKeepTheirJobsApart) {
   }
 }
 
+// A ping-pong sends each message alone, so across nodes each leaves as a
+// compact batch (a 32-byte header, the payload unpadded, its size what is left
+// of the MPI message) when it fits a pre-posted receive, and as an ordinary
+// batch past that. Every size around the slot and cache-line edges, up to the
+// largest compact one and one byte past it, on the world and on a split that
+// numbers the two ranks the other way round (another context): each message
+// is received from any source on its own tag, and its size, sender and every
+// byte are checked.
+TEST(MpiBatches, LoneMessagesOfEverySizeKeepSizeSenderTagAndBytes) {
+  Runtime& rt = runtime();
+  constexpr std::size_t kPostedBytes = detail::NetworkTransport::kPostedBatchSlots * sizeof(detail::Slot);
+  constexpr std::size_t kLargestCompact = kPostedBytes - 2 * sizeof(detail::Slot);
+  static constexpr std::size_t kSizes[] = {0,  1,  7,  8,  9,   15,   16,   17,  24, 31, 32,
+                                           33, 40, 63, 64, 65, 100, 1000, 4096, kLargestCompact, kLargestCompact + 1};
+  rt.run(
+      2,
+      [&](Process& p) -> Task<void> {
+        const Communicator world = p.world();
+        const Communicator reversed = co_await world.split(0, -static_cast<std::int64_t>(world.rank()));
+        for (const Communicator& c : {world, reversed}) {
+          const Rank me = c.rank(), peer = 1 - me;
+          for (std::size_t i = 0; i < std::size(kSizes); ++i) {
+            const Tag tag = static_cast<Tag>(1 + i % 5);
+            const std::uint64_t key = message_key(0, 1, i, tag);  // the message from comm rank 0
+            if (me == 0) {
+              const std::vector<std::byte> out = pattern(kSizes[i], key);
+              co_await c.send(peer, out, tag);
+              std::vector<std::byte> back(kSizes[i]);
+              SY_CHECK(co_await c.recv_into(peer, back, tag) == kSizes[i], "echo of " << kSizes[i] << " bytes");
+              SY_CHECK(sytest::first_mismatch(back, key + 1) == std::string::npos, "echo of " << kSizes[i] << " bytes");
+            } else {
+              const Message m = co_await c.recv(kAnySource, tag);
+              SY_CHECK(m.size() == kSizes[i] && m.source() == peer && m.tag() == tag,
+                       m.size() << " bytes from " << m.source() << " tag " << m.tag() << ", expected " << kSizes[i]
+                                << " from " << peer << " tag " << tag);
+              SY_CHECK(sytest::first_mismatch(m.bytes(), key) == std::string::npos, kSizes[i] << " bytes: wrong bytes");
+              co_await c.send(peer, pattern(kSizes[i], key + 1), tag);
+            }
+          }
+        }
+      },
+      options(512, 1024, std::uint64_t{1} << 20));
+}
+
 // The MPI transport's flow control, driven by hand between node 0 (sender)
 // and node 1 (receiver), one core each, with a window of 4 slots (ring
 // capacity 1): an 8-byte packet takes 3 slots. The window lets the first

@@ -212,6 +212,27 @@ struct BatchHeader {
 static_assert(sizeof(BatchHeader) == sizeof(Slot) && std::is_trivially_copyable_v<BatchHeader>,
               "a batch header is one slot");
 
+// A batch of one small eager packet leaves in fewer bytes: this header, then
+// the payload unpadded (its size is what is left of the MPI message). Open
+// MPI's shared-memory BTL moves a message in 32-byte units after a 24-byte
+// header of its own, and each further unit is a further cache line to come
+// across half the time: an 8-byte message as a BatchHeader, a WireHeader and
+// one payload slot (64 bytes) takes three units, this way (40 bytes) two;
+// MPI_Send's own 8 bytes take one. It takes the same slots in the window as
+// the packet would in a batch. Used for a lone eager packet (no synchronous
+// flag) whose compact batch fits a pre-posted receive.
+struct CompactHeader {
+  static constexpr std::uint32_t kCompact = 0x8000'0000u;  // in `core`: BatchHeader::core never has it
+  std::uint32_t core;  // kCompact | the sending core, global numbering: where BatchHeader::core is
+  Tag tag;
+  std::uint64_t credit;  // as BatchHeader::credit
+  ContextId context;
+  Rank src, dst;
+  std::uint32_t unused;
+};
+static_assert(sizeof(CompactHeader) == 2 * sizeof(Slot) && std::is_trivially_copyable_v<CompactHeader>,
+              "a compact header is two slots");
+
 class MpiTransport final : public NetworkTransport {
  public:
   void attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
@@ -268,12 +289,22 @@ class MpiTransport final : public NetworkTransport {
   }
   bool issue(Outbox& out);
   Batch& next_batch(Outbox& out) { return out.in_flight[(out.first + out.count) % kMaxBatchesInFlight]; }
+  // Every packet posted towards out's core is in a batch now.
+  void mark_sent(Outbox& out) {
+    if (out.sent == out.taken) ++uncredited_outboxes_;
+    out.sent = out.posted;
+  }
   void send_batch(Outbox& out, Batch& b, std::uint32_t follows, MPI_Comm comm);
+  void send_compact(Outbox& out, const WireHeader& h, std::span<const std::byte> payload);
+  void start_send(Outbox& out, Batch& b, std::size_t bytes, MPI_Comm comm);
   void post_receives();
   void cancel_receives();
   bool complete_batches(Outbox& out);
   bool complete_payloads();
   void take_batch(ArrivalSink& sink, const Slot* batch, std::size_t slots);
+  void take_compact(ArrivalSink& sink, const Slot* batch, std::size_t bytes);
+  // A batch's credit, and the packet slots it brought from core `core`.
+  void take_credit(std::uint32_t core, std::uint64_t credit, std::uint64_t slots);
   int payload_tag(std::uint32_t core, RequestId request) const;
 
   MpiWorld::Impl* world_ = nullptr;
@@ -291,10 +322,22 @@ class MpiTransport final : public NetworkTransport {
   // batch is matched and copied as it arrives: one MPI_Test takes it. MPI
   // matches them in the order they were started, so the oldest is tested
   // first and restarted once its batch is taken in: batches keep their order.
+  // The restart waits for the end of the round that ran the batch's
+  // processes (MPI_Start matches against MPI's unexpected messages under
+  // its lock: a reply need not wait for it), and comes at the latest before
+  // the next receive is tested, so at most one receive waits for it and
+  // they restart in the order their batches came.
   static constexpr std::size_t kPostedReceives = 4;
+  static constexpr std::size_t kCompactPayloadBytes = kPostedBatchSlots * sizeof(Slot) - sizeof(CompactHeader);
   std::array<MPI_Request, kPostedReceives> receives_{};
   std::array<SlotBuffer, kPostedReceives> receive_buffers_;
   std::size_t oldest_receive_ = 0;
+  MPI_Request* unstarted_ = nullptr;  // a receive whose batch was taken in, not restarted yet
+  void restart_receive() {
+    if (!unstarted_) return;
+    check(MPI_Start(unstarted_), "MPI_Start");
+    unstarted_ = nullptr;
+  }
   SlotBuffer inbox_;  // a batch too large for a pre-posted receive
   std::vector<MPI_Request> payload_requests_;
   std::vector<PayloadOp> payload_ops_;  // beside payload_requests_
@@ -352,6 +395,7 @@ void MpiTransport::post_receives() {
 
 // The job is over on every node (or failed): nothing more comes for these receives.
 void MpiTransport::cancel_receives() {
+  restart_receive();  // every receive active, so that each is cancelled alike
   for (MPI_Request& r : receives_) {
     MPI_Cancel(&r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -399,6 +443,12 @@ std::uint64_t MpiTransport::post(const Route& to, const WireHeader& header, std:
   // rather than at the end of the round: the round's further packets towards
   // that core, if any, find this batch in flight and go together at the flush.
   const bool lone = out.staged.empty() && out.count == 0;
+  if (lone && header.kind == WireKind::kEager && header.flags == 0 && payload.size() <= kCompactPayloadBytes &&
+      out.sent - out.taken < window_) {
+    out.posted += packet_slots(payload.size());
+    send_compact(out, header, payload);
+    return out.posted;
+  }
   if (out.staged.empty()) out.staged.extend(1);  // the BatchHeader, written when the batch leaves
   out.posted += out.staged.append_packet(header, payload);
   staged_ = true;
@@ -425,8 +475,7 @@ bool MpiTransport::issue(Outbox& out) {
     Batch& b = next_batch(out);
     b.slots.clear();
     std::swap(b.slots, out.staged);  // the batch's old buffer becomes the staging one: both keep their capacity
-    if (out.sent == out.taken) ++uncredited_outboxes_;
-    out.sent = out.posted;
+    mark_sent(out);
     send_batch(out, b, 0, large ? world_->large_batches : world_->packets);
   } else if (owes_credit(out)) {
     Batch& b = next_batch(out);
@@ -442,9 +491,26 @@ bool MpiTransport::issue(Outbox& out) {
 void MpiTransport::send_batch(Outbox& out, Batch& b, std::uint32_t follows, MPI_Comm comm) {
   const BatchHeader header{global_core_, follows, out.received};
   std::memcpy(b.slots.data(), &header, sizeof header);
+  start_send(out, b, b.slots.size() * sizeof(Slot), comm);
+}
+
+void MpiTransport::send_compact(Outbox& out, const WireHeader& h, std::span<const std::byte> payload) {
+  Batch& b = next_batch(out);
+  b.slots.clear();
+  auto* at = reinterpret_cast<std::byte*>(b.slots.extend(payload_slots(sizeof(CompactHeader) + payload.size())));
+  const CompactHeader header{CompactHeader::kCompact | global_core_, h.tag, out.received, h.context, h.src, h.dst, 0};
+  std::memcpy(at, &header, sizeof header);
+  if (!payload.empty()) std::memcpy(at + sizeof header, payload.data(), payload.size());
+  mark_sent(out);
+  start_send(out, b, sizeof header + payload.size(), world_->packets);
+}
+
+// The batch's first bytes of b leave, carrying out's credit.
+void MpiTransport::start_send(Outbox& out, Batch& b, std::size_t bytes, MPI_Comm comm) {
   out.credited = out.received;
-  const int bytes = to_int_count(b.slots.size() * sizeof(Slot), "a batch of packets");
-  check(MPI_Isend(b.slots.data(), bytes, MPI_BYTE, out.node, out.tag, comm, &b.request), "MPI_Isend");
+  check(MPI_Isend(b.slots.data(), to_int_count(bytes, "a batch of packets"), MPI_BYTE, out.node, out.tag, comm,
+                  &b.request),
+        "MPI_Isend");
   ++out.count;
   ++batches_in_flight_;
 }
@@ -465,6 +531,7 @@ bool MpiTransport::complete_batches(Outbox& out) {
 }
 
 bool MpiTransport::flush() {
+  restart_receive();
   if (!staged_ && batches_in_flight_ == 0) return false;
   bool moved = false, left = false;
   for (std::uint32_t g : remote_) {
@@ -512,6 +579,7 @@ bool MpiTransport::complete_payloads() {
 // pass of MPI's progress engine between this batch and its processes (the
 // worker polls again right after the round).
 bool MpiTransport::poll(ArrivalSink& sink) {
+  restart_receive();
   const bool payloads = !payload_requests_.empty() && complete_payloads();
   MPI_Request& receive = receives_[oldest_receive_];
   int flag = 0;
@@ -523,7 +591,9 @@ bool MpiTransport::poll(ArrivalSink& sink) {
   const Slot* batch = receive_buffers_[oldest_receive_].data();
   BatchHeader header;
   std::memcpy(&header, batch, sizeof header);
-  if (header.follows > 0) {
+  if (header.core & CompactHeader::kCompact) {
+    take_compact(sink, batch, static_cast<std::size_t>(bytes));
+  } else if (header.follows > 0) {
     // Announced: already sent on large_batches, so this receive is short.
     inbox_.clear();
     Slot* large = inbox_.extend(header.follows);
@@ -534,7 +604,7 @@ bool MpiTransport::poll(ArrivalSink& sink) {
   } else {
     take_batch(sink, batch, static_cast<std::size_t>(bytes) / sizeof(Slot));
   }
-  check(MPI_Start(&receive), "MPI_Start");
+  unstarted_ = &receive;
   oldest_receive_ = (oldest_receive_ + 1) % kPostedReceives;
   return true;
 }
@@ -543,14 +613,7 @@ bool MpiTransport::poll(ArrivalSink& sink) {
 void MpiTransport::take_batch(ArrivalSink& sink, const Slot* batch, std::size_t slots) {
   BatchHeader header;
   std::memcpy(&header, batch, sizeof header);
-  Outbox& peer = out_[header.core];
-  if (header.credit > peer.taken) {
-    peer.taken = header.credit;
-    if (peer.taken == peer.sent) --uncredited_outboxes_;
-  }
-  peer.received += slots - 1;
-  staged_ |= owes_credit(peer);
-  stats_.slots_received += slots - 1;
+  take_credit(header.core, header.credit, slots - 1);
   for (std::size_t i = 1; i < slots;) {
     WireHeader h;
     std::memcpy(&h, batch + i, sizeof h);
@@ -558,6 +621,31 @@ void MpiTransport::take_batch(ArrivalSink& sink, const Slot* batch, std::size_t 
     sink.arrived(h, {reinterpret_cast<const std::byte*>(batch + i + kHeaderSlots), static_cast<std::size_t>(payload)});
     i += packet_slots(payload);
   }
+}
+
+void MpiTransport::take_compact(ArrivalSink& sink, const Slot* batch, std::size_t bytes) {
+  CompactHeader c;
+  std::memcpy(&c, batch, sizeof c);
+  WireHeader h{};
+  h.kind = WireKind::kEager;
+  h.context = c.context;
+  h.src = c.src;
+  h.dst = c.dst;
+  h.tag = c.tag;
+  h.size = bytes - sizeof c;
+  take_credit(c.core & ~CompactHeader::kCompact, c.credit, packet_slots(h.size));
+  sink.arrived(h, {reinterpret_cast<const std::byte*>(batch) + sizeof c, static_cast<std::size_t>(h.size)});
+}
+
+void MpiTransport::take_credit(std::uint32_t core, std::uint64_t credit, std::uint64_t slots) {
+  Outbox& peer = out_[core];
+  if (credit > peer.taken) {
+    peer.taken = credit;
+    if (peer.taken == peer.sent) --uncredited_outboxes_;
+  }
+  peer.received += slots;
+  staged_ |= owes_credit(peer);
+  stats_.slots_received += slots;
 }
 
 bool MpiTransport::has_arrivals() const {
