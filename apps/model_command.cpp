@@ -153,13 +153,10 @@ int calibrate(const ModelCommand::Args& a) {
               "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
               "  ring-sync (units): wake w %.2f, match m %.3f per entry,\n"
-              "    coherence x %.2f + %.3f per packet of a packed rendezvous message,\n"
-              "    working set: %.2fx slower per packet at %llu KiB than at %llu KiB\n"
+              "    coherence x %.2f + %.3f per packet of a packed rendezvous message\n"
               "wrote %s\n",
               m.cores, options.repetitions, options.rounds, f.colocated ? 0.0 : f.measured.at("colocated_rounds"), static_cast<unsigned long long>(m.packet_bytes), m.unit_ns,
-              m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.coherence_per_packet, m.working_set_slowdown,
-              static_cast<unsigned long long>(m.working_set_large_bytes / 1024),
-              static_cast<unsigned long long>(m.working_set_small_bytes / 1024), a.out.c_str());
+              m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.coherence_per_packet, a.out.c_str());
   a.trace.write();
   return kExitOk;
 }

@@ -448,31 +448,6 @@ TEST(ModelCost, CoherenceChargesTheRowsOfTwoLevelRowColumn) {
   EXPECT_DOUBLE_EQ(units("1-lev-dir", 100).total(), units("1-lev-dir", 0).total());
 }
 
-// Working set: core 0's processes 0 and 2 each send 1 MiB to core 1 (16384
-// packets each), 2 MiB touched on each core: with F_s = 256 KiB and F_l = 16
-// MiB, log(2 MiB / 256 KiB) / log(64) = 3 / 6 = 1/2, so a slowdown of 3 makes
-// every core's work 1 + 2 / 2 = 2 times as long. Core 0: 2 (s + 16384 + 2w)
-// = 2 (10 + 16384 + 10) = 32808 units, doubled; core 1: 2 (s + 16384 + w) =
-// 32798, doubled. Past F_l the slowdown stays 3.
-TEST(ModelCost, RingSyncChargesTheWorkingSet) {
-  sm::Machine m = ring_sync_machine();
-  const sm::Superstep step{"big", {whole_machine(4, {{0, 1, 1 << 20}, {2, 3, 1 << 20}})}};
-  const double before = sm::cost(m, step).max_send_receive;
-  EXPECT_DOUBLE_EQ(before, 32808);
-  m.working_set_slowdown = 3;
-  EXPECT_DOUBLE_EQ(sm::cost(m, step).max_send_receive, 2 * 32808);
-  m.working_set_large_bytes = 2 << 20;  // 2 MiB touched is now the large footprint: all of it
-  EXPECT_DOUBLE_EQ(sm::cost(m, step).max_send_receive, 3 * 32808);
-  // A superstep within the small footprint is not slowed.
-  const sm::Superstep small{"small", {whole_machine(4, {{0, 1, 1024}})}};
-  m.working_set_slowdown = 1;
-  const double unslowed = sm::cost(m, small).max_send_receive;
-  m.working_set_slowdown = 3;
-  EXPECT_DOUBLE_EQ(sm::cost(m, small).max_send_receive, unslowed);
-  m.working_set_slowdown = 0.5;
-  EXPECT_THROW(m.validate(), std::invalid_argument);
-}
-
 TEST(ModelValidation, BadInputIsRefusedWithAClearMessage) {
   sm::Machine m;
   m.bisection = 0;

@@ -24,9 +24,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kCacheLine = 64;
 constexpr std::uint64_t kLargeBytes = 16 * 1024;
 constexpr std::uint32_t kLargeCount = 8;
-// The working-set term's large footprint: this many 16 KiB messages on one
-// core, 8 MiB sent and 8 MiB received (the unit's own: 128 KiB each way).
-constexpr std::uint32_t kHugeCount = 512;
 constexpr std::uint64_t kSmallBytes = 64;
 constexpr std::uint32_t kSmallCount = 1024;
 constexpr Tag kHandshakeTag = 1;
@@ -264,9 +261,6 @@ std::vector<Figure> figures(Runtime& rt) {
       // b pairs the two streams above and below by round: keep them adjacent.
       one("same_core_large_message_ns",
           [&rt, same](std::uint32_t r) { return stream(rt, same, kLargeBytes, kLargeCount, false, r); }),
-      // The working-set slowdown pairs this with the stream above by round.
-      one("same_core_huge_message_ns",
-          [&rt, same](std::uint32_t r) { return stream(rt, same, kLargeBytes, kHugeCount, false, r); }),
       // The co-location check pairs these two by round: keep them adjacent.
       one("one_way_8B_ns", [&rt, cross](std::uint32_t r) { return ping_pong(rt, cross, r); }),
       one("same_core_one_way_8B_ns", [&rt, same](std::uint32_t r) { return ping_pong(rt, same, r); }),
@@ -374,16 +368,6 @@ void derive_parameters(Machine& c, const RoundSamples& samples, const std::vecto
   } else {
     c.bisection = 1;
   }
-  // Working set: the same core's copy with 16 MiB in play against 256 KiB,
-  // per round (the two streams back to back), the median over rounds.
-  const std::vector<double> huge = round_quantiles(samples, "same_core_huge_message_ns"),
-                            unit = round_quantiles(samples, "same_core_large_message_ns");
-  std::vector<double> slowdowns;
-  for (std::size_t k = 0; k < huge.size(); ++k)
-    if (keep[k]) slowdowns.push_back(huge[k] / unit[k]);
-  c.working_set_slowdown = std::max(1.0, median(slowdowns));
-  c.working_set_small_bytes = 2 * kLargeCount * kLargeBytes;
-  c.working_set_large_bytes = 2 * std::uint64_t{kHugeCount} * kLargeBytes;
   // ring-sync. A process resumed at the end of a superstep: a lockstep
   // superstep costs each core its processes' two messages (2 (s + 1) each)
   // and their resumption, plus the hand-off h; what is left per process is w.

@@ -152,31 +152,16 @@ bool sent_in_place(const Submachine& sub, const Transfer& t) {
   return true;
 }
 
-// The slowdown of a core whose processes send and receive `bytes` in a
-// superstep (cost.hpp): 1 up to the small working set, the calibrated
-// slowdown from the large one on, linear in log(bytes) between.
-double working_set_factor(const Machine& m, double bytes) {
-  if (m.working_set_slowdown == 1 || bytes <= static_cast<double>(m.working_set_small_bytes)) return 1;
-  const double small = static_cast<double>(m.working_set_small_bytes);
-  const double share = std::log(bytes / small) / std::log(static_cast<double>(m.working_set_large_bytes) / small);
-  return 1 + (m.working_set_slowdown - 1) * std::min(1.0, share);
-}
-
 SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
   SuperstepCost c;
   const std::size_t cores = m.cores;
   std::vector<double> busy(cores, 0.0);
   std::vector<std::uint64_t> ring(cores * cores, 0);  // [from * cores + to]: bytes this superstep
-  std::vector<double> touched(cores, 0.0);             // bytes each core's processes send and receive
   double cross_pairs = 0, cross_packets = 0;
   for (const Submachine& sub : step.submachines) {
     const std::vector<Traffic> all = traffic(m, sub);
     for (const Transfer& t : sub.transfers) {
       const std::size_t a = t.src % cores, b = t.dst % cores;
-      if (t.src != t.dst) {
-        touched[a] += static_cast<double>(t.bytes);
-        touched[b] += static_cast<double>(t.bytes);
-      }
       if (a == b) continue;  // same core (or a local copy): no ring, no link
       cross_pairs += 1;
       cross_packets += packets(t.bytes, m.packet_bytes);
@@ -187,7 +172,6 @@ SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
     }
     for (std::size_t k = 0; k < all.size(); ++k) busy[sub.members[k] % cores] += process_work(m, all[k]);
   }
-  for (std::size_t k = 0; k < cores; ++k) busy[k] *= working_set_factor(m, touched[k]);
   c.max_send_receive = *std::max_element(busy.begin(), busy.end());
   if (cross_pairs > 0) {
     c.link_congestion = cross_packets / cross_pairs * std::ceil(cross_pairs / m.bisection);

@@ -34,10 +34,6 @@ void Machine::validate() const {
   if (!(coherence_per_packet >= 0) || !std::isfinite(coherence_per_packet))
     bad_field(name, "coherence_per_packet", "must be a finite number >= 0");
   if (ring_bytes == 0) bad_field(name, "ring_bytes", "must be at least 1");
-  if (!(working_set_slowdown >= 1) || !std::isfinite(working_set_slowdown))
-    bad_field(name, "working_set_slowdown", "must be a finite number >= 1");
-  if (working_set_small_bytes == 0 || working_set_large_bytes <= working_set_small_bytes)
-    bad_field(name, "working_set_large_bytes", "must exceed working_set_small_bytes (> 0)");
   if (topology == Topology::mesh && (shape.rows == 0 || shape.cols == 0 || shape.processes() < processes))
     bad_field(name, "shape", "of a mesh must hold its processes");
 }

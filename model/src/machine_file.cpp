@@ -82,10 +82,7 @@ json level_json(const Machine& m) {
               {"cols", m.shape.cols},                                       {"match", m.match},
               {"wake", m.wake},                                             {"ring_bytes", m.ring_bytes},
               {"eager_limit", m.eager_limit},                               {"coherence", m.coherence},
-              {"coherence_per_packet", m.coherence_per_packet},
-              {"working_set_slowdown", m.working_set_slowdown},
-              {"working_set_small_bytes", m.working_set_small_bytes},
-              {"working_set_large_bytes", m.working_set_large_bytes}};
+              {"coherence_per_packet", m.coherence_per_packet}};
 }
 
 Machine level_from(const json& j, const std::string& where, ModelVariant variant) {
@@ -110,11 +107,6 @@ Machine level_from(const json& j, const std::string& where, ModelVariant variant
   if (f.has("wake")) m.wake = f.number("wake");
   if (f.has("coherence")) m.coherence = f.number("coherence");
   if (f.has("coherence_per_packet")) m.coherence_per_packet = f.number("coherence_per_packet");
-  if (f.has("working_set_slowdown")) m.working_set_slowdown = f.number("working_set_slowdown");
-  if (f.has("working_set_small_bytes"))
-    m.working_set_small_bytes = f.whole("working_set_small_bytes", 1, std::uint64_t{1} << 40);
-  if (f.has("working_set_large_bytes"))
-    m.working_set_large_bytes = f.whole("working_set_large_bytes", 1, std::uint64_t{1} << 40);
   if (f.has("ring_bytes")) m.ring_bytes = f.whole("ring_bytes", 1, std::uint64_t{1} << 40);
   if (f.has("eager_limit")) m.eager_limit = f.whole("eager_limit", 0, std::uint64_t{1} << 30);
   try {

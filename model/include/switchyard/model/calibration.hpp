@@ -49,10 +49,6 @@
 //    difference of each one's lower decile). (Writing the in-place payloads
 //    again before every repetition, as before, hid the reader's half: x came
 //    out 2-3 times too small.)
-//  - working set (ring-sync): a core's copy of 512 messages of 16 KiB (16 MiB
-//    sent and received, past this machine's caches) per packet over the
-//    unit's (256 KiB), per round, the median over rounds: the slowdown at 16
-//    MiB; cost.hpp interpolates in log(bytes) between the two footprints.
 //  - the co-located state (colocation.hpp): every round also times an 8-byte
 //    one-way hand-off on one core beside the cross-core one; rounds where the
 //    two are alike are left out, and calibrate tries again when all are. A

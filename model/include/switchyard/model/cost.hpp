@@ -47,14 +47,6 @@
 //                                               only read (the other core keeps a clean
 //                                               copy); an eager message is read from
 //                                               the ring.
-//   work_c  *= 1 + (rho - 1) * clamp(log(B_c / F_s) / log(F_l / F_s), 0, 1)
-//                                               working set: B_c the bytes core c's
-//                                               processes send and receive this
-//                                               superstep; a core's copy per packet
-//                                               was rho times slower with F_l bytes in
-//                                               play than with F_s (calibrated), and its
-//                                               whole work is taken to slow alike (its
-//                                               headers, mailboxes and frames miss too)
 //   C_l      = L_a * ceil(cross / b)            the link, as `calibrated`
 //   sync     = h, if any message crosses cores  the superstep ends when its last
 //                                               message has crossed: one hand-off

@@ -96,14 +96,6 @@ struct Machine {
   // coherence per such message, coherence_per_packet per packet of it.
   double coherence = 0;
   double coherence_per_packet = 0;
-  // Working set: a core's work in a superstep (all of it: payload copies,
-  // headers, mailboxes, frames) slows once the bytes its processes send and
-  // receive in that superstep outgrow the caches. working_set_slowdown is the
-  // time per packet of a core's copy at working_set_large_bytes over that at
-  // working_set_small_bytes (calibrated); 1: no term (files from before it).
-  double working_set_slowdown = 1;
-  std::uint64_t working_set_small_bytes = 256 * 1024;
-  std::uint64_t working_set_large_bytes = 16 * 1024 * 1024;
   std::uint64_t ring_bytes = 65536;     // a core-to-core ring's capacity (RunOptions::ring_capacity lines)
   std::uint64_t eager_limit = 512;      // larger messages travel by rendezvous: a 48-byte packet in the ring
 
