@@ -140,14 +140,22 @@ int calibrate(const ModelCommand::Args& a) {
   const sm::MachineFile f = sm::calibrate(rt, options);
   progress.clear();
   out.write(sm::to_json(f));
+  if (f.colocated)
+    std::fprintf(stderr,
+                 "model calibrate: warning: the two cores measured as co-located (sibling hardware threads?) in all "
+                 "%u rounds of %.0f attempts: a cross-core 8-byte hand-off took %.0f ns against %.0f ns on one core. "
+                 "%s describes that state (\"colocated\": true); calibrate again later for the normal one\n",
+                 options.rounds, f.measured.at("attempts"), f.measured.at("one_way_8B_ns"),
+                 f.measured.at("same_core_one_way_8B_ns"), a.out.c_str());
   const sm::Machine& m = f.core;
-  std::printf("model calibrate: %u core(s), lower deciles of %u runs in %u interleaved rounds\n"
+  std::printf("model calibrate: %u core(s), lower deciles of %u runs in %u interleaved rounds (%.0f co-located, "
+              "left out)\n"
               "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
               "  ring-sync (units): wake w %.2f, match m %.3f per entry,\n"
               "    coherence x %.2f + %.3f per packet of a packed rendezvous message\n"
               "wrote %s\n",
-              m.cores, options.repetitions, options.rounds, static_cast<unsigned long long>(m.packet_bytes), m.unit_ns,
+              m.cores, options.repetitions, options.rounds, f.colocated ? 0.0 : f.measured.at("colocated_rounds"), static_cast<unsigned long long>(m.packet_bytes), m.unit_ns,
               m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.coherence_per_packet, a.out.c_str());
   a.trace.write();
   return kExitOk;

@@ -9,7 +9,9 @@
 #include <stdexcept>
 
 #include "switchyard/model/algorithms.hpp"
+#include "switchyard/model/colocation.hpp"
 #include "switchyard/model/cost.hpp"
+#include "switchyard/model/estimators.hpp"
 #include "switchyard/model/machine_file.hpp"
 
 namespace sm = switchyard::model;
@@ -529,6 +531,10 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_DOUBLE_EQ(older.core.match, 0);
   EXPECT_DOUBLE_EQ(older.core.coherence, 0);
   EXPECT_DOUBLE_EQ(older.core.coherence_per_packet, 0);
+  EXPECT_FALSE(older.colocated);  // written before "colocated": the normal state
+  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"colocated\": false"), 18, "\"colocated\": 1"))
+                .find("m.json.levels.core.colocated: must be true or false"),
+            std::string::npos);
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence\": 33.5"), 17, "\"coherence\": -2"))
                 .find("coherence must be"),
             std::string::npos);
@@ -539,6 +545,53 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
                                            "\"coherence_per_packet\": -1"))
                 .find("coherence_per_packet must be"),
             std::string::npos);
+}
+
+TEST(ModelMachineFile, RecordsTheColocatedState) {
+  sm::MachineFile f = sm::default_machine_file();
+  EXPECT_FALSE(sm::parse_machine_file(sm::to_json(f), "m.json").colocated);
+  f.colocated = true;
+  EXPECT_TRUE(sm::parse_machine_file(sm::to_json(f), "m.json").colocated);
+}
+
+// The lower decile is the 10th of 100 sorted samples' 0-based index 10 (the
+// 11th smallest); 9 samples: index 0. The median of an even count is the mean
+// of the middle two; neither depends on the samples' order.
+TEST(ModelEstimators, LowQuantileAndMedian) {
+  std::vector<double> hundred;
+  for (int k = 100; k >= 1; --k) hundred.push_back(k);  // 100 .. 1, reversed
+  EXPECT_DOUBLE_EQ(sm::low_quantile(hundred), 11);
+  EXPECT_DOUBLE_EQ(sm::low_quantile({9, 3, 7, 5, 4, 8, 6, 2, 10}), 2);
+  EXPECT_DOUBLE_EQ(sm::median({5, 1, 4}), 4);
+  EXPECT_DOUBLE_EQ(sm::median({10, 1, 4, 3}), 3.5);
+  // Paired differences where load hit either member: the median keeps the
+  // difference the unloaded pairs show (2), a difference of the two series'
+  // lower deciles would not.
+  EXPECT_DOUBLE_EQ(sm::median({2, 2, -40, 2, 30, 2, 2}), 2);
+  EXPECT_THROW(sm::median({}), std::invalid_argument);
+  EXPECT_THROW(sm::low_quantile({}), std::invalid_argument);
+}
+
+// Rounds of a calibration as measured on this machine: normally a cross-core
+// 8-byte hand-off takes ~15x the same-core one (520 / 34.5 ns), co-located
+// ~4.5x (155 / 34.5 ns). The threshold (8x) sits between them.
+TEST(ModelColocation, DetectsRoundsWhereCrossCoreIsAsCheapAsSameCore) {
+  const std::vector<double> cross{521, 155, 548, 153, 530}, same{34.5, 34.1, 56.4, 34.7, 35};
+  const sm::ColocationVerdict v = sm::detect_colocation(cross, same);
+  EXPECT_EQ(v.colocated, (std::vector<bool>{false, true, false, true, false}));
+  EXPECT_EQ(v.normal, 3u);
+  EXPECT_FALSE(v.all_colocated());
+  // 548 / 56.4 = 9.7: a loaded same-core round still reads as normal; at a
+  // threshold of 10 it would not.
+  EXPECT_TRUE(sm::detect_colocation(std::vector<double>{548}, std::vector<double>{56.4}, 10).all_colocated());
+  const std::vector<double> all_cross{155, 156}, all_same{34.5, 34.6};
+  EXPECT_TRUE(sm::detect_colocation(all_cross, all_same).all_colocated());
+  // Exactly at the threshold is not below it: normal.
+  EXPECT_EQ(sm::detect_colocation(std::vector<double>{80}, std::vector<double>{10}).normal, 1u);
+  EXPECT_THROW(sm::detect_colocation(cross, all_same), std::invalid_argument);
+  EXPECT_THROW(sm::detect_colocation(std::vector<double>{}, std::vector<double>{}), std::invalid_argument);
+  EXPECT_THROW(sm::detect_colocation(std::vector<double>{0}, std::vector<double>{1}), std::invalid_argument);
+  EXPECT_THROW(sm::detect_colocation(all_cross, all_same, 0), std::invalid_argument);
 }
 
 TEST(ModelMachineFile, ExchangeCorrectionInterpolatesInLogBytes) {

@@ -176,6 +176,7 @@ MachineFile default_machine_file() {
 std::string to_json(const MachineFile& file) {
   json core = level_json(file.core);
   if (!file.measured.empty()) core["measured"] = file.measured;
+  core["colocated"] = file.colocated;
   if (!file.exchange.bytes.empty())
     core["exchange_correction"] = {{"bytes", file.exchange.bytes}, {"ratio", file.exchange.ratio}};
   json j{{"format", kFormat},
@@ -207,6 +208,10 @@ MachineFile parse_machine_file(const std::string& text, const std::string& sourc
   if (const auto it = j["levels"]["core"].find("measured"); it != j["levels"]["core"].end() && it->is_object())
     for (const auto& [k, v] : it->items())
       if (v.is_number()) f.measured[k] = v.get<double>();
+  if (const auto it = j["levels"]["core"].find("colocated"); it != j["levels"]["core"].end()) {
+    if (!it->is_boolean()) Fields(j["levels"]["core"], source + ".levels.core").fail("colocated", "must be true or false, not " + it->dump());
+    f.colocated = it->get<bool>();
+  }
   if (const auto it = j["levels"]["core"].find("exchange_correction"); it != j["levels"]["core"].end())
     f.exchange = correction_from(*it, source + ".levels.core.exchange_correction");
   return f;

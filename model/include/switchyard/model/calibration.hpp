@@ -32,7 +32,9 @@
 //    through the shared cache); the bisection cuts the cores into halves and b
 //    is how many packets cross it per unit: 2 (both directions at once) times
 //    a core's copy time over the time of the same messages streamed both ways
-//    across the cut, at most 1 (b = 2 when crossing is as fast as copying).
+//    across the cut, at most 1 (b = 2 when crossing is as fast as copying):
+//    that ratio per round (the two streams run back to back), the median
+//    over the rounds.
 //  - coherence, x + x_p per packet (ring-sync): 64 processes in a lockstep
 //    ring shift of a rendezvous message, neighbours on the other core; once
 //    with the payloads written once before the first repetition (as a
@@ -42,8 +44,15 @@
 //    writes take them back from the other core's cache, and the next copy
 //    reads them out of the writer's). The difference per message and core, at
 //    the smallest rendezvous message (9 packets) and at 2 KiB (32), gives x
-//    and x_p. (Writing the in-place payloads again before every repetition,
-//    as before, hid the reader's half: x came out 2-3 times too small.)
+//    and x_p. The four run in turn within every repetition of one job, and
+//    the medians of the per-repetition differences are kept (not the
+//    difference of each one's lower decile). (Writing the in-place payloads
+//    again before every repetition, as before, hid the reader's half: x came
+//    out 2-3 times too small.)
+//  - the co-located state (colocation.hpp): every round also times an 8-byte
+//    one-way hand-off on one core beside the cross-core one; rounds where the
+//    two are alike are left out, and calibrate tries again when all are. A
+//    machine file measured co-located all through says so (colocated).
 //  - same core: no link and no latency; the messages are copies on that core,
 //    charged through its S_i + R_i (recorded as same_core_* in `measured`).
 // The node-to-node level (between nodes, the MPI transport) is left empty.
@@ -55,6 +64,7 @@
 // chooses among on Fig. 7 matrices of 16 processes, density 4, at 128 B,
 // 1 KiB and 16 KiB, and keeps measured / predicted per scheduler and size.
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -73,6 +83,10 @@ struct CalibrationOptions {
   // The runs of every figure are split into this many rounds, each running
   // every figure in turn: a burst of load then hits a few runs of each.
   std::uint32_t rounds = 7;
+  // Tries of the whole measurement while every round is found in the
+  // co-located state (colocation.hpp), a pause between them.
+  std::uint32_t attempts = 3;
+  std::chrono::milliseconds retry_pause{5000};
   // Hears of each measurement done (optional).
   Progress progress;
 };

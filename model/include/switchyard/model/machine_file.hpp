@@ -12,6 +12,7 @@
 //         "unit_ns": 9.5, "cores": 2, "routing": "wormhole", "sends": "nonblocking",
 //         "topology": "fully_connected", "rows": 1, "cols": 2,
 //         "measured": { ... },              // the raw figures behind them (optional)
+//         "colocated": false,               // measured in the co-located state (optional)
 //         "exchange_correction": {          // optional, see ExchangeCorrection
 //           "bytes": [128, 1024, 16384], "ratio": {"ac": [2.1, 1.0, 0.9], ...}}
 //       },
@@ -46,6 +47,10 @@ struct MachineFile {
   std::optional<Machine> node;                // node to node (absent until an MPI transport measures it)
   std::map<std::string, double> measured{};   // the core level's raw measurements, for the record
   ExchangeCorrection exchange{};              // core level; empty: no correction
+  // The core level was measured in the co-located state (colocation.hpp): its
+  // cross-core figures are those of sibling hardware threads, not of the
+  // machine's normal state. Absent in a file: false.
+  bool colocated = false;
 };
 
 // The parameters before any calibration: a two-core shared-memory node with
