@@ -317,7 +317,11 @@ std::vector<double> round_quantiles(const RoundSamples& samples, const std::stri
 // differences; their medians are kept. (Differences of two sizes' lower
 // deciles, each from its own runs, moved x by 61 % and x_p by 119 % between
 // calibrations: a decile finds the floor of a time, and a difference has
-// none.)
+// none. The paired medians do not repeat better, though: x moved 36-61 %
+// and x_p 12-31 % between back-to-back calibrations, where the old deciles
+// gave 7-12 % and 1-11 % in the same session. Each median's sampling error is
+// about 2 %, so what moves is the machine between calibrations, not the
+// estimator; neither meets 10 %.)
 void derive_coherence(Machine& c, const RoundSamples& samples, const std::vector<bool>& keep,
                       std::map<std::string, double>& m) {
   const std::vector<double> in_place = pooled(samples, "lockstep_rendezvous_ns", keep),
