@@ -133,7 +133,7 @@ int predict(const ModelCommand::Args& a) {
 int calibrate(const ModelCommand::Args& a) {
   OutputFile out("--out", a.out);
   sm::CalibrationOptions options;
-  options.repetitions = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 1000));
+  options.repetitions = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 10000));
   Runtime rt(a.trace.runtime_options());
   ProgressLine progress("model calibrate");
   options.progress = progress.callback();
@@ -153,10 +153,12 @@ int calibrate(const ModelCommand::Args& a) {
               "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
               "  ring-sync (units): wake w %.2f, match m %.3f per entry,\n"
-              "    coherence x %.2f + %.3f per packet of a packed rendezvous message\n"
+              "    coherence x %.2f per packed rendezvous message of %.0f packets (the smallest), + %.3f per packet "
+              "beyond\n"
               "wrote %s\n",
               m.cores, options.repetitions, options.rounds, f.colocated ? 0.0 : f.measured.at("colocated_rounds"), static_cast<unsigned long long>(m.packet_bytes), m.unit_ns,
-              m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.coherence_per_packet, a.out.c_str());
+              m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.smallest_rendezvous_packets(),
+              m.coherence_per_packet, a.out.c_str());
   a.trace.write();
   return kExitOk;
 }

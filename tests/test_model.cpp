@@ -413,15 +413,20 @@ TEST(ModelCost, RingSyncChargesCoherenceForPackedRendezvousAcrossCores) {
 }
 
 // The same four messages: the two charged x (0 -> 3 relayed, 2 -> 1 packed)
-// also pay x_p per packet, 16 each, on the sender's core.
+// also pay x_p for each of their 16 packets beyond the smallest rendezvous
+// message's 9 (eager limit 512 B), on the sender's core.
 TEST(ModelCost, RingSyncChargesCoherencePerPacket) {
   sm::Machine m = ring_sync_machine();
   m.coherence = 40;
   sm::Submachine sub = whole_machine(6, {{0, 1, 1024, 0, 2}, {2, 1, 1024, 2, 2}, {0, 3, 1024, 4, 2}, {2, 0, 1024, 6, 2}});
   sub.pieces = {{0, 4}, {0, 5}, {2, 5}, {2, 4}, {2, 3}, {0, 3}, {2, 0}, {2, 1}};
   m.coherence_per_packet = 3;
-  // Core 0 as in the test above, 150 + 2x, plus 2 x 16 x_p.
-  EXPECT_DOUBLE_EQ(sm::cost(m, sm::Superstep{"packed", {sub}}).max_send_receive, 150 + 2 * 40 + 2 * 16 * 3);
+  // Core 0 as in the test above, 150 + 2x, plus 2 x (16 - 9) x_p.
+  EXPECT_DOUBLE_EQ(sm::cost(m, sm::Superstep{"packed", {sub}}).max_send_receive, 150 + 2 * 40 + 2 * 7 * 3);
+  // The smallest rendezvous message is charged x alone.
+  EXPECT_DOUBLE_EQ(m.coherence_units(513), 40);
+  EXPECT_DOUBLE_EQ(m.coherence_units(576), 40);
+  EXPECT_DOUBLE_EQ(m.coherence_units(577), 43);
   // An exchange's messages carry no pieces: sent in place, no coherence.
   const sm::SuperstepCost exchange = sm::cost(
       m, sm::Superstep{"in place", {whole_machine(6, {{0, 1, 1024}, {2, 1, 1024}, {0, 3, 1024}, {2, 0, 1024}})}});
@@ -524,7 +529,8 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_NE(message("{\"format\": \"x\"}").find("format"), std::string::npos);
   // A file from before the ring-sync terms still reads, without them.
   std::string old = sm::to_json(f);
-  for (const std::string field : {"\"match\"", "\"wake\"", "\"coherence\"", "\"coherence_per_packet\""})
+  for (const std::string field :
+       {"\"match\"", "\"wake\"", "\"coherence_smallest_rendezvous\"", "\"coherence_per_packet\""})
     old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
   const sm::MachineFile older = sm::parse_machine_file(old, "old.json");
   EXPECT_DOUBLE_EQ(older.core.wake, 0);
@@ -532,11 +538,17 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_DOUBLE_EQ(older.core.coherence, 0);
   EXPECT_DOUBLE_EQ(older.core.coherence_per_packet, 0);
   EXPECT_FALSE(older.colocated);  // written before "colocated": the normal state
+  // Written before the anchor: "coherence" was the charge at 0 packets, x_p
+  // per packet from there; the smallest rendezvous message has 9.
+  std::string intercept = sm::to_json(f);
+  intercept.replace(intercept.find("\"coherence_smallest_rendezvous\": 33.5"), 37, "\"coherence\": 10");
+  EXPECT_DOUBLE_EQ(sm::parse_machine_file(intercept, "intercept.json").core.coherence, 10 + 9 * 2.25);
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"colocated\": false"), 18, "\"colocated\": 1"))
                 .find("m.json.levels.core.colocated: must be true or false"),
             std::string::npos);
-  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence\": 33.5"), 17, "\"coherence\": -2"))
-                .find("coherence must be"),
+  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence_smallest_rendezvous\": 33.5"), 37,
+                                           "\"coherence_smallest_rendezvous\": -2"))
+                .find("coherence_smallest_rendezvous must be"),
             std::string::npos);
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"wake\": 4.5"), 11, "\"wake\": -1"))
                 .find("wake must be"),

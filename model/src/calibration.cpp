@@ -253,7 +253,14 @@ std::vector<Figure> figures(Runtime& rt) {
     return Figure{{name}, [run = std::move(run)](std::uint32_t r) { return std::vector<std::vector<double>>{run(r)}; }};
   };
   const std::uint64_t rendezvous_words = kRendezvousWords, long_words = kLongRendezvousBytes / 8;
-  return {
+  const auto one_way_pair = [&](const char* cross_name, const char* same_name) {
+    return std::vector<Figure>{one(cross_name, [&rt, cross](std::uint32_t r) { return ping_pong(rt, cross, r); }),
+                               one(same_name, [&rt, same](std::uint32_t r) { return ping_pong(rt, same, r); })};
+  };
+  // The co-location check (round_verdict) pairs each of these cross-core and
+  // same-core hand-offs by round; one pair opens the round, one closes it.
+  std::vector<Figure> all = one_way_pair("one_way_8B_ns", "same_core_one_way_8B_ns");
+  std::vector<Figure> middle{
       one("large_message_ns", [&rt, cross](std::uint32_t r) { return stream(rt, cross, kLargeBytes, kLargeCount, false, r); }),
       one("small_message_ns", [&rt, cross](std::uint32_t r) { return stream(rt, cross, kSmallBytes, kSmallCount, false, r); }),
       one("large_message_both_ways_ns",
@@ -261,9 +268,6 @@ std::vector<Figure> figures(Runtime& rt) {
       // b pairs the two streams above and below by round: keep them adjacent.
       one("same_core_large_message_ns",
           [&rt, same](std::uint32_t r) { return stream(rt, same, kLargeBytes, kLargeCount, false, r); }),
-      // The co-location check pairs these two by round: keep them adjacent.
-      one("one_way_8B_ns", [&rt, cross](std::uint32_t r) { return ping_pong(rt, cross, r); }),
-      one("same_core_one_way_8B_ns", [&rt, same](std::uint32_t r) { return ping_pong(rt, same, r); }),
       one("same_core_small_message_ns",
           [&rt, same](std::uint32_t r) { return stream(rt, same, kSmallBytes, kSmallCount, false, r); }),
       one("lockstep_superstep_ns", [&rt](std::uint32_t r) { return lockstep(rt, r, {LockstepKind{}}).front(); }),
@@ -276,6 +280,10 @@ std::vector<Figure> figures(Runtime& rt) {
                                {{rendezvous_words, false}, {rendezvous_words, true}, {long_words, false}, {long_words, true}});
              }},
   };
+  all.insert(all.end(), middle.begin(), middle.end());
+  for (Figure& closing : one_way_pair("closing_one_way_8B_ns", "closing_same_core_one_way_8B_ns"))
+    all.push_back(std::move(closing));
+  return all;
 }
 
 // Rounds of every figure in turn, so that a burst of other tenants' work
@@ -311,17 +319,13 @@ std::vector<double> round_quantiles(const RoundSamples& samples, const std::stri
 
 // Coherence: a packed rendezvous message costs its sender's core more than
 // the same message sent in place (each core sends per_core of them per
-// superstep): x + x_p per packet, from two sizes. The four lockstep kinds ran
-// in turn within every repetition, so each repetition gives a paired
-// difference packed - in place at each size, and one of the two sizes'
-// differences; their medians are kept. (Differences of two sizes' lower
-// deciles, each from its own runs, moved x by 61 % and x_p by 119 % between
-// calibrations: a decile finds the floor of a time, and a difference has
-// none. The paired medians do not repeat better, though: x moved 36-61 %
-// and x_p 12-31 % between back-to-back calibrations, where the old deciles
-// gave 7-12 % and 1-11 % in the same session. Each median's sampling error is
-// about 2 %, so what moves is the machine between calibrations, not the
-// estimator; neither meets 10 %.)
+// superstep): x for the smallest rendezvous message (machine.hpp), x_p per
+// packet beyond it, from two sizes. The four lockstep kinds ran in turn
+// within every repetition, so each repetition gives a paired difference packed
+// - in place at each size, and one of the two sizes' differences; their
+// medians are kept. (Differences of two sizes' lower deciles, each from its
+// own runs, moved x_p by 119 % between calibrations: a decile finds the floor
+// of a time, and a difference has none.)
 void derive_coherence(Machine& c, const RoundSamples& samples, const std::vector<bool>& keep,
                       std::map<std::string, double>& m) {
   const std::vector<double> in_place = pooled(samples, "lockstep_rendezvous_ns", keep),
@@ -341,7 +345,24 @@ void derive_coherence(Machine& c, const RoundSamples& samples, const std::vector
   const double short_packets = std::ceil(8.0 * static_cast<double>(kRendezvousWords) / kCacheLine);
   const double long_packets = std::ceil(8.0 * static_cast<double>(kLongRendezvousBytes / 8) / kCacheLine);
   c.coherence_per_packet = std::max(0.0, median(growth) * to_units / (long_packets - short_packets));
-  c.coherence = std::max(0.0, median(short_extra) * to_units - c.coherence_per_packet * short_packets);
+  c.coherence = std::max(0.0, median(short_extra) * to_units -
+                                  c.coherence_per_packet * (short_packets - c.smallest_rendezvous_packets()));
+}
+
+// Per round, co-located when either the hand-offs that opened it or those
+// that closed it say so: the state comes and goes within seconds, so a round
+// is kept only when it was normal at both ends.
+ColocationVerdict round_verdict(const RoundSamples& samples) {
+  ColocationVerdict v = detect_colocation(round_quantiles(samples, "one_way_8B_ns"),
+                                          round_quantiles(samples, "same_core_one_way_8B_ns"));
+  const ColocationVerdict closing = detect_colocation(round_quantiles(samples, "closing_one_way_8B_ns"),
+                                                      round_quantiles(samples, "closing_same_core_one_way_8B_ns"));
+  v.normal = 0;
+  for (std::size_t k = 0; k < v.colocated.size(); ++k) {
+    v.colocated[k] = v.colocated[k] || closing.colocated[k];
+    if (!v.colocated[k]) ++v.normal;
+  }
+  return v;
 }
 
 // The core level's parameters from the kept rounds' samples (m: their lower
@@ -423,8 +444,7 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
       std::this_thread::sleep_for(options.retry_pause);
     }
     samples = measure_rounds(all, options, done, steps);
-    verdict = detect_colocation(round_quantiles(samples, "one_way_8B_ns"),
-                                round_quantiles(samples, "same_core_one_way_8B_ns"));
+    verdict = round_verdict(samples);
     if (cores.size() < 2 || !verdict.all_colocated()) break;
   }
   const bool colocated = cores.size() > 1 && verdict.all_colocated();
@@ -434,12 +454,12 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   f.colocated = colocated;
   f.measured["attempts"] = std::min(attempt + 1, options.attempts);
   f.measured["colocated_rounds"] = static_cast<double>(options.rounds - verdict.normal);
-  derive_parameters(c, samples, keep, f.measured);
   // Not measured: the runtime's defaults, which every job of `collective` and
-  // ExchangePlan runs with.
+  // ExchangePlan runs with (the coherence term is anchored at eager_limit).
   const RunOptions defaults;
   c.ring_bytes = defaults.ring_capacity * kCacheLine;
   c.eager_limit = defaults.eager_limit;
+  derive_parameters(c, samples, keep, f.measured);
   c.validate();
   calibrate_exchanges(rt, f, options.repetitions);
   if (options.progress) options.progress(steps, steps, "exchanges");

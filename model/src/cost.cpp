@@ -168,7 +168,7 @@ SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
       ring[a * cores + b] += ring_bytes_there(m, t.bytes);
       if (t.bytes > m.eager_limit) ring[b * cores + a] += kSendDone;
       if (t.bytes > m.eager_limit && !sent_in_place(sub, t))
-        busy[a] += m.coherence + m.coherence_per_packet * packets(t.bytes, m.packet_bytes);
+        busy[a] += m.coherence_units(t.bytes);
     }
     for (std::size_t k = 0; k < all.size(); ++k) busy[sub.members[k] % cores] += process_work(m, all[k]);
   }

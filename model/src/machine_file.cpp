@@ -81,7 +81,7 @@ json level_json(const Machine& m) {
               {"topology", name_of(kTopologies, m.topology)},               {"rows", m.shape.rows},
               {"cols", m.shape.cols},                                       {"match", m.match},
               {"wake", m.wake},                                             {"ring_bytes", m.ring_bytes},
-              {"eager_limit", m.eager_limit},                               {"coherence", m.coherence},
+              {"eager_limit", m.eager_limit},                               {"coherence_smallest_rendezvous", m.coherence},
               {"coherence_per_packet", m.coherence_per_packet}};
 }
 
@@ -105,10 +105,15 @@ Machine level_from(const json& j, const std::string& where, ModelVariant variant
   // The ring-sync terms (absent from files written before them: not charged).
   if (f.has("match")) m.match = f.number("match");
   if (f.has("wake")) m.wake = f.number("wake");
-  if (f.has("coherence")) m.coherence = f.number("coherence");
   if (f.has("coherence_per_packet")) m.coherence_per_packet = f.number("coherence_per_packet");
   if (f.has("ring_bytes")) m.ring_bytes = f.whole("ring_bytes", 1, std::uint64_t{1} << 40);
   if (f.has("eager_limit")) m.eager_limit = f.whole("eager_limit", 0, std::uint64_t{1} << 30);
+  if (f.has("coherence_smallest_rendezvous")) {
+    m.coherence = f.number("coherence_smallest_rendezvous");
+  } else if (f.has("coherence")) {
+    // Files written before the anchor (machine.hpp) give the charge at 0 packets.
+    m.coherence = f.number("coherence") + m.coherence_per_packet * m.smallest_rendezvous_packets();
+  }
   try {
     m.validate();
   } catch (const std::invalid_argument& e) {

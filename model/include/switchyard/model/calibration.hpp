@@ -44,14 +44,16 @@
 //    writes take them back from the other core's cache, and the next copy
 //    reads them out of the writer's). The difference per message and core, at
 //    the smallest rendezvous message (9 packets) and at 2 KiB (32), gives x
-//    and x_p. The four run in turn within every repetition of one job, and
+//    (the charge at 9 packets, machine.hpp) and x_p (per packet beyond). The
+//    four run in turn within every repetition of one job, and
 //    the medians of the per-repetition differences are kept (not the
 //    difference of each one's lower decile). (Writing the in-place payloads
 //    again before every repetition, as before, hid the reader's half: x came
 //    out 2-3 times too small.)
-//  - the co-located state (colocation.hpp): every round also times an 8-byte
-//    one-way hand-off on one core beside the cross-core one; rounds where the
-//    two are alike are left out, and calibrate tries again when all are. A
+//  - the co-located state (colocation.hpp): every round opens and closes
+//    with an 8-byte one-way hand-off on one core beside the cross-core one;
+//    rounds where the two are alike at either end are left out, and
+//    calibrate tries again when all are. A
 //    machine file measured co-located all through says so (colocated).
 //  - same core: no link and no latency; the messages are copies on that core,
 //    charged through its S_i + R_i (recorded as same_core_* in `measured`).

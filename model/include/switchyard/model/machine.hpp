@@ -93,7 +93,12 @@ struct Machine {
   // in place): the other core's copy read those lines last run, and writing
   // them again first invalidates them there, a coherence miss each; the other
   // core's copy then reads every line back out of this core's cache (cost.hpp).
-  // coherence per such message, coherence_per_packet per packet of it.
+  // coherence for such a message of the smallest rendezvous size (eager_limit
+  // + 1 bytes), coherence_per_packet for each packet it has beyond that size's.
+  // (Anchored there, not at 0 packets, where no rendezvous message is: an
+  // intercept extrapolated to 0 from the two measured sizes moved by 12-61 %
+  // between back-to-back calibrations; the charge at the measured size is
+  // what repeats.)
   double coherence = 0;
   double coherence_per_packet = 0;
   std::uint64_t ring_bytes = 65536;     // a core-to-core ring's capacity (RunOptions::ring_capacity lines)
@@ -101,6 +106,11 @@ struct Machine {
 
   // Throws std::invalid_argument naming the first field out of range.
   void validate() const;
+  // The packets of the smallest rendezvous message (eager_limit + 1 bytes).
+  double smallest_rendezvous_packets() const noexcept;
+  // What a packed rendezvous message of `bytes` (> eager_limit) costs its
+  // sender's core in coherence misses, in units.
+  double coherence_units(std::uint64_t bytes) const noexcept;
   // h', b' and p' of a submachine of this shape (processes of the shape may be
   // fewer than rows x cols when p does not fill it: `members`).
   SubmachineParameters submachine(Shape shape, std::uint64_t members) const;
