@@ -1,0 +1,64 @@
+// switchyard::model::calibrate on the runtime: short calibrations whose
+// figures must all be there and in range (the values themselves depend on the
+// machine; their repeatability is measured with `switchyard model calibrate`).
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "switchyard/model/calibration.hpp"
+#include "switchyard/model/machine_file.hpp"
+#include "switchyard/runtime.hpp"
+
+namespace sm = switchyard::model;
+
+namespace {
+
+sm::CalibrationOptions short_calibration() {
+  sm::CalibrationOptions o;
+  o.repetitions = 14;  // 2 runs in each of the 7 rounds
+  o.attempts = 1;      // no retry (and no 5 s pause) when the host co-locates the cores
+  return o;
+}
+
+}  // namespace
+
+TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
+  switchyard::Runtime rt;
+  const sm::MachineFile f = sm::calibrate(rt, short_calibration());
+  EXPECT_NO_THROW(f.core.validate());
+  EXPECT_EQ(f.core.cores, rt.cores().size());
+  EXPECT_GT(f.core.unit_ns, 0);
+  EXPECT_EQ(f.core.eager_limit, switchyard::RunOptions{}.eager_limit);
+  // The co-location pairs that open and close every round, and the figures between.
+  for (const char* name : {"one_way_8B_ns", "same_core_one_way_8B_ns", "closing_one_way_8B_ns",
+                           "closing_same_core_one_way_8B_ns", "lockstep_rendezvous_packed_ns", "match_reversed_ns"}) {
+    ASSERT_TRUE(f.measured.contains(name)) << name;
+    EXPECT_GT(f.measured.at(name), 0) << name;
+  }
+  EXPECT_EQ(f.measured.at("attempts"), 1);
+  EXPECT_GE(f.measured.at("colocated_rounds"), 0);
+  EXPECT_LE(f.measured.at("colocated_rounds"), 7);
+  // Every exchange scheduler auto chooses among has a correction per calibrated size.
+  ASSERT_EQ(f.exchange.bytes.size(), 3u);
+  EXPECT_EQ(f.exchange.ratio.size(), 6u);
+  for (const auto& [scheduler, ratios] : f.exchange.ratio) {
+    EXPECT_EQ(ratios.size(), 3u) << scheduler;
+    for (double r : ratios) EXPECT_GT(r, 0) << scheduler;
+  }
+  // What it wrote reads back as the same machine.
+  const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "calibrated.json");
+  EXPECT_DOUBLE_EQ(back.core.coherence, f.core.coherence);
+  EXPECT_DOUBLE_EQ(back.core.coherence_per_packet, f.core.coherence_per_packet);
+  EXPECT_EQ(back.colocated, f.colocated);
+}
+
+TEST(ModelCalibration, RejectsZeroRepetitionsRoundsOrAttempts) {
+  switchyard::Runtime rt;
+  for (const auto zero : {&sm::CalibrationOptions::repetitions, &sm::CalibrationOptions::rounds,
+                          &sm::CalibrationOptions::attempts}) {
+    sm::CalibrationOptions o = short_calibration();
+    o.*zero = 0;
+    EXPECT_THROW(sm::calibrate(rt, o), std::invalid_argument);
+  }
+}
