@@ -32,7 +32,8 @@
 //                                               average, FIFO lists of n_r(i) at most
 //              + sum over the rendezvous messages i sends to another core that it
 //                packed or relayed (not its own buffer sent in place) of
-//                  x + x_p * packets(message)
+//                  x + x_p * (packets(message) - P_0)  P_0: the packets of the smallest
+//                                               rendezvous message (eager_limit + 1 bytes)
 //                                               the other core's single copy read the
 //                                               buffer's lines out of this core's cache
 //                                               in the previous run; writing them again
@@ -41,7 +42,7 @@
 //                                               and the other core's copy reads every
 //                                               line back out of this core's cache:
 //                                               coherence misses (calibration.hpp),
-//                                               x_p per line, x per message (a short
+//                                               x_p per line, x per message of P_0 (a short
 //                                               copy's misses are not overlapped by the
 //                                               prefetcher). A buffer sent in place is
 //                                               only read (the other core keeps a clean
