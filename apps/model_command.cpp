@@ -148,15 +148,20 @@ int calibrate(const ModelCommand::Args& a) {
                  options.rounds, f.measured.at("attempts"), f.measured.at("one_way_8B_ns"),
                  f.measured.at("same_core_one_way_8B_ns"), a.out.c_str());
   const sm::Machine& m = f.core;
-  std::printf("model calibrate: %u core(s), lower deciles of %u runs in %u interleaved rounds (%.0f co-located, "
-              "left out)\n"
+  char rounds_kept[96];
+  if (f.colocated)
+    std::snprintf(rounds_kept, sizeof rounds_kept, "all co-located, kept: the file describes that state");
+  else
+    std::snprintf(rounds_kept, sizeof rounds_kept, "%.0f co-located, left out", f.measured.at("colocated_rounds"));
+  std::printf("model calibrate: %u core(s), lower deciles of %u runs in %u interleaved rounds (%s)\n"
               "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
               "  ring-sync (units): wake w %.2f, match m %.3f per entry,\n"
               "    coherence x %.2f per packed rendezvous message of %.0f packets (the smallest), + %.3f per packet "
               "beyond\n"
               "wrote %s\n",
-              m.cores, options.repetitions, options.rounds, f.colocated ? 0.0 : f.measured.at("colocated_rounds"), static_cast<unsigned long long>(m.packet_bytes), m.unit_ns,
+              m.cores, options.repetitions, options.rounds, rounds_kept, static_cast<unsigned long long>(m.packet_bytes),
+              m.unit_ns,
               m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.smallest_rendezvous_packets(),
               m.coherence_per_packet, a.out.c_str());
   a.trace.write();

@@ -7,8 +7,6 @@
 namespace switchyard::model {
 namespace {
 
-double packets(std::uint64_t bytes, std::uint64_t l) { return static_cast<double>((bytes + l - 1) / l); }
-
 // What Fig. 1 needs of one process: messages and packets each way, and the
 // packets of its largest message sent.
 struct Traffic {
@@ -44,7 +42,7 @@ std::vector<Traffic> traffic(const Machine& m, const Submachine& sub) {
   std::vector<Traffic> out(sub.members.size());
   for (const Transfer& t : sub.transfers) {
     if (t.src == t.dst && !m.charge_local_copies) continue;
-    const double n = packets(t.bytes, m.packet_bytes);
+    const double n = m.packets(t.bytes);
     Traffic& from = out.at(index.at(t.src));
     Traffic& to = out.at(index.at(t.dst));
     from.sends += 1;
@@ -70,7 +68,7 @@ void charge_congestion(SuperstepCost& c, double pairs, double total_packets, dou
 double computation_units(const Machine& m, const Superstep& step) {
   std::uint64_t accessed = 0;
   for (const Submachine& sub : step.submachines) accessed = std::max(accessed, sub.accessed_bytes);
-  return std::max(1.0, packets(accessed, m.packet_bytes));
+  return std::max(1.0, m.packets(accessed));
 }
 
 // The paper: every submachine on its own processors and links, charged with
@@ -112,7 +110,7 @@ SuperstepCost calibrated_cost(const Machine& m, const Superstep& step) {
     for (const Transfer& t : sub.transfers) {
       if (t.src % m.cores == t.dst % m.cores) continue;  // same core: no link (nor a self-copy)
       cross_pairs += 1;
-      cross_packets += packets(t.bytes, m.packet_bytes);
+      cross_packets += m.packets(t.bytes);
     }
   }
   c.max_send_receive = *std::max_element(busy.begin(), busy.end());
@@ -164,7 +162,7 @@ SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
       const std::size_t a = t.src % cores, b = t.dst % cores;
       if (a == b) continue;  // same core (or a local copy): no ring, no link
       cross_pairs += 1;
-      cross_packets += packets(t.bytes, m.packet_bytes);
+      cross_packets += m.packets(t.bytes);
       ring[a * cores + b] += ring_bytes_there(m, t.bytes);
       if (t.bytes > m.eager_limit) ring[b * cores + a] += kSendDone;
       if (t.bytes > m.eager_limit && !sent_in_place(sub, t))

@@ -30,7 +30,8 @@ void Machine::validate() const {
   if (cores == 0) bad_field(name, "cores", "must be at least 1");
   if (!(match >= 0) || !std::isfinite(match)) bad_field(name, "match", "must be a finite number >= 0");
   if (!(wake >= 0) || !std::isfinite(wake)) bad_field(name, "wake", "must be a finite number >= 0");
-  if (!(coherence >= 0) || !std::isfinite(coherence)) bad_field(name, "coherence_smallest_rendezvous", "must be a finite number >= 0");
+  if (!(coherence >= 0) || !std::isfinite(coherence))
+    bad_field(name, "coherence_smallest_rendezvous", "must be a finite number >= 0");
   if (!(coherence_per_packet >= 0) || !std::isfinite(coherence_per_packet))
     bad_field(name, "coherence_per_packet", "must be a finite number >= 0");
   if (ring_bytes == 0) bad_field(name, "ring_bytes", "must be at least 1");
@@ -38,13 +39,14 @@ void Machine::validate() const {
     bad_field(name, "shape", "of a mesh must hold its processes");
 }
 
-double Machine::smallest_rendezvous_packets() const noexcept {
-  return static_cast<double>((eager_limit + packet_bytes) / packet_bytes);  // ceil((eager_limit + 1) / l)
+double Machine::packets(std::uint64_t bytes) const noexcept {
+  return static_cast<double>((bytes + packet_bytes - 1) / packet_bytes);
 }
 
+double Machine::smallest_rendezvous_packets() const noexcept { return packets(eager_limit + 1); }
+
 double Machine::coherence_units(std::uint64_t bytes) const noexcept {
-  const double packets = static_cast<double>((bytes + packet_bytes - 1) / packet_bytes);
-  return coherence + coherence_per_packet * std::max(0.0, packets - smallest_rendezvous_packets());
+  return coherence + coherence_per_packet * std::max(0.0, packets(bytes) - smallest_rendezvous_packets());
 }
 
 SubmachineParameters Machine::submachine(Shape sub, std::uint64_t members) const {

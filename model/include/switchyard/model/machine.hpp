@@ -106,6 +106,8 @@ struct Machine {
 
   // Throws std::invalid_argument naming the first field out of range.
   void validate() const;
+  // ceil(bytes / l): the packets a message of `bytes` is charged as.
+  double packets(std::uint64_t bytes) const noexcept;
   // The packets of the smallest rendezvous message (eager_limit + 1 bytes).
   double smallest_rendezvous_packets() const noexcept;
   // What a packed rendezvous message of `bytes` (> eager_limit) costs its
