@@ -10,7 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
+
+#include "switchyard/median.hpp"
 
 namespace switchyard::cli {
 
@@ -26,8 +29,7 @@ inline double copy_floor_ms(std::uint64_t matrix_bytes, std::size_t cores) {
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     from[k % share] = to[(k + 1) % share];  // the next copy is not the same as this one
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return median(std::move(ms));
 }
 
 }  // namespace switchyard::cli

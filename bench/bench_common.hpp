@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include <switchyard/median.hpp>
 #include <switchyard/runtime.hpp>
 
 namespace sybench {
@@ -112,11 +113,7 @@ class ChunkTimer {
   // Seconds per operation in the median chunk (0 if no chunk was timed).
   double per_op() const {
     if (laps_.empty()) return 0;
-    std::vector<double> sorted = laps_;
-    std::sort(sorted.begin(), sorted.end());
-    const std::size_t n = sorted.size();
-    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    return median / ops_per_chunk_;
+    return switchyard::median(laps_) / ops_per_chunk_;
   }
 
  private:

@@ -292,10 +292,6 @@ RecvTimes generate_recv_times(const CommMatrix& m) {
   for (std::uint32_t call = 0; call < 2 * kCalls; ++call) {
     (call % 2 ? am : concat).push_back(std::chrono::duration<double>(timer.span(call)).count());
   }
-  auto median = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   return {median(concat), median(am)};
 }
 

@@ -92,11 +92,6 @@ Fig9& fig9(int k, Rank p) {
   return cases.emplace(std::make_pair(k, p), std::move(c)).first->second;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 using sybench::Clock;
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
+
+#include "switchyard/median.hpp"
 
 namespace switchyard::model {
 namespace {
@@ -21,11 +24,7 @@ double low_quantile(std::vector<double> samples) {
 
 double median(std::vector<double> samples) {
   require_samples(samples, "median");
-  const std::size_t n = samples.size();
-  const auto upper = samples.begin() + static_cast<std::ptrdiff_t>(n / 2);
-  std::nth_element(samples.begin(), upper, samples.end());
-  if (n % 2) return *upper;
-  return (*std::max_element(samples.begin(), upper) + *upper) / 2;
+  return switchyard::median(std::move(samples));
 }
 
 }  // namespace switchyard::model

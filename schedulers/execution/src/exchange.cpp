@@ -11,6 +11,7 @@
 #include <string>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/median.hpp"
 #include "switchyard/node_reduction.hpp"
 #include "switchyard/span_timer.hpp"
 #include "switchyard/splitmix64.hpp"
@@ -371,11 +372,10 @@ TimeStats summarize(std::vector<double> samples) {
   TimeStats t;
   t.samples = samples;
   if (samples.empty()) return t;
-  std::sort(samples.begin(), samples.end());
-  const std::size_t k = samples.size();
-  t.median = k % 2 ? samples[k / 2] : (samples[k / 2 - 1] + samples[k / 2]) / 2;
-  t.min = samples.front();
-  t.max = samples.back();
+  t.median = median(samples);
+  const auto [min, max] = std::minmax_element(samples.begin(), samples.end());
+  t.min = *min;
+  t.max = *max;
   return t;
 }
 
