@@ -147,6 +147,11 @@ int calibrate(const ModelCommand::Args& a) {
                  "%s describes that state (\"colocated\": true); calibrate again later for the normal one\n",
                  options.rounds, f.measured.at("attempts"), f.measured.at("one_way_8B_ns"),
                  f.measured.at("same_core_one_way_8B_ns"), a.out.c_str());
+  if (f.measured.at("exchange_probes_in_other_state") > 0)
+    std::fprintf(stderr,
+                 "model calibrate: warning: the cores changed state around the exchange corrections in all %.0f "
+                 "attempts; their ratios in %s may not describe the %s state\n",
+                 f.measured.at("exchange_attempts"), a.out.c_str(), f.colocated ? "co-located" : "normal");
   const sm::Machine& m = f.core;
   char rounds_kept[96];
   if (f.colocated)

@@ -39,7 +39,10 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
   EXPECT_EQ(f.measured.at("attempts"), 1);
   EXPECT_GE(f.measured.at("colocated_rounds"), 0);
   EXPECT_LE(f.measured.at("colocated_rounds"), 7);
-  // Every exchange scheduler auto chooses among has a correction per calibrated size.
+  // Every exchange scheduler auto chooses among has a correction per calibrated
+  // size, measured once (attempts = 1) between two probes of the cores' state.
+  EXPECT_EQ(f.measured.at("exchange_attempts"), 1);
+  EXPECT_LE(f.measured.at("exchange_probes_in_other_state"), 2);
   ASSERT_EQ(f.exchange.bytes.size(), 3u);
   EXPECT_EQ(f.exchange.ratio.size(), 6u);
   for (const auto& [scheduler, ratios] : f.exchange.ratio) {
