@@ -28,6 +28,7 @@ namespace sys = switchyard::schedulers;
 struct ModelCommand::Args {
   std::string out = "machine.json", repeat = std::to_string(model::CalibrationOptions{}.repetitions);
   std::string op, processes, bytes, matrix, machine, variant, root = "0";
+  std::string probe_rounds = "7", probe_repeat = "5";
   TraceOption trace;  // calibrate's jobs
 };
 
@@ -173,6 +174,20 @@ int calibrate(const ModelCommand::Args& a) {
   return kExitOk;
 }
 
+int probe(const ModelCommand::Args& a) {
+  const auto rounds = static_cast<std::uint32_t>(parse_uint(a.probe_rounds, "--rounds", 1, 1000));
+  const auto runs = static_cast<std::uint32_t>(parse_uint(a.probe_repeat, "--repeat", 1, 10000));
+  Runtime rt;
+  const sm::ColocationProbe p = sm::probe_colocation(rt, rounds, runs);
+  const std::size_t colocated = rounds - p.verdict.normal;
+  std::printf("model probe: %zu of %u rounds co-located (cross-core one-way 8 B below %.0fx the same-core one)\n",
+              colocated, rounds, sm::kColocatedRatio);
+  for (std::uint32_t r = 0; r < rounds; ++r)
+    std::printf("  round %u: cross-core %.0f ns, same core %.0f ns%s\n", r, p.cross_core_one_way_ns[r],
+                p.same_core_one_way_ns[r], p.verdict.colocated[r] ? "  co-located" : "");
+  return kExitOk;
+}
+
 }  // namespace
 
 sm::MachineFile read_machine_option(const std::string& path) {
@@ -213,6 +228,14 @@ ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
       ->type_name("K")
       ->capture_default_str();
   args_->trace.add_to(*calibrate_);
+  probe_ = command_->add_subcommand(
+      "probe", "Only the co-location check of calibrate: whether the two cores are co-located now");
+  probe_->add_option("--rounds", args_->probe_rounds, "Rounds of hand-offs, each judged on its own")
+      ->type_name("N")
+      ->capture_default_str();
+  probe_->add_option("--repeat,-r", args_->probe_repeat, "Runs of each hand-off per round (the lower decile is kept)")
+      ->type_name("K")
+      ->capture_default_str();
   predict_ = command_->add_subcommand("predict", "Every algorithm's units for an operation, the chosen one first");
   predict_->add_option("--op", args_->op, "one-to-all, all-to-one, all-to-all or exchange")
       ->type_name("OP")
@@ -237,7 +260,8 @@ ModelCommand::~ModelCommand() = default;
 int ModelCommand::run() const {
   if (calibrate_->parsed()) return calibrate(*args_);
   if (predict_->parsed()) return predict(*args_);
-  throw UsageError("model: a subcommand is required: calibrate or predict (see 'switchyard model --help')");
+  if (probe_->parsed()) return probe(*args_);
+  throw UsageError("model: a subcommand is required: calibrate, probe or predict (see 'switchyard model --help')");
 }
 
 }  // namespace switchyard::cli

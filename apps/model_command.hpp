@@ -4,6 +4,10 @@
 //   switchyard model calibrate [--out machine.json] [--repeat K] [--cores LIST]
 //       Measures this machine's core-to-core parameters on the runtime and
 //       writes a machine file (model/calibration.hpp says what each is).
+//   switchyard model probe [--rounds N] [--repeat K]
+//       Only the co-location check calibrate makes around every round
+//       (model/colocation.hpp): whether the two cores are in the co-located
+//       state now, in a few ms, for scripts that measure in the normal state.
 //   switchyard model predict --op one-to-all|all-to-one|all-to-all|exchange
 //                            --processes P --bytes L [--matrix FILE] [--machine FILE]
 //                            [--variant paper|calibrated] [--root R]
@@ -44,6 +48,7 @@ class ModelCommand final : public Command {
   std::unique_ptr<Args> args_;
   CLI::App* calibrate_ = nullptr;
   CLI::App* predict_ = nullptr;
+  CLI::App* probe_ = nullptr;
 };
 
 }  // namespace switchyard::cli

@@ -14,9 +14,9 @@ A case whose regret (for --check, default ring-sync) exceeds --threshold is
 measured again, --again times, and its samples pooled: a worst case is only
 believed once re-measured.
 
-The machine's two cores are probed before and after every run (a short
-`model calibrate`): a run taken while they were co-located (colocation.hpp;
-the machine file describes the normal state) is left out of a case's times
+The machine's two cores are probed before and after every run (`model
+probe`, 0.2 s): a run taken while they were co-located (colocation.hpp; the
+machine file describes the normal state) is left out of a case's times
 when the case has a run in the normal state, and a case with none is measured
 again (--again) and then reported apart, as measured co-located.
 
@@ -36,10 +36,10 @@ the regret grid); all-to-all with p > 100 and L > 3000 is left out (its
 import argparse
 import json
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
-import tempfile
 
 VARIANTS = ["ring-sync", "calibrated", "paper"]
 OPS = ["one-to-all", "all-to-one", "all-to-all"]
@@ -58,16 +58,15 @@ def cases(processes, sizes):
 
 def colocated_now(a):
     """Whether the machine's two cores are in the co-located state right now
-    (model/include/switchyard/model/colocation.hpp): a short calibration (5
-    runs in each of its 7 rounds) with most of its rounds found co-located (a
-    round of a few runs can be slowed into looking co-located by one hiccup)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        probe = pathlib.Path(tmp) / "probe.json"
-        subprocess.run([f"{a.build}/apps/switchyard", "model", "calibrate", "--repeat", "35", "--out", str(probe)],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        f = json.loads(probe.read_text())
-    core = f["levels"]["core"]
-    return core.get("colocated", False) or core["measured"].get("colocated_rounds", 0) >= 4
+    (model/include/switchyard/model/colocation.hpp): `model probe`, 7 rounds
+    of 5 hand-offs each way, with most of its rounds found co-located (a round
+    of a few runs can be slowed into looking co-located by one hiccup)."""
+    out = subprocess.run([f"{a.build}/apps/switchyard", "model", "probe", "--rounds", "7", "--repeat", "5"],
+                         check=True, capture_output=True, text=True).stdout
+    found = re.match(r"model probe: (\d+) of 7 rounds co-located", out)
+    if not found:
+        raise SystemExit(f"collective_regret.py: unexpected output of model probe: {out!r}")
+    return int(found.group(1)) >= 4
 
 
 def measure(a, op, p, L, run):

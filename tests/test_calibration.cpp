@@ -56,6 +56,26 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
   EXPECT_EQ(back.colocated, f.colocated);
 }
 
+TEST(ModelCalibration, ProbeJudgesEveryRoundOnItsOwnHandOffs) {
+  switchyard::Runtime rt;
+  const sm::ColocationProbe p = sm::probe_colocation(rt, 3, 2);
+  ASSERT_EQ(p.cross_core_one_way_ns.size(), 3u);
+  ASSERT_EQ(p.same_core_one_way_ns.size(), 3u);
+  ASSERT_EQ(p.verdict.colocated.size(), 3u);
+  std::size_t normal = 0;
+  for (std::size_t r = 0; r < 3; ++r) {
+    EXPECT_GT(p.cross_core_one_way_ns[r], 0);
+    EXPECT_GT(p.same_core_one_way_ns[r], 0);
+    const bool colocated = rt.cores().size() > 1 &&
+                           p.cross_core_one_way_ns[r] < sm::kColocatedRatio * p.same_core_one_way_ns[r];
+    EXPECT_EQ(p.verdict.colocated[r], colocated) << "round " << r;
+    normal += !colocated;
+  }
+  EXPECT_EQ(p.verdict.normal, normal);
+  EXPECT_THROW(sm::probe_colocation(rt, 0, 2), std::invalid_argument);
+  EXPECT_THROW(sm::probe_colocation(rt, 3, 0), std::invalid_argument);
+}
+
 TEST(ModelCalibration, RejectsZeroRepetitionsRoundsOrAttempts) {
   switchyard::Runtime rt;
   for (const auto zero : {&sm::CalibrationOptions::repetitions, &sm::CalibrationOptions::rounds,

@@ -238,14 +238,8 @@ void measure_exchange_corrections(Runtime& rt, MachineFile& f, std::uint32_t rep
 }
 
 // Whether the cores were co-located (colocation.hpp) at this moment, by one
-// cross-core and one same-core hand-off of kColocationProbeRuns runs each.
-bool colocated_now(Runtime& rt) {
-  const std::vector<int>& cores = rt.cores();
-  if (cores.size() < 2) return false;
-  const double cross = low_quantile(ping_pong(rt, on_cores(cores[0], cores[1]), kColocationProbeRuns));
-  const double same = low_quantile(ping_pong(rt, on_cores(cores[0], cores[0]), kColocationProbeRuns));
-  return detect_colocation(std::span(&cross, 1), std::span(&same, 1)).all_colocated();
-}
+// round of kColocationProbeRuns hand-offs each way.
+bool colocated_now(Runtime& rt) { return probe_colocation(rt, 1, kColocationProbeRuns).verdict.all_colocated(); }
 
 // The exchange corrections describe the state the rest of the file does: in
 // the other one, cross-core hand-offs cost a quarter as much and the ratios
@@ -440,6 +434,26 @@ void derive_parameters(Machine& c, const RoundSamples& samples, const std::vecto
 }
 
 }  // namespace
+
+ColocationProbe probe_colocation(Runtime& rt, std::uint32_t rounds, std::uint32_t runs) {
+  if (rounds == 0 || runs == 0)
+    throw std::invalid_argument("switchyard::model::probe_colocation: rounds and runs must be >= 1");
+  const std::vector<int>& cores = rt.cores();
+  const RunOptions cross = on_cores(cores.at(0), cores.size() > 1 ? cores[1] : cores[0]),
+                   same = on_cores(cores[0], cores[0]);
+  ColocationProbe probe;
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    probe.cross_core_one_way_ns.push_back(1e9 * low_quantile(ping_pong(rt, cross, runs)));
+    probe.same_core_one_way_ns.push_back(1e9 * low_quantile(ping_pong(rt, same, runs)));
+  }
+  if (cores.size() < 2) {
+    probe.verdict.colocated.assign(rounds, false);
+    probe.verdict.normal = rounds;
+  } else {
+    probe.verdict = detect_colocation(probe.cross_core_one_way_ns, probe.same_core_one_way_ns);
+  }
+  return probe;
+}
 
 MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   if (options.repetitions == 0) throw std::invalid_argument("switchyard::model::calibrate: repetitions must be >= 1");

@@ -70,6 +70,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "switchyard/model/colocation.hpp"
 #include "switchyard/model/machine_file.hpp"
 #include "switchyard/progress.hpp"
 
@@ -97,5 +98,16 @@ struct CalibrationOptions {
 // core the cross-core figures are those of the same core). Every payload byte
 // is verified; a wrong one throws std::runtime_error.
 MachineFile calibrate(Runtime& rt, const CalibrationOptions& options = {});
+
+// The co-location check (colocation.hpp) alone, as calibrate() makes it at
+// both ends of every round: `rounds` rounds, each timing `runs` cross-core and
+// then `runs` same-core 8-byte hand-offs (ns, one way); per round the lower
+// decile of each, and the verdict on them. Both must be >= 1, else
+// std::invalid_argument. On one core every round is normal.
+struct ColocationProbe {
+  std::vector<double> cross_core_one_way_ns, same_core_one_way_ns;  // per round
+  ColocationVerdict verdict;
+};
+ColocationProbe probe_colocation(Runtime& rt, std::uint32_t rounds, std::uint32_t runs);
 
 }  // namespace switchyard::model
