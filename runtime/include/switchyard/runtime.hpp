@@ -39,7 +39,7 @@ class TraceLog;
 
 struct RuntimeOptions {
   // OS CPU numbers to start workers on; empty means every CPU this process may use.
-  std::vector<int> cores;
+  std::vector<int> cores{};
   // Bind each worker to its core. Off only for experiments.
   bool bind = true;
   // Every job of this runtime records its trace into this log (trace.hpp),

@@ -85,7 +85,7 @@ struct ExchangePlanOptions {
   bool allow_larger_communicator = false;
   // "auto": the machine file whose core level charges the candidates; none:
   // model::default_machine_file().
-  std::optional<model::MachineFile> machine;
+  std::optional<model::MachineFile> machine{};
   bool chosen_by_auto = false;  // set by the plan when "auto" chose options().scheduler
 };
 
