@@ -7,7 +7,7 @@
 //   switchyard model probe [--rounds N] [--repeat K]
 //       Only the co-location check calibrate makes around every round
 //       (model/colocation.hpp): whether the two cores are in the co-located
-//       state now, in a few ms, for scripts that measure in the normal state.
+//       state now, in 0.2 s, for scripts that measure in the normal state.
 //   switchyard model predict --op one-to-all|all-to-one|all-to-all|exchange
 //                            --processes P --bytes L [--matrix FILE] [--machine FILE]
 //                            [--variant paper|calibrated] [--root R]
