@@ -92,7 +92,6 @@ Fig9& fig9(int k, Rank p) {
   return cases.emplace(std::make_pair(k, p), std::move(c)).first->second;
 }
 
-
 using sybench::Clock;
 
 // One plan of a batch and the arrays it moves.

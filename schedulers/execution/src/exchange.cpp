@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "switchyard/errors.hpp"
 #include "switchyard/median.hpp"
@@ -372,10 +373,10 @@ TimeStats summarize(std::vector<double> samples) {
   TimeStats t;
   t.samples = samples;
   if (samples.empty()) return t;
-  t.median = median(samples);
   const auto [min, max] = std::minmax_element(samples.begin(), samples.end());
   t.min = *min;
   t.max = *max;
+  t.median = median(std::move(samples));
   return t;
 }
 
