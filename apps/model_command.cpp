@@ -164,12 +164,14 @@ int calibrate(const ModelCommand::Args& a) {
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
               "  ring-sync (units): wake w %.2f, match m %.3f per entry,\n"
               "    coherence x %.2f per packed rendezvous message of %.0f packets (the smallest), + %.3f per packet "
-              "beyond\n"
+              "beyond;\n"
+              "    beyond a core's %llu KiB private cache, %.3f of it to another core, %.3f to the same one;\n"
+              "    packing %.2f per piece copied\n"
               "wrote %s\n",
               m.cores, options.repetitions, options.rounds, rounds_kept, static_cast<unsigned long long>(m.packet_bytes),
-              m.unit_ns,
-              m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.smallest_rendezvous_packets(),
-              m.coherence_per_packet, a.out.c_str());
+              m.unit_ns, m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.smallest_rendezvous_packets(),
+              m.coherence_per_packet, static_cast<unsigned long long>(m.private_cache_bytes / 1024),
+              m.coherence_beyond_cache, m.coherence_beyond_cache_same_core, m.pack_piece, a.out.c_str());
   a.trace.write();
   return kExitOk;
 }

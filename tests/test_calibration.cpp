@@ -3,6 +3,7 @@
 // machine; their repeatability is measured with `switchyard model calibrate`).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -32,9 +33,16 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
   EXPECT_EQ(f.core.eager_limit, switchyard::RunOptions{}.eager_limit);
   // The co-location pairs that open and close every round, and the figures between.
   for (const char* name : {"one_way_8B_ns", "same_core_one_way_8B_ns", "closing_one_way_8B_ns",
-                           "closing_same_core_one_way_8B_ns", "lockstep_rendezvous_packed_ns", "match_reversed_ns"}) {
+                           "closing_same_core_one_way_8B_ns", "lockstep_rendezvous_packed_ns", "match_reversed_ns",
+                           "lockstep_gathered_ns", "scale_rendezvous_packed_ns", "scale_same_core_rendezvous_packed_ns"}) {
     ASSERT_TRUE(f.measured.contains(name)) << name;
     EXPECT_GT(f.measured.at(name), 0) << name;
+  }
+  // What hwloc reports for a core's L2, and the terms measured beyond it.
+  EXPECT_EQ(f.core.private_cache_bytes, rt.topology().private_cache_bytes());
+  for (double v : {f.core.pack_piece, f.core.coherence_beyond_cache, f.core.coherence_beyond_cache_same_core}) {
+    EXPECT_TRUE(std::isfinite(v));
+    EXPECT_GE(v, 0);
   }
   EXPECT_EQ(f.measured.at("attempts"), 1);
   EXPECT_GE(f.measured.at("colocated_rounds"), 0);
@@ -53,6 +61,8 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
   const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "calibrated.json");
   EXPECT_DOUBLE_EQ(back.core.coherence, f.core.coherence);
   EXPECT_DOUBLE_EQ(back.core.coherence_per_packet, f.core.coherence_per_packet);
+  EXPECT_DOUBLE_EQ(back.core.pack_piece, f.core.pack_piece);
+  EXPECT_DOUBLE_EQ(back.core.coherence_beyond_cache_same_core, f.core.coherence_beyond_cache_same_core);
   EXPECT_EQ(back.colocated, f.colocated);
 }
 

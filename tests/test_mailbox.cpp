@@ -138,6 +138,17 @@ TEST(Mailbox, OldestAcceptingPostedReceiveWinsAcrossSpecificAndAny) {
   EXPECT_EQ(mb.arrive(es.make(8, 0, 0)), &any);
   // From 3: `specific` is the oldest that accepts.
   EXPECT_EQ(mb.arrive(es.make(3, 0, 0)), &specific);
+  // Both accept a message from 3: whichever was posted first takes it, in
+  // either order.
+  RecvState named = recv_state(3, 0), wildcard = recv_state(kAnySource, 0);
+  mb.post(&named);
+  mb.post(&wildcard);
+  EXPECT_EQ(mb.arrive(es.make(3, 0, 1)), &named);
+  EXPECT_EQ(mb.arrive(es.make(3, 0, 2)), &wildcard);
+  mb.post(&wildcard);
+  mb.post(&named);
+  EXPECT_EQ(mb.arrive(es.make(3, 0, 3)), &wildcard);
+  EXPECT_EQ(mb.arrive(es.make(3, 0, 4)), &named);
 }
 
 TEST(Mailbox, TagsKeepStreamsApart) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "switchyard/model/algorithms.hpp"
 #include "switchyard/model/colocation.hpp"
@@ -453,6 +454,89 @@ TEST(ModelCost, CoherenceChargesTheRowsOfTwoLevelRowColumn) {
   EXPECT_DOUBLE_EQ(units("1-lev-dir", 100).total(), units("1-lev-dir", 0).total());
 }
 
+// Packing, per piece, on the core that copies: pack_piece + its packets for
+// every piece of a packed message (on the sender's core) and of an unpacked
+// one (on the receiver's).
+TEST(ModelCost, RingSyncChargesPackingPerPieceOnTheCopyingCore) {
+  sm::Machine m = ring_sync_machine();
+  // 0 -> 1: 3 pieces of 32 B (2 packets); 2 -> 1: 2 pieces (1 packet).
+  sm::Submachine sub = whole_machine(4, {{0, 1, 96, 0, 3}, {2, 1, 64, 3, 2}});
+  sub.pieces = {{0, 1}, {0, 3}, {2, 1}, {2, 1}, {0, 3}};
+  // Core 0: processes 0 and 2 send one each, (s + 2 + w) + (s + 1 + w) = 33;
+  // core 1: process 1 receives both, 2s + 3 + w + m * 2 / 4 = 29.
+  const auto busiest = [&] { return sm::cost(m, sm::Superstep{"pieces", {sub}}).max_send_receive; };
+  m.pack_piece = 4;
+  EXPECT_DOUBLE_EQ(busiest(), 33) << "nothing flagged, nothing copied";
+  sub.transfers[0].packed = true;
+  EXPECT_DOUBLE_EQ(busiest(), 33 + 3 * 4 + 2) << "on the sender's core";
+  sub.transfers[0].packed = false;
+  sub.transfers[1].unpacked = true;
+  m.pack_piece = 10;
+  EXPECT_DOUBLE_EQ(busiest(), 29 + 2 * 10 + 1) << "on the receiver's core";
+}
+
+// Beyond the private cache, packed rendezvous messages to the same core pay
+// coherence too, and those to the other core a fraction of it (cost.hpp).
+TEST(ModelCost, CoherenceBeyondThePrivateCacheReachesSameCoreMessages) {
+  sm::Machine m = ring_sync_machine();
+  m.coherence = 40;
+  // From core 0, two packed 1024-byte messages: 0 -> 1 across, 0 -> 2 on core 0.
+  sm::Submachine sub = whole_machine(4, {{0, 1, 1024, 0, 2}, {0, 2, 1024, 2, 2}});
+  sub.pieces = {{0, 3}, {0, 1}, {0, 3}, {0, 2}};
+  const auto busiest = [&] { return sm::cost(m, sm::Superstep{"packed", {sub}}).max_send_receive; };
+  m.coherence = 0;
+  const double without = busiest();
+  m.coherence = 40;
+  // Unknown cache (0): the cross-core message alone, as below the cache.
+  EXPECT_DOUBLE_EQ(busiest(), without + 40);
+  m.private_cache_bytes = 4096;  // above the 2048 bytes written: the same
+  EXPECT_DOUBLE_EQ(busiest(), without + 40);
+  m.private_cache_bytes = 2000;  // below them: a fraction each, both messages
+  m.coherence_beyond_cache = 0.5;
+  m.coherence_beyond_cache_same_core = 0.25;
+  EXPECT_DOUBLE_EQ(busiest(), without + 0.5 * 40 + 0.25 * 40);
+}
+
+// Which messages the runtime's implementations copy piece by piece.
+TEST(ModelAlgorithms, TransfersSayWhichPiecesAreCopied) {
+  const auto flags = [](const sm::Algorithm& a, std::size_t step) {
+    std::size_t packed = 0, unpacked = 0, multi = 0;
+    for (const sm::Submachine& sub : a.at(step).submachines)
+      for (const sm::Transfer& t : sub.transfers) {
+        packed += t.packed, unpacked += t.unpacked, multi += t.piece_count > 1;
+      }
+    return std::tuple{packed, unpacked, multi};
+  };
+  // 2-lev-r,c: both steps gather strided pieces, local shares included.
+  const sm::Algorithm rc = sm::supersteps(sm::Operation::all_to_all, "2-lev-r,c", 24, 8);
+  for (std::size_t k : {0u, 1u}) {
+    const auto [packed, unpacked, multi] = flags(rc, k);
+    EXPECT_EQ(packed, multi) << "step " << k;
+    EXPECT_GT(packed, 0u);
+    EXPECT_EQ(unpacked, 0u);
+  }
+  // 2-lev-sq: its own consecutive blocks in place, the relay's whole buffer
+  // forwarded as it arrived, then packed for the targets.
+  const sm::Algorithm sq = sm::supersteps(sm::Operation::all_to_all, "2-lev-sq", 24, 8);
+  EXPECT_EQ(std::get<0>(flags(sq, 0)), 0u);
+  EXPECT_EQ(std::get<0>(flags(sq, 1)), 0u);
+  EXPECT_EQ(std::get<0>(flags(sq, 2)), std::get<2>(flags(sq, 2)));
+  // logp-lev-bfly: packed out of the slots and unpacked back into them.
+  for (sm::ProcessId p : {8u, 6u}) {
+    const sm::Algorithm bfly = sm::supersteps(sm::Operation::all_to_all, "logp-lev-bfly", p, 8);
+    const auto [packed, unpacked, multi] = flags(bfly, bfly.size() - 1);
+    EXPECT_EQ(packed, multi) << "p = " << p;
+    EXPECT_EQ(unpacked, multi) << "p = " << p;
+  }
+  // The trees send ranges of consecutive pieces out of the buffer they arrived in.
+  for (sm::Operation op : {sm::Operation::one_to_all, sm::Operation::all_to_one})
+    for (const std::string& name : sm::algorithm_names(op)) {
+      const sm::Algorithm a = sm::supersteps(op, name, 7, 8, 2);
+      for (std::size_t k = 0; k < a.size(); ++k)
+        EXPECT_EQ(std::get<0>(flags(a, k)) + std::get<1>(flags(a, k)), 0u) << name << " step " << k;
+    }
+}
+
 TEST(ModelValidation, BadInputIsRefusedWithAClearMessage) {
   sm::Machine m;
   m.bisection = 0;
@@ -498,6 +582,10 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   f.core.coherence = 33.5;
   f.core.coherence_per_packet = 2.25;
   f.core.ring_bytes = 4096;
+  f.core.pack_piece = 2.5;
+  f.core.private_cache_bytes = 1 << 20;
+  f.core.coherence_beyond_cache = 0.625;
+  f.core.coherence_beyond_cache_same_core = 0.125;
   f.measured["message_ns"] = 100;
   const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "m.json");
   EXPECT_DOUBLE_EQ(back.core.setup, 12.5);
@@ -509,6 +597,10 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_DOUBLE_EQ(back.core.coherence_per_packet, 2.25);
   EXPECT_EQ(back.core.ring_bytes, 4096u);
   EXPECT_EQ(back.core.eager_limit, 512u);
+  EXPECT_DOUBLE_EQ(back.core.pack_piece, 2.5);
+  EXPECT_EQ(back.core.private_cache_bytes, 1u << 20);
+  EXPECT_DOUBLE_EQ(back.core.coherence_beyond_cache, 0.625);
+  EXPECT_DOUBLE_EQ(back.core.coherence_beyond_cache_same_core, 0.125);
   EXPECT_FALSE(back.node.has_value());
   EXPECT_DOUBLE_EQ(back.measured.at("message_ns"), 100);
   const auto message = [](const std::string& text) {
@@ -530,9 +622,12 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   // A file from before the ring-sync terms still reads, without them.
   std::string old = sm::to_json(f);
   for (const std::string field :
-       {"\"match\"", "\"wake\"", "\"coherence_smallest_rendezvous\"", "\"coherence_per_packet\""})
+       {"\"match\"", "\"wake\"", "\"coherence_smallest_rendezvous\"", "\"coherence_per_packet\"",
+        "\"pack_piece\"", "\"private_cache_bytes\"", "\"coherence_beyond_cache\"", "\"coherence_beyond_cache_same_core\""})
     old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
   const sm::MachineFile older = sm::parse_machine_file(old, "old.json");
+  EXPECT_DOUBLE_EQ(older.core.pack_piece, 0);
+  EXPECT_EQ(older.core.private_cache_bytes, 0u) << "no cache known: never exceeded";
   EXPECT_DOUBLE_EQ(older.core.wake, 0);
   EXPECT_DOUBLE_EQ(older.core.match, 0);
   EXPECT_DOUBLE_EQ(older.core.coherence, 0);
@@ -556,6 +651,13 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence_per_packet\": 2.25"), 28,
                                            "\"coherence_per_packet\": -1"))
                 .find("coherence_per_packet must be"),
+            std::string::npos);
+  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"pack_piece\": 2.5"), 17, "\"pack_piece\": -3"))
+                .find("pack_piece must be"),
+            std::string::npos);
+  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence_beyond_cache\": 0.625"), 31,
+                                           "\"coherence_beyond_cache\": -1"))
+                .find("coherence_beyond_cache must be"),
             std::string::npos);
 }
 

@@ -86,6 +86,18 @@ TEST(Topology, DescribeMentionsTheCores) {
   }
 }
 
+// A core's L2 as hwloc reports it, as `describe` prints it (0: none reported).
+TEST(Topology, PrivateCacheIsTheL2ThatDescribeShows) {
+  Topology topo;
+  const std::uint64_t bytes = topo.private_cache_bytes();
+  const std::string d = topo.describe();
+  if (bytes == 0) {
+    EXPECT_EQ(d.find(" x L2 of "), std::string::npos) << d;
+  } else {
+    EXPECT_NE(d.find(" x L2 of " + std::to_string(bytes / 1024) + " KiB"), std::string::npos) << d;
+  }
+}
+
 TEST(RuntimeCores, DefaultUsesEveryAllowedCore) {
   Runtime rt;
   std::vector<int> want;

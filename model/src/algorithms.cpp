@@ -45,11 +45,27 @@ Shape factor(ProcessId p) {
   return Shape{r, p / r};
 }
 
+// How a superstep's messages of several pieces leave and arrive in memory
+// (Transfer::packed): `pack` packs those whose pieces are not one after another
+// already (one origin, consecutive targets modulo p); `forward` sends each as
+// the whole buffer it arrived in; `pack_and_unpack` also scatters every
+// message's pieces out of the receive buffer.
+enum class Copies : std::uint8_t { pack, forward, pack_and_unpack };
+
+bool consecutive(const std::vector<Piece>& pieces, std::uint64_t first, std::uint64_t count, ProcessId p) {
+  for (std::uint64_t k = 1; k < count; ++k) {
+    const Piece& a = pieces[first];
+    const Piece& b = pieces[first + k];
+    if (b.origin != a.origin || b.target != (a.target + k) % p) return false;
+  }
+  return true;
+}
+
 // The superstep moving `moves` on `groups`: one transfer per (src, dst) pair,
 // its pieces in the order of `moves`; groups without a transfer are left out.
 // accessed_bytes is the most bytes a member packs into combined messages.
 Superstep assemble(std::string label, std::uint64_t L, ProcessId p, std::vector<Move> moves,
-                   const std::vector<Group>& groups) {
+                   const std::vector<Group>& groups, Copies copies = Copies::pack) {
   std::vector<std::int64_t> group_of(p, -1);
   for (std::size_t g = 0; g < groups.size(); ++g)
     for (ProcessId m : groups[g].members) group_of[m] = static_cast<std::int64_t>(g);
@@ -73,6 +89,8 @@ Superstep assemble(std::string label, std::uint64_t L, ProcessId p, std::vector<
       }
       t.bytes = t.piece_count * L;
       if (t.piece_count > 1) packed[t.src] += t.bytes;
+      t.packed = t.piece_count > 1 && copies != Copies::forward && !consecutive(sub.pieces, t.first_piece, t.piece_count, p);
+      t.unpacked = t.piece_count > 1 && copies == Copies::pack_and_unpack;
       sub.transfers.push_back(t);
     }
     sub.accessed_bytes = *std::max_element(packed.begin(), packed.end());
@@ -178,7 +196,7 @@ Algorithm halving(ProcessId p, std::uint64_t L, ProcessId root, double keep, boo
 // to itself, as the paper counts them); without, it does not move.
 template <class Next>
 void route(Algorithm& out, const char* label, std::uint64_t L, ProcessId p, std::vector<ProcessId>& holder,
-           const std::vector<Group>& groups, bool copies, Next next) {
+           const std::vector<Group>& groups, bool copies, Next next, Copies memory = Copies::pack) {
   std::vector<Move> moves;
   for (ProcessId s = 0; s < p; ++s)
     for (ProcessId t = 0; t < p; ++t) {
@@ -187,7 +205,7 @@ void route(Algorithm& out, const char* label, std::uint64_t L, ProcessId p, std:
       if (to != h || copies) moves.push_back(Move{h, to, Piece{s, t}});
       h = to;
     }
-  append(out, assemble(label, L, p, std::move(moves), groups));
+  append(out, assemble(label, L, p, std::move(moves), groups, memory));
 }
 
 std::vector<ProcessId> initial_holders(ProcessId p) {
@@ -342,8 +360,9 @@ Algorithm two_level_square(ProcessId p, std::uint64_t L) {
   route(out, "to the member of the target group's index", L, p, holder, blocks, true,
         [&](ProcessId h, ProcessId, ProcessId t) { return (h / c) * c + t / c; });
   // 2: (G, k) -> (k, G), one message of everything from group G to group k.
-  route(out, "transpose the groups", L, p, holder, whole(p), false,
-        [&](ProcessId h, ProcessId, ProcessId) { return (h % c) * c + h / c; });
+  route(
+      out, "transpose the groups", L, p, holder, whole(p), false,
+      [&](ProcessId h, ProcessId, ProcessId) { return (h % c) * c + h / c; }, Copies::forward);
   // 3: inside the target's group, to the target.
   route(out, "to the targets", L, p, holder, blocks, true, [](ProcessId, ProcessId, ProcessId t) { return t; });
   return out;
@@ -373,7 +392,8 @@ Algorithm butterfly(ProcessId p, std::uint64_t L) {
             if (power) return (h ^ t) & bit ? h ^ bit : h;
             const ProcessId offset = (t + p - s) % p;
             return offset & bit ? (h + bit) % p : h;
-          });
+          },
+          Copies::pack_and_unpack);
   return out;
 }
 
@@ -383,7 +403,10 @@ Algorithm reversed(const Algorithm& forward) {
   Algorithm out(forward.rbegin(), forward.rend());
   for (Superstep& step : out)
     for (Submachine& sub : step.submachines) {
-      for (Transfer& t : sub.transfers) std::swap(t.src, t.dst);
+      for (Transfer& t : sub.transfers) {
+        std::swap(t.src, t.dst);
+        std::swap(t.packed, t.unpacked);
+      }
       for (Piece& piece : sub.pieces) std::swap(piece.origin, piece.target);
     }
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -35,13 +36,33 @@ constexpr std::uint32_t kRoundTrips = 200;
 // corrections: 15 x 200 round trips, about 3 ms cross-core (0.5 us each way).
 constexpr std::uint32_t kColocationProbeRuns = 15;
 // Matching: this many 8-byte messages with distinct tags, received in the
-// order sent and in reverse (tags from kFirstStreamTag on; below it the handshake's).
-constexpr std::uint32_t kMatchCount = 256;
+// order sent and in reverse (tags from kFirstStreamTag on; below it the
+// handshake's). About as many receives as a flood posts on a core (1-lev-dir
+// at p = 100: 4950), so that the walk misses the cache as a flood's does, its
+// entries left cold by the other processes the core served in between: with
+// 256, whose list stays in L1, the walk cost 1.04 units per receive passed;
+// with 2048, 2.1-2.6, and 1-lev-dir was under-charged 2.6x at p = 100, L = 400 B.
+constexpr std::uint32_t kMatchCount = 2048;
 constexpr Tag kFirstStreamTag = 2;
 // Lockstep: this many processes (round robin on the cores) each send an
 // 8-byte message to the next in kLockstepSteps supersteps of a ring shift.
 constexpr Rank kLockstepProcesses = 64;
 constexpr std::uint32_t kLockstepSteps = 32;
+// Packing: a lockstep message of this many 8-byte pieces, written in order or
+// gathered one piece per cache line (a stride of kGatherStrideWords) with a
+// copy each, as the collectives pack blocks of their buffers (Transfer::packed).
+// (One 8-byte piece each: a standalone gather of 40-byte blocks, 150
+// processes' buffers per core as 2-lev-r,c packs them at p = 300, cost 2.3-3.4 ns
+// per block; this figure, 2.1-2.4 units of 1.2-1.3 ns.)
+constexpr std::uint64_t kGatherWords = 64;
+constexpr std::uint64_t kGatherPieceWords = 1;
+constexpr std::uint64_t kGatherStrideWords = 8;
+// Coherence beyond the private cache: a lockstep of kScaleProcesses processes
+// with messages of kScaleBytes, so that each core writes 2 MiB of packed
+// messages per superstep, twice a 1 MiB L2 (64 MiB of buffers in all).
+constexpr Rank kScaleProcesses = 128;
+constexpr std::uint32_t kScaleSteps = 4;
+constexpr std::uint64_t kScaleBytes = 32 * 1024;
 // The long message of the coherence term's second size: 32 packets, 2 MiB of
 // buffers per core in all (a collective's working set is rarely in L2 either).
 constexpr std::uint64_t kLongRendezvousBytes = 2048;
@@ -153,36 +174,62 @@ std::vector<double> ping_pong(Runtime& rt, const RunOptions& placed, std::uint32
 // message (the previous repetition's receiver read those lines, so the writes
 // must take them back from its core, and the receiver's copy must then read
 // them out of the sender's cache).
+// gathered_piece_words (with packed): the sender copies the message from a
+// source buffer in pieces of this many words, each from its own cache line,
+// by a memcpy whose length is read at run time (as copy_block's block length
+// is in the collectives) instead of writing it; 0: it writes it.
 struct LockstepKind {
   std::uint64_t words = 1;
   bool packed = false;
+  std::uint64_t gathered_piece_words = 0;
 };
 
-// Seconds per superstep of a ring shift (process i sends a message to i + 1
-// and waits for i - 1's, kLockstepSteps times, a buffer per step), per kind
+// Seconds per superstep of a ring shift (process i sends a message to
+// i + stride and waits for i - stride's, `steps` times, a buffer per step), per kind
 // and repetition: every process blocks at the end of every superstep and is
 // resumed for the next, as in 1-lev-perm, with its neighbours on the other
 // core. The kinds run in turn within each repetition (in reverse order every
 // other one), all in one job: result[k][r] and result[j][r] were taken moments
 // apart under the same load, so their difference is a paired sample.
+struct LockstepShape {
+  Rank processes = kLockstepProcesses;
+  std::uint32_t steps = kLockstepSteps;
+  RunOptions placed{};  // the runtime's round robin unless a placement is given
+  Rank stride = 1;      // process i sends to i + stride
+};
+
 std::vector<std::vector<double>> lockstep(Runtime& rt, std::uint32_t repetitions,
-                                          const std::vector<LockstepKind>& kinds) {
+                                          const std::vector<LockstepKind>& kinds, LockstepShape shape = {}) {
   std::vector<std::vector<double>> seconds(kinds.size(), std::vector<double>(repetitions, 0.0));
-  rt.run(kLockstepProcesses, [&](Process& p) -> Task<void> {
-    const Rank me = p.rank(), n = kLockstepProcesses, from = (me + n - 1) % n;
-    std::vector<std::vector<std::uint64_t>> out(kinds.size()), in(kinds.size());
+  const std::uint32_t steps = shape.steps;
+  const auto body = [&](Process& p) -> Task<void> {
+    const Rank me = p.rank(), n = shape.processes, to = (me + shape.stride) % n, from = (me + n - shape.stride) % n;
+    std::vector<std::vector<std::uint64_t>> out(kinds.size()), in(kinds.size()), source(kinds.size());
     const auto value = [&](Rank rank, std::uint64_t words, std::uint64_t k, std::uint64_t i) {
-      return (std::uint64_t{rank} * kLockstepSteps + k) * words + i;
+      return (std::uint64_t{rank} * steps + k) * words + i;
     };
     const auto pack = [&](std::size_t kind, std::uint64_t k) {
       const std::uint64_t words = kinds[kind].words;
-      for (std::uint64_t i = 0; i < words; ++i) out[kind][k * words + i] = value(me, words, k, i);
+      std::uint64_t* message = out[kind].data() + k * words;
+      if (const std::uint64_t piece = kinds[kind].gathered_piece_words) {
+        const std::uint64_t* pieces = source[kind].data() + k * (words / piece) * kGatherStrideWords;
+        for (std::uint64_t j = 0; j < words / piece; ++j)
+          std::memcpy(message + j * piece, pieces + j * kGatherStrideWords, piece * sizeof(std::uint64_t));
+      } else {
+        for (std::uint64_t i = 0; i < words; ++i) message[i] = value(me, words, k, i);
+      }
     };
     for (std::size_t kind = 0; kind < kinds.size(); ++kind) {
-      out[kind].resize(kinds[kind].words * kLockstepSteps);
-      in[kind].resize(kinds[kind].words * kLockstepSteps);
+      out[kind].resize(kinds[kind].words * steps);
+      in[kind].resize(kinds[kind].words * steps);
+      if (const std::uint64_t piece = kinds[kind].gathered_piece_words) {
+        const std::uint64_t words = kinds[kind].words;
+        source[kind].resize(words / piece * steps * kGatherStrideWords);
+        for (std::uint64_t w = 0; w < words * steps; ++w)
+          source[kind][w / piece * kGatherStrideWords + w % piece] = value(me, words, w / words, w % words);
+      }
       if (!kinds[kind].packed)
-        for (std::uint32_t k = 0; k < kLockstepSteps; ++k) pack(kind, k);
+        for (std::uint32_t k = 0; k < steps; ++k) pack(kind, k);
     }
     for (std::uint32_t r = 0; r < repetitions; ++r)
       for (std::size_t j = 0; j < kinds.size(); ++j) {
@@ -190,11 +237,11 @@ std::vector<std::vector<double>> lockstep(Runtime& rt, std::uint32_t repetitions
         const std::uint64_t words = kinds[kind].words;
         co_await p.barrier();
         const auto start = Clock::now();
-        for (std::uint32_t k = 0; k < kLockstepSteps; ++k) {
+        for (std::uint32_t k = 0; k < steps; ++k) {
           if (kinds[kind].packed) pack(kind, k);
           RecvTicket got = p.post_recv_into(
               from, std::as_writable_bytes(std::span(in[kind]).subspan(k * words, words)), kFirstStreamTag);
-          co_await p.send((me + 1) % n, std::as_bytes(std::span(out[kind]).subspan(k * words, words)),
+          co_await p.send(to, std::as_bytes(std::span(out[kind]).subspan(k * words, words)),
                           kFirstStreamTag);
           co_await p.wait(got);
           for (std::uint64_t i = 0; i < words; ++i)
@@ -202,9 +249,10 @@ std::vector<std::vector<double>> lockstep(Runtime& rt, std::uint32_t repetitions
               throw std::runtime_error("switchyard model calibrate: lockstep step " + std::to_string(k) + " wrong");
         }
         co_await p.barrier();
-        if (me == 0) seconds[kind][r] = std::chrono::duration<double>(Clock::now() - start).count() / kLockstepSteps;
+        if (me == 0) seconds[kind][r] = std::chrono::duration<double>(Clock::now() - start).count() / steps;
       }
-  });
+  };
+  rt.run(shape.processes, body, shape.placed);
   return seconds;
 }
 
@@ -305,6 +353,24 @@ std::vector<Figure> figures(Runtime& rt) {
                return lockstep(rt, r,
                                {{rendezvous_words, false}, {rendezvous_words, true}, {long_words, false}, {long_words, true}});
              }},
+      Figure{{"scale_rendezvous_ns", "scale_rendezvous_packed_ns"},
+             [&rt](std::uint32_t r) {
+               const std::uint64_t words = kScaleBytes / 8;
+               return lockstep(rt, r, {{words, false}, {words, true}}, {kScaleProcesses, kScaleSteps});
+             }},
+      // Every process on one core, each sending to the one half a round
+      // later, as a collective's partners on one core are on average: 2 MiB
+      // of other messages are written between a message's writing and its reading.
+      Figure{{"scale_same_core_rendezvous_ns", "scale_same_core_rendezvous_packed_ns"},
+             [&rt, a](std::uint32_t r) {
+               const std::uint64_t words = kScaleBytes / 8;
+               RunOptions one_core;
+               one_core.placement = Placement::explicit_map(std::vector<int>(kScaleProcesses, a));
+               return lockstep(rt, r, {{words, false}, {words, true}},
+                               {kScaleProcesses, kScaleSteps, one_core, kScaleProcesses / 2});
+             }},
+      Figure{{"lockstep_written_ns", "lockstep_gathered_ns"},
+             [&rt](std::uint32_t r) { return lockstep(rt, r, {{kGatherWords, true}, {kGatherWords, true, kGatherPieceWords}}); }},
   };
   all.insert(all.end(), middle.begin(), middle.end());
   for (Figure& closing : one_way_pair("closing_one_way_8B_ns", "closing_same_core_one_way_8B_ns"))
@@ -373,6 +439,39 @@ void derive_coherence(Machine& c, const RoundSamples& samples, const std::vector
   c.coherence_per_packet = std::max(0.0, median(growth) * to_units / (long_packets - short_packets));
   c.coherence = std::max(0.0, median(short_extra) * to_units -
                                   c.coherence_per_packet * (short_packets - c.smallest_rendezvous_packets()));
+  // Beyond the private cache: what a packed message of kScaleBytes costs more
+  // than one sent in place there, as a fraction of the charge above, to
+  // another core and to the same one.
+  const double charge = c.coherence_units(kScaleBytes);
+  const auto fraction = [&](const char* in_place_name, const char* packed_name, const char* extra_name,
+                            double per_core_at_scale) {
+    const std::vector<double> in_place_at_scale = pooled(samples, in_place_name, keep),
+                              packed_at_scale = pooled(samples, packed_name, keep);
+    std::vector<double> extra;
+    for (std::size_t r = 0; r < in_place_at_scale.size(); ++r) extra.push_back(packed_at_scale[r] - in_place_at_scale[r]);
+    m[extra_name] = 1e9 * median(extra);
+    return charge > 0 ? std::max(0.0, m[extra_name] / per_core_at_scale / c.unit_ns / charge) : 1.0;
+  };
+  c.coherence_beyond_cache = fraction("scale_rendezvous_ns", "scale_rendezvous_packed_ns",
+                                      "coherence_beyond_cache_extra_ns",
+                                      std::ceil(static_cast<double>(kScaleProcesses) / static_cast<double>(c.cores)));
+  c.coherence_beyond_cache_same_core =
+      fraction("scale_same_core_rendezvous_ns", "scale_same_core_rendezvous_packed_ns",
+               "coherence_beyond_cache_same_core_extra_ns", static_cast<double>(kScaleProcesses));
+}
+
+// Packing: gathering a lockstep message piece by piece costs each core more
+// than writing it, per piece, pack_piece; from the paired differences of the
+// repetitions, their median (as the coherence figures).
+void derive_pack_piece(Machine& c, const RoundSamples& samples, const std::vector<bool>& keep,
+                       std::map<std::string, double>& m) {
+  const std::vector<double> written = pooled(samples, "lockstep_written_ns", keep),
+                            gathered = pooled(samples, "lockstep_gathered_ns", keep);
+  std::vector<double> extra;
+  for (std::size_t r = 0; r < written.size(); ++r) extra.push_back(gathered[r] - written[r]);
+  m["gather_extra_ns"] = 1e9 * median(extra);
+  const double per_core = std::ceil(static_cast<double>(kLockstepProcesses) / static_cast<double>(c.cores));
+  c.pack_piece = std::max(0.0, m["gather_extra_ns"] / per_core / static_cast<double>(kGatherWords / kGatherPieceWords) / c.unit_ns);
 }
 
 // Per round, co-located when either the hand-offs that opened it or those
@@ -431,6 +530,7 @@ void derive_parameters(Machine& c, const RoundSamples& samples, const std::vecto
   // posted receives in all; per message, (N - 1) / 2 more than in order.
   c.match = std::max(0.0, (m["match_reversed_ns"] - m["match_in_order_ns"]) / ((kMatchCount - 1) / 2.0) / c.unit_ns);
   derive_coherence(c, samples, keep, m);
+  derive_pack_piece(c, samples, keep, m);
 }
 
 }  // namespace
@@ -505,6 +605,8 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   const RunOptions defaults;
   c.ring_bytes = defaults.ring_capacity * kCacheLine;
   c.eager_limit = defaults.eager_limit;
+  // Not measured either: what hwloc reports.
+  c.private_cache_bytes = rt.topology().private_cache_bytes();
   derive_parameters(c, samples, keep, f.measured);
   c.validate();
   calibrate_exchanges(rt, f, options);

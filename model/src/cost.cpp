@@ -150,26 +150,57 @@ bool sent_in_place(const Submachine& sub, const Transfer& t) {
   return true;
 }
 
+// What a core spends copying a packed (or unpacked) message's pieces one by
+// one: each piece's copy, and its packets.
+double copy_units(const Machine& m, const Transfer& t) {
+  return m.pack_piece * static_cast<double>(t.piece_count) + m.packets(t.bytes);
+}
+
+// One core's rendezvous messages of the superstep whose payload it wrote
+// during the algorithm (packed or relayed): their coherence charges, to other
+// cores and to its own, and the bytes they put in its cache.
+struct WrittenRendezvous {
+  double to_other_cores = 0, to_this_core = 0;
+  double bytes = 0;
+};
+
+// Below the core's private cache, only the messages to another core pay the
+// coherence misses; beyond it, the written lines have left the private cache
+// before any receiver reads them, and every such message pays the misses to
+// the shared cache, the fractions of the cross-core charge measured there
+// (Machine::coherence_beyond_cache).
+double coherence_charge(const Machine& m, const WrittenRendezvous& w) {
+  if (m.private_cache_bytes > 0 && w.bytes > static_cast<double>(m.private_cache_bytes))
+    return m.coherence_beyond_cache * w.to_other_cores + m.coherence_beyond_cache_same_core * w.to_this_core;
+  return w.to_other_cores;
+}
+
 SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
   SuperstepCost c;
   const std::size_t cores = m.cores;
   std::vector<double> busy(cores, 0.0);
+  std::vector<WrittenRendezvous> written(cores);
   std::vector<std::uint64_t> ring(cores * cores, 0);  // [from * cores + to]: bytes this superstep
   double cross_pairs = 0, cross_packets = 0;
   for (const Submachine& sub : step.submachines) {
     const std::vector<Traffic> all = traffic(m, sub);
     for (const Transfer& t : sub.transfers) {
       const std::size_t a = t.src % cores, b = t.dst % cores;
+      if (t.packed) busy[a] += copy_units(m, t);
+      if (t.unpacked) busy[b] += copy_units(m, t);
+      if (t.src != t.dst && t.bytes > m.eager_limit && !sent_in_place(sub, t)) {
+        (a == b ? written[a].to_this_core : written[a].to_other_cores) += m.coherence_units(t.bytes);
+        written[a].bytes += static_cast<double>(t.bytes);
+      }
       if (a == b) continue;  // same core (or a local copy): no ring, no link
       cross_pairs += 1;
       cross_packets += m.packets(t.bytes);
       ring[a * cores + b] += ring_bytes_there(m, t.bytes);
       if (t.bytes > m.eager_limit) ring[b * cores + a] += kSendDone;
-      if (t.bytes > m.eager_limit && !sent_in_place(sub, t))
-        busy[a] += m.coherence_units(t.bytes);
     }
     for (std::size_t k = 0; k < all.size(); ++k) busy[sub.members[k] % cores] += process_work(m, all[k]);
   }
+  for (std::size_t k = 0; k < cores; ++k) busy[k] += coherence_charge(m, written[k]);
   c.max_send_receive = *std::max_element(busy.begin(), busy.end());
   if (cross_pairs > 0) {
     c.link_congestion = cross_packets / cross_pairs * std::ceil(cross_pairs / m.bisection);

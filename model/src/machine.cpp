@@ -30,6 +30,11 @@ void Machine::validate() const {
   if (cores == 0) bad_field(name, "cores", "must be at least 1");
   if (!(match >= 0) || !std::isfinite(match)) bad_field(name, "match", "must be a finite number >= 0");
   if (!(wake >= 0) || !std::isfinite(wake)) bad_field(name, "wake", "must be a finite number >= 0");
+  if (!(coherence_beyond_cache >= 0) || !std::isfinite(coherence_beyond_cache))
+    bad_field(name, "coherence_beyond_cache", "must be a finite number >= 0");
+  if (!(coherence_beyond_cache_same_core >= 0) || !std::isfinite(coherence_beyond_cache_same_core))
+    bad_field(name, "coherence_beyond_cache_same_core", "must be a finite number >= 0");
+  if (!(pack_piece >= 0) || !std::isfinite(pack_piece)) bad_field(name, "pack_piece", "must be a finite number >= 0");
   if (!(coherence >= 0) || !std::isfinite(coherence))
     bad_field(name, "coherence_smallest_rendezvous", "must be a finite number >= 0");
   if (!(coherence_per_packet >= 0) || !std::isfinite(coherence_per_packet))

@@ -82,7 +82,9 @@ json level_json(const Machine& m) {
               {"cols", m.shape.cols},                                       {"match", m.match},
               {"wake", m.wake},                                             {"ring_bytes", m.ring_bytes},
               {"eager_limit", m.eager_limit},                               {"coherence_smallest_rendezvous", m.coherence},
-              {"coherence_per_packet", m.coherence_per_packet}};
+              {"coherence_per_packet", m.coherence_per_packet},             {"pack_piece", m.pack_piece},
+              {"private_cache_bytes", m.private_cache_bytes},               {"coherence_beyond_cache", m.coherence_beyond_cache},
+              {"coherence_beyond_cache_same_core", m.coherence_beyond_cache_same_core}};
 }
 
 Machine level_from(const json& j, const std::string& where, ModelVariant variant) {
@@ -105,6 +107,11 @@ Machine level_from(const json& j, const std::string& where, ModelVariant variant
   // The ring-sync terms (absent from files written before them: not charged).
   if (f.has("match")) m.match = f.number("match");
   if (f.has("wake")) m.wake = f.number("wake");
+  if (f.has("pack_piece")) m.pack_piece = f.number("pack_piece");
+  if (f.has("private_cache_bytes")) m.private_cache_bytes = f.whole("private_cache_bytes", 0, std::uint64_t{1} << 40);
+  if (f.has("coherence_beyond_cache")) m.coherence_beyond_cache = f.number("coherence_beyond_cache");
+  if (f.has("coherence_beyond_cache_same_core"))
+    m.coherence_beyond_cache_same_core = f.number("coherence_beyond_cache_same_core");
   if (f.has("coherence_per_packet")) m.coherence_per_packet = f.number("coherence_per_packet");
   if (f.has("ring_bytes")) m.ring_bytes = f.whole("ring_bytes", 1, std::uint64_t{1} << 40);
   if (f.has("eager_limit")) m.eager_limit = f.whole("eager_limit", 0, std::uint64_t{1} << 30);
@@ -167,7 +174,11 @@ MachineFile default_machine_file() {
   m.variant = ModelVariant::ring_sync;
   m.wake = 20;
   m.match = 0.6;
+  m.pack_piece = 1;
   m.coherence = 40;
+  m.private_cache_bytes = std::uint64_t{1} << 20;
+  m.coherence_beyond_cache = 0.5;
+  m.coherence_beyond_cache_same_core = 0.5;
   m.packet_bytes = 64;
   m.setup = 20;
   m.latency = 10;

@@ -90,6 +90,11 @@ int Topology::this_thread_last_cpu() const {
   return hwloc_bitmap_first(set.set);
 }
 
+std::uint64_t Topology::private_cache_bytes() const {
+  hwloc_obj_t l2 = hwloc_get_obj_by_type(impl_->topo, HWLOC_OBJ_L2CACHE, 0);
+  return l2 ? l2->attr->cache.size : 0;
+}
+
 std::string Topology::describe() const {
   hwloc_topology_t t = impl_->topo;
   std::ostringstream out;

@@ -3,6 +3,7 @@
 // binding of threads to them. Core numbers are the operating system's CPU
 // numbers (the ones taskset and /proc/cpuinfo use).
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,6 +35,11 @@ class Topology {
   std::string thread_binding(std::thread::native_handle_type thread) const;
   // The CPU the calling thread last ran on, or -1.
   int this_thread_last_cpu() const;
+
+  // The size of a core's private cache: its L2, the last level private to one
+  // core on current x86 and ARM servers (a virtual machine may show each core
+  // an L3 of its own, which it shares in fact), or 0 if hwloc reports none.
+  std::uint64_t private_cache_bytes() const;
 
   // A human-readable summary of packages, NUMA nodes, cores, PUs and caches.
   std::string describe() const;

@@ -47,7 +47,18 @@
 //                                               prefetcher). A buffer sent in place is
 //                                               only read (the other core keeps a clean
 //                                               copy); an eager message is read from
-//                                               the ring.
+//                                               the ring. When the core writes more
+//                                               bytes of such messages in the superstep
+//                                               than its private cache holds, they have
+//                                               left it before they are read: every one
+//                                               of them is charged, f times the above
+//                                               to another core, f_s times to its own
+//                                               (Machine::coherence_beyond_cache)
+//              + sum over the messages whose pieces i copies one by one (packs
+//                before sending, or unpacks after receiving: Transfer::packed)
+//                  k * pieces + packets      k: a piece's copy (its call and the miss
+//                                               on a block of a buffer gone cold while
+//                                               the core served its other processes)
 //   C_l      = L_a * ceil(cross / b)            the link, as `calibrated`
 //   sync     = h, if any message crosses cores  the superstep ends when its last
 //                                               message has crossed: one hand-off

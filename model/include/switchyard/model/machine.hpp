@@ -88,6 +88,12 @@ struct Machine {
   // ring_sync variant only (calibrated; see calibration.hpp):
   double match = 0;                     // units per receive-list entry a message's match walks past
   double wake = 0;                      // units to resume a process waiting on a message (a coroutine switch)
+  // units a core spends copying one piece of a packed (or unpacked) message
+  // (Transfer::packed) beyond its packets: the copy's call and the miss on a
+  // block read from a buffer its process last touched before the core served
+  // its other processes. 2-lev-r,c packs twice what 2-lev-sq does, and at
+  // p = 300, L = 40 B spent 23 % of its samples there against sq's 7-11 %.
+  double pack_piece = 0;
   // units a core spends on a rendezvous message to another core whose payload
   // it wrote during the algorithm (packed or relayed, not its own buffer sent
   // in place): the other core's copy read those lines last run, and writing
@@ -101,6 +107,17 @@ struct Machine {
   // what repeats.)
   double coherence = 0;
   double coherence_per_packet = 0;
+  // A core's private cache (its L2, from hwloc; 0: unknown, never exceeded).
+  // When the packed and relayed rendezvous messages a core writes in one
+  // superstep exceed it, their lines have left the private cache before their
+  // receivers read them, on this core or the other: each of them pays a
+  // fraction of the coherence charge, coherence_beyond_cache to another core
+  // and coherence_beyond_cache_same_core to its own (measured there, cost.hpp).
+  // 2-lev-r,c at p = 300, L = 40 B: its column step stays on one core (C = 20
+  // is even), was charged no coherence at all, and took longer than its row step.
+  std::uint64_t private_cache_bytes = 0;
+  double coherence_beyond_cache = 1;
+  double coherence_beyond_cache_same_core = 0;
   std::uint64_t ring_bytes = 65536;     // a core-to-core ring's capacity (RunOptions::ring_capacity lines)
   std::uint64_t eager_limit = 512;      // larger messages travel by rendezvous: a 48-byte packet in the ring
 

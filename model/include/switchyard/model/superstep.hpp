@@ -33,6 +33,13 @@ struct Transfer {
   std::uint64_t bytes = 0;
   std::uint64_t first_piece = 0;
   std::uint64_t piece_count = 0;
+  // Whether the runtime's implementation (collectives/src) copies the pieces
+  // one by one: the sender into one buffer before sending (`packed`), the
+  // receiver out of the buffer they arrived in (`unpacked`). Pieces already
+  // one after another in a buffer, and a message forwarded whole out of the
+  // buffer it arrived in, go without either copy.
+  bool packed = false;
+  bool unpacked = false;
   bool operator==(const Transfer&) const = default;
 };
 
