@@ -53,10 +53,10 @@ Shape factor(ProcessId p) {
 enum class Copies : std::uint8_t { pack, forward, pack_and_unpack };
 
 bool consecutive(const std::vector<Piece>& pieces, std::uint64_t first, std::uint64_t count, ProcessId p) {
+  const Piece& head = pieces[first];
   for (std::uint64_t k = 1; k < count; ++k) {
-    const Piece& a = pieces[first];
-    const Piece& b = pieces[first + k];
-    if (b.origin != a.origin || b.target != (a.target + k) % p) return false;
+    const Piece& piece = pieces[first + k];
+    if (piece.origin != head.origin || piece.target != (head.target + k) % p) return false;
   }
   return true;
 }
