@@ -50,11 +50,16 @@ constexpr Rank kLockstepProcesses = 64;
 constexpr std::uint32_t kLockstepSteps = 32;
 // Packing: a lockstep message of this many 8-byte pieces, written in order or
 // gathered one piece per cache line (a stride of kGatherStrideWords) with a
-// copy each, as the collectives pack blocks of their buffers (Transfer::packed).
-// (One 8-byte piece each: a standalone gather of 40-byte blocks, 150
-// processes' buffers per core as 2-lev-r,c packs them at p = 300, cost 2.3-3.4 ns
-// per block; this figure, 2.1-2.4 units of 1.2-1.3 ns.)
-constexpr std::uint64_t kGatherWords = 64;
+// copy each, as the collectives pack blocks of their buffers (Transfer::packed),
+// in kGatherSteps supersteps (64 MiB of sources in all). 32 KiB, so that the
+// gathering outweighs the superstep's hand-off: with 64 pieces the difference
+// was 5 of 11 us and moved by up to 24 % between calibrations on a quiet
+// machine; with 4096, 315 of 510 us and 4 %. (One 8-byte piece each: a
+// standalone gather of 40-byte blocks, 150 processes' buffers per core as
+// 2-lev-r,c packs them at p = 300, cost 2.3-3.4 ns per block; this figure,
+// 2.2-2.3 units of 1.2-1.3 ns.)
+constexpr std::uint64_t kGatherWords = 4096;
+constexpr std::uint32_t kGatherSteps = 4;
 constexpr std::uint64_t kGatherPieceWords = 1;
 constexpr std::uint64_t kGatherStrideWords = 8;
 // Coherence beyond the private cache: a lockstep of kScaleProcesses processes
@@ -370,7 +375,10 @@ std::vector<Figure> figures(Runtime& rt) {
                                {kScaleProcesses, kScaleSteps, one_core, kScaleProcesses / 2});
              }},
       Figure{{"lockstep_written_ns", "lockstep_gathered_ns"},
-             [&rt](std::uint32_t r) { return lockstep(rt, r, {{kGatherWords, true}, {kGatherWords, true, kGatherPieceWords}}); }},
+             [&rt](std::uint32_t r) {
+               return lockstep(rt, r, {{kGatherWords, true}, {kGatherWords, true, kGatherPieceWords}},
+                               {kLockstepProcesses, kGatherSteps});
+             }},
   };
   all.insert(all.end(), middle.begin(), middle.end());
   for (Figure& closing : one_way_pair("closing_one_way_8B_ns", "closing_same_core_one_way_8B_ns"))
