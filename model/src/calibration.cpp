@@ -410,6 +410,16 @@ std::vector<double> pooled(const RoundSamples& samples, const std::string& name,
   return out;
 }
 
+// The median over the kept repetitions of `other` - `base`, two series
+// measured in the same job (a paired sample each).
+double median_paired_difference(const RoundSamples& samples, const std::vector<bool>& keep, const char* base,
+                                const char* other) {
+  const std::vector<double> a = pooled(samples, base, keep), b = pooled(samples, other, keep);
+  std::vector<double> difference;
+  for (std::size_t r = 0; r < a.size(); ++r) difference.push_back(b[r] - a[r]);
+  return median(difference);
+}
+
 // Per round, the lower decile of `name`.
 std::vector<double> round_quantiles(const RoundSamples& samples, const std::string& name) {
   std::vector<double> out;
@@ -453,11 +463,7 @@ void derive_coherence(Machine& c, const RoundSamples& samples, const std::vector
   const double charge = c.coherence_units(kScaleBytes);
   const auto fraction = [&](const char* in_place_name, const char* packed_name, const char* extra_name,
                             double per_core_at_scale) {
-    const std::vector<double> in_place_at_scale = pooled(samples, in_place_name, keep),
-                              packed_at_scale = pooled(samples, packed_name, keep);
-    std::vector<double> extra;
-    for (std::size_t r = 0; r < in_place_at_scale.size(); ++r) extra.push_back(packed_at_scale[r] - in_place_at_scale[r]);
-    m[extra_name] = 1e9 * median(extra);
+    m[extra_name] = 1e9 * median_paired_difference(samples, keep, in_place_name, packed_name);
     return charge > 0 ? std::max(0.0, m[extra_name] / per_core_at_scale / c.unit_ns / charge) : 1.0;
   };
   c.coherence_beyond_cache = fraction("scale_rendezvous_ns", "scale_rendezvous_packed_ns",
@@ -473,13 +479,10 @@ void derive_coherence(Machine& c, const RoundSamples& samples, const std::vector
 // repetitions, their median (as the coherence figures).
 void derive_pack_piece(Machine& c, const RoundSamples& samples, const std::vector<bool>& keep,
                        std::map<std::string, double>& m) {
-  const std::vector<double> written = pooled(samples, "lockstep_written_ns", keep),
-                            gathered = pooled(samples, "lockstep_gathered_ns", keep);
-  std::vector<double> extra;
-  for (std::size_t r = 0; r < written.size(); ++r) extra.push_back(gathered[r] - written[r]);
-  m["gather_extra_ns"] = 1e9 * median(extra);
+  m["gather_extra_ns"] = 1e9 * median_paired_difference(samples, keep, "lockstep_written_ns", "lockstep_gathered_ns");
   const double per_core = std::ceil(static_cast<double>(kLockstepProcesses) / static_cast<double>(c.cores));
-  c.pack_piece = std::max(0.0, m["gather_extra_ns"] / per_core / static_cast<double>(kGatherWords / kGatherPieceWords) / c.unit_ns);
+  const double pieces = static_cast<double>(kGatherWords / kGatherPieceWords);
+  c.pack_piece = std::max(0.0, m["gather_extra_ns"] / per_core / pieces / c.unit_ns);
 }
 
 // Per round, co-located when either the hand-offs that opened it or those
