@@ -159,7 +159,7 @@ int calibrate(const ModelCommand::Args& a) {
     std::snprintf(rounds_kept, sizeof rounds_kept, "all co-located, kept: the file describes that state");
   else
     std::snprintf(rounds_kept, sizeof rounds_kept, "%.0f co-located, left out", f.measured.at("colocated_rounds"));
-  std::printf("model calibrate: %u core(s), lower deciles of %u runs in %u interleaved rounds (%s)\n"
+  std::printf("model calibrate: %u core(s), %u runs of each figure in %u interleaved rounds (%s)\n"
               "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
               "  ring-sync (units): wake w %.2f, match m %.3f per entry,\n"
@@ -168,7 +168,8 @@ int calibrate(const ModelCommand::Args& a) {
               "    beyond a core's %llu KiB private cache, %.3f of it to another core, %.3f to the same one;\n"
               "    packing %.2f per piece copied\n"
               "wrote %s\n",
-              m.cores, options.repetitions, options.rounds, rounds_kept, static_cast<unsigned long long>(m.packet_bytes),
+              m.cores, static_cast<unsigned>(f.measured.at("runs")), options.rounds, rounds_kept,
+              static_cast<unsigned long long>(m.packet_bytes),
               m.unit_ns, m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.smallest_rendezvous_packets(),
               m.coherence_per_packet, static_cast<unsigned long long>(m.private_cache_bytes / 1024),
               m.coherence_beyond_cache, m.coherence_beyond_cache_same_core, m.pack_piece, a.out.c_str());
@@ -226,7 +227,9 @@ ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
   calibrate_ = command_->add_subcommand(
       "calibrate", "Measure this machine's core-to-core parameters on the runtime and write a machine file");
   calibrate_->add_option("--out,-o", args_->out, "Machine file to write")->type_name("FILE")->capture_default_str();
-  calibrate_->add_option("--repeat,-r", args_->repeat, "Runs per measurement, in all (the lower decile is kept)")
+  calibrate_
+      ->add_option("--repeat,-r", args_->repeat,
+                   "Runs per measurement, in all (per round the lower decile, over the rounds the median)")
       ->type_name("K")
       ->capture_default_str();
   args_->trace.add_to(*calibrate_);

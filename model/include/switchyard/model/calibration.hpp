@@ -1,12 +1,14 @@
 #pragma once
 // Measuring the model's parameters on this machine (`switchyard model
 // calibrate`): short runs of two processes on two different cores of the
-// runtime, each figure the lower decile of repeated runs (the machine is
-// shared and noisy; other tenants only add time, so the faster runs are what
-// stays put between calibrations), the figures' runs interleaved in rounds. Clocks start after a handshake that wakes
-// both cores. Processes block (as they do in every job: polling would only
-// delay the peer on a shared machine), so a one-way stream includes waking
-// the sender for its answers; the unit is taken from the both-ways stream.
+// runtime, the figures' runs interleaved in rounds, each figure the median
+// over the rounds of each round's lower decile (the machine is shared and
+// noisy; other tenants only add time, so the faster runs are what stays put
+// between calibrations, and a round in another state of the host is
+// outvoted). Clocks start after a handshake that wakes both cores. Processes
+// block (as they do in every job: polling would only delay the peer on a
+// shared machine), so a one-way stream includes waking the sender for its
+// answers; the unit is taken from a stream on one core.
 //
 // What the C³ quantities are inside one shared-memory node (the core level):
 //  - processor: a core. Processes are coroutines, many per core; a core does
@@ -81,7 +83,9 @@ class Runtime;
 namespace switchyard::model {
 
 struct CalibrationOptions {
-  // Runs per figure, in all; the lower decile is kept.
+  // Runs per figure, in all, rounded up to an even number per round (the
+  // paired figures difference pairs of runs).
+  // measured["runs"] says how many ran.
   std::uint32_t repetitions = 210;
   // The runs of every figure are split into this many rounds, each running
   // every figure in turn: a burst of load then hits a few runs of each.
