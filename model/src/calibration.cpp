@@ -48,20 +48,30 @@ constexpr Tag kFirstStreamTag = 2;
 // 8-byte message to the next in kLockstepSteps supersteps of a ring shift.
 constexpr Rank kLockstepProcesses = 64;
 constexpr std::uint32_t kLockstepSteps = 32;
-// Packing: a lockstep message of this many 8-byte pieces, written in order or
-// gathered one piece per cache line (a stride of kGatherStrideWords) with a
-// copy each, as the collectives pack blocks of their buffers (Transfer::packed),
-// in kGatherSteps supersteps (64 MiB of sources in all). 32 KiB, so that the
-// gathering outweighs the superstep's hand-off: with 64 pieces the difference
-// was 5 of 11 us and moved by up to 24 % between calibrations on a quiet
-// machine; with 4096, 315 of 510 us and 4 %. (One 8-byte piece each: a
-// standalone gather of 40-byte blocks, 150 processes' buffers per core as
-// 2-lev-r,c packs them at p = 300, cost 2.3-3.4 ns per block; this figure,
-// 2.2-2.3 units of 1.2-1.3 ns.)
-constexpr std::uint64_t kGatherWords = 4096;
+// Packing: a lockstep message of kGatherWords 8-byte pieces, written in
+// order or gathered one piece per cache line (a stride of kGatherStrideWords)
+// with a copy each, as the collectives pack blocks of their buffers
+// (Transfer::packed), in kGatherSteps supersteps (16 MiB of sources in all,
+// 8 MiB a core: past the private cache, as a collective's buffers are at
+// p = 300). The pieces are read down the columns of a grid kGatherRun lines
+// wide (gathered_line), as 2-lev-r,c reads R blocks C blocks apart: read line
+// after line, the prefetcher streamed them and packing came out at 1.8-1.9
+// units a piece, where a standalone gather of 40-byte blocks as 2-lev-r,c
+// packs them at p = 300 cost 2.3-3.4 ns (1.8-2.6 units), and auto took
+// 2-lev-r,c there, 29-31 % slower than 2-lev-sq; read down the columns,
+// 2.0-3.8 units (what the shared cache costs moves with the other tenants),
+// and auto took 2-lev-sq. (8 KiB messages: with 512 B ones the gathering
+// was 5 of 11 us of the superstep and moved by up to 24 % between
+// calibrations.)
+constexpr std::uint64_t kGatherWords = 1024;
 constexpr std::uint32_t kGatherSteps = 4;
 constexpr std::uint64_t kGatherPieceWords = 1;
 constexpr std::uint64_t kGatherStrideWords = 8;
+constexpr std::uint64_t kGatherRun = 32;
+// The line of a message's piece j (of `pieces`, a multiple of kGatherRun).
+std::uint64_t gathered_line(std::uint64_t j, std::uint64_t pieces) {
+  return j % kGatherRun * (pieces / kGatherRun) + j / kGatherRun;
+}
 // Coherence beyond the private cache: a lockstep of kScaleProcesses processes
 // with messages of kScaleBytes, so that each core writes 2 MiB of packed
 // messages per superstep, twice a 1 MiB L2 (64 MiB of buffers in all).
@@ -219,7 +229,8 @@ std::vector<std::vector<double>> lockstep(Runtime& rt, std::uint32_t repetitions
       if (const std::uint64_t piece = kinds[kind].gathered_piece_words) {
         const std::uint64_t* pieces = source[kind].data() + k * (words / piece) * kGatherStrideWords;
         for (std::uint64_t j = 0; j < words / piece; ++j)
-          std::memcpy(message + j * piece, pieces + j * kGatherStrideWords, piece * sizeof(std::uint64_t));
+          std::memcpy(message + j * piece, pieces + gathered_line(j, words / piece) * kGatherStrideWords,
+                      piece * sizeof(std::uint64_t));
       } else {
         for (std::uint64_t i = 0; i < words; ++i) message[i] = value(me, words, k, i);
       }
@@ -231,7 +242,8 @@ std::vector<std::vector<double>> lockstep(Runtime& rt, std::uint32_t repetitions
         const std::uint64_t words = kinds[kind].words;
         source[kind].resize(words / piece * steps * kGatherStrideWords);
         for (std::uint64_t w = 0; w < words * steps; ++w)
-          source[kind][w / piece * kGatherStrideWords + w % piece] = value(me, words, w / words, w % words);
+          source[kind][(w / words * (words / piece) + gathered_line(w % words / piece, words / piece)) * kGatherStrideWords +
+                       w % piece] = value(me, words, w / words, w % words);
       }
       if (!kinds[kind].packed)
         for (std::uint32_t k = 0; k < steps; ++k) pack(kind, k);
@@ -319,9 +331,14 @@ using RoundSamples = std::map<std::string, std::vector<std::vector<double>>>;
 // Each figure: the names of the series it measures and a run of `reps`
 // samples of each, in seconds (series run in one job are paired: sample r of
 // each was taken in the same repetition).
+// weight: how many times the others' runs per round it takes. The paired
+// figures' differences are a few percent of their times, and their medians
+// over 15 pairs a round moved by 25-45 % between rounds (the gathering's); they
+// take more runs, at a few ms each.
 struct Figure {
   std::vector<const char*> names;
   std::function<std::vector<std::vector<double>>(std::uint32_t)> run;
+  std::uint32_t weight = 1;
 };
 
 std::vector<Figure> figures(Runtime& rt) {
@@ -357,12 +374,14 @@ std::vector<Figure> figures(Runtime& rt) {
              [&rt, rendezvous_words, long_words](std::uint32_t r) {
                return lockstep(rt, r,
                                {{rendezvous_words, false}, {rendezvous_words, true}, {long_words, false}, {long_words, true}});
-             }},
+             },
+             3},
       Figure{{"scale_rendezvous_ns", "scale_rendezvous_packed_ns"},
              [&rt](std::uint32_t r) {
                const std::uint64_t words = kScaleBytes / 8;
                return lockstep(rt, r, {{words, false}, {words, true}}, {kScaleProcesses, kScaleSteps});
-             }},
+             },
+             2},
       // Every process on one core, each sending to the one half a round
       // later, as a collective's partners on one core are on average: 2 MiB
       // of other messages are written between a message's writing and its reading.
@@ -373,12 +392,14 @@ std::vector<Figure> figures(Runtime& rt) {
                one_core.placement = Placement::explicit_map(std::vector<int>(kScaleProcesses, a));
                return lockstep(rt, r, {{words, false}, {words, true}},
                                {kScaleProcesses, kScaleSteps, one_core, kScaleProcesses / 2});
-             }},
+             },
+             2},
       Figure{{"lockstep_written_ns", "lockstep_gathered_ns"},
              [&rt](std::uint32_t r) {
                return lockstep(rt, r, {{kGatherWords, true}, {kGatherWords, true, kGatherPieceWords}},
                                {kLockstepProcesses, kGatherSteps});
-             }},
+             },
+             5},
   };
   all.insert(all.end(), middle.begin(), middle.end());
   for (Figure& closing : one_way_pair("closing_one_way_8B_ns", "closing_same_core_one_way_8B_ns"))
@@ -401,7 +422,7 @@ RoundSamples measure_rounds(const std::vector<Figure>& all, const CalibrationOpt
   const std::uint32_t per_round = runs_per_round(options);
   for (std::uint32_t round = 0; round < options.rounds; ++round)
     for (const Figure& figure : all) {
-      const std::vector<std::vector<double>> series = figure.run(per_round);
+      const std::vector<std::vector<double>> series = figure.run(per_round * figure.weight);
       for (std::size_t k = 0; k < series.size(); ++k) samples[figure.names[k]].push_back(series[k]);
       if (options.progress) options.progress(++done, steps, figure.names.front());
     }
