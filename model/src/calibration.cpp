@@ -241,9 +241,11 @@ std::vector<std::vector<double>> lockstep(Runtime& rt, std::uint32_t repetitions
       if (const std::uint64_t piece = kinds[kind].gathered_piece_words) {
         const std::uint64_t words = kinds[kind].words;
         source[kind].resize(words / piece * steps * kGatherStrideWords);
-        for (std::uint64_t w = 0; w < words * steps; ++w)
-          source[kind][(w / words * (words / piece) + gathered_line(w % words / piece, words / piece)) * kGatherStrideWords +
-                       w % piece] = value(me, words, w / words, w % words);
+        for (std::uint64_t w = 0; w < words * steps; ++w) {
+          const std::uint64_t message = w / words, pieces = words / piece;
+          const std::uint64_t line = message * pieces + gathered_line(w % words / piece, pieces);
+          source[kind][line * kGatherStrideWords + w % piece] = value(me, words, message, w % words);
+        }
       }
       if (!kinds[kind].packed)
         for (std::uint32_t k = 0; k < steps; ++k) pack(kind, k);
