@@ -12,7 +12,9 @@
 #   RESCORE_ONLY=1 MACHINE=machine.json bash scripts/collective_figures.sh DIR
 # GRIDS="regret" runs only the regret grid, FIGURE_P="256" only those p of
 # the figures. BATCH runs per sample (collective --batch): the algorithms'
-# samples are interleaved within one job per (op, p, L).
+# samples are interleaved within one job per (op, p, L). Each run's `model
+# probe` before and after goes beside its JSON (<name>.state.txt); the runs
+# with a co-located probe are listed at the end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-collective-results}
@@ -24,11 +26,22 @@ figure_p=${FIGURE_P:-16 64 256 1024}
 extra=()
 [[ -n "${MACHINE:-}" ]] && extra+=(--machine "$MACHINE")
 mkdir -p "$out/figures" "$out/regret"
+# The state of the two cores (colocation.hpp) before and after each run, beside
+# its JSON: a run taken while they were co-located does not describe the state
+# a normal machine file does (collective_regret.py leaves such runs out).
+probe() { "$bin" model probe | head -n 1 >> "$1"; }
 run() {  # op p sizes file; a run whose JSON is there already is kept (resumable)
   [[ -s "$4" ]] && return
+  local state=${4%.json}.state.txt
+  : > "$state"
+  probe "$state"
   "$bin" collective --op "$1" --algorithm all --processes "$2" --bytes "$3" --repeat "$repeat" --batch "$batch" "${extra[@]}" \
     --json "$4" > "${4%.json}.txt"
+  probe "$state"
 }
+if [[ -n "${MACHINE:-}" ]] && grep -q '"colocated": *true' "$MACHINE"; then
+  echo "collective_figures: warning: $MACHINE was calibrated with the cores co-located; calibrate again in the normal state" >&2
+fi
 if [[ -z "${RESCORE_ONLY:-}" && $grids == *figures* ]]; then
   for op in one-to-all all-to-one all-to-all; do
     for p in $figure_p; do
@@ -47,6 +60,8 @@ if [[ -z "${RESCORE_ONLY:-}" && $grids == *regret* ]]; then
     done
   done
 fi
+colocated=$(grep -l -v "model probe: 0 of " "$out"/*/*.state.txt 2>/dev/null || true)
+[[ -z $colocated ]] || printf 'collective_figures: runs with a co-located probe before or after (leave them out or run them again):\n%s\n' "$colocated" >&2
 for variant in ring-sync calibrated paper; do
   for rank in median min; do
     for grid in figures regret; do
