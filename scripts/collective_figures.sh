@@ -40,7 +40,8 @@ run() {  # op p sizes file; a run whose JSON is there already is kept (resumable
   probe "$state"
 }
 if [[ -n "${MACHINE:-}" ]] && grep -q '"colocated": *true' "$MACHINE"; then
-  echo "collective_figures: warning: $MACHINE was calibrated with the cores co-located; calibrate again in the normal state" >&2
+  echo "collective_figures: warning: $MACHINE was calibrated with the cores co-located;" \
+    "calibrate again in the normal state" >&2
 fi
 if [[ -z "${RESCORE_ONLY:-}" && $grids == *figures* ]]; then
   for op in one-to-all all-to-one all-to-all; do
@@ -61,7 +62,8 @@ if [[ -z "${RESCORE_ONLY:-}" && $grids == *regret* ]]; then
   done
 fi
 colocated=$(grep -l -v "model probe: 0 of " "$out"/*/*.state.txt 2>/dev/null || true)
-[[ -z $colocated ]] || printf 'collective_figures: runs with a co-located probe before or after (leave them out or run them again):\n%s\n' "$colocated" >&2
+[[ -z $colocated ]] || printf '%s %s\n%s\n' "collective_figures: runs with a co-located probe before or after" \
+  "(leave them out or run them again):" "$colocated" >&2
 for variant in ring-sync calibrated paper; do
   for rank in median min; do
     for grid in figures regret; do

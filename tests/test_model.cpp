@@ -611,11 +611,14 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
     }
     return std::string("no error");
   };
+  // The error for f's file with `field` (as written, e.g. "\"wake\": 4.5") replaced by `bad`.
+  const auto message_with = [&](const std::string& field, const std::string& bad) {
+    std::string edited = sm::to_json(f);
+    const auto where = edited.find(field);
+    if (where == std::string::npos) return "field " + field + " not in the file";
+    return message(edited.replace(where, field.size(), bad));
+  };
   EXPECT_NE(message("{\n\"format\": \n,").find("m.json:3"), std::string::npos);
-  std::string text = sm::to_json(f);
-  const auto at = text.find("\"bisection\": 2");
-  ASSERT_NE(at, std::string::npos);
-  EXPECT_NE(message(text.replace(at, 14, "\"bisection\": -1")).find("m.json.levels.core: "), std::string::npos);
   EXPECT_NE(message("{\"format\": \"switchyard-machine/1\", \"levels\": {}}").find("levels.core: missing"),
             std::string::npos);
   EXPECT_NE(message("{\"format\": \"x\"}").find("format"), std::string::npos);
@@ -635,30 +638,27 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_FALSE(older.colocated);  // written before "colocated": the normal state
   // Written before the anchor: "coherence" was the charge at 0 packets, x_p
   // per packet from there; the smallest rendezvous message has 9.
+  const std::string anchored = "\"coherence_smallest_rendezvous\": 33.5";
   std::string intercept = sm::to_json(f);
-  intercept.replace(intercept.find("\"coherence_smallest_rendezvous\": 33.5"), 37, "\"coherence\": 10");
+  const auto anchor = intercept.find(anchored);
+  ASSERT_NE(anchor, std::string::npos);
+  intercept.replace(anchor, anchored.size(), "\"coherence\": 10");
   EXPECT_DOUBLE_EQ(sm::parse_machine_file(intercept, "intercept.json").core.coherence, 10 + 9 * 2.25);
-  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"colocated\": false"), 18, "\"colocated\": 1"))
-                .find("m.json.levels.core.colocated: must be true or false"),
-            std::string::npos);
-  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence_smallest_rendezvous\": 33.5"), 37,
-                                           "\"coherence_smallest_rendezvous\": -2"))
-                .find("coherence_smallest_rendezvous must be"),
-            std::string::npos);
-  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"wake\": 4.5"), 11, "\"wake\": -1"))
-                .find("wake must be"),
-            std::string::npos);
-  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence_per_packet\": 2.25"), 28,
-                                           "\"coherence_per_packet\": -1"))
-                .find("coherence_per_packet must be"),
-            std::string::npos);
-  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"pack_piece\": 2.5"), 17, "\"pack_piece\": -3"))
-                .find("pack_piece must be"),
-            std::string::npos);
-  EXPECT_NE(message(sm::to_json(f).replace(sm::to_json(f).find("\"coherence_beyond_cache\": 0.625"), 31,
-                                           "\"coherence_beyond_cache\": -1"))
-                .find("coherence_beyond_cache must be"),
-            std::string::npos);
+  struct Rejected {
+    const char *field, *bad, *error;
+  };
+  for (const Rejected& r : {
+           Rejected{"\"bisection\": 2", "\"bisection\": -1", "m.json.levels.core: "},
+           Rejected{"\"colocated\": false", "\"colocated\": 1", "m.json.levels.core.colocated: must be true or false"},
+           Rejected{"\"coherence_smallest_rendezvous\": 33.5", "\"coherence_smallest_rendezvous\": -2",
+                    "coherence_smallest_rendezvous must be"},
+           Rejected{"\"wake\": 4.5", "\"wake\": -1", "wake must be"},
+           Rejected{"\"coherence_per_packet\": 2.25", "\"coherence_per_packet\": -1", "coherence_per_packet must be"},
+           Rejected{"\"pack_piece\": 2.5", "\"pack_piece\": -3", "pack_piece must be"},
+           Rejected{"\"coherence_beyond_cache\": 0.625", "\"coherence_beyond_cache\": -1",
+                    "coherence_beyond_cache must be"},
+       })
+    EXPECT_NE(message_with(r.field, r.bad).find(r.error), std::string::npos) << r.field << " -> " << r.bad;
 }
 
 TEST(ModelMachineFile, RecordsTheColocatedState) {

@@ -89,7 +89,8 @@ Superstep assemble(std::string label, std::uint64_t L, ProcessId p, std::vector<
       }
       t.bytes = t.piece_count * L;
       if (t.piece_count > 1) packed[t.src] += t.bytes;
-      t.packed = t.piece_count > 1 && copies != Copies::forward && !consecutive(sub.pieces, t.first_piece, t.piece_count, p);
+      t.packed = t.piece_count > 1 && copies != Copies::forward &&
+                 !consecutive(sub.pieces, t.first_piece, t.piece_count, p);
       t.unpacked = t.piece_count > 1 && copies == Copies::pack_and_unpack;
       sub.transfers.push_back(t);
     }

@@ -11,6 +11,12 @@ namespace {
   throw std::invalid_argument("switchyard::model: machine '" + machine + "': " + field + " " + why);
 }
 
+// A field that must be a finite number >= 0 (or > 0, `positive`).
+void require_finite(const std::string& machine, const char* field, double value, bool positive = false) {
+  if (!(positive ? value > 0 : value >= 0) || !std::isfinite(value))
+    bad_field(machine, field, positive ? "must be a finite number > 0" : "must be a finite number >= 0");
+}
+
 // Average distance between two processors of an r x c mesh (uniformly chosen,
 // with repetition): (r^2 - 1) / 3r + (c^2 - 1) / 3c.
 double mesh_distance(Shape s) {
@@ -23,22 +29,18 @@ double mesh_distance(Shape s) {
 void Machine::validate() const {
   if (processes == 0) bad_field(name, "processes", "must be at least 1");
   if (packet_bytes == 0) bad_field(name, "packet_bytes", "must be at least 1");
-  if (!(setup >= 0) || !std::isfinite(setup)) bad_field(name, "setup", "must be a finite number >= 0");
-  if (!(latency >= 0) || !std::isfinite(latency)) bad_field(name, "latency", "must be a finite number >= 0");
-  if (!(bisection > 0) || !std::isfinite(bisection)) bad_field(name, "bisection", "must be a finite number > 0");
-  if (!(unit_ns > 0) || !std::isfinite(unit_ns)) bad_field(name, "unit_ns", "must be a finite number > 0");
+  require_finite(name, "setup", setup);
+  require_finite(name, "latency", latency);
+  require_finite(name, "bisection", bisection, true);
+  require_finite(name, "unit_ns", unit_ns, true);
   if (cores == 0) bad_field(name, "cores", "must be at least 1");
-  if (!(match >= 0) || !std::isfinite(match)) bad_field(name, "match", "must be a finite number >= 0");
-  if (!(wake >= 0) || !std::isfinite(wake)) bad_field(name, "wake", "must be a finite number >= 0");
-  if (!(coherence_beyond_cache >= 0) || !std::isfinite(coherence_beyond_cache))
-    bad_field(name, "coherence_beyond_cache", "must be a finite number >= 0");
-  if (!(coherence_beyond_cache_same_core >= 0) || !std::isfinite(coherence_beyond_cache_same_core))
-    bad_field(name, "coherence_beyond_cache_same_core", "must be a finite number >= 0");
-  if (!(pack_piece >= 0) || !std::isfinite(pack_piece)) bad_field(name, "pack_piece", "must be a finite number >= 0");
-  if (!(coherence >= 0) || !std::isfinite(coherence))
-    bad_field(name, "coherence_smallest_rendezvous", "must be a finite number >= 0");
-  if (!(coherence_per_packet >= 0) || !std::isfinite(coherence_per_packet))
-    bad_field(name, "coherence_per_packet", "must be a finite number >= 0");
+  require_finite(name, "match", match);
+  require_finite(name, "wake", wake);
+  require_finite(name, "coherence_beyond_cache", coherence_beyond_cache);
+  require_finite(name, "coherence_beyond_cache_same_core", coherence_beyond_cache_same_core);
+  require_finite(name, "pack_piece", pack_piece);
+  require_finite(name, "coherence_smallest_rendezvous", coherence);
+  require_finite(name, "coherence_per_packet", coherence_per_packet);
   if (ring_bytes == 0) bad_field(name, "ring_bytes", "must be at least 1");
   if (topology == Topology::mesh && (shape.rows == 0 || shape.cols == 0 || shape.processes() < processes))
     bad_field(name, "shape", "of a mesh must hold its processes");
