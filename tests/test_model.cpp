@@ -349,18 +349,42 @@ TEST(ModelCost, RingSyncChargesBothEndsWakesMatchingAndTheHandOff) {
       sm::cost(m, sm::Superstep{"fan-in", {whole_machine(4, {{0, 1, 64}, {2, 1, 64}, {3, 1, 128}})}});
   // Every process that sends or receives is resumed once: w.
   // Core 0: processes 0 and 2, each s + 1 + w = 16.
-  // Core 1: process 1 receives 3 messages of 4 packets: 3s + 4 + w + m * 3 * 2 / 4 = 30 + 4 + 5 + 3 = 42;
-  //         process 3 sends one of 2 packets: s + 2 + w = 17. In all 59.
-  EXPECT_DOUBLE_EQ(c.max_send_receive, 59);
+  // Core 1: process 1 receives 3 messages of 4 packets: 3s + 4 + w = 39, and
+  //         matching: of its 3 pairs of receives, the one from senders 0 and 2
+  //         (one core, one message each) arrives in order, the two others in
+  //         either order: m * (3 * 2 - 2 * 1) / 4 = 2; 41 in all;
+  //         process 3 sends one of 2 packets: s + 2 + w = 17. In all 58.
+  EXPECT_DOUBLE_EQ(c.max_send_receive, 58);
   // Two pairs cross, one packet each: L_a * ceil(2 / b) = 1.
   EXPECT_DOUBLE_EQ(c.link_congestion, 1);
   EXPECT_DOUBLE_EQ(c.processor_congestion, 0);
   // 2 x (32 + 64) = 192 bytes in the ring 0 -> 1, under 256: one hand-off, h.
   EXPECT_DOUBLE_EQ(c.synchronisation, 100);
-  EXPECT_DOUBLE_EQ(c.communication, 59 + 1 + 100);
+  EXPECT_DOUBLE_EQ(c.communication, 58 + 1 + 100);
   // The same messages on one core: no link, no hand-off.
   const sm::SuperstepCost local = sm::cost(m, sm::Superstep{"same core", {whole_machine(4, {{0, 2, 64}})}});
   EXPECT_DOUBLE_EQ(local.communication, (10 + 1 + 5) + (10 + 1 + 5));
+}
+
+TEST(ModelCost, RingSyncChargesMatchingOnlyForArrivalsOutOfPostingOrder) {
+  sm::Machine m = ring_sync_machine();
+  m.processes = 6;
+  const auto busiest = [&](std::vector<sm::Transfer> transfers) {
+    return sm::cost(m, sm::Superstep{"fan-in", {whole_machine(6, std::move(transfers))}}).max_send_receive;
+  };
+  // 0, 2 and 4 (core 0) send one message each to 1: a core runs its processes
+  // in rank order, so they arrive in posting order, no walk: 1 costs 3s + 3 + w
+  // = 38. 3 -> 5 (8 packets) keeps core 1 the busier: (s + 8 + w) twice, 84 in
+  // all (core 0: 3 (s + 1 + w) = 48).
+  const std::vector<sm::Transfer> lone{{0, 1, 64}, {2, 1, 64}, {4, 1, 64}, {3, 5, 512}};
+  EXPECT_DOUBLE_EQ(busiest(lone), 38 + 2 * 23);
+  // The same senders each sending 5 a message as well: their arrivals at 1
+  // come in either order, m * 3 * 2 / 4 = 3 more; 5 receives four,
+  // 4s + 11 + w = 56, plus m * 4 * 3 / 4 = 6 (3 -> 5 alone is from a lone
+  // sender). Core 1: 41 + 23 + 62.
+  std::vector<sm::Transfer> flooding = lone;
+  flooding.insert(flooding.end(), {{0, 5, 64}, {2, 5, 64}, {4, 5, 64}});
+  EXPECT_DOUBLE_EQ(busiest(flooding), 41 + 23 + 62);
 }
 
 TEST(ModelCost, RingSyncChargesAFullRingAndRendezvous) {
@@ -463,7 +487,8 @@ TEST(ModelCost, RingSyncChargesPackingPerPieceOnTheCopyingCore) {
   sm::Submachine sub = whole_machine(4, {{0, 1, 96, 0, 3}, {2, 1, 64, 3, 2}});
   sub.pieces = {{0, 1}, {0, 3}, {2, 1}, {2, 1}, {0, 3}};
   // Core 0: processes 0 and 2 send one each, (s + 2 + w) + (s + 1 + w) = 33;
-  // core 1: process 1 receives both, 2s + 3 + w + m * 2 / 4 = 29.
+  // core 1: process 1 receives both, 2s + 3 + w = 28 (from one core, one
+  // message each sender: in posting order, no matching walk).
   const auto busiest = [&] { return sm::cost(m, sm::Superstep{"pieces", {sub}}).max_send_receive; };
   m.pack_piece = 4;
   EXPECT_DOUBLE_EQ(busiest(), 33) << "nothing flagged, nothing copied";
@@ -472,7 +497,7 @@ TEST(ModelCost, RingSyncChargesPackingPerPieceOnTheCopyingCore) {
   sub.transfers[0].packed = false;
   sub.transfers[1].unpacked = true;
   m.pack_piece = 10;
-  EXPECT_DOUBLE_EQ(busiest(), 29 + 2 * 10 + 1) << "on the receiver's core";
+  EXPECT_DOUBLE_EQ(busiest(), 28 + 2 * 10 + 1) << "on the receiver's core";
 }
 
 // Beyond the private cache, packed rendezvous messages to the same core pay
