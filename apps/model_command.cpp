@@ -154,11 +154,13 @@ int calibrate(const ModelCommand::Args& a) {
                  "attempts; their ratios in %s may not describe the %s state\n",
                  f.measured.at("exchange_attempts"), a.out.c_str(), f.colocated ? "co-located" : "normal");
   const sm::Machine& m = f.core;
-  char rounds_kept[96];
+  char rounds_kept[128];
   if (f.colocated)
-    std::snprintf(rounds_kept, sizeof rounds_kept, "all co-located, kept: the file describes that state");
+    std::snprintf(rounds_kept, sizeof rounds_kept, "all co-located, kept: the file describes that state; %.0f slow, left out",
+                  f.measured.at("slow_rounds"));
   else
-    std::snprintf(rounds_kept, sizeof rounds_kept, "%.0f co-located, left out", f.measured.at("colocated_rounds"));
+    std::snprintf(rounds_kept, sizeof rounds_kept, "%.0f co-located and %.0f slow, left out",
+                  f.measured.at("colocated_rounds"), f.measured.at("slow_rounds"));
   std::printf("model calibrate: %u core(s), %u runs of each figure in %u interleaved rounds (%s)\n"
               "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"

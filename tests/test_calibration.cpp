@@ -47,6 +47,8 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
   EXPECT_EQ(f.measured.at("attempts"), 1);
   EXPECT_GE(f.measured.at("colocated_rounds"), 0);
   EXPECT_LE(f.measured.at("colocated_rounds"), 7);
+  EXPECT_GE(f.measured.at("slow_rounds"), 0);
+  EXPECT_LE(f.measured.at("slow_rounds"), 7);
   // Every exchange scheduler auto chooses among has a correction per calibrated
   // size, measured once (attempts = 1) between two probes of the cores' state.
   EXPECT_EQ(f.measured.at("exchange_attempts"), 1);

@@ -14,6 +14,7 @@
 #include "switchyard/model/cost.hpp"
 #include "switchyard/model/estimators.hpp"
 #include "switchyard/model/machine_file.hpp"
+#include "switchyard/model/slow_rounds.hpp"
 
 namespace sm = switchyard::model;
 
@@ -731,6 +732,31 @@ TEST(ModelColocation, DetectsRoundsWhereCrossCoreIsAsCheapAsSameCore) {
   EXPECT_THROW(sm::detect_colocation(std::vector<double>{}, std::vector<double>{}), std::invalid_argument);
   EXPECT_THROW(sm::detect_colocation(std::vector<double>{0}, std::vector<double>{1}), std::invalid_argument);
   EXPECT_THROW(sm::detect_colocation(all_cross, all_same, 0), std::invalid_argument);
+}
+
+// Rounds of calibrations as measured on this machine (slow_rounds.hpp): the
+// 16 KiB same-core copy and the 64-byte same-core message per round, ns.
+TEST(ModelSlowRounds, DetectsRoundsWhoseCopiesTookFarLongerThanTheFastestRounds) {
+  // Normal rounds (the first 12 % faster), one with the copy 2.2x as long,
+  // one with both 1.4x.
+  const std::vector<std::vector<double>> rounds{{299, 337, 739, 364, 470, 341}, {21, 21, 23, 21, 30, 22}};
+  EXPECT_EQ(sm::detect_slow_rounds(rounds), (std::vector<bool>{false, false, true, false, true, false}));
+  // A calibration whose first round was the slow one (so that no round ran
+  // 12 % faster): its copy came within 1.25 of the fastest, its message took
+  // 1.5 times as long.
+  const std::vector<std::vector<double>> first{{422, 342, 373, 360, 340, 338}, {34, 22, 22, 22, 22, 22}};
+  EXPECT_EQ(sm::detect_slow_rounds(first), (std::vector<bool>{true, false, false, false, false, false}));
+  const std::vector<std::vector<double>> copy_only{first[0]};
+  EXPECT_EQ(sm::detect_slow_rounds(copy_only), std::vector<bool>(6, false));
+  EXPECT_EQ(sm::detect_slow_rounds(rounds, 1.6), (std::vector<bool>{false, false, true, false, false, false}));
+  // Exactly at the factor is not beyond it; the fastest round never is.
+  EXPECT_EQ(sm::detect_slow_rounds(std::vector<std::vector<double>>{{100, 130}}), (std::vector<bool>{false, false}));
+  EXPECT_EQ(sm::detect_slow_rounds(std::vector<std::vector<double>>{{500}}), std::vector<bool>{false});
+  EXPECT_THROW(sm::detect_slow_rounds(std::vector<std::vector<double>>{}), std::invalid_argument);
+  EXPECT_THROW(sm::detect_slow_rounds(std::vector<std::vector<double>>{{}}), std::invalid_argument);
+  EXPECT_THROW(sm::detect_slow_rounds(std::vector<std::vector<double>>{{1, 2}, {1}}), std::invalid_argument);
+  EXPECT_THROW(sm::detect_slow_rounds(std::vector<std::vector<double>>{{1, 0}}), std::invalid_argument);
+  EXPECT_THROW(sm::detect_slow_rounds(rounds, 0.9), std::invalid_argument);
 }
 
 TEST(ModelMachineFile, ExchangeCorrectionInterpolatesInLogBytes) {

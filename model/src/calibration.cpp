@@ -13,6 +13,7 @@
 
 #include "switchyard/model/colocation.hpp"
 #include "switchyard/model/estimators.hpp"
+#include "switchyard/model/slow_rounds.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
 #include "switchyard/schedulers/exchange.hpp"
@@ -607,6 +608,58 @@ ColocationProbe probe_colocation(Runtime& rt, std::uint32_t rounds, std::uint32_
   return probe;
 }
 
+// The rounds of the calibration's last attempt, and which of them describe
+// the state the file does.
+struct UsableRounds {
+  RoundSamples samples;
+  std::vector<bool> keep;  // per round
+  bool colocated = false;  // the file describes the co-located state
+  std::uint32_t attempts = 0;
+  std::size_t colocated_rounds = 0, slow_rounds = 0;
+};
+
+// Which state the file describes: the normal one. The co-located state
+// (colocation.hpp) comes and goes with the host's load; a calibration taken
+// in it made auto's worst collective regret 1.69-1.81, where the same
+// measurements (taken co-located as well) scored with a normal-state
+// calibration gave 1.12-1.31: cross-core hand-offs priced at a quarter of
+// their normal cost make perms and 3-lev-sq look cheap, and they are not
+// when the state ends. So the rounds found co-located are left out, and only
+// a machine that stays co-located through every attempt (as one whose cores
+// really are hardware threads of one core would) is described in that
+// state, marked as such. The slow rounds (slow_rounds.hpp) are left out in
+// either case. The calibration is tried again (after a pause) while fewer
+// than half its rounds are left, or every round was co-located; the last
+// attempt keeps what it has (its rounds not co-located, if every one of
+// those was slow).
+UsableRounds measure_usable_rounds(Runtime& rt, const std::vector<Figure>& all, const CalibrationOptions& options,
+                                   std::uint64_t& done, std::uint64_t& steps) {
+  const bool one_core = rt.cores().size() < 2;
+  UsableRounds u;
+  while (u.attempts < options.attempts) {
+    if (u.attempts++ > 0) {
+      steps += options.rounds * all.size();
+      std::this_thread::sleep_for(options.retry_pause);
+    }
+    u.samples = measure_rounds(all, options, done, steps);
+    const ColocationVerdict verdict = round_verdict(u.samples);
+    const std::vector<std::vector<double>> copies{round_quantiles(u.samples, "same_core_large_message_ns"),
+                                                  round_quantiles(u.samples, "same_core_small_message_ns")};
+    const std::vector<bool> slow = detect_slow_rounds(copies);
+    u.colocated = !one_core && verdict.all_colocated();
+    u.colocated_rounds = one_core ? 0 : options.rounds - verdict.normal;
+    u.slow_rounds = static_cast<std::size_t>(std::count(slow.begin(), slow.end(), true));
+    std::vector<bool> in_state(options.rounds);
+    for (std::size_t k = 0; k < in_state.size(); ++k) in_state[k] = one_core || u.colocated || !verdict.colocated[k];
+    u.keep = in_state;
+    for (std::size_t k = 0; k < u.keep.size(); ++k) u.keep[k] = in_state[k] && !slow[k];
+    const auto kept = static_cast<std::size_t>(std::count(u.keep.begin(), u.keep.end(), true));
+    if (kept == 0) u.keep = in_state;
+    if (!u.colocated && 2 * kept >= options.rounds) break;
+  }
+  return u;
+}
+
 MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   if (options.repetitions == 0) throw std::invalid_argument("switchyard::model::calibrate: repetitions must be >= 1");
   if (options.rounds == 0) throw std::invalid_argument("switchyard::model::calibrate: rounds must be >= 1");
@@ -622,37 +675,12 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   c.cores = static_cast<std::uint32_t>(cores.size());
   c.shape = Shape{1, c.cores};
   c.packet_bytes = kCacheLine;
-  // Which state the file describes: the normal one. The co-located state
-  // (colocation.hpp) comes and goes with the host's load; a calibration taken
-  // in it made auto's worst collective regret 1.69-1.81, where the same
-  // measurements (taken co-located as well) scored with a normal-state
-  // calibration gave 1.12-1.31: cross-core hand-offs priced at a quarter of
-  // their normal cost make perms and 3-lev-sq look cheap, and they are not
-  // when the state ends. So the rounds found co-located are left out, the
-  // calibration is tried again (after a pause) when every round was, and only
-  // a machine that stays co-located through every attempt (as one whose cores
-  // really are hardware threads of one core would) is described in that
-  // state, marked as such.
-  RoundSamples samples;
-  ColocationVerdict verdict;
-  std::uint32_t attempt = 0;
-  for (; attempt < options.attempts; ++attempt) {
-    if (attempt > 0) {
-      steps += options.rounds * all.size();
-      std::this_thread::sleep_for(options.retry_pause);
-    }
-    samples = measure_rounds(all, options, done, steps);
-    verdict = round_verdict(samples);
-    if (cores.size() < 2 || !verdict.all_colocated()) break;
-  }
-  const bool colocated = cores.size() > 1 && verdict.all_colocated();
-  std::vector<bool> keep(options.rounds, true);
-  if (!colocated)
-    for (std::size_t k = 0; k < keep.size(); ++k) keep[k] = cores.size() < 2 || !verdict.colocated[k];
-  f.colocated = colocated;
-  f.measured["attempts"] = std::min(attempt + 1, options.attempts);
+  const UsableRounds usable = measure_usable_rounds(rt, all, options, done, steps);
+  f.colocated = usable.colocated;
+  f.measured["attempts"] = usable.attempts;
   f.measured["runs"] = static_cast<double>(runs_per_round(options) * options.rounds);
-  f.measured["colocated_rounds"] = static_cast<double>(options.rounds - verdict.normal);
+  f.measured["colocated_rounds"] = static_cast<double>(usable.colocated_rounds);
+  f.measured["slow_rounds"] = static_cast<double>(usable.slow_rounds);
   // Not measured: the runtime's defaults, which every job of `collective` and
   // ExchangePlan runs with (the coherence term is anchored at eager_limit).
   const RunOptions defaults;
@@ -660,7 +688,7 @@ MachineFile calibrate(Runtime& rt, const CalibrationOptions& options) {
   c.eager_limit = defaults.eager_limit;
   // Not measured either: what hwloc reports.
   c.private_cache_bytes = rt.topology().private_cache_bytes();
-  derive_parameters(c, samples, keep, f.measured);
+  derive_parameters(c, usable.samples, usable.keep, f.measured);
   c.validate();
   calibrate_exchanges(rt, f, options);
   if (options.progress) options.progress(steps, steps, "exchanges");
