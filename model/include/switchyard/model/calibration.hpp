@@ -57,6 +57,10 @@
 //    rounds where the two are alike at either end are left out, and
 //    calibrate tries again when all are. A
 //    machine file measured co-located all through says so (colocated).
+//  - slow rounds (slow_rounds.hpp): a round whose 16 KiB or 64-byte
+//    same-core copies ran far slower than in the fastest round is left out
+//    too; calibrate tries again while fewer than half the rounds are left
+//    (measured["slow_rounds"] says how many were left out).
 //  - same core: no link and no latency; the messages are copies on that core,
 //    charged through its S_i + R_i (recorded as same_core_* in `measured`).
 // The node-to-node level (between nodes, the MPI transport) is left empty.
@@ -91,7 +95,8 @@ struct CalibrationOptions {
   // every figure in turn: a burst of load then hits a few runs of each.
   std::uint32_t rounds = 7;
   // Tries of the whole measurement while every round is found in the
-  // co-located state (colocation.hpp), a pause between them.
+  // co-located state (colocation.hpp), or more than half are slow
+  // (slow_rounds.hpp), a pause between them.
   std::uint32_t attempts = 3;
   std::chrono::milliseconds retry_pause{5000};
   // Hears of each measurement done (optional).
