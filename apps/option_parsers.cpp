@@ -82,7 +82,8 @@ std::vector<int> parse_core_list(const std::string& text) {
   std::vector<int> cores;
   for (std::string_view item : split(text, ',')) {
     const std::string_view t = trim(item);
-    const std::string where = "'" + std::string(item) + "'" + (item.size() == text.size() ? "" : " in '" + text + "'");
+    std::string where = std::string("'").append(item).append("'");
+    if (item.size() != text.size()) where.append(" in '").append(text).append("'");
     const auto dash = t.find('-', 1);
     std::uint64_t lo = 0, hi = 0;
     try {
