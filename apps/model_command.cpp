@@ -164,7 +164,7 @@ int calibrate(const ModelCommand::Args& a) {
   std::printf("model calibrate: %u core(s), %u runs of each figure in %u interleaved rounds (%s)\n"
               "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
               "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
-              "  ring-sync (units): wake w %.2f, match m %.3f per entry,\n"
+              "  ring-sync (units): wake w %.2f, match m %.3f per entry (%.3f in cache),\n"
               "    coherence x %.2f per packed rendezvous message of %.0f packets (the smallest), + %.3f per packet "
               "beyond;\n"
               "    beyond a core's %llu KiB private cache, %.3f of it to another core, %.3f to the same one;\n"
@@ -172,7 +172,7 @@ int calibrate(const ModelCommand::Args& a) {
               "wrote %s\n",
               m.cores, static_cast<unsigned>(f.measured.at("runs")), options.rounds, rounds_kept,
               static_cast<unsigned long long>(m.packet_bytes),
-              m.unit_ns, m.setup, m.latency, m.bisection, m.wake, m.match, m.coherence, m.smallest_rendezvous_packets(),
+              m.unit_ns, m.setup, m.latency, m.bisection, m.wake, m.match, m.match_in_cache, m.coherence, m.smallest_rendezvous_packets(),
               m.coherence_per_packet, static_cast<unsigned long long>(m.private_cache_bytes / 1024),
               m.coherence_beyond_cache, m.coherence_beyond_cache_same_core, m.pack_piece, a.out.c_str());
   a.trace.write();

@@ -34,13 +34,15 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
   // The co-location pairs that open and close every round, and the figures between.
   for (const char* name : {"one_way_8B_ns", "same_core_one_way_8B_ns", "closing_one_way_8B_ns",
                            "closing_same_core_one_way_8B_ns", "lockstep_rendezvous_packed_ns", "match_reversed_ns",
-                           "lockstep_gathered_ns", "scale_rendezvous_packed_ns", "scale_same_core_rendezvous_packed_ns"}) {
+                           "lockstep_gathered_ns", "scale_rendezvous_packed_ns", "scale_same_core_rendezvous_packed_ns",
+                           "match_in_cache_reversed_ns"}) {
     ASSERT_TRUE(f.measured.contains(name)) << name;
     EXPECT_GT(f.measured.at(name), 0) << name;
   }
   // What hwloc reports for a core's L2, and the terms measured beyond it.
   EXPECT_EQ(f.core.private_cache_bytes, rt.topology().private_cache_bytes());
-  for (double v : {f.core.pack_piece, f.core.coherence_beyond_cache, f.core.coherence_beyond_cache_same_core}) {
+  for (double v : {f.core.pack_piece, f.core.coherence_beyond_cache, f.core.coherence_beyond_cache_same_core,
+                   f.core.match, f.core.match_in_cache}) {
     EXPECT_TRUE(std::isfinite(v));
     EXPECT_GE(v, 0);
   }

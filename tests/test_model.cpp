@@ -338,6 +338,7 @@ sm::Machine ring_sync_machine() {
   m.variant = sm::ModelVariant::ring_sync;
   m.wake = 5;
   m.match = 2;
+  m.match_in_cache = 2;
   m.ring_bytes = 256;
   m.eager_limit = 512;
   return m;
@@ -386,6 +387,32 @@ TEST(ModelCost, RingSyncChargesMatchingOnlyForArrivalsOutOfPostingOrder) {
   std::vector<sm::Transfer> flooding = lone;
   flooding.insert(flooding.end(), {{0, 5, 64}, {2, 5, 64}, {4, 5, 64}});
   EXPECT_DOUBLE_EQ(busiest(flooding), 41 + 23 + 62);
+}
+
+// The walk's cost per entry follows how many receives the core posted in the
+// superstep: match_in_cache up to 256, match from 2048, log-interpolated.
+TEST(ModelCost, RingSyncChargesTheMatchingWalkByTheCoresPostedReceives) {
+  sm::Machine m = ring_sync_machine();
+  m.match_in_cache = 1;
+  m.match = 3;
+  // Process 0 (core 0) receives one message from each of n - 1 senders that
+  // also send to process 1 (floods: every pair may come out of order), so it
+  // walks (n - 1)(n - 2) / 4 entries; core 1 posts as many receives.
+  const auto walk_charge = [&](sm::ProcessId n) {
+    std::vector<sm::Transfer> transfers;
+    for (sm::ProcessId s = 2; s < n + 1; ++s) transfers.push_back({s, 0, 8}), transfers.push_back({s, 1, 8});
+    const double r = n - 1;
+    sm::Machine no_walk = m;
+    no_walk.match = no_walk.match_in_cache = 0;
+    sm::Superstep step{"flood", {whole_machine(n + 1, std::move(transfers))}};
+    return (sm::cost(m, step).max_send_receive - sm::cost(no_walk, step).max_send_receive) / (r * (r - 1) / 4);
+  };
+  // Processes 0 and 1 sit on different cores and post n - 1 receives each; no
+  // other process receives. 100 a core is below 256, 3000 past 2048.
+  EXPECT_DOUBLE_EQ(walk_charge(101), 1);
+  EXPECT_DOUBLE_EQ(walk_charge(3001), 3);
+  // Halfway between 256 and 2048 in log2: 724 receives, half way in units.
+  EXPECT_NEAR(walk_charge(std::lround(std::sqrt(256.0 * 2048.0)) + 1), 2, 1e-3);
 }
 
 TEST(ModelCost, RingSyncChargesAFullRingAndRendezvous) {
@@ -605,6 +632,7 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   f.core.setup = 12.5;
   f.core.wake = 4.5;
   f.core.match = 0.75;
+  f.core.match_in_cache = 0.25;
   f.core.coherence = 33.5;
   f.core.coherence_per_packet = 2.25;
   f.core.ring_bytes = 4096;
@@ -619,6 +647,7 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_EQ(back.core.variant, sm::ModelVariant::ring_sync);
   EXPECT_DOUBLE_EQ(back.core.wake, 4.5);
   EXPECT_DOUBLE_EQ(back.core.match, 0.75);
+  EXPECT_DOUBLE_EQ(back.core.match_in_cache, 0.25);
   EXPECT_DOUBLE_EQ(back.core.coherence, 33.5);
   EXPECT_DOUBLE_EQ(back.core.coherence_per_packet, 2.25);
   EXPECT_EQ(back.core.ring_bytes, 4096u);
@@ -651,7 +680,7 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   // A file from before the ring-sync terms still reads, without them.
   std::string old = sm::to_json(f);
   for (const std::string field :
-       {"\"match\"", "\"wake\"", "\"coherence_smallest_rendezvous\"", "\"coherence_per_packet\"",
+       {"\"match\"", "\"match_in_cache\"", "\"wake\"", "\"coherence_smallest_rendezvous\"", "\"coherence_per_packet\"",
         "\"pack_piece\"", "\"private_cache_bytes\"", "\"coherence_beyond_cache\"", "\"coherence_beyond_cache_same_core\""})
     old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
   const sm::MachineFile older = sm::parse_machine_file(old, "old.json");
@@ -659,6 +688,11 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_EQ(older.core.private_cache_bytes, 0u) << "no cache known: never exceeded";
   EXPECT_DOUBLE_EQ(older.core.wake, 0);
   EXPECT_DOUBLE_EQ(older.core.match, 0);
+  EXPECT_DOUBLE_EQ(older.core.match_in_cache, 0);
+  // Written before match_in_cache: every list is charged match.
+  std::string one_match = sm::to_json(f);
+  one_match.replace(one_match.find("\"match_in_cache\""), 16, "\"old_match_in_cache\"");
+  EXPECT_DOUBLE_EQ(sm::parse_machine_file(one_match, "one_match.json").core.match_in_cache, 0.75);
   EXPECT_DOUBLE_EQ(older.core.coherence, 0);
   EXPECT_DOUBLE_EQ(older.core.coherence_per_packet, 0);
   EXPECT_FALSE(older.colocated);  // written before "colocated": the normal state
@@ -679,6 +713,7 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
            Rejected{"\"coherence_smallest_rendezvous\": 33.5", "\"coherence_smallest_rendezvous\": -2",
                     "coherence_smallest_rendezvous must be"},
            Rejected{"\"wake\": 4.5", "\"wake\": -1", "wake must be"},
+           Rejected{"\"match_in_cache\": 0.25", "\"match_in_cache\": -1", "match_in_cache must be"},
            Rejected{"\"coherence_per_packet\": 2.25", "\"coherence_per_packet\": -1", "coherence_per_packet must be"},
            Rejected{"\"pack_piece\": 2.5", "\"pack_piece\": -3", "pack_piece must be"},
            Rejected{"\"coherence_beyond_cache\": 0.625", "\"coherence_beyond_cache\": -1",

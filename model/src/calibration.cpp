@@ -36,14 +36,14 @@ constexpr std::uint32_t kRoundTrips = 200;
 // Runs of each hand-off in a probe of the co-located state around the exchange
 // corrections: 15 x 200 round trips, about 3 ms cross-core (0.5 us each way).
 constexpr std::uint32_t kColocationProbeRuns = 15;
-// Matching: this many 8-byte messages with distinct tags, received in the
-// order sent and in reverse (tags from kFirstStreamTag on; below it the
-// handshake's). About as many receives as a flood posts on a core (1-lev-dir
-// at p = 100: 4950), so that the walk misses the cache as a flood's does, its
-// entries left cold by the other processes the core served in between: with
-// 256, whose list stays in L1, the walk cost 1.04 units per receive passed;
-// with 2048, 2.1-2.6, and 1-lev-dir was under-charged 2.6x at p = 100, L = 400 B.
-constexpr std::uint32_t kMatchCount = 2048;
+// Matching: kMatchOutOfCacheEntries 8-byte messages with distinct tags,
+// received in the order sent and in reverse (tags from kFirstStreamTag on;
+// below it the handshake's). About as many receives as a flood posts on a core
+// (1-lev-dir at p = 100: 4950), so that the walk misses the cache as a flood's
+// does, its entries left cold by the other processes the core served in
+// between: 2.1-2.6 units per receive passed, where with 256 alone 1-lev-dir was
+// under-charged 2.6x at p = 100, L = 400 B. And kMatchInCacheEntries, whose
+// list stays in L1, as a gather's root's does: 1.04 units.
 constexpr Tag kFirstStreamTag = 2;
 // Lockstep: this many processes (round robin on the cores) each send an
 // 8-byte message to the next in kLockstepSteps supersteps of a ring shift.
@@ -370,8 +370,14 @@ std::vector<Figure> figures(Runtime& rt) {
       one("same_core_small_message_ns",
           [&rt, same](std::uint32_t r) { return stream(rt, same, kSmallBytes, kSmallCount, false, r); }),
       one("lockstep_superstep_ns", [&rt](std::uint32_t r) { return lockstep(rt, r, {LockstepKind{}}).front(); }),
-      one("match_in_order_ns", [&rt, cross](std::uint32_t r) { return stream(rt, cross, 8, kMatchCount, false, r); }),
-      one("match_reversed_ns", [&rt, cross](std::uint32_t r) { return stream(rt, cross, 8, kMatchCount, false, r, true); }),
+      one("match_in_order_ns",
+          [&rt, cross](std::uint32_t r) { return stream(rt, cross, 8, kMatchOutOfCacheEntries, false, r); }),
+      one("match_reversed_ns",
+          [&rt, cross](std::uint32_t r) { return stream(rt, cross, 8, kMatchOutOfCacheEntries, false, r, true); }),
+      one("match_in_cache_in_order_ns",
+          [&rt, cross](std::uint32_t r) { return stream(rt, cross, 8, kMatchInCacheEntries, false, r); }),
+      one("match_in_cache_reversed_ns",
+          [&rt, cross](std::uint32_t r) { return stream(rt, cross, 8, kMatchInCacheEntries, false, r, true); }),
       Figure{{"lockstep_rendezvous_ns", "lockstep_rendezvous_packed_ns", "lockstep_long_rendezvous_ns",
               "lockstep_long_rendezvous_packed_ns"},
              [&rt, rendezvous_words, long_words](std::uint32_t r) {
@@ -581,7 +587,11 @@ void derive_parameters(Machine& c, const RoundSamples& samples, const std::vecto
   c.wake = std::max(0.0, (m["lockstep_superstep_ns"] / c.unit_ns - c.latency) / per_core - 2 * (c.setup + 1));
   // Matching: received in reverse, the messages walk past N (N - 1) / 2
   // posted receives in all; per message, (N - 1) / 2 more than in order.
-  c.match = std::max(0.0, (m["match_reversed_ns"] - m["match_in_order_ns"]) / ((kMatchCount - 1) / 2.0) / c.unit_ns);
+  const auto walk = [&](const char* in_order, const char* reversed, std::uint32_t count) {
+    return std::max(0.0, (m[reversed] - m[in_order]) / ((count - 1) / 2.0) / c.unit_ns);
+  };
+  c.match = walk("match_in_order_ns", "match_reversed_ns", kMatchOutOfCacheEntries);
+  c.match_in_cache = walk("match_in_cache_in_order_ns", "match_in_cache_reversed_ns", kMatchInCacheEntries);
   derive_coherence(c, samples, keep, m);
   derive_pack_piece(c, samples, keep, m);
 }

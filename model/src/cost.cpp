@@ -152,11 +152,23 @@ double expected_receives_passed(const Traffic& t) {
   return (t.receives * (t.receives - 1) - in_order_pairs) / 4;
 }
 
-// One core's work for one process's traffic (cost.hpp: work_c).
+// Units per receive-list entry walked on a core that posted `posted` receives
+// in the superstep: match_in_cache while their entries fit in its cache,
+// match once they are far past it, log-interpolated between the two list
+// sizes calibration measured (machine.hpp). (Charged match alone, a gather's
+// 1-lev-dir at p = 300 came to 44 k units against 32 k on one core, where it
+// took the same 45 us on two cores as on one.)
+double match_per_entry(const Machine& m, double posted) {
+  const double lo = std::log2(double{kMatchInCacheEntries}), hi = std::log2(double{kMatchOutOfCacheEntries});
+  const double t = std::clamp((std::log2(std::max(posted, 1.0)) - lo) / (hi - lo), 0.0, 1.0);
+  return m.match_in_cache + (m.match - m.match_in_cache) * t;
+}
+
+// One core's work for one process's traffic (cost.hpp: work_c), but for its
+// matching (match_per_entry).
 double process_work(const Machine& m, const Traffic& t) {
   double w = m.setup * (t.sends + t.receives) + t.sent_packets + t.received_packets;
   if (t.sends + t.receives > 0) w += m.wake;
-  if (t.receives > 0) w += m.match * expected_receives_passed(t);
   if (t.rendezvous) w += m.wake;
   return w;
 }
@@ -204,6 +216,7 @@ SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
   const std::size_t cores = m.cores;
   std::vector<double> busy(cores, 0.0);
   std::vector<WrittenRendezvous> written(cores);
+  std::vector<double> walked(cores, 0.0), posted(cores, 0.0);  // receive-list entries, receives
   std::vector<std::uint64_t> ring(cores * cores, 0);  // [from * cores + to]: bytes this superstep
   double cross_pairs = 0, cross_packets = 0;
   for (const Submachine& sub : step.submachines) {
@@ -222,9 +235,15 @@ SuperstepCost ring_sync_cost(const Machine& m, const Superstep& step) {
       ring[a * cores + b] += ring_bytes_there(m, t.bytes);
       if (t.bytes > m.eager_limit) ring[b * cores + a] += kSendDone;
     }
-    for (std::size_t k = 0; k < all.size(); ++k) busy[sub.members[k] % cores] += process_work(m, all[k]);
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      const std::size_t core = sub.members[k] % cores;
+      busy[core] += process_work(m, all[k]);
+      walked[core] += expected_receives_passed(all[k]);
+      posted[core] += all[k].receives;
+    }
   }
-  for (std::size_t k = 0; k < cores; ++k) busy[k] += coherence_charge(m, written[k]);
+  for (std::size_t k = 0; k < cores; ++k)
+    busy[k] += match_per_entry(m, posted[k]) * walked[k] + coherence_charge(m, written[k]);
   c.max_send_receive = *std::max_element(busy.begin(), busy.end());
   if (cross_pairs > 0) {
     c.link_congestion = cross_packets / cross_pairs * std::ceil(cross_pairs / m.bisection);

@@ -35,6 +35,7 @@ void Machine::validate() const {
   require_finite(name, "unit_ns", unit_ns, true);
   if (cores == 0) bad_field(name, "cores", "must be at least 1");
   require_finite(name, "match", match);
+  require_finite(name, "match_in_cache", match_in_cache);
   require_finite(name, "wake", wake);
   require_finite(name, "coherence_beyond_cache", coherence_beyond_cache);
   require_finite(name, "coherence_beyond_cache_same_core", coherence_beyond_cache_same_core);

@@ -80,6 +80,7 @@ json level_json(const Machine& m) {
               {"routing", name_of(kRoutings, m.routing)},                   {"sends", name_of(kSends, m.sends)},
               {"topology", name_of(kTopologies, m.topology)},               {"rows", m.shape.rows},
               {"cols", m.shape.cols},                                       {"match", m.match},
+              {"match_in_cache", m.match_in_cache},
               {"wake", m.wake},                                             {"ring_bytes", m.ring_bytes},
               {"eager_limit", m.eager_limit},                               {"coherence_smallest_rendezvous", m.coherence},
               {"coherence_per_packet", m.coherence_per_packet},             {"pack_piece", m.pack_piece},
@@ -106,6 +107,7 @@ Machine level_from(const json& j, const std::string& where, ModelVariant variant
   m.processes = m.topology == Topology::mesh ? m.shape.processes() : 1;
   // The ring-sync terms (absent from files written before them: not charged).
   if (f.has("match")) m.match = f.number("match");
+  m.match_in_cache = f.has("match_in_cache") ? f.number("match_in_cache") : m.match;
   if (f.has("wake")) m.wake = f.number("wake");
   if (f.has("pack_piece")) m.pack_piece = f.number("pack_piece");
   if (f.has("private_cache_bytes")) m.private_cache_bytes = f.whole("private_cache_bytes", 0, std::uint64_t{1} << 40);
@@ -174,6 +176,7 @@ MachineFile default_machine_file() {
   m.variant = ModelVariant::ring_sync;
   m.wake = 20;
   m.match = 0.6;
+  m.match_in_cache = 0.6;
   m.pack_piece = 1;
   m.coherence = 40;
   m.private_cache_bytes = std::uint64_t{1} << 20;

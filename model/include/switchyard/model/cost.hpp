@@ -26,16 +26,20 @@
 //                                               and is resumed (its frame, mailbox and
 //                                               buffers back into the cache)
 //              + w * [i sends past the eager limit]  ... and for its rendezvous sends' completion
-//              + m * (n_r(i) (n_r(i) - 1)       matching: an arrival walks the posted
-//                     - sum_c o_c (o_c - 1)) / 4  receives (and a receive the unexpected
+//              + m_c * (n_r(i) (n_r(i) - 1)     matching: an arrival walks the posted
+//                     - sum_k o_k (o_k - 1)) / 4  receives (and a receive the unexpected
 //                                               messages) posted before its own and
 //                                               still waiting, FIFO lists of n_r(i) at
 //                                               most: half of every pair's on average,
-//                                               but a pair from two senders on one core c
+//                                               but a pair from two senders on one core k
 //                                               that send nothing else this superstep
-//                                               (o_c of them) arrives in posting order
+//                                               (o_k of them) arrives in posting order
 //                                               (the core runs them in rank order, and
-//                                               the collectives post in rank order)
+//                                               the collectives post in rank order);
+//                                               m_c per entry: m_in_cache while the
+//                                               receives posted on core c this superstep
+//                                               fit in its cache (256), m at 2048 and
+//                                               beyond, log-interpolated between
 //              + sum over the rendezvous messages i sends to another core that it
 //                packed or relayed (not its own buffer sent in place) of
 //                  x + x_p * (packets(message) - P_0)  P_0: the packets of the smallest

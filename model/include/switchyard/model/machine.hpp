@@ -18,6 +18,11 @@ namespace switchyard::model {
 
 using ProcessId = std::uint32_t;
 
+// The two receive-list sizes calibration measures the matching walk at
+// (Machine::match_in_cache, Machine::match).
+inline constexpr std::uint32_t kMatchInCacheEntries = 256;
+inline constexpr std::uint32_t kMatchOutOfCacheEntries = 2048;
+
 enum class Routing : std::uint8_t { store_and_forward, wormhole };
 enum class SendProtocol : std::uint8_t { nonblocking, blocking };
 
@@ -87,6 +92,12 @@ struct Machine {
   double unit_ns = 1;
   // ring_sync variant only (calibrated; see calibration.hpp):
   double match = 0;                     // units per receive-list entry a message's match walks past
+  // ... when the receives posted on the core in the superstep number at most
+  // kMatchInCacheEntries: their entries stay in the core's cache (match: at
+  // kMatchOutOfCacheEntries and beyond; log-interpolated between, cost.hpp).
+  // A gather's root at p = 300 posts 299, a flood at p = 100 4950 a core.
+  // Files without it: match.
+  double match_in_cache = 0;
   double wake = 0;                      // units to resume a process waiting on a message (a coroutine switch)
   // units a core spends copying one piece of a packed (or unpacked) message
   // (Transfer::packed) beyond its packets: the copy's call and the miss on a
