@@ -156,7 +156,8 @@ int calibrate(const ModelCommand::Args& a) {
   const sm::Machine& m = f.core;
   char rounds_kept[128];
   if (f.colocated)
-    std::snprintf(rounds_kept, sizeof rounds_kept, "all co-located, kept: the file describes that state; %.0f slow, left out",
+    std::snprintf(rounds_kept, sizeof rounds_kept,
+                  "all co-located, kept: the file describes that state; %.0f slow, left out",
                   f.measured.at("slow_rounds"));
   else
     std::snprintf(rounds_kept, sizeof rounds_kept, "%.0f co-located and %.0f slow, left out",
@@ -172,7 +173,8 @@ int calibrate(const ModelCommand::Args& a) {
               "wrote %s\n",
               m.cores, static_cast<unsigned>(f.measured.at("runs")), options.rounds, rounds_kept,
               static_cast<unsigned long long>(m.packet_bytes),
-              m.unit_ns, m.setup, m.latency, m.bisection, m.wake, m.match, m.match_in_cache, m.coherence, m.smallest_rendezvous_packets(),
+              m.unit_ns, m.setup, m.latency, m.bisection, m.wake, m.match, m.match_in_cache, m.coherence,
+              m.smallest_rendezvous_packets(),
               m.coherence_per_packet, static_cast<unsigned long long>(m.private_cache_bytes / 1024),
               m.coherence_beyond_cache, m.coherence_beyond_cache_same_core, m.pack_piece, a.out.c_str());
   a.trace.write();

@@ -659,12 +659,13 @@ UsableRounds measure_usable_rounds(Runtime& rt, const std::vector<Figure>& all, 
     u.colocated = !one_core && verdict.all_colocated();
     u.colocated_rounds = one_core ? 0 : options.rounds - verdict.normal;
     u.slow_rounds = static_cast<std::size_t>(std::count(slow.begin(), slow.end(), true));
-    std::vector<bool> in_state(options.rounds);
-    for (std::size_t k = 0; k < in_state.size(); ++k) in_state[k] = one_core || u.colocated || !verdict.colocated[k];
-    u.keep = in_state;
-    for (std::size_t k = 0; k < u.keep.size(); ++k) u.keep[k] = in_state[k] && !slow[k];
-    const auto kept = static_cast<std::size_t>(std::count(u.keep.begin(), u.keep.end(), true));
-    if (kept == 0) u.keep = in_state;
+    std::vector<bool> in_state(options.rounds), usable(options.rounds);
+    for (std::size_t k = 0; k < in_state.size(); ++k) {
+      in_state[k] = one_core || u.colocated || !verdict.colocated[k];
+      usable[k] = in_state[k] && !slow[k];
+    }
+    const auto kept = static_cast<std::size_t>(std::count(usable.begin(), usable.end(), true));
+    u.keep = kept > 0 ? usable : in_state;
     if (!u.colocated && 2 * kept >= options.rounds) break;
   }
   return u;

@@ -15,7 +15,7 @@ struct Traffic {
   double largest_sent = 0;
   bool rendezvous = false;  // sends a message past the eager limit (ring_sync)
   // Per core, the receives whose sender sends nothing else this superstep
-  // (ring_sync's matching, process_work).
+  // (ring_sync's matching, expected_receives_passed).
   std::vector<double> receives_from_lone_senders;
 };
 
