@@ -133,26 +133,12 @@ def pooled_min(runs):
     return best
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("build")
-    ap.add_argument("machine")
-    ap.add_argument("out", type=pathlib.Path)
-    ap.add_argument("--repeat", type=int, default=9)
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--again", type=int, default=2)
-    ap.add_argument("--threshold", type=float, default=1.25)
-    ap.add_argument("--check", default="ring-sync")
-    ap.add_argument("--no-run", action="store_true")
-    ap.add_argument("--no-probe", action="store_true", help="do not probe the cores' state around each run")
-    ap.add_argument("--processes", default=",".join(map(str, PROCESSES)),
-                    help="comma-separated p (another grid, e.g. to study the model away from the regret grid)")
-    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated L in bytes")
-    a = ap.parse_args()
-    a.out.mkdir(parents=True, exist_ok=True)
+def regret_rows(a, processes, sizes):
+    """Per case of the grid: the runs (measured now, or those in a.out with
+    --no-run), each variant's choice, its regret and Spearman, and the fixed
+    table's."""
     rows = []
-    processes = [int(x) for x in a.processes.split(",")]
-    for op, p, L in cases(processes, [int(x) for x in a.sizes.split(",")]):
+    for op, p, L in cases(processes, sizes):
         first = a.out / f"{op}-{p}-{L}-run0.json"
         if a.no_run and not (first.exists() and first.stat().st_size > 0):  # absent, or a run still writing it
             continue
@@ -176,6 +162,28 @@ def main():
             names = sorted(times)
             row[v] = (chosen, times[chosen] / times[best], spearman([units[n] for n in names], [times[n] for n in names]))
         rows.append(row)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("machine")
+    ap.add_argument("out", type=pathlib.Path)
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--again", type=int, default=2)
+    ap.add_argument("--threshold", type=float, default=1.25)
+    ap.add_argument("--check", default="ring-sync")
+    ap.add_argument("--no-run", action="store_true")
+    ap.add_argument("--no-probe", action="store_true", help="do not probe the cores' state around each run")
+    ap.add_argument("--processes", default=",".join(map(str, PROCESSES)),
+                    help="comma-separated p (another grid, e.g. to study the model away from the regret grid)")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated L in bytes")
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    processes = [int(x) for x in a.processes.split(",")]
+    rows = regret_rows(a, processes, [int(x) for x in a.sizes.split(",")])
     print(f"{'op':>10} {'p':>4} {'L':>6} {'runs':>4} {'best':>18} | " +
           " | ".join(f"{v:>28}" for v in VARIANTS) + f" | {'table':>24}")
     for r in rows:
