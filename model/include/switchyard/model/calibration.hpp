@@ -62,15 +62,19 @@
 //    too; calibrate tries again while fewer than half the rounds are left
 //    (measured["slow_rounds"] says how many were left out).
 //  - repeatability (scripts/calibration_repeatability.py): l, s, h, b, the
-//    unit, m and w repeat within 10 % between calibrations in the normal
-//    state. x, x_p, the beyond-cache fractions and pack_piece do not: they
+//    unit, m and w mostly repeat within 10 % between calibrations in the
+//    normal state (they move more when the host slows cross-core traffic
+//    for a minute, as in two of twelve calibrations once: s by 18 %).
+//    x, x_p, the beyond-cache fractions and pack_piece do not: they
 //    measure the shared cache, and on this VM it goes through states that
 //    last 30-60 s, in which a round's packing difference was 90-110, 120-140,
 //    190-210 or 270-300 us with every round of one calibration alike. A
 //    calibration takes one state's values; more rounds, a low quantile over
 //    the rounds, and two-minute windows of 35-round calibrations did not
-//    make two of them agree. The collectives' auto, rescored with 37
-//    calibrations on the same measurements, chose alike in 34 of 35 cases.
+//    make two of them agree. With each of 37 calibrations taken over 20
+//    minutes, the collectives' auto chose alike in 34 of the regret grid's
+//    35 cases, and its worst regret on the same measurements moved by 0.013
+//    at most.
 //  - same core: no link and no latency; the messages are copies on that core,
 //    charged through its S_i + R_i (recorded as same_core_* in `measured`).
 // The node-to-node level (between nodes, the MPI transport) is left empty.
