@@ -42,8 +42,9 @@ struct Row {
   double communication = 0, computation = 0;
   std::uint64_t supersteps = 0;
   double correction = 1;  // exchange: the machine file's measured / predicted
+  double overhead_us = 0;  // exchange: the machine file's fixed time of the exchange
   double total() const { return communication + computation; }
-  double predicted_us(const sm::Machine& m) const { return total() * correction * m.unit_ns / 1000; }
+  double predicted_us(const sm::Machine& m) const { return total() * correction * m.unit_ns / 1000 + overhead_us; }
 };
 
 sm::MachineFile machine_of(const ModelCommand::Args& a) {
@@ -67,7 +68,7 @@ std::vector<Row> collective_rows(sm::Operation op, const sm::Machine& machine, s
 std::vector<Row> exchange_rows(const sys::CommMatrix& m, const sm::MachineFile& machine) {
   std::vector<Row> rows;
   for (const sys::SchedulerPrediction& s : sys::predict_exchange(m, machine))
-    rows.push_back({s.scheduler, s.communication, s.computation, s.supersteps, s.correction});
+    rows.push_back({s.scheduler, s.communication, s.computation, s.supersteps, s.correction, s.overhead_ms * 1000});
   return rows;
 }
 

@@ -61,12 +61,17 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
     EXPECT_EQ(ratios.size(), 3u) << scheduler;
     for (double r : ratios) EXPECT_GT(r, 0) << scheduler;
   }
+  // The exchange with nothing to send (16 processes, as the corrections'), whose
+  // time the ratios leave out.
+  EXPECT_GT(f.exchange.overhead_ns_per_process, 0);
+  EXPECT_DOUBLE_EQ(f.exchange.overhead_ns_per_process * 16, f.measured.at("exchange_overhead_ns"));
   // What it wrote reads back as the same machine.
   const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "calibrated.json");
   EXPECT_DOUBLE_EQ(back.core.coherence, f.core.coherence);
   EXPECT_DOUBLE_EQ(back.core.coherence_per_packet, f.core.coherence_per_packet);
   EXPECT_DOUBLE_EQ(back.core.pack_piece, f.core.pack_piece);
   EXPECT_DOUBLE_EQ(back.core.coherence_beyond_cache_same_core, f.core.coherence_beyond_cache_same_core);
+  EXPECT_DOUBLE_EQ(back.exchange.overhead_ns_per_process, f.exchange.overhead_ns_per_process);
   EXPECT_EQ(back.colocated, f.colocated);
 }
 

@@ -269,6 +269,25 @@ TEST(ExchangePlanAuto, TheMachineFilesCorrectionSteersTheChoice) {
   for (const auto& p : paper) EXPECT_DOUBLE_EQ(p.correction, 1);
 }
 
+// The fixed time per process adds the same to every candidate's prediction
+// (processes x overhead), so it leaves the order alone; the paper's variant
+// adds nothing.
+TEST(ExchangePlanAuto, TheExchangeOverheadAddsAlikeToEveryCandidate) {
+  const CommMatrix m = sytest::uniform_case(16);
+  model::MachineFile file = model::default_machine_file();
+  const auto without = predict_exchange(m, file);
+  file.exchange.overhead_ns_per_process = 250;
+  const auto with = predict_exchange(m, file);
+  ASSERT_EQ(with.size(), without.size());
+  for (std::size_t k = 0; k < with.size(); ++k) {
+    EXPECT_EQ(with[k].scheduler, without[k].scheduler);
+    EXPECT_DOUBLE_EQ(with[k].overhead_ms, 16 * 250e-6);
+    EXPECT_NEAR(with[k].predicted_ms, without[k].predicted_ms + 16 * 250e-6, 1e-12);
+  }
+  file.core.variant = model::ModelVariant::paper;
+  for (const auto& p : predict_exchange(m, file)) EXPECT_DOUBLE_EQ(p.overhead_ms, 0);
+}
+
 // The candidates' supersteps carry the matrix: every byte once.
 TEST(ExchangePlanAuto, EachCandidatesSuperstepsCarryTheMatrix) {
   const CommMatrix m = sytest::nonuniform_case(24);

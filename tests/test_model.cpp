@@ -816,3 +816,33 @@ TEST(ModelMachineFile, ExchangeCorrectionInterpolatesInLogBytes) {
         << e.what();
   }
 }
+
+// The fixed time of an exchange per process round-trips; a file without it
+// (written before it was measured) reads as 0; a negative or non-numeric one
+// is refused by name.
+TEST(ModelMachineFile, ExchangeOverheadRoundTripsDefaultsToZeroAndRejectsBadValues) {
+  sm::MachineFile f = sm::default_machine_file();
+  f.exchange.bytes = {128, 2048};
+  f.exchange.ratio["ac"] = {2.0, 1.0};
+  f.exchange.overhead_ns_per_process = 212.5;
+  const std::string text = sm::to_json(f);
+  EXPECT_DOUBLE_EQ(sm::parse_machine_file(text, "m.json").exchange.overhead_ns_per_process, 212.5);
+  const auto field = text.find("\"overhead_ns_per_process\": 212.5");
+  ASSERT_NE(field, std::string::npos) << text;
+  const auto with = [&](const std::string& value) {
+    std::string changed = text;
+    return changed.replace(field, std::string("\"overhead_ns_per_process\": 212.5").size(), value);
+  };
+  EXPECT_DOUBLE_EQ(sm::parse_machine_file(with("\"older\": 1"), "m.json").exchange.overhead_ns_per_process, 0);
+  for (const char* bad : {"\"overhead_ns_per_process\": -1", "\"overhead_ns_per_process\": \"230\""}) {
+    SCOPED_TRACE(bad);
+    try {
+      sm::parse_machine_file(with(bad), "m.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("exchange_correction.overhead_ns_per_process: must be a number >= 0"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}

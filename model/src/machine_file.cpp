@@ -151,6 +151,11 @@ ExchangeCorrection correction_from(const json& j, const std::string& where) {
       if (!v.is_number() || !(v.get<double>() > 0)) f.fail("ratio." + name, "must be numbers > 0, not " + values.dump());
     c.ratio[name] = values.get<std::vector<double>>();
   }
+  if (const auto overhead = j.find("overhead_ns_per_process"); overhead != j.end()) {
+    if (!overhead->is_number() || !(overhead->get<double>() >= 0) || !std::isfinite(overhead->get<double>()))
+      f.fail("overhead_ns_per_process", "must be a number >= 0, not " + overhead->dump());
+    c.overhead_ns_per_process = overhead->get<double>();
+  }
   return c;
 }
 
@@ -197,7 +202,9 @@ std::string to_json(const MachineFile& file) {
   if (!file.measured.empty()) core["measured"] = file.measured;
   core["colocated"] = file.colocated;
   if (!file.exchange.bytes.empty())
-    core["exchange_correction"] = {{"bytes", file.exchange.bytes}, {"ratio", file.exchange.ratio}};
+    core["exchange_correction"] = {{"bytes", file.exchange.bytes},
+                                   {"ratio", file.exchange.ratio},
+                                   {"overhead_ns_per_process", file.exchange.overhead_ns_per_process}};
   json j{{"format", kFormat},
          {"variant", name_of(kVariants, file.core.variant)},
          {"levels", {{"core", core}, {"node", file.node ? level_json(*file.node) : json(nullptr)}}}};

@@ -54,7 +54,8 @@ std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const mod
     SchedulerPrediction p{name, c.communication + machine.setup * static_cast<double>(steps.size()), c.computation};
     p.units = p.communication + p.computation;
     p.correction = corrected ? file.exchange.at(name, average) : 1;
-    p.predicted_ms = p.units * p.correction * machine.unit_ns * 1e-6;
+    p.overhead_ms = corrected ? file.exchange.overhead_ns_per_process * static_cast<double>(m.size()) * 1e-6 : 0;
+    p.predicted_ms = p.units * p.correction * machine.unit_ns * 1e-6 + p.overhead_ms;
     p.supersteps = steps.size();
     out.push_back(std::move(p));
   }

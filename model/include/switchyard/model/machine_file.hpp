@@ -14,7 +14,8 @@
 //         "measured": { ... },              // the raw figures behind them (optional)
 //         "colocated": false,               // measured in the co-located state (optional)
 //         "exchange_correction": {          // optional, see ExchangeCorrection
-//           "bytes": [128, 1024, 16384], "ratio": {"ac": [2.1, 1.0, 0.9], ...}}
+//           "bytes": [128, 1024, 16384], "ratio": {"ac": [2.1, 1.0, 0.9], ...},
+//           "overhead_ns_per_process": 230}  // optional
 //       },
 //       "node": null                        // node to node: the MPI transport's, later
 //     }
@@ -37,6 +38,15 @@ namespace switchyard::model {
 struct ExchangeCorrection {
   std::vector<std::uint64_t> bytes;
   std::map<std::string, std::vector<double>> ratio;
+  // What an exchange costs beyond any schedule's units, per process: every
+  // process started from the barrier and finished, measured on an exchange
+  // with nothing to send (3.7 us at 16 processes, as much as half of the
+  // calibration's fastest exchange). The ratios are over the time less it:
+  // taken whole, it made ac's ratio (fewer units, the same fixed time) the
+  // larger by 1.6 against optimal's 1.1 at 256 B, and auto took optimal for
+  // sparse small exchanges where ac was up to 1.35 times faster. Files
+  // without it: 0 (their ratios include it).
+  double overhead_ns_per_process = 0;
   // The ratio of `scheduler` for messages of `message_bytes` on average:
   // interpolated in log(bytes), constant beyond the ends; 1 when unknown.
   double at(const std::string& scheduler, double message_bytes) const;
