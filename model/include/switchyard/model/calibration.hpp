@@ -86,7 +86,8 @@
 // chooses among on Fig. 7 matrices of 16 processes, density 4, at 128 B,
 // 1 KiB and 16 KiB, and keeps measured / predicted per scheduler and size,
 // the measured time less that of an exchange with nothing to send (kept
-// per process beside the ratios: every candidate pays it).
+// per process beside the ratios: every candidate pays it); each time the
+// median over `rounds` jobs of each job's lower decile.
 
 #include <chrono>
 #include <cstdint>
