@@ -42,9 +42,8 @@ struct Row {
   double communication = 0, computation = 0;
   std::uint64_t supersteps = 0;
   double correction = 1;  // exchange: the machine file's measured / predicted
-  double overhead_us = 0;  // exchange: the machine file's fixed time of the exchange
+  double predicted_us = 0;
   double total() const { return communication + computation; }
-  double predicted_us(const sm::Machine& m) const { return total() * correction * m.unit_ns / 1000 + overhead_us; }
 };
 
 sm::MachineFile machine_of(const ModelCommand::Args& a) {
@@ -59,7 +58,8 @@ std::vector<Row> collective_rows(sm::Operation op, const sm::Machine& machine, s
   for (const std::string& name : sm::algorithm_names(op)) {
     const sm::Algorithm a = sm::supersteps(op, name, p, L, root);
     const sm::AlgorithmCost c = sm::cost(machine, a);
-    rows.push_back({name, c.communication, c.computation, a.size()});
+    rows.push_back({name, c.communication, c.computation, a.size(), 1,
+                    (c.communication + c.computation) * machine.unit_ns / 1000});
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.total() < y.total(); });
   return rows;
@@ -68,7 +68,7 @@ std::vector<Row> collective_rows(sm::Operation op, const sm::Machine& machine, s
 std::vector<Row> exchange_rows(const sys::CommMatrix& m, const sm::MachineFile& machine) {
   std::vector<Row> rows;
   for (const sys::SchedulerPrediction& s : sys::predict_exchange(m, machine))
-    rows.push_back({s.scheduler, s.communication, s.computation, s.supersteps, s.correction, s.overhead_ms * 1000});
+    rows.push_back({s.scheduler, s.communication, s.computation, s.supersteps, s.correction, s.predicted_ms * 1000});
   return rows;
 }
 
@@ -126,7 +126,7 @@ int predict(const ModelCommand::Args& a) {
     const Row& r = rows[k];
     std::printf("%s %-22s %14.1f %12.1f %14.1f %10llu %10.2f %12.2f\n", k == 0 ? "*" : " ", r.name.c_str(),
                 r.communication, r.computation, r.total(), static_cast<unsigned long long>(r.supersteps),
-                r.correction, r.predicted_us(machine));
+                r.correction, r.predicted_us);
   }
   std::printf("\n* chosen: %s (least predicted time)\n", rows.front().name.c_str());
   return kExitOk;
