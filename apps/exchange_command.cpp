@@ -392,8 +392,9 @@ ExchangeCommand::ExchangeCommand(CLI::App& app) : args_(std::make_unique<Args>()
       ->type_name("FILE");
   exchange->add_option("--csv", ex.csv, "Also write the results as CSV to FILE")->type_name("FILE");
   exchange->add_flag("--interleave", ex.interleave,
-                     "Run all the schedulers in one job per matrix, each repetition every scheduler once in a "
-                     "rotating order (default: one job per scheduler): ratios between them on a shared machine");
+                     "Run all the schedulers in one job per matrix, each repetition every scheduler once, in an "
+                     "order in which each follows every other equally often (default: one job per scheduler): "
+                     "ratios between them on a shared machine");
   exchange->add_option("--max-work", ex.max_work, kMaxWorkHelp)->type_name("STEPS");
   ex.trace.add_to(*exchange);
   ex.pattern_options = {ex_processes, ex_density, ex_bytes, ex_nonuniform};

@@ -3,7 +3,9 @@
 
 For each (processes, density, bytes) of the grid, `switchyard exchange
 --interleave` runs the six candidates and auto in one job (same matrix), K
-repetitions in which each runs once, in a rotating order; regret = auto's time
+repetitions in which each runs once, each after every other equally often (a
+Williams design: with 7 contestants, a full cycle is 14 repetitions, the
+default); regret = auto's time
 / the best candidate's time, a time
 being the lower quartile of the K repetitions (the machine is shared: other
 tenants only add time, and a median of a few runs still catches their
@@ -61,7 +63,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("machine")
-    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--repeat", type=int, default=14)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--statistic", choices=["quartile", "median", "min"], default="quartile")
     ap.add_argument("--rounds", type=int, default=1)

@@ -21,6 +21,10 @@ already written, --machines) and prints:
     costs a user.
 A calibration that found the cores co-located all through describes another
 state of the host (colocation.hpp): it is listed, and left out of the pairs.
+One whose exchange corrections were measured while the state probes around
+them disagreed with the file (calibrate's warning, measured
+"exchange_probes_in_other_state" > 0) keeps its other parameters in the pairs,
+and its exchange ratios are listed, not paired.
 
   scripts/calibration_repeatability.py BUILD OUT_DIR [--runs N] [--machines FILE ...] [--rescore DIR ...]
                                        [--measure-exchanges K]
@@ -60,16 +64,19 @@ def calibrations(a):
 
 def core_level(path):
     """The core level's measured parameters, the exchange correction's ratios
-    flattened into them (exchange_correction.SCHEDULER@BYTES), and whether the
-    file describes the co-located state."""
+    flattened into them (exchange_correction.SCHEDULER@BYTES) unless they were
+    measured in the other state, whether they were, and whether the file
+    describes the co-located state."""
     level = json.loads(path.read_text())["levels"]["core"]
     out = {k: v for k, v in level.items()
            if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in NOT_MEASURED}
+    exchange_in_other_state = level.get("measured", {}).get("exchange_probes_in_other_state", 0) > 0
     correction = level.get("exchange_correction") or {"bytes": [], "ratio": {}}
     for name, ratios in correction["ratio"].items():
         for b, r in zip(correction["bytes"], ratios):
-            out[f"exchange_correction.{name}@{b}"] = r
-    return out, bool(level.get("colocated"))
+            if not exchange_in_other_state:
+                out[f"exchange_correction.{name}@{b}"] = r
+    return out, exchange_in_other_state, bool(level.get("colocated"))
 
 
 def worst_pair(values):
@@ -78,16 +85,16 @@ def worst_pair(values):
 
 
 def print_parameters(paths, levels):
-    names = list(levels[0])
+    names = list(dict.fromkeys(name for level in levels for name in level))
     print(f"{'parameter':<36}" + "".join(f"{p.stem[-12:]:>13}" for p in paths) + "   worst pair")
     missed = []
     for name in names:
-        values = [level[name] for level in levels]
-        worst = worst_pair(values)
+        values = [level.get(name) for level in levels]
+        worst = worst_pair([v for v in values if v is not None])
         if worst > TARGET:
             missed.append(name)
-        print(f"{name:<36}" + "".join(f"{v:>13.4g}" for v in values) + f"   {100 * worst:6.1f} %" +
-              ("  over 10 %" if worst > TARGET else ""))
+        print(f"{name:<36}" + "".join(f"{v:>13.4g}" if v is not None else f"{'-':>13}" for v in values) +
+              f"   {100 * worst:6.1f} %" + ("  over 10 %" if worst > TARGET else ""))
     print(f"\n{len(names) - len(missed)} of {len(names)} parameters within 10 % over every pair" +
           (f"; over: {', '.join(missed)}" if missed else ""))
 
@@ -202,10 +209,13 @@ def main():
     a.out.mkdir(parents=True, exist_ok=True)
     paths = calibrations(a)
     levels = [core_level(p) for p in paths]
-    colocated = [p.name for p, (_, co) in zip(paths, levels) if co]
-    normal = [(p, level) for p, (level, co) in zip(paths, levels) if not co]
+    colocated = [p.name for p, (_, _, co) in zip(paths, levels) if co]
+    normal = [(p, level) for p, (level, _, co) in zip(paths, levels) if not co]
+    exchange_apart = [p.name for p, (_, other, co) in zip(paths, levels) if other and not co]
     print(f"{len(paths)} calibrations, {len(colocated)} of them co-located all through" +
           (f" (left out of the pairs: {', '.join(colocated)})" if colocated else ""))
+    if exchange_apart:
+        print(f"exchange corrections measured in the other state (not paired): {', '.join(exchange_apart)}")
     if len(normal) < 2:
         raise SystemExit("calibration_repeatability.py: fewer than two calibrations in the normal state")
     print_parameters([p for p, _ in normal], [level for _, level in normal])

@@ -312,13 +312,18 @@ std::map<std::string, double> exchange_times_ms(Runtime& rt, const schedulers::C
 // own seed) at kCorrectionBytes, measured (exchange_times_ms) less the fixed
 // time of an exchange, an exchange of kCorrectionProcesses processes with
 // nothing to send (ExchangeCorrection::overhead_ns_per_process), over
-// predicted by the uncorrected model.
+// predicted by the uncorrected model. The candidates run interleaved, every
+// repetition each once: a correction says how one scheduler stands against
+// the others, and run one after the other, each in its own job, they met the
+// shared cache in different states (lp's time over ac's at 16 KiB: 1.23 in
+// one job, 1.52 in the next; interleaved 1.47 and 1.42).
 void measure_exchange_corrections(Runtime& rt, MachineFile& f, std::uint32_t repetitions, std::uint32_t jobs) {
   schedulers::ExchangeOptions o;
   o.schedulers = schedulers::auto_scheduler_candidates();
   o.repeat = (repetitions + jobs - 1) / jobs;
   o.seed = kCorrectionSeed;
   o.time_generate_recv = false;
+  o.interleave = true;
   const MachineFile uncorrected = f;
   f.exchange.bytes.assign(std::begin(kCorrectionBytes), std::end(kCorrectionBytes));
   schedulers::ExchangeOptions empty = o;

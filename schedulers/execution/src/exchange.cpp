@@ -16,6 +16,7 @@
 #include "switchyard/node_reduction.hpp"
 #include "switchyard/span_timer.hpp"
 #include "switchyard/splitmix64.hpp"
+#include "switchyard/balanced_order.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
@@ -266,8 +267,9 @@ class Driver {
   }
 
   // ExchangeOptions::interleave: every scheduler's plan made first, then one
-  // job in which repetition k runs every scheduler once, starting with
-  // scheduler k mod n, so that the machine's other tenants hit them alike.
+  // job in which every repetition runs every scheduler once, in the order of
+  // balanced_order(), so that the machine's other tenants hit them alike and
+  // none always runs after the same other.
   std::vector<SchedulerResult> run_interleaved(const std::vector<std::string>& names) {
     GenerateRecvByActiveMessages generate(n_);
     std::vector<std::unique_ptr<Slot>> slots;
@@ -282,7 +284,7 @@ class Driver {
         n_,
         [&](Process& p) -> Task<void> {
           for (std::uint32_t rep = 0; rep < o_.repeat; ++rep)
-            for (std::size_t i = 0; i < slots.size(); ++i) co_await repetition(p, *slots[(rep + i) % slots.size()], rep);
+            for (std::size_t i : balanced_order(slots.size(), rep)) co_await repetition(p, *slots[i], rep);
         },
         options);
     std::vector<SchedulerResult> out;

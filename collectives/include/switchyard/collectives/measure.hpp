@@ -1,9 +1,9 @@
 #pragma once
 // Times collectives on the runtime: one job of p processes plans every
 // algorithm once, runs each once untimed, then `repeat` rounds in which every
-// algorithm takes one sample, in a rotating order (round k starts with
-// algorithm k mod n), so that the algorithms share whatever the machine's
-// other tenants do during the job. A sample is `batch` back-to-back runs from
+// algorithm takes one sample, in a carry-over balanced order
+// (balanced_order.hpp), so that the algorithms share whatever the machine's
+// other tenants do during the job and none always runs after the same other. A sample is `batch` back-to-back runs from
 // a barrier to the end of a barrier after them, divided by batch (the clock
 // of rank 0): a collective of ~10 us is near the barriers' and the wake-ups'
 // noise, and a batch averages it out. Receive buffers are poisoned before

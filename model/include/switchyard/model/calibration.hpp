@@ -87,7 +87,8 @@
 // 1 KiB and 16 KiB, and keeps measured / predicted per scheduler and size,
 // the measured time less that of an exchange with nothing to send (kept
 // per process beside the ratios: every candidate pays it); each time the
-// median over `rounds` jobs of each job's lower decile.
+// median over `rounds` jobs of each job's lower decile, the candidates
+// interleaved in every job (balanced_order.hpp).
 
 #include <chrono>
 #include <cstdint>

@@ -39,8 +39,8 @@ struct ExchangeOptions {
   AcOptions ac;
   std::uint32_t drsn_retry_yields = 1;
   bool time_generate_recv = true;  // also time Generate_Recv by concatenation and by active messages
-  // One job for all the schedulers, repetition k running each once in a
-  // rotating order (scheduler k mod n first), instead of one job per
+  // One job for all the schedulers, every repetition running each once in a
+  // carry-over balanced order (balanced_order.hpp), instead of one job per
   // scheduler: on a shared machine they then see the same load, and ratios
   // between them mean something. Every plan is held at once.
   bool interleave = false;
