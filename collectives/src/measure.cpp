@@ -69,7 +69,8 @@ std::vector<std::vector<double>> measure_collectives(Runtime& rt, Operation op,
       what.push_back(std::string(operation_name(op)) + " " + a + " on " + std::to_string(processes) +
                      " processes, L = " + std::to_string(bytes) + (root ? ", root " + std::to_string(root) : ""));
     for (std::uint32_t rep = 0; rep <= repeat; ++rep) {  // round 0 is untimed
-      for (std::size_t a : balanced_order(n, rep)) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t a = balanced_order(n, rep, i);
         buffers.poison(op, me, bytes, seed);
         co_await comm.barrier();
         const auto start = std::chrono::steady_clock::now();

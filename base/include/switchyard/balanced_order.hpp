@@ -11,27 +11,21 @@
 // often. Written out here only: the exchanges and the collectives both take it
 // from here.
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace switchyard {
 
-// Repetition `rep`'s order of contestants 0 .. count - 1: the design's first
-// row 0, 1, count - 1, 2, count - 2, ... (its steps 1, -2, 3, -4, ... are
-// distinct mod count) shifted by rep mod count, and for an odd count reversed
-// in every other cycle of count repetitions.
-inline std::vector<std::size_t> balanced_order(std::size_t count, std::uint64_t rep) {
-  std::vector<std::size_t> order(count);
-  if (count == 0) return order;
-  const std::size_t shift = static_cast<std::size_t>(rep % count);
-  for (std::size_t j = 0; j < count; ++j) {
-    const std::size_t first_row = j % 2 ? (j + 1) / 2 : (count - j / 2) % count;
-    order[j] = (first_row + shift) % count;
-  }
-  if (count % 2 && (rep / count) % 2) std::reverse(order.begin(), order.end());
-  return order;
+// The contestant (0 .. count - 1, count >= 1) that runs at `position` in
+// repetition `rep`: the design's first row 0, 1, count - 1, 2, count - 2, ...
+// (its steps 1, -2, 3, -4, ... are distinct mod count) shifted by rep mod
+// count, and for an odd count reversed in every other cycle of count
+// repetitions. Arithmetic only: it runs between the timed repetitions of
+// every process.
+constexpr std::size_t balanced_order(std::size_t count, std::uint64_t rep, std::size_t position) noexcept {
+  if (count % 2 && (rep / count) % 2) position = count - 1 - position;
+  const std::size_t first_row = position % 2 ? (position + 1) / 2 : (count - position / 2) % count;
+  return (first_row + static_cast<std::size_t>(rep % count)) % count;
 }
 
 }  // namespace switchyard

@@ -11,12 +11,12 @@
 #include <string>
 #include <utility>
 
+#include "switchyard/balanced_order.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/median.hpp"
 #include "switchyard/node_reduction.hpp"
 #include "switchyard/span_timer.hpp"
 #include "switchyard/splitmix64.hpp"
-#include "switchyard/balanced_order.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
@@ -284,7 +284,8 @@ class Driver {
         n_,
         [&](Process& p) -> Task<void> {
           for (std::uint32_t rep = 0; rep < o_.repeat; ++rep)
-            for (std::size_t i : balanced_order(slots.size(), rep)) co_await repetition(p, *slots[i], rep);
+            for (std::size_t i = 0; i < slots.size(); ++i)
+              co_await repetition(p, *slots[balanced_order(slots.size(), rep, i)], rep);
         },
         options);
     std::vector<SchedulerResult> out;

@@ -3,10 +3,11 @@
 // algorithm once, runs each once untimed, then `repeat` rounds in which every
 // algorithm takes one sample, in a carry-over balanced order
 // (balanced_order.hpp), so that the algorithms share whatever the machine's
-// other tenants do during the job and none always runs after the same other. A sample is `batch` back-to-back runs from
-// a barrier to the end of a barrier after them, divided by batch (the clock
-// of rank 0): a collective of ~10 us is near the barriers' and the wake-ups'
-// noise, and a batch averages it out. Receive buffers are poisoned before
+// other tenants do during the job and none always runs after the same other.
+// A sample is `batch` back-to-back runs from a barrier to the end of a
+// barrier after them, divided by batch (the clock of rank 0): a collective
+// of ~10 us is near the barriers' and the wake-ups' noise, and a batch
+// averages it out. Receive buffers are poisoned before
 // every sample and every byte is checked where it lands after it (within a
 // batch, the runs after the first rewrite the same bytes; the untimed run and
 // every batch-of-one sample are each checked alone); a wrong byte throws
