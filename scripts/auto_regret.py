@@ -25,10 +25,10 @@ statistics. "auto" and "auto's choice" differ only by noise now: the same
 schedule, run in the same job.
 
   scripts/auto_regret.py BUILD_DIR MACHINE_JSON [--repeat K] [--rounds R] [--seed S] [--statistic quartile|median|min]
+                         [--grid small|large]
                          [--separate]
 """
 import argparse
-import itertools
 import json
 import statistics
 import subprocess
@@ -36,15 +36,21 @@ import sys
 import tempfile
 
 CANDIDATES = ["ac", "lp", "cgm", "optimal", "optimal-bytes", "drsn"]
-GRID_PROCESSES = [8, 24, 48]
-GRID_DENSITY = [2, 6]
-GRID_BYTES = [256, 2048, 8192, 32768]
+# Each grid: (processes, density, message sizes) per matrix. "small" is the
+# regret grid; "large" the scale beyond it, where a flood of small messages
+# costs ac far more per message than at 16 x 4 and a phased scheduler can win
+# (the calibration's two scales are 16 x 4 and 64 x 16 messages, seed 1001).
+GRIDS = {
+    "small": [(n, d, [256, 2048, 8192, 32768]) for n in (8, 24, 48) for d in (2, 6)],
+    "large": [(128, 32, [128, 256, 4096]), (256, 64, [128, 1024]), (256, 16, [128, 2048]), (96, 24, [256, 2048]),
+              (192, 12, [128, 512])],
+}
 
 
-def run(build, machine, n, d, repeat, seed, separate):
+def run(build, machine, n, d, sizes, repeat, seed, separate):
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         cmd = [f"{build}/apps/switchyard", "exchange", "--processes", str(n), "--density", str(d),
-               "--bytes", ",".join(map(str, GRID_BYTES)), "--repeat", str(repeat), "--seed", str(seed),
+               "--bytes", ",".join(map(str, sizes)), "--repeat", str(repeat), "--seed", str(seed),
                "--schedulers", ",".join(CANDIDATES + ["auto"]), "--machine", machine, "--json", out.name] + ([] if separate else ["--interleave"])
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         return json.load(open(out.name))["results"]
@@ -67,16 +73,17 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--statistic", choices=["quartile", "median", "min"], default="quartile")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="small")
     ap.add_argument("--separate", action="store_true", help="one job per scheduler (not interleaved)")
     a = ap.parse_args()
     rows = []
-    cases = list(itertools.product(GRID_PROCESSES, GRID_DENSITY))
-    measured = {case: [] for case in cases}
+    grid = GRIDS[a.grid]
+    measured = {(n, d): [] for n, d, _ in grid}
     for _ in range(a.rounds):
-        for n, d in cases:
-            measured[(n, d)].append(run(a.build, a.machine, n, d, a.repeat, a.seed, a.separate))
-    for n, d in cases:
-        for b in GRID_BYTES:
+        for n, d, sizes in grid:
+            measured[(n, d)].append(run(a.build, a.machine, n, d, sizes, a.repeat, a.seed, a.separate))
+    for n, d, sizes in grid:
+        for b in sizes:
             rounds = [{r["scheduler"]: r for r in results if r["bytes"] == b} for results in measured[(n, d)]]
             by = rounds[0]
             times = {s: min(statistic(r[s], a.statistic) for r in rounds) for s in CANDIDATES + ["auto"]}

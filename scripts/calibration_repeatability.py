@@ -64,7 +64,7 @@ def calibrations(a):
 
 def core_level(path):
     """The core level's measured parameters, the exchange correction's ratios
-    flattened into them (exchange_correction.SCHEDULER@BYTES) unless they were
+    flattened into them (exchange_correction.SCHEDULER@BYTES[@MESSAGES/core]) unless they were
     measured in the other state, whether they were, and whether the file
     describes the co-located state."""
     level = json.loads(path.read_text())["levels"]["core"]
@@ -72,10 +72,12 @@ def core_level(path):
            if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in NOT_MEASURED}
     exchange_in_other_state = level.get("measured", {}).get("exchange_probes_in_other_state", 0) > 0
     correction = level.get("exchange_correction") or {"bytes": [], "ratio": {}}
-    for name, ratios in correction["ratio"].items():
-        for b, r in zip(correction["bytes"], ratios):
-            if not exchange_in_other_state:
-                out[f"exchange_correction.{name}@{b}"] = r
+    scales = correction.get("messages_per_core")
+    for name, tables in correction["ratio"].items():
+        for scale, ratios in zip(scales, tables) if scales else [(None, tables)]:
+            for b, r in zip(correction["bytes"], ratios):
+                if not exchange_in_other_state:
+                    out[f"exchange_correction.{name}@{b}" + (f"@{scale:g}/core" if scale else "")] = r
     return out, exchange_in_other_state, bool(level.get("colocated"))
 
 
@@ -125,10 +127,10 @@ def print_choices(build, paths):
 def exchange_choices(build, machine):
     """auto's scheduler per (n, d, bytes) of auto_regret.py's grid."""
     picks = {}
-    for n, d in itertools.product(auto_regret.GRID_PROCESSES, auto_regret.GRID_DENSITY):
+    for n, d, sizes in auto_regret.GRIDS["small"]:
         with tempfile.NamedTemporaryFile(suffix=".json") as out:
             subprocess.run([f"{build}/apps/switchyard", "exchange", "--processes", str(n), "--density", str(d),
-                            "--bytes", ",".join(map(str, auto_regret.GRID_BYTES)), "--repeat", "1", "--seed",
+                            "--bytes", ",".join(map(str, sizes)), "--repeat", "1", "--seed",
                             str(EXCHANGE_SEED), "--schedulers", "auto", "--machine", str(machine), "--json", out.name],
                            check=True, stdout=subprocess.DEVNULL)
             for r in json.load(open(out.name))["results"]:
@@ -139,8 +141,8 @@ def exchange_choices(build, machine):
 def exchange_times(build, machine, repeat):
     """Each candidate's time (auto_regret.py's statistic) per (n, d, bytes) of its grid."""
     times = {}
-    for n, d in itertools.product(auto_regret.GRID_PROCESSES, auto_regret.GRID_DENSITY):
-        for r in auto_regret.run(build, str(machine), n, d, repeat, EXCHANGE_SEED, False):
+    for n, d, sizes in auto_regret.GRIDS["small"]:
+        for r in auto_regret.run(build, str(machine), n, d, sizes, repeat, EXCHANGE_SEED, False):
             if r["scheduler"] in auto_regret.CANDIDATES:
                 times.setdefault((n, d, r["bytes"]), {})[r["scheduler"]] = auto_regret.statistic(r, "quartile")
     return times

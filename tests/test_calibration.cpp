@@ -55,11 +55,17 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
   // size, measured once (attempts = 1) between two probes of the cores' state.
   EXPECT_EQ(f.measured.at("exchange_attempts"), 1);
   EXPECT_LE(f.measured.at("exchange_probes_in_other_state"), 2);
+  // Two scales: 16 processes x 4 messages and 64 x 16, over the cores.
   ASSERT_EQ(f.exchange.bytes.size(), 3u);
+  const double cores = static_cast<double>(rt.cores().size());
+  EXPECT_EQ(f.exchange.messages_per_core, (std::vector<double>{64 / cores, 1024 / cores}));
   EXPECT_EQ(f.exchange.ratio.size(), 6u);
-  for (const auto& [scheduler, ratios] : f.exchange.ratio) {
-    EXPECT_EQ(ratios.size(), 3u) << scheduler;
-    for (double r : ratios) EXPECT_GT(r, 0) << scheduler;
+  for (const auto& [scheduler, tables] : f.exchange.ratio) {
+    ASSERT_EQ(tables.size(), 2u) << scheduler;
+    for (const std::vector<double>& ratios : tables) {
+      EXPECT_EQ(ratios.size(), 3u) << scheduler;
+      for (double r : ratios) EXPECT_GT(r, 0) << scheduler;
+    }
   }
   // The exchange with nothing to send (16 processes, as the corrections'), whose
   // time the ratios leave out.

@@ -258,11 +258,12 @@ TEST(ExchangePlanAuto, TheMachineFilesCorrectionSteersTheChoice) {
   model::MachineFile file = model::default_machine_file();
   const std::string first = choose_exchange_scheduler(m, file);
   file.exchange.bytes = {1, 1u << 30};
-  for (const std::string& name : auto_scheduler_candidates()) file.exchange.ratio[name] = {1, 1};
-  file.exchange.ratio[first] = {100, 100};
+  file.exchange.messages_per_core = {1};
+  for (const std::string& name : auto_scheduler_candidates()) file.exchange.ratio[name] = {{1, 1}};
+  file.exchange.ratio[first] = {{100, 100}};
   const std::string second = choose_exchange_scheduler(m, file);
   EXPECT_NE(second, first);
-  file.exchange.ratio[second] = {1e-3, 1e-3};
+  file.exchange.ratio[second] = {{1e-3, 1e-3}};
   EXPECT_EQ(choose_exchange_scheduler(m, file), second);
   file.core.variant = model::ModelVariant::paper;
   const auto paper = predict_exchange(m, file);

@@ -794,16 +794,21 @@ TEST(ModelSlowRounds, DetectsRoundsWhoseCopiesTookFarLongerThanTheFastestRounds)
   EXPECT_THROW(sm::detect_slow_rounds(rounds, 0.9), std::invalid_argument);
 }
 
-TEST(ModelMachineFile, ExchangeCorrectionInterpolatesInLogBytes) {
+TEST(ModelMachineFile, ExchangeCorrectionInterpolatesInLogBytesAndLogScale) {
   sm::MachineFile f = sm::default_machine_file();
   f.exchange.bytes = {128, 2048};
-  f.exchange.ratio["ac"] = {2.0, 1.0};
-  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 64), 2.0);
-  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 512), 1.5);  // halfway in log2: 7 .. 11
-  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 1e6), 1.0);
-  EXPECT_DOUBLE_EQ(f.exchange.at("lp", 512), 1.0);  // no correction measured
+  f.exchange.messages_per_core = {32, 512};
+  f.exchange.ratio["ac"] = {{2.0, 1.0}, {4.0, 3.0}};
+  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 64, 32), 2.0);
+  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 512, 32), 1.5);  // halfway in log2: 7 .. 11
+  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 1e6, 1), 1.0);
+  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 128, 128), 3.0);  // halfway in log2: 5 .. 9
+  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 512, 128), 2.5);  // halfway both ways
+  EXPECT_DOUBLE_EQ(f.exchange.at("ac", 2048, 1e6), 3.0);
+  EXPECT_DOUBLE_EQ(f.exchange.at("lp", 512, 128), 1.0);  // no correction measured
   const sm::MachineFile back = sm::parse_machine_file(sm::to_json(f), "m.json");
   EXPECT_EQ(back.exchange.bytes, f.exchange.bytes);
+  EXPECT_EQ(back.exchange.messages_per_core, f.exchange.messages_per_core);
   EXPECT_EQ(back.exchange.ratio, f.exchange.ratio);
   std::string text = sm::to_json(f);
   const auto at = text.find("2048");
@@ -817,13 +822,49 @@ TEST(ModelMachineFile, ExchangeCorrectionInterpolatesInLogBytes) {
   }
 }
 
+// A file written before the corrections had scales holds one table of ratios
+// per scheduler: it reads as one table for every scale. A file with scales
+// needs one table per scale, and increasing scales.
+TEST(ModelMachineFile, ExchangeCorrectionWithoutScalesIsOneTableForEveryScale) {
+  sm::MachineFile f = sm::default_machine_file();
+  std::string older = sm::to_json(f);
+  const auto colocated = older.find("\"colocated\": false");
+  ASSERT_NE(colocated, std::string::npos) << older;
+  older.insert(colocated, "\"exchange_correction\": {\"bytes\": [128, 2048], \"ratio\": {\"ac\": [2.0, 1.0]}}, ");
+  const sm::MachineFile back = sm::parse_machine_file(older, "old.json");
+  ASSERT_EQ(back.exchange.messages_per_core.size(), 1u);
+  for (double per_core : {0.0, 32.0, 1e6}) EXPECT_DOUBLE_EQ(back.exchange.at("ac", 128, per_core), 2.0) << per_core;
+  const auto refused = [](const sm::ExchangeCorrection& c, const std::string& what) {
+    sm::MachineFile bad = sm::default_machine_file();
+    bad.exchange = c;
+    try {
+      sm::parse_machine_file(sm::to_json(bad), "m.json");
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  sm::ExchangeCorrection c;
+  c.bytes = {128, 2048};
+  c.messages_per_core = {32, 512};
+  c.ratio["ac"] = {{2.0, 1.0}};
+  refused(c, "exchange_correction.ratio.ac: must have one array per entry of messages_per_core");
+  c.messages_per_core = {512, 32};
+  c.ratio["ac"] = {{2.0, 1.0}, {4.0, 3.0}};
+  refused(c, "exchange_correction.messages_per_core: must be increasing numbers >= 1");
+  c.messages_per_core = {32, 512};
+  c.ratio["ac"] = {{2.0, 1.0}, {4.0}};
+  refused(c, "exchange_correction.ratio.ac[1]: must have one number per entry of bytes");
+}
+
 // The fixed time of an exchange per process round-trips; a file without it
 // (written before it was measured) reads as 0; a negative or non-numeric one
 // is refused by name.
 TEST(ModelMachineFile, ExchangeOverheadRoundTripsDefaultsToZeroAndRejectsBadValues) {
   sm::MachineFile f = sm::default_machine_file();
   f.exchange.bytes = {128, 2048};
-  f.exchange.ratio["ac"] = {2.0, 1.0};
+  f.exchange.messages_per_core = {32};
+  f.exchange.ratio["ac"] = {{2.0, 1.0}};
   f.exchange.overhead_ns_per_process = 212.5;
   const std::string text = sm::to_json(f);
   EXPECT_DOUBLE_EQ(sm::parse_machine_file(text, "m.json").exchange.overhead_ns_per_process, 212.5);

@@ -32,6 +32,12 @@ constexpr Tag kHandshakeTag = 1;
 constexpr Rank kCorrectionProcesses = 16;
 constexpr std::uint64_t kCorrectionSeed = 1001;
 constexpr std::uint64_t kCorrectionBytes[] = {128, 1024, 16384};
+// The exchange corrections' scales: Fig. 7 matrices of so many processes
+// sending so many messages each (ExchangeCorrection::messages_per_core).
+struct CorrectionScale {
+  Rank processes, density;
+};
+constexpr CorrectionScale kCorrectionScales[] = {{kCorrectionProcesses, 4}, {64, 16}};
 constexpr std::uint32_t kRoundTrips = 200;
 // Runs of each hand-off in a probe of the co-located state around the exchange
 // corrections: 15 x 200 round trips, about 3 ms cross-core (0.5 us each way).
@@ -308,15 +314,15 @@ std::map<std::string, double> exchange_times_ms(Runtime& rt, const schedulers::C
 }
 
 // The exchange corrections: each "auto" candidate run on calibration
-// matrices (Fig. 7 pattern, kCorrectionProcesses processes, density 4, their
-// own seed) at kCorrectionBytes, measured (exchange_times_ms) less the fixed
-// time of an exchange, an exchange of kCorrectionProcesses processes with
-// nothing to send (ExchangeCorrection::overhead_ns_per_process), over
-// predicted by the uncorrected model. The candidates run interleaved, every
-// repetition each once: a correction says how one scheduler stands against
-// the others, and run one after the other, each in its own job, they met the
-// shared cache in different states (lp's time over ac's at 16 KiB: 1.23 in
-// one job, 1.52 in the next; interleaved 1.47 and 1.42).
+// matrices (Fig. 7 pattern, at each of kCorrectionScales, their own seed) at
+// kCorrectionBytes, measured (exchange_times_ms) less the fixed time of an
+// exchange, an exchange of kCorrectionProcesses processes with nothing to
+// send (ExchangeCorrection::overhead_ns_per_process, times the processes),
+// over predicted by the uncorrected model. The candidates run interleaved,
+// every repetition each once: a correction says how one scheduler stands
+// against the others, and run one after the other, each in its own job, they
+// met the shared cache in different states (lp's time over ac's at 16 KiB:
+// 1.23 in one job, 1.52 in the next; interleaved 1.47 and 1.42).
 void measure_exchange_corrections(Runtime& rt, MachineFile& f, std::uint32_t repetitions, std::uint32_t jobs) {
   schedulers::ExchangeOptions o;
   o.schedulers = schedulers::auto_scheduler_candidates();
@@ -331,13 +337,21 @@ void measure_exchange_corrections(Runtime& rt, MachineFile& f, std::uint32_t rep
   const double overhead_ms = exchange_times_ms(rt, schedulers::CommMatrix(kCorrectionProcesses), empty, jobs).at("ac");
   f.measured["exchange_overhead_ns"] = 1e6 * overhead_ms;
   f.exchange.overhead_ns_per_process = 1e6 * overhead_ms / kCorrectionProcesses;
-  for (std::uint64_t bytes : kCorrectionBytes) {
-    const schedulers::CommMatrix m = schedulers::fig7_matrix(kCorrectionProcesses, 4, bytes, kCorrectionSeed);
-    const std::map<std::string, double> measured = exchange_times_ms(rt, m, o, jobs);
-    const auto predictions = schedulers::predict_exchange(m, uncorrected, schedulers::ScheduleOptions{kCorrectionSeed, 0});
-    for (const auto& [name, ms] : measured)
+  for (const std::string& name : o.schedulers) f.exchange.ratio[name].resize(std::size(kCorrectionScales));
+  for (std::size_t t = 0; t < std::size(kCorrectionScales); ++t) {
+    const CorrectionScale scale = kCorrectionScales[t];
+    f.exchange.messages_per_core.push_back(static_cast<double>(scale.processes) * scale.density /
+                                           static_cast<double>(rt.cores().size()));
+    const double fixed_ms = overhead_ms * scale.processes / kCorrectionProcesses;
+    for (std::uint64_t bytes : kCorrectionBytes) {
+      const schedulers::CommMatrix m = schedulers::fig7_matrix(scale.processes, scale.density, bytes, kCorrectionSeed);
+      const std::map<std::string, double> measured = exchange_times_ms(rt, m, o, jobs);
+      const auto predictions =
+          schedulers::predict_exchange(m, uncorrected, schedulers::ScheduleOptions{kCorrectionSeed, 0});
       for (const schedulers::SchedulerPrediction& p : predictions)
-        if (p.scheduler == name) f.exchange.ratio[name].push_back(beyond_overhead_ms(ms, overhead_ms) / p.predicted_ms);
+        f.exchange.ratio[p.scheduler][t].push_back(beyond_overhead_ms(measured.at(p.scheduler), fixed_ms) /
+                                                   p.predicted_ms);
+    }
   }
 }
 

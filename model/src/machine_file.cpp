@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace switchyard::model {
 namespace {
@@ -131,25 +133,49 @@ Machine level_from(const json& j, const std::string& where, ModelVariant variant
   return m;
 }
 
+// One table of ratios: a number > 0 per entry of bytes.
+std::vector<double> ratio_table(const json& values, std::size_t sizes, const Fields& f, const std::string& field) {
+  if (!values.is_array() || values.size() != sizes) f.fail(field, "must have one number per entry of bytes");
+  for (const json& v : values)
+    if (!v.is_number() || !(v.get<double>() > 0)) f.fail(field, "must be numbers > 0, not " + values.dump());
+  return values.get<std::vector<double>>();
+}
+
+// A non-empty, strictly increasing array of numbers >= `least` (whole ones
+// when `whole`).
+template <typename T>
+std::vector<T> increasing(const json& j, const char* field, double least, bool whole, const Fields& f) {
+  const auto values = j.find(field);
+  if (values == j.end() || !values->is_array() || values->empty()) f.fail(field, "must be a non-empty array");
+  std::vector<T> out;
+  for (const json& v : *values) {
+    if (!(whole ? v.is_number_unsigned() : v.is_number()) || !(v.get<double>() >= least) ||
+        !std::isfinite(v.get<double>()) || (!out.empty() && v.get<T>() <= out.back()))
+      f.fail(field, "must be increasing " + std::string(whole ? "whole " : "") + "numbers >= " +
+                        std::to_string(static_cast<int>(least)) + ", not " + values->dump());
+    out.push_back(v.get<T>());
+  }
+  return out;
+}
+
 ExchangeCorrection correction_from(const json& j, const std::string& where) {
   const Fields f(j, where);
   ExchangeCorrection c;
-  const auto bytes = j.find("bytes");
+  c.bytes = increasing<std::uint64_t>(j, "bytes", 1, true, f);
+  const bool tabled = j.contains("messages_per_core");
+  c.messages_per_core = tabled ? increasing<double>(j, "messages_per_core", 1, false, f) : std::vector<double>{1};
   const auto ratio = j.find("ratio");
-  if (bytes == j.end() || !bytes->is_array() || bytes->empty()) f.fail("bytes", "must be a non-empty array");
-  for (const json& b : *bytes) {
-    if (!b.is_number_unsigned() || b.get<std::uint64_t>() == 0 ||
-        (!c.bytes.empty() && b.get<std::uint64_t>() <= c.bytes.back()))
-      f.fail("bytes", "must be increasing whole numbers >= 1, not " + bytes->dump());
-    c.bytes.push_back(b.get<std::uint64_t>());
-  }
   if (ratio == j.end() || !ratio->is_object()) f.fail("ratio", "must be an object");
-  for (const auto& [name, values] : ratio->items()) {
-    if (!values.is_array() || values.size() != c.bytes.size())
-      f.fail("ratio." + name, "must have one number per entry of bytes");
-    for (const json& v : values)
-      if (!v.is_number() || !(v.get<double>() > 0)) f.fail("ratio." + name, "must be numbers > 0, not " + values.dump());
-    c.ratio[name] = values.get<std::vector<double>>();
+  for (const auto& [name, tables] : ratio->items()) {
+    const std::string field = "ratio." + name;
+    if (!tabled) {
+      c.ratio[name] = {ratio_table(tables, c.bytes.size(), f, field)};
+      continue;
+    }
+    if (!tables.is_array() || tables.size() != c.messages_per_core.size())
+      f.fail(field, "must have one array per entry of messages_per_core");
+    for (std::size_t t = 0; t < tables.size(); ++t)
+      c.ratio[name].push_back(ratio_table(tables[t], c.bytes.size(), f, field + "[" + std::to_string(t) + "]"));
   }
   if (const auto overhead = j.find("overhead_ns_per_process"); overhead != j.end()) {
     if (!overhead->is_number() || !(overhead->get<double>() >= 0) || !std::isfinite(overhead->get<double>()))
@@ -159,19 +185,32 @@ ExchangeCorrection correction_from(const json& j, const std::string& where) {
   return c;
 }
 
+// Where x falls among the increasing knots, in log: the knot k at or below it
+// and the fraction of the way to knot k + 1 (0 at and below the first knot,
+// the last knot at and beyond the last).
+std::pair<std::size_t, double> bracket_in_log(const std::vector<double>& knots, double x) {
+  if (x <= knots.front()) return {0, 0};
+  for (std::size_t k = 1; k < knots.size(); ++k)
+    if (x <= knots[k]) return {k - 1, std::log(x / knots[k - 1]) / std::log(knots[k] / knots[k - 1])};
+  return {knots.size() - 1, 0};
+}
+
 }  // namespace
 
-double ExchangeCorrection::at(const std::string& scheduler, double message_bytes) const {
+double ExchangeCorrection::at(const std::string& scheduler, double message_bytes, double per_core) const {
   const auto it = ratio.find(scheduler);
-  if (it == ratio.end() || it->second.empty() || it->second.size() != bytes.size()) return 1;
-  const std::vector<double>& r = it->second;
-  const double x = std::log(std::max(message_bytes, 1.0));
-  if (x <= std::log(static_cast<double>(bytes.front()))) return r.front();
-  for (std::size_t k = 1; k < bytes.size(); ++k) {
-    const double lo = std::log(static_cast<double>(bytes[k - 1])), hi = std::log(static_cast<double>(bytes[k]));
-    if (x <= hi) return r[k - 1] + (r[k] - r[k - 1]) * (x - lo) / (hi - lo);
-  }
-  return r.back();
+  if (it == ratio.end() || bytes.empty() || messages_per_core.empty() || it->second.size() != messages_per_core.size())
+    return 1;
+  const auto [k, along_bytes] =
+      bracket_in_log(std::vector<double>(bytes.begin(), bytes.end()), std::max(message_bytes, 1.0));
+  const auto [t, along_scale] = bracket_in_log(messages_per_core, per_core);
+  const auto in_table = [&, k = k, along_bytes = along_bytes](std::size_t table) {
+    const std::vector<double>& r = it->second[table];
+    if (r.size() != bytes.size()) return 1.0;
+    return along_bytes == 0 ? r[k] : r[k] + (r[k + 1] - r[k]) * along_bytes;
+  };
+  const double here = in_table(t);
+  return along_scale == 0 ? here : here + (in_table(t + 1) - here) * along_scale;
 }
 
 MachineFile default_machine_file() {
@@ -203,6 +242,7 @@ std::string to_json(const MachineFile& file) {
   core["colocated"] = file.colocated;
   if (!file.exchange.bytes.empty())
     core["exchange_correction"] = {{"bytes", file.exchange.bytes},
+                                   {"messages_per_core", file.exchange.messages_per_core},
                                    {"ratio", file.exchange.ratio},
                                    {"overhead_ns_per_process", file.exchange.overhead_ns_per_process}};
   json j{{"format", kFormat},

@@ -44,6 +44,7 @@ std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const mod
   model::Machine machine = file.core;
   machine.processes = std::max<Rank>(m.size(), 1);
   const double average = m.messages() ? static_cast<double>(m.total_bytes()) / static_cast<double>(m.messages()) : 0;
+  const double per_core = static_cast<double>(m.messages()) / static_cast<double>(std::max<std::uint32_t>(machine.cores, 1));
   const bool corrected = machine.variant != model::ModelVariant::paper;
   std::vector<SchedulerPrediction> out;
   for (const std::string& name : auto_scheduler_candidates()) {
@@ -53,7 +54,7 @@ std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const mod
     const model::AlgorithmCost c = model::cost(charged, steps);
     SchedulerPrediction p{name, c.communication + machine.setup * static_cast<double>(steps.size()), c.computation};
     p.units = p.communication + p.computation;
-    p.correction = corrected ? file.exchange.at(name, average) : 1;
+    p.correction = corrected ? file.exchange.at(name, average, per_core) : 1;
     p.overhead_ms = corrected ? file.exchange.overhead_ns_per_process * static_cast<double>(m.size()) * 1e-6 : 0;
     p.predicted_ms = p.units * p.correction * machine.unit_ns * 1e-6 + p.overhead_ms;
     p.supersteps = steps.size();

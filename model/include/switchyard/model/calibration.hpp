@@ -82,13 +82,14 @@
 // The exchange correction (MachineFile::exchange): the C³ charges are linear
 // in the traffic, so splitting an exchange into phases never lowers them,
 // while on this machine a flood of small (eager) messages costs several times
-// a phase of them per message. calibrate() runs each exchange scheduler "auto"
-// chooses among on Fig. 7 matrices of 16 processes, density 4, at 128 B,
-// 1 KiB and 16 KiB, and keeps measured / predicted per scheduler and size,
-// the measured time less that of an exchange with nothing to send (kept
-// per process beside the ratios: every candidate pays it); each time the
-// median over `rounds` jobs of each job's lower decile, the candidates
-// interleaved in every job (balanced_order.hpp).
+// a phase of them per message, the more so the more messages a core holds.
+// calibrate() runs each exchange scheduler "auto" chooses among on Fig. 7
+// matrices of 16 processes, density 4, and of 64 processes, density 16, at
+// 128 B, 1 KiB and 16 KiB, and keeps measured / predicted per scale,
+// scheduler and size, the measured time less that of an exchange with
+// nothing to send (kept per process beside the ratios: every candidate pays
+// it); each time the median over `rounds` jobs of each job's lower decile,
+// the candidates interleaved in every job (balanced_order.hpp).
 
 #include <chrono>
 #include <cstdint>

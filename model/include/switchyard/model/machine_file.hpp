@@ -14,7 +14,9 @@
 //         "measured": { ... },              // the raw figures behind them (optional)
 //         "colocated": false,               // measured in the co-located state (optional)
 //         "exchange_correction": {          // optional, see ExchangeCorrection
-//           "bytes": [128, 1024, 16384], "ratio": {"ac": [2.1, 1.0, 0.9], ...},
+//           "bytes": [128, 1024, 16384],
+//           "messages_per_core": [32, 512],   // optional
+//           "ratio": {"ac": [[2.1, 1.0, 0.9], [2.4, 1.4, 1.0]], ...},  // per scale, per size
 //           "overhead_ns_per_process": 230}  // optional
 //       },
 //       "node": null                        // node to node: the MPI transport's, later
@@ -31,13 +33,24 @@
 namespace switchyard::model {
 
 // Measured over predicted time of exchange schedulers on calibration
-// matrices, by message size: what the C³ charges cannot see of a scheduler on
-// this machine (a flood of eager messages costs more per message here than a
-// phase of them; the model's charges are linear in the traffic and cannot
-// tell). ratio[scheduler][k] belongs to bytes[k] (increasing).
+// matrices, by scale and message size: what the C³ charges cannot see of a
+// scheduler on this machine (a flood of eager messages costs more per message
+// here than a phase of them, and more so the more messages a core holds; the
+// model's charges are linear in the traffic and cannot tell).
+// ratio[scheduler][t][k] belongs to messages_per_core[t] and bytes[k] (both
+// increasing).
 struct ExchangeCorrection {
   std::vector<std::uint64_t> bytes;
-  std::map<std::string, std::vector<double>> ratio;
+  // The messages of each table's calibration exchange over the machine's
+  // cores. Measured at 16 processes x 4 messages alone, ac's ratio over
+  // optimal's at 128 B was 1.65; at 64 x 16 it was 2.1, at 256 x 64 1.9, and
+  // with the small table alone auto took ac for 256 x 64 messages of 128 B,
+  // where optimal and cgm took 0.68-0.84 of its time; with both, it took a
+  // phased scheduler there after each of 6 calibrations, 1.00-1.07 times
+  // the best, where ac took 1.20-1.76 times.
+  // Files without it: one table for every scale (stored as the one key 1).
+  std::vector<double> messages_per_core;
+  std::map<std::string, std::vector<std::vector<double>>> ratio;
   // What an exchange costs beyond any schedule's units, per process: every
   // process started from the barrier and finished, measured on an exchange
   // with nothing to send (2.2-3.7 us at 16 processes, up to half of the
@@ -47,9 +60,10 @@ struct ExchangeCorrection {
   // exchanges of 256 B and 2 KiB where ac was up to 1.35 times faster.
   // Files without it: 0 (their ratios include it).
   double overhead_ns_per_process = 0;
-  // The ratio of `scheduler` for messages of `message_bytes` on average:
-  // interpolated in log(bytes), constant beyond the ends; 1 when unknown.
-  double at(const std::string& scheduler, double message_bytes) const;
+  // The ratio of `scheduler` for messages of `message_bytes` on average,
+  // `per_core` of them over the cores: interpolated in log(bytes) and in
+  // log(messages per core), constant beyond the ends; 1 when unknown.
+  double at(const std::string& scheduler, double message_bytes, double per_core) const;
 };
 
 struct MachineFile {

@@ -38,7 +38,7 @@ struct SchedulerPrediction {
   double communication = 0;  // units, with each superstep's start (one set-up)
   double computation = 0;    // units
   double units = 0;          // communication + computation
-  double correction = 1;     // the machine file's measured / predicted for this scheduler and size
+  double correction = 1;     // the machine file's measured / predicted for this scheduler, scale and size
   double overhead_ms = 0;    // the file's fixed time per process times the processes: alike for every candidate
   double predicted_ms = 0;   // units * correction * the machine's unit_ns + overhead_ms
   std::uint64_t supersteps = 0;
@@ -50,9 +50,9 @@ model::Algorithm exchange_supersteps(const std::string& scheduler, const CommMat
 // Every candidate's prediction for m on the machine file's core level (its
 // processes set to m.size()), the cheapest predicted_ms first (ties: in
 // candidate order). The file's exchange correction, if any, scales each
-// candidate's units at m's average message size and adds its fixed time per
-// process (calibrated and ring-sync variants; the paper's variant is left as
-// published).
+// candidate's units at m's average message size and messages per core (the
+// machine's cores) and adds its fixed time per process (calibrated and
+// ring-sync variants; the paper's variant is left as published).
 std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const model::MachineFile& machine,
                                                   const ScheduleOptions& options = {});
 
