@@ -185,13 +185,16 @@ ExchangeCorrection correction_from(const json& j, const std::string& where) {
   return c;
 }
 
-// Where x falls among the increasing knots, in log: the knot k at or below it
-// and the fraction of the way to knot k + 1 (0 at and below the first knot,
-// the last knot at and beyond the last).
-std::pair<std::size_t, double> bracket_in_log(const std::vector<double>& knots, double x) {
-  if (x <= knots.front()) return {0, 0};
-  for (std::size_t k = 1; k < knots.size(); ++k)
-    if (x <= knots[k]) return {k - 1, std::log(x / knots[k - 1]) / std::log(knots[k] / knots[k - 1])};
+// Where x falls among the increasing knots (> 0), in log: the knot k at or
+// below it and the fraction of the way to knot k + 1 (0 at and below the
+// first knot, the last knot at and beyond the last).
+template <typename Knots>
+std::pair<std::size_t, double> bracket_in_log(const Knots& knots, double x) {
+  if (x <= static_cast<double>(knots.front())) return {0, 0};
+  for (std::size_t k = 1; k < knots.size(); ++k) {
+    const double below = static_cast<double>(knots[k - 1]), above = static_cast<double>(knots[k]);
+    if (x <= above) return {k - 1, std::log(x / below) / std::log(above / below)};
+  }
   return {knots.size() - 1, 0};
 }
 
@@ -201,8 +204,7 @@ double ExchangeCorrection::at(const std::string& scheduler, double message_bytes
   const auto it = ratio.find(scheduler);
   if (it == ratio.end() || bytes.empty() || messages_per_core.empty() || it->second.size() != messages_per_core.size())
     return 1;
-  const auto [k, along_bytes] =
-      bracket_in_log(std::vector<double>(bytes.begin(), bytes.end()), std::max(message_bytes, 1.0));
+  const auto [k, along_bytes] = bracket_in_log(bytes, std::max(message_bytes, 1.0));
   const auto [t, along_scale] = bracket_in_log(messages_per_core, per_core);
   const auto in_table = [&, k = k, along_bytes = along_bytes](std::size_t table) {
     const std::vector<double>& r = it->second[table];
