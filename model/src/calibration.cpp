@@ -340,8 +340,9 @@ void measure_exchange_corrections(Runtime& rt, MachineFile& f, std::uint32_t rep
   for (const std::string& name : o.schedulers) f.exchange.ratio[name].resize(std::size(kCorrectionScales));
   for (std::size_t t = 0; t < std::size(kCorrectionScales); ++t) {
     const CorrectionScale scale = kCorrectionScales[t];
-    f.exchange.messages_per_core.push_back(static_cast<double>(scale.processes) * scale.density /
-                                           static_cast<double>(rt.cores().size()));
+    // The pattern's messages do not depend on their size.
+    f.exchange.messages_per_core.push_back(schedulers::messages_per_core(
+        schedulers::fig7_matrix(scale.processes, scale.density, kCorrectionBytes[0], kCorrectionSeed), f.core));
     const double fixed_ms = overhead_ms * scale.processes / kCorrectionProcesses;
     for (std::uint64_t bytes : kCorrectionBytes) {
       const schedulers::CommMatrix m = schedulers::fig7_matrix(scale.processes, scale.density, bytes, kCorrectionSeed);

@@ -39,12 +39,16 @@ model::Algorithm exchange_supersteps(const std::string& scheduler, const CommMat
   return out;
 }
 
+double messages_per_core(const CommMatrix& m, const model::Machine& machine) {
+  return static_cast<double>(m.messages()) / static_cast<double>(std::max<std::uint32_t>(machine.cores, 1));
+}
+
 std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const model::MachineFile& file,
                                                   const ScheduleOptions& options) {
   model::Machine machine = file.core;
   machine.processes = std::max<Rank>(m.size(), 1);
   const double average = m.messages() ? static_cast<double>(m.total_bytes()) / static_cast<double>(m.messages()) : 0;
-  const double per_core = static_cast<double>(m.messages()) / static_cast<double>(std::max<std::uint32_t>(machine.cores, 1));
+  const double per_core = messages_per_core(m, machine);
   const bool corrected = machine.variant != model::ModelVariant::paper;
   std::vector<SchedulerPrediction> out;
   for (const std::string& name : auto_scheduler_candidates()) {

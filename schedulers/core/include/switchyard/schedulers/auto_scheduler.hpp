@@ -47,6 +47,11 @@ struct SchedulerPrediction {
 // The supersteps of `scheduler` (a candidate) for m, on a machine of m.size() processes.
 model::Algorithm exchange_supersteps(const std::string& scheduler, const CommMatrix& m, const ScheduleOptions& options);
 
+// m's messages over the machine's cores (at least one): the scale the
+// file's exchange correction is keyed by, when calibrate() measures a table
+// and when predict_exchange() looks one up.
+double messages_per_core(const CommMatrix& m, const model::Machine& machine);
+
 // Every candidate's prediction for m on the machine file's core level (its
 // processes set to m.size()), the cheapest predicted_ms first (ties: in
 // candidate order). The file's exchange correction, if any, scales each
