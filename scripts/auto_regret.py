@@ -47,11 +47,12 @@ GRIDS = {
 }
 
 
-def run(build, machine, n, d, sizes, repeat, seed, separate):
+def run(build, machine, n, d, sizes, repeat, seed, separate, schedulers=CANDIDATES + ["auto"]):
+    """`switchyard exchange`'s JSON results for one matrix of the grid."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         cmd = [f"{build}/apps/switchyard", "exchange", "--processes", str(n), "--density", str(d),
                "--bytes", ",".join(map(str, sizes)), "--repeat", str(repeat), "--seed", str(seed),
-               "--schedulers", ",".join(CANDIDATES + ["auto"]), "--machine", machine, "--json", out.name] + ([] if separate else ["--interleave"])
+               "--schedulers", ",".join(schedulers), "--machine", machine, "--json", out.name] + ([] if separate else ["--interleave"])
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         return json.load(open(out.name))["results"]
 

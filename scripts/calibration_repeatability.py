@@ -128,13 +128,8 @@ def exchange_choices(build, machine):
     """auto's scheduler per (n, d, bytes) of auto_regret.py's grid."""
     picks = {}
     for n, d, sizes in auto_regret.GRIDS["small"]:
-        with tempfile.NamedTemporaryFile(suffix=".json") as out:
-            subprocess.run([f"{build}/apps/switchyard", "exchange", "--processes", str(n), "--density", str(d),
-                            "--bytes", ",".join(map(str, sizes)), "--repeat", "1", "--seed",
-                            str(EXCHANGE_SEED), "--schedulers", "auto", "--machine", str(machine), "--json", out.name],
-                           check=True, stdout=subprocess.DEVNULL)
-            for r in json.load(open(out.name))["results"]:
-                picks[(n, d, r["bytes"])] = r["chosen"]
+        for r in auto_regret.run(build, str(machine), n, d, sizes, 1, EXCHANGE_SEED, True, schedulers=["auto"]):
+            picks[(n, d, r["bytes"])] = r["chosen"]
     return picks
 
 
