@@ -7,10 +7,10 @@
 // A sample is `batch` back-to-back runs from a barrier to the end of a
 // barrier after them, divided by batch (the clock of rank 0): a collective
 // of ~10 us is near the barriers' and the wake-ups' noise, and a batch
-// averages it out. Receive buffers are poisoned before
-// every sample and every byte is checked where it lands after it (within a
-// batch, the runs after the first rewrite the same bytes; the untimed run and
-// every batch-of-one sample are each checked alone); a wrong byte throws
+// averages it out. Receive buffers are poisoned before every sample and
+// every byte is checked where it lands after it (within a batch, the runs
+// after the first rewrite the same bytes; the untimed run and every
+// batch-of-one sample are each checked alone); a wrong byte throws
 // schedulers::PayloadError. `root` scatters (one-to-all) or gathers
 // (all-to-one); all-to-all requires 0 (CollectivePlan::create).
 
