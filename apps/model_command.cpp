@@ -6,15 +6,20 @@
 #include "option_parsers.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <switchyard/errors.hpp>
 #include <switchyard/model/algorithms.hpp>
 #include <switchyard/model/calibration.hpp>
 #include <switchyard/model/cost.hpp>
+#include <switchyard/model/host_state.hpp>
+#include <switchyard/median.hpp>
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/auto_scheduler.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>
@@ -28,7 +33,7 @@ namespace sys = switchyard::schedulers;
 struct ModelCommand::Args {
   std::string out = "machine.json", repeat = std::to_string(model::CalibrationOptions{}.repetitions);
   std::string op, processes, bytes, matrix, machine, variant, root = "0";
-  std::string probe_rounds = "7", probe_repeat = "5";
+  std::string probe_rounds = "7", probe_repeat = "5", probe_pause = "0";
   TraceOption trace;  // calibrate's jobs
 };
 
@@ -178,21 +183,69 @@ int calibrate(const ModelCommand::Args& a) {
               m.smallest_rendezvous_packets(),
               m.coherence_per_packet, static_cast<unsigned long long>(m.private_cache_bytes / 1024),
               m.coherence_beyond_cache, m.coherence_beyond_cache_same_core, m.pack_piece, a.out.c_str());
+  const auto round_trip = f.measured.find("host_line_round_trip_ns");
+  std::printf("the host meanwhile (model/host_state.hpp; the coherence and packing figures move with the last two):\n"
+              "  private copy %.3f ns a line, beyond-cache gather %.2f ns a piece, cross-core line round trip %s\n",
+              f.measured.at("host_private_copy_ns"), f.measured.at("host_gather_ns"),
+              round_trip == f.measured.end() ? "- (one core)"
+                                             : (std::to_string(std::lround(round_trip->second)) + " ns").c_str());
   a.trace.write();
   return kExitOk;
 }
 
+// The host's state (model/host_state.hpp) of one round: each figure's median
+// over the round's runs.
+struct HostStateRound {
+  double copy_ns = 0, gather_ns = 0, round_trip_ns = 0;  // round_trip_ns 0: one core
+};
+
+HostStateRound host_state_round(const Runtime& rt, std::uint32_t runs) {
+  const std::vector<int>& cores = rt.cores();
+  const sm::HostStateSamples h =
+      sm::sample_host_state(rt.topology(), cores.at(0), cores.size() > 1 ? cores[1] : cores[0], runs);
+  return {median(h.private_copy_ns_per_line), median(h.gather_ns_per_piece),
+          h.line_round_trip_ns.empty() ? 0 : median(h.line_round_trip_ns)};
+}
+
+// Each figure's median over the rounds, and its largest over its smallest.
+void print_host_state_spread(const std::vector<HostStateRound>& rounds) {
+  const auto spread = [&](const char* name, double HostStateRound::*field, const char* unit) {
+    std::vector<double> v;
+    for (const HostStateRound& r : rounds) v.push_back(r.*field);
+    const auto [low, high] = std::minmax_element(v.begin(), v.end());
+    if (*low > 0) std::printf("  %-28s median %7.2f %s, largest / smallest %.2f\n", name, median(v), unit, *high / *low);
+  };
+  std::printf("the host's state over the rounds (model/host_state.hpp):\n");
+  spread("private copy", &HostStateRound::copy_ns, "ns a line");
+  spread("beyond-cache gather", &HostStateRound::gather_ns, "ns a piece");
+  spread("cross-core line round trip", &HostStateRound::round_trip_ns, "ns");
+}
+
 int probe(const ModelCommand::Args& a) {
-  const auto rounds = static_cast<std::uint32_t>(parse_uint(a.probe_rounds, "--rounds", 1, 1000));
+  const auto rounds = static_cast<std::uint32_t>(parse_uint(a.probe_rounds, "--rounds", 1, 100000));
   const auto runs = static_cast<std::uint32_t>(parse_uint(a.probe_repeat, "--repeat", 1, 10000));
+  const auto pause = std::chrono::milliseconds(parse_uint(a.probe_pause, "--pause", 0, 3600 * 1000));
   Runtime rt;
-  const sm::ColocationProbe p = sm::probe_colocation(rt, rounds, runs);
-  const std::size_t colocated = rounds - p.verdict.normal;
+  std::vector<HostStateRound> host;
+  std::vector<double> cross, same;
+  std::vector<bool> colocated;  // each round judged on its own hand-offs
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    if (r > 0) std::this_thread::sleep_for(pause);
+    const sm::ColocationProbe p = sm::probe_colocation(rt, 1, runs);
+    cross.push_back(p.cross_core_one_way_ns.front());
+    same.push_back(p.same_core_one_way_ns.front());
+    colocated.push_back(p.verdict.colocated.front());
+    host.push_back(host_state_round(rt, runs));
+  }
   std::printf("model probe: %zu of %u rounds co-located (cross-core one-way 8 B below %.0fx the same-core one)\n",
-              colocated, rounds, sm::kColocatedRatio);
+              static_cast<std::size_t>(std::count(colocated.begin(), colocated.end(), true)), rounds,
+              sm::kColocatedRatio);
   for (std::uint32_t r = 0; r < rounds; ++r)
-    std::printf("  round %u: cross-core %.0f ns, same core %.0f ns%s\n", r, p.cross_core_one_way_ns[r],
-                p.same_core_one_way_ns[r], p.verdict.colocated[r] ? "  co-located" : "");
+    std::printf("  round %u: cross-core %.0f ns, same core %.0f ns%s; private copy %.3f ns a line, beyond-cache "
+                "gather %.2f ns a piece, cross-core line round trip %.0f ns\n",
+                r, cross[r], same[r], colocated[r] ? "  co-located" : "", host[r].copy_ns, host[r].gather_ns,
+                host[r].round_trip_ns);
+  print_host_state_spread(host);
   return kExitOk;
 }
 
@@ -239,12 +292,17 @@ ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
       ->capture_default_str();
   args_->trace.add_to(*calibrate_);
   probe_ = command_->add_subcommand(
-      "probe", "Only the co-location check of calibrate: whether the two cores are co-located now");
+      "probe", "The host's state now: calibrate's co-location check, and the figures it records of the host (model/host_state.hpp)");
   probe_->add_option("--rounds", args_->probe_rounds, "Rounds of hand-offs, each judged on its own")
       ->type_name("N")
       ->capture_default_str();
-  probe_->add_option("--repeat,-r", args_->probe_repeat, "Runs of each hand-off per round (the lower decile is kept)")
+  probe_->add_option("--repeat,-r", args_->probe_repeat,
+                     "Runs of each hand-off per round (the lower decile is kept), and of each host-state figure (the "
+                     "median)")
       ->type_name("K")
+      ->capture_default_str();
+  probe_->add_option("--pause", args_->probe_pause, "Milliseconds between rounds (a time series of the host's state)")
+      ->type_name("MS")
       ->capture_default_str();
   predict_ = command_->add_subcommand("predict", "Every algorithm's units for an operation, the chosen one first");
   predict_->add_option("--op", args_->op, "one-to-all, all-to-one, all-to-all or exchange")

@@ -4,10 +4,12 @@
 //   switchyard model calibrate [--out machine.json] [--repeat K] [--cores LIST]
 //       Measures this machine's core-to-core parameters on the runtime and
 //       writes a machine file (model/calibration.hpp says what each is).
-//   switchyard model probe [--rounds N] [--repeat K]
-//       Only the co-location check calibrate makes around every round
-//       (model/colocation.hpp): whether the two cores are in the co-located
-//       state now, in 0.2 s, for scripts that measure in the normal state.
+//   switchyard model probe [--rounds N] [--repeat K] [--pause MS]
+//       The host's state now, round by round: the co-location check calibrate
+//       makes around every round (model/colocation.hpp), whether the two cores
+//       are in the co-located state, in 0.2 s, for scripts that measure in the
+//       normal state; and the host figures calibrate records
+//       (model/host_state.hpp), with each one's spread over the rounds.
 //   switchyard model predict --op one-to-all|all-to-one|all-to-all|exchange
 //                            --processes P --bytes L [--matrix FILE] [--machine FILE]
 //                            [--variant paper|calibrated] [--root R]

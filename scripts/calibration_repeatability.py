@@ -15,6 +15,9 @@ already written, --machines) and prints:
     --measure-exchanges K, the grid's candidates are measured once (as
     auto_regret.py does, K interleaved repetitions, lower quartile) and each
     calibration's choices get their regret;
+ 1a. the host's figures recorded during each calibration (model/host_state.hpp),
+    and, for the pairs of calibrations whose host figures agree within 10 %,
+    the parameters that still differ by more;
  4. with --rescore DIR ...: the regret of `auto` on each run directory of
     collective_regret.py, rescored with every calibration (the same
     measurements, each calibration's choices): what the parameters' spread
@@ -81,14 +84,21 @@ def core_level(path):
     return out, exchange_in_other_state, bool(level.get("colocated"))
 
 
+def host_state(path):
+    """The host's figures recorded during the calibration (model/host_state.hpp): measured["host_*"]."""
+    measured = json.loads(path.read_text())["levels"]["core"].get("measured", {})
+    return {k: v for k, v in measured.items() if k.startswith("host_")}
+
+
 def worst_pair(values):
     return max((abs(x - y) / min(x, y) if min(x, y) > 0 else (0 if x == y else float("inf"))
                 for x, y in itertools.combinations(values, 2)), default=0.0)
 
 
-def print_parameters(paths, levels):
+def print_table(paths, levels, what="parameters"):
+    """Each figure per calibration and its worst pair; the names of those over 10 %."""
     names = list(dict.fromkeys(name for level in levels for name in level))
-    print(f"{'parameter':<36}" + "".join(f"{p.stem[-12:]:>13}" for p in paths) + "   worst pair")
+    print(f"{what[:-1]:<36}" + "".join(f"{p.stem[-12:]:>13}" for p in paths) + "   worst pair")
     missed = []
     for name in names:
         values = [level.get(name) for level in levels]
@@ -97,8 +107,24 @@ def print_parameters(paths, levels):
             missed.append(name)
         print(f"{name:<36}" + "".join(f"{v:>13.4g}" if v is not None else f"{'-':>13}" for v in values) +
               f"   {100 * worst:6.1f} %" + ("  over 10 %" if worst > TARGET else ""))
-    print(f"\n{len(names) - len(missed)} of {len(names)} parameters within 10 % over every pair" +
+    print(f"\n{len(names) - len(missed)} of {len(names)} {what} within 10 % over every pair" +
           (f"; over: {', '.join(missed)}" if missed else ""))
+    return missed
+
+
+def print_like_state_pairs(paths, levels, hosts):
+    """The parameters over 10 % in the pairs of calibrations whose host figures
+    (the beyond-cache gather and the cross-core round trip) were within 10 %."""
+    like = [(i, j) for i, j in itertools.combinations(range(len(paths)), 2)
+            if all(worst_pair([hosts[i][k], hosts[j][k]]) <= TARGET for k in hosts[i]
+                   if k != "host_private_copy_ns" and k in hosts[j])]
+    print(f"\npairs taken in a like host state (its figures within 10 %): "
+          f"{', '.join(f'{paths[i].stem}-{paths[j].stem}' for i, j in like) or 'none'}")
+    for i, j in like:
+        over = [name for name in levels[i] if name in levels[j]
+                and worst_pair([levels[i][name], levels[j][name]]) > TARGET]
+        print(f"  {paths[i].stem} / {paths[j].stem}: {len(levels[i]) - len(over)} of {len(levels[i])} within 10 %" +
+              (f"; over: {', '.join(over)}" if over else ""))
 
 
 def chosen(build, machine, op, p, L):
@@ -215,7 +241,12 @@ def main():
         print(f"exchange corrections measured in the other state (not paired): {', '.join(exchange_apart)}")
     if len(normal) < 2:
         raise SystemExit("calibration_repeatability.py: fewer than two calibrations in the normal state")
-    print_parameters([p for p, _ in normal], [level for _, level in normal])
+    print_table([p for p, _ in normal], [level for _, level in normal])
+    hosts = [host_state(p) for p, _ in normal]
+    if all(hosts):
+        print("\nthe host's state during each calibration (not parameters: what the host let the machine do):")
+        print_table([p for p, _ in normal], hosts, "host figures")
+        print_like_state_pairs([p for p, _ in normal], [level for _, level in normal], hosts)
     print_choices(a.build, [p for p, _ in normal])
     print_exchange_choices(a.build, [p for p, _ in normal], a.measure_exchanges)
     print_rescored(a.build, [p for p, _ in normal], a.rescore)

@@ -39,6 +39,9 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
     ASSERT_TRUE(f.measured.contains(name)) << name;
     EXPECT_GT(f.measured.at(name), 0) << name;
   }
+  // The host's figures, recorded once a round (the round trip needs two cores).
+  for (const char* name : {"host_private_copy_ns", "host_gather_ns"}) EXPECT_GT(f.measured.at(name), 0) << name;
+  EXPECT_EQ(f.measured.contains("host_line_round_trip_ns"), rt.cores().size() > 1);
   // What hwloc reports for a core's L2, and the terms measured beyond it.
   EXPECT_EQ(f.core.private_cache_bytes, rt.topology().private_cache_bytes());
   for (double v : {f.core.pack_piece, f.core.coherence_beyond_cache, f.core.coherence_beyond_cache_same_core,

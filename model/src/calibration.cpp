@@ -13,6 +13,7 @@
 
 #include "switchyard/model/colocation.hpp"
 #include "switchyard/model/estimators.hpp"
+#include "switchyard/model/host_state.hpp"
 #include "switchyard/model/slow_rounds.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
@@ -74,11 +75,7 @@ constexpr std::uint64_t kGatherWords = 1024;
 constexpr std::uint32_t kGatherSteps = 4;
 constexpr std::uint64_t kGatherPieceWords = 1;
 constexpr std::uint64_t kGatherStrideWords = 8;
-constexpr std::uint64_t kGatherRun = 32;
-// The line of a message's piece j (of `pieces`, a multiple of kGatherRun).
-std::uint64_t gathered_line(std::uint64_t j, std::uint64_t pieces) {
-  return j % kGatherRun * (pieces / kGatherRun) + j / kGatherRun;
-}
+using detail::gathered_line;
 // Coherence beyond the private cache: a lockstep of kScaleProcesses processes
 // with messages of kScaleBytes, so that each core writes 2 MiB of packed
 // messages per superstep, twice a 1 MiB L2 (64 MiB of buffers in all).
@@ -395,6 +392,24 @@ struct Figure {
   std::uint32_t weight = 1;
 };
 
+// The host's state (host_state.hpp), once a round, beside the figures that
+// follow it: recorded, not used by any parameter.
+Figure host_state_figure(Runtime& rt, int a, int b) {
+  Figure f{{"host_private_copy_ns", "host_gather_ns"}, nullptr};
+  if (a != b) f.names.push_back("host_line_round_trip_ns");
+  f.run = [&rt, a, b](std::uint32_t runs) {
+    const HostStateSamples h = sample_host_state(rt.topology(), a, b, runs);
+    std::vector<std::vector<double>> seconds;
+    for (const std::vector<double>* ns : {&h.private_copy_ns_per_line, &h.gather_ns_per_piece, &h.line_round_trip_ns})
+      if (!ns->empty()) {
+        seconds.emplace_back();
+        for (double x : *ns) seconds.back().push_back(1e-9 * x);
+      }
+    return seconds;
+  };
+  return f;
+}
+
 std::vector<Figure> figures(Runtime& rt) {
   const std::vector<int>& cores = rt.cores();
   const int a = cores.at(0), b = cores.size() > 1 ? cores[1] : cores[0];
@@ -462,6 +477,7 @@ std::vector<Figure> figures(Runtime& rt) {
              5},
   };
   all.insert(all.end(), middle.begin(), middle.end());
+  all.push_back(host_state_figure(rt, a, b));
   for (Figure& closing : one_way_pair("closing_one_way_8B_ns", "closing_same_core_one_way_8B_ns"))
     all.push_back(std::move(closing));
   return all;

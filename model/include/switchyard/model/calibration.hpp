@@ -61,6 +61,11 @@
 //    same-core copies ran far slower than in the fastest round is left out
 //    too; calibrate tries again while fewer than half the rounds are left
 //    (measured["slow_rounds"] says how many were left out).
+//  - the host's state (host_state.hpp): every round also times a private
+//    copy, a gather beyond the private cache and a cross-core line round
+//    trip on bare threads, outside the runtime; recorded (measured["host_*"],
+//    each the median over the kept rounds of each round's lower decile), used
+//    by no parameter: two files that differ say whether the host did.
 //  - repeatability (scripts/calibration_repeatability.py): l, s, h, b, the
 //    unit, m and w mostly repeat within 10 % between calibrations in the
 //    normal state (they move more when the host slows cross-core traffic
