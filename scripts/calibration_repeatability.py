@@ -113,11 +113,10 @@ def print_table(paths, levels, what="parameters"):
 
 
 def print_like_state_pairs(paths, levels, hosts):
-    """The parameters over 10 % in the pairs of calibrations whose host figures
-    (the beyond-cache gather and the cross-core round trip) were within 10 %."""
+    """The parameters over 10 % in the pairs of calibrations whose host figures were all within 10 %."""
     like = [(i, j) for i, j in itertools.combinations(range(len(paths)), 2)
-            if all(worst_pair([hosts[i][k], hosts[j][k]]) <= TARGET for k in hosts[i]
-                   if k != "host_private_copy_ns" and k in hosts[j])]
+            if hosts[i].keys() == hosts[j].keys()
+            and all(worst_pair([hosts[i][k], hosts[j][k]]) <= TARGET for k in hosts[i])]
     print(f"\npairs taken in a like host state (its figures within 10 %): "
           f"{', '.join(f'{paths[i].stem}-{paths[j].stem}' for i, j in like) or 'none'}")
     for i, j in like:
