@@ -184,7 +184,7 @@ int calibrate(const ModelCommand::Args& a) {
               m.coherence_per_packet, static_cast<unsigned long long>(m.private_cache_bytes / 1024),
               m.coherence_beyond_cache, m.coherence_beyond_cache_same_core, m.pack_piece, a.out.c_str());
   const auto round_trip = f.measured.find("host_line_round_trip_ns");
-  std::printf("the host meanwhile (model/host_state.hpp; the coherence and packing figures move with the last two):\n"
+  std::printf("the host meanwhile (model/host_state.hpp):\n"
               "  private copy %.3f ns a line, beyond-cache gather %.2f ns a piece, cross-core line round trip %s\n",
               f.measured.at("host_private_copy_ns"), f.measured.at("host_gather_ns"),
               round_trip == f.measured.end() ? "- (one core)"

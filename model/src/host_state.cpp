@@ -137,10 +137,13 @@ struct Side {
 
 // The two threads gather at once, each its own 8 MiB, as the two cores pack
 // at once in calibrate: over five calibrations, such a gather took 1/1.9 to
-// 1/1.4 of their packing's time a piece, and ranked them in nearly the same
-// order (one swap); one core gathering alone took 1/2.2 to 1/1.4 over four,
-// in another order. Then the first thread copies alone (the copy is the
-// private cache's), and then the round trips.
+// 1/1.4 of their packing's time a piece and ranked them in nearly the same
+// order (one swap), where one core gathering alone ranked four in another
+// order. (It does not follow the packing round by round within a
+// calibration: the packing's extra time moves with the lockstep's own
+// states, 176-327 us a superstep over the rounds of one, while the gather
+// stayed at 3.4-4.5 ns a piece.) Then the first thread copies alone (the
+// copy is the private cache's), and then the round trips.
 HostStateSamples sample_host_state(const switchyard::Topology& topology, int core_a, int core_b, std::uint32_t runs) {
   if (runs == 0) throw std::invalid_argument("switchyard::model::sample_host_state: runs must be >= 1");
   for (const int core : {core_a, core_b})

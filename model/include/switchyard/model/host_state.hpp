@@ -3,22 +3,24 @@
 // on bare threads, outside the runtime, so that what they show is the host
 // and not switchyard.
 //  - private copy: one core copying 8 messages of 16 KiB (its private cache),
-//    ns per 64-byte line. The unit's own work; the host mostly leaves it be
-//    (0.57-0.67 ns over 4 minutes), but some calibrations ran all through
-//    at 0.94-1.27: the host slowing the core itself, which slow_rounds.hpp
-//    cannot tell within a calibration that it lasts from start to end (one
-//    such had its unit at 1.87 ns against 1.30-1.35 in the four after it).
-//  - beyond-cache gather: one core reading 8-byte pieces one per cache line
-//    out of 8 MiB, down the columns of a grid as calibrate's packing does
-//    (gathered_line), ns per piece. What the shared cache and memory cost:
-//    what calibrate's packing, and the coherence terms beyond the private
-//    cache, measure. The host moves it several-fold: in 4 minutes of a probe
-//    on this machine, the medians of 15-second windows ranged from 2.1 to
-//    7.1 ns a piece, while the private copy stayed within 12 %.
+//    ns per 64-byte line. The unit's own work; the host moves it less, but
+//    it moves: over the same 2 min 40 s, 16-second windows' medians of 0.76
+//    to 1.43 ns; and a whole calibration ran at 1.21 ns (the four after it at
+//    0.65-0.94) with its unit at 1.87 ns against their 1.30-1.35: the host
+//    slowing the core itself all through, which slow_rounds.hpp cannot tell
+//    within one calibration.
+//  - beyond-cache gather: each core reading 8-byte pieces one per cache line
+//    out of 8 MiB of its own, down the columns of a grid as calibrate's
+//    packing does (gathered_line), ns per piece. What the shared cache and
+//    memory cost, where calibrate's packing and its coherence terms beyond
+//    the private cache are measured. The host moves it several-fold: over
+//    2 min 40 s of `model probe --rounds 150 --pause 1000`, the medians of
+//    16-second windows ranged from 4.5 to 9.2 ns a piece.
 //  - cross-core line round trip: two threads on different cores passing one
 //    cache line back and forth, ns per round trip. What coherence costs
-//    between the two cores (the coherence terms x and x_p): 470-840 ns here,
-//    a VM's two vCPUs being wherever the host runs them.
+//    between the two cores (the coherence terms x and x_p): 16-second
+//    windows' medians of 437-499 ns over the same 2 min 40 s, single rounds
+//    up to 9 times apart, a VM's two vCPUs being wherever the host runs them.
 // A calibration records them (measured["host_*"]), so that two machine files
 // that differ say whether the host differed when they were taken, and
 // `switchyard model probe` prints them round by round.
