@@ -96,7 +96,7 @@ def worst_pair(values):
 
 
 def print_table(paths, levels, what="parameters"):
-    """Each figure per calibration and its worst pair; the names of those over 10 %."""
+    """Each figure per calibration, its worst pair, and how many are within 10 %."""
     names = list(dict.fromkeys(name for level in levels for name in level))
     print(f"{what[:-1]:<36}" + "".join(f"{p.stem[-12:]:>13}" for p in paths) + "   worst pair")
     missed = []
@@ -109,7 +109,6 @@ def print_table(paths, levels, what="parameters"):
               f"   {100 * worst:6.1f} %" + ("  over 10 %" if worst > TARGET else ""))
     print(f"\n{len(names) - len(missed)} of {len(names)} {what} within 10 % over every pair" +
           (f"; over: {', '.join(missed)}" if missed else ""))
-    return missed
 
 
 def print_like_state_pairs(paths, levels, hosts):
