@@ -151,7 +151,11 @@ HostStateSamples sample_host_state(const switchyard::Topology& topology, int cor
       throw std::invalid_argument("switchyard::model::sample_host_state: CPU " + std::to_string(core) +
                                   " is not one this process may run on");
   const bool two_cores = core_a != core_b;
+  // Reserved here, so that nothing is allocated between the timed samples.
   HostStateSamples out;
+  out.private_copy_ns_per_line.reserve(runs);
+  out.gather_ns_per_piece.reserve(runs);
+  if (two_cores) out.line_round_trip_ns.reserve(runs);
   std::vector<Side> sides(two_cores ? 2 : 1);
   std::barrier phase(static_cast<std::ptrdiff_t>(sides.size()));
   std::atomic<std::uint64_t> ball{0};
