@@ -79,7 +79,17 @@
 //    make two of them agree. With each of 37 calibrations taken over 20
 //    minutes, the collectives' auto chose alike in 34 of the regret grid's
 //    35 cases, and its worst regret on the same measurements moved by 0.013
-//    at most.
+//    at most. Combining back-to-back calibrations did not help either: files
+//    each holding the median of 7 or 11, or the interquartile mean of 15
+//    (2-5 minutes each), agreed within 10 % on 27, 42 and 29 of the 48
+//    numbers scripts/calibration_repeatability.py compares, three files a
+//    set, where triples of single calibrations taken the same day agreed on
+//    4-40 (set medians 6.5-25). The host's states outlast minutes: one
+//    15-calibration file recorded pack_piece 5.3 and the 16 KiB exchange
+//    corrections 1.5 where the two before it had 3.7-4.0 and 1.1-1.2, and a
+//    gather beyond the private cache on a bare thread, outside switchyard,
+//    took 2.2 ns a piece (median) for 100 s, then 7.7 for 70 s, then 2.2
+//    again (with 2 MiB pages 2.2, 5.2, 2.2).
 //  - same core: no link and no latency; the messages are copies on that core,
 //    charged through its S_i + R_i (recorded as same_core_* in `measured`).
 // The node-to-node level (between nodes, the MPI transport) is left empty.
