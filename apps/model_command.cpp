@@ -200,9 +200,8 @@ struct HostStateRound {
 };
 
 HostStateRound host_state_round(const Runtime& rt, std::uint32_t runs) {
-  const std::vector<int>& cores = rt.cores();
-  const sm::HostStateSamples h =
-      sm::sample_host_state(rt.topology(), cores.at(0), cores.size() > 1 ? cores[1] : cores[0], runs);
+  const sm::CalibrationCores cores = sm::calibration_cores(rt);
+  const sm::HostStateSamples h = sm::sample_host_state(rt.topology(), cores.a, cores.b, runs);
   return {median(h.private_copy_ns_per_line), median(h.gather_ns_per_piece),
           h.line_round_trip_ns.empty() ? 0 : median(h.line_round_trip_ns)};
 }

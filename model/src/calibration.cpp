@@ -411,8 +411,9 @@ Figure host_state_figure(Runtime& rt, int a, int b) {
 }
 
 std::vector<Figure> figures(Runtime& rt) {
-  const std::vector<int>& cores = rt.cores();
-  const int a = cores.at(0), b = cores.size() > 1 ? cores[1] : cores[0];
+  const CalibrationCores cores = calibration_cores(rt);
+  // Plain names, not a structured binding: the figures' lambdas capture them (Clang 14 cannot).
+  const int a = cores.a, b = cores.b;
   const RunOptions cross = on_cores(a, b), same = on_cores(a, a);
   const auto one = [](const char* name, std::function<std::vector<double>(std::uint32_t)> run) {
     return Figure{{name}, [run = std::move(run)](std::uint32_t r) { return std::vector<std::vector<double>>{run(r)}; }};
@@ -665,18 +666,22 @@ void derive_parameters(Machine& c, const RoundSamples& samples, const std::vecto
 
 }  // namespace
 
+CalibrationCores calibration_cores(const Runtime& rt) {
+  const std::vector<int>& cores = rt.cores();
+  return {cores.at(0), cores.size() > 1 ? cores[1] : cores[0]};
+}
+
 ColocationProbe probe_colocation(Runtime& rt, std::uint32_t rounds, std::uint32_t runs) {
   if (rounds == 0 || runs == 0)
     throw std::invalid_argument("switchyard::model::probe_colocation: rounds and runs must be >= 1");
-  const std::vector<int>& cores = rt.cores();
-  const RunOptions cross = on_cores(cores.at(0), cores.size() > 1 ? cores[1] : cores[0]),
-                   same = on_cores(cores[0], cores[0]);
+  const CalibrationCores cores = calibration_cores(rt);
+  const RunOptions cross = on_cores(cores.a, cores.b), same = on_cores(cores.a, cores.a);
   ColocationProbe probe;
   for (std::uint32_t r = 0; r < rounds; ++r) {
     probe.cross_core_one_way_ns.push_back(1e9 * low_quantile(ping_pong(rt, cross, runs)));
     probe.same_core_one_way_ns.push_back(1e9 * low_quantile(ping_pong(rt, same, runs)));
   }
-  if (cores.size() < 2) {
+  if (rt.cores().size() < 2) {
     probe.verdict.colocated.assign(rounds, false);
     probe.verdict.normal = rounds;
   } else {

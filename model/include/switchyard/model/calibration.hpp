@@ -142,6 +142,13 @@ struct CalibrationOptions {
 // is verified; a wrong one throws std::runtime_error.
 MachineFile calibrate(Runtime& rt, const CalibrationOptions& options = {});
 
+// The two cores every cross-core figure runs between (OS CPU numbers): the
+// runtime's first two, or its one core twice. `model probe` samples the same.
+struct CalibrationCores {
+  int a = 0, b = 0;
+};
+CalibrationCores calibration_cores(const Runtime& rt);
+
 // The co-location check (colocation.hpp) alone, as calibrate() makes it at
 // both ends of every round: `rounds` rounds, each timing `runs` cross-core and
 // then `runs` same-core 8-byte hand-offs (ns, one way); per round the lower
