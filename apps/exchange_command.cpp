@@ -34,7 +34,8 @@ struct ExchangeCommand::Args {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
   std::string matrix, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine, max_work;
-  bool nonuniform = false, interleave = false;
+  std::string execution = "copy", copy = "pull";
+  bool nonuniform = false, interleave = false, strict = false;
   TraceOption trace;
   // The pattern options (--matrix replaces them), and those of them given.
   std::vector<const CLI::Option*> pattern_options;
@@ -198,6 +199,9 @@ sys::ExchangeOptions parse_exchange_options(const ExchangeCommand::Args& a) {
   if (!a.machine.empty()) options.machine = read_machine_option(a.machine);
   if (options.schedulers.empty()) options.schedulers = sys::default_exchange_schedulers();
   options.interleave = a.interleave;
+  options.execution = a.execution == "messages" ? sys::ExchangeExecution::messages : sys::ExchangeExecution::copy;
+  options.copy_side = a.copy == "push" ? CopySide::sender : CopySide::receiver;
+  options.strict = a.strict;
   return options;
 }
 
@@ -215,6 +219,11 @@ void write_exchange_json(const ExchangeCommand::Args& a, const ExchangeInput& in
   j["repeat"] = options.repeat;
   j["seed"] = options.seed;
   j["interleaved"] = options.interleave;
+  j["execution"] = a.execution;
+  if (a.execution == "copy") {
+    j["copy"] = a.copy;
+    j["strict"] = a.strict;
+  }
   j["mailbox_capacity"] = options.run_options.ring_capacity;
   j["results"] = nlohmann::ordered_json::array();
   j["generate_recv"] = nlohmann::ordered_json::array();
@@ -395,6 +404,22 @@ ExchangeCommand::ExchangeCommand(CLI::App& app) : args_(std::make_unique<Args>()
                      "Run all the schedulers in one job per matrix, each repetition every scheduler once, in an "
                      "order in which each follows every other equally often (default: one job per scheduler): "
                      "ratios between them on a shared machine");
+  exchange
+      ->add_option("--execution", ex.execution,
+                   "copy: each plan compiled into copies that the cores make straight from sender to receiver; "
+                   "messages: every message through the runtime's point-to-point path, as the papers' processes "
+                   "send them")
+      ->check(CLI::IsMember({"copy", "messages"}))
+      ->capture_default_str();
+  exchange
+      ->add_option("--copy", ex.copy,
+                   "copy execution: pull (the receiver's core copies) or push (the sender's core copies; DRS_N "
+                   "always pushes)")
+      ->check(CLI::IsMember({"pull", "push"}))
+      ->capture_default_str();
+  exchange->add_flag("--strict", ex.strict,
+                     "copy execution of static schedules: a barrier of the cores between phases (the papers' "
+                     "synchronous model) instead of running loosely synchronously");
   exchange->add_option("--max-work", ex.max_work, kMaxWorkHelp)->type_name("STEPS");
   ex.trace.add_to(*exchange);
   ex.pattern_options = {ex_processes, ex_density, ex_bytes, ex_nonuniform};

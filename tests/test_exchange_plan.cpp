@@ -55,6 +55,8 @@ struct BufferForms {
   BufferForms(ExchangeBuffers& b, Rank size) : send_at(size, 0), recv_at(size, 0) {
     for (std::size_t i = 0; i < b.row().size(); ++i) sends.push_back(b.send_buffer(i));
     for (std::size_t i = 0; i < b.column().size(); ++i) recvs.push_back(b.recv_buffer(i));
+    sent.resize(sends.size());
+    received.resize(recvs.size());
     if (!sends.empty()) {
       const std::byte* base = sends.front().data();
       send_block = {base, static_cast<std::size_t>(sends.back().data() + sends.back().size() - base)};
@@ -70,10 +72,39 @@ struct BufferForms {
       }
     }
   }
-  // Run k of a plan: even runs through the spans, odd ones through the blocks.
-  Task<ExchangeRunStats> run(const ExchangePlan& plan, const Communicator& comm, int k) const {
-    if (k % 2 == 0) return plan.run(comm, sends, recvs);
-    return plan.run(comm, send_block, send_at, recv_block, recv_at);
+  // Run k of a plan: through the spans, the blocks, and hooks in turn.
+  Task<ExchangeRunStats> run(const ExchangePlan& plan, const Communicator& comm, int k) {
+    if (k % 3 == 0) return plan.run(comm, sends, recvs);
+    if (k % 3 == 1) return plan.run(comm, send_block, send_at, recv_block, recv_at);
+    return run_hooks(plan, comm);
+  }
+
+  // The hook form: every message made ready once before it goes and handed
+  // over once after it is in, each checked (the counts are the forms', made
+  // once: a run must allocate nothing).
+  class CountingHooks final : public ExchangeHooks {
+   public:
+    explicit CountingHooks(BufferForms& f) : f_(f) {
+      std::fill(f.sent.begin(), f.sent.end(), 0);
+      std::fill(f.received.begin(), f.received.end(), 0);
+    }
+    std::span<const std::byte> send_buffer(std::size_t i) override { return f_.sends[i]; }
+    std::span<std::byte> recv_buffer(std::size_t i) override { return f_.recvs[i]; }
+    void before_send(std::size_t i) override { ++f_.sent[i]; }
+    void after_receive(std::size_t i) override { ++f_.received[i]; }
+    bool each_once() const {
+      return std::all_of(f_.sent.begin(), f_.sent.end(), [](int c) { return c == 1; }) &&
+             std::all_of(f_.received.begin(), f_.received.end(), [](int c) { return c == 1; });
+    }
+
+   private:
+    BufferForms& f_;
+  };
+  Task<ExchangeRunStats> run_hooks(const ExchangePlan& plan, Communicator comm) {
+    CountingHooks hooks(*this);
+    const ExchangeRunStats stats = co_await plan.run(comm, hooks);
+    SY_CHECK(hooks.each_once(), "a hook ran more or less than once per message");
+    co_return stats;
   }
 
   std::vector<std::span<const std::byte>> sends;
@@ -81,6 +112,7 @@ struct BufferForms {
   std::span<const std::byte> send_block;
   std::span<std::byte> recv_block;
   std::vector<std::uint64_t> send_at, recv_at;
+  std::vector<int> sent, received;  // per message, by the hook form's run
 };
 
 bool same_entries(std::span<const MatrixEntry> a, std::span<const MatrixEntry> b) {
@@ -91,27 +123,51 @@ bool same_entries(std::span<const MatrixEntry> a, std::span<const MatrixEntry> b
 
 const std::vector<std::string> kSchedulers{"ac", "drsn", "lp", "cgm", "optimal", "optimal-bytes"};
 
-// The papers' patterns (uniform and non-uniform sizes) and every corner of
-// exchange_cases.hpp (no messages, empty rows, self-messages, a dense row and
-// column, sizes around the transport's boundaries), one process included.
+// How a plan runs: compiled, the receiver's core copying (pull) or the
+// sender's (push), loosely synchronously or with strict phases; or on the
+// runtime's messages, with rings of the default capacity and of one line.
+struct Execution {
+  std::string name;
+  ExchangeExecution execution = ExchangeExecution::copy;
+  CopySide side = CopySide::receiver;
+  bool strict = false;
+  std::size_t ring_capacity = 1024;
+};
+const std::vector<Execution> kExecutions{
+    {"pull"},
+    {"push", ExchangeExecution::copy, CopySide::sender},
+    {"strict", ExchangeExecution::copy, CopySide::receiver, true},
+    {"push_ring1", ExchangeExecution::copy, CopySide::sender, false, 1},
+    {"messages", ExchangeExecution::messages},
+    {"messages_ring1", ExchangeExecution::messages, CopySide::receiver, false, 1}};
+
+// The papers' patterns (uniform and non-uniform sizes, at 16 and 64
+// processes) and every corner of exchange_cases.hpp (no messages, empty rows,
+// self-messages, a dense row and column, sizes around the transport's
+// boundaries) at 1, 2, 3 and 7 processes.
 std::vector<sytest::Case> plan_cases() {
-  std::vector<sytest::Case> cases{{"fig7_n16", sytest::uniform_case(16)}, {"nonuniform_n16", sytest::nonuniform_case(16)}};
-  for (Rank n : {Rank{1}, Rank{7}}) {
+  std::vector<sytest::Case> cases{{"fig7_n16", sytest::uniform_case(16)},
+                                  {"nonuniform_n16", sytest::nonuniform_case(16)},
+                                  {"fig7_n64", sytest::uniform_case(64)}};
+  for (Rank n : {Rank{1}, Rank{2}, Rank{3}, Rank{7}}) {
     for (auto& c : sytest::special_cases(n)) cases.push_back({c.name + "_n" + std::to_string(n), std::move(c.m)});
   }
   return cases;
 }
 
 // One job: the plan (from the whole matrix, or by create() in the job) run
-// `runs` times, alternating the two buffer forms, every byte checked each time.
-void run_many(const CommMatrix& m, const std::string& scheduler, bool collective, int runs) {
+// `runs` times, the three buffer forms in turn, every byte checked each time.
+void run_many(const CommMatrix& m, const std::string& scheduler, bool collective, const Execution& how, int runs) {
   const Rank n = m.size();
   ExchangePlanOptions options;
   options.scheduler = scheduler;
   options.seed = 5;
+  options.execution = how.execution;
+  options.copy_side = how.side;
+  options.strict = how.strict;
   // create() of drsn finds its receives by active messages, of ac by concatenation.
   GenerateRecvByActiveMessages generate(n);
-  RunOptions run_options = sytest::run_options();
+  RunOptions run_options = sytest::run_options(how.ring_capacity);
   if (collective && scheduler == "drsn") {
     generate.install(run_options);
     options.generate_recv = &generate;
@@ -123,7 +179,7 @@ void run_many(const CommMatrix& m, const std::string& scheduler, bool collective
       [&](Process& p) -> Task<void> {
         const Rank me = p.rank();
         ExchangeBuffers b(m, me, 77);
-        const BufferForms forms(b, n);
+        BufferForms forms(b, n);
         std::optional<ExchangePlan> mine;
         if (collective) mine = co_await ExchangePlan::create(p, m.row(me), options);
         const ExchangePlan& plan = collective ? *mine : *global;
@@ -140,21 +196,22 @@ void run_many(const CommMatrix& m, const std::string& scheduler, bool collective
       run_options);
 }
 
-class ManyRuns : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+class ManyRuns : public ::testing::TestWithParam<std::tuple<std::string, bool, Execution>> {};
 
 TEST_P(ManyRuns, EveryByteOfEveryRun) {
-  const auto& [scheduler, collective] = GetParam();
+  const auto& [scheduler, collective, how] = GetParam();
   for (const auto& c : plan_cases()) {
     SCOPED_TRACE(c.name);
-    run_many(c.m, scheduler, collective, 100);
+    run_many(c.m, scheduler, collective, how, 30);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, ManyRuns,
-                         ::testing::Combine(::testing::ValuesIn(kSchedulers), ::testing::Bool()),
+                         ::testing::Combine(::testing::ValuesIn(kSchedulers), ::testing::Bool(),
+                                            ::testing::ValuesIn(kExecutions)),
                          [](const auto& info) {
                            return sytest::identifier(std::get<0>(info.param)) +
-                                  (std::get<1>(info.param) ? "_create" : "_global");
+                                  (std::get<1>(info.param) ? "_create_" : "_global_") + std::get<2>(info.param).name;
                          });
 
 // Runs one after the other with no barrier between: a fast process starts its
@@ -163,14 +220,20 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, ManyRuns,
 // after a run is safe: nothing of the next run lands before it is posted.
 TEST(ExchangePlan, RunsBackToBackWithoutBarriers) {
   const CommMatrix m = sytest::nonuniform_case(16);
-  for (const std::string& scheduler : kSchedulers) {
-    SCOPED_TRACE(scheduler);
-    const ExchangePlan plan = one_thread_plan(m, scheduler);
+  for (const std::string& scheduler : kSchedulers)
+  for (const Execution& how : kExecutions) {
+    SCOPED_TRACE(scheduler + ", " + how.name);
+    ExchangePlanOptions options;
+    options.scheduler = scheduler;
+    options.execution = how.execution;
+    options.copy_side = how.side;
+    options.strict = how.strict;
+    const ExchangePlan plan = one_thread_plan(m, options);
     sytest::runtime().run(
         16,
         [&](Process& p) -> Task<void> {
           ExchangeBuffers b(m, p.rank(), 21);
-          const BufferForms forms(b, 16);
+          BufferForms forms(b, 16);
           for (int k = 0; k < 20; ++k) {
             co_await forms.run(plan, p, k);
             if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
@@ -235,7 +298,7 @@ TEST(ExchangePlanAuto, ChoosesTheCheapestCandidateAndRunsIt) {
           [&](Process& p) -> Task<void> {
             const Rank me = p.rank();
             ExchangeBuffers b(c.m, me, 31);
-            const BufferForms forms(b, n);
+            BufferForms forms(b, n);
             const ExchangePlan mine = co_await ExchangePlan::create(p, c.m.row(me), options);
             chosen[me] = mine.options().scheduler;
             for (const ExchangePlan* plan : {&global, &mine}) {
@@ -579,7 +642,7 @@ TEST(ExchangePlanLibraries, CallersReceivesOnTheSameCommunicatorGetOnlyTheCaller
         [&](Process& p) -> Task<void> {
           const Rank me = p.rank();
           ExchangeBuffers b(m, me, 4);
-          const BufferForms forms(b, 12);
+          BufferForms forms(b, 12);
           RecvTicket user[2] = {p.post_recv(kAnySource, 0), p.post_recv(kAnySource, 0)};
           for (int k = 0; k < 4; ++k) {
             b.poison();
@@ -629,7 +692,7 @@ TEST(ExchangePlanLibraries, RedistributionInterleavedWithAnExchange) {
           [&](Process& p) -> Task<void> {
             const Rank me = p.rank();
             ExchangeBuffers b(m, me, 6);
-            const BufferForms forms(b, 6);
+            BufferForms forms(b, 6);
             std::span<const double> mine;
             if (me < in.size()) mine = in[me];
             std::vector<double> out(want[me].size());
@@ -664,7 +727,7 @@ TEST(ExchangePlanLibraries, OnePlanOnTwoHalvesAtOnce) {
         [&](Process& p) -> Task<void> {
           const Communicator half = co_await p.world().split(p.rank() / 8, p.rank());
           ExchangeBuffers b(m, half.rank(), 10 + p.rank() / 8);
-          const BufferForms forms(b, 8);
+          BufferForms forms(b, 8);
           for (int k = 0; k < 5; ++k) {
             b.poison();
             co_await half.barrier();

@@ -61,6 +61,25 @@ const Group* Group::cached_library(std::uint64_t key) const noexcept {
   return nullptr;
 }
 
+GroupAttachment* Group::cached_attachment(std::uint64_t key) const noexcept {
+  for (const CachedAttachment& slot : attachment_cache_) {
+    GroupAttachment* a = slot.value.load(std::memory_order_acquire);
+    if (!a) return nullptr;
+    if (slot.key.load(std::memory_order_relaxed) == key) return a;
+  }
+  return nullptr;
+}
+
+void Group::cache_attachment(std::uint64_t key, GroupAttachment* a) const noexcept {
+  for (CachedAttachment& slot : attachment_cache_) {
+    if (!slot.value.load(std::memory_order_relaxed)) {
+      slot.key.store(key, std::memory_order_relaxed);
+      slot.value.store(a, std::memory_order_release);  // pairs with the acquire in cached_attachment
+      return;
+    }
+  }
+}
+
 bool Group::cache_library(const Group* g) const noexcept {
   for (auto& slot : libraries_) {
     if (!slot.load(std::memory_order_relaxed)) {
@@ -275,6 +294,7 @@ void Process::null_communicator() {
 }
 
 Rank Communicator::size() const { return group().size(); }
+std::uint32_t Communicator::nodes() const { return group().members().nodes_spanned; }
 ContextId Communicator::context() const { return group().context(); }
 Process& Communicator::process() const {
   group();

@@ -62,7 +62,7 @@ bool Worker::has_pending_work() {
   if (cancel_seen_ && !cancel_released_ && job_->quiesced.load(std::memory_order_acquire) == job_->worker_count()) {
     return true;
   }
-  return endpoint_.has_arrivals();
+  return endpoint_.has_arrivals() || watch_satisfied();
 }
 
 void Worker::thread_main() {
@@ -104,6 +104,7 @@ void Worker::run_job() {
                                  trace_ ? &TraceBuffer::now : nullptr});
   ready_.reset(local_processes().size());
   timers_.reset(local_processes().size());
+  watches_.reserve(local_processes().size());
   live_ = local_processes().size();
   for (Process* p : local_processes()) {
     p->resume_point_ = p->main_.handle();
@@ -115,6 +116,7 @@ void Worker::run_job() {
   for (;;) {
     bool worked = endpoint_.poll();
     if (!network_waits_.empty()) worked |= poll_network_waits();
+    if (!watches_.empty()) worked |= poll_watches();
     if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
     if (!cancel_seen_ && !timers_.empty()) expire_timers();  // a cancelled job wakes every sleeper itself
     const bool may_resume = !cancel_seen_ || cancel_released_;
@@ -223,26 +225,48 @@ bool Worker::network_finished() {
   return job.network_done.load(std::memory_order_acquire);
 }
 
-// A collective's MPI operations that this core's processes wait for.
-bool Worker::poll_network_waits() {
+// Ends the waits for which over(wait) holds: sets each one's flag, notifies
+// its process and drops it (order not kept). Whether any ended.
+template <class Wait, class Over>
+bool Worker::end_waits(std::vector<Wait>& waits, Over&& over) {
   bool any = false;
-  for (std::size_t i = 0; i < network_waits_.size();) {
-    NetworkWait& w = network_waits_[i];
-    if (!w.comm->test()) {
+  for (std::size_t i = 0; i < waits.size();) {
+    Wait& w = waits[i];
+    if (!over(w)) {
       ++i;
       continue;
     }
     *w.done = true;
     w.process->notify();
-    w = network_waits_.back();
-    network_waits_.pop_back();
+    w = waits.back();
+    waits.pop_back();
     any = true;
   }
   return any;
 }
 
+// A collective's MPI operations that this core's processes wait for.
+bool Worker::poll_network_waits() {
+  return end_waits(network_waits_, [](NetworkWait& w) { return w.comm->test(); });
+}
+
+// Words other cores store, that this core's processes wait for (watch()).
+// Acquire pairs with the release store of the word's core: what it did
+// before (copies, published buffers) is visible to the woken process.
+bool Worker::poll_watches() {
+  return end_waits(watches_, [](const Watch& w) { return w.word->load(std::memory_order_acquire) >= w.target; });
+}
+
+bool Worker::watch_satisfied() const noexcept {
+  for (const Watch& w : watches_) {
+    if (w.word->load(std::memory_order_acquire) >= w.target) return true;  // as in poll_watches
+  }
+  return false;
+}
+
 void Worker::leave_job() {
   network_waits_.clear();
+  watches_.clear();
   // Packets still in the rings are plain bytes owned by the rings; they go with the Job.
   ready_.reset(0);
   trace_ = nullptr;
@@ -299,6 +323,7 @@ bool Worker::handle_cancel() {
   if (job.quiesced.load(std::memory_order_acquire) < job.worker_count()) return false;
   cancel_released_ = true;
   network_waits_.clear();  // their processes unwind now; the flags go with their frames
+  watches_.clear();
   const bool stalled = job.stalled();
   for (Process* p : local_processes()) {
     if (p->finished_) continue;

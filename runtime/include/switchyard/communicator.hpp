@@ -36,6 +36,7 @@ namespace switchyard {
 
 namespace detail {
 class Group;
+struct CopyEngine;
 }
 
 // The name under which a library reserves its duplicate of a communicator:
@@ -64,6 +65,8 @@ class Communicator {
   bool valid() const noexcept { return group_ != nullptr; }
   Rank rank() const noexcept { return rank_; }
   Rank size() const;
+  // Nodes (MPI ranks of a job across machines) with at least one member: 1 on one machine.
+  std::uint32_t nodes() const;
   ContextId context() const;
   Process& process() const;
   // The rank in the job (the world communicator) of this communicator's rank r.
@@ -138,6 +141,7 @@ class Communicator {
 
  private:
   friend class Process;
+  friend struct detail::CopyEngine;
   Communicator(Process* p, const detail::Group* g, Rank rank) noexcept : process_(p), group_(g), rank_(rank) {}
   const detail::Group& group() const;
   static Task<std::vector<std::byte>> allgather_bytes(Communicator c, std::span<const std::byte> mine);

@@ -40,6 +40,7 @@ class Job;
 class Group;
 class NodeComm;
 struct CoreCollective;
+struct CopyEngine;
 class TraceBuffer;
 struct TraceEvent;
 }  // namespace detail
@@ -216,6 +217,7 @@ class alignas(64) Process {
   friend class RecvTicket;
   friend class FlagAwaiterBase;
   friend class TraceSpan;
+  friend struct detail::CopyEngine;
   struct ParkAwaiter;
 
   Process(detail::Job& job, detail::Worker& worker, Rank rank);

@@ -147,6 +147,9 @@ class Driver {
     po.machine = o_.machine;
     po.ac = o_.ac;
     po.drsn_retry_yields = o_.drsn_retry_yields;
+    po.execution = o_.execution;
+    po.copy_side = o_.copy_side;
+    po.strict = o_.strict;
     return po;
   }
 

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "copy_steps.hpp"
 #include "gathered_rows.hpp"
 #include "hooks_support.hpp"
 #include "scheduler_support.hpp"
@@ -26,10 +27,28 @@ namespace detail {
 
 enum class Scheme : std::uint8_t { phased, ac, drsn };
 
-// One member's side of a plan: its messages and, for phased plans, its program.
+// One member's side of a plan: its messages, for phased plans its program,
+// and the steps of a compiled run.
 struct ExchangePart {
   std::vector<MatrixEntry> sends, receives;
   ProcessPlan program;
+  MemberSteps steps;
+  CopyMember member;  // spans into `steps`, which never move once set
+  void set_steps(MemberSteps s) {
+    steps = std::move(s);
+    member = CopyMember{steps.incoming, steps.outgoing};
+  }
+};
+
+// Where a compiled run of the displacement or hook form lists its buffers:
+// its part's scratch, which one run at a time takes (`busy`: acquire by the
+// exchange that takes it, release when the run gives it back, so the next
+// run, on any core, sees it as left); a run that finds it taken (the same
+// rank running the plan on two communicators at once) makes its own.
+struct alignas(64) RegionScratch {
+  std::atomic<bool> busy{false};
+  std::vector<std::span<const std::byte>> send;
+  std::vector<std::span<std::byte>> recv;
 };
 
 // A member's count of its runs, from which DRS_N's order stream of each run
@@ -50,6 +69,11 @@ struct ExchangePlanData {
   std::optional<Rank> owner;              // create(): the member whose part `parts` holds
   std::vector<ExchangePart> parts;        // by rank; create(): the owner's alone
   std::unique_ptr<RunCount[]> run_counts;  // one per part
+  std::unique_ptr<RegionScratch[]> scratch;  // one per part
+  // A compiled run's exchange key (run_copy_exchange): unique in the OS
+  // process, and alike on every member of a plan from create().
+  std::uint64_t copy_key = 0;
+  CopyExchangeOptions copy_options;  // set once the plan is made (finish_data)
 };
 
 }  // namespace detail
@@ -60,6 +84,11 @@ using detail::ExchangePart;
 using detail::ExchangePlanData;
 using detail::Scheme;
 using Clock = std::chrono::steady_clock;
+
+std::uint64_t next_copy_key() {
+  static std::atomic<std::uint64_t> next{1};  // only its own uniqueness matters: relaxed
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 // options with "auto" replaced by the scheduler it chooses for m.
 ExchangePlanOptions resolve_auto(const CommMatrix& m, ExchangePlanOptions options) {
@@ -91,22 +120,57 @@ std::unique_ptr<ExchangePlanData> new_data(ExchangePlanOptions options, Scheme s
   d->processes = processes;
   d->parts.resize(parts);
   d->run_counts = std::make_unique<detail::RunCount[]>(parts);
+  d->scratch = std::make_unique<detail::RegionScratch[]>(parts);
+  d->copy_key = next_copy_key();
   return d;
 }
 
-// Every process's row and column of m.
+// Every process's row and column of m, and the steps of its whole messages
+// (an online scheme's compiled run).
 void set_entries(ExchangePlanData& d, const CommMatrix& m) {
+  const std::vector<std::vector<std::uint32_t>> position = detail::column_positions(m);
+  std::vector<std::vector<std::uint32_t>> at_sender(m.size());  // per column entry: its row entry at the sender
   for (Rank i = 0; i < m.size(); ++i) {
     d.parts[i].sends.assign(m.row(i).begin(), m.row(i).end());
-    for (const MatrixEntry& e : m.row(i)) d.parts[e.peer].receives.push_back({i, e.bytes});
+    for (std::size_t k = 0; k < m.row(i).size(); ++k) {
+      const MatrixEntry& e = m.row(i)[k];
+      d.parts[e.peer].receives.push_back({i, e.bytes});
+      at_sender[e.peer].push_back(static_cast<std::uint32_t>(k));
+    }
+  }
+  if (d.scheme == Scheme::phased) return;  // set_programs() sets them, piece by piece
+  for (Rank r = 0; r < m.size(); ++r) {
+    ExchangePart& part = d.parts[r];
+    part.set_steps(detail::steps_of_entries(r, part.sends, part.receives, position[r], at_sender[r]));
   }
 }
 
 void set_programs(ExchangePlanData& d, const CommMatrix& m, Schedule s, Contention contention) {
   std::vector<ProcessPlan> plans = make_process_plans(s, m, contention);
-  for (Rank r = 0; r < m.size(); ++r) d.parts[r].program = std::move(plans[r]);
+  for (Rank r = 0; r < m.size(); ++r) {
+    d.parts[r].program = std::move(plans[r]);
+    d.parts[r].set_steps(detail::steps_of_program(r, d.parts[r].program));
+  }
   d.phases = s.phases.size();
   d.schedule = std::move(s);
+}
+
+// How the compiled runs of a finished plan copy (copy_exchange.hpp).
+void set_copy_options(ExchangePlanData& d) {
+  CopyExchangeOptions& o = d.copy_options;
+  o.side = d.options.copy_side;
+  o.seed = d.options.seed;
+  switch (d.scheme) {
+    case Scheme::ac: o.order = CopyOrder::any; break;
+    case Scheme::phased: o.order = d.options.strict ? CopyOrder::strict_phases : CopyOrder::phases; break;
+    case Scheme::drsn:
+      o.order = CopyOrder::busy_locks;
+      o.side = CopySide::sender;
+      o.retry_yields = d.options.drsn_retry_yields;
+      o.observer = d.options.drsn_monitor;
+      break;
+  }
+  o.phases = static_cast<std::uint32_t>(d.phases);
 }
 
 Schedule timed_schedule(ExchangePlanData& d, const CommMatrix& m) {
@@ -128,6 +192,7 @@ ExchangePlan::ExchangePlan(const CommMatrix& m, ExchangePlanOptions options) {
   set_entries(d, m);
   if (d.scheme == Scheme::phased) set_programs(d, m, timed_schedule(d, m), Contention::forbidden);
   if (d.options.chosen_by_auto) d.schedule_ms += choosing_ms;
+  set_copy_options(d);
 }
 
 ExchangePlan ExchangePlan::from_schedule(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options) {
@@ -136,6 +201,7 @@ ExchangePlan ExchangePlan::from_schedule(const CommMatrix& m, Schedule schedule,
   auto data = new_data(std::move(options), Scheme::phased, m.size(), m.size());
   set_entries(*data, m);
   set_programs(*data, m, std::move(schedule), Contention::allowed);
+  set_copy_options(*data);
   return ExchangePlan(std::move(data));
 }
 
@@ -230,13 +296,55 @@ Task<void> gather_and_distribute(Communicator comm, ExchangePlanData& d) {
   if (comm.rank() != 0) {
     const Message program = co_await lib.recv(0, kProgramTag);
     decode_program(program.bytes(), comm.rank(), d);
-    co_return;
+  } else {
+    const std::vector<std::vector<std::byte>> wire = schedule_programs(*rows.matrix, d);
+    std::vector<SendTicket> sent;
+    sent.reserve(wire.size());
+    for (Rank r = 1; r < d.processes; ++r) sent.push_back(lib.post_send(r, wire[r], kProgramTag));
+    co_await comm.process().wait_all(sent);
   }
-  const std::vector<std::vector<std::byte>> wire = schedule_programs(*rows.matrix, d);
-  std::vector<SendTicket> sent;
-  sent.reserve(wire.size());
-  for (Rank r = 1; r < d.processes; ++r) sent.push_back(lib.post_send(r, wire[r], kProgramTag));
-  co_await comm.process().wait_all(sent);
+  mine.set_steps(detail::steps_of_program(comm.rank(), mine.program));
+}
+
+// Four bytes per message, each an entry index, as ExchangeHooks.
+class IndexHooks final : public ExchangeHooks {
+ public:
+  IndexHooks(std::span<const std::uint32_t> out, std::span<std::uint32_t> in) noexcept : out_(out), in_(in) {}
+  std::span<const std::byte> send_buffer(std::size_t i) override { return std::as_bytes(out_.subspan(i, 1)); }
+  std::span<std::byte> recv_buffer(std::size_t i) override { return std::as_writable_bytes(in_.subspan(i, 1)); }
+
+ private:
+  std::span<const std::uint32_t> out_;
+  std::span<std::uint32_t> in_;
+};
+
+std::vector<MatrixEntry> index_messages(std::span<const MatrixEntry> entries) {
+  std::vector<MatrixEntry> out(entries.begin(), entries.end());
+  for (MatrixEntry& e : out) e.bytes = sizeof(std::uint32_t);
+  return out;
+}
+
+// An online scheme's compiled steps need, for each message, its entry at the
+// other end: every sender tells each receiver its row index, every receiver
+// each sender its column index (two AC exchanges of four bytes a message).
+Task<void> learn_peer_entries(Communicator lib, ExchangePart& mine) {
+  const std::vector<MatrixEntry> sends = index_messages(mine.sends), receives = index_messages(mine.receives);
+  std::vector<std::uint32_t> row(sends.size()), column(receives.size());
+  for (std::size_t i = 0; i < row.size(); ++i) row[i] = static_cast<std::uint32_t>(i);
+  for (std::size_t j = 0; j < column.size(); ++j) column[j] = static_cast<std::uint32_t>(j);
+  std::vector<std::uint32_t> at_sender(receives.size()), at_receiver(sends.size());
+  IndexHooks forward(row, at_sender), backward(column, at_receiver);
+  co_await execute_ac(lib, sends, receives, forward);
+  co_await execute_ac(lib, receives, sends, backward);
+  mine.set_steps(detail::steps_of_entries(lib.rank(), mine.sends, mine.receives, at_receiver, at_sender));
+}
+
+// Rank 0's key for the compiled runs, on every member.
+Task<std::uint64_t> agree_copy_key(Communicator lib, std::uint64_t mine) {
+  const std::vector<std::byte> key = co_await lib.broadcast(0, std::as_bytes(std::span<const std::uint64_t, 1>(&mine, 1)));
+  std::uint64_t agreed = 0;
+  std::memcpy(&agreed, key.data(), sizeof agreed);
+  co_return agreed;
 }
 
 // "auto" in create(): every member's rows to every member, rank 0 chooses for
@@ -275,11 +383,18 @@ Task<ExchangePlan> ExchangePlan::create_on(Communicator comm, std::span<const Ma
   mine.sends.assign(sends.begin(), sends.end());
   if (d->scheme == Scheme::phased) {
     co_await gather_and_distribute(comm, *d);
-  } else if (d->options.generate_recv) {
-    mine.receives = co_await d->options.generate_recv->run(comm, mine.sends);
   } else {
-    mine.receives = co_await generate_recv_concat(comm, mine.sends);
+    if (d->options.generate_recv) {
+      mine.receives = co_await d->options.generate_recv->run(comm, mine.sends);
+    } else {
+      mine.receives = co_await generate_recv_concat(comm, mine.sends);
+    }
+    if (d->options.execution == ExchangeExecution::copy) {
+      co_await learn_peer_entries(comm.library(kExchangePlanLibrary), mine);
+    }
   }
+  d->copy_key = co_await agree_copy_key(comm.library(kExchangePlanLibrary), d->copy_key);
+  set_copy_options(*d);
   co_return ExchangePlan(std::move(d));
 }
 
@@ -306,9 +421,69 @@ const ExchangePart* part_for_run(const ExchangePlanData& d, const Communicator& 
   return &d.parts[d.owner ? 0 : me];
 }
 
+// Whether a run on comm is compiled: copies on one node; the messages path
+// for a plan that asks for it and for a communicator across nodes.
+bool compiled(const ExchangePlanData& d, const Communicator& comm) {
+  return d.options.execution == ExchangeExecution::copy && comm.nodes() == 1;
+}
+
+// The compiled run of `part` with its buffers in `regions`, on the plan's
+// duplicate of comm: the runtime's own task, with no frame of the plan's around it.
+Task<ExchangeRunStats> run_copies(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
+                                  CopyRegions regions) {
+  return run_copy_exchange(comm.library(kExchangePlanLibrary), d.copy_key, d.processes, part.member, regions,
+                           d.copy_options);
+}
+
+// The buffer lists of a compiled run of the displacement or hook form: the
+// part's scratch, or lists of its own when another run holds it.
+class RunRegions {
+ public:
+  RunRegions(detail::RegionScratch& scratch, const ExchangePart& part)
+      : claimed_(scratch.busy.exchange(true, std::memory_order_acquire) ? nullptr : &scratch),
+        send_(claimed_ ? claimed_->send : own_send_),
+        recv_(claimed_ ? claimed_->recv : own_recv_) {
+    send_.resize(part.sends.size());  // sized on the first run, kept after
+    recv_.resize(part.receives.size());
+  }
+  ~RunRegions() {
+    if (claimed_) claimed_->busy.store(false, std::memory_order_release);
+  }
+  RunRegions(const RunRegions&) = delete;
+  RunRegions& operator=(const RunRegions&) = delete;
+  std::span<std::span<const std::byte>> send() noexcept { return send_; }
+  std::span<std::span<std::byte>> recv() noexcept { return recv_; }
+  CopyRegions regions() const noexcept { return CopyRegions{send_, recv_}; }
+
+ private:
+  detail::RegionScratch* claimed_;
+  std::vector<std::span<const std::byte>> own_send_;
+  std::vector<std::span<std::byte>> own_recv_;
+  std::vector<std::span<const std::byte>>& send_;
+  std::vector<std::span<std::byte>>& recv_;
+};
+
+std::size_t part_index(const ExchangePlanData& d, const ExchangePart& part) {
+  return static_cast<std::size_t>(&part - d.parts.data());
+}
+
+// A compiled run of the hook form: every message made ready, the copies,
+// every message handed over.
+Task<ExchangeRunStats> run_hooks_copied(const ExchangePlanData& d, const ExchangePart& part, Communicator comm,
+                                        ExchangeHooks& hooks) {
+  RunRegions regions(d.scratch[part_index(d, part)], part);
+  detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part.sends, part.receives, hooks, regions.send(),
+                             regions.recv());
+  for (std::size_t i = 0; i < part.sends.size(); ++i) hooks.before_send(i);
+  const ExchangeRunStats stats = co_await run_copies(d, part, comm, regions.regions());
+  for (std::size_t j = 0; j < part.receives.size(); ++j) hooks.after_receive(j);
+  co_return stats;
+}
+
 Task<ExchangeRunStats> run_part(const ExchangePlanData& d, Communicator comm, ExchangeHooks& hooks) {
   const ExchangePart* part = part_for_run(d, comm);
   if (!part) co_return ExchangeRunStats{};
+  if (compiled(d, comm)) co_return co_await run_hooks_copied(d, *part, comm, hooks);
   detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part->sends, part->receives, hooks);
   const Communicator lib = comm.library(kExchangePlanLibrary);
   ExchangeRunStats stats;
@@ -317,8 +492,7 @@ Task<ExchangeRunStats> run_part(const ExchangePlanData& d, Communicator comm, Ex
   } else if (d.scheme == Scheme::ac) {
     co_await execute_ac(lib, part->sends, part->receives, hooks, d.options.ac);
   } else {
-    const std::size_t index = static_cast<std::size_t>(part - d.parts.data());
-    const std::uint64_t run = d.run_counts[index].runs.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t run = d.run_counts[part_index(d, *part)].runs.fetch_add(1, std::memory_order_relaxed);
     const DrsnOptions drsn{detail::stream_seed(d.options.seed, run), d.options.drsn_retry_yields,
                            d.options.drsn_monitor};
     const DrsnStats s = co_await execute_drsn(lib, part->sends, part->receives, hooks, drsn);
@@ -348,12 +522,26 @@ void check_span_counts(Rank me, const ExchangePart& part, std::size_t sends, std
   }
 }
 
-Task<ExchangeRunStats> run_spans(const ExchangePlanData& d, Communicator comm,
-                                 std::span<const std::span<const std::byte>> send,
-                                 std::span<const std::span<std::byte>> recv) {
-  if (const ExchangePart* part = part_for_run(d, comm)) check_span_counts(comm.rank(), *part, send.size(), recv.size());
+Task<ExchangeRunStats> run_span_messages(const ExchangePlanData& d, Communicator comm,
+                                         std::span<const std::span<const std::byte>> send,
+                                         std::span<const std::span<std::byte>> recv) {
   SpanHooks hooks(send, recv);
   co_return co_await run_part(d, comm, hooks);
+}
+
+Task<ExchangeRunStats> no_run() { co_return ExchangeRunStats{}; }
+
+// Not a coroutine: the checks throw at the call, and a compiled run is the
+// runtime's task alone (one frame per run, not three).
+Task<ExchangeRunStats> run_spans(const ExchangePlanData& d, const Communicator& comm,
+                                 std::span<const std::span<const std::byte>> send,
+                                 std::span<const std::span<std::byte>> recv) {
+  const ExchangePart* part = part_for_run(d, comm);
+  if (!part) return no_run();
+  check_span_counts(comm.rank(), *part, send.size(), recv.size());
+  if (!compiled(d, comm)) return run_span_messages(d, comm, send, recv);
+  detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part->sends, part->receives, send, recv);
+  return run_copies(d, *part, comm, CopyRegions{send, recv});
 }
 
 // The Alltoallv form: message q of each side at its displacement[q].
@@ -410,14 +598,18 @@ Task<ExchangeRunStats> run_displaced(const ExchangePlanData& d, Communicator com
   check_displacements(comm.rank(), comm.size(), "send", "to", part->sends, send.size(), send_at);
   check_displacements(comm.rank(), comm.size(), "receive", "from", part->receives, recv.size(), recv_at);
   DisplacedHooks hooks(*part, send, send_at, recv, recv_at);
-  co_return co_await run_part(d, comm, hooks);
+  if (!compiled(d, comm)) co_return co_await run_part(d, comm, hooks);
+  RunRegions regions(d.scratch[part_index(d, *part)], *part);
+  for (std::size_t i = 0; i < part->sends.size(); ++i) regions.send()[i] = hooks.send_buffer(i);
+  for (std::size_t j = 0; j < part->receives.size(); ++j) regions.recv()[j] = hooks.recv_buffer(j);
+  co_return co_await run_copies(d, *part, comm, regions.regions());
 }
 
 }  // namespace
 
-// The public calls copy the communicator into the coroutine's frame: a
-// caller's temporary (a Process converted on the way in) may be gone by the
-// time the task is awaited.
+// The public calls copy the communicator into the coroutine's frame (or, for
+// a compiled run, take its library duplicate at once): a caller's temporary (a
+// Process converted on the way in) may be gone by the time the task is awaited.
 Task<ExchangeRunStats> ExchangePlan::run(const Communicator& comm, std::span<const std::span<const std::byte>> send,
                                          std::span<const std::span<std::byte>> recv) const {
   return run_spans(*data_, comm, send, recv);

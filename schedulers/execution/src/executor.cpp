@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "copy_steps.hpp"
 #include "hooks_support.hpp"
 #include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/errors.hpp"
@@ -56,14 +57,10 @@ std::vector<ProcessPlan> make_process_plans(const Schedule& s, const CommMatrix&
     throw InvalidArgument("switchyard: schedule '" + s.scheduler + "' is for " + std::to_string(s.processes) +
                           " processes, the matrix has " + std::to_string(n));
   }
-  // Column position of every entry: sources come in rank order, so counting
-  // per destination while walking the rows in order numbers each column by source.
-  std::vector<std::vector<std::uint32_t>> column_pos(n);
+  const std::vector<std::vector<std::uint32_t>> column_pos = detail::column_positions(m);
   std::vector<std::uint32_t> column_sizes(n, 0);
   for (Rank i = 0; i < n; ++i) {
-    const auto row = m.row(i);
-    column_pos[i].resize(row.size());
-    for (std::size_t k = 0; k < row.size(); ++k) column_pos[i][k] = column_sizes[row[k].peer]++;
+    for (const MatrixEntry& e : m.row(i)) ++column_sizes[e.peer];
   }
 
   std::vector<ProcessPlan> plans(n);
@@ -99,11 +96,13 @@ std::vector<ProcessPlan> make_process_plans(const Schedule& s, const CommMatrix&
       out.send_to = t.dst;
       out.send_offset = t.offset;
       out.send_bytes = t.bytes;
+      out.send_peer_entry = column_pos[t.src][k];
       PlanStep& in = step_for(t.dst, free_recv, "receives");  // after `out` is filled: may grow the same vector
       in.recv_entry = column_pos[t.src][k];
       in.recv_from = t.src;
       in.recv_offset = t.offset;
       in.recv_bytes = t.bytes;
+      in.recv_peer_entry = k;
     }
   }
   mark_pieces(plans, m, column_sizes);

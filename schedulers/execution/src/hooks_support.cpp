@@ -19,18 +19,47 @@ namespace {
 
 }  // namespace
 
-void check_buffer_sizes(const char* who, Rank rank, std::span<const MatrixEntry> sends,
-                        std::span<const MatrixEntry> receives, ExchangeHooks& hooks) {
+namespace {
+
+template <class Send, class Recv>
+void check_sizes(const char* who, Rank rank, std::span<const MatrixEntry> sends, std::span<const MatrixEntry> receives,
+                 Send&& send, Recv&& recv) {
   for (std::size_t i = 0; i < sends.size(); ++i) {
-    const std::size_t got = hooks.send_buffer(i).size();
+    const std::size_t got = send(i).size();
     if (got != sends[i].bytes) wrong_buffer(who, rank, "send", i, "to", sends[i].peer, got, "sends", sends[i].bytes);
   }
   for (std::size_t i = 0; i < receives.size(); ++i) {
-    const std::size_t got = hooks.recv_buffer(i).size();
+    const std::size_t got = recv(i).size();
     if (got != receives[i].bytes) {
       wrong_buffer(who, rank, "receive", i, "from", receives[i].peer, got, "receives", receives[i].bytes);
     }
   }
+}
+
+}  // namespace
+
+void check_buffer_sizes(const char* who, Rank rank, std::span<const MatrixEntry> sends,
+                        std::span<const MatrixEntry> receives, ExchangeHooks& hooks,
+                        std::span<std::span<const std::byte>> send_out, std::span<std::span<std::byte>> recv_out) {
+  check_sizes(
+      who, rank, sends, receives,
+      [&](std::size_t i) {
+        const std::span<const std::byte> b = hooks.send_buffer(i);
+        if (!send_out.empty()) send_out[i] = b;
+        return b;
+      },
+      [&](std::size_t i) {
+        const std::span<std::byte> b = hooks.recv_buffer(i);
+        if (!recv_out.empty()) recv_out[i] = b;
+        return b;
+      });
+}
+
+void check_buffer_sizes(const char* who, Rank rank, std::span<const MatrixEntry> sends,
+                        std::span<const MatrixEntry> receives, std::span<const std::span<const std::byte>> send,
+                        std::span<const std::span<std::byte>> recv) {
+  check_sizes(
+      who, rank, sends, receives, [&](std::size_t i) { return send[i]; }, [&](std::size_t i) { return recv[i]; });
 }
 
 }  // namespace switchyard::schedulers::detail

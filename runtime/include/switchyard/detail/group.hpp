@@ -12,7 +12,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -67,9 +69,18 @@ struct Membership {
   Rank to_comm(Rank job) const noexcept;
 };
 
+// State that a part of the runtime keeps per communicator and key (a
+// compiled exchange's slots), made by whichever member asks first and freed
+// with the group at the end of the job.
+class GroupAttachment {
+ public:
+  virtual ~GroupAttachment() = default;
+};
+
 class Group {
  public:
   static constexpr std::size_t kCachedLibraries = 8;
+  static constexpr std::size_t kCachedAttachments = 8;
 
   // over_mpi: the collectives' step between nodes runs on a NodeComm of its own (set_node_comm).
   Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key, bool over_mpi);
@@ -114,6 +125,21 @@ class Group {
     node_comm_.store(comm.release(), std::memory_order_release);
   }
 
+  // The attachment of `key`, made by make() (returning a
+  // std::unique_ptr<GroupAttachment>) if this is the first call for the key.
+  // Lock-free once made, for the first kCachedAttachments keys.
+  template <class Make>
+  GroupAttachment& attachment(std::uint64_t key, Make&& make) const {
+    if (GroupAttachment* a = cached_attachment(key)) return *a;
+    std::lock_guard lock(attachments_mutex_);
+    std::unique_ptr<GroupAttachment>& slot = attachments_[key];
+    if (!slot) {
+      slot = make();
+      cache_attachment(key, slot.get());
+    }
+    return *slot;
+  }
+
   // The duplicate reserved for a library, if it was made and cached here.
   const Group* cached_library(std::uint64_t key) const noexcept;
   // Caches it; called under the job's registry mutex. False if the cache is full.
@@ -137,6 +163,19 @@ class Group {
   // entry, after the group it names is fully built, pairs with the acquire
   // load in cached_library().
   mutable std::atomic<const Group*> libraries_[kCachedLibraries] = {};
+
+  GroupAttachment* cached_attachment(std::uint64_t key) const noexcept;
+  void cache_attachment(std::uint64_t key, GroupAttachment* a) const noexcept;  // under attachments_mutex_
+  // The cache of attachments: a slot's key is stored (relaxed) before its
+  // value (release); a reader that acquires a non-null value sees its key.
+  // Filled in order and never emptied while the group lives.
+  struct CachedAttachment {
+    std::atomic<std::uint64_t> key{0};
+    std::atomic<GroupAttachment*> value{nullptr};
+  };
+  mutable CachedAttachment attachment_cache_[kCachedAttachments];
+  mutable std::mutex attachments_mutex_;                                  // guards attachments_
+  mutable std::map<std::uint64_t, std::unique_ptr<GroupAttachment>> attachments_;  // owns them all
 };
 
 }  // namespace switchyard::detail

@@ -58,6 +58,15 @@ class Worker final : private EndpointClient {
   // between nodes): the loop tests it, and once it is complete sets `done` and
   // notifies p. Cancellation drops the watch (p unwinds; MPI keeps the operation).
   void watch_network(NodeComm& comm, bool& done, Process& p) { network_waits_.push_back({&comm, &done, &p}); }
+  // `p` waits until `word` reaches `target` (another core's progress in a
+  // compiled exchange): the loop checks it every turn, and once it holds sets
+  // `done` and notifies p. Whoever stores the word rings this worker's
+  // doorbell, so a sleeping worker sees it at once. Never allocates: room for
+  // one watch per process of the core is kept. Cancellation drops the watch
+  // (p unwinds; `done` goes with its frame).
+  void watch(const std::atomic<std::uint64_t>& word, std::uint64_t target, bool& done, Process& p) {
+    watches_.push_back({&word, target, &done, &p});
+  }
   Endpoint& endpoint() noexcept { return endpoint_; }
   const std::vector<Process*>& local_processes() const;
   Job& job() noexcept { return *job_; }
@@ -88,6 +97,10 @@ class Worker final : private EndpointClient {
   void idle_wait();
   bool network_finished();
   bool poll_network_waits();
+  bool poll_watches();
+  template <class Wait, class Over>
+  static bool end_waits(std::vector<Wait>& waits, Over&& over);
+  bool watch_satisfied() const noexcept;
   void leave_job();
 
   // EndpointClient
@@ -157,6 +170,13 @@ class Worker final : private EndpointClient {
     Process* process;
   };
   std::vector<NetworkWait> network_waits_;  // watch_network(); capacity kept from job to job
+  struct Watch {
+    const std::atomic<std::uint64_t>* word;
+    std::uint64_t target;
+    bool* done;
+    Process* process;
+  };
+  std::vector<Watch> watches_;  // watch(); reserved for every process of the core at the start of a job
   Endpoint endpoint_;
   TraceBuffer* trace_ = nullptr;  // the job's trace buffer of this core, or nullptr: set once per job
   bool cancel_seen_ = false;

@@ -24,6 +24,7 @@
 #include "switchyard/model/machine_file.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
+#include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/online.hpp"
 #include "switchyard/schedulers/scheduler_table.hpp"  // the names of the schedulers
 
@@ -44,6 +45,11 @@ struct ExchangeOptions {
   // scheduler: on a shared machine they then see the same load, and ratios
   // between them mean something. Every plan is held at once.
   bool interleave = false;
+  // How the plans run (exchange_plan.hpp): compiled copies (the default) or
+  // the runtime's messages; with copies, pull or push, and strict phases.
+  ExchangeExecution execution = ExchangeExecution::copy;
+  CopySide copy_side = CopySide::receiver;
+  bool strict = false;
 };
 
 struct TimeStats {

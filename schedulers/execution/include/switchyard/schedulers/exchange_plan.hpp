@@ -43,11 +43,25 @@
 // or displacement that does not match is an InvalidArgument naming the rank
 // and the entry.
 //
-// A run allocates nothing once its process has run a plan before: its
-// coroutine frames, tickets and scratch come from the runtime's per-core frame
-// cache (detail::PooledArray). Only arrays beyond the cache's largest block
-// (2 KiB: more than 127 tickets at once, as AC posts for a process with more
-// messages than that one way) still come from the heap.
+// Execution. By default a run is compiled (ExchangeExecution::copy,
+// switchyard/copy_exchange.hpp): the plan's messages, in its scheduler's
+// order, become per-core programs of copies, made once per job and
+// communicator, and each core copies every message of its members straight
+// from the sender's buffer into the receiver's: nothing announced, matched or
+// woken per message. By default the receiver's core copies (pull,
+// CopySide::receiver); DRS_N always pushes, a sender's core holding its
+// receiver's busy lock while it copies. ExchangeExecution::messages runs the
+// same plan on the runtime's point-to-point messages instead, as the papers'
+// processes send them (executor.hpp, online.hpp); it is also what runs when
+// the communicator spans several nodes.
+//
+// A run allocates nothing once its process has run the plan before in the
+// job: a compiled run's programs are made on its first run in a job, and its
+// scratch is the plan's; a message run's coroutine frames, tickets and
+// scratch come from the runtime's per-core frame cache (detail::PooledArray),
+// except arrays beyond the cache's largest block (2 KiB: more than 127
+// tickets at once, as AC posts for a process with more messages than that one
+// way), which still come from the heap.
 
 #include <cstdint>
 #include <memory>
@@ -56,6 +70,7 @@
 #include <string>
 
 #include "switchyard/communicator.hpp"
+#include "switchyard/copy_exchange.hpp"
 #include "switchyard/model/machine_file.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/exchange_hooks.hpp"
@@ -68,6 +83,12 @@ namespace switchyard::schedulers {
 inline constexpr LibraryKey kExchangePlanLibrary{"switchyard.exchange_plan"};
 
 class GenerateRecvByActiveMessages;
+
+// How a run moves the bytes (see above).
+enum class ExchangeExecution : std::uint8_t {
+  copy,      // compiled: each core copies its members' messages, sender to receiver
+  messages,  // the runtime's point-to-point messages
+};
 
 struct ExchangePlanOptions {
   std::string scheduler = "optimal";
@@ -87,12 +108,19 @@ struct ExchangePlanOptions {
   // model::default_machine_file().
   std::optional<model::MachineFile> machine{};
   bool chosen_by_auto = false;  // set by the plan when "auto" chose options().scheduler
+  ExchangeExecution execution = ExchangeExecution::copy;
+  // copy: whose core copies a message, its receiver's (pull) or its sender's
+  // (push). DRS_N pushes whatever this says.
+  CopySide copy_side = CopySide::receiver;
+  // copy, static schedules: a barrier of the cores between phases (the
+  // papers' synchronous model) instead of running loosely synchronously.
+  bool strict = false;
 };
 
-// What one run did, for the statistics of the online schedulers.
-struct ExchangeRunStats {
-  std::uint64_t busy_lock_inquiries = 0;  // DRS_N: this process's test-and-set attempts
-};
+// What one run did, for the statistics of the online schedulers: DRS_N's
+// busy_lock_inquiries, this process's test-and-set attempts. The compiled
+// run's statistics themselves, so that a run returns the runtime's task as it is.
+using ExchangeRunStats = CopyRunStats;
 
 namespace detail {
 struct ExchangePlanData;

@@ -45,6 +45,11 @@ struct PlanStep {
   std::uint32_t recv_entry = kNone;
   Rank recv_from = 0;
   std::uint64_t recv_offset = 0, recv_bytes = 0;
+  // The same message's entry at the other end: the send's in its receiver's
+  // column, the receive's in its sender's row (a compiled run copies between
+  // those entries, copy_exchange.hpp).
+  std::uint32_t send_peer_entry = kNone;
+  std::uint32_t recv_peer_entry = kNone;
   // Which pieces open and close a message split over several phases: the run
   // calls ExchangeHooks::before_send on the first, after_receive on the last.
   bool first_send_piece = true;

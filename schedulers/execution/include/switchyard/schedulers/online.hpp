@@ -22,6 +22,7 @@
 #include <span>
 
 #include "switchyard/communicator.hpp"
+#include "switchyard/copy_exchange.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/exchange_hooks.hpp"
 #include "switchyard/schedulers/payload.hpp"
@@ -64,7 +65,7 @@ Task<void> execute_ac(const Communicator& comm, std::span<const MatrixEntry> sen
 // A sender enters after acquiring the receiver's busy lock and leaves before
 // releasing it; max_in_flight() is the most ever seen at one receiver, which
 // the busy lock keeps at 1.
-class BusyLockMonitor {
+class BusyLockMonitor final : public BusyLockObserver {
  public:
   struct alignas(64) Counter {
     std::atomic<int> in_flight{0};
@@ -75,8 +76,8 @@ class BusyLockMonitor {
   // share a machine, over counters in memory they all map, sees the senders
   // of every node. max_in_flight() is then the most this monitor's senders saw.
   explicit BusyLockMonitor(std::span<Counter> counters) noexcept : counters_(counters.data()) {}
-  void enter(Rank receiver) noexcept;
-  void leave(Rank receiver) noexcept;
+  void enter(Rank receiver) noexcept override;
+  void leave(Rank receiver) noexcept override;
   int max_in_flight() const noexcept { return max_.load(std::memory_order_relaxed); }
   std::uint64_t transfers() const noexcept { return transfers_.load(std::memory_order_relaxed); }
 

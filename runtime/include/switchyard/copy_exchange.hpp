@@ -1,0 +1,125 @@
+#pragma once
+// Compiled exchanges: a persistent personalized exchange run as copies that
+// the cores make straight from the senders' buffers into the receivers', with
+// nothing announced, matched or woken per message. ExchangePlan runs on it by
+// default (exchange_plan.hpp); this is the runtime's half, which knows cores.
+//
+// What is compiled. Each message (or piece of one) is a CopyStep: from a
+// region that its sender publishes, at an offset, into a region that its
+// receiver publishes. Every member hands the run its steps both ways; the
+// steps a core performs are those of its members on one side: the receivers'
+// (CopySide::receiver, "pull": a core copies out of the senders' buffers into
+// its own members') or the senders' ("push": into the receivers'). The first
+// run of a job on a core merges its members' steps into the core's program, in
+// the order the options ask for, and later runs of the job reuse it.
+//
+// A run. Every participating member calls run_copy_exchange() with the same
+// key on the same communicator, once per run, in the same sequence of runs:
+//   1. it publishes its regions in a slot of its own, and parks unless it is
+//      the last participant of its core to arrive;
+//   2. that last one, the core's copier, says that its core has published
+//      (one release store per core and run), then runs the core's program:
+//      each step as soon as the core at its other end has published, so cores
+//      wait for the cores they copy from, never for a global barrier;
+//   3. it says that its core has copied, waits until every core that copies
+//      out of or into its members has copied too, and wakes the core's other
+//      participants: their sends may be reused and their receives are in.
+// A waiting copier is parked: its worker checks the word it waits for every
+// turn (Worker::watch) and the core that stores it rings that worker's
+// doorbell, so the core runs its other processes meanwhile and sleeps in the
+// kernel when it has none. Per step a run costs one memcpy and the step it
+// reads; per core and run, a few cache lines that cross cores.
+//
+// Orders (CopyOrder): `any` copies each core's steps grouped by the core at
+// their other end, its own first (AC); `phases` in the order of their phases,
+// each step as soon as its peer core has published (a static schedule run
+// loosely synchronously); `strict_phases` puts a barrier of the node's cores
+// between phases (the papers' synchronous model); `busy_locks` (push only)
+// copies each sender's messages as DRS_N sends them: in an order shuffled per
+// run, each one only once its receiver's busy lock is held, which is released
+// right after the copy, passes over the pending messages repeated until all
+// are copied, with yields between passes in which every lock was taken.
+//
+// Safety. A core copies only inside a resume of one of its processes, and
+// cancellation quiesces every worker between resumes before any process
+// unwinds (Worker::quiesce_before_unwinding), so no core reads or writes a
+// region whose process has started to unwind; a member's run completes only
+// once every core that reads or writes its regions has copied.
+//
+// Limits. Every step's two members must be on this node: steps across nodes
+// are the caller's (ExchangePlan aggregates them per node pair). Each region
+// must hold the bytes its steps copy, which the caller checks.
+
+#include <cstdint>
+#include <span>
+
+#include "switchyard/communicator.hpp"
+#include "switchyard/task.hpp"
+
+namespace switchyard {
+
+// `bytes` bytes from member src's send region `src_region`, at `src_offset`,
+// into member dst's receive region `dst_region` at `dst_offset`. Ranks are
+// the communicator's.
+struct CopyStep {
+  Rank src = 0, dst = 0;
+  std::uint32_t src_region = 0, dst_region = 0;
+  std::uint64_t src_offset = 0, dst_offset = 0, bytes = 0;
+  std::uint32_t phase = 0;
+};
+
+enum class CopySide : std::uint8_t {
+  receiver,  // pull: a core copies the steps into its members
+  sender,    // push: a core copies the steps out of its members
+};
+
+enum class CopyOrder : std::uint8_t { any, phases, strict_phases, busy_locks };
+
+// Sees each busy-lock holder while it copies (tests count the copies into
+// each receiver at once, which the locks keep at one).
+class BusyLockObserver {
+ public:
+  virtual void enter(Rank receiver) noexcept = 0;
+  virtual void leave(Rank receiver) noexcept = 0;
+
+ protected:
+  ~BusyLockObserver() = default;
+};
+
+struct CopyExchangeOptions {
+  CopySide side = CopySide::receiver;
+  CopyOrder order = CopyOrder::any;
+  std::uint32_t phases = 0;        // strict_phases: the schedule's phases (every core passes each)
+  std::uint64_t seed = 0;          // busy_locks: each run's orders derive from it, the run and the sender
+  std::uint32_t retry_yields = 1;  // busy_locks: yields after a pass in which every lock was taken
+  BusyLockObserver* observer = nullptr;
+};
+
+// One member's part, the same in every run: its steps as receiver and as
+// sender (each exactly once in the whole exchange). The steps must stay alive
+// and unchanged for as long as a job runs the exchange.
+struct CopyMember {
+  std::span<const CopyStep> incoming;  // dst == this member
+  std::span<const CopyStep> outgoing;  // src == this member
+};
+
+// This member's regions for one run: they must stay alive until the run returns.
+struct CopyRegions {
+  std::span<const std::span<const std::byte>> send;
+  std::span<const std::span<std::byte>> recv;
+};
+
+struct CopyRunStats {
+  std::uint64_t busy_lock_inquiries = 0;  // busy_locks: test-and-sets made for this member's messages
+};
+
+// Runs comm.rank()'s part of the exchange `key` (the same on every member,
+// distinct from every other exchange run on comm in the job). The members of
+// rank below `participants` take part; the others must not call. Options and
+// participants are the same on every member. Throws InvalidArgument for a
+// step with a member on another node, a step of another member, or options
+// that differ from the first run's in the job.
+Task<CopyRunStats> run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
+                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options);
+
+}  // namespace switchyard

@@ -1,0 +1,226 @@
+// Compiled exchanges on the runtime alone (copy_exchange.hpp): a ring of
+// messages in pieces, pulled and pushed, in every order, every byte checked;
+// busy locks that let one copier at a time into a receiver; the arguments
+// refused; and a run that completes only once the other cores have copied.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <switchyard/copy_exchange.hpp>
+#include <switchyard/runtime.hpp>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace switchyard;
+
+Runtime& runtime() {
+  static Runtime rt;
+  return rt;
+}
+
+std::byte payload(Rank src, Rank dst, std::size_t at) {
+  return static_cast<std::byte>((src * 131 + dst * 7 + at * 13) & 0xff);
+}
+
+// Member r sends `bytes` bytes to r+1 and r+2 (mod n), each message in two
+// pieces of different phases; steps are built by every member alike.
+struct Ring {
+  Rank n;
+  std::uint64_t bytes;
+  std::vector<std::vector<CopyStep>> incoming, outgoing;  // by member
+  std::vector<CopyMember> members;
+
+  Ring(Rank n, std::uint64_t bytes) : n(n), bytes(bytes), incoming(n), outgoing(n), members(n) {
+    for (Rank src = 0; src < n; ++src) {
+      for (std::uint32_t k = 0; k < 2; ++k) {
+        const Rank dst = (src + 1 + k) % n;
+        const std::uint32_t dst_region = k;  // from src-1 (k = 0) into region 0, from src-2 into region 1
+        const std::uint64_t half = bytes / 2;
+        for (std::uint32_t piece = 0; piece < 2; ++piece) {
+          const std::uint64_t at = piece == 0 ? 0 : half;
+          const CopyStep st{src, dst, k, dst_region, at, at, piece == 0 ? half : bytes - half, piece + k};
+          outgoing[src].push_back(st);
+          incoming[dst].push_back(st);
+        }
+      }
+    }
+    // Each member's steps in phase order, as a schedule gives them.
+    auto by_phase = [](const CopyStep& a, const CopyStep& b) { return a.phase < b.phase; };
+    for (Rank r = 0; r < n; ++r) {
+      std::stable_sort(incoming[r].begin(), incoming[r].end(), by_phase);
+      std::stable_sort(outgoing[r].begin(), outgoing[r].end(), by_phase);
+      members[r] = CopyMember{incoming[r], outgoing[r]};
+    }
+  }
+};
+
+// Every member runs the ring `runs` times with fresh payloads, checks every
+// byte, and (busy_locks) counts its inquiries.
+void run_ring(Rank n, std::uint64_t bytes, CopyExchangeOptions options, int runs,
+              BusyLockObserver* observer = nullptr) {
+  const Ring ring(n, bytes);
+  options.phases = 3;
+  options.observer = observer;
+  runtime().run(n, [&](Process& p) -> Task<void> {
+    const Rank me = p.rank();
+    std::vector<std::byte> out(2 * bytes), in(2 * bytes);
+    const std::span<const std::byte> send[] = {{out.data(), bytes}, {out.data() + bytes, bytes}};
+    const std::span<std::byte> recv[] = {{in.data(), bytes}, {in.data() + bytes, bytes}};
+    for (int k = 0; k < runs; ++k) {
+      for (std::size_t at = 0; at < bytes; ++at) {
+        out[at] = payload(me, (me + 1) % n, at + k);
+        out[bytes + at] = payload(me, (me + 2) % n, at + k);
+      }
+      std::fill(in.begin(), in.end(), std::byte{0xee});
+      const CopyRunStats stats = co_await run_copy_exchange(p, 42, n, ring.members[me], CopyRegions{send, recv}, options);
+      const std::uint64_t pieces = bytes / 2 > 0 ? 4 : 2;  // an empty piece is not copied
+      if (options.order == CopyOrder::busy_locks) SY_CHECK(stats.busy_lock_inquiries >= pieces, "inquiries");
+      for (std::size_t at = 0; at < bytes; ++at) {
+        SY_CHECK(in[at] == payload((me + n - 1) % n, me, at + k), "run " << k << ", byte " << at << " from rank-1");
+        SY_CHECK(in[bytes + at] == payload((me + n - 2) % n, me, at + k), "run " << k << ", byte " << at << " from rank-2");
+      }
+    }
+  });
+}
+
+struct Variant {
+  std::string name;
+  CopySide side;
+  CopyOrder order;
+};
+
+class CopyRing : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(CopyRing, EveryByteOfEveryRun) {
+  CopyExchangeOptions options;
+  options.side = GetParam().side;
+  options.order = GetParam().order;
+  for (Rank n : {Rank{1}, Rank{2}, Rank{3}, Rank{7}, Rank{64}}) {
+    for (std::uint64_t bytes : {std::uint64_t{1}, std::uint64_t{16}, std::uint64_t{5000}}) {
+      SCOPED_TRACE(std::to_string(n) + " members, " + std::to_string(bytes) + " bytes");
+      run_ring(n, bytes, options, 20);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Orders, CopyRing,
+    ::testing::Values(Variant{"pull_any", CopySide::receiver, CopyOrder::any},
+                      Variant{"push_any", CopySide::sender, CopyOrder::any},
+                      Variant{"pull_phases", CopySide::receiver, CopyOrder::phases},
+                      Variant{"push_phases", CopySide::sender, CopyOrder::phases},
+                      Variant{"pull_strict", CopySide::receiver, CopyOrder::strict_phases},
+                      Variant{"push_strict", CopySide::sender, CopyOrder::strict_phases},
+                      Variant{"busy_locks", CopySide::sender, CopyOrder::busy_locks}),
+    [](const auto& info) { return info.param.name; });
+
+// Counts the copiers inside each receiver at once.
+class InFlight final : public BusyLockObserver {
+ public:
+  explicit InFlight(Rank n) : inside_(n) {}
+  void enter(Rank r) noexcept override {
+    const int now = inside_[r].fetch_add(1, std::memory_order_relaxed) + 1;
+    int seen = most_.load(std::memory_order_relaxed);
+    while (now > seen && !most_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+    }
+    copies_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void leave(Rank r) noexcept override { inside_[r].fetch_sub(1, std::memory_order_relaxed); }
+  int most() const { return most_.load(); }
+  int copies() const { return copies_.load(); }
+
+ private:
+  std::vector<std::atomic<int>> inside_;
+  std::atomic<int> most_{0}, copies_{0};
+};
+
+TEST(CopyExchangeBusyLocks, OneCopierAtATimeIntoEachReceiver) {
+  InFlight seen(32);
+  CopyExchangeOptions options;
+  options.side = CopySide::sender;
+  options.order = CopyOrder::busy_locks;
+  options.seed = 9;
+  run_ring(32, 64 * 1024, options, 30, &seen);
+  EXPECT_EQ(seen.most(), 1);
+  EXPECT_EQ(seen.copies(), 32 * 4 * 30);  // every piece of every run, each under its receiver's lock
+}
+
+// Refused with InvalidArgument naming the rank: a member beyond the
+// participants, busy locks held by receivers, a step of another member, a
+// second run with other options.
+TEST(CopyExchangeErrors, RefusedWithTheRank) {
+  const Ring ring(4, 8), three(3, 8);
+  auto expect_refusal = [&](auto body, const std::string& words) {
+    try {
+      runtime().run(4, body);
+      ADD_FAILURE() << "no error";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expect_refusal(
+      [&](Process& p) -> Task<void> {
+        const CopyMember& mine = p.rank() < 3 ? three.members[p.rank()] : CopyMember{};
+        std::vector<std::byte> out(16), in(16);
+        const std::span<const std::byte> send[] = {{out.data(), 8}, {out.data() + 8, 8}};
+        const std::span<std::byte> recv[] = {{in.data(), 8}, {in.data() + 8, 8}};
+        co_await run_copy_exchange(p, 1, 3, mine, CopyRegions{send, recv}, CopyExchangeOptions{});
+      },
+      "rank 3: not one of the exchange's 3 participants");
+  expect_refusal(
+      [&](Process& p) -> Task<void> {
+        CopyExchangeOptions o;
+        o.order = CopyOrder::busy_locks;
+        co_await run_copy_exchange(p, 1, 4, ring.members[p.rank()], CopyRegions{}, o);
+      },
+      "busy_locks needs CopySide::sender");
+  expect_refusal(
+      [&](Process& p) -> Task<void> {
+        co_await run_copy_exchange(p, 1, 4, ring.members[(p.rank() + 1) % 4], CopyRegions{}, CopyExchangeOptions{});
+      },
+      "a step of another member");
+  expect_refusal(
+      [&](Process& p) -> Task<void> {
+        std::vector<std::byte> out(16), in(16);
+        const std::span<const std::byte> send[] = {{out.data(), 8}, {out.data() + 8, 8}};
+        const std::span<std::byte> recv[] = {{in.data(), 8}, {in.data() + 8, 8}};
+        CopyExchangeOptions o;
+        co_await run_copy_exchange(p, 1, 4, ring.members[p.rank()], CopyRegions{send, recv}, o);
+        o.side = CopySide::sender;
+        co_await run_copy_exchange(p, 1, 4, ring.members[p.rank()], CopyRegions{send, recv}, o);
+      },
+      "was first run with other options");
+}
+
+// A member's run returns only once every core that reads its buffers has
+// copied: its sender overwrites its buffer right after the run, and the
+// receivers, which check after a barrier, still see the run's bytes.
+TEST(CopyExchange, ASendBufferIsFreeWhenTheRunReturns) {
+  const Rank n = 16;
+  const Ring ring(n, 4096);
+  runtime().run(n, [&](Process& p) -> Task<void> {
+    const Rank me = p.rank();
+    std::vector<std::byte> out(2 * 4096, std::byte{static_cast<unsigned char>(me)}), in(2 * 4096);
+    const std::span<const std::byte> send[] = {{out.data(), 4096}, {out.data() + 4096, 4096}};
+    const std::span<std::byte> recv[] = {{in.data(), 4096}, {in.data() + 4096, 4096}};
+    for (int k = 0; k < 50; ++k) {
+      co_await run_copy_exchange(p, 7, n, ring.members[me], CopyRegions{send, recv}, CopyExchangeOptions{});
+      std::fill(out.begin(), out.end(), std::byte{0xff});  // nobody reads it any more
+      co_await p.barrier();
+      const auto from1 = static_cast<unsigned char>((me + n - 1) % n), from2 = static_cast<unsigned char>((me + n - 2) % n);
+      SY_CHECK(std::all_of(in.begin(), in.begin() + 4096, [&](std::byte b) { return b == std::byte{from1}; }) &&
+                   std::all_of(in.begin() + 4096, in.end(), [&](std::byte b) { return b == std::byte{from2}; }),
+               "run " << k << ": a copy read a send buffer after its run returned");
+      std::fill(out.begin(), out.end(), std::byte{static_cast<unsigned char>(me)});
+      co_await p.barrier();
+    }
+  });
+}
+
+}  // namespace
