@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "exchange_cases.hpp"
+#include "exchange_forms.hpp"
 #include "test_support.hpp"
 
 #include "allocation_counter.hpp"  // every allocation of the program, counted
@@ -37,6 +38,9 @@ namespace {
 using namespace switchyard;
 using namespace switchyard::schedulers;
 namespace rd = switchyard::redistribution;
+using sytest::BufferForms;
+using sytest::Execution;
+using sytest::kExecutions;
 
 // On the calling thread alone: CGM's oneTBB threads synchronise in an
 // uninstrumented library, which ThreadSanitizer would report as races.
@@ -48,72 +52,6 @@ ExchangePlan one_thread_plan(const CommMatrix& m, const std::string& scheduler) 
   return one_thread_plan(m, ExchangePlanOptions{.scheduler = scheduler});
 }
 
-// A process's ExchangeBuffers in both of run()'s forms: one span per message,
-// and the Alltoallv form (its send and receive blocks whole, each message at
-// its displacement, by rank).
-struct BufferForms {
-  BufferForms(ExchangeBuffers& b, Rank size) : send_at(size, 0), recv_at(size, 0) {
-    for (std::size_t i = 0; i < b.row().size(); ++i) sends.push_back(b.send_buffer(i));
-    for (std::size_t i = 0; i < b.column().size(); ++i) recvs.push_back(b.recv_buffer(i));
-    sent.resize(sends.size());
-    received.resize(recvs.size());
-    if (!sends.empty()) {
-      const std::byte* base = sends.front().data();
-      send_block = {base, static_cast<std::size_t>(sends.back().data() + sends.back().size() - base)};
-      for (std::size_t i = 0; i < sends.size(); ++i) {
-        send_at[b.row()[i].peer] = static_cast<std::uint64_t>(sends[i].data() - base);
-      }
-    }
-    if (!recvs.empty()) {
-      std::byte* base = recvs.front().data();
-      recv_block = {base, static_cast<std::size_t>(recvs.back().data() + recvs.back().size() - base)};
-      for (std::size_t i = 0; i < recvs.size(); ++i) {
-        recv_at[b.column()[i].peer] = static_cast<std::uint64_t>(recvs[i].data() - base);
-      }
-    }
-  }
-  // Run k of a plan: through the spans, the blocks, and hooks in turn.
-  Task<ExchangeRunStats> run(const ExchangePlan& plan, const Communicator& comm, int k) {
-    if (k % 3 == 0) return plan.run(comm, sends, recvs);
-    if (k % 3 == 1) return plan.run(comm, send_block, send_at, recv_block, recv_at);
-    return run_hooks(plan, comm);
-  }
-
-  // The hook form: every message made ready once before it goes and handed
-  // over once after it is in, each checked (the counts are the forms', made
-  // once: a run must allocate nothing).
-  class CountingHooks final : public ExchangeHooks {
-   public:
-    explicit CountingHooks(BufferForms& f) : f_(f) {
-      std::fill(f.sent.begin(), f.sent.end(), 0);
-      std::fill(f.received.begin(), f.received.end(), 0);
-    }
-    std::span<const std::byte> send_buffer(std::size_t i) override { return f_.sends[i]; }
-    std::span<std::byte> recv_buffer(std::size_t i) override { return f_.recvs[i]; }
-    void before_send(std::size_t i) override { ++f_.sent[i]; }
-    void after_receive(std::size_t i) override { ++f_.received[i]; }
-    bool each_once() const {
-      return std::all_of(f_.sent.begin(), f_.sent.end(), [](int c) { return c == 1; }) &&
-             std::all_of(f_.received.begin(), f_.received.end(), [](int c) { return c == 1; });
-    }
-
-   private:
-    BufferForms& f_;
-  };
-  Task<ExchangeRunStats> run_hooks(const ExchangePlan& plan, Communicator comm) {
-    CountingHooks hooks(*this);
-    const ExchangeRunStats stats = co_await plan.run(comm, hooks);
-    SY_CHECK(hooks.each_once(), "a hook ran more or less than once per message");
-    co_return stats;
-  }
-
-  std::vector<std::span<const std::byte>> sends;
-  std::vector<std::span<std::byte>> recvs;
-  std::span<const std::byte> send_block;
-  std::span<std::byte> recv_block;
-  std::vector<std::uint64_t> send_at, recv_at;
-  std::vector<int> sent, received;  // per message, by the hook form's run
-};
 
 bool same_entries(std::span<const MatrixEntry> a, std::span<const MatrixEntry> b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
@@ -123,23 +61,6 @@ bool same_entries(std::span<const MatrixEntry> a, std::span<const MatrixEntry> b
 
 const std::vector<std::string> kSchedulers{"ac", "drsn", "lp", "cgm", "optimal", "optimal-bytes"};
 
-// How a plan runs: compiled, the receiver's core copying (pull) or the
-// sender's (push), loosely synchronously or with strict phases; or on the
-// runtime's messages, with rings of the default capacity and of one line.
-struct Execution {
-  std::string name;
-  ExchangeExecution execution = ExchangeExecution::copy;
-  CopySide side = CopySide::receiver;
-  bool strict = false;
-  std::size_t ring_capacity = 1024;
-};
-const std::vector<Execution> kExecutions{
-    {"pull"},
-    {"push", ExchangeExecution::copy, CopySide::sender},
-    {"strict", ExchangeExecution::copy, CopySide::receiver, true},
-    {"push_ring1", ExchangeExecution::copy, CopySide::sender, false, 1},
-    {"messages", ExchangeExecution::messages},
-    {"messages_ring1", ExchangeExecution::messages, CopySide::receiver, false, 1}};
 
 // The papers' patterns (uniform and non-uniform sizes, at 16 and 64
 // processes) and every corner of exchange_cases.hpp (no messages, empty rows,
@@ -162,9 +83,7 @@ void run_many(const CommMatrix& m, const std::string& scheduler, bool collective
   ExchangePlanOptions options;
   options.scheduler = scheduler;
   options.seed = 5;
-  options.execution = how.execution;
-  options.copy_side = how.side;
-  options.strict = how.strict;
+  options = sytest::with_execution(options, how);
   // create() of drsn finds its receives by active messages, of ac by concatenation.
   GenerateRecvByActiveMessages generate(n);
   RunOptions run_options = sytest::run_options(how.ring_capacity);
@@ -225,10 +144,7 @@ TEST(ExchangePlan, RunsBackToBackWithoutBarriers) {
     SCOPED_TRACE(scheduler + ", " + how.name);
     ExchangePlanOptions options;
     options.scheduler = scheduler;
-    options.execution = how.execution;
-    options.copy_side = how.side;
-    options.strict = how.strict;
-    const ExchangePlan plan = one_thread_plan(m, options);
+    const ExchangePlan plan = one_thread_plan(m, sytest::with_execution(options, how));
     sytest::runtime().run(
         16,
         [&](Process& p) -> Task<void> {
@@ -869,6 +785,73 @@ TEST(ExchangePlanAllocations, RedistributionRunsAfterTheFirstAllocateNothing) {
     };
     const std::uint64_t with = allocations(4, true, make_run), without = allocations(4, false, make_run);
     EXPECT_EQ(with, without) << "20 redistributions allocated " << (with - without) << " times";
+  }
+}
+
+// --- a process that throws while others may copy its buffers ---
+
+// A hook that throws on the chosen message of the chosen run.
+class ThrowingHooks final : public ExchangeHooks {
+ public:
+  ThrowingHooks(BufferForms& f, bool in_before_send, int run, int k) : f_(f), before_(in_before_send), armed_(run == k) {}
+  std::span<const std::byte> send_buffer(std::size_t i) override { return f_.sends[i]; }
+  std::span<std::byte> recv_buffer(std::size_t i) override { return f_.recvs[i]; }
+  void before_send(std::size_t) override {
+    if (armed_ && before_) throw std::runtime_error("thrown before a send");
+  }
+  void after_receive(std::size_t) override {
+    if (armed_ && !before_) throw std::runtime_error("thrown after a receive");
+  }
+
+ private:
+  BufferForms& f_;
+  bool before_, armed_;
+};
+
+// Trial t: one process throws, at a point drawn from t, while the others run
+// plans whose buffers live in their coroutine frames: before a run, inside
+// one (a hook), or after one. The job must end with that exception, and no
+// core may have copied out of or into a frame that had started to unwind
+// (which ASan reports).
+TEST(ExchangePlanCancellation, AThrowingProcessEndsTheJobWithItsException) {
+  const int trials = 1000;
+  const Rank n = 8;
+  const CommMatrix m = fig7_matrix(n, 4, 3000, 17);
+  for (int t = 0; t < trials; ++t) {
+    SCOPED_TRACE("trial " + std::to_string(t));
+    std::uint64_t draw = splitmix64(static_cast<std::uint64_t>(t));
+    const Rank thrower = static_cast<Rank>(draw % n);
+    const int at_run = static_cast<int>((draw >> 8) % 4), where = static_cast<int>((draw >> 16) % 4);
+    ExchangePlanOptions options;
+    options.scheduler = kSchedulers[(draw >> 24) % kSchedulers.size()];
+    options.copy_side = (draw >> 32) % 2 ? CopySide::sender : CopySide::receiver;
+    const ExchangePlan plan = one_thread_plan(m, options);
+    try {
+      sytest::runtime().run(
+          n,
+          [&](Process& p) -> Task<void> {
+            ExchangeBuffers b(m, p.rank(), 3);
+            BufferForms forms(b, n);
+            for (int k = 0; k < 4; ++k) {
+              const bool mine = p.rank() == thrower && k == at_run;
+              if (mine && where == 0) throw std::runtime_error("thrown before a run");
+              if (mine && (where == 1 || where == 2)) {
+                ThrowingHooks hooks(forms, where == 1, at_run, k);
+                co_await plan.run(p, hooks);
+              } else {
+                co_await forms.run(plan, p, k);
+              }
+              if (mine && where == 3) throw std::runtime_error("thrown after a run");
+            }
+          },
+          sytest::run_options());
+      ADD_FAILURE() << "the job ended without the exception";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what == "thrown before a run" || what == "thrown before a send" ||
+                  what == "thrown after a receive" || what == "thrown after a run")
+          << what;
+    }
   }
 }
 

@@ -1,4 +1,5 @@
-// Exchanges and redistributions across nodes: every scheduler's ExchangePlan
+// Exchanges and redistributions across nodes: every scheduler's ExchangePlan,
+// from the whole matrix and by create(), in every execution and buffer form,
 // on a Fig. 7 matrix and on an irregular one, and a redistribution whose source
 // and target grids span the nodes, every received byte checked in every run.
 // Runs as one node (plain ctest) and as 2 and 3 MPI ranks (ctest -L mpi).
@@ -7,6 +8,8 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <limits>
+#include <optional>
+#include <tuple>
 #include <string>
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/exchange_plan.hpp>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "exchange_cases.hpp"
+#include "exchange_forms.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -26,12 +30,14 @@ namespace rd = switchyard::redistribution;
 
 const std::vector<std::string> kSchedulers{"ac", "drsn", "lp", "cgm", "optimal", "optimal-bytes"};
 
-class MpiExchange : public ::testing::TestWithParam<std::string> {};
+class MpiExchange : public ::testing::TestWithParam<std::tuple<std::string, bool, sytest::Execution>> {};
 
-// The plan is made from the whole matrix on every node alike (the same
-// scheduler, the same seed): each node runs its processes' part of it.
+// Every scheduler, from the whole matrix on every node alike (the same
+// scheduler, the same seed: each node runs its processes' part) or by
+// create() in the job, in every execution, through the three buffer forms in
+// turn.
 TEST_P(MpiExchange, EveryByteOfEveryRunOnFig7AndIrregular) {
-  const std::string scheduler = GetParam();
+  const auto& [scheduler, collective, how] = GetParam();
   const std::vector<std::pair<std::string, CommMatrix>> matrices{
       {"fig7", fig7_matrix(16, 4, 1500, 3)}, {"irregular", sytest::nonuniform_case(13)}};
   for (const auto& [name, m] : matrices) {
@@ -39,29 +45,36 @@ TEST_P(MpiExchange, EveryByteOfEveryRunOnFig7AndIrregular) {
     ExchangePlanOptions options;
     options.scheduler = scheduler;
     options.seed = 5;
+    options = sytest::with_execution(options, how);
     tbb::task_arena one_thread(1);
-    const ExchangePlan plan = one_thread.execute([&] { return ExchangePlan(m, options); });
+    std::optional<ExchangePlan> global;
+    if (!collective) global = one_thread.execute([&] { return ExchangePlan(m, options); });
     sytest::runtime().run(
         m.size(),
         [&](Process& p) -> Task<void> {
           ExchangeBuffers b(m, p.rank(), 77);
-          std::vector<std::span<const std::byte>> sends;
-          std::vector<std::span<std::byte>> recvs;
-          for (std::size_t i = 0; i < b.row().size(); ++i) sends.push_back(b.send_buffer(i));
-          for (std::size_t i = 0; i < b.column().size(); ++i) recvs.push_back(b.recv_buffer(i));
-          for (int k = 0; k < 3; ++k) {
+          sytest::BufferForms forms(b, m.size());
+          std::optional<ExchangePlan> mine;
+          if (collective) mine = co_await ExchangePlan::create(p, m.row(p.rank()), options);
+          const ExchangePlan& plan = collective ? *mine : *global;
+          for (int k = 0; k < 6; ++k) {
             b.poison();
             co_await p.barrier();
-            co_await plan.run(p, sends, recvs);
+            co_await forms.run(plan, p, k);
             if (auto bad = b.verify()) throw PayloadError(scheduler + " on " + name + ", run " + std::to_string(k), *bad);
           }
         },
-        sytest::run_options());
+        sytest::run_options(how.ring_capacity));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, MpiExchange, ::testing::ValuesIn(kSchedulers),
-                         [](const auto& info) { return sytest::identifier(info.param); });
+INSTANTIATE_TEST_SUITE_P(Schedulers, MpiExchange,
+                         ::testing::Combine(::testing::ValuesIn(kSchedulers), ::testing::Bool(),
+                                            ::testing::ValuesIn(sytest::kExecutions)),
+                         [](const auto& info) {
+                           return sytest::identifier(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_create_" : "_global_") + std::get<2>(info.param).name;
+                         });
 
 TEST(MpiRedistribution, GridsThatSpanNodes) {
   const rd::Layout src({2999}, rd::Distribution::parse("cyclic(6)@4")), dst({2999}, rd::Distribution::parse("cyclic(2)@6"));

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "copy_exchange_state.hpp"
 #include "switchyard/detail/group.hpp"
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/splitmix64.hpp"
-
 
 namespace switchyard::detail {
 
@@ -20,149 +20,15 @@ namespace {
 
 constexpr std::uint32_t kNoCore = ~std::uint32_t{0};
 
-// A member's publication. Written by the member's process (on its core's
-// thread) before its core's copier stores `published`; read by other cores
-// after they acquire that store.
-struct alignas(64) CopyMemberSlot {
-  const std::span<const std::byte>* send = nullptr;
-  const std::span<std::byte>* recv = nullptr;
-  const CopyMember* part = nullptr;
-  std::uint64_t runs = 0;       // this member's runs in the job: the run number it is in
-  std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
-};
-
-// Written by its core's copier alone, read by every core of the node.
-struct alignas(64) CopyCoreProgress {
-  // The last run whose regions this core's participants have all published.
-  // Release by the copier after its members' slots are written; acquire by
-  // the cores that copy out of or into them (Worker::watch or a direct load).
-  std::atomic<std::uint64_t> published{0};
-  // The last run whose steps this core has all copied. Release after the
-  // copies; acquire by the cores whose members' regions they read or wrote,
-  // before those members' runs complete.
-  std::atomic<std::uint64_t> copied{0};
-  // strict_phases: phases this core has copied over the job's runs,
-  // (run - 1) * phases + phase + 1; the same release/acquire pairing.
-  std::atomic<std::uint64_t> phases_done{0};
-};
-static_assert(sizeof(CopyCoreProgress) == 64, "one cache line per core's progress");
-
-// Consecutive steps of a core's program with one core at their other end (and,
-// in the phase orders, one phase).
-struct CopyBlock {
-  std::uint32_t peer_core = 0;
-  std::uint32_t phase = 0;
-  std::size_t begin = 0, end = 0;
-};
-
-// A core's share of the exchange: touched by that core's thread alone.
-struct CopyCoreProgram {
-  std::uint32_t participants = 0, arrived = 0;
-  std::uint64_t done = 0;  // the last run this core has completed: its participants may return
-  bool compiled = false;
-  std::vector<Process*> members;  // the participants on this core
-  std::vector<CopyStep> steps;    // the program, in order
-  std::vector<std::uint32_t> step_core;  // per step: the core at its other end
-  std::vector<CopyBlock> blocks;
-  std::vector<std::uint32_t> sources;  // cores this program copies out of or into
-  std::vector<std::uint32_t> readers;  // cores that copy out of or into this core's members
-  std::vector<std::uint32_t> others;   // strict_phases: every other core with participants
-  std::vector<std::size_t> deferred;   // any: blocks whose peer had not published, per run
-  // busy_locks: per sender (a member of this core with steps), its steps'
-  // range in `steps` and, per run, its pending steps in `pending`.
-  struct Sender {
-    Rank rank = 0;
-    std::size_t begin = 0, end = 0, left = 0;
-  };
-  std::vector<Sender> senders;
-  std::vector<std::uint32_t> pending;
-};
-
-class CopyExchangeState final : public GroupAttachment {
- public:
-  CopyExchangeState(Rank participants, std::uint32_t workers, const CopyExchangeOptions& options)
-      : participants_(participants),
-        options_(options),
-        slots_(std::make_unique<CopyMemberSlot[]>(participants)),
-        progress_(std::make_unique<CopyCoreProgress[]>(workers)),
-        programs_(workers) {}
-
-  Rank participants() const noexcept { return participants_; }
-  const CopyExchangeOptions& options() const noexcept { return options_; }
-  CopyMemberSlot& slot(Rank r) noexcept { return slots_[r]; }
-  CopyCoreProgress& progress(std::uint32_t core) noexcept { return progress_[core]; }
-  CopyCoreProgram& program(std::uint32_t core) noexcept { return programs_[core]; }
-  std::uint32_t cores() const noexcept { return static_cast<std::uint32_t>(programs_.size()); }
-
- private:
-  const Rank participants_;
-  const CopyExchangeOptions options_;
-  std::unique_ptr<CopyMemberSlot[]> slots_;      // by comm rank
-  std::unique_ptr<CopyCoreProgress[]> progress_;  // by worker
-  std::vector<CopyCoreProgram> programs_;         // by worker
-};
-
-[[noreturn, gnu::cold]] void refuse(Rank me, const std::string& why) {
-  throw InvalidArgument("switchyard: compiled exchange on rank " + std::to_string(me) + ": " + why);
-}
-
 void add_unique(std::vector<std::uint32_t>& cores, std::uint32_t core) {
   if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);
 }
 
 }  // namespace
 
-// The runtime's side of run_copy_exchange: it reaches the processes, workers
-// and groups of the job (friend of Process and Communicator).
-struct CopyEngine {
-  static Task<CopyRunStats> run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                                CopyRegions regions, CopyExchangeOptions options);
-
- private:
-  // Waits, parked, until `word` reaches `target` (Worker::watch).
-  class WatchAwaiter {
-   public:
-    WatchAwaiter(Process& p, const std::atomic<std::uint64_t>& word, std::uint64_t target, const char* what) noexcept
-        : p_(p), word_(word), target_(target), what_(what) {}
-    bool await_ready() const noexcept { return word_.load(std::memory_order_acquire) >= target_; }
-    void await_suspend(std::coroutine_handle<> h) noexcept {
-      p_.worker_.watch(word_, target_, done_, p_);
-      p_.suspend_until(h, &done_, what_, kAnySource);
-    }
-    void await_resume() const { p_.resumed(); }
-
-   private:
-    Process& p_;
-    const std::atomic<std::uint64_t>& word_;
-    std::uint64_t target_;
-    const char* what_;
-    bool done_ = false;
-  };
-
-  static CopyExchangeState& state_of(Process& p, const Group& g, std::uint64_t key, Rank participants,
-                                     const CopyExchangeOptions& options);
-  static void compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
-  static void compile_senders(CopyCoreProgram& prog);
-  static void ring(Process& p, std::span<const std::uint32_t> cores) {
-    for (std::uint32_t c : cores) p.job_.worker(c).doorbell().ring();
-  }
-  static void copy(CopyExchangeState& s, const CopyCoreProgram& prog, const CopyBlock& b) {
-    for (std::size_t i = b.begin; i < b.end; ++i) copy_step(s, prog.steps[i]);
-  }
-  static void copy_step(CopyExchangeState& s, const CopyStep& st) {
-    const CopyMemberSlot& from = s.slot(st.src);
-    const CopyMemberSlot& to = s.slot(st.dst);
-    std::memcpy(to.recv[st.dst_region].data() + st.dst_offset, from.send[st.src_region].data() + st.src_offset,
-                st.bytes);
-  }
-  static Task<void> copy_any(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run);
-  static Task<void> copy_phases(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run);
-  static Task<void> copy_strict(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run);
-  static Task<void> copy_with_busy_locks(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
-                                         std::uint64_t run);
-  static std::size_t busy_lock_pass(CopyExchangeState& s, const Group& g, CopyCoreProgram::Sender& sender,
-                             CopyCoreProgram& prog, std::uint64_t run, std::uint32_t& unpublished);
-};
+void CopyEngine::refuse(Rank me, const std::string& why) {
+  throw InvalidArgument("switchyard: compiled exchange on rank " + std::to_string(me) + ": " + why);
+}
 
 CopyExchangeState& CopyEngine::state_of(Process& p, const Group& g, std::uint64_t key, Rank participants,
                                         const CopyExchangeOptions& options) {
@@ -177,6 +43,16 @@ CopyExchangeState& CopyEngine::state_of(Process& p, const Group& g, std::uint64_
         if (members.to_comm(q->rank()) < participants) prog.members.push_back(q);
       }
       prog.participants = static_cast<std::uint32_t>(prog.members.size());
+    }
+    if (members.nodes_spanned > 1) {
+      s->spans_nodes = true;
+      for (Rank r = 0; r < participants; ++r) {
+        if (job.routes()[members.to_job(r)].node == job.node()) {
+          s->leader = r;
+          s->leader_core = job.routes()[members.to_job(r)].core;
+          break;
+        }
+      }
     }
     return s;
   });
@@ -197,14 +73,12 @@ void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::
   const Job& job = p.job_;
   const Membership& members = g.members();
   const bool pull = s.options().side == CopySide::receiver;
+  // The core of member r, or kNoCore for a member of another node (whose
+  // pieces travel through the node's staging instead).
   auto core_of = [&](Rank r, Rank me) {
     if (r >= s.participants()) refuse(me, "a step names rank " + std::to_string(r) + ", not a participant");
     const Route& route = job.routes()[members.to_job(r)];
-    if (route.node != job.node()) {
-      refuse(me, "a step with rank " + std::to_string(r) + ", which lives on another node (node " +
-                     std::to_string(route.node) + ")");
-    }
-    return route.core;
+    return route.node == job.node() ? route.core : kNoCore;
   };
   for (Process* q : prog.members) {
     const Rank me = members.to_comm(q->rank());
@@ -212,14 +86,14 @@ void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::
     for (const CopyStep& st : pull ? part.incoming : part.outgoing) {
       if ((pull ? st.dst : st.src) != me) refuse(me, "a step of another member in its own list");
       const std::uint32_t other = core_of(pull ? st.src : st.dst, me);
-      if (st.bytes == 0) continue;  // nothing to copy; its hooks still run
+      if (st.bytes == 0 || other == kNoCore) continue;  // nothing to copy here; its hooks still run
       prog.steps.push_back(st);
       prog.step_core.push_back(other);
       if (other != core) add_unique(prog.sources, other);
     }
     for (const CopyStep& st : pull ? part.outgoing : part.incoming) {
       const std::uint32_t other = core_of(pull ? st.dst : st.src, me);
-      if (st.bytes != 0 && other != core) add_unique(prog.readers, other);
+      if (st.bytes != 0 && other != core && other != kNoCore) add_unique(prog.readers, other);
     }
   }
   // The order: a permutation of the steps, applied to both arrays.
@@ -289,8 +163,10 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
   slot.inquiries = 0;
   const std::uint64_t run = ++slot.runs;
   const std::uint32_t core = p.worker_.index();
+  const bool leads = s.spans_nodes && me == s.leader;
   CopyCoreProgram& prog = s.program(core);
   if (++prog.arrived < prog.participants) {
+    if (leads) co_await lead(s, comm, run);
     while (prog.done < run) co_await p.park("the copies of its compiled exchange");
     co_return CopyRunStats{slot.inquiries};
   }
@@ -300,20 +176,37 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
   CopyCoreProgress& mine_done = s.progress(core);
   mine_done.published.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `readers`
   ring(p, prog.readers);
-  switch (s.options().order) {
-    case CopyOrder::any: co_await copy_any(s, p, core, run); break;
-    case CopyOrder::phases: co_await copy_phases(s, p, core, run); break;
-    case CopyOrder::strict_phases: co_await copy_strict(s, p, core, run); break;
-    case CopyOrder::busy_locks: co_await copy_with_busy_locks(s, g, p, core, run); break;
+  if (s.spans_nodes) {
+    if (!prog.staging) co_await lay_out_staging(s, g, p, core, run);
+    pack(s, prog, core);
+    mine_done.packed.store(run, std::memory_order_release);  // pairs with the leader's acquire
+    ring(p, std::span(&s.leader_core, 1));
+  }
+  co_await copy_program(s, g, p, core, run);
+  if (s.spans_nodes) {
+    if (leads) co_await lead(s, comm, run);
+    co_await WatchAwaiter(p, s.exchanged, run, "the messages between nodes of its compiled exchange");
+    unpack(s, prog, core);
   }
   mine_done.copied.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `sources`
   ring(p, prog.sources);
+  if (s.spans_nodes) ring(p, std::span(&s.leader_core, 1));
   for (std::uint32_t c : prog.readers) {
     co_await WatchAwaiter(p, s.progress(c).copied, run, "the copies of another core in its compiled exchange");
   }
   prog.done = run;
   for (Process* q : prog.members) q->notify();  // the copier itself is running: notify() passes it by
   co_return CopyRunStats{slot.inquiries};
+}
+
+Task<void> CopyEngine::copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                    std::uint64_t run) {
+  switch (s.options().order) {
+    case CopyOrder::any: co_await copy_any(s, p, core, run); break;
+    case CopyOrder::phases: co_await copy_phases(s, p, core, run); break;
+    case CopyOrder::strict_phases: co_await copy_strict(s, p, core, run); break;
+    case CopyOrder::busy_locks: co_await copy_with_busy_locks(s, g, p, core, run); break;
+  }
 }
 
 // AC: the blocks whose peer has published first, then the others as their

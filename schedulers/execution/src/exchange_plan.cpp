@@ -421,10 +421,10 @@ const ExchangePart* part_for_run(const ExchangePlanData& d, const Communicator& 
   return &d.parts[d.owner ? 0 : me];
 }
 
-// Whether a run on comm is compiled: copies on one node; the messages path
-// for a plan that asks for it and for a communicator across nodes.
-bool compiled(const ExchangePlanData& d, const Communicator& comm) {
-  return d.options.execution == ExchangeExecution::copy && comm.nodes() == 1;
+// Whether a run is compiled (across nodes too: the runtime aggregates the
+// messages between nodes per node pair) or goes on messages.
+bool compiled(const ExchangePlanData& d, const Communicator&) {
+  return d.options.execution == ExchangeExecution::copy;
 }
 
 // The compiled run of `part` with its buffers in `regions`, on the plan's

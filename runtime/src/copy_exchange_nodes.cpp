@@ -1,0 +1,168 @@
+// A compiled exchange across nodes (copy_exchange.hpp): within a node the
+// cores copy as on one; a message between nodes is packed by its sender's
+// core straight from the sender's buffer into the staging buffer of its
+// receiver's node, the leaders of the two nodes move that buffer as one
+// message per node pair and run, and the receiver's core unpacks it straight
+// into the receiver's buffer.
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "copy_exchange_state.hpp"
+#include "switchyard/communicator.hpp"
+#include "switchyard/detail/job.hpp"
+#include "switchyard/detail/worker.hpp"
+
+namespace switchyard::detail {
+
+namespace {
+
+inline constexpr LibraryKey kStagingLibrary{"switchyard.copy_exchange.staging"};
+
+// A step between this node and another, with the other node.
+struct CrossingStep {
+  std::uint32_t node;
+  CopyStep step;
+};
+
+// Lays out one buffer per other node: its pieces in (src, dst, src_offset)
+// order, which both ends of the pair derive alike from the same pieces.
+// Appends each piece, at its place, to the list of the worker of `local(step)`.
+template <class Local>
+void lay_out(std::vector<CrossingStep>& crossing, const std::vector<std::uint32_t>& nodes,
+             std::vector<std::vector<std::byte>>& buffers, std::vector<std::vector<StagedPiece>>& by_worker,
+             Local&& local) {
+  std::sort(crossing.begin(), crossing.end(), [](const CrossingStep& a, const CrossingStep& b) {
+    return std::tie(a.node, a.step.src, a.step.dst, a.step.src_offset) <
+           std::tie(b.node, b.step.src, b.step.dst, b.step.src_offset);
+  });
+  std::vector<std::uint64_t> filled(nodes.size(), 0);
+  for (const CrossingStep& c : crossing) {
+    const auto buffer = static_cast<std::uint32_t>(std::lower_bound(nodes.begin(), nodes.end(), c.node) - nodes.begin());
+    const auto [worker, piece] = local(c.step, buffer, filled[buffer]);
+    by_worker[worker].push_back(piece);
+    filled[buffer] += c.step.bytes;
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) buffers[i].resize(filled[i]);
+}
+
+}  // namespace
+
+NodeStaging CopyEngine::make_staging(CopyExchangeState& s, const Group& g, const Job& job) {
+  const Membership& members = g.members();
+  auto route = [&](Rank r) -> const Route& { return job.routes()[members.to_job(r)]; };
+  NodeStaging st;
+  st.leader = s.leader;
+  std::vector<CrossingStep> out, in;
+  std::map<std::uint32_t, Rank> leaders;  // other node -> its lowest participant
+  for (Rank r = 0; r < s.participants(); ++r) {
+    const std::uint32_t node = route(r).node;
+    if (node != job.node() && !leaders.count(node)) leaders[node] = r;
+  }
+  for (std::uint32_t w = 0; w < s.cores(); ++w) {
+    for (Process* q : s.program(w).members) {
+      const CopyMember& part = *s.slot(members.to_comm(q->rank())).part;
+      for (const CopyStep& step : part.outgoing) {
+        if (step.bytes > 0 && route(step.dst).node != job.node()) out.push_back({route(step.dst).node, step});
+      }
+      for (const CopyStep& step : part.incoming) {
+        if (step.bytes > 0 && route(step.src).node != job.node()) in.push_back({route(step.src).node, step});
+      }
+    }
+  }
+  for (const auto& [node, leader] : leaders) {
+    const bool used = std::any_of(out.begin(), out.end(), [&](const CrossingStep& c) { return c.node == node; }) ||
+                      std::any_of(in.begin(), in.end(), [&](const CrossingStep& c) { return c.node == node; });
+    if (!used) continue;
+    st.nodes.push_back(node);
+    st.leaders.push_back(leader);
+  }
+  st.out.resize(st.nodes.size());
+  st.in.resize(st.nodes.size());
+  st.pack.resize(s.cores());
+  st.unpack.resize(s.cores());
+  lay_out(out, st.nodes, st.out, st.pack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
+    return std::pair{route(step.src).core, StagedPiece{step.src, step.src_region, step.src_offset, buffer, at, step.bytes}};
+  });
+  lay_out(in, st.nodes, st.in, st.unpack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
+    return std::pair{route(step.dst).core, StagedPiece{step.dst, step.dst_region, step.dst_offset, buffer, at, step.bytes}};
+  });
+  for (std::uint32_t w = 0; w < s.cores(); ++w) {
+    if (!st.pack[w].empty() || !st.unpack[w].empty() || w == s.leader_core) st.staging_cores.push_back(w);
+  }
+  st.sends.resize(st.nodes.size());
+  st.recvs.resize(st.nodes.size());
+  return st;
+}
+
+// Every core of the node with participants has published its members' steps
+// (this is their first run); the first to get here lays the staging out.
+Task<void> CopyEngine::lay_out_staging(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                       std::uint64_t run) {
+  for (std::uint32_t w = 0; w < s.cores(); ++w) {
+    if (s.program(w).participants == 0) continue;
+    co_await WatchAwaiter(p, s.progress(w).published, run, "the other cores' first run (compiled exchange)");
+  }
+  const std::lock_guard lock(s.staging_mutex);
+  if (!s.staging) s.staging = std::make_unique<NodeStaging>(make_staging(s, g, p.job_));
+  s.program(core).staging = s.staging.get();
+}
+
+void CopyEngine::pack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core) {
+  NodeStaging& st = *prog.staging;
+  for (const StagedPiece& piece : st.pack[core]) {
+    std::memcpy(st.out[piece.buffer].data() + piece.buffer_offset,
+                s.slot(piece.member).send[piece.region].data() + piece.member_offset, piece.bytes);
+  }
+}
+
+void CopyEngine::unpack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core) {
+  NodeStaging& st = *prog.staging;
+  for (const StagedPiece& piece : st.unpack[core]) {
+    std::memcpy(s.slot(piece.member).recv[piece.region].data() + piece.member_offset,
+                st.in[piece.buffer].data() + piece.buffer_offset, piece.bytes);
+  }
+}
+
+Task<void> CopyEngine::lead(CopyExchangeState& s, Communicator comm, std::uint64_t run) {
+  Process& p = comm.process();
+  const std::uint32_t core = p.worker_.index();
+  CopyCoreProgram& prog = s.program(core);
+  if (!prog.staging) co_await lay_out_staging(s, comm.group(), p, core, run);
+  NodeStaging& st = *prog.staging;
+  // The last run's pieces are all unpacked: this run's may land.
+  for (std::uint32_t w : st.staging_cores) {
+    co_await WatchAwaiter(p, s.progress(w).copied, run - 1, "the last run's unpacking (compiled exchange)");
+  }
+  // One tag for every exchange on the communicator: keys are this node's
+  // own, but every member runs the same exchanges in the same order, so the
+  // leaders' messages pair up in that order (messages between two processes
+  // on one context and tag are received in the order they were sent).
+  const Communicator staging = comm.library(kStagingLibrary);
+  constexpr Tag tag = 0;
+  for (std::size_t i = 0; i < st.nodes.size(); ++i) {
+    if (!st.in[i].empty()) st.recvs[i] = staging.post_recv_into(st.leaders[i], st.in[i], tag);
+  }
+  for (std::uint32_t w : st.staging_cores) {
+    co_await WatchAwaiter(p, s.progress(w).packed, run, "the other cores' packing (compiled exchange)");
+  }
+  for (std::size_t i = 0; i < st.nodes.size(); ++i) {
+    if (!st.out[i].empty()) st.sends[i] = staging.post_send(st.leaders[i], st.out[i], tag);
+  }
+  for (RecvTicket& t : st.recvs) {
+    if (t.valid()) co_await p.wait(t);
+  }
+  for (SendTicket& t : st.sends) {
+    if (t.valid()) co_await p.wait(t);
+  }
+  for (RecvTicket& t : st.recvs) t = RecvTicket{};
+  for (SendTicket& t : st.sends) t = SendTicket{};
+  s.exchanged.store(run, std::memory_order_release);  // pairs with the cores' acquire before they unpack
+  ring(p, st.staging_cores);
+}
+
+}  // namespace switchyard::detail

@@ -1,0 +1,222 @@
+#pragma once
+// The state of a compiled exchange on one communicator of a job
+// (copy_exchange.hpp), split by who writes it: a member's slot by its process,
+// a core's progress and program by that core's thread, the node's staging by
+// its leader and, once, by whichever core lays it out first.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <cstring>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "switchyard/copy_exchange.hpp"
+#include "switchyard/detail/group.hpp"
+#include "switchyard/detail/job.hpp"
+#include "switchyard/detail/worker.hpp"
+#include "switchyard/process.hpp"
+
+namespace switchyard::detail {
+
+// A member's publication. Written by the member's process (on its core's
+// thread) before its core's copier stores `published`; read by other cores
+// after they acquire that store.
+struct alignas(64) CopyMemberSlot {
+  const std::span<const std::byte>* send = nullptr;
+  const std::span<std::byte>* recv = nullptr;
+  const CopyMember* part = nullptr;
+  std::uint64_t runs = 0;       // this member's runs in the job: the run number it is in
+  std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
+};
+
+// Written by its core's copier alone, read by every core of the node.
+struct alignas(64) CopyCoreProgress {
+  // The last run whose regions this core's participants have all published.
+  // Release by the copier after its members' slots are written; acquire by
+  // the cores that copy out of or into them (Worker::watch or a direct load).
+  std::atomic<std::uint64_t> published{0};
+  // The last run whose steps this core has all copied (its pieces from other
+  // nodes unpacked too). Release after the copies; acquire by the cores whose
+  // members' regions they read or wrote, before those members' runs
+  // complete, and by the node's leader before it lets the next run's pieces
+  // from other nodes land in the staging buffers.
+  std::atomic<std::uint64_t> copied{0};
+  // strict_phases: phases this core has copied over the job's runs,
+  // (run - 1) * phases + phase + 1; the same release/acquire pairing.
+  std::atomic<std::uint64_t> phases_done{0};
+  // The last run whose pieces for other nodes this core has packed. Release
+  // after the packing; acquire by the node's leader before it sends them.
+  std::atomic<std::uint64_t> packed{0};
+};
+static_assert(sizeof(CopyCoreProgress) == 64, "one cache line per core's progress");
+
+// Consecutive steps of a core's program with one core at their other end (and,
+// in the phase orders, one phase).
+struct CopyBlock {
+  std::uint32_t peer_core = 0;
+  std::uint32_t phase = 0;
+  std::size_t begin = 0, end = 0;
+};
+
+// A piece of a message between nodes, at this node's end: its member's region
+// and offset, and its place in the staging buffer of the other node.
+struct StagedPiece {
+  Rank member = 0;
+  std::uint32_t region = 0;
+  std::uint64_t member_offset = 0;
+  std::uint32_t buffer = 0;  // index of the other node in NodeStaging::nodes
+  std::uint64_t buffer_offset = 0;
+  std::uint64_t bytes = 0;
+};
+
+// How this node's pieces to and from the other nodes travel: one message each
+// way per node pair and run, which the node's leader (its lowest participant)
+// sends and receives. Both ends lay a buffer out alike, with no word between
+// them: its pieces in (src, dst, src_offset) order. Laid out once per job by
+// the first core to need it (under CopyExchangeState::staging_mutex), read-only
+// after, but for the buffers and the leader's tickets.
+struct NodeStaging {
+  std::vector<std::uint32_t> nodes;  // the other nodes this node exchanges pieces with
+  std::vector<Rank> leaders;         // each one's leader
+  Rank leader = 0;                   // this node's
+  std::vector<std::vector<std::byte>> out, in;  // per other node
+  std::vector<std::vector<StagedPiece>> pack, unpack;  // per worker: its members' pieces
+  std::vector<std::uint32_t> staging_cores;  // workers with pieces to pack or unpack
+  // The leader's, kept from run to run (no allocation after the first).
+  std::vector<SendTicket> sends;
+  std::vector<RecvTicket> recvs;
+};
+
+// A core's share of the exchange: touched by that core's thread alone.
+struct CopyCoreProgram {
+  std::uint32_t participants = 0, arrived = 0;
+  std::uint64_t done = 0;  // the last run this core has completed: its participants may return
+  bool compiled = false;
+  bool crosses_nodes = false;     // some participant of the node has a step with another node
+  std::vector<Process*> members;  // the participants on this core
+  std::vector<CopyStep> steps;    // the program within the node, in order
+  std::vector<std::uint32_t> step_core;  // per step: the core at its other end
+  std::vector<CopyBlock> blocks;
+  std::vector<std::uint32_t> sources;  // cores this program copies out of or into
+  std::vector<std::uint32_t> readers;  // cores that copy out of or into this core's members
+  std::vector<std::uint32_t> others;   // strict_phases: every other core with participants
+  std::vector<std::size_t> deferred;   // any: blocks whose peer had not published, per run
+  NodeStaging* staging = nullptr;      // crosses_nodes: the node's, once laid out
+  // busy_locks: per sender (a member of this core with steps), its steps'
+  // range in `steps` and, per run, its pending steps in `pending`.
+  struct Sender {
+    Rank rank = 0;
+    std::size_t begin = 0, end = 0, left = 0;
+  };
+  std::vector<Sender> senders;
+  std::vector<std::uint32_t> pending;
+};
+
+class CopyExchangeState final : public GroupAttachment {
+ public:
+  CopyExchangeState(Rank participants, std::uint32_t workers, const CopyExchangeOptions& options)
+      : participants_(participants),
+        options_(options),
+        slots_(std::make_unique<CopyMemberSlot[]>(participants)),
+        progress_(std::make_unique<CopyCoreProgress[]>(workers)),
+        programs_(workers) {}
+
+  Rank participants() const noexcept { return participants_; }
+  const CopyExchangeOptions& options() const noexcept { return options_; }
+  CopyMemberSlot& slot(Rank r) noexcept { return slots_[r]; }
+  CopyCoreProgress& progress(std::uint32_t core) noexcept { return progress_[core]; }
+  CopyCoreProgram& program(std::uint32_t core) noexcept { return programs_[core]; }
+  std::uint32_t cores() const noexcept { return static_cast<std::uint32_t>(programs_.size()); }
+
+  // Whether the communicator has members on several nodes; then this node's
+  // leader (its lowest participant) and the worker it is on. Set when made.
+  bool spans_nodes = false;
+  Rank leader = 0;
+  std::uint32_t leader_core = 0;
+  // The last run whose messages between nodes have all gone and come: release
+  // by this node's leader once its sends and receives are complete; acquire
+  // by the cores before they unpack, and before they let the next run pack.
+  alignas(64) std::atomic<std::uint64_t> exchanged{0};
+  std::mutex staging_mutex;             // guards the making of `staging`
+  std::unique_ptr<NodeStaging> staging;  // jobs across nodes
+
+ private:
+  const Rank participants_;
+  const CopyExchangeOptions options_;
+  std::unique_ptr<CopyMemberSlot[]> slots_;      // by comm rank
+  std::unique_ptr<CopyCoreProgress[]> progress_;  // by worker
+  std::vector<CopyCoreProgram> programs_;         // by worker
+};
+
+// The runtime's side of run_copy_exchange: it reaches the processes, workers
+// and groups of the job (friend of Process and Communicator).
+struct CopyEngine {
+  static Task<CopyRunStats> run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
+                                CopyRegions regions, CopyExchangeOptions options);
+
+  // Waits, parked, until `word` reaches `target` (Worker::watch).
+  class WatchAwaiter {
+   public:
+    WatchAwaiter(Process& p, const std::atomic<std::uint64_t>& word, std::uint64_t target, const char* what) noexcept
+        : p_(p), word_(word), target_(target), what_(what) {}
+    bool await_ready() const noexcept { return word_.load(std::memory_order_acquire) >= target_; }
+    void await_suspend(std::coroutine_handle<> h) noexcept {
+      p_.worker_.watch(word_, target_, done_, p_);
+      p_.suspend_until(h, &done_, what_, kAnySource);
+    }
+    void await_resume() const { p_.resumed(); }
+
+   private:
+    Process& p_;
+    const std::atomic<std::uint64_t>& word_;
+    std::uint64_t target_;
+    const char* what_;
+    bool done_ = false;
+  };
+
+  static void ring(Process& p, std::span<const std::uint32_t> cores) {
+    for (std::uint32_t c : cores) p.job_.worker(c).doorbell().ring();
+  }
+  [[noreturn, gnu::cold]] static void refuse(Rank me, const std::string& why);
+
+ private:
+  static CopyExchangeState& state_of(Process& p, const Group& g, std::uint64_t key, Rank participants,
+                                     const CopyExchangeOptions& options);
+  static void compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
+  static void compile_senders(CopyCoreProgram& prog);
+  static void copy(CopyExchangeState& s, const CopyCoreProgram& prog, const CopyBlock& b) {
+    for (std::size_t i = b.begin; i < b.end; ++i) copy_step(s, prog.steps[i]);
+  }
+  static void copy_step(CopyExchangeState& s, const CopyStep& st) {
+    const CopyMemberSlot& from = s.slot(st.src);
+    const CopyMemberSlot& to = s.slot(st.dst);
+    std::memcpy(to.recv[st.dst_region].data() + st.dst_offset, from.send[st.src_region].data() + st.src_offset,
+                st.bytes);
+  }
+  static Task<void> copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                 std::uint64_t run);
+  static Task<void> copy_any(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run);
+  static Task<void> copy_phases(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run);
+  static Task<void> copy_strict(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run);
+  static Task<void> copy_with_busy_locks(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                         std::uint64_t run);
+  static std::size_t busy_lock_pass(CopyExchangeState& s, const Group& g, CopyCoreProgram::Sender& sender,
+                                    CopyCoreProgram& prog, std::uint64_t run, std::uint32_t& unpublished);
+
+  // --- between nodes (copy_exchange_nodes.cpp) ---
+  // The node's staging, laid out by the first core to ask once every core of
+  // the node with participants has published (its first run).
+  static Task<void> lay_out_staging(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                    std::uint64_t run);
+  static NodeStaging make_staging(CopyExchangeState& s, const Group& g, const Job& job);
+  static void pack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core);
+  static void unpack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core);
+  // The leader's run: once every core has packed, the buffers go to the
+  // other nodes' leaders and theirs come in; then `exchanged`.
+  static Task<void> lead(CopyExchangeState& s, Communicator comm, std::uint64_t run);
+};
+
+}  // namespace switchyard::detail
