@@ -61,8 +61,15 @@ const Group* Group::cached_library(std::uint64_t key) const noexcept {
   return nullptr;
 }
 
+namespace {
+std::size_t attachment_slot(std::uint64_t key, std::size_t probe) noexcept {
+  return static_cast<std::size_t>(splitmix64(key) + probe) & (Group::kCachedAttachments - 1);
+}
+}  // namespace
+
 GroupAttachment* Group::cached_attachment(std::uint64_t key) const noexcept {
-  for (const CachedAttachment& slot : attachment_cache_) {
+  for (std::size_t probe = 0; probe < kCachedAttachments; ++probe) {
+    const CachedAttachment& slot = attachment_cache_[attachment_slot(key, probe)];
     GroupAttachment* a = slot.value.load(std::memory_order_acquire);
     if (!a) return nullptr;
     if (slot.key.load(std::memory_order_relaxed) == key) return a;
@@ -71,7 +78,8 @@ GroupAttachment* Group::cached_attachment(std::uint64_t key) const noexcept {
 }
 
 void Group::cache_attachment(std::uint64_t key, GroupAttachment* a) const noexcept {
-  for (CachedAttachment& slot : attachment_cache_) {
+  for (std::size_t probe = 0; probe < kCachedAttachments; ++probe) {
+    CachedAttachment& slot = attachment_cache_[attachment_slot(key, probe)];
     if (!slot.value.load(std::memory_order_relaxed)) {
       slot.key.store(key, std::memory_order_relaxed);
       slot.value.store(a, std::memory_order_release);  // pairs with the acquire in cached_attachment

@@ -19,6 +19,7 @@ namespace switchyard::detail {
 namespace {
 
 constexpr std::uint32_t kNoCore = ~std::uint32_t{0};
+constexpr std::size_t kMaxExchangesPerCommunicator = 4096;
 
 void add_unique(std::vector<std::uint32_t>& cores, std::uint32_t core) {
   if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);
@@ -33,7 +34,14 @@ void CopyEngine::refuse(Rank me, const std::string& why) {
 CopyExchangeState& CopyEngine::state_of(Process& p, const Group& g, std::uint64_t key, Rank participants,
                                         const CopyExchangeOptions& options) {
   Job& job = p.job_;
-  GroupAttachment& a = g.attachment(key, [&] {
+  GroupAttachment& a = g.attachment(key, [&](std::size_t exchanges) {
+    if (exchanges > kMaxExchangesPerCommunicator) {
+      refuse(g.members().to_comm(p.rank()),
+             "more than " + std::to_string(kMaxExchangesPerCommunicator) +
+                 " compiled exchanges on one communicator in one job (each keeps its programs until the job "
+                 "ends): make a plan once and run it many times, run the plans in jobs of their own, or run them "
+                 "on messages (ExchangeExecution::messages)");
+    }
     auto s = std::make_unique<CopyExchangeState>(participants, job.worker_count(), options);
     const Membership& members = g.members();
     for (std::uint32_t w = 0; w < job.worker_count(); ++w) {
@@ -145,17 +153,39 @@ void CopyEngine::compile_senders(CopyCoreProgram& prog) {
   prog.pending.resize(prog.steps.size());
 }
 
-Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                                   CopyRegions regions, CopyExchangeOptions options) {
-  Process& p = comm.process();
+CopyExchangeState& CopyEngine::enter(Process& p, const Group& g, Rank me, std::uint64_t key, Rank participants,
+                                     const CopyExchangeOptions& options) {
   p.check_cancelled();
-  const Group& g = comm.group();
-  const Rank me = comm.rank();
   if (me >= participants) refuse(me, "not one of the exchange's " + std::to_string(participants) + " participants");
   if (options.order == CopyOrder::busy_locks && options.side != CopySide::sender) {
     refuse(me, "busy locks are held by senders: busy_locks needs CopySide::sender");
   }
-  CopyExchangeState& s = state_of(p, g, key, participants, options);
+  return state_of(p, g, key, participants, options);
+}
+
+Task<void> CopyEngine::prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
+                               CopyExchangeOptions options) {
+  Process& p = comm.process();
+  const Group& g = comm.group();
+  CopyExchangeState& s = enter(p, g, comm.rank(), key, participants, options);
+  s.slot(comm.rank()).part = mine;
+  CopyCoreProgram& prog = s.program(p.worker_.index());
+  if (prog.compiled) co_return;  // prepared already (a plan prepared twice on one communicator)
+  if (++prog.arrived < prog.participants) {
+    while (!prog.compiled) co_await p.park("its core's compiling of a compiled exchange");
+    co_return;
+  }
+  prog.arrived = 0;
+  compile(s, g, p, p.worker_.index());
+  for (Process* q : prog.members) q->notify();
+}
+
+Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
+                                   CopyRegions regions, CopyExchangeOptions options) {
+  Process& p = comm.process();
+  const Group& g = comm.group();
+  const Rank me = comm.rank();
+  CopyExchangeState& s = enter(p, g, me, key, participants, options);
   CopyMemberSlot& slot = s.slot(me);
   slot.send = regions.send.data();
   slot.recv = regions.recv.data();
@@ -339,6 +369,11 @@ namespace switchyard {
 Task<CopyRunStats> run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
                                      const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options) {
   return detail::CopyEngine::run(comm, key, participants, &mine, regions, options);
+}
+
+Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
+                                 const CopyMember& mine, CopyExchangeOptions options) {
+  return detail::CopyEngine::prepare(comm, key, participants, &mine, options);
 }
 
 }  // namespace switchyard

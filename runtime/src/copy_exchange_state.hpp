@@ -156,6 +156,8 @@ class CopyExchangeState final : public GroupAttachment {
 struct CopyEngine {
   static Task<CopyRunStats> run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
                                 CopyRegions regions, CopyExchangeOptions options);
+  static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
+                            CopyExchangeOptions options);
 
   // Waits, parked, until `word` reaches `target` (Worker::watch).
   class WatchAwaiter {
@@ -185,6 +187,9 @@ struct CopyEngine {
  private:
   static CopyExchangeState& state_of(Process& p, const Group& g, std::uint64_t key, Rank participants,
                                      const CopyExchangeOptions& options);
+  // The checks of a member's call, and its state.
+  static CopyExchangeState& enter(Process& p, const Group& g, Rank me, std::uint64_t key, Rank participants,
+                                  const CopyExchangeOptions& options);
   static void compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
   static void compile_senders(CopyCoreProgram& prog);
   static void copy(CopyExchangeState& s, const CopyCoreProgram& prog, const CopyBlock& b) {

@@ -46,9 +46,19 @@
 // region whose process has started to unwind; a member's run completes only
 // once every core that reads or writes its regions has copied.
 //
-// Limits. Every step's two members must be on this node: steps across nodes
-// are the caller's (ExchangePlan aggregates them per node pair). Each region
-// must hold the bytes its steps copy, which the caller checks.
+// Across nodes. A step between two nodes is packed by its sender's core
+// straight from the sender's region into a staging buffer for the receiver's
+// node, the two nodes' leaders (each node's lowest participant) move each
+// buffer as one message per node pair and run, and the receiver's core
+// unpacks it straight into the receiver's region (copy_exchange_nodes.cpp).
+// Strict phases and busy locks then order the copies within each node; the
+// pieces between nodes travel once per run.
+//
+// Limits. Each region must hold the bytes its steps copy, which the caller
+// checks. An exchange keeps its state (a slot per participant, the cores'
+// programs, the staging buffers) on its communicator until the job ends; a
+// communicator takes at most 4096 exchanges in a job, and refuses more with
+// an InvalidArgument.
 
 #include <cstdint>
 #include <span>
@@ -113,13 +123,20 @@ struct CopyRunStats {
   std::uint64_t busy_lock_inquiries = 0;  // busy_locks: test-and-sets made for this member's messages
 };
 
-// Runs comm.rank()'s part of the exchange `key` (the same on every member,
-// distinct from every other exchange run on comm in the job). The members of
-// rank below `participants` take part; the others must not call. Options and
-// participants are the same on every member. Throws InvalidArgument for a
-// step with a member on another node, a step of another member, or options
-// that differ from the first run's in the job.
+// Runs comm.rank()'s part of the exchange `key` (the same on every member of
+// a node, distinct from every other exchange run on comm in the job). The
+// members of rank below `participants` take part; the others must not call.
+// Options and participants are the same on every member. Throws
+// InvalidArgument for a step of another member or of a rank beyond the
+// participants, or options that differ from the first run's in the job.
 Task<CopyRunStats> run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
                                      const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options);
+
+// Compiles the cores' programs of the exchange `key` on comm ahead of its
+// first run (which then costs what every run costs): a collective of the
+// participants of each core, which call it once, as they would run it, with
+// the same arguments but regions.
+Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
+                                 const CopyMember& mine, CopyExchangeOptions options);
 
 }  // namespace switchyard

@@ -393,8 +393,12 @@ Task<ExchangePlan> ExchangePlan::create_on(Communicator comm, std::span<const Ma
       co_await learn_peer_entries(comm.library(kExchangePlanLibrary), mine);
     }
   }
-  d->copy_key = co_await agree_copy_key(comm.library(kExchangePlanLibrary), d->copy_key);
+  const Communicator lib = comm.library(kExchangePlanLibrary);
+  d->copy_key = co_await agree_copy_key(lib, d->copy_key);
   set_copy_options(*d);
+  if (d->options.execution == ExchangeExecution::copy) {
+    co_await prepare_copy_exchange(lib, d->copy_key, d->processes, mine.member, d->copy_options);
+  }
   co_return ExchangePlan(std::move(d));
 }
 

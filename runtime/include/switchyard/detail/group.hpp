@@ -80,7 +80,7 @@ class GroupAttachment {
 class Group {
  public:
   static constexpr std::size_t kCachedLibraries = 8;
-  static constexpr std::size_t kCachedAttachments = 8;
+  static constexpr std::size_t kCachedAttachments = 64;  // a power of two: an open-addressed table
 
   // over_mpi: the collectives' step between nodes runs on a NodeComm of its own (set_node_comm).
   Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key, bool over_mpi);
@@ -125,19 +125,21 @@ class Group {
     node_comm_.store(comm.release(), std::memory_order_release);
   }
 
-  // The attachment of `key`, made by make() (returning a
-  // std::unique_ptr<GroupAttachment>) if this is the first call for the key.
-  // Lock-free once made, for the first kCachedAttachments keys.
+  // The attachment of `key`, made by make(n) (returning a
+  // std::unique_ptr<GroupAttachment>; n: the group's attachments with this
+  // one, which make() may refuse by throwing) if this is the first call for
+  // the key. Lock-free once made, for the first kCachedAttachments keys.
   template <class Make>
   GroupAttachment& attachment(std::uint64_t key, Make&& make) const {
     if (GroupAttachment* a = cached_attachment(key)) return *a;
     std::lock_guard lock(attachments_mutex_);
-    std::unique_ptr<GroupAttachment>& slot = attachments_[key];
-    if (!slot) {
-      slot = make();
-      cache_attachment(key, slot.get());
+    auto it = attachments_.find(key);
+    if (it == attachments_.end()) {
+      std::unique_ptr<GroupAttachment> made = make(attachments_.size() + 1);
+      it = attachments_.emplace(key, std::move(made)).first;
+      cache_attachment(key, it->second.get());
     }
-    return *slot;
+    return *it->second;
   }
 
   // The duplicate reserved for a library, if it was made and cached here.
@@ -166,9 +168,11 @@ class Group {
 
   GroupAttachment* cached_attachment(std::uint64_t key) const noexcept;
   void cache_attachment(std::uint64_t key, GroupAttachment* a) const noexcept;  // under attachments_mutex_
-  // The cache of attachments: a slot's key is stored (relaxed) before its
-  // value (release); a reader that acquires a non-null value sees its key.
-  // Filled in order and never emptied while the group lives.
+  // The cache of attachments, open-addressed by the key's hash with linear
+  // probing: a slot's key is stored (relaxed) before its value (release); a
+  // reader that acquires a non-null value sees its key. Slots are filled under
+  // attachments_mutex_ and never emptied while the group lives, so a probe
+  // that meets an empty slot may stop.
   struct CachedAttachment {
     std::atomic<std::uint64_t> key{0};
     std::atomic<GroupAttachment*> value{nullptr};
