@@ -51,15 +51,13 @@ std::uint64_t neighbour_exchange(sy::Runtime& rt, sy::Rank n, sy::Rank d, std::s
   return errors.load();
 }
 
-// Inside a job, from each process's own sends (destination and bytes, sorted
-// by destination), a plan is a collective: rank 0 makes the schedule and sends
-// each process its part. send[i] goes to my_sends[i].peer; recv[j] comes from
-// plan.receives(p.rank())[j].peer.
+// Inside a job, from each process's own sends (destination and bytes), a plan
+// is a collective: rank 0 makes the schedule and sends each process its part.
+// send[i] goes to plan.sends(p.rank())[i].peer (my_sends sorted by
+// destination); recv[j] comes from plan.receives(p.rank())[j].peer.
 sy::Task<void> exchange_once(sy::Process& p, std::span<const sys::MatrixEntry> my_sends,
                              std::span<const std::span<const std::byte>> send, std::span<const std::span<std::byte>> recv) {
-  // Named: GCC 12 corrupts the string of options written as braces in the co_await.
-  const sys::ExchangePlanOptions options{.scheduler = "optimal"};
-  const sys::ExchangePlan plan = co_await sys::ExchangePlan::create(p, my_sends, options);
+  const sys::ExchangePlan plan = co_await sys::ExchangePlan::create(p, my_sends, {.scheduler = "optimal"});
   co_await plan.run(p, send, recv);
 }
 // [readme-end]

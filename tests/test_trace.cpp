@@ -71,8 +71,11 @@ std::vector<json> events_named(const json& trace, const std::string& name) {
   return out;
 }
 
-// Messages of the exchange itself: collectives use the reserved tags (2^31 and up).
-bool user_message(const json& e) { return e["args"]["tag"].get<std::uint64_t>() < (std::uint64_t{1} << 31); }
+// Messages (and copies, which have no tag) of the exchange itself: collectives
+// use the reserved tags (2^31 and up).
+bool user_message(const json& e) {
+  return !e["args"].contains("tag") || e["args"]["tag"].get<std::uint64_t>() < (std::uint64_t{1} << 31);
+}
 
 // (src, dst) -> {messages, bytes} of the events named `name` (send or receive).
 std::map<std::pair<Rank, Rank>, std::pair<std::uint64_t, std::uint64_t>> pairs_of(const json& trace,
@@ -111,15 +114,19 @@ void expect_nested(const json& trace) {
   }
 }
 
-class TraceOfExchange : public ::testing::TestWithParam<std::string> {};
+class TraceOfExchange : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
+// Every message of the matrix, once each way in the message execution (DRS_N
+// sends synchronously); once as a copy in the compiled one ("locked copy"
+// under DRS_N's busy lock).
 TEST_P(TraceOfExchange, MatchesTheMatrix) {
-  const std::string scheduler = GetParam();
+  const auto& [scheduler, messages] = GetParam();
   const Rank n = 12;
   // Sizes from 48 to 1536 bytes: both sides of the eager limit.
   const CommMatrix m = nonuniform_matrix(n, 4, 48, 3);
   ExchangePlanOptions options;
   options.scheduler = scheduler;
+  options.execution = messages ? ExchangeExecution::messages : ExchangeExecution::copy;
   const ExchangePlan plan(m, options);
   TraceLog log;
   const std::uint64_t inquiries = run_traced(m, plan, log);
@@ -128,14 +135,18 @@ TEST_P(TraceOfExchange, MatchesTheMatrix) {
   EXPECT_EQ(trace["otherData"]["dropped_events"], 0);
   EXPECT_EQ(trace["otherData"]["events"].get<std::uint64_t>(), log.events());
 
-  // Every message of the matrix, once each way, with its bytes (DRS_N sends synchronously).
   std::map<std::pair<Rank, Rank>, std::pair<std::uint64_t, std::uint64_t>> want;
   for (Rank i = 0; i < n; ++i) {
     for (const MatrixEntry& e : m.row(i)) want[{i, e.peer}] = {1, e.bytes};
   }
-  EXPECT_EQ(pairs_of(trace, scheduler == "drsn" ? "ssend" : "send"), want);
-  EXPECT_EQ(pairs_of(trace, "receive"), want);
-  for (const json& e : events_named(trace, "receive")) EXPECT_EQ(e["args"]["rank"], e["args"]["dst"]);
+  if (messages) {
+    EXPECT_EQ(pairs_of(trace, scheduler == "drsn" ? "ssend" : "send"), want);
+    EXPECT_EQ(pairs_of(trace, "receive"), want);
+    for (const json& e : events_named(trace, "receive")) EXPECT_EQ(e["args"]["rank"], e["args"]["dst"]);
+  } else {
+    EXPECT_EQ(pairs_of(trace, scheduler == "drsn" ? "locked copy" : "copy"), want);
+    EXPECT_TRUE(pairs_of(trace, "send").empty()) << "a compiled run sends no message of the exchange";
+  }
 
   // A named track, and a run span, for every process, on the core it ran on.
   std::set<Rank> named, ran;
@@ -151,7 +162,7 @@ TEST_P(TraceOfExchange, MatchesTheMatrix) {
   EXPECT_EQ(ran.size(), n);
   expect_nested(trace);
 
-  // Every send has its arrow to its receive.
+  // Every send has its arrow to its receive (a compiled run has none).
   std::uint64_t starts = 0, finishes = 0;
   for (const json& e : trace["traceEvents"]) {
     starts += e["ph"] == "s";
@@ -173,16 +184,20 @@ TEST_P(TraceOfExchange, MatchesTheMatrix) {
     const auto acquired =
         std::count_if(attempts.begin(), attempts.end(), [](const json& e) { return e["args"]["acquired"] == 1; });
     EXPECT_EQ(static_cast<std::uint64_t>(acquired), m.messages());
-    EXPECT_EQ(events_named(trace, "locked send").size(), m.messages());
+    EXPECT_EQ(events_named(trace, messages ? "locked send" : "locked copy").size(), m.messages());
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Schedulers, TraceOfExchange, ::testing::Values("cgm", "optimal", "drsn", "ac"),
-                         [](const auto& info) { return sytest::identifier(info.param); });
+INSTANTIATE_TEST_SUITE_P(Schedulers, TraceOfExchange,
+                         ::testing::Combine(::testing::Values("cgm", "optimal", "drsn", "ac"), ::testing::Bool()),
+                         [](const auto& info) {
+                           return sytest::identifier(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_messages" : "_copy");
+                         });
 
 TEST(Trace, FullBufferDropsAndCounts) {
   const CommMatrix m = fig7_matrix(8, 3, 100, 1);
-  const ExchangePlan plan(m, ExchangePlanOptions{.scheduler = "cgm"});
+  const ExchangePlan plan(m, ExchangePlanOptions{.scheduler = "cgm", .execution = ExchangeExecution::messages});
   TraceLog log(16);
   run_traced(m, plan, log);
   const json trace = parse(log);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -232,22 +233,31 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
 Task<void> CopyEngine::copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                     std::uint64_t run) {
   switch (s.options().order) {
-    case CopyOrder::any: co_await copy_any(s, p, core, run); break;
-    case CopyOrder::phases: co_await copy_phases(s, p, core, run); break;
-    case CopyOrder::strict_phases: co_await copy_strict(s, p, core, run); break;
+    case CopyOrder::any: co_await copy_any(s, g, p, core, run); break;
+    case CopyOrder::phases: co_await copy_phases(s, g, p, core, run); break;
+    case CopyOrder::strict_phases: co_await copy_strict(s, g, p, core, run); break;
     case CopyOrder::busy_locks: co_await copy_with_busy_locks(s, g, p, core, run); break;
   }
 }
 
+void CopyEngine::copy_traced(CopyExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name) {
+  const Membership& members = g.members();
+  const TraceSpan span(p, TraceCategory::message, name,
+                       TraceArgs{.src = members.to_job(st.src), .dst = members.to_job(st.dst), .has_bytes = true,
+                                 .bytes = st.bytes});
+  copy_step(s, st);
+}
+
 // AC: the blocks whose peer has published first, then the others as their
 // peers publish.
-Task<void> CopyEngine::copy_any(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run) {
+Task<void> CopyEngine::copy_any(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                std::uint64_t run) {
   CopyCoreProgram& prog = s.program(core);
   prog.deferred.clear();  // capacity kept: no allocation after the first run
   for (std::size_t b = 0; b < prog.blocks.size(); ++b) {
     const CopyBlock& block = prog.blocks[b];
     if (block.peer_core == core || s.progress(block.peer_core).published.load(std::memory_order_acquire) >= run) {
-      copy(s, prog, block);
+      copy(s, g, p, prog, block);
     } else {
       prog.deferred.push_back(b);
     }
@@ -255,37 +265,45 @@ Task<void> CopyEngine::copy_any(CopyExchangeState& s, Process& p, std::uint32_t 
   for (std::size_t b : prog.deferred) {
     const CopyBlock& block = prog.blocks[b];
     co_await WatchAwaiter(p, s.progress(block.peer_core).published, run, "another core's buffers (compiled exchange)");
-    copy(s, prog, block);
+    copy(s, g, p, prog, block);
   }
 }
 
 // A static schedule, loosely synchronously: in phase order, each block once
 // its peer has published.
-Task<void> CopyEngine::copy_phases(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run) {
+Task<void> CopyEngine::copy_phases(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                   std::uint64_t run) {
   const CopyCoreProgram& prog = s.program(core);
+  std::optional<TraceSpan> phase;  // traced: a "phase" span around each phase's blocks
   for (const CopyBlock& block : prog.blocks) {
+    if (p.trace_ && (!phase || block.phase != prog.blocks[&block - prog.blocks.data() - 1].phase)) [[unlikely]] {
+      phase.reset();
+      phase.emplace(p, TraceCategory::phase, "phase", TraceArgs{.label = "phase", .value = block.phase});
+    }
     if (block.peer_core != core) {
       co_await WatchAwaiter(p, s.progress(block.peer_core).published, run,
                             "another core's buffers (compiled exchange)");
     }
-    copy(s, prog, block);
+    copy(s, g, p, prog, block);
   }
 }
 
 // The papers' synchronous model: phase k + 1 starts on no core before every
 // core with participants has copied its phase k.
-Task<void> CopyEngine::copy_strict(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run) {
+Task<void> CopyEngine::copy_strict(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                   std::uint64_t run) {
   const CopyCoreProgram& prog = s.program(core);
   const std::uint64_t phases = s.options().phases;
   std::size_t b = 0;
   for (std::uint64_t k = 0; k < phases; ++k) {
+    const TraceSpan phase(p, TraceCategory::phase, "phase", TraceArgs{.label = "phase", .value = k});
     for (; b < prog.blocks.size() && prog.blocks[b].phase == k; ++b) {
       const CopyBlock& block = prog.blocks[b];
       if (block.peer_core != core) {
         co_await WatchAwaiter(p, s.progress(block.peer_core).published, run,
                               "another core's buffers (compiled exchange)");
       }
-      copy(s, prog, block);
+      copy(s, g, p, prog, block);
     }
     const std::uint64_t passed = (run - 1) * phases + k + 1;
     s.progress(core).phases_done.store(passed, std::memory_order_release);  // pairs with the acquires below
@@ -316,7 +334,7 @@ Task<void> CopyEngine::copy_with_busy_locks(CopyExchangeState& s, const Group& g
   while (left > 0) {
     std::uint32_t unpublished = kNoCore;
     std::size_t copied = 0;
-    for (CopyCoreProgram::Sender& sender : prog.senders) copied += busy_lock_pass(s, g, sender, prog, run, unpublished);
+    for (CopyCoreProgram::Sender& sender : prog.senders) copied += busy_lock_pass(s, g, p, sender, prog, run, unpublished);
     left -= copied;
     if (copied > 0 || left == 0) continue;
     if (unpublished != kNoCore) {
@@ -330,8 +348,9 @@ Task<void> CopyEngine::copy_with_busy_locks(CopyExchangeState& s, const Group& g
 // One pass over a sender's pending messages; returns how many it copied. A
 // message whose receiver's core has not published is passed over without an
 // inquiry, and its core noted in `unpublished`.
-std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, CopyCoreProgram::Sender& sender,
-                                CopyCoreProgram& prog, std::uint64_t run, std::uint32_t& unpublished) {
+std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Process& p,
+                                       CopyCoreProgram::Sender& sender, CopyCoreProgram& prog, std::uint64_t run,
+                                       std::uint32_t& unpublished) {
   std::uint32_t* pending = prog.pending.data() + sender.begin;
   CopyMemberSlot& from = s.slot(sender.rank);
   BusyLockObserver* observer = s.options().observer;
@@ -347,12 +366,22 @@ std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Cop
     }
     ++from.inquiries;
     BusyLock& lock = g.busy_lock(st.dst);
-    if (!lock.try_acquire()) {
+    bool acquired = false;
+    {
+      TraceSpan attempt(p, TraceCategory::lock, "busy_lock", TraceArgs{.dst = g.members().to_job(st.dst)});
+      acquired = lock.try_acquire();
+      attempt.set("acquired", acquired);
+    }
+    if (!acquired) {
       ++k;
       continue;
     }
     if (observer) observer->enter(st.dst);
-    copy_step(s, st);
+    if (p.trace_) [[unlikely]] {
+      copy_traced(s, g, p, st, "locked copy");
+    } else {
+      copy_step(s, st);
+    }
     if (observer) observer->leave(st.dst);
     lock.release();
     std::copy(pending + k + 1, pending + sender.left, pending + k);  // the rest keep their order

@@ -18,6 +18,7 @@
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
 #include "switchyard/process.hpp"
+#include "switchyard/trace.hpp"
 
 namespace switchyard::detail {
 
@@ -192,9 +193,16 @@ struct CopyEngine {
                                   const CopyExchangeOptions& options);
   static void compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
   static void compile_senders(CopyCoreProgram& prog);
-  static void copy(CopyExchangeState& s, const CopyCoreProgram& prog, const CopyBlock& b) {
+  // A block's steps; when the job records a trace, each one a "copy" span.
+  static void copy(CopyExchangeState& s, const Group& g, Process& p, const CopyCoreProgram& prog,
+                   const CopyBlock& b) {
+    if (p.trace_) [[unlikely]] {
+      for (std::size_t i = b.begin; i < b.end; ++i) copy_traced(s, g, p, prog.steps[i], "copy");
+      return;
+    }
     for (std::size_t i = b.begin; i < b.end; ++i) copy_step(s, prog.steps[i]);
   }
+  static void copy_traced(CopyExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name);
   static void copy_step(CopyExchangeState& s, const CopyStep& st) {
     const CopyMemberSlot& from = s.slot(st.src);
     const CopyMemberSlot& to = s.slot(st.dst);
@@ -203,12 +211,14 @@ struct CopyEngine {
   }
   static Task<void> copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                  std::uint64_t run);
-  static Task<void> copy_any(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run);
-  static Task<void> copy_phases(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run);
-  static Task<void> copy_strict(CopyExchangeState& s, Process& p, std::uint32_t core, std::uint64_t run);
+  static Task<void> copy_any(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run);
+  static Task<void> copy_phases(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                std::uint64_t run);
+  static Task<void> copy_strict(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                std::uint64_t run);
   static Task<void> copy_with_busy_locks(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                          std::uint64_t run);
-  static std::size_t busy_lock_pass(CopyExchangeState& s, const Group& g, CopyCoreProgram::Sender& sender,
+  static std::size_t busy_lock_pass(CopyExchangeState& s, const Group& g, Process& p, CopyCoreProgram::Sender& sender,
                                     CopyCoreProgram& prog, std::uint64_t run, std::uint32_t& unpublished);
 
   // --- between nodes (copy_exchange_nodes.cpp) ---

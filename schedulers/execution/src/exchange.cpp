@@ -144,7 +144,7 @@ class Driver {
     po.scheduler = name;
     po.seed = derive_seed(o_.seed, 1);
     po.max_phases = o_.max_phases;
-    po.machine = o_.machine;
+    po.machine = o_.machine ? &*o_.machine : nullptr;
     po.ac = o_.ac;
     po.drsn_retry_yields = o_.drsn_retry_yields;
     po.execution = o_.execution;
@@ -159,7 +159,7 @@ class Driver {
   // build) gets this thread alone.
   std::optional<ExchangePlan> global_plan(const ExchangePlanOptions& po, SchedulerResult& r) const {
     std::optional<ExchangePlan> plan;
-    const SchedulerDescriptor* d = find_scheduler(po.scheduler);  // null: auto
+    const SchedulerDescriptor* d = find_scheduler(po.scheduler.view());  // null: auto
     if (d && d->traits.plan_per_run) return plan;
     if (d && d->kind == SchedulerKind::online) {
       plan.emplace(m_, po);

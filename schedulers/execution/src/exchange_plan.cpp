@@ -73,7 +73,8 @@ struct ExchangePlanData {
   // A compiled run's exchange key (run_copy_exchange): unique in the OS
   // process, and alike on every member of a plan from create().
   std::uint64_t copy_key = 0;
-  CopyExchangeOptions copy_options;  // set once the plan is made (finish_data)
+  CopyExchangeOptions copy_options;  // set once the plan is made (set_copy_options)
+  std::optional<model::MachineFile> machine;  // options.machine's copy
 };
 
 }  // namespace detail
@@ -93,14 +94,14 @@ std::uint64_t next_copy_key() {
 // options with "auto" replaced by the scheduler it chooses for m.
 ExchangePlanOptions resolve_auto(const CommMatrix& m, ExchangePlanOptions options) {
   if (options.scheduler != kAutoScheduler) return options;
-  const model::MachineFile machine = options.machine.value_or(model::default_machine_file());
+  const model::MachineFile machine = options.machine ? *options.machine : model::default_machine_file();
   options.scheduler = choose_exchange_scheduler(m, machine, ScheduleOptions{options.seed, options.max_phases});
   options.chosen_by_auto = true;
   return options;
 }
 
-Scheme scheme_of(const std::string& name) {
-  if (const SchedulerDescriptor* d = find_scheduler(name)) {
+Scheme scheme_of(const SchedulerName& name) {
+  if (const SchedulerDescriptor* d = find_scheduler(name.str())) {
     switch (d->online) {
       case OnlineScheme::ac: return Scheme::ac;
       case OnlineScheme::drsn: return Scheme::drsn;
@@ -109,14 +110,19 @@ Scheme scheme_of(const std::string& name) {
   }
   std::string known;
   for (const auto& k : default_exchange_schedulers()) known += (known.empty() ? "" : ", ") + k;
-  throw InvalidArgument("switchyard: ExchangePlan: unknown scheduler '" + name + "' (known: " + known + ")");
+  throw InvalidArgument("switchyard: ExchangePlan: unknown scheduler '" + name + "' (known: " + known + ", " +
+                        std::string(kAutoScheduler) + ")");
 }
 
 std::unique_ptr<ExchangePlanData> new_data(ExchangePlanOptions options, Scheme scheme, Rank processes,
                                            std::size_t parts) {
   auto d = std::make_unique<ExchangePlanData>();
   d->scheme = scheme;
-  d->options = std::move(options);
+  d->options = options;
+  if (options.machine) {  // the plan's own copy: the caller's may go
+    d->machine = *options.machine;
+    d->options.machine = &*d->machine;
+  }
   d->processes = processes;
   d->parts.resize(parts);
   d->run_counts = std::make_unique<detail::RunCount[]>(parts);
@@ -175,7 +181,7 @@ void set_copy_options(ExchangePlanData& d) {
 
 Schedule timed_schedule(ExchangePlanData& d, const CommMatrix& m) {
   const auto t0 = Clock::now();
-  Schedule s = make_schedule(d.options.scheduler, m, ScheduleOptions{d.options.seed, d.options.max_phases});
+  Schedule s = make_schedule(d.options.scheduler.str(), m, ScheduleOptions{d.options.seed, d.options.max_phases});
   d.schedule_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   validate(s, m);
   return s;
@@ -194,6 +200,9 @@ ExchangePlan::ExchangePlan(const CommMatrix& m, ExchangePlanOptions options) {
   if (d.options.chosen_by_auto) d.schedule_ms += choosing_ms;
   set_copy_options(d);
 }
+
+ExchangePlan::ExchangePlan(const CommMatrix& m, SchedulerName scheduler)
+    : ExchangePlan(m, ExchangePlanOptions{.scheduler = scheduler}) {}
 
 ExchangePlan ExchangePlan::from_schedule(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options) {
   validate(schedule, m, Contention::allowed);
@@ -339,6 +348,17 @@ Task<void> learn_peer_entries(Communicator lib, ExchangePart& mine) {
   mine.set_steps(detail::steps_of_entries(lib.rank(), mine.sends, mine.receives, at_receiver, at_sender));
 }
 
+// A member's sends by destination, each destination once.
+void sort_sends(Rank me, std::vector<MatrixEntry>& sends) {
+  std::stable_sort(sends.begin(), sends.end(), [](const MatrixEntry& a, const MatrixEntry& b) { return a.peer < b.peer; });
+  for (std::size_t k = 1; k < sends.size(); ++k) {
+    if (sends[k - 1].peer == sends[k].peer) {
+      throw InvalidArgument("switchyard: ExchangePlan::create on rank " + std::to_string(me) + ": destination " +
+                            std::to_string(sends[k].peer) + " is listed twice");
+    }
+  }
+}
+
 // Rank 0's key for the compiled runs, on every member.
 Task<std::uint64_t> agree_copy_key(Communicator lib, std::uint64_t mine) {
   const std::vector<std::byte> key = co_await lib.broadcast(0, std::as_bytes(std::span<const std::uint64_t, 1>(&mine, 1)));
@@ -355,12 +375,12 @@ Task<ExchangePlanOptions> choose_together(Communicator comm, std::span<const Mat
   const detail::GatheredRows rows = co_await detail::gather_rows(lib, sends, "ExchangePlan::create", true);
   std::vector<std::byte> chosen;
   if (comm.rank() == 0) {
-    const std::string name = resolve_auto(*rows.matrix, options).scheduler;
-    chosen.resize(name.size());
-    std::memcpy(chosen.data(), name.data(), name.size());
+    const SchedulerName name = resolve_auto(*rows.matrix, options).scheduler;
+    chosen.resize(name.view().size());
+    std::memcpy(chosen.data(), name.view().data(), chosen.size());
   }
   chosen = co_await lib.broadcast(0, chosen);
-  options.scheduler.assign(reinterpret_cast<const char*>(chosen.data()), chosen.size());
+  options.scheduler = std::string_view(reinterpret_cast<const char*>(chosen.data()), chosen.size());
   options.chosen_by_auto = true;
   co_return options;
 }
@@ -369,7 +389,12 @@ Task<ExchangePlanOptions> choose_together(Communicator comm, std::span<const Mat
 
 Task<ExchangePlan> ExchangePlan::create(const Communicator& comm, std::span<const MatrixEntry> sends,
                                         ExchangePlanOptions options) {
-  return create_on(comm, sends, std::move(options));
+  return create_on(comm, sends, options);
+}
+
+Task<ExchangePlan> ExchangePlan::create(const Communicator& comm, std::span<const MatrixEntry> sends,
+                                        SchedulerName scheduler) {
+  return create_on(comm, sends, ExchangePlanOptions{.scheduler = scheduler});
 }
 
 Task<ExchangePlan> ExchangePlan::create_on(Communicator comm, std::span<const MatrixEntry> sends,
@@ -381,6 +406,7 @@ Task<ExchangePlan> ExchangePlan::create_on(Communicator comm, std::span<const Ma
   d->owner = comm.rank();
   ExchangePart& mine = d->parts.front();
   mine.sends.assign(sends.begin(), sends.end());
+  sort_sends(comm.rank(), mine.sends);
   if (d->scheme == Scheme::phased) {
     co_await gather_and_distribute(comm, *d);
   } else {

@@ -5,16 +5,15 @@
 // any job, on the caller's own buffers. Every exchange of the project runs on
 // it: `switchyard exchange`, the exchange driver, array redistribution.
 //
-//   // Once, from the whole pattern (a CommMatrix), shared by every process
-//   // (the options' type named: bare braces would also make a Schedule):
-//   const ExchangePlan plan(matrix, ExchangePlanOptions{.scheduler = "optimal"});
+//   // Once, from the whole pattern (a CommMatrix), shared by every process:
+//   const ExchangePlan plan(matrix, {.scheduler = "optimal", .strict = true});
+//   const ExchangePlan ac(matrix, "ac");  // the scheduler alone
 //   // In each process, as often as needed:
 //   co_await plan.run(p, send_spans, recv_spans);
 //
 //   // Or collectively inside a job, each process knowing only its own sends;
 //   // receive counts are found by Generate_Recv:
-//   const ExchangePlanOptions ac{.scheduler = "ac"};
-//   ExchangePlan mine = co_await ExchangePlan::create(p, my_sends, ac);
+//   ExchangePlan mine = co_await ExchangePlan::create(p, my_sends, {.scheduler = "ac"});
 //
 // create() of a static scheduler gathers the rows once per core, which gives
 // each member its column and rank 0 the whole matrix; rank 0 makes the
@@ -68,6 +67,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "switchyard/communicator.hpp"
 #include "switchyard/copy_exchange.hpp"
@@ -76,6 +76,7 @@
 #include "switchyard/schedulers/exchange_hooks.hpp"
 #include "switchyard/schedulers/online.hpp"
 #include "switchyard/schedulers/schedule.hpp"
+#include "switchyard/schedulers/scheduler_name.hpp"
 #include "switchyard/task.hpp"
 
 namespace switchyard::schedulers {
@@ -90,8 +91,10 @@ enum class ExchangeExecution : std::uint8_t {
   messages,  // the runtime's point-to-point messages
 };
 
+// Trivially copyable (static_assert below): options written as braces inside
+// a co_await expression are safe (scheduler_name.hpp says why that matters).
 struct ExchangePlanOptions {
-  std::string scheduler = "optimal";
+  SchedulerName scheduler = "optimal";
   std::uint64_t seed = 1;        // static schedulers' seed; DRS_N's order streams derive from it per run
   std::uint64_t max_phases = 0;  // optimal-bytes' phase cap (0: none)
   AcOptions ac{};
@@ -105,8 +108,9 @@ struct ExchangePlanOptions {
   // (array redistribution: a job may be larger than its grids).
   bool allow_larger_communicator = false;
   // "auto": the machine file whose core level charges the candidates; none:
-  // model::default_machine_file().
-  std::optional<model::MachineFile> machine{};
+  // model::default_machine_file(). Read while the plan is made (the plan keeps
+  // a copy: options().machine points to it).
+  const model::MachineFile* machine = nullptr;
   bool chosen_by_auto = false;  // set by the plan when "auto" chose options().scheduler
   ExchangeExecution execution = ExchangeExecution::copy;
   // copy: whose core copies a message, its receiver's (pull) or its sender's
@@ -116,6 +120,7 @@ struct ExchangePlanOptions {
   // papers' synchronous model) instead of running loosely synchronously.
   bool strict = false;
 };
+static_assert(std::is_trivially_copyable_v<ExchangePlanOptions>, "options safe as a braced temporary in co_await");
 
 // What one run did, for the statistics of the online schedulers: DRS_N's
 // busy_lock_inquiries, this process's test-and-set attempts. The compiled
@@ -131,20 +136,22 @@ class ExchangePlan {
   // From the whole pattern: every process's part. Throws InvalidArgument for
   // an unknown scheduler. Schedules are validated.
   explicit ExchangePlan(const CommMatrix& m, ExchangePlanOptions options = {});
+  ExchangePlan(const CommMatrix& m, SchedulerName scheduler);
   // Collective over comm: each member passes its own sends (destination and
-  // bytes, sorted by destination, as CommMatrix::row). The returned plan holds
-  // only this member's part and runs only on a communicator of the same members.
-  // Pass options by name, not as braces inside the co_await: GCC 12 hands the
-  // callee a braced argument of a co_await expression with its string corrupted.
+  // bytes, in any order, each destination once). The returned plan holds only
+  // this member's part, its sends sorted by destination (sends(rank): run()'s
+  // send buffers follow that order), and runs only on a communicator of the
+  // same members.
   static Task<ExchangePlan> create(const Communicator& comm, std::span<const MatrixEntry> sends,
                                    ExchangePlanOptions options = {});
+  static Task<ExchangePlan> create(const Communicator& comm, std::span<const MatrixEntry> sends,
+                                   SchedulerName scheduler);
   // From the whole pattern and a schedule made elsewhere (redistribution's
   // tables). The schedule must carry every byte of m exactly once; unlike the
   // static schedulers' it may have contention (a process receiving several
   // transfers in one phase, as a naive schedule does). options().scheduler
   // becomes the schedule's name.
-  // A named function rather than a constructor: ExchangePlan(m, {.scheduler = ...})
-  // must not be ambiguous between the options and a Schedule.
+  // (A named function, not a constructor beside the options' one.)
   static ExchangePlan from_schedule(const CommMatrix& m, Schedule schedule, ExchangePlanOptions options = {});
 
   ~ExchangePlan();
