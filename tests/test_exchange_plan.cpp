@@ -665,14 +665,17 @@ Runtime& one_core() {
   return rt;
 }
 
-// The allocations of a job that, after two warm-up runs per process (one in
+// The allocations of a job that, after three warm-up runs per process (one in
 // each buffer form: their frames differ), does K times a barrier and
-// (with_runs) one more run.
+// (with_runs) one more run; and the job's calls into the kernel
+// (JobStats::kernel_calls) if asked for.
 template <class MakeRun>
-std::uint64_t allocations(Rank n, bool with_runs, MakeRun make_run, Runtime& rt = one_core(), int kRuns = 20) {
+std::uint64_t allocations(Rank n, bool with_runs, MakeRun make_run, Runtime& rt = one_core(), int kRuns = 20,
+                          std::uint64_t* kernel_calls = nullptr) {
   std::uint64_t counted = 0;
-  rt.run(n, [&](Process& p) -> Task<void> {
+  const JobStats stats = rt.run(n, [&](Process& p) -> Task<void> {
     auto run = make_run(p);  // per process: its buffers and how it runs
+    co_await run();
     co_await run();
     co_await run();
     co_await p.barrier();
@@ -684,6 +687,7 @@ std::uint64_t allocations(Rank n, bool with_runs, MakeRun make_run, Runtime& rt 
     co_await p.barrier();
     if (p.rank() == 0) counted = g_allocations.load() - counted;
   });
+  if (kernel_calls) *kernel_calls = stats.kernel_calls;
   return counted;
 }
 
@@ -715,17 +719,28 @@ TEST(ExchangePlanAllocations, RunsAfterTheFirstAllocateNothing) {
       auto make_run = [&](Process& p) {
         return [runner = std::make_shared<PlanRunner>(m, p), &plan] { return (*runner)(plan); };
       };
-      const std::uint64_t with = allocations(6, true, make_run), without = allocations(6, false, make_run);
+      std::uint64_t calls_with = 0, calls_without = 0;
+      const std::uint64_t with = allocations(6, true, make_run, one_core(), 20, &calls_with),
+                          without = allocations(6, false, make_run, one_core(), 20, &calls_without);
       EXPECT_EQ(with, without) << "20 runs allocated " << (with - without) << " times";
+      // One core never waits for another: not one call into the kernel.
+      EXPECT_EQ(calls_with, 0u) << "20 runs on one core called the kernel";
       // Across cores the most requests in flight at once depends on timing, so
       // a pool may still grow to a new high-water mark now and then (on a
       // loaded machine, a few more times: 4 was once exceeded at load 15); what
       // must not happen is an allocation per run or per message (200 runs here
       // move 3600 messages), so the bound is a tenth of the runs.
-      // (Signed: the job without runs may itself grow a pool once more.)
-      const auto across = static_cast<std::int64_t>(allocations(6, true, make_run, sytest::runtime(), 200)) -
+      // (Signed: the job without runs may itself grow a pool once more.) The
+      // kernel: a core waiting for the other sleeps once it has spun and
+      // yielded for 500 us (a preempted peer on a loaded machine), which is
+      // not a call per run, let alone per message.
+      std::uint64_t across_calls = 0;
+      const auto across = static_cast<std::int64_t>(allocations(6, true, make_run, sytest::runtime(), 200,
+                                                                &across_calls)) -
                           static_cast<std::int64_t>(allocations(6, false, make_run, sytest::runtime(), 200));
       EXPECT_LE(across, 20) << "200 runs across two cores allocated " << across << " times";
+      EXPECT_LE(across_calls, 2000u) << "200 runs (3600 messages) across two cores called the kernel " << across_calls
+                                     << " times";
     }
   }
 }

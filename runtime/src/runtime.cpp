@@ -390,6 +390,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
       stats.resumes += w->resumes();
       stats.slots += w->transport_stats().slots_received;
       stats.ring_full += w->transport_stats().ring_full;
+      stats.kernel_calls += w->kernel_calls();
     }
     error = job.error();
     if (job.stalled()) stall_report = job.stall_report();

@@ -112,6 +112,7 @@ void Worker::run_job() {
   }
 
   Backoff backoff;
+  const std::uint64_t kernel_calls_before = doorbell_.kernel_calls();
   bool quiet = false;  // the last busy turn resumed processes but moved no message
   for (;;) {
     bool worked = endpoint_.poll();
@@ -142,6 +143,7 @@ void Worker::run_job() {
       backoff.wait([this] { idle_wait(); });
     }
   }
+  kernel_calls_ = doorbell_.kernel_calls() - kernel_calls_before + backoff.yields();
   leave_job();
 }
 

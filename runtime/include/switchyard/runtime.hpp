@@ -105,6 +105,9 @@ struct JobStats {
   std::uint64_t resumes = 0;       // process switches
   std::uint64_t slots = 0;         // 16-byte ring slots that crossed cores (headers and eager payloads)
   std::uint64_t ring_full = 0;  // times a sender found a core-to-core ring full
+  // Times a worker entered the kernel to wait: it slept, was woken, or yielded
+  // its core. Nothing else on a job's path calls the kernel once its pools are warm.
+  std::uint64_t kernel_calls = 0;
 };
 
 using ProcessBody = std::function<Task<void>(Process&)>;

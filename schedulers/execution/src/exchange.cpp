@@ -241,7 +241,7 @@ class Driver {
     const auto inquiries = over.add(s.global ? std::vector<std::int64_t>{} : inquiry_totals(s.inquiries), NodeReduction::kSum);
     // The counts of every node's workers.
     const std::int64_t counts[] = {static_cast<std::int64_t>(job.resumes), static_cast<std::int64_t>(job.slots),
-                                   static_cast<std::int64_t>(job.ring_full)};
+                                   static_cast<std::int64_t>(job.ring_full), static_cast<std::int64_t>(job.kernel_calls)};
     const auto jobs = over.add(counts, NodeReduction::kSum);
     over.combine(rt_);
     s.r.comm_ms = summarize(SpanTimer::to_milliseconds(over.result(comm)));
@@ -250,7 +250,8 @@ class Driver {
       record_inquiries(s.r, over.result(inquiries));
     }
     const auto all = over.result(jobs);
-    s.r.job = {static_cast<std::uint64_t>(all[0]), static_cast<std::uint64_t>(all[1]), static_cast<std::uint64_t>(all[2])};
+    s.r.job = {static_cast<std::uint64_t>(all[0]), static_cast<std::uint64_t>(all[1]), static_cast<std::uint64_t>(all[2]),
+               static_cast<std::uint64_t>(all[3])};
     s.r.verified = true;
     return std::move(s.r);
   }

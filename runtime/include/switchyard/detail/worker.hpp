@@ -81,6 +81,9 @@ class Worker final : private EndpointClient {
   void finish_network_send(const SendState& s) noexcept;
 
   std::uint64_t resumes() const noexcept { return resumes_; }
+  // Calls into the kernel to wait during the last job: sleeps, wake-ups of
+  // this worker, yields.
+  std::uint64_t kernel_calls() const noexcept { return kernel_calls_; }
   const TransportStats& transport_stats() const noexcept { return transport_.stats(); }
 
  private:
@@ -182,6 +185,7 @@ class Worker final : private EndpointClient {
   bool cancel_seen_ = false;
   bool cancel_released_ = false;
   std::uint64_t resumes_ = 0;
+  std::uint64_t kernel_calls_ = 0;
   std::thread thread_;  // last: starts once everything above is constructed
 };
 

@@ -36,6 +36,8 @@ class Backoff {
     step_ = 0;
     elapsed_ = {};
   }
+  // Yields to the kernel so far (never reset): a statistic.
+  std::uint64_t yields() const noexcept { return yields_; }
 
   // Waits a little longer than last time. `block` is called once spinning and
   // yielding have not helped; it must return when there may be something to do.
@@ -47,6 +49,7 @@ class Backoff {
     if (elapsed_ < kSpinFor) {
       cpu_relax();
     } else if (elapsed_ < kSpinFor + kYieldFor) {
+      ++yields_;
       std::this_thread::yield();
       elapsed_ = std::chrono::steady_clock::now() - started_;
     } else {
@@ -56,6 +59,7 @@ class Backoff {
 
  private:
   std::uint64_t step_ = 0;
+  std::uint64_t yields_ = 0;
   std::chrono::steady_clock::time_point started_{};
   std::chrono::steady_clock::duration elapsed_{};
 };

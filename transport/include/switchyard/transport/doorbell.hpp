@@ -35,6 +35,7 @@ class alignas(64) Doorbell {
   void ring() noexcept {
     waker_barrier();
     if (sleeping_.load(std::memory_order_relaxed) && sleeping_.exchange(false, std::memory_order_acq_rel)) {
+      wakes_.fetch_add(1, std::memory_order_relaxed);  // a statistic only: no order needed
       wakeup_.release();
     }
   }
@@ -43,6 +44,7 @@ class alignas(64) Doorbell {
   // something to do once the barrier above has made every published item visible.
   template <class HasWork>
   void sleep(HasWork&& has_work, std::chrono::microseconds max) {
+    ++sleeps_;
     sleeping_.store(true, std::memory_order_relaxed);
     if (!process_wide_barrier()) std::atomic_thread_fence(std::memory_order_seq_cst);
     if (has_work() || !wakeup_.try_acquire_for(max)) {
@@ -52,7 +54,14 @@ class alignas(64) Doorbell {
     }
   }
 
+ // Calls into the kernel so far: the owner's sleeps (each a barrier and
+  // mostly a wait) and the wakers' wake-ups of it. For statistics: read by
+  // the owner, or once it has stopped.
+  std::uint64_t kernel_calls() const noexcept { return sleeps_ + wakes_.load(std::memory_order_relaxed); }
+
  private:
+  std::uint64_t sleeps_ = 0;             // the owner's
+  std::atomic<std::uint64_t> wakes_{0};  // any waker's
   // Set by the owner before it checks for work and blocks; cleared by the one
   // waker whose exchange sees it set (that waker then releases the semaphore),
   // or by the owner itself when it gives up waiting.
