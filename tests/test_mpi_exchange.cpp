@@ -103,4 +103,51 @@ TEST(MpiRedistribution, GridsThatSpanNodes) {
   }
 }
 
+// A process throws in the middle of compiled runs that cross the nodes (in a
+// hook, after its receives of run 2): its node's run() rethrows it, every
+// other node's a RemoteFailure naming it, within 5 s; the next job's plan
+// runs on the same runtime.
+TEST(MpiExchangeFailure, AThrowInACompiledRunEndsTheJobOnEveryNode) {
+  Runtime& rt = sytest::runtime();
+  const CommMatrix m = fig7_matrix(8, 3, 4000, 9);
+  const ExchangePlan plan = tbb::task_arena(1).execute([&] { return ExchangePlan(m, "ac"); });
+  const Rank thrower = 7;  // the last node's
+  class ThrowAfterRun2 final : public ExchangeHooks {
+   public:
+    ThrowAfterRun2(ExchangeBuffers& b, int k) : b_(b), k_(k) {}
+    std::span<const std::byte> send_buffer(std::size_t i) override { return b_.send_buffer(i); }
+    std::span<std::byte> recv_buffer(std::size_t i) override { return b_.recv_buffer(i); }
+    void after_receive(std::size_t) override {
+      if (k_ == 2) throw std::runtime_error("boom after run 2");
+    }
+
+   private:
+    ExchangeBuffers& b_;
+    int k_;
+  };
+  const sytest::JobFailure e = sytest::run_failing(
+      rt, m.size(),
+      [&](Process& p) -> Task<void> {
+        ExchangeBuffers b(m, p.rank(), 4);
+        for (int k = 0; k < 5; ++k) {
+          ThrowAfterRun2 hooks(b, p.rank() == thrower ? k : -1);
+          co_await plan.run(p, hooks);
+        }
+      },
+      sytest::run_options());
+  EXPECT_LT(e.took, std::chrono::seconds(5));
+  const bool failing_node = rt.node() == rt.nodes() - 1;
+  EXPECT_EQ(e.kind, failing_node ? sytest::JobFailure::kOriginal : sytest::JobFailure::kRemote) << e.error;
+  EXPECT_NE(e.error.find("boom after run 2"), std::string::npos) << e.error;
+  rt.run(
+      m.size(),
+      [&](Process& p) -> Task<void> {
+        ExchangeBuffers b(m, p.rank(), 5);
+        sytest::BufferForms forms(b, m.size());
+        co_await forms.run(plan, p, 0);
+        if (auto bad = b.verify()) throw PayloadError("the next job", *bad);
+      },
+      sytest::run_options());
+}
+
 }  // namespace

@@ -14,12 +14,14 @@
 
 #include "copy_exchange_state.hpp"
 #include "switchyard/communicator.hpp"
+#include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
 
 namespace switchyard::detail {
 
 namespace {
+
 
 inline constexpr LibraryKey kStagingLibrary{"switchyard.copy_exchange.staging"};
 
@@ -94,8 +96,6 @@ NodeStaging CopyEngine::make_staging(CopyExchangeState& s, const Group& g, const
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     if (!st.pack[w].empty() || !st.unpack[w].empty() || w == s.leader_core) st.staging_cores.push_back(w);
   }
-  st.sends.resize(st.nodes.size());
-  st.recvs.resize(st.nodes.size());
   return st;
 }
 
@@ -144,23 +144,26 @@ Task<void> CopyEngine::lead(CopyExchangeState& s, Communicator comm, std::uint64
   // on one context and tag are received in the order they were sent).
   const Communicator staging = comm.library(kStagingLibrary);
   constexpr Tag tag = 0;
+  // The tickets live in this frame: a cancelled job unwinds them here, on
+  // this core, as any process's (a send waits until MPI has let go of the
+  // buffer, a receive is withdrawn). From the frame cache: no allocation.
+  PooledArray<RecvTicket> recvs(st.nodes.size());
+  PooledArray<SendTicket> sends(st.nodes.size());
   for (std::size_t i = 0; i < st.nodes.size(); ++i) {
-    if (!st.in[i].empty()) st.recvs[i] = staging.post_recv_into(st.leaders[i], st.in[i], tag);
+    if (!st.in[i].empty()) recvs.emplace(i, [&] { return staging.post_recv_into(st.leaders[i], st.in[i], tag); });
   }
   for (std::uint32_t w : st.staging_cores) {
     co_await WatchAwaiter(p, s.progress(w).packed, run, "the other cores' packing (compiled exchange)");
   }
   for (std::size_t i = 0; i < st.nodes.size(); ++i) {
-    if (!st.out[i].empty()) st.sends[i] = staging.post_send(st.leaders[i], st.out[i], tag);
+    if (!st.out[i].empty()) sends.emplace(i, [&] { return staging.post_send(st.leaders[i], st.out[i], tag); });
   }
-  for (RecvTicket& t : st.recvs) {
+  for (RecvTicket& t : recvs) {
     if (t.valid()) co_await p.wait(t);
   }
-  for (SendTicket& t : st.sends) {
+  for (SendTicket& t : sends) {
     if (t.valid()) co_await p.wait(t);
   }
-  for (RecvTicket& t : st.recvs) t = RecvTicket{};
-  for (SendTicket& t : st.sends) t = SendTicket{};
   s.exchanged.store(run, std::memory_order_release);  // pairs with the cores' acquire before they unpack
   ring(p, st.staging_cores);
 }

@@ -78,17 +78,14 @@ struct StagedPiece {
 // sends and receives. Both ends lay a buffer out alike, with no word between
 // them: its pieces in (src, dst, src_offset) order. Laid out once per job by
 // the first core to need it (under CopyExchangeState::staging_mutex), read-only
-// after, but for the buffers and the leader's tickets.
+// after, but for the buffers.
 struct NodeStaging {
   std::vector<std::uint32_t> nodes;  // the other nodes this node exchanges pieces with
   std::vector<Rank> leaders;         // each one's leader
   Rank leader = 0;                   // this node's
   std::vector<std::vector<std::byte>> out, in;  // per other node
   std::vector<std::vector<StagedPiece>> pack, unpack;  // per worker: its members' pieces
-  std::vector<std::uint32_t> staging_cores;  // workers with pieces to pack or unpack
-  // The leader's, kept from run to run (no allocation after the first).
-  std::vector<SendTicket> sends;
-  std::vector<RecvTicket> recvs;
+  std::vector<std::uint32_t> staging_cores;  // workers with pieces to pack or unpack, and the leader's
 };
 
 // A core's share of the exchange: touched by that core's thread alone.
