@@ -30,7 +30,10 @@
 //                               Time / MPI; mpi_failed = 1 if mpirun failed, why on
 //                               stderr). Counters: phases (static), inquiries
 //                               (drsn, per exchange), comp_us (make_schedule on one
-//                               thread; drsn: Generate_Recv by active messages).
+//                               thread; drsn: Generate_Recv by active messages),
+//                               kernel_calls (JobStats::kernel_calls of the
+//                               line's job per exchange: times a worker slept,
+//                               was woken or yielded, barriers included).
 //   BM_GenerateRecv/<method>/n:N      one Generate_Recv (d = 8), by concatenation
 //                               (allgather of every sending vector) or by active
 //                               messages plus a vector sum (Wang-Lin-Ranka Fig. 1);
@@ -210,7 +213,7 @@ std::optional<double> mpi_exchange_us(const Config& c, std::uint32_t repetitions
 
 // Sums over the batches, in seconds, and what the line reports beside them.
 struct ExchangeSums {
-  double figure = 0, floor = 0, comp = 0, inquiries = 0, phases = 0;
+  double figure = 0, floor = 0, comp = 0, inquiries = 0, phases = 0, kernel_calls = 0;
 };
 
 void report_exchange(benchmark::State& state, const Config& c, const ExchangeSums& s, std::optional<double> mpi_us) {
@@ -234,6 +237,7 @@ void report_exchange(benchmark::State& state, const Config& c, const ExchangeSum
   state.counters["comp_us"] = s.comp / batches * 1e6;
   if (s.phases > 0) state.counters["phases"] = s.phases / batches;
   if (s.inquiries > 0) state.counters["inquiries"] = s.inquiries / batches;
+  state.counters["kernel_calls"] = s.kernel_calls / batches;
 }
 
 void BM_Exchange(benchmark::State& state, const Config& c, const std::string& scheduler, Execution how) {
@@ -259,6 +263,7 @@ void BM_Exchange(benchmark::State& state, const Config& c, const std::string& sc
       sums.comp += r.schedule_ms.median / 1e3;
       if (r.inquiries) sums.inquiries += static_cast<double>(*r.inquiries);
       if (r.phases) sums.phases += static_cast<double>(*r.phases);
+      sums.kernel_calls += static_cast<double>(r.job.kernel_calls) / c.exchanges;
     }
   } catch (const std::exception& e) {
     return sybench::fail(state, e);
