@@ -76,7 +76,9 @@ void Worker::thread_main() {
     if (stop_.load(std::memory_order_acquire)) return;
     if (Job* job = next_job_.exchange(nullptr, std::memory_order_acquire)) {
       job_ = job;
+      running_job = job->serial();
       run_job();
+      running_job = 0;
       job_ = nullptr;
       continue;
     }
@@ -248,7 +250,7 @@ void Worker::leave_job() {
   trace_ = nullptr;
   timers_.reset(0);  // what a cancelled job's sleepers left
   published_.sleepers.store(0, std::memory_order_relaxed);  // single writer; see sleepers()
-  endpoint_.stop();
+  unreceived_ = endpoint_.stop();
   transport_.detach();
   if (network_job_) network_->detach();
   Job& job = *job_;

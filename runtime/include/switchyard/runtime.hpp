@@ -84,6 +84,10 @@ struct RunOptions {
   // 0.88x). MPI's own stay selectable, for MPI libraries whose collectives
   // use the network better than point-to-point messages can.
   bool mpi_collectives = false;
+  // A job that ends with messages nobody received (they are dropped with it)
+  // fails with UnreceivedMessagesError; without strict, run() says so on
+  // stderr and returns, the count in JobStats::unreceived.
+  bool strict = false;
 
   RunOptions& on_active_message(HandlerId id, ActiveMessageHandler h) {
     handlers[id] = std::move(h);
@@ -105,6 +109,18 @@ struct JobStats {
   std::uint64_t resumes = 0;       // process switches
   std::uint64_t slots = 0;         // 16-byte ring slots that crossed cores (headers and eager payloads)
   std::uint64_t ring_full = 0;  // times a sender found a core-to-core ring full
+  // The job's number in this program: 1 for the first job of any Runtime,
+  // then counted up. Errors about a communicator kept past its job name it.
+  std::uint64_t job = 0;
+  // Messages that arrived and that no process received before the job ended
+  // (on this node): dropped with the job. See RunOptions::strict.
+  std::uint64_t unreceived = 0;
+};
+
+// A job ended with messages that no process received, under RunOptions::strict.
+class UnreceivedMessagesError : public Error {
+ public:
+  using Error::Error;
 };
 
 using ProcessBody = std::function<Task<void>(Process&)>;

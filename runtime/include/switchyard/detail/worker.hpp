@@ -72,6 +72,8 @@ class Worker final : private EndpointClient {
   void finish_network_send(const SendState& s) noexcept;
 
   std::uint64_t resumes() const noexcept { return resumes_; }
+  // The messages the last job left in this core's mailboxes, never received.
+  const UnreceivedMessages& unreceived() const noexcept { return unreceived_; }
   const TransportStats& transport_stats() const noexcept { return transport_.stats(); }
 
  private:
@@ -162,6 +164,7 @@ class Worker final : private EndpointClient {
   bool cancel_seen_ = false;
   bool cancel_released_ = false;
   std::uint64_t resumes_ = 0;
+  UnreceivedMessages unreceived_;
   std::thread thread_;  // last: starts once everything above is constructed
 };
 
