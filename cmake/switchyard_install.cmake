@@ -32,6 +32,12 @@ endif()
 
 set(switchyard_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/switchyard)
 install(EXPORT switchyardTargets NAMESPACE switchyard:: DESTINATION ${switchyard_cmake_dir})
+# switchyard::mpi_transport in an export set of its own, which the package
+# loads (with MPI) only for a consumer that asks for the component.
+set_target_properties(switchyard_mpi_transport PROPERTIES EXPORT_NAME mpi_transport)
+install(TARGETS switchyard_mpi_transport EXPORT switchyardMpiTargets
+        OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/switchyard)
+install(EXPORT switchyardMpiTargets NAMESPACE switchyard:: DESTINATION ${switchyard_cmake_dir})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/switchyardConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/switchyardConfig.cmake
                               INSTALL_DESTINATION ${switchyard_cmake_dir})
@@ -49,10 +55,8 @@ install(FILES ${PROJECT_BINARY_DIR}/switchyardConfig.cmake ${PROJECT_BINARY_DIR}
 list(TRANSFORM switchyard_libraries PREPEND "-l" OUTPUT_VARIABLE switchyard_pc_libs)
 get_target_property(tbb_location TBB::tbb LOCATION)
 get_filename_component(tbb_dir "${tbb_location}" DIRECTORY)
+# No MPI: the MPI transport is switchyard::mpi_transport's, for CMake consumers.
 list(APPEND switchyard_pc_libs ${HWLOC_LDFLAGS} -L${tbb_dir} -ltbb)
-if(SWITCHYARD_MPI)
-  list(APPEND switchyard_pc_libs ${MPI_C_LIBRARIES})  # the network transport
-endif()
 list(JOIN switchyard_pc_libs " " SWITCHYARD_PC_LIBS)
 file(RELATIVE_PATH SWITCHYARD_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" SWITCHYARD_PC_UP "${SWITCHYARD_PC_UP}")
