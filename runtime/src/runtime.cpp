@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <sched.h>
 #include <sstream>
 #include <thread>
 
@@ -236,10 +237,23 @@ Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>(
       cores_.push_back(core);
     }
   }
+  if (options.realtime_priority < 0 || options.realtime_priority > sched_get_priority_max(SCHED_FIFO)) {
+    throw InvalidArgument("switchyard: RuntimeOptions::realtime_priority " + std::to_string(options.realtime_priority) +
+                          " is outside 0.." + std::to_string(sched_get_priority_max(SCHED_FIFO)));
+  }
   for (std::size_t i = 0; i < cores_.size(); ++i) {
-    workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_, options.bind));
+    workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_, options.bind,
+                                                        options.realtime_priority));
   }
   for (auto& w : workers_) w->wait_started();  // worker_bindings() then reports the binding, not the inherited mask
+  for (auto& w : workers_) {
+    if (!w->realtime_granted()) {
+      throw InvalidArgument("switchyard: RuntimeOptions::realtime_priority " +
+                            std::to_string(options.realtime_priority) +
+                            ": the OS refused SCHED_FIFO to the workers (it needs CAP_SYS_NICE or an RLIMIT_RTPRIO "
+                            "of at least that priority)");
+    }
+  }
   network_ = detail::MpiWorld::instance();
   if (network_ && network_->nodes() > 1) {
     node_ = network_->node();

@@ -42,6 +42,13 @@ struct RuntimeOptions {
   std::vector<int> cores{};
   // Bind each worker to its core. Off only for experiments.
   bool bind = true;
+  // Run the workers under SCHED_FIFO at this priority, 1..99 (0: the OS's
+  // normal policy). On a machine that other programs load, the rare slow
+  // exchanges are workers runnable but not running for whole scheduler ticks
+  // (README, "Tails"); a real-time worker takes its core back at once. It
+  // still sleeps in the kernel when it has nothing to do. InvalidArgument
+  // where the OS refuses it (it needs CAP_SYS_NICE or RLIMIT_RTPRIO).
+  int realtime_priority = 0;
   // Every job of this runtime records its trace into this log (trace.hpp),
   // unless its RunOptions name another. Not owned.
   TraceLog* trace = nullptr;
