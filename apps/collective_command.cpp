@@ -115,13 +115,13 @@ double regret(const SizeResult& s, const std::string& algorithm) {
 void print_size(const SizeResult& s, co::Operation op, Rank p, bool all, bool rank_by_min) {
   std::printf("\n%s, p = %u, L = %llu B\n", std::string(co::operation_name(op)).c_str(), p,
               static_cast<unsigned long long>(s.bytes));
-  std::printf("  %-20s %16s %12s %12s %12s  %s\n", "algorithm", "predicted units", "median ms", "min ms", "max ms",
-              "");
+  std::printf("  %-20s %16s %12s %12s %12s %12s %12s %12s  %s\n", "algorithm", "predicted units", "median ms",
+              "mean ms", "p90 ms", "p99 ms", "min ms", "max ms", "");
   for (const Row& r : s.rows) {
     std::string mark = r.algorithm == s.chosen ? "<- auto" : "";
     if (r.algorithm == s.table) mark += mark.empty() ? "<- table" : ", table";
-    std::printf("  %-20s %16.0f %12.4f %12.4f %12.4f  %s\n", r.algorithm.c_str(), r.units, r.ms.median, r.ms.min,
-                r.ms.max, mark.c_str());
+    std::printf("  %-20s %16.0f %12.4f %12.4f %12.4f %12.4f %12.4f %12.4f  %s\n", r.algorithm.c_str(), r.units,
+                r.ms.median, r.ms.mean, r.ms.p90, r.ms.p99, r.ms.min, r.ms.max, mark.c_str());
   }
   for (const std::string& why : s.skipped) std::printf("  left out: %s\n", why.c_str());
   if (s.spearman) std::printf("  Spearman (predicted vs measured order): %.3f\n", *s.spearman);

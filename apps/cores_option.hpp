@@ -15,13 +15,17 @@ namespace switchyard::cli {
 
 // The runtime on `cores_text`'s CPUs (empty: every usable one), recording
 // traces if `trace` asks; a core the process may not use is bad input, not a failure.
-inline std::unique_ptr<Runtime> make_runtime(const std::string& cores_text, const TraceOption* trace = nullptr) {
+// realtime_priority: --realtime-priority's value (0: not given).
+inline std::unique_ptr<Runtime> make_runtime(const std::string& cores_text, const TraceOption* trace = nullptr,
+                                             int realtime_priority = 0) {
   std::vector<int> cores = cores_text.empty() ? std::vector<int>{} : parse_core_list(cores_text);
+  RuntimeOptions options = trace ? trace->runtime_options(std::move(cores)) : RuntimeOptions{.cores = std::move(cores)};
+  options.realtime_priority = realtime_priority;
   try {
-    return std::make_unique<Runtime>(trace ? trace->runtime_options(std::move(cores))
-                                           : RuntimeOptions{.cores = std::move(cores)});
+    return std::make_unique<Runtime>(std::move(options));
   } catch (const InvalidArgument& e) {
-    throw UsageError("--cores: " + without_library_prefix(e.what()));
+    const bool realtime = std::string(e.what()).find("realtime_priority") != std::string::npos;
+    throw UsageError((realtime ? "--realtime-priority: " : "--cores: ") + without_library_prefix(e.what()));
   }
 }
 

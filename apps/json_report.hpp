@@ -11,9 +11,9 @@
 
 namespace switchyard::cli {
 
-// {"median", "min", "max"} of a timing, in its unit (ms everywhere).
+// {"median", "mean", "p90", "p99", "min", "max"} of a timing, in its unit (ms everywhere).
 inline nlohmann::ordered_json time_json(const schedulers::TimeStats& t) {
-  return {{"median", t.median}, {"min", t.min}, {"max", t.max}};
+  return {{"median", t.median}, {"mean", t.mean}, {"p90", t.p90}, {"p99", t.p99}, {"min", t.min}, {"max", t.max}};
 }
 
 // Writes the report, indented, and prints "wrote FILE".

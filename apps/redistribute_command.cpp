@@ -218,22 +218,24 @@ void run_each(Runtime& rt, const rd::Layout& src, const rd::Layout& dst, std::ui
 }
 
 void print_results(const std::vector<Result>& results, std::uint32_t repeat) {
-  std::printf("%-14s %6s  %-15s %10s %15s  %s\n", "schedule", "steps", "contention-free", "plan (ms)",
-              "redist. (ms)", "how");
+  std::printf("%-14s %6s  %-15s %10s %15s %10s %10s %10s %10s  %s\n", "schedule", "steps", "contention-free",
+              "plan (ms)", "redist. (ms)", "mean", "p90", "p99", "max", "how");
   for (const Result& r : results) {
     if (!r.plan) {
-      std::printf("%-14s %6s  %-15s %10s %15s  %s\n", std::string(rd::name(r.kind)).c_str(), "n/a", "", "", "",
-                  r.reason.c_str());
+      std::printf("%-14s %6s  %-15s %10s %15s %10s %10s %10s %10s  %s\n", std::string(rd::name(r.kind)).c_str(),
+                  "n/a", "", "", "", "", "", "", "", r.reason.c_str());
       continue;
     }
-    std::printf("%-14s %6u  %-15s %10.3f %15.3f  %s\n", std::string(rd::name(r.kind)).c_str(), r.plan->steps(),
-                r.plan->contention_free() ? "yes" : "no", r.plan->timings().total_ms(), r.ms.median,
+    std::printf("%-14s %6u  %-15s %10.3f %15.3f %10.3f %10.3f %10.3f %10.3f  %s\n",
+                std::string(rd::name(r.kind)).c_str(), r.plan->steps(), r.plan->contention_free() ? "yes" : "no",
+                r.plan->timings().total_ms(), r.ms.median, r.ms.mean, r.ms.p90, r.ms.p99, r.ms.max,
                 r.plan->method().c_str());
   }
   std::printf(
       "every element of every repetition verified: yes\n"
       "plan: COM from LDD intersections, the schedule, the pack/unpack descriptors (one thread);\n"
-      "redist.: median of %u, from the first process leaving a barrier to the last one done\n",
+      "redist.: median of %u (then their mean, p90, p99, max), from the first process leaving a barrier to the last "
+      "one done\n",
       repeat);
 }
 

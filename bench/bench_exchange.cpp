@@ -34,6 +34,10 @@
 //                               kernel_calls (JobStats::kernel_calls of the
 //                               line's job per exchange: times a worker slept,
 //                               was woken or yielded, barriers included).
+//   BM_ExchangeHalo/lund_a/blocks:P/<scheduler>
+//                               the halo exchange of a real sparse matrix's
+//                               product (see BM_ExchangeHalo) in P row blocks;
+//                               its floor as above, no MPI baseline.
 //   BM_GenerateRecv/<method>/n:N      one Generate_Recv (d = 8), by concatenation
 //                               (allgather of every sending vector) or by active
 //                               messages plus a vector sum (Wang-Lin-Ranka Fig. 1);
@@ -56,6 +60,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <switchyard/halo/csr_matrix.hpp>
+#include <switchyard/halo/halo_exchange.hpp>
+#include <switchyard/halo/halo_map.hpp>
+#include <switchyard/halo/row_partition.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>
 #include <switchyard/schedulers/exchange.hpp>
 #include <switchyard/schedulers/generate_recv.hpp>
@@ -69,6 +77,7 @@
 
 using namespace switchyard;
 using namespace switchyard::schedulers;
+namespace halo = switchyard::halo;
 
 namespace {
 
@@ -216,7 +225,10 @@ struct ExchangeSums {
   double figure = 0, floor = 0, comp = 0, inquiries = 0, phases = 0, kernel_calls = 0;
 };
 
-void report_exchange(benchmark::State& state, const Config& c, const ExchangeSums& s, std::optional<double> mpi_us) {
+// mpi_us: Open MPI's time where the line has an MPI baseline (nullopt and
+// has_mpi: its run failed).
+void report_exchange(benchmark::State& state, const Config& c, const ExchangeSums& s, std::optional<double> mpi_us,
+                     bool has_mpi = true) {
   const double batches = static_cast<double>(state.iterations());
   const double figure_us = s.figure / batches * 1e6;
   const double floor_us = s.floor / batches * 1e6;
@@ -231,7 +243,7 @@ void report_exchange(benchmark::State& state, const Config& c, const ExchangeSum
   if (mpi_us) {
     state.counters["mpi_us"] = *mpi_us;
     state.counters["x_mpi"] = figure_us / *mpi_us;
-  } else if (kMpiProgram) {
+  } else if (kMpiProgram && has_mpi) {
     state.counters["mpi_failed"] = 1;
   }
   state.counters["comp_us"] = s.comp / batches * 1e6;
@@ -240,35 +252,65 @@ void report_exchange(benchmark::State& state, const Config& c, const ExchangeSum
   state.counters["kernel_calls"] = s.kernel_calls / batches;
 }
 
+// The batches of a line: in each, the floor, then the exchange of m with the
+// one scheduler of `options`, `exchanges` times.
+ExchangeSums measure_exchange(benchmark::State& state, const CommMatrix& m, ExchangeOptions options,
+                              std::uint32_t exchanges) {
+  options.repeat = exchanges;
+  options.run_options = sybench::round_robin();
+  options.time_generate_recv = false;
+  ExchangeSums sums;
+  for (auto _ : state) {
+    ++options.seed;  // new payloads, and new DRS_N orders, every batch
+    sums.floor += floor_exchange_s(m, options.seed, exchanges);
+    const ExchangeReport report = run_exchange(sybench::runtime(), m, options);
+    const SchedulerResult& r = report.results[0];
+    state.SetIterationTime(r.comm_ms.median / 1e3);
+    sums.figure += r.comm_ms.median / 1e3;
+    sums.comp += r.schedule_ms.median / 1e3;
+    if (r.inquiries) sums.inquiries += static_cast<double>(*r.inquiries);
+    if (r.phases) sums.phases += static_cast<double>(*r.phases);
+    sums.kernel_calls += static_cast<double>(r.job.kernel_calls) / exchanges;
+  }
+  return sums;
+}
+
 void BM_Exchange(benchmark::State& state, const Config& c, const std::string& scheduler, Execution how) {
   const CommMatrix m = fig7_matrix(c.n, c.d, c.bytes, kMatrixSeed);
   ExchangeOptions options;
   options.schedulers = {scheduler};
   options.execution = how.execution;
   options.copy_side = how.side;
-  options.repeat = c.exchanges;
-  options.run_options = sybench::round_robin();
-  options.time_generate_recv = false;
   std::optional<double> mpi_us;
   if (kMpiProgram) mpi_us = mpi_exchange_us(c, sybench::kBatches * c.exchanges);
-  ExchangeSums sums;
   try {
-    for (auto _ : state) {
-      ++options.seed;  // new payloads, and new DRS_N orders, every batch
-      sums.floor += floor_exchange_s(m, options.seed, c.exchanges);
-      const ExchangeReport report = run_exchange(sybench::runtime(), m, options);
-      const SchedulerResult& r = report.results[0];
-      state.SetIterationTime(r.comm_ms.median / 1e3);
-      sums.figure += r.comm_ms.median / 1e3;
-      sums.comp += r.schedule_ms.median / 1e3;
-      if (r.inquiries) sums.inquiries += static_cast<double>(*r.inquiries);
-      if (r.phases) sums.phases += static_cast<double>(*r.phases);
-      sums.kernel_calls += static_cast<double>(r.job.kernel_calls) / c.exchanges;
-    }
+    const ExchangeSums sums = measure_exchange(state, m, options, c.exchanges);
+    report_exchange(state, c, sums, mpi_us);
   } catch (const std::exception& e) {
     return sybench::fail(state, e);
   }
-  report_exchange(state, c, sums, mpi_us);
+}
+
+// The halo exchange of y = A x for a real sparse matrix (lund_a, 147 x 147,
+// Harwell-Boeing, tests/data): its rows (and x) in `blocks` contiguous blocks,
+// one per process, round robin on the two cores; a message carries a double per
+// ghost entry (8 to 40 bytes at 147 blocks). Target: at most 2x the floor of
+// the same matrix. No MPI baseline (bench_exchange_mpi generates Fig. 7
+// matrices; examples/spmv and bench/spmv_mpi compare the whole product).
+void BM_ExchangeHalo(benchmark::State& state, Rank blocks, const std::string& scheduler) {
+  const auto a = halo::read_csr_matrix_market_file<double>(SWITCHYARD_HALO_MATRIX);
+  const CommMatrix m =
+      halo::halo_matrix(halo::halo_maps(halo::pattern_of(a), halo::RowPartition::blocks(a.rows, blocks)), sizeof(double));
+  ExchangeOptions options;
+  options.schedulers = {scheduler};
+  const Config c{blocks, 0, 0, 0, 2, 20, {}};
+  try {
+    const ExchangeSums sums = measure_exchange(state, m, options, c.exchanges);
+    report_exchange(state, c, sums, std::nullopt, false);
+    state.counters["messages"] = static_cast<double>(m.messages());
+  } catch (const std::exception& e) {
+    return sybench::fail(state, e);
+  }
 }
 
 // Medians of kCalls timed calls of each method, in one job; each call from a
@@ -354,6 +396,12 @@ const int registered = [] {
       for (const Execution& how : executions) {
         benchmark::RegisterBenchmark((line + how.suffix).c_str(), BM_Exchange, c, name, how)->Apply(common);
       }
+    }
+  }
+  for (const Rank blocks : {Rank{16}, Rank{64}, Rank{147}}) {
+    for (const std::string name : {"ac", "cgm", "optimal", "drsn"}) {
+      const std::string line = "BM_ExchangeHalo/lund_a/blocks:" + std::to_string(blocks) + "/" + name;
+      benchmark::RegisterBenchmark(line.c_str(), BM_ExchangeHalo, blocks, name)->Apply(common);
     }
   }
   for (const bool am : {false, true}) {

@@ -6,7 +6,7 @@ include(CMakePackageConfigHelpers)
 
 # Every library, in link order (each before what it depends on): the .pc file's Libs.
 set(switchyard_libraries
-  switchyard_dynamic switchyard_dynamic_core switchyard_collective_timing switchyard_model_collectives switchyard_model_calibration
+  switchyard_halo switchyard_dynamic switchyard_dynamic_core switchyard_collective_timing switchyard_model_collectives switchyard_model_calibration
   switchyard_primitives switchyard_redistribution switchyard_schedulers switchyard_schedulers_core
   switchyard_primitives_core switchyard_model switchyard_runtime switchyard_transport)
 set(switchyard_header_only switchyard_base)
@@ -23,7 +23,7 @@ install(TARGETS ${switchyard_libraries} ${switchyard_header_only} switchyard_all
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 foreach(dir base transport runtime schedulers/core schedulers/execution schedulers/redistribution
-            primitives model collectives dynamic)
+            primitives model collectives dynamic halo)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 if(TARGET switchyard_cli)
@@ -32,6 +32,12 @@ endif()
 
 set(switchyard_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/switchyard)
 install(EXPORT switchyardTargets NAMESPACE switchyard:: DESTINATION ${switchyard_cmake_dir})
+# switchyard::mpi_transport in an export set of its own, which the package
+# loads (with MPI) only for a consumer that asks for the component.
+set_target_properties(switchyard_mpi_transport PROPERTIES EXPORT_NAME mpi_transport)
+install(TARGETS switchyard_mpi_transport EXPORT switchyardMpiTargets
+        OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/switchyard)
+install(EXPORT switchyardMpiTargets NAMESPACE switchyard:: DESTINATION ${switchyard_cmake_dir})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/switchyardConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/switchyardConfig.cmake
                               INSTALL_DESTINATION ${switchyard_cmake_dir})
@@ -49,10 +55,8 @@ install(FILES ${PROJECT_BINARY_DIR}/switchyardConfig.cmake ${PROJECT_BINARY_DIR}
 list(TRANSFORM switchyard_libraries PREPEND "-l" OUTPUT_VARIABLE switchyard_pc_libs)
 get_target_property(tbb_location TBB::tbb LOCATION)
 get_filename_component(tbb_dir "${tbb_location}" DIRECTORY)
+# No MPI: the MPI transport is switchyard::mpi_transport's, for CMake consumers.
 list(APPEND switchyard_pc_libs ${HWLOC_LDFLAGS} -L${tbb_dir} -ltbb)
-if(SWITCHYARD_MPI)
-  list(APPEND switchyard_pc_libs ${MPI_C_LIBRARIES})  # the network transport
-endif()
 list(JOIN switchyard_pc_libs " " SWITCHYARD_PC_LIBS)
 file(RELATIVE_PATH SWITCHYARD_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" SWITCHYARD_PC_UP "${SWITCHYARD_PC_UP}")

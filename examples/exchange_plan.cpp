@@ -90,7 +90,7 @@ int main() {
   try {
     sy::Runtime rt;
     const std::uint64_t wrong = neighbour_exchange(rt, 64, 5, 300, 10) + neighbour_exchange_in_job(rt, 64, 5);
-    std::printf("exchange plans: %llu wrong words\n", static_cast<unsigned long long>(wrong));
+    std::printf("exchange plans: %llu wrong words (%u node(s))\n", static_cast<unsigned long long>(wrong), rt.nodes());
     return wrong == 0 ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "exchange_plan: %s\n", e.what());

@@ -300,3 +300,24 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
+
+namespace {
+
+// A sparse matrix given where a communication matrix is expected (issue 35):
+// the error says how to get its product's halo exchange.
+TEST(CommMatrix, ASparseMatrixSaysHowToGetItsHaloExchange) {
+  for (const std::string header : {"%%MatrixMarket matrix coordinate real symmetric", "%%MatrixMarket matrix coordinate pattern general",
+                                   "%%MatrixMarket matrix coordinate integer symmetric", "%%MatrixMarket matrix coordinate complex hermitian"}) {
+    std::istringstream in(header + "\n3 3 0\n");
+    try {
+      (void)switchyard::schedulers::read_matrix_market(in, "a.mtx");
+      ADD_FAILURE() << header << " accepted";
+    } catch (const switchyard::InvalidArgument& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("a.mtx:1: '" + header + "' is a sparse matrix, not a communication matrix", 0), 0u)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("switchyard exchange --sparse FILE --blocks P"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace

@@ -18,6 +18,7 @@ namespace {
 
 using namespace switchyard;
 using sytest::message_key;
+using sytest::invalid_argument_of;
 using sytest::pattern;
 
 RunOptions options_for(std::uint64_t eager_limit = 1024) {
@@ -321,6 +322,66 @@ TEST(Communicator, WaitAllAndWaitAny) {
         }
       },
       options_for(0));
+}
+
+// A communicator kept past its job (issue 35, defect 1). The old runtime
+// answered valid() and rank() from the handle, then read the job's freed
+// state: size() died with SIGSEGV, and so did a send on it in the next job.
+// Now it is no longer valid(), and every call is an InvalidArgument naming
+// the job that made it, from outside every job and from a process of the next.
+TEST(Communicator, KeptPastItsJobIsInvalidNamingThatJob) {
+  Runtime rt;
+  Communicator world, dup;
+  const JobStats made = rt.run(4, [&](Process& p) -> Task<void> {
+    Communicator d = co_await p.world().dup();
+    SY_CHECK(p.world().valid() && d.valid() && p.world().job() == d.job(), "valid in its job");
+    if (p.rank() == 1) world = p, dup = d;
+  });
+  ASSERT_GT(made.job, 0u);
+  EXPECT_EQ(world.job(), made.job);
+  EXPECT_FALSE(world.valid());
+  EXPECT_FALSE(dup.valid());
+  EXPECT_EQ(world.rank(), 1u);
+  const std::string outside = "switchyard: a communicator of job " + std::to_string(made.job) +
+                              " (rank 1) used on a thread outside every job: job " + std::to_string(made.job) +
+                              " has ended";
+  const std::byte word[8]{};
+  for (const std::string& error :
+       {invalid_argument_of([&] { (void)world.size(); }), invalid_argument_of([&] { (void)dup.context(); }),
+        invalid_argument_of([&] { (void)world.process(); }), invalid_argument_of([&] { (void)world.job_rank(0); }),
+        invalid_argument_of([&] { (void)world.post_send(0, word); }),
+        invalid_argument_of([&] { (void)dup.post_recv(0); }),
+        invalid_argument_of([&] { (void)world.library(LibraryKey("kept")); })}) {
+    EXPECT_EQ(error.rfind(outside, 0), 0u) << error;
+  }
+
+  std::atomic<int> refused{0};
+  const JobStats next = rt.run(4, [&](Process& p) -> Task<void> {
+    SY_CHECK(!world.valid() && p.world().job() != world.job(), "a new job");
+    const std::string in_next = "switchyard: a communicator of job " + std::to_string(made.job) +
+                                " (rank 1) used in job " + std::to_string(p.world().job()) + ": job " +
+                                std::to_string(made.job) + " has ended";
+    for (const std::string& error :
+         {invalid_argument_of([&] { (void)world.send(0, word); }), invalid_argument_of([&] { (void)dup.size(); }),
+          invalid_argument_of([&] { (void)dup.recv(kAnySource); })}) {
+      SY_CHECK(error.rfind(in_next, 0) == 0, error);
+    }
+    ++refused;
+    co_return;
+  });
+  EXPECT_EQ(refused.load(), 4);
+  EXPECT_EQ(next.job, made.job + 1);
+}
+
+// A body that is not a coroutine may use its process before it returns the task.
+TEST(Communicator, ValidWhileTheBodiesAreCalled) {
+  Runtime rt;
+  std::atomic<int> sized{0};
+  rt.run(3, [&](Process& p) {
+    sized += p.world().valid() && p.world().size() == 3;
+    return [](Process& q) -> Task<void> { co_await q.barrier(); }(p);
+  });
+  EXPECT_EQ(sized.load(), 3);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <switchyard/model/machine_file.hpp>
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/auto_scheduler.hpp>
+#include <switchyard/schedulers/exchange.hpp>
 #include <switchyard/schedulers/exchange_plan.hpp>
 #include <switchyard/schedulers/generate_recv.hpp>
 #include <switchyard/schedulers/payload.hpp>
@@ -914,6 +915,59 @@ TEST(ExchangePlan, CreateRefusesADestinationListedTwice) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("rank 0: destination 1 is listed twice"), std::string::npos) << e.what();
   }
+}
+
+// Issue 35's papercuts: `exchange --seed S` schedules with S itself, as
+// `schedule --seed S` and ExchangePlanOptions do (it derived another seed, so
+// that CGM made 7 phases in one and 8 in the others); and the unknown-scheduler
+// message names auto among the known ones.
+namespace sys = switchyard::schedulers;
+
+TEST(RunExchange, TheSeedIsTheSchedulesSeedAndAutoIsKnown) {
+  Runtime rt;
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    const sys::CommMatrix m = sys::fig7_matrix(32, 8, 64, 5);
+    sys::ExchangeOptions o;
+    o.schedulers = {"cgm", "rsn"};
+    o.repeat = 1;
+    o.seed = seed;
+    o.time_generate_recv = false;
+    const sys::ExchangeReport report = sys::run_exchange(rt, m, o);
+    for (const auto& r : report.results) {
+      sys::ExchangePlanOptions po;
+      po.scheduler = r.scheduler;
+      po.seed = seed;
+      EXPECT_EQ(r.phases, sys::ExchangePlan(m, po).phases()) << r.scheduler << ", seed " << seed;
+    }
+  }
+  sys::ExchangeOptions bad;
+  bad.schedulers = {"fastest"};
+  try {
+    (void)sys::run_exchange(rt, sys::fig7_matrix(4, 1, 8, 1), bad);
+    FAIL() << "an unknown scheduler ran";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(", auto)"), std::string::npos) << e.what();
+  }
+}
+
+// Tails beside the median (issue 35): mean, and the 90th and 99th percentiles
+// by nearest rank, of samples that stay in their order.
+TEST(RunExchange, SummarizeGivesTheTailsBesideTheMedian) {
+  std::vector<double> samples;
+  for (int i = 100; i >= 1; --i) samples.push_back(i);  // 100 .. 1
+  samples[50] = 1000;                                     // one slow run: 50 becomes 1000
+  const sys::TimeStats t = sys::summarize(samples);
+  EXPECT_EQ(t.samples, samples);
+  EXPECT_EQ(t.min, 1);
+  EXPECT_EQ(t.max, 1000);
+  EXPECT_DOUBLE_EQ(t.mean, (5050.0 - 50 + 1000) / 100);
+  EXPECT_EQ(t.median, 51.5);  // 51 and 52: 50 left the middle
+  EXPECT_EQ(t.p90, 91);       // the 90th of 100 sorted
+  EXPECT_EQ(t.p99, 100);      // the 99th; 1000 is the 100th
+  const sys::TimeStats one = sys::summarize({4.0});
+  EXPECT_EQ(one.mean, 4);
+  EXPECT_EQ(one.p90, 4);
+  EXPECT_EQ(one.p99, 4);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <switchyard/runtime.hpp>
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <time.h>
 
 #include <atomic>
@@ -372,6 +373,35 @@ TEST(Runtime, RepeatedJobsLayTheirProcessesOutAlike) {
   layout();  // the first job carves fresh blocks; the ones after reuse them
   const auto first = layout();
   for (int k = 0; k < 3; ++k) EXPECT_EQ(layout(), first) << "job " << k + 2 << " after the one compared with";
+}
+
+// RuntimeOptions::realtime_priority (issue 35, the tails): the workers run
+// under SCHED_FIFO, or the Runtime is refused with the reason; out of range
+// is refused up front.
+TEST(Runtime, RealtimeWorkersOrARefusalThatSaysWhy) {
+  EXPECT_NE(sytest::invalid_argument_of([] { Runtime rt(RuntimeOptions{.realtime_priority = 100}); })
+                .find("realtime_priority 100 is outside 0..99"),
+            std::string::npos);
+  EXPECT_NE(sytest::invalid_argument_of([] { Runtime rt(RuntimeOptions{.realtime_priority = -1}); }).find("outside"),
+            std::string::npos);
+  try {
+    Runtime rt(RuntimeOptions{.realtime_priority = 1});
+    std::atomic<int> fifo{0};
+    rt.run(4, [&](Process&) -> Task<void> {
+      fifo += sched_getscheduler(0) == SCHED_FIFO;
+      co_return;
+    });
+    EXPECT_EQ(fifo.load(), 4);
+  } catch (const InvalidArgument& e) {  // a user without CAP_SYS_NICE: refused, saying why
+    EXPECT_NE(std::string(e.what()).find("the OS refused SCHED_FIFO"), std::string::npos) << e.what();
+  }
+  Runtime normal;
+  std::atomic<int> other{0};
+  normal.run(2, [&](Process&) -> Task<void> {
+    other += sched_getscheduler(0) == SCHED_OTHER;
+    co_return;
+  });
+  EXPECT_EQ(other.load(), 2);
 }
 
 }  // namespace

@@ -90,6 +90,17 @@ std::span<const std::byte> bytes_of(const T& v) {
   return std::as_bytes(std::span<const T, 1>(&v, 1));
 }
 
+// The message of the InvalidArgument `call()` throws, or "(no InvalidArgument)".
+template <class Call>
+std::string invalid_argument_of(Call&& call) {
+  try {
+    call();
+  } catch (const switchyard::InvalidArgument& e) {
+    return e.what();
+  }
+  return "(no InvalidArgument)";
+}
+
 // How a job that a process fails ended, as one node saw it: which error run()
 // threw here (the original, thrown on this node; another node's
 // RemoteFailure; or this node's StallError), its text, and how long run() took.

@@ -241,14 +241,10 @@ VirtualNetwork VirtualNetwork::read_matrix_market(std::istream& in, const std::s
   MatrixMarketLines lines(in, source);
   if (!lines.next()) lines.fail_at(1, "empty file: expected a %%MatrixMarket header");
   const bool pattern = read_adjacency_header(lines);
-  const std::vector<std::string> size_line = lines.next_data();
-  if (size_line.size() != 3) lines.fail("expected 'rows columns entries', found '" + printable(lines.text()) + "'");
-  const std::uint64_t rows = lines.number(size_line[0], "row count");
-  const std::uint64_t cols = lines.number(size_line[1], "column count");
-  const std::uint64_t entries = lines.number(size_line[2], "entry count");
-  if (rows != cols) lines.fail("an adjacency matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
+  const auto [rows, cols, entries, rows_text, cols_text] = lines.next_size();
+  if (rows != cols) lines.fail("an adjacency matrix is square, this one is " + rows_text + " x " + cols_text);
   if (rows == 0 || rows > static_cast<std::uint64_t>(kMaxNodes)) {
-    lines.fail("node count " + size_line[0] + " is outside 1.." + std::to_string(kMaxNodes));
+    lines.fail("node count " + rows_text + " is outside 1.." + std::to_string(kMaxNodes));
   }
   if (entries > static_cast<std::uint64_t>(kMaxArcs)) {
     lines.fail(std::to_string(entries) + " entries do not fit in memory (at most " + std::to_string(kMaxArcs) + ")");

@@ -297,8 +297,15 @@ std::pair<const Group*, Rank> GroupRegistry::split(const Group& parent, std::uin
 
 Communicator::Communicator(Process& p) noexcept : Communicator(p.world()) {}
 
-void Process::null_communicator() {
-  throw InvalidArgument("switchyard: a null communicator (from split with kUndefined, or default-made)");
+void Communicator::not_valid() const {
+  if (!group_) throw InvalidArgument("switchyard: a null communicator (from split with kUndefined, or default-made)");
+  // Nothing of the job is read: once it has ended, its processes and groups are gone.
+  const std::string here = detail::running_job == 0 ? "on a thread outside every job"
+                                                    : "in job " + std::to_string(detail::running_job);
+  throw InvalidArgument("switchyard: a communicator of job " + std::to_string(job_) + " (rank " +
+                        std::to_string(rank_) + ") used " + here + ": job " + std::to_string(job_) +
+                        " has ended, or runs elsewhere; a communicator is valid only in the processes of the job "
+                        "that made it");
 }
 
 Rank Communicator::size() const { return group().size(); }
@@ -367,7 +374,8 @@ Task<Communicator> Communicator::split(std::int64_t color, std::int64_t key) con
 }
 
 Communicator Communicator::library(LibraryKey key) const {
-  return Communicator(process_, &process_->job_.groups().library(group(), key.value()), rank_);
+  const detail::Group& parent = group();  // checked before process_ is read
+  return Communicator(process_, &process_->job_.groups().library(parent, key.value()), rank_);
 }
 
 

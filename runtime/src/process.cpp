@@ -13,7 +13,12 @@ namespace switchyard {
 
 using detail::RecvState;
 
-Process::Process(detail::Job& job, detail::Worker& worker, Rank rank) : job_(job), worker_(worker), rank_(rank) {}
+namespace detail {
+thread_local constinit std::uint64_t running_job = 0;
+}  // namespace detail
+
+Process::Process(detail::Job& job, detail::Worker& worker, Rank rank)
+    : job_(job), worker_(worker), rank_(rank), job_serial_(job.serial()) {}
 
 Rank Process::size() const noexcept { return job_.size(); }
 int Process::core() const noexcept { return worker_.os_core(); }
@@ -216,13 +221,25 @@ void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
 // may still be read by MPI (its MPI_Issend, which ob1 cannot cancel): the
 // unwinding waits until the receiving node has taken it (a cancelled node
 // takes in and drops what was sent to it). A ticket dropped without an
-// exception leaves the buffer to its owner, who waited or keeps it alive.
+// exception is the same hazard, unseen: the caller goes on to reuse or free
+// the buffer. It fails the job (naming the send) and is then made as safe.
 void SendTicket::release() noexcept {
-  if (!state_->done && std::uncaught_exceptions() > 0) {
+  if (!state_->done) {
+    if (std::uncaught_exceptions() == 0) owner_->dropped_send(*state_);
     owner_->worker_.quiesce_before_unwinding();
     if (state_->over_network) owner_->worker_.finish_network_send(*state_);
   }
   if (state_->done) owner_->worker_.endpoint().release(state_);
+}
+
+void Process::dropped_send(const detail::SendState& s) noexcept {
+  if (job_.cancelled.load(std::memory_order_acquire)) return;  // the job fails already, with its own error
+  job_.fail(std::make_exception_ptr(InvalidArgument(
+                "switchyard: rank " + std::to_string(rank_) + " let go of the ticket of its send to rank " +
+                std::to_string(s.dst) + " (" + std::to_string(s.size) + " bytes, tag " + std::to_string(s.tag) +
+                ") before the send completed, while the receiver may still read the payload: co_await the send, "
+                "or p.wait(ticket), before the ticket goes")),
+            rank_);
 }
 
 // A receive given up before its message came is withdrawn: a later message

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <sched.h>
 #include <sstream>
 #include <thread>
 
@@ -26,6 +27,26 @@ std::uint32_t this_node() {
 
 namespace detail {
 
+namespace {
+
+// Jobs begun, over every Runtime of the program: each job's serial. Relaxed: a
+// serial only has to be unique; nothing is published with it.
+std::atomic<std::uint64_t> jobs_begun{0};
+
+// running_job set for a scope of this thread, and restored on the way out.
+class RunningJobScope {
+ public:
+  explicit RunningJobScope(std::uint64_t serial) noexcept : outer_(std::exchange(running_job, serial)) {}
+  ~RunningJobScope() { running_job = outer_; }
+  RunningJobScope(const RunningJobScope&) = delete;
+  RunningJobScope& operator=(const RunningJobScope&) = delete;
+
+ private:
+  std::uint64_t outer_;
+};
+
+}  // namespace
+
 RouteTable route_job(std::uint64_t processes, const Placement& placement, const std::vector<std::vector<int>>& cores) {
   const std::uint64_t nodes = cores.size();
   std::vector<std::uint32_t> cores_per_node;
@@ -46,7 +67,10 @@ RouteTable route_job(std::uint64_t processes, const Placement& placement, const 
 
 Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBody& body, RunOptions options,
          JobNodes nodes)
-    : options_(std::move(options)), workers_(std::move(workers)), nodes_(std::move(nodes)) {
+    : serial_(jobs_begun.fetch_add(1, std::memory_order_relaxed) + 1),
+      options_(std::move(options)),
+      workers_(std::move(workers)),
+      nodes_(std::move(nodes)) {
   const auto w = static_cast<std::uint32_t>(workers_.size());
   std::vector<Doorbell*> doorbells;
   for (Worker* worker : workers_) doorbells.push_back(&worker->doorbell());
@@ -64,6 +88,8 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
   }
   remaining.store(processes_.size(), std::memory_order_relaxed);
   workers_inside.store(w, std::memory_order_relaxed);
+  // A body that is not a coroutine may call its process before returning the task.
+  const RunningJobScope in_job(serial_);
   for (auto& p : processes_) p->main_ = body(*p);
 }
 
@@ -211,10 +237,23 @@ Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>(
       cores_.push_back(core);
     }
   }
+  if (options.realtime_priority < 0 || options.realtime_priority > sched_get_priority_max(SCHED_FIFO)) {
+    throw InvalidArgument("switchyard: RuntimeOptions::realtime_priority " + std::to_string(options.realtime_priority) +
+                          " is outside 0.." + std::to_string(sched_get_priority_max(SCHED_FIFO)));
+  }
   for (std::size_t i = 0; i < cores_.size(); ++i) {
-    workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_, options.bind));
+    workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_, options.bind,
+                                                        options.realtime_priority));
   }
   for (auto& w : workers_) w->wait_started();  // worker_bindings() then reports the binding, not the inherited mask
+  for (auto& w : workers_) {
+    if (!w->realtime_granted()) {
+      throw InvalidArgument("switchyard: RuntimeOptions::realtime_priority " +
+                            std::to_string(options.realtime_priority) +
+                            ": the OS refused SCHED_FIFO to the workers (it needs CAP_SYS_NICE or an RLIMIT_RTPRIO "
+                            "of at least that priority)");
+    }
+  }
   network_ = detail::MpiWorld::instance();
   if (network_ && network_->nodes() > 1) {
     node_ = network_->node();
@@ -247,6 +286,31 @@ std::vector<std::string> Runtime::worker_bindings() const {
   for (const auto& w : workers_) out.push_back(w->binding());
   return out;
 }
+
+namespace {
+
+// The messages the job's processes never received, counted into `count`, and
+// what run() says about them ("" when there are none).
+std::string unreceived_report(detail::Job& job, const std::vector<detail::Worker*>& workers, std::uint64_t& count) {
+  std::string first;
+  for (std::uint32_t w = 0; w < workers.size(); ++w) {
+    const detail::UnreceivedMessages& u = workers[w]->unreceived();
+    if (u.count == 0) continue;
+    if (count == 0) {
+      first = "rank " + std::to_string(u.src) + " to rank " +
+              std::to_string(job.local_processes(w)[u.receiver]->rank()) + ", " + std::to_string(u.size) +
+              " bytes, tag " + std::to_string(u.tag) +
+              (u.context == 0 ? std::string() : " on communicator " + std::to_string(u.context));
+    }
+    count += u.count;
+  }
+  if (count == 0) return {};
+  std::string where = job.network() ? " on node " + std::to_string(job.node()) : "";
+  return "switchyard: job " + std::to_string(job.serial()) + " ended with " + std::to_string(count) +
+         " message(s) that no process received" + where + ", dropped with it (the first: " + first + ")";
+}
+
+}  // namespace
 
 // Starts the job's workers, then watches it from the thread that called run,
 // until every worker has left the job.
@@ -380,7 +444,8 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   detail::JobTrace trace(options, default_trace_);
   JobStats stats;
   std::exception_ptr error;
-  std::string stall_report;
+  std::string stall_report, unreceived;
+  const bool strict = options.strict;
   {
     const std::uint64_t number = network_ ? network_->begin_job() : 0;
     detail::Job job(workers, processes, body, std::move(options),
@@ -392,6 +457,8 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
       stats.ring_full += w->transport_stats().ring_full;
       stats.kernel_calls += w->kernel_calls();
     }
+    stats.job = job.serial();
+    unreceived = unreceived_report(job, workers, stats.unreceived);
     error = job.error();
     if (job.stalled()) stall_report = job.stall_report();
     trace.job_over();
@@ -399,6 +466,10 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   trace.write_file();
   if (error) std::rethrow_exception(error);
   if (!stall_report.empty()) throw StallError(stall_report);
+  if (!unreceived.empty()) {
+    if (strict) throw UnreceivedMessagesError(unreceived);
+    std::fprintf(stderr, "%s (RunOptions::strict makes this an error)\n", unreceived.c_str());
+  }
   return stats;
 }
 

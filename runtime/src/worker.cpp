@@ -1,5 +1,7 @@
 #include "switchyard/detail/worker.hpp"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -27,8 +29,8 @@ constexpr std::size_t kExtraResumes = 64;
 constexpr auto kTimerSpin = std::chrono::microseconds(50);
 }  // namespace
 
-Worker::Worker(std::uint32_t index, int os_core, const Topology& topology, bool bind)
-    : topology_(topology), index_(index), os_core_(os_core), bind_(bind) {
+Worker::Worker(std::uint32_t index, int os_core, const Topology& topology, bool bind, int realtime_priority)
+    : topology_(topology), index_(index), os_core_(os_core), bind_(bind), realtime_priority_(realtime_priority) {
   thread_ = std::thread([this] { thread_main(); });
 }
 
@@ -70,13 +72,20 @@ void Worker::thread_main() {
   // Timed sleeps end when asked, not up to 50 us later (the default slack that
   // lets the kernel merge wake-ups): a sleeping process's deadline depends on it.
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  if (realtime_priority_ > 0) {
+    const sched_param fifo{.sched_priority = realtime_priority_};
+    // Relaxed: published by the release store of `started` below.
+    published_.realtime.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0, std::memory_order_relaxed);
+  }
   published_.started.store(true, std::memory_order_release);  // pairs with wait_started(): bound is final
   published_.started.notify_all();
   for (;;) {
     if (stop_.load(std::memory_order_acquire)) return;
     if (Job* job = next_job_.exchange(nullptr, std::memory_order_acquire)) {
       job_ = job;
+      running_job = job->serial();
       run_job();
+      running_job = 0;
       job_ = nullptr;
       continue;
     }
@@ -274,7 +283,7 @@ void Worker::leave_job() {
   trace_ = nullptr;
   timers_.reset(0);  // what a cancelled job's sleepers left
   published_.sleepers.store(0, std::memory_order_relaxed);  // single writer; see sleepers()
-  endpoint_.stop();
+  unreceived_ = endpoint_.stop();
   transport_.detach();
   if (network_job_) network_->detach();
   Job& job = *job_;

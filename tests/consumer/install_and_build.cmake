@@ -1,9 +1,11 @@
 # cmake -DBUILD_DIR=<switchyard build> -DSOURCE_DIR=<this folder> -DEXAMPLE=<examples/exchange_plan.cpp>
 #       -DWORK_DIR=<scratch> -DGENERATOR=<generator> -DCXX=<compiler> [-DLAUNCHER=<ccache>] [-DCONFIG=<config>]
-#       [-DSANITIZE_FLAGS=<flags>] [-DCLI=ON] -P install_and_build.cmake
+#       [-DSANITIZE_FLAGS=<flags>] [-DCLI=ON] [-DMPIEXEC=<mpiexec>] -P install_and_build.cmake
 # Installs the already built tree into a fresh prefix (nothing is rebuilt),
-# configures tests/consumer against that prefix alone, builds it and runs it;
-# then builds and runs the same program with pkg-config's flags alone.
+# configures tests/consumer against that prefix alone, builds it and runs it,
+# MPI nowhere in its link; with MPIEXEC, builds it again linking
+# switchyard::mpi_transport and runs it on 2 MPI nodes; then builds and runs
+# the same program with pkg-config's flags alone.
 foreach(var BUILD_DIR SOURCE_DIR EXAMPLE WORK_DIR GENERATOR CXX)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "install_and_build.cmake: -D${var}=... is required")
@@ -60,6 +62,28 @@ run("running the consumer" ${consumer_build}/consumer)
 message(STATUS "${last_output}")
 if(NOT last_output MATCHES "exchange plans: 0 wrong words")
   message(FATAL_ERROR "the consumer's output is not the expected one: ${last_output}")
+endif()
+# MPI is linked only into a consumer that asks for switchyard::mpi_transport.
+run("listing the consumer's libraries" ldd ${consumer_build}/consumer)
+if(last_output MATCHES "libmpi")
+  message(FATAL_ERROR "the consumer, which did not ask for MPI, links it:\n${last_output}")
+endif()
+if(MPIEXEC)
+  set(mpi_build ${WORK_DIR}/build-mpi)
+  list(TRANSFORM configure_args REPLACE "^${consumer_build}$" "${mpi_build}")
+  run("configuring the MPI consumer" ${CMAKE_COMMAND} ${configure_args} -DSWITCHYARD_CONSUMER_MPI=ON)
+  run("building the MPI consumer" ${CMAKE_COMMAND} --build ${mpi_build})
+  run("listing the MPI consumer's libraries" ldd ${mpi_build}/consumer)
+  if(NOT last_output MATCHES "libmpi")
+    message(FATAL_ERROR "the MPI consumer does not link MPI:\n${last_output}")
+  endif()
+  # LeakSanitizer (an ASan build) reports Open MPI's own allocations at exit.
+  run("running the MPI consumer on 2 nodes" ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=0
+      ${MPIEXEC} --allow-run-as-root --oversubscribe -np 2 ${mpi_build}/consumer)
+  message(STATUS "${last_output}")
+  if(NOT last_output MATCHES "\\(2 node")
+    message(FATAL_ERROR "the MPI consumer's jobs did not span 2 nodes: ${last_output}")
+  endif()
 endif()
 
 find_program(PKG_CONFIG pkg-config)

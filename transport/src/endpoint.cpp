@@ -34,13 +34,20 @@ void Endpoint::start(const EndpointConfig& config) {
   envelopes_.reset();
 }
 
-void Endpoint::stop() {
-  // Messages nobody took in (a cancelled job) give their staging back.
-  for (Mailbox& m : mailboxes_) m.clear([this](Envelope* e) { free_envelope(e); });
+UnreceivedMessages Endpoint::stop() {
+  // Messages nobody took in (a cancelled job, or receives never posted) give their staging back.
+  UnreceivedMessages unreceived;
+  for (std::uint32_t i = 0; i < mailboxes_.size(); ++i) {
+    mailboxes_[i].clear([&](Envelope* e) {
+      if (unreceived.count++ == 0) unreceived = {1, e->src, i, e->context, e->tag, e->size};
+      free_envelope(e);
+    });
+  }
   for (const LocalActive& a : local_active_) {
     if (a.body) staging_.release(a.body, a.size);
   }
   local_active_.clear();
+  return unreceived;
 }
 
 // --- sending ---

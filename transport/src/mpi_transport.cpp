@@ -2,8 +2,6 @@
 
 #include "switchyard/errors.hpp"
 
-#if SWITCHYARD_HAVE_MPI
-
 #include <mpi.h>
 
 #include <algorithm>
@@ -688,30 +686,3 @@ void MpiTransport::receive_payload(const Route& from, RequestId request, RecvSta
 std::unique_ptr<NetworkTransport> make_mpi_transport() { return std::make_unique<MpiTransport>(); }
 
 }  // namespace switchyard::detail
-
-#else  // no MPI built in: every job is one node
-
-#include <cstdlib>
-
-namespace switchyard::detail {
-
-struct MpiWorld::Impl {};
-
-MpiWorld::~MpiWorld() = default;
-MpiWorld* MpiWorld::instance() { return nullptr; }
-std::vector<std::vector<int>> MpiWorld::allgather(const std::vector<int>& mine) const { return {mine}; }
-void MpiWorld::announce_failure(std::uint64_t, const std::string&) {}
-bool MpiWorld::failures_delivered() { return true; }
-std::optional<std::string> MpiWorld::failure_from_others(std::uint64_t) { return std::nullopt; }
-std::uint64_t MpiWorld::begin_job() noexcept { return jobs_.fetch_add(1, std::memory_order_relaxed); }
-void MpiWorld::start_barrier() {}
-bool MpiWorld::barrier_done() { return true; }
-void MpiWorld::abort(int code) const noexcept { std::_Exit(code); }
-
-std::unique_ptr<NetworkTransport> make_mpi_transport() {
-  throw Error("switchyard: built without MPI (SWITCHYARD_WITH_MPI)");
-}
-
-}  // namespace switchyard::detail
-
-#endif

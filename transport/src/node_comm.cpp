@@ -2,8 +2,6 @@
 
 #include "switchyard/errors.hpp"
 
-#if SWITCHYARD_HAVE_MPI
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -21,17 +19,16 @@ struct NodeComm::Impl {
 };
 
 NodeComm::NodeComm(std::unique_ptr<Impl> impl, std::uint32_t node, std::uint32_t nodes)
-    : impl_(std::move(impl)), node_(node), nodes_(nodes) {}
+    : impl_(impl.release()), node_(node), nodes_(nodes) {}
 
 NodeComm::~NodeComm() {
   if (!impl_) return;
-  if (!test()) {
-    // MPI still owns the request (a collective may be neither freed nor
-    // cancelled): it keeps the communicator and may write into the buffers.
-    static_cast<void>(impl_.release());  // left to MPI on purpose
-    return;
-  }
+  // MPI still owns the request (a collective may be neither freed nor
+  // cancelled): it keeps the communicator and may write into the buffers,
+  // which are left to it on purpose.
+  if (!test()) return;
   if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
+  delete impl_;
 }
 
 std::unique_ptr<NodeComm> NodeComm::world() {
@@ -127,29 +124,3 @@ void NodeComm::reduce_now(std::span<std::int64_t> sums, std::span<std::int64_t> 
 }
 
 }  // namespace switchyard::detail
-
-#else  // no MPI built in: no job spans nodes, so no NodeComm is ever made
-
-namespace switchyard::detail {
-
-struct NodeComm::Impl {};
-
-NodeComm::NodeComm(std::unique_ptr<Impl> impl, std::uint32_t node, std::uint32_t nodes)
-    : impl_(std::move(impl)), node_(node), nodes_(nodes) {}
-NodeComm::~NodeComm() = default;
-std::unique_ptr<NodeComm> NodeComm::world() { throw Error("switchyard: built without MPI (SWITCHYARD_WITH_MPI)"); }
-std::unique_ptr<NodeComm> NodeComm::start_dup() const { return nullptr; }
-bool NodeComm::test() { return true; }
-void NodeComm::wait() {}
-std::span<const std::byte> NodeComm::received() const noexcept { return {}; }
-std::vector<std::byte> NodeComm::take_received() noexcept { return {}; }
-void NodeComm::start_barrier() {}
-void NodeComm::start_allgather(std::span<const std::byte>) {}
-void NodeComm::start_allgatherv(std::span<const std::byte>, std::span<const std::uint64_t>) {}
-void NodeComm::start_broadcast(std::span<const std::byte>, std::uint64_t, std::uint32_t) {}
-void NodeComm::start_allreduce_sum(std::span<const std::byte>) {}
-void NodeComm::reduce_now(std::span<std::int64_t>, std::span<std::int64_t>) {}
-
-}  // namespace switchyard::detail
-
-#endif

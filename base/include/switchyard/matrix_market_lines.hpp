@@ -53,6 +53,18 @@ class MatrixMarketLines {
     return {};
   }
 
+  // The 'rows columns entries' line after the header, its numbers and their text.
+  struct Size {
+    std::uint64_t rows = 0, columns = 0, entries = 0;
+    std::string rows_text, columns_text;  // as written, for messages
+  };
+  Size next_size() {
+    const std::vector<std::string> t = next_data();
+    if (t.empty()) fail("the file ends before its 'rows columns entries' line");
+    if (t.size() != 3) fail("expected 'rows columns entries', found '" + printable(text_) + "'");
+    return {number(t[0], "row count"), number(t[1], "column count"), number(t[2], "entry count"), t[0], t[1]};
+  }
+
   const std::string& text() const noexcept { return text_; }
   std::uint64_t line() const noexcept { return line_; }
   std::vector<std::string> tokens() const {

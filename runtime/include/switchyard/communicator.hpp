@@ -9,7 +9,9 @@
 // A Communicator is a handle held by one process (the member it speaks for):
 // cheap to copy, valid for the job it was made in. A Process converts to its
 // job's world communicator, so every call that takes a communicator also takes
-// a process.
+// a process. Kept past its job (or handed to a thread outside it), it is no
+// longer valid(), and every call on it but rank() is an InvalidArgument naming
+// that job (JobStats::job): it never reaches the job's freed state.
 //
 //   Communicator world = p;                           // or p.world()
 //   Communicator mine = co_await world.dup();         // collective over world
@@ -62,8 +64,11 @@ class Communicator {
   Communicator() = default;  // a null communicator: valid() is false
   Communicator(Process& p) noexcept;  // NOLINT(google-explicit-constructor): p's world communicator
 
-  bool valid() const noexcept { return group_ != nullptr; }
+  // A communicator of the job this thread runs (not a null one).
+  bool valid() const noexcept { return group_ != nullptr && job_ == detail::running_job; }
   Rank rank() const noexcept { return rank_; }
+  // The job it was made in (JobStats::job); 0 for a null communicator.
+  std::uint64_t job() const noexcept { return job_; }
   Rank size() const;
   // Nodes (MPI ranks of a job across machines) with at least one member: 1 on one machine.
   std::uint32_t nodes() const;
@@ -79,10 +84,10 @@ class Communicator {
   Process::SendAwaiter ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0) const;
   Process::RecvAwaiter recv(Rank src, Tag tag = 0) const;
   Process::RecvIntoAwaiter recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0) const;
-  SendTicket post_send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0) const;
-  SendTicket post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0) const;
-  RecvTicket post_recv(Rank src, Tag tag = 0) const;
-  RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0) const;
+  [[nodiscard]] SendTicket post_send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0) const;
+  [[nodiscard]] SendTicket post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0) const;
+  [[nodiscard]] RecvTicket post_recv(Rank src, Tag tag = 0) const;
+  [[nodiscard]] RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0) const;
 
   // --- active messages: the handler sees the sender's rank in this communicator ---
   void post_active(Rank dst, HandlerId handler, std::span<const std::byte> body) const;
@@ -142,12 +147,16 @@ class Communicator {
  private:
   friend class Process;
   friend struct detail::CopyEngine;
-  Communicator(Process* p, const detail::Group* g, Rank rank) noexcept : process_(p), group_(g), rank_(rank) {}
+  Communicator(Process* p, const detail::Group* g, Rank rank) noexcept
+      : process_(p), group_(g), job_(p->job_serial_), rank_(rank) {}
+  // The group, once this communicator is known to be valid(); else an InvalidArgument.
   const detail::Group& group() const;
+  [[noreturn, gnu::cold, gnu::noinline]] void not_valid() const;
   static Task<std::vector<std::byte>> allgather_bytes(Communicator c, std::span<const std::byte> mine);
 
   Process* process_ = nullptr;
   const detail::Group* group_ = nullptr;
+  std::uint64_t job_ = 0;  // the job's serial: process_ and group_ are read only while it runs
   Rank rank_ = 0;
 };
 
@@ -156,8 +165,8 @@ class Communicator {
 inline Communicator Process::world() noexcept { return Communicator(this, world_, rank_); }
 
 inline const detail::Group& Communicator::group() const {
-  if (!group_) [[unlikely]]
-    Process::null_communicator();
+  if (job_ != detail::running_job || !group_) [[unlikely]]
+    not_valid();
   return *group_;
 }
 

@@ -47,10 +47,25 @@ struct TraceEvent;
 class FlagAwaiterBase;
 class TraceSpan;
 
+namespace detail {
+// The number of the job whose processes this thread runs (Job::serial()), 0
+// on a thread outside every job: a Communicator compares it with its own
+// job's before it touches the job's state, which is gone once the job ends.
+// Set by a worker for the whole job, and by Runtime::run while it calls the
+// process bodies. constinit: no dynamic initialisation, so reading it is one
+// thread-pointer-relative load, with no wrapper call.
+extern thread_local constinit std::uint64_t running_job;
+}  // namespace detail
+
 // A non-blocking send in flight. Complete once the payload may be reused: for an
 // eager send, when it is in the receiver's mailbox; for a single-copy send, when
-// the receiver has copied it. Keep the payload alive and unchanged until then.
-class SendTicket {
+// the receiver has copied it. Keep the payload alive and unchanged until then,
+// and the ticket too: letting go of a ticket whose send is not complete (not
+// waited for, outside an exception) fails the job with an InvalidArgument
+// naming the rank, the destination and the tag, since the receiver may still
+// read the payload after the caller reused or freed it. It first stops every
+// core from reading, so the buffer may go.
+class [[nodiscard]] SendTicket {
  public:
   SendTicket() = default;
   SendTicket(SendTicket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
@@ -76,8 +91,9 @@ class SendTicket {
 };
 
 // A non-blocking receive. Once complete: source(), size() and (for post_recv)
-// take_message(). A receive into a caller's buffer writes nothing else.
-class RecvTicket {
+// take_message(). A receive into a caller's buffer writes nothing else. A
+// ticket let go before its message came withdraws the receive.
+class [[nodiscard]] RecvTicket {
  public:
   RecvTicket() = default;
   RecvTicket(RecvTicket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
@@ -145,13 +161,13 @@ class alignas(64) Process {
   // than the buffer is an InvalidArgument error.
   RecvIntoAwaiter recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
 
-  SendTicket post_send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
+  [[nodiscard]] SendTicket post_send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
   // Synchronous send (MPI_Ssend): complete only once the receiver has taken the
   // message in, whatever its size. DRS_N releases a receiver's busy lock on it.
-  SendTicket post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
+  [[nodiscard]] SendTicket post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
   SendAwaiter ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
-  RecvTicket post_recv(Rank src, Tag tag = 0);
-  RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
+  [[nodiscard]] RecvTicket post_recv(Rank src, Tag tag = 0);
+  [[nodiscard]] RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
   // True once complete; never blocks.
   bool test(SendTicket& t) { return state_of(t).done; }
   bool test(RecvTicket& t) {
@@ -230,7 +246,6 @@ class alignas(64) Process {
       reserved_tag(t, what);
   }
   [[noreturn, gnu::cold, gnu::noinline]] void reserved_tag(Tag t, const char* what) const;
-  [[noreturn, gnu::cold, gnu::noinline]] static void null_communicator();
   ParkAwaiter park(const char* what, Rank peer = kAnySource);
   // Parks until *flag is true (or the job is cancelled).
   void suspend_until(std::coroutine_handle<> h, const bool* flag, const char* what, Rank peer) noexcept {
@@ -266,6 +281,8 @@ class alignas(64) Process {
     return *t.state_;
   }
   [[noreturn, gnu::cold, gnu::noinline]] void empty_ticket(const char* kind) const;
+  // A SendTicket let go of before its send completed, outside an exception: fails the job.
+  [[gnu::cold, gnu::noinline]] void dropped_send(const detail::SendState& s) noexcept;
   // Parks in the worker's timer heap until `deadline`.
   void sleep_in_heap(std::coroutine_handle<> h, Clock::time_point deadline) noexcept;
   // Called by the worker when this process's deadline has come.
@@ -321,6 +338,7 @@ class alignas(64) Process {
   detail::Job& job_;
   detail::Worker& worker_;
   Rank rank_;
+  std::uint64_t job_serial_;  // job_.serial(), kept here for the Communicators made from this process
   const detail::Group* world_ = nullptr;  // the job's world communicator, set once the job has made it
 
   // All below: written only by this process's worker thread.

@@ -42,6 +42,13 @@ struct RuntimeOptions {
   std::vector<int> cores{};
   // Bind each worker to its core. Off only for experiments.
   bool bind = true;
+  // Run the workers under SCHED_FIFO at this priority, 1..99 (0: the OS's
+  // normal policy). On a machine that other programs load, the rare slow
+  // exchanges are workers runnable but not running for whole scheduler ticks
+  // (README, "Tails"); a real-time worker takes its core back at once. It
+  // still sleeps in the kernel when it has nothing to do. InvalidArgument
+  // where the OS refuses it (it needs CAP_SYS_NICE or RLIMIT_RTPRIO).
+  int realtime_priority = 0;
   // Every job of this runtime records its trace into this log (trace.hpp),
   // unless its RunOptions name another. Not owned.
   TraceLog* trace = nullptr;
@@ -84,6 +91,10 @@ struct RunOptions {
   // 0.88x). MPI's own stay selectable, for MPI libraries whose collectives
   // use the network better than point-to-point messages can.
   bool mpi_collectives = false;
+  // A job that ends with messages nobody received (they are dropped with it)
+  // fails with UnreceivedMessagesError; without strict, run() says so on
+  // stderr and returns, the count in JobStats::unreceived.
+  bool strict = false;
 
   RunOptions& on_active_message(HandlerId id, ActiveMessageHandler h) {
     handlers[id] = std::move(h);
@@ -108,6 +119,18 @@ struct JobStats {
   // Times a worker entered the kernel to wait: it slept, was woken, or yielded
   // its core. Nothing else on a job's path calls the kernel once its pools are warm.
   std::uint64_t kernel_calls = 0;
+  // The job's number in this program: 1 for the first job of any Runtime,
+  // then counted up. Errors about a communicator kept past its job name it.
+  std::uint64_t job = 0;
+  // Messages that arrived and that no process received before the job ended
+  // (on this node): dropped with the job. See RunOptions::strict.
+  std::uint64_t unreceived = 0;
+};
+
+// A job ended with messages that no process received, under RunOptions::strict.
+class UnreceivedMessagesError : public Error {
+ public:
+  using Error::Error;
 };
 
 using ProcessBody = std::function<Task<void>(Process&)>;

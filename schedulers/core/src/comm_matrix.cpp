@@ -154,19 +154,26 @@ CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
   {
     auto h = lines.tokens();
     for (auto& t : h) std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (h.size() != 5 || h[0] != "%%matrixmarket" || h[1] != "matrix" || h[2] != "coordinate" ||
-        (h[3] != "integer" && h[3] != "real" && h[3] != "pattern") || h[4] != "general") {
+    const bool coordinate = h.size() == 5 && h[0] == "%%matrixmarket" && h[1] == "matrix" && h[2] == "coordinate";
+    // Any other coordinate matrix is a sparse matrix: what its product with a
+    // vector exchanges is its halo, which the halo library derives.
+    const auto is_one_of = [](const std::string& word, std::initializer_list<const char*> words) {
+      return std::any_of(words.begin(), words.end(), [&](const char* w) { return word == w; });
+    };
+    if (coordinate && is_one_of(h[3], {"integer", "real", "complex", "pattern"}) &&
+        is_one_of(h[4], {"general", "symmetric", "skew-symmetric", "hermitian"}) &&
+        (h[3] != "integer" || h[4] != "general")) {
+      lines.fail("'" + printable(lines.text()) +
+                 "' is a sparse matrix, not a communication matrix (integer general: row = sender, column = "
+                 "receiver, value = bytes); its product's halo exchange is `switchyard exchange --sparse FILE "
+                 "--blocks P`, its rows in P blocks (switchyard::halo's halo_matrix() in a program)");
+    }
+    if (!coordinate || h[3] != "integer" || h[4] != "general") {
       lines.fail("expected '%%MatrixMarket matrix coordinate integer general', found '" + printable(lines.text()) + "'");
     }
-    if (h[3] != "integer") lines.fail("field '" + h[3] + "' is not supported: message sizes are integers");
   }
-  const std::vector<std::string> size_line = lines.next_data();
-  if (size_line.empty()) lines.fail("the file ends before its 'rows columns entries' line");
-  if (size_line.size() != 3) lines.fail("expected 'rows columns entries', found '" + printable(lines.text()) + "'");
-  const std::uint64_t rows = lines.number(size_line[0], "row count");
-  const std::uint64_t cols = lines.number(size_line[1], "column count");
-  const std::uint64_t entries = lines.number(size_line[2], "entry count");
-  if (rows != cols) lines.fail("a communication matrix is square, this one is " + size_line[0] + " x " + size_line[1]);
+  const auto [rows, cols, entries, rows_text, cols_text] = lines.next_size();
+  if (rows != cols) lines.fail("a communication matrix is square, this one is " + rows_text + " x " + cols_text);
   if (rows == 0 || rows > kMaxMatrixProcesses) {
     lines.fail("process count " + std::to_string(rows) + " is outside 1.." + std::to_string(kMaxMatrixProcesses));
   }

@@ -142,7 +142,10 @@ class Driver {
   ExchangePlanOptions plan_options(const std::string& name) const {
     ExchangePlanOptions po;
     po.scheduler = name;
-    po.seed = derive_seed(o_.seed, 1);
+    // The seed itself, as `switchyard schedule --seed` and ExchangePlanOptions
+    // take it: the same seed gives the same schedule everywhere (the payloads
+    // draw from it too, but through ExchangeBuffers' own mixing).
+    po.seed = o_.seed;
     po.max_phases = o_.max_phases;
     po.machine = o_.machine ? &*o_.machine : nullptr;
     po.ac = o_.ac;
@@ -370,6 +373,7 @@ ExchangeReport run_exchange(Runtime& rt, const CommMatrix& m, const ExchangeOpti
     if (!is_exchange_scheduler(name)) {
       std::string known;
       for (const auto& k : default_exchange_schedulers()) known += (known.empty() ? "" : ", ") + k;
+      known += std::string(", ") + kAutoScheduler;
       throw InvalidArgument("switchyard: run_exchange: unknown scheduler '" + name + "' (known: " + known + ")");
     }
   }
@@ -380,9 +384,17 @@ TimeStats summarize(std::vector<double> samples) {
   TimeStats t;
   t.samples = samples;
   if (samples.empty()) return t;
-  const auto [min, max] = std::minmax_element(samples.begin(), samples.end());
-  t.min = *min;
-  t.max = *max;
+  std::sort(samples.begin(), samples.end());
+  t.min = samples.front();
+  t.max = samples.back();
+  double sum = 0;
+  for (const double v : samples) sum += v;
+  t.mean = sum / static_cast<double>(samples.size());
+  const auto nearest_rank = [&](std::size_t percent) {  // rank ceil(percent * n / 100), at least 1
+    return samples[std::max<std::size_t>((percent * samples.size() + 99) / 100, 1) - 1];
+  };
+  t.p90 = nearest_rank(90);
+  t.p99 = nearest_rank(99);
   t.median = median(std::move(samples));
   return t;
 }

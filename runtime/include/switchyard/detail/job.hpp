@@ -54,6 +54,9 @@ class Job {
   Job& operator=(const Job&) = delete;
 
   // --- immutable while the job runs: read freely by every thread ---
+  // This job's number in the program: 1 for the first job of any Runtime, then
+  // counted up (JobStats::job). Communicators carry it (running_job).
+  std::uint64_t serial() const noexcept { return serial_; }
   Rank size() const noexcept { return routes_.size(); }
   // A process of this node.
   Process& process(Rank r) noexcept { return *by_rank_[r]; }
@@ -128,6 +131,7 @@ class Job {
   void wake_all_workers();
 
  private:
+  const std::uint64_t serial_;
   RunOptions options_;
   std::vector<Worker*> workers_;
   void create_local_processes();

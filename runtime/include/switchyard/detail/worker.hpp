@@ -28,7 +28,8 @@ class Job;
 
 class Worker final : private EndpointClient {
  public:
-  Worker(std::uint32_t index, int os_core, const Topology& topology, bool bind);
+  // realtime_priority: SCHED_FIFO at that priority (RuntimeOptions), 0: the normal policy.
+  Worker(std::uint32_t index, int os_core, const Topology& topology, bool bind, int realtime_priority);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -36,6 +37,8 @@ class Worker final : private EndpointClient {
   std::uint32_t index() const noexcept { return index_; }
   int os_core() const noexcept { return os_core_; }
   std::string binding() const;
+  // Whether the OS granted the real-time priority asked for (true when none was).
+  bool realtime_granted() const noexcept { return published_.realtime.load(std::memory_order_acquire); }
 
   // --- called by the Runtime on its own thread ---
   void wait_started() const;
@@ -84,6 +87,8 @@ class Worker final : private EndpointClient {
   // Calls into the kernel to wait during the last job: sleeps, wake-ups of
   // this worker, yields.
   std::uint64_t kernel_calls() const noexcept { return kernel_calls_; }
+  // The messages the last job left in this core's mailboxes, never received.
+  const UnreceivedMessages& unreceived() const noexcept { return unreceived_; }
   const TransportStats& transport_stats() const noexcept { return transport_.stats(); }
 
  private:
@@ -124,6 +129,7 @@ class Worker final : private EndpointClient {
     std::atomic<Rank> running_rank{0};        // stored before progress turns odd
     std::atomic<bool> bound{true};            // whether binding to the core succeeded; read by binding()
     std::atomic<bool> started{false};         // set once the thread is bound; Runtime waits for it
+    std::atomic<bool> realtime{true};         // whether SCHED_FIFO was granted; final once started (its release)
     std::atomic<std::uint32_t> sleepers{0};   // timers_.size(), for the watchdog
   };
   Published published_;
@@ -133,6 +139,7 @@ class Worker final : private EndpointClient {
   const std::uint32_t index_;
   const int os_core_;
   const bool bind_;
+  const int realtime_priority_;
   Job* job_ = nullptr;
   // Processes to resume, FIFO. A process is in it at most once (only a parked
   // or yielding process is put in), so it holds at most the core's processes
@@ -186,6 +193,7 @@ class Worker final : private EndpointClient {
   bool cancel_released_ = false;
   std::uint64_t resumes_ = 0;
   std::uint64_t kernel_calls_ = 0;
+  UnreceivedMessages unreceived_;
   std::thread thread_;  // last: starts once everything above is constructed
 };
 

@@ -65,6 +65,19 @@ class EndpointClient {
   ~EndpointClient() = default;
 };
 
+// Messages that arrived for a core's processes and that none of them received
+// before the job ended (Endpoint::stop): dropped with the job.
+struct UnreceivedMessages {
+  std::uint64_t count = 0;
+  // The first one found: its sender (job rank), its receiver (index among the
+  // core's processes), communicator, tag and size.
+  Rank src = 0;
+  std::uint32_t receiver = 0;
+  ContextId context = 0;
+  Tag tag = 0;
+  std::uint64_t size = 0;
+};
+
 struct EndpointConfig {
   const RouteTable* routes = nullptr;
   std::uint32_t node = 0;
@@ -93,7 +106,8 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
 
   // For a job; the pools keep their memory from earlier jobs.
   void start(const EndpointConfig& config);
-  void stop();
+  // The job is over: what nobody took in is dropped, and counted.
+  UnreceivedMessages stop();
   // From now on no payload is read from another process's buffer and no
   // handler runs: the job is being cancelled and senders may unwind.
   // Rendezvous payloads from other nodes that nobody will take now are

@@ -70,7 +70,10 @@ class NodeComm {
 
  private:
   NodeComm(std::unique_ptr<Impl> impl, std::uint32_t node, std::uint32_t nodes);
-  std::unique_ptr<Impl> impl_;
+  // Owned (deleted by the destructor, unless MPI still uses it). A plain
+  // pointer: the destructor of a build without MPI (no_mpi.cpp) must not
+  // need the MPI build's Impl, which it replaces at link time.
+  Impl* impl_ = nullptr;
   std::uint32_t node_ = 0, nodes_ = 1;
 };
 

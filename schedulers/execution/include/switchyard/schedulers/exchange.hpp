@@ -54,11 +54,15 @@ struct ExchangeOptions {
 
 struct TimeStats {
   double median = 0, min = 0, max = 0;
+  // The tails beside the median: what a loop of many exchanges pays on
+  // average, and its rare slow runs (OSU's -z reports the same).
+  double mean = 0, p90 = 0, p99 = 0;
   std::vector<double> samples;  // one per repetition, in order
 };
 
-// Median (the mean of the middle two for an even count), min and max of the
-// samples, which are kept in their order.
+// Median (the mean of the middle two for an even count), min, max, mean, and
+// the 90th and 99th percentiles (nearest rank: the smallest sample at or
+// above that share of the samples) of the samples, which are kept in order.
 TimeStats summarize(std::vector<double> samples);
 
 struct SchedulerResult {

@@ -1,0 +1,52 @@
+#pragma once
+// The product both spmv programs repeat (examples/spmv.cpp on switchyard,
+// bench/spmv_mpi.cpp on plain MPI): x's start, the scale that keeps x bounded
+// over the iterations, the kernel, and the iterations done sequentially, the
+// reference both check against bit for bit.
+
+#include <switchyard/halo/csr_matrix.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace spmv {
+
+namespace syh = switchyard::halo;
+
+inline double x0(std::uint64_t g) { return 1.0 + 1.0 / (2.0 + static_cast<double>(g)); }
+
+// 1 / the largest row sum of |a_ij|.
+inline double inverse_norm(const syh::CsrMatrix<double>& a) {
+  double most = 0;
+  for (std::uint64_t i = 0; i < a.rows; ++i) {
+    double row = 0;
+    for (const double v : a.row_values(i)) row += std::fabs(v);
+    most = std::max(most, row);
+  }
+  return most > 0 ? 1.0 / most : 1.0;
+}
+
+// y = scale * A x over a's rows: an ordinary function, so that its loop
+// variables live in registers (README, "Compute inside a process").
+[[gnu::noinline]] inline void multiply(const syh::CsrMatrix<double>& a, const double* x, double scale, double* y) {
+  for (std::uint64_t i = 0; i < a.rows; ++i) {
+    double sum = 0;
+    for (std::uint64_t k = a.row_start[i]; k < a.row_start[i + 1]; ++k) sum += a.value[k] * x[a.column[k]];
+    y[i] = sum * scale;
+  }
+}
+
+// x <- scale * A x, k times from x0, on one thread.
+inline std::vector<double> sequential(const syh::CsrMatrix<double>& a, double scale, std::uint32_t k) {
+  std::vector<double> x(a.rows), y(a.rows);
+  for (std::uint64_t g = 0; g < a.rows; ++g) x[g] = x0(g);
+  for (std::uint32_t it = 0; it < k; ++it) {
+    multiply(a, x.data(), scale, y.data());
+    x.swap(y);
+  }
+  return x;
+}
+
+}  // namespace spmv

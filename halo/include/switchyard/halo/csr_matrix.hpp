@@ -1,0 +1,79 @@
+#pragma once
+// A sparse matrix in compressed sparse row (CSR) form, and the reader of
+// Matrix Market coordinate files into one: any field (real, integer, complex,
+// pattern) and any symmetry (general, symmetric, skew-symmetric, hermitian),
+// the stored triangle mirrored into the full matrix.
+//
+//   const auto a = read_csr_matrix_market_file<double>("lund_a.mtx");
+//   for (std::uint64_t i = 0; i < a.rows; ++i)
+//     for (std::uint64_t k = a.row_start[i]; k < a.row_start[i + 1]; ++k) y[i] += a.value[k] * x[a.column[k]];
+//
+// The reader keeps the limits and the messages of the communication matrix's
+// (switchyard/matrix_market_lines.hpp): lines of at most 1024 characters,
+// errors "source:line: what" echoing what was read printably, an entry given
+// twice refused, the announced count of entries checked. Memory grows only
+// with the entries actually read, never with what a header announces.
+
+#include <complex>
+#include <cstdint>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace switchyard::halo {
+
+// Column indices are 32 bits (what the products read); dimensions stay below that.
+using ColumnIndex = std::uint32_t;
+inline constexpr std::uint64_t kMaxSparseDimension = 0xffffffffull;  // rows or columns
+// Entries after mirroring: 2^31, where a CSR of doubles takes 24 GiB.
+inline constexpr std::uint64_t kMaxSparseEntries = std::uint64_t{1} << 31;
+
+template <class T>
+struct CsrMatrix {
+  std::uint64_t rows = 0, columns = 0;
+  // Row i's entries are [row_start[i], row_start[i + 1]) of column and value,
+  // each column at most once; ascending as read from a file (a local matrix,
+  // HaloExchange::local_rows, keeps its global matrix's order).
+  std::vector<std::uint64_t> row_start{0};
+  std::vector<ColumnIndex> column;
+  std::vector<T> value;
+
+  std::uint64_t nonzeros() const noexcept { return column.size(); }
+  std::span<const ColumnIndex> row_columns(std::uint64_t i) const {
+    return std::span(column).subspan(row_start[i], row_start[i + 1] - row_start[i]);
+  }
+  std::span<const T> row_values(std::uint64_t i) const {
+    return std::span(value).subspan(row_start[i], row_start[i + 1] - row_start[i]);
+  }
+  bool operator==(const CsrMatrix&) const = default;
+};
+
+// What a Matrix Market header says: "%%MatrixMarket matrix coordinate FIELD SYMMETRY".
+enum class MatrixField { real, integer, complex, pattern };
+enum class MatrixSymmetry { general, symmetric, skew_symmetric, hermitian };
+struct MatrixMarketHeader {
+  MatrixField field = MatrixField::real;
+  MatrixSymmetry symmetry = MatrixSymmetry::general;
+};
+// The header's words, as the file writes them ("real", "skew-symmetric").
+const char* field_name(MatrixField f) noexcept;
+const char* symmetry_name(MatrixSymmetry s) noexcept;
+
+// Reads a coordinate Matrix Market file into CSR, the stored triangle of a
+// symmetric, skew-symmetric or hermitian matrix mirrored (negated, conjugated).
+// T is double or std::complex<double>: a pattern's entries are 1, an
+// integer's must be exact in a double, and a complex file needs
+// std::complex<double>. Errors throw InvalidArgument naming `source` and the line.
+template <class T>
+CsrMatrix<T> read_csr_matrix_market(std::istream& in, const std::string& source);
+template <class T>
+CsrMatrix<T> read_csr_matrix_market_file(const std::string& path);
+
+extern template CsrMatrix<double> read_csr_matrix_market<double>(std::istream&, const std::string&);
+extern template CsrMatrix<std::complex<double>> read_csr_matrix_market<std::complex<double>>(std::istream&,
+                                                                                           const std::string&);
+extern template CsrMatrix<double> read_csr_matrix_market_file<double>(const std::string&);
+extern template CsrMatrix<std::complex<double>> read_csr_matrix_market_file<std::complex<double>>(const std::string&);
+
+}  // namespace switchyard::halo

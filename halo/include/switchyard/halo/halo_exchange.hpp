@@ -1,0 +1,278 @@
+#pragma once
+// HaloExchange<T>: the ghost exchange of a distributed sparse matrix, as
+// PETSc's PetscSF (SFBcast, SFReduce) and Trilinos' Tpetra::Import/Export give
+// it, on switchyard's exchange plans. Each process owns some entries of a
+// vector (its rows' entries, for y = A x with A square) and needs others
+// (the columns its rows touch): its ghosts.
+//
+//   // Once, from the matrix and its rows' partition: every process's part.
+//   const auto rows = RowPartition::blocks(a.rows, p);
+//   const HaloExchange<double> halo(a, rows);            // optimal's schedule
+//   rt.run(p, [&](Process& proc) -> Task<void> {
+//     const HaloMap& mine = halo.map(proc.rank());
+//     const CsrMatrix<double> local = halo.local_rows(a, proc.rank());  // columns in local numbering
+//     std::vector<double> x(mine.local_size());                         // owned, then ghosts
+//     ... x's owned entries ...
+//     const std::span<double> owned = std::span(x).first(mine.owned.size());
+//     co_await halo.forward(proc, owned, std::span(x).subspan(owned.size()));   // SFBcast: ghosts <- owners
+//     ... y = local * x ...
+//     co_await halo.reverse(proc, ghost_sums, owned_y, std::plus<>{});          // SFReduce: owners op= ghosts
+//   });
+//
+//   // Or collectively inside a job, each process knowing only the global
+//   // indices it owns and those it needs:
+//   HaloExchange<double> mine = co_await HaloExchange<double>::create(proc, owned, needed, options);
+//
+// T is any trivially copyable type; the plans move sizeof(T) bytes per
+// entry. forward and reverse each run one ExchangePlan (made with `options`:
+// the scheduler, ...) on the caller's spans: what a process receives from an
+// owner lands straight in its ghosts; what it sends is packed into a buffer of
+// its own, made with the halo, so a run allocates nothing once its process has
+// run a plan (exchange_plan.hpp). reverse combines, per owned entry, the
+// contributions of the processes that hold it as a ghost in rank order, the
+// same order every run: the result is reproducible bit for bit.
+//
+// One process's runs of one halo follow each other (its buffer is its own);
+// processes run theirs at once. Every member runs the same sequence of
+// forwards and reverses, as with MPI collectives.
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "switchyard/communicator.hpp"
+#include "switchyard/errors.hpp"
+#include "switchyard/halo/csr_matrix.hpp"
+#include "switchyard/halo/halo_map.hpp"
+#include "switchyard/halo/row_partition.hpp"
+#include "switchyard/schedulers/comm_matrix.hpp"
+#include "switchyard/schedulers/exchange_plan.hpp"
+#include "switchyard/task.hpp"
+
+namespace switchyard::halo {
+
+// The pattern of a matrix: where its rows' entries are, not what they hold.
+struct SparsityPattern {
+  std::uint64_t rows = 0, columns = 0;
+  std::span<const std::uint64_t> row_start;
+  std::span<const ColumnIndex> column;
+};
+template <class V>
+SparsityPattern pattern_of(const CsrMatrix<V>& a) {
+  return {a.rows, a.columns, a.row_start, a.column};
+}
+
+// Every part's map: part p owns the entries of its rows and needs every
+// column of its rows that another part owns. The matrix must be square.
+std::vector<HaloMap> halo_maps(const SparsityPattern& a, const RowPartition& rows);
+// The forward exchange's messages: (owner, needer) carries element_bytes per
+// entry (the reverse exchange's are its transpose).
+schedulers::CommMatrix halo_matrix(std::span<const HaloMap> maps, std::uint64_t element_bytes);
+// This member's map, collectively over comm: it owns `owned` (its local
+// order) and needs `needed` (in any order; repeats and its own indices are
+// left out). Every global index is owned by one member at most, and every
+// needed one by some member: else InvalidArgument, naming the index and ranks.
+Task<HaloMap> halo_map_create(const Communicator& comm, std::span<const GlobalIndex> owned,
+                              std::span<const GlobalIndex> needed);
+
+template <class T>
+class HaloExchange {
+  static_assert(std::is_trivially_copyable_v<T>, "a halo moves trivially copyable entries");
+
+ public:
+  // Every part's exchange, shared by all the processes of a job of
+  // rows.parts() processes (like an ExchangePlan from a CommMatrix).
+  template <class V>
+  HaloExchange(const CsrMatrix<V>& a, const RowPartition& rows, schedulers::ExchangePlanOptions options = {})
+      : HaloExchange(pattern_of(a), rows, std::move(options)) {}
+  HaloExchange(const SparsityPattern& a, const RowPartition& rows, schedulers::ExchangePlanOptions options = {})
+      : first_(0) {
+    std::vector<HaloMap> maps = halo_maps(a, rows);
+    const schedulers::CommMatrix forward = halo_matrix(maps, sizeof(T));
+    forward_ = std::make_unique<schedulers::ExchangePlan>(forward, options);
+    reverse_ = std::make_unique<schedulers::ExchangePlan>(transpose(forward), std::move(options));
+    for (HaloMap& m : maps) parts_.push_back(std::make_unique<Part>(std::move(m)));
+  }
+  // Collective over comm, inside a job: this member's part alone, from what
+  // it owns and needs (halo_map_create). No default argument for the options:
+  // GCC 12 corrupts a temporary with a std::string made in a co_await
+  // expression, as `co_await create(p, owned, needed)` would make one.
+  static Task<HaloExchange> create(const Communicator& comm, std::span<const GlobalIndex> owned,
+                                   std::span<const GlobalIndex> needed, schedulers::ExchangePlanOptions options) {
+    return create_on(comm, owned, needed, std::move(options));
+  }
+  static Task<HaloExchange> create(const Communicator& comm, std::span<const GlobalIndex> owned,
+                                   std::span<const GlobalIndex> needed) {
+    return create_on(comm, owned, needed, schedulers::ExchangePlanOptions{});
+  }
+
+  HaloExchange(HaloExchange&&) noexcept = default;
+  HaloExchange& operator=(HaloExchange&&) noexcept = default;
+
+  Rank processes() const noexcept { return forward_->processes(); }
+  // Process r's maps; a halo from create() has its own member's only.
+  const HaloMap& map(Rank r) const { return part(r).map; }
+  const schedulers::ExchangePlan& forward_plan() const noexcept { return *forward_; }
+  const schedulers::ExchangePlan& reverse_plan() const noexcept { return *reverse_; }
+
+  // Process r's rows of `a` (a matrix of its pattern), its columns in r's
+  // local numbering: y's owned entries = local_rows * (owned, then ghosts).
+  // Each row keeps a's order of entries, so that a product sums in the same
+  // order as the global one and gives the same bits.
+  template <class V>
+  CsrMatrix<V> local_rows(const CsrMatrix<V>& a, Rank r) const;
+
+  // Like SFBcast: every ghost gets its owner's entry. owned and ghosts are
+  // comm.rank()'s, map().owned.size() and map().ghosts.size() long.
+  Task<void> forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const;
+  // Like SFReduce: owned[i] = op(owned[i], ghost) for every ghost copy of
+  // owned entry i held elsewhere, in the holders' rank order; op(T, T) -> T.
+  template <class Op>
+  Task<void> reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned, Op op) const;
+
+ private:
+  // A process's map and its scratch: one entry per value it sends (forward)
+  // or receives (reverse), and the spans plan.run takes, cut once.
+  struct Part {
+    explicit Part(HaloMap m) : map(std::move(m)), packed(map.sent.size()) {
+      for (std::size_t d = 0; d < map.destinations.size(); ++d) {
+        const auto slice = std::span(packed).subspan(map.destination_start[d],
+                                                     map.destination_start[d + 1] - map.destination_start[d]);
+        packed_out.push_back(std::as_bytes(slice));
+        packed_in.push_back(std::as_writable_bytes(slice));
+      }
+      ghosts_in.resize(map.sources.size());
+      ghosts_out.resize(map.sources.size());
+    }
+    HaloMap map;
+    std::vector<T> packed;
+    std::vector<std::span<const std::byte>> packed_out, ghosts_out;
+    std::vector<std::span<std::byte>> packed_in, ghosts_in;
+  };
+
+  HaloExchange() = default;
+  static schedulers::CommMatrix transpose(const schedulers::CommMatrix& m) {
+    schedulers::CommMatrix t(m.size());
+    for (Rank src = 0; src < m.size(); ++src) {
+      for (const schedulers::MatrixEntry& e : m.row(src)) t.set(e.peer, src, e.bytes);
+    }
+    return t;
+  }
+  Task<void> forward_on(Communicator comm, std::span<const T> owned, std::span<T> ghosts) const;
+  template <class Op>
+  Task<void> reverse_on(Communicator comm, std::span<const T> ghosts, std::span<T> owned, Op op) const;
+  static Task<HaloExchange> create_on(Communicator comm, std::span<const GlobalIndex> owned,
+                                      std::span<const GlobalIndex> needed, schedulers::ExchangePlanOptions options);
+  Part& part(Rank r) const {
+    if (r < first_ || r - first_ >= parts_.size()) {
+      throw InvalidArgument("switchyard: HaloExchange: rank " + std::to_string(r) +
+                            (parts_.size() == 1 ? " is not the member this halo was created by (rank " +
+                                                      std::to_string(first_) + ")"
+                                                : " is beyond its " + std::to_string(parts_.size()) + " processes"));
+    }
+    return *parts_[r - first_];
+  }
+  // comm.rank()'s part, once the spans' lengths are its map's.
+  Part& checked_part(const Communicator& comm, const char* call, std::size_t owned, std::size_t ghosts) const {
+    Part& p = part(comm.rank());
+    if (owned != p.map.owned.size() || ghosts != p.map.ghosts.size()) {
+      throw InvalidArgument("switchyard: HaloExchange::" + std::string(call) + " on rank " +
+                            std::to_string(comm.rank()) + ": " + std::to_string(owned) + " owned and " +
+                            std::to_string(ghosts) + " ghost entries given, its map has " +
+                            std::to_string(p.map.owned.size()) + " and " + std::to_string(p.map.ghosts.size()));
+    }
+    return p;
+  }
+  // The stretch of `ghosts` that source s fills (forward) or is sent (reverse).
+  template <class Span>
+  static Span from_source(const HaloMap& m, Span ghosts, std::size_t s) {
+    return ghosts.subspan(m.source_start[s], m.source_start[s + 1] - m.source_start[s]);
+  }
+
+  Rank first_ = 0;  // the rank of parts_[0]
+  // unique_ptr: a Part's spans point into its own buffer, which must not move.
+  std::vector<std::unique_ptr<Part>> parts_;
+  std::unique_ptr<schedulers::ExchangePlan> forward_, reverse_;
+};
+
+template <class T>
+Task<HaloExchange<T>> HaloExchange<T>::create_on(Communicator comm, std::span<const GlobalIndex> owned,
+                                                 std::span<const GlobalIndex> needed,
+                                                 schedulers::ExchangePlanOptions options) {
+  HaloMap m = co_await halo_map_create(comm, owned, needed);
+  std::vector<schedulers::MatrixEntry> to_needers, to_owners;
+  for (std::size_t d = 0; d < m.destinations.size(); ++d) {
+    to_needers.push_back({m.destinations[d], (m.destination_start[d + 1] - m.destination_start[d]) * sizeof(T)});
+  }
+  for (std::size_t s = 0; s < m.sources.size(); ++s) {
+    to_owners.push_back({m.sources[s], (m.source_start[s + 1] - m.source_start[s]) * sizeof(T)});
+  }
+  HaloExchange h;
+  h.first_ = comm.rank();
+  h.forward_ = std::make_unique<schedulers::ExchangePlan>(co_await schedulers::ExchangePlan::create(comm, to_needers, options));
+  h.reverse_ = std::make_unique<schedulers::ExchangePlan>(co_await schedulers::ExchangePlan::create(comm, to_owners, options));
+  h.parts_.push_back(std::make_unique<Part>(std::move(m)));
+  co_return h;
+}
+
+template <class T>
+template <class V>
+CsrMatrix<V> HaloExchange<T>::local_rows(const CsrMatrix<V>& a, Rank r) const {
+  const HaloMap& m = map(r);
+  CsrMatrix<V> local;
+  local.rows = m.owned.size();
+  local.columns = m.local_size();
+  for (const GlobalIndex i : m.owned) {
+    for (std::uint64_t k = a.row_start.at(i); k < a.row_start.at(i + 1); ++k) {
+      const std::uint64_t j = m.local_index(a.column[k]);
+      if (j == HaloMap::kNotLocal) {
+        throw InvalidArgument("switchyard: HaloExchange::local_rows: column " + std::to_string(a.column[k]) +
+                              " of row " + std::to_string(i) + " is not in rank " + std::to_string(r) +
+                              "'s halo (a matrix of another pattern)");
+      }
+      local.column.push_back(static_cast<ColumnIndex>(j));
+      local.value.push_back(a.value[k]);
+    }
+    local.row_start.push_back(local.column.size());
+  }
+  return local;
+}
+
+// forward and reverse copy the communicator into the coroutine's frame: a
+// caller's temporary (a Process converted on the way in) may be gone by the
+// time the task is awaited.
+template <class T>
+Task<void> HaloExchange<T>::forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const {
+  return forward_on(comm, owned, ghosts);
+}
+
+template <class T>
+template <class Op>
+Task<void> HaloExchange<T>::reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned,
+                                    Op op) const {
+  return reverse_on(comm, ghosts, owned, std::move(op));
+}
+
+template <class T>
+Task<void> HaloExchange<T>::forward_on(Communicator comm, std::span<const T> owned, std::span<T> ghosts) const {
+  Part& p = checked_part(comm, "forward", owned.size(), ghosts.size());
+  for (std::size_t k = 0; k < p.packed.size(); ++k) p.packed[k] = owned[p.map.sent[k]];
+  for (std::size_t s = 0; s < p.map.sources.size(); ++s) p.ghosts_in[s] = std::as_writable_bytes(from_source(p.map, ghosts, s));
+  co_await forward_->run(comm, p.packed_out, p.ghosts_in);
+}
+
+template <class T>
+template <class Op>
+Task<void> HaloExchange<T>::reverse_on(Communicator comm, std::span<const T> ghosts, std::span<T> owned, Op op) const {
+  Part& p = checked_part(comm, "reverse", owned.size(), ghosts.size());
+  for (std::size_t s = 0; s < p.map.sources.size(); ++s) p.ghosts_out[s] = std::as_bytes(from_source(p.map, ghosts, s));
+  co_await reverse_->run(comm, p.ghosts_out, p.packed_in);
+  for (std::size_t k = 0; k < p.packed.size(); ++k) owned[p.map.sent[k]] = op(owned[p.map.sent[k]], p.packed[k]);
+}
+
+}  // namespace switchyard::halo

@@ -1,0 +1,158 @@
+// What a job does with sends and receives its processes let go of (issue 35,
+// defect 2): a send ticket dropped while the receiver may still read its
+// payload fails the job, naming the send, before the caller can reuse or free
+// the buffer; a send awaiter never awaited is the same drop; messages nobody
+// received are counted in JobStats and said on stderr, or fail the job with
+// RunOptions::strict. (That post_* and the tickets are [[nodiscard]] is
+// checked by the compiler: runtime.nodiscard_tickets.)
+
+#include <switchyard/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace switchyard;
+
+constexpr std::size_t kLarge = 512 * 1024;  // beyond every eager limit: the receiver copies from the sender's buffer
+
+RunOptions quick_stall() {
+  RunOptions o;
+  o.stall_timeout = std::chrono::milliseconds(20'000);
+  return o;
+}
+
+// Both processes of a two-process job on one core (no ring between them).
+Placement same_core(const Runtime& rt) { return Placement::explicit_map({rt.cores()[0], rt.cores()[0]}); }
+
+// Rank 0 posts a large send, lets its ticket go and frees the buffer; rank 1
+// posts its receive only later. On the old runtime the receiver's copy read the
+// freed buffer (a crash under ASan in Endpoint::take_in); now the drop fails
+// the job with a message naming the send, and nothing reads the buffer.
+TEST(DroppedTickets, DroppedUnfinishedSendTicketFailsTheJobNamingTheSend) {
+  Runtime rt;
+  for (const bool cross_core : {false, true}) {
+    RunOptions o = quick_stall();
+    o.placement = cross_core ? Placement::round_robin() : same_core(rt);
+    const std::string error = sytest::invalid_argument_of([&] {
+      rt.run(
+          2,
+          [&](Process& p) -> Task<void> {
+            if (p.rank() == 0) {
+              {
+                std::vector<std::byte> payload(kLarge, std::byte{7});
+                (void)p.post_send(1, payload, 3);
+              }
+              co_await p.barrier();
+            } else {
+              co_await p.barrier();
+              (void)co_await p.recv(0, 3);
+            }
+          },
+          o);
+    });
+    EXPECT_NE(error.find("rank 0 let go of the ticket of its send to rank 1 (524288 bytes, tag 3) before the send "
+                         "completed"),
+              std::string::npos)
+        << error;
+  }
+}
+
+// p.send() without co_await: the awaiter, and its ticket, go at the end of the statement.
+TEST(DroppedTickets, SendNeverAwaitedFailsTheJobWhenTheReceiverStillReads) {
+  Runtime rt;
+  const std::string error = sytest::invalid_argument_of([&] {
+    rt.run(
+        2,
+        [&](Process& p) -> Task<void> {
+          std::vector<std::byte> payload(kLarge, std::byte{1});
+          if (p.rank() == 0) {
+            (void)p.send(1, payload);
+            std::fill(payload.begin(), payload.end(), std::byte{2});  // what the receiver would have read
+            co_await p.barrier();
+          } else {
+            co_await p.barrier();
+            (void)co_await p.recv_into(0, payload);
+          }
+        },
+        quick_stall());
+  });
+  EXPECT_NE(error.find("rank 0 let go of the ticket of its send to rank 1"), std::string::npos) << error;
+}
+
+// An eager send is complete as soon as it is posted: its ticket may go, and
+// the message arrives as it was when sent.
+TEST(DroppedTickets, DroppedCompleteTicketIsHarmless) {
+  Runtime rt;
+  std::atomic<int> right{0};
+  const JobStats stats = rt.run(2, [&](Process& p) -> Task<void> {
+    std::vector<std::byte> payload(64, std::byte{5});
+    if (p.rank() == 0) {
+      (void)p.post_send(1, payload, 9);
+      std::fill(payload.begin(), payload.end(), std::byte{6});
+    } else {
+      const Message m = co_await p.recv(0, 9);
+      right += m.size() == 64 && std::all_of(m.bytes().begin(), m.bytes().end(), [](std::byte b) { return b == std::byte{5}; });
+    }
+  });
+  EXPECT_EQ(right.load(), 1);
+  EXPECT_EQ(stats.unreceived, 0u);
+}
+
+// Rank 0 sends three messages that rank 1 never receives; the barrier after
+// them (through the same ring) has them in rank 1's mailbox when the job ends.
+Task<void> send_three_unreceived(Process& p) {
+  const std::byte word[8]{};
+  if (p.rank() == 0) {
+    for (Tag tag : {Tag{5}, Tag{6}, Tag{7}}) co_await p.send(1, word, tag);
+  }
+  co_await p.barrier();
+}
+
+TEST(DroppedTickets, UnreceivedMessagesAreCountedAndSaid) {
+  Runtime rt;
+  for (const Placement& placement : {Placement::round_robin(), same_core(rt)}) {
+    RunOptions o;
+    o.placement = placement;
+    testing::internal::CaptureStderr();
+    const JobStats stats = rt.run(2, send_three_unreceived, o);
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(stats.unreceived, 3u);
+    EXPECT_NE(said.find("switchyard: job " + std::to_string(stats.job) +
+                        " ended with 3 message(s) that no process received, dropped with it (the first: rank 0 to "
+                        "rank 1, 8 bytes, tag 5)"),
+              std::string::npos)
+        << said;
+  }
+  // A job whose messages were all received says nothing.
+  testing::internal::CaptureStderr();
+  const JobStats clean = rt.run(2, [](Process& p) -> Task<void> {
+    const std::byte word[8]{};
+    if (p.rank() == 0) co_await p.send(1, word);
+    if (p.rank() == 1) (void)co_await p.recv(0);
+  });
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(clean.unreceived, 0u);
+}
+
+TEST(DroppedTickets, StrictMakesUnreceivedMessagesAnError) {
+  Runtime rt;
+  RunOptions o;
+  o.strict = true;
+  try {
+    rt.run(2, send_three_unreceived, o);
+    FAIL() << "no UnreceivedMessagesError";
+  } catch (const UnreceivedMessagesError& e) {
+    EXPECT_NE(std::string(e.what()).find("ended with 3 message(s) that no process received"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
