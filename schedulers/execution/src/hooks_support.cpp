@@ -55,11 +55,18 @@ void check_buffer_sizes(const char* who, Rank rank, std::span<const MatrixEntry>
       });
 }
 
+// On every run of the span form: one pass comparing sizes, the message built
+// only for a mismatch.
 void check_buffer_sizes(const char* who, Rank rank, std::span<const MatrixEntry> sends,
                         std::span<const MatrixEntry> receives, std::span<const std::span<const std::byte>> send,
                         std::span<const std::span<std::byte>> recv) {
-  check_sizes(
-      who, rank, sends, receives, [&](std::size_t i) { return send[i]; }, [&](std::size_t i) { return recv[i]; });
+  bool wrong = false;
+  for (std::size_t i = 0; i < sends.size(); ++i) wrong |= send[i].size() != sends[i].bytes;
+  for (std::size_t i = 0; i < receives.size(); ++i) wrong |= recv[i].size() != receives[i].bytes;
+  if (wrong) [[unlikely]] {
+    check_sizes(
+        who, rank, sends, receives, [&](std::size_t i) { return send[i]; }, [&](std::size_t i) { return recv[i]; });
+  }
 }
 
 }  // namespace switchyard::schedulers::detail
