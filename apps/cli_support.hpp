@@ -3,7 +3,8 @@
 // for bad input, option-value parsing and output files.
 
 #include <fcntl.h>
-#include <sys/statvfs.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -221,10 +222,16 @@ class OutputFile {
   void probe_file() const {
     const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     if (fd < 0) refuse(errno);
-    struct statvfs fs {};
-    const bool full = ::fstatvfs(fd, &fs) == 0 && fs.f_bfree == 0;
+    struct statfs fs {};
+    const bool known = ::fstatfs(fd, &fs) == 0;
     ::close(fd);
-    if (full) refuse(ENOSPC);
+    // No blocks at all: not a disk but the kernel's view (proc, sysfs), which
+    // root may open and no report can be written to. ramfs alone stores files without counting blocks.
+    if (known && fs.f_blocks == 0 && fs.f_type != RAMFS_MAGIC) {
+      throw UsageError(option_ + ": cannot write to '" + printable(path_) +
+                       "': it is on a file system without storage (like /proc or /sys), not a file for a report");
+    }
+    if (known && fs.f_bfree == 0) refuse(ENOSPC);
   }
   // A device or FIFO: one newline written (JSON and CSV readers skip it), without blocking.
   void probe_device() const {
