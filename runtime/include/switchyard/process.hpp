@@ -497,9 +497,20 @@ inline Process::SleepAwaiter Process::sleep_until(Clock::time_point deadline) {
   check_cancelled();
   return SleepAwaiter(*this, deadline);
 }
+// A duration past the clock's range (hours::max(), 1e300 s, infinity) sleeps
+// until Clock::time_point::max(), which only cancellation ends: now + d would
+// overflow and, wrapped negative, return at once. NaN is refused.
 template <class Rep, class Period>
 Process::SleepAwaiter Process::sleep_for(std::chrono::duration<Rep, Period> d) {
-  return sleep_until(Clock::now() + std::chrono::ceil<Clock::duration>(d));
+  if constexpr (std::is_floating_point_v<Rep>) {
+    if (d.count() != d.count()) throw InvalidArgument("switchyard: sleep_for: the duration is NaN");
+  }
+  const Clock::time_point now = Clock::now();
+  // Compared in long double seconds: converting d to the clock's ticks is what overflows.
+  const long double room = std::chrono::duration<long double>(Clock::time_point::max() - now).count();
+  if (std::chrono::duration<long double>(d).count() >= room) return sleep_until(Clock::time_point::max());
+  if (d <= d.zero()) return sleep_until(now);
+  return sleep_until(now + std::chrono::ceil<Clock::duration>(d));
 }
 
 inline Process::SendAwaiter Process::send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
