@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/machine_memory.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 
 namespace switchyard::cli {
@@ -92,11 +93,6 @@ inline std::uint64_t parse_uint(std::string_view text, const std::string& what, 
   return v;
 }
 
-inline std::uint64_t physical_memory() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
-}
-
 inline std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
@@ -110,7 +106,7 @@ inline std::string human_bytes(double b) {
 // Why `needed` bytes cannot be had here (more than half the machine's memory), or "".
 inline std::string memory_refusal(double needed) {
   const std::uint64_t memory = physical_memory();
-  if (!memory || needed <= static_cast<double>(memory) / 2) return "";
+  if (!beyond_memory_bound(needed)) return "";
   return human_bytes(needed) + ", more than half of this machine's " + human_bytes(static_cast<double>(memory)) +
          " of memory";
 }
