@@ -403,6 +403,8 @@ void Runtime::watch_network(detail::Job& job, std::optional<std::chrono::steady_
                "switchyard: node %u: the cancelled job could not finish its traffic with the other nodes in %lld s; "
                "aborting every node (MPI_Abort)\n",
                node_, static_cast<long long>(kCancelGrace.count()));
+  // A stalled node's part: the processes it names are why the job could not finish.
+  if (job.stalled()) std::fprintf(stderr, "%s\n", job.stall_report().c_str());  // "switchyard: job stalled: ..."
   if (auto error = job.error()) {
     try {
       std::rethrow_exception(error);
