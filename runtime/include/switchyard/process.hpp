@@ -325,8 +325,9 @@ class alignas(64) Process {
   // A collective's step between nodes, by this core's leader (collectives.cpp).
   Task<std::vector<std::byte>> across_nodes(const detail::Group& g, int kind, std::uint64_t seq, Rank root,
                                             const std::vector<std::byte>& blob);
-  Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, int kind, std::uint64_t seq,
-                           std::uint32_t root_worker, const std::vector<std::byte>& blob);
+  // Appends a stamp of the call (kind, root) to a non-empty blob, checked by the receivers.
+  Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, int kind, std::uint64_t seq, Rank root,
+                           std::uint32_t root_worker, std::vector<std::byte>& blob);
   Task<std::vector<std::byte>> node_leader_step(const detail::Group& g, int kind, Tag tag, Rank root,
                                                 const std::vector<std::byte>& blob);
   // split: allgather_split's, for that kind only.
