@@ -155,6 +155,21 @@ void add_packets(TaskInstance& t, const VirtualNetwork& g) {
 
 }  // namespace
 
+std::pair<std::int64_t, std::int64_t> task_size(TaskKind task, Node n, const TaskOptions& options) {
+  TaskInstance t;
+  t.task = task;
+  // Only the active set's size counts: as draw_active sizes it, of the candidates make_task gives it.
+  const auto drawn = [&](std::int64_t candidates) {
+    if (candidates <= 0) return std::int64_t{0};
+    return std::clamp<std::int64_t>(std::llround(options.active_fraction * static_cast<double>(candidates)), 1, candidates);
+  };
+  std::int64_t active = task == TaskKind::one_to_one ? 1 : 0;
+  if (selective(task)) active = drawn(n - 1);
+  if (task_uses_active_set(task) && !selective(task)) active = drawn(n);
+  t.active.assign(static_cast<std::size_t>(active), Node{0});
+  return task_size(t, n);
+}
+
 TaskInstance make_task(TaskKind task, const VirtualNetwork& network, const TaskOptions& options) {
   const Node n = network.size();
   if (!network.contains(options.root)) {
