@@ -112,8 +112,9 @@ int run_command(const PrimitiveCommand::Args& a) {
   if (!a.json.empty()) json.emplace("--json", a.json);
   sp::TaskOptions options;
   options.active_fraction = fraction;
-  if (a.mode != "slots") {
-    // The mailbox program's buffers, bounded below from the task's size alone:
+  if (a.mode != "slots" && task != sp::TaskKind::permutation) {
+    // The mailbox program's buffers, bounded below from the task's size alone
+    // (a permutation's size is known once it is drawn):
     // refused now, not after routing it (a TE on 5000 nodes takes 15 s to get there).
     const auto [packets, deliveries] = sp::task_size(task, g.size(), options);
     const double at_least = sp::SlotProgram::bytes_at_least(packets, deliveries, bytes);

@@ -54,6 +54,8 @@ struct TaskInstance {
 TaskInstance make_task(TaskKind task, const VirtualNetwork& network, const TaskOptions& options);
 // The packets and deliveries make_task would build for `task` on n nodes,
 // without building them: for estimates made before any memory is touched.
+// Exact, but for a permutation: n, of which the nodes that are their own
+// target send nothing.
 std::pair<std::int64_t, std::int64_t> task_size(TaskKind task, Node n, const TaskOptions& options);
 
 }  // namespace switchyard::primitives
