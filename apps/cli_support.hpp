@@ -3,7 +3,8 @@
 // for bad input, option-value parsing and output files.
 
 #include <fcntl.h>
-#include <sys/statvfs.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +22,7 @@
 #include <string_view>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/machine_memory.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 
 namespace switchyard::cli {
@@ -91,11 +93,6 @@ inline std::uint64_t parse_uint(std::string_view text, const std::string& what, 
   return v;
 }
 
-inline std::uint64_t physical_memory() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
-}
-
 inline std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
@@ -109,7 +106,7 @@ inline std::string human_bytes(double b) {
 // Why `needed` bytes cannot be had here (more than half the machine's memory), or "".
 inline std::string memory_refusal(double needed) {
   const std::uint64_t memory = physical_memory();
-  if (!memory || needed <= static_cast<double>(memory) / 2) return "";
+  if (!beyond_memory_bound(needed)) return "";
   return human_bytes(needed) + ", more than half of this machine's " + human_bytes(static_cast<double>(memory)) +
          " of memory";
 }
@@ -221,10 +218,16 @@ class OutputFile {
   void probe_file() const {
     const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     if (fd < 0) refuse(errno);
-    struct statvfs fs {};
-    const bool full = ::fstatvfs(fd, &fs) == 0 && fs.f_bfree == 0;
+    struct statfs fs {};
+    const bool known = ::fstatfs(fd, &fs) == 0;
     ::close(fd);
-    if (full) refuse(ENOSPC);
+    // No blocks at all: not a disk but the kernel's view (proc, sysfs), which
+    // root may open and no report can be written to. ramfs alone stores files without counting blocks.
+    if (known && fs.f_blocks == 0 && fs.f_type != RAMFS_MAGIC) {
+      throw UsageError(option_ + ": cannot write to '" + printable(path_) +
+                       "': it is on a file system without storage (like /proc or /sys), not a file for a report");
+    }
+    if (known && fs.f_bfree == 0) refuse(ENOSPC);
   }
   // A device or FIFO: one newline written (JSON and CSV readers skip it), without blocking.
   void probe_device() const {

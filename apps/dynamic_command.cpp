@@ -305,7 +305,7 @@ int run_command(const DynamicCommand::Args& a) {
     // Every request is kept until every node has it: refuse runs whose requests would not fit.
     const double requests = rates.back() * seconds * static_cast<double>(n);
     if (requests > 2e7) {
-      throw UsageError("--rate/--duration: " + std::to_string(static_cast<long long>(requests)) +
+      throw UsageError("--rate/--duration: " + number_text(requests) +
                        " requests in one run is more than this command holds (20 million)");
     }
   }

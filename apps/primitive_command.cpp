@@ -112,6 +112,20 @@ int run_command(const PrimitiveCommand::Args& a) {
   if (!a.json.empty()) json.emplace("--json", a.json);
   sp::TaskOptions options;
   options.active_fraction = fraction;
+  if (a.mode != "slots" && task != sp::TaskKind::permutation) {
+    // The mailbox program's buffers, bounded below from the task's size alone
+    // (a permutation's size is known once it is drawn):
+    // refused now, not after routing it (a TE on 5000 nodes takes 15 s to get there).
+    const auto [packets, deliveries] = sp::task_size(task, g.size(), options);
+    const double at_least = sp::SlotProgram::bytes_at_least(packets, deliveries, bytes);
+    if (at_least > static_cast<double>(sp::SlotProgram::kMaxBytes) || beyond_memory_bound(at_least)) {
+      throw UsageError("--task " + a.task + " on " + std::to_string(g.size()) + " processes with --bytes " +
+                       std::to_string(bytes) + ": " + std::to_string(packets) + " packets and " +
+                       std::to_string(deliveries) + " deliveries need more than " + human_bytes(at_least) +
+                       " of buffers on mailboxes, more than the " + human_bytes(sp::SlotProgram::kMaxBytes) +
+                       " allowed (or half this machine's memory); use --mode slots, fewer processes or fewer bytes");
+    }
+  }
   sp::TaskInstance instance;
   sp::SlotAlgorithmResult routed;
   try {

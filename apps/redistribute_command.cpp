@@ -68,11 +68,17 @@ std::vector<rd::ScheduleKind> parse_kinds(const std::string& text) {
 
 // The global array, the sources' blocks, the targets' blocks as they should
 // end up, and the blocks the redistribution writes: about five copies of the
-// array. More than half the machine's memory is refused up front.
-void check_memory(rd::Index elements, const std::string& extent_text) {
-  const double needed = 5.0 * static_cast<double>(elements) * sizeof(double);
+// array; COM and the communication matrix made of it (sources x targets
+// entries of 8 bytes each, and the plan's pieces per pair); and the job's
+// processes. More than half the machine's memory is refused up front.
+void check_memory(const rd::Layout& src, const rd::Layout& dst, const std::string& what) {
+  const double pairs = static_cast<double>(src.processes()) * static_cast<double>(dst.processes());
+  const double needed = 5.0 * static_cast<double>(src.elements()) * sizeof(double) + pairs * (2 * 8 + 24) +
+                        static_cast<double>(std::max(src.processes(), dst.processes())) * kBytesPerProcess;
   if (const std::string why = memory_refusal(needed); !why.empty()) {
-    throw UsageError("--extent " + extent_text + ": " + std::to_string(elements) + " elements need about " + why);
+    throw UsageError(what + ": " + std::to_string(src.elements()) + " elements over " +
+                     std::to_string(src.processes()) + " sources and " + std::to_string(dst.processes()) +
+                     " targets need about " + why);
   }
 }
 
@@ -290,14 +296,22 @@ int run_command(const std::string& extent_text, const std::string& from,
   const rd::Layout dst = parse_layout(extent, extent_text, to, "--to");
   const std::vector<rd::ScheduleKind> kinds = parse_kinds(schedule);
   const auto repeat = static_cast<std::uint32_t>(parse_uint(repeat_text, "--repeat", 1, 1'000'000));
-  check_memory(src.elements(), extent_text);
+  check_memory(src, dst, "--extent " + extent_text + " --from " + from + " --to " + to);
   std::optional<OutputFile> json, dump;
   if (!json_path.empty()) json.emplace("--json", json_path);
   if (!dump_path.empty()) dump.emplace("--dump-tables", dump_path);
 
+  const rd::CommTable com = [&] {
+    try {
+      rd::CommTable c = rd::communication_table(src, dst);
+      rd::check_tables_fit(c, kinds.size());  // every plan is kept until the report
+      return c;
+    } catch (const InvalidArgument& e) {
+      throw UsageError("--from " + from + " --to " + to + ": " + without_library_prefix(e.what()));
+    }
+  }();
   // Planning first: a table that does not apply is bad input when it was the one asked for.
   std::vector<Result> results = plan_each(src, dst, kinds);
-  const rd::CommTable com = rd::communication_table(src, dst);
   const Rank processes = rd::job_processes(com);
   Runtime rt(trace.runtime_options());
   std::printf("switchyard redistribute: %s elements, %s -> %s, %u processes on %s, %u repetition(s)\n",

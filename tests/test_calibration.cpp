@@ -113,3 +113,14 @@ TEST(ModelCalibration, RejectsZeroRepetitionsRoundsOrAttempts) {
     EXPECT_THROW(sm::calibrate(rt, o), std::invalid_argument);
   }
 }
+
+// A machine file is read up to its bound: a device without end is refused,
+// not read whole (--machine /dev/zero grew without bound).
+TEST(MachineFile, AnEndlessInputIsRefusedAtTheBound) {
+  try {
+    (void)sm::read_machine_file("/dev/zero");
+    ADD_FAILURE() << "/dev/zero read as a machine file";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 16 MiB"), std::string::npos) << e.what();
+  }
+}

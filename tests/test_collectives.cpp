@@ -366,6 +366,26 @@ TEST(CollectivesErrors, BadRootAndMismatchedKinds) {
                    },
                    one_core),
                InvalidArgument);
+  // Across cores too, and the error names both collectives (it said "vectors
+  // of 0 and 1 elements on different cores"). Round robin: even ranks on the
+  // first core, odd on the second.
+  if (rt.cores().size() >= 2) {
+    try {
+      rt.run(8, [&](Process& p) -> Task<void> {
+        if (p.rank() % 2 == 0) {
+          co_await p.barrier();
+        } else {
+          std::int64_t one = 1;
+          (void)co_await p.allreduce(std::span(&one, 1));
+        }
+      });
+      ADD_FAILURE() << "a barrier paired with an allreduce was accepted";
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("barrier"), std::string::npos) << what;
+      EXPECT_NE(what.find("allreduce"), std::string::npos) << what;
+    }
+  }
   // And the runtime still works.
   std::atomic<int> ok{0};
   rt.run(8, [&](Process& p) -> Task<void> {
@@ -374,6 +394,27 @@ TEST(CollectivesErrors, BadRootAndMismatchedKinds) {
     if (s.size() == 1 && s[0] == 8) ok.fetch_add(1);
   });
   EXPECT_EQ(ok.load(), 8);
+}
+
+// Members naming different roots for one broadcast: refused, on one core
+// (ranks 0-3 say root 0, 4-7 root 1) and across cores (the even ranks of the
+// first core say 0, the odd ones 1), where before 4 ranks got root 0's bytes
+// and 4 root 1's.
+TEST(CollectivesErrors, BroadcastRootsMustAgree) {
+  Runtime rt;
+  for (bool across_cores : {false, true}) {
+    if (across_cores && rt.cores().size() < 2) continue;
+    try {
+      rt.run(8, [&](Process& p) -> Task<void> {
+        const Rank root = across_cores ? p.rank() % 2 : p.rank() / 4;
+        const std::byte b = static_cast<std::byte>(p.rank());
+        (void)co_await p.broadcast(root, std::span(&b, 1));
+      });
+      ADD_FAILURE() << "broadcasts from roots 0 and 1 were accepted (" << (across_cores ? "across cores" : "one core") << ")";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("root"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

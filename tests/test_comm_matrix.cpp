@@ -241,6 +241,24 @@ TEST(CommMatrix, MatrixMarketAcceptsCommentsBlankLinesAndCrLf) {
   EXPECT_EQ(m.messages(), 2u);
 }
 
+// A UTF-8 byte order mark before the header (some editors write one) is
+// skipped; the reader said "expected '%%MatrixMarket ...', found
+// '%%MatrixMarket ...'" with the mark invisible in both.
+TEST(CommMatrix, MatrixMarketSkipsAByteOrderMark) {
+  std::istringstream in(
+      "\xEF\xBB\xBF%%MatrixMarket matrix coordinate integer general\n"
+      "2 2 1\n"
+      "1 2 9\n");
+  const CommMatrix m = read_matrix_market(in, "bom.mtx");
+  EXPECT_EQ(m.at(0, 1), 9u);
+  // Only before the first line: elsewhere it is what it is, and is named.
+  std::istringstream later(
+      "%%MatrixMarket matrix coordinate integer general\n"
+      "\xEF\xBB\xBF2 2 1\n"
+      "1 2 9\n");
+  EXPECT_THROW(read_matrix_market(later, "late.mtx"), InvalidArgument);
+}
+
 struct Malformed {
   const char* what;
   std::string text;

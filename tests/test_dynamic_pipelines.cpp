@@ -8,7 +8,12 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
@@ -255,6 +260,106 @@ TEST(RealMode, FedFromApplicationThreads) {
   }
 }
 
+// Resident memory of this process now, in bytes (0 if unreadable).
+double resident_bytes() {
+  long pages = 0, resident = 0;
+  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+}
+
+// The issue-36 reproduction: eight application threads feed a rate-0 pipeline
+// on hypercube(3) with 24-byte requests as fast as they can, then stop() it.
+// feed() blocks past feed_capacity, so memory stays bounded; the drain takes
+// time proportional to what was accepted; every accepted request reaches
+// every other node once. (Before back-pressure, 0.1 s of this grew to 1.7 GB
+// and the direct-broadcast pipeline had not drained 300 s after stop().)
+// SWITCHYARD_TEST_FEED_SECONDS sets how long the threads feed (default 0.3).
+TEST_P(Schemes, OverfedPipelineAppliesBackPressureAndDrains) {
+  const VirtualNetwork network = VirtualNetwork::hypercube(3);
+  const Rank n = network.size();
+  const char* env = std::getenv("SWITCHYARD_TEST_FEED_SECONDS");
+  const auto feeding = std::chrono::duration<double>(env ? std::atof(env) : 0.3);
+  constexpr std::size_t kBytes = 24;
+  RealPipelineOptions o;
+  o.scheme = GetParam();
+  o.network = network;
+  o.rate = 0;
+  o.payload_bytes = kBytes;
+  std::vector<std::uint64_t> received(n, 0);  // per node, written on its core only
+  o.deliver = [&](const Delivery& d) { ++received[d.node]; };
+  RealPipeline pipeline(std::move(o));
+  const std::vector<std::byte> payload(GetParam() == DynamicScheme::scatter ? kBytes * (n - 1) : kBytes, std::byte{7});
+
+  const double resident_before = resident_bytes();
+  std::atomic<double> resident_peak{resident_before};
+  std::atomic<bool> sampling{true};
+  std::thread sampler([&] {
+    while (sampling.load()) {
+      resident_peak.store(std::max(resident_peak.load(), resident_bytes()));
+      std::this_thread::sleep_for(5ms);
+    }
+  });
+  RealRunStats stats;
+  std::chrono::steady_clock::time_point returned;
+  std::thread run([&] {
+    stats = pipeline.run(runtime());
+    returned = std::chrono::steady_clock::now();
+  });
+  std::atomic<std::uint64_t> accepted{0};
+  std::vector<std::thread> feeders;
+  const auto until = std::chrono::steady_clock::now() + feeding;
+  for (Rank t = 0; t < 8; ++t) {
+    feeders.emplace_back([&, t] {
+      for (std::uint64_t i = 0; std::chrono::steady_clock::now() < until; ++i) {
+        if (!pipeline.feed(static_cast<Rank>((t + i) % n), payload)) break;
+        accepted.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  for (auto& f : feeders) f.join();
+  const auto stopped = std::chrono::steady_clock::now();
+  pipeline.stop();
+  run.join();
+  sampling.store(false);
+  sampler.join();
+  const double drain_s = std::chrono::duration<double>(returned - stopped).count();
+  const double grown_mb = (resident_peak.load() - resident_before) / 1e6;
+  std::printf("%s: fed %.2f s by 8 threads: accepted %llu, delivered %llu (= accepted x %u: %s), drain %.3f s, "
+              "resident peak +%.1f MB\n",
+              name_of(GetParam()), feeding.count(), static_cast<unsigned long long>(accepted.load()),
+              static_cast<unsigned long long>(stats.delivered), n - 1,
+              stats.delivered == accepted.load() * (n - 1) ? "yes" : "NO", drain_s, grown_mb);
+  EXPECT_GT(accepted.load(), 0u);
+  EXPECT_EQ(stats.total_generated(), accepted.load());
+  EXPECT_EQ(stats.delivered, accepted.load() * (n - 1));
+  std::uint64_t got = 0;
+  for (Rank v = 0; v < n; ++v) got += received[v];
+  EXPECT_EQ(got, stats.delivered);
+  // What can be queued: feed_capacity per node, a window per node in flight.
+  EXPECT_LT(drain_s, sytest::kSanitized ? 60.0 : 20.0) << "stop() did not drain in time";
+  EXPECT_LT(grown_mb, 400.0) << "memory grew with the feed rate";
+}
+
+// Poisson producers far beyond what the machine carries: the producers are
+// held back, the run ends on time and drains, and it is judged UNSTABLE.
+TEST_P(Schemes, OverloadedRunIsUnstableAndEndsOnTime) {
+  RealPipelineOptions o;
+  o.scheme = GetParam();
+  o.network = VirtualNetwork::hypercube(3);
+  o.rate = 1e6;
+  o.payload_bytes = 24;
+  const auto start = std::chrono::steady_clock::now();
+  const DynamicReport r = run_real(runtime(), o, 300ms);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(r.stable) << "an overloaded pipeline was judged stable";
+  EXPECT_EQ(r.delivered, r.generated * 7);
+  EXPECT_GT(r.generated, 0u);
+  EXPECT_LT(seconds, sytest::kSanitized ? 60.0 : 20.0) << "the run did not end in time";
+}
+
 TEST(RealMode, BadArgumentsAreRefused) {
   RealPipelineOptions o;
   o.network = VirtualNetwork::complete(1);
@@ -270,6 +375,11 @@ TEST(RealMode, BadArgumentsAreRefused) {
   o.rate = 10;
   RealPipeline timed(o);
   EXPECT_THROW(timed.run_for(runtime(), 0s), InvalidArgument);
+  o.feed_capacity = 0;
+  EXPECT_THROW(RealPipeline{o}, InvalidArgument);
+  o.feed_capacity = 1;
+  o.window = 0;
+  EXPECT_THROW(RealPipeline{o}, InvalidArgument);
 }
 
 }  // namespace

@@ -784,4 +784,23 @@ TEST(MpiAbort, ACancelledJobThatCannotFinishAbortsEveryNode) {
   ADD_FAILURE() << "the job returned; MPI_Abort should have ended the program";
 }
 
+// A node that never calls run: the others' jobs stall, cannot finish their
+// traffic, and end every node with MPI_Abort; before that, each names its
+// blocked processes (the stall report), not only "could not finish its traffic".
+TEST(MpiAbort, AStalledNodeSaysWhatItWaitedForBeforeTheAbort) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1 || !std::getenv("SWITCHYARD_TEST_MPI_ABORT")) {
+    GTEST_SKIP() << "run by ctest mpi.stall_diagnosis (ends the program with MPI_Abort)";
+  }
+  if (rt.node() == rt.nodes() - 1) {
+    std::this_thread::sleep_for(std::chrono::seconds(60));  // never calls run; MPI_Abort ends it
+    ADD_FAILURE() << "MPI_Abort did not end the node that never ran";
+    return;
+  }
+  RunOptions o = options();
+  o.stall_timeout = std::chrono::milliseconds(1000);
+  rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await p.barrier(); }, o);
+  ADD_FAILURE() << "the job returned; MPI_Abort should have ended the program";
+}
+
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 #include <switchyard/errors.hpp>
 #include <switchyard/schedulers/optimal.hpp>
+#include <switchyard/schedulers/redistribution/redistribution_plan.hpp>
 #include <switchyard/schedulers/redistribution/redistribution_tables.hpp>
 #include <vector>
 
@@ -296,6 +297,31 @@ TEST(Tables, ScheduleConversions) {
     }
   }
   EXPECT_EQ(comm_matrix(com).total_bytes(), bytes);
+}
+
+// Tables beyond the machine are refused before any of them is made: with
+// 10^6 sources cyclic -> 4 blocks, every schedule's sending table would have
+// 10^6 rows of 250,000 steps (1 TB; std::bad_alloc after 5 s before).
+TEST(TablesBeyondTheMachine, AreRefusedUpFront) {
+  const Layout src({1'000'000}, Distribution::parse("cyclic@1000000"));
+  const Layout dst({1'000'000}, Distribution::parse("block@4"));
+  const CommTable com = communication_table(src, dst);
+  EXPECT_EQ(com.max_receives(), 250'000u);
+  try {
+    check_tables_fit(com);
+    ADD_FAILURE() << "a sending table of 10^6 x 250000 steps was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("more than half of this machine's memory"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(RedistributionPlan(src, dst, ScheduleKind::naive), InvalidArgument);
+  // The paper's tables of cyclic@80000 -> block@4 (80000 x 80000 steps) do not apply, and say why.
+  const Layout wide({80'000}, Distribution::parse("cyclic@80000")), four({80'000}, Distribution::parse("block@4"));
+  const TableAttempt attempt = contention_free_table(wide, four, communication_table(wide, four));
+  EXPECT_FALSE(attempt.table);
+  EXPECT_NE(attempt.reason.find("more than half of this machine's memory"), std::string::npos) << attempt.reason;
+  // Sizes that fit are unaffected.
+  EXPECT_NO_THROW(check_tables_fit(communication_table(Layout({1000}, Distribution::parse("cyclic@100")),
+                                                       Layout({1000}, Distribution::parse("block@10")))));
 }
 
 }  // namespace

@@ -153,6 +153,24 @@ TEST(Runtime, InvalidRunOptionsRejected) {
     ADD_FAILURE() << "empty body accepted";
   } catch (const InvalidArgument&) {
   }
+  // More processes than the machine's memory holds: refused before any is made, at once.
+  {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      rt.run(std::uint64_t{4'000'000'000}, body);
+      ADD_FAILURE() << "4e9 processes accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("more than half of this machine's"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1s) << "the refusal came after the memory was touched";
+  }
+  // A body that returns an empty Task (a default-made one) is refused, not resumed through a null handle.
+  try {
+    rt.run(4, [](Process&) { return Task<void>{}; });
+    ADD_FAILURE() << "a body returning an empty Task was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("empty Task"), std::string::npos) << e.what();
+  }
   EXPECT_FALSE(ran.load()) << "a rejected job ran a process";
 
   // The limits themselves are accepted.

@@ -117,3 +117,24 @@ TEST(SlotMailboxes, BytesAreTheirOriginsAndCombineByWordAddition) {
   EXPECT_EQ(ws, wa + wb);
   EXPECT_EQ(static_cast<unsigned>(sum[17]), (static_cast<unsigned>(a[17]) + static_cast<unsigned>(b[17])) % 256);
 }
+
+// task_size tells what make_task builds, without building it; with it a
+// mailbox program too large is known before the task is routed.
+TEST(SlotMailboxes, TaskSizesAreKnownBeforeTheTaskIsBuilt) {
+  const sp::VirtualNetwork g = sp::VirtualNetwork::complete(9);
+  for (sp::TaskKind task : sp::kAllTasks) {
+    sp::TaskOptions o;
+    o.active_fraction = 0.4;
+    const sp::TaskInstance t = sp::make_task(task, g, o);
+    const auto [packets, deliveries] = sp::task_size(task, g.size(), o);
+    if (task == sp::TaskKind::permutation) {  // n, less the nodes that are their own target
+      EXPECT_GE(packets, static_cast<std::int64_t>(t.packets.size()));
+      continue;
+    }
+    EXPECT_EQ(packets, static_cast<std::int64_t>(t.packets.size())) << sp::task_name(task);
+    EXPECT_EQ(deliveries, static_cast<std::int64_t>(t.packets.deliveries())) << sp::task_name(task);
+  }
+  // TE on 5000 nodes: 24,995,000 packets of 64 bytes need more than the program's bound.
+  const auto [packets, deliveries] = sp::task_size(sp::TaskKind::te, 5000, {});
+  EXPECT_GT(sp::SlotProgram::bytes_at_least(packets, deliveries, 64), static_cast<double>(sp::SlotProgram::kMaxBytes));
+}

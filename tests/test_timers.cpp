@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 #include <switchyard/runtime.hpp>
 #include <vector>
@@ -162,6 +163,49 @@ TEST(Timers, CancellationWakesSleepers) {
     EXPECT_STREQ(e.what(), "rank 5 gives up");
   }
   EXPECT_LT(Clock::now() - start, 5s) << "the sleepers held the job";
+}
+
+// A duration past the clock's range sleeps until cancelled, never returns at
+// once (now + d overflowed and wrapped into the past); NaN is refused.
+TEST(Timers, HugeDurationsSleepUntilCancelledAndNaNIsRefused) {
+  using namespace std::chrono;
+  const auto sleeps_until_cancelled = [](auto d, const char* what) {
+    const auto start = Clock::now();
+    std::atomic<bool> returned{false};
+    try {
+      all_cores().run(2, [&](Process& p) -> Task<void> {
+        if (p.rank() == 0) {
+          co_await p.sleep_for(50ms);
+          throw Boom("cancel the sleeper");
+        }
+        co_await p.sleep_for(d);
+        returned.store(true);
+      });
+      ADD_FAILURE() << what << ": run() returned normally";
+    } catch (const Boom&) {
+    }
+    EXPECT_FALSE(returned.load()) << what << " returned at once";
+    EXPECT_LT(Clock::now() - start, 5s) << what << ": cancellation did not wake the sleeper";
+  };
+  sleeps_until_cancelled(hours::max(), "hours::max()");
+  sleeps_until_cancelled(seconds::max(), "seconds::max()");
+  sleeps_until_cancelled(nanoseconds::max(), "nanoseconds::max()");
+  sleeps_until_cancelled(years(1000), "years(1000)");
+  sleeps_until_cancelled(duration<double>(1e300), "1e300 s");
+  sleeps_until_cancelled(duration<double>(std::numeric_limits<double>::infinity()), "inf s");
+  // The ordinary edges still hold: negative and -inf do not suspend.
+  all_cores().run(1, [&](Process& p) -> Task<void> {
+    co_await p.sleep_for(duration<double>(-std::numeric_limits<double>::infinity()));
+    co_await p.sleep_for(hours::min());
+  });
+  try {
+    all_cores().run(1, [&](Process& p) -> Task<void> {
+      co_await p.sleep_for(duration<double>(std::numeric_limits<double>::quiet_NaN()));
+    });
+    ADD_FAILURE() << "a NaN duration was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("NaN"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Timers, WatchdogWaitsForSleepers) {

@@ -45,7 +45,7 @@ DelayEstimate estimate(const std::vector<Batch>& batches, Sum sum, Count count) 
 void check_slot_run_options(std::int32_t nodes, const SlotRunOptions& o) {
   if (nodes < 2) throw InvalidArgument("a dynamic scheme needs at least 2 nodes, not " + std::to_string(nodes));
   if (!(o.rate > 0) || !std::isfinite(o.rate)) {
-    throw InvalidArgument("rate: λ must be positive and finite, not " + std::to_string(o.rate));
+    throw InvalidArgument("rate: λ must be positive and finite, not " + number_text(o.rate));
   }
   if (o.slots < 16) throw InvalidArgument("slots: a run needs at least 16 slots, not " + std::to_string(o.slots));
   if (!(o.warmup >= 0 && o.warmup <= 0.5)) {
@@ -57,9 +57,9 @@ void check_slot_run_options(std::int32_t nodes, const SlotRunOptions& o) {
   const double requests = o.rate * nodes * static_cast<double>(o.slots);
   const double bytes = requests * (nodes / 8.0 + 48.0);
   if (bytes > 4.0 * (1ull << 30)) {
-    throw InvalidArgument("rate " + std::to_string(o.rate) + " over " + std::to_string(o.slots) + " slots on " +
-                          std::to_string(nodes) + " nodes: about " + std::to_string(static_cast<long long>(requests)) +
-                          " requests, whose bookkeeping could need " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+    throw InvalidArgument("rate " + number_text(o.rate) + " over " + std::to_string(o.slots) + " slots on " +
+                          std::to_string(nodes) + " nodes: about " + number_text(requests) +
+                          " requests, whose bookkeeping could need " + number_text(bytes / (1 << 20)) +
                           " MiB (over 4 GiB): use fewer slots or a lower rate");
   }
 }

@@ -50,6 +50,9 @@ class PacketQueue {
   std::size_t head_ = 0, size_ = 0;
 };
 
+// Packets a router handles in a row before it lets the other processes of its core run.
+constexpr std::uint64_t kBusyTurns = 64;
+
 struct Link {
   Link(TreeLink l, std::size_t packet_bytes) : peer(l.peer), tree(l.tree), queue(packet_bytes), in_flight(packet_bytes) {}
   Rank peer;
@@ -77,7 +80,7 @@ class DirectRouter {
   Task<void> run() {
     from_producer_ = p_.world().post_recv_into(producer_, from_producer_buffer_, kRequestTag);
     from_peers_ = routers_.post_recv_into(kAnySource, from_peers_buffer_, kForwardTag);
-    for (;;) {
+    for (std::uint64_t busy_turns = 0;; ++busy_turns) {
       pump();
       if (finished()) break;
       // finished() too: the last event may be a send completing with nothing queued behind it.
@@ -87,7 +90,15 @@ class DirectRouter {
       // Only when nothing is there yet: where symmetric transfer is not a tail
       // call (ASan builds), a wait_until that completes at once resumes this
       // loop one frame deeper, and a busy router overflowed the stack.
-      if (!something()) co_await p_.wait_until(something, "a packet, or room on a tree link");
+      if (!something()) {
+        co_await p_.wait_until(something, "a packet, or room on a tree link");
+        busy_turns = 0;
+      } else if (busy_turns == kBusyTurns) {
+        // Always work to do: the producer of this core (and the application's
+        // feed) must still run, and the watchdog sees a process that yields.
+        co_await p_.yield();
+        busy_turns = 0;
+      }
       if (from_producer_.valid() && p_.test(from_producer_)) take_from_producer();
       if (p_.test(from_peers_)) take_from_peer();
     }

@@ -51,6 +51,9 @@ inline PacketHeader header_of(std::span<const std::byte> packet) {
 struct alignas(64) NodeCounters {
   std::atomic<std::uint64_t> generated{0};  // by the node's producer
   std::atomic<std::uint64_t> delivered{0};  // by the node's router
+  // A Poisson producer's next arrival (ns since the clock's epoch; 0: none
+  // due): one it holds back while the pipeline is full shows in the backlog.
+  std::atomic<std::int64_t> due_ns{0};
 };
 
 // Every packet a router receives: refuses a duplicate or a stranger, counts

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,12 @@ namespace {
 constexpr auto kStopPoll = std::chrono::milliseconds(20);
 constexpr auto kFeedPoll = std::chrono::milliseconds(1);
 constexpr auto kSamplePeriod = std::chrono::milliseconds(5);
+// A producer held back by a full pipeline looks again on this grid.
+constexpr auto kFullPoll = std::chrono::microseconds(200);
+// A producer looks at the pipeline's fill every this many requests (the
+// counters are other cores' cache lines), and lets its router have the core
+// as often: the window may hold thousands of requests.
+constexpr std::uint64_t kCheckEvery = 16;
 // Where the Poisson processes begin, after run() is called: the job's start-up.
 constexpr auto kStartDelay = std::chrono::milliseconds(5);
 
@@ -45,11 +52,14 @@ struct FeedItem {
 };
 
 // What the application feed()s one node: guarded by its mutex (feed() runs on
-// the application's threads, the producer on the node's core).
+// the application's threads, the producer on the node's core). At most
+// feed_capacity items: feed() waits on `room` past that.
 struct Feed {
   std::mutex mutex;
+  std::condition_variable room;  // notified by the producer as it takes an item, and by stop()
   std::deque<FeedItem> items;
-  bool closed = false;  // set by stop(): nothing more is accepted
+  std::size_t waiting = 0;       // feed() calls blocked on `room`
+  bool closed = false;           // set by stop(): nothing more is accepted
 };
 
 }  // namespace
@@ -76,10 +86,15 @@ class RealPipeline::Impl {
                     Clock::time_point at) const;
   std::function<void(const Delivery&)> checked_delivery() const;
   void sample_backlog(std::stop_token stop);
+  // Deliveries owed: requests generated but not yet received everywhere, x their receivers.
+  double owed() const noexcept;
+  // Whether the pipeline owes its window's worth: producers then wait.
+  bool full() const noexcept { return owed() >= window_deliveries_; }
   RealRunStats statistics() const;
 
   RealPipelineOptions options_;
   std::uint32_t trees_ = 0;
+  double window_deliveries_ = 0;  // N (N - 1) x options_.window
   std::vector<std::vector<detail::TreeLink>> links_;  // direct broadcasting: each node's tree links
   std::unique_ptr<detail::NodeCounters[]> counters_;
   std::vector<std::unique_ptr<detail::Ledger>> ledgers_;
@@ -111,8 +126,13 @@ RealPipeline::Impl::Impl(RealPipelineOptions options) : options_(std::move(optio
   const Rank n = nodes();
   if (n < 2) throw InvalidArgument("switchyard dynamic: a pipeline needs at least 2 nodes, not " + std::to_string(n));
   if (options_.rate < 0 || !std::isfinite(options_.rate)) {
-    throw InvalidArgument("switchyard dynamic: rate must be finite and >= 0 requests/s, not " + std::to_string(options_.rate));
+    throw InvalidArgument("switchyard dynamic: rate must be finite and >= 0 requests/s, not " + number_text(options_.rate));
   }
+  if (options_.feed_capacity == 0 || options_.window == 0) {
+    throw InvalidArgument("switchyard dynamic: feed_capacity and window must be at least 1 request, not " +
+                          std::to_string(options_.feed_capacity) + " and " + std::to_string(options_.window));
+  }
+  window_deliveries_ = static_cast<double>(n) * (n - 1) * static_cast<double>(options_.window);
   if (request_bytes() > (std::size_t{1} << 20)) {
     throw InvalidArgument("switchyard dynamic: a request of " + std::to_string(options_.payload_bytes) +
                           "-byte payloads is over 1 MiB with its headers (" + std::to_string(request_bytes()) +
@@ -135,8 +155,11 @@ void RealPipeline::Impl::stop() noexcept {
   std::int64_t never = -1;
   stopped_at_ns_.compare_exchange_strong(never, Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   for (Rank v = 0; v < nodes(); ++v) {
-    std::lock_guard lock(feeds_[v].mutex);
-    feeds_[v].closed = true;
+    {
+      std::lock_guard lock(feeds_[v].mutex);
+      feeds_[v].closed = true;
+    }
+    feeds_[v].room.notify_all();  // blocked feed() calls return false
   }
   stopped_.store(true, std::memory_order_release);
 }
@@ -153,9 +176,15 @@ bool RealPipeline::Impl::feed(Rank node, std::span<const std::byte> payload) {
                           " bytes, not " + std::to_string(payload.size()));
   }
   if (options_.rate > 0) throw InvalidArgument("switchyard dynamic: feed: this pipeline's producers are Poisson");
-  std::lock_guard lock(feeds_[node].mutex);
-  if (feeds_[node].closed) return false;
-  feeds_[node].items.push_back({Clock::now(), {payload.begin(), payload.end()}});
+  Feed& f = feeds_[node];
+  std::unique_lock lock(f.mutex);
+  if (!f.closed && f.items.size() >= options_.feed_capacity) {
+    ++f.waiting;
+    f.room.wait(lock, [&] { return f.closed || f.items.size() < options_.feed_capacity; });
+    --f.waiting;
+  }
+  if (f.closed) return false;
+  f.items.push_back({Clock::now(), {payload.begin(), payload.end()}});
   return true;
 }
 
@@ -195,12 +224,16 @@ void RealPipeline::Impl::poisson_request(Rank node, std::uint64_t sequence, Cloc
 
 int RealPipeline::Impl::fed_request(Rank node, std::uint64_t sequence, std::span<std::byte> request) {
   FeedItem item;
+  Feed& f = feeds_[node];
+  bool someone_waits = false;
   {
-    std::lock_guard lock(feeds_[node].mutex);
-    if (feeds_[node].items.empty()) return feeds_[node].closed ? -1 : 0;
-    item = std::move(feeds_[node].items.front());
-    feeds_[node].items.pop_front();
+    std::lock_guard lock(f.mutex);
+    if (f.items.empty()) return f.closed ? -1 : 0;
+    item = std::move(f.items.front());
+    f.items.pop_front();
+    someone_waits = f.waiting > 0;
   }
+  if (someone_waits) f.room.notify_one();  // no system call unless a feeder is blocked
   const std::size_t packet = packet_bytes(), payload = options_.payload_bytes;
   if (options_.scheme != DynamicScheme::scatter) {
     write_packet(request, node, detail::kEveryone, sequence, item.fed);
@@ -227,9 +260,12 @@ Task<void> RealPipeline::Impl::produce(Process& p, Rank node, Clock::time_point 
   const auto next_due = [&] {
     return start + std::chrono::ceil<Clock::duration>(std::chrono::duration<double>(arrivals->next()));
   };
+  // Single writer; see NodeCounters.
+  const auto publish_due = [&](std::int64_t ns) { counters_[node].due_ns.store(ns, std::memory_order_relaxed); };
   if (options_.rate > 0) {
     arrivals.emplace(options_.rate, options_.seed, node);
     due = next_due();
+    publish_due(due.time_since_epoch().count());
   }
   std::uint64_t sequence = 0;
   for (;;) {
@@ -242,8 +278,18 @@ Task<void> RealPipeline::Impl::produce(Process& p, Rank node, Clock::time_point 
         co_await p.sleep_until(wake);
         continue;
       }
+    }
+    if (sequence % kCheckEvery == 0) {
+      if (full()) {  // back-pressure: held back until the pipeline has delivered some
+        co_await p.sleep_until(next_on_grid(Clock::now(), kFullPoll));
+        continue;
+      }
+      if (sequence > 0) co_await p.yield();  // the router shares this core
+    }
+    if (arrivals) {
       poisson_request(node, sequence, due, request);
       due = next_due();
+      publish_due(due.time_since_epoch().count());
     } else {
       const int got = fed_request(node, sequence, request);
       if (got < 0) break;
@@ -257,6 +303,7 @@ Task<void> RealPipeline::Impl::produce(Process& p, Rank node, Clock::time_point 
     // Single writer; see NodeCounters.
     counters_[node].generated.store(sequence, std::memory_order_relaxed);
   }
+  publish_due(0);
   PacketHeader done;
   done.origin = node;
   done.sequence = sequence;
@@ -310,17 +357,27 @@ void RealPipeline::Impl::sample_backlog(std::stop_token stop) {
   }
   const Clock::time_point start = this->start();
   while (!stop.stop_requested() && !stopped_.load(std::memory_order_acquire)) {
-    std::uint64_t generated = 0, delivered = 0;
-    for (Rank v = 0; v < n; ++v) {
-      delivered += counters_[v].delivered.load(std::memory_order_relaxed);
-      generated += counters_[v].generated.load(std::memory_order_relaxed);
-    }
-    const double owed = static_cast<double>(generated) * (n - 1) - static_cast<double>(delivered);
+    double owed = this->owed();
     const auto now = Clock::now();
     if (now >= stop_at(start)) break;
+    // Arrivals due but held back by a full pipeline are owed too: λ per second since the one due.
+    for (Rank v = 0; v < n; ++v) {
+      const std::int64_t due = counters_[v].due_ns.load(std::memory_order_relaxed);
+      const double late = due ? std::chrono::duration<double>(now.time_since_epoch() - Clock::duration(due)).count() : 0;
+      if (late > 0) owed += late * options_.rate * (n - 1);
+    }
     backlog_.emplace_back(std::chrono::duration<double>(now - start).count(), owed);
     std::this_thread::sleep_for(kSamplePeriod);
   }
+}
+
+double RealPipeline::Impl::owed() const noexcept {
+  std::uint64_t generated = 0, delivered = 0;
+  for (Rank v = 0; v < nodes(); ++v) {
+    delivered += counters_[v].delivered.load(std::memory_order_relaxed);
+    generated += counters_[v].generated.load(std::memory_order_relaxed);
+  }
+  return std::max(0.0, static_cast<double>(generated) * (nodes() - 1) - static_cast<double>(delivered));
 }
 
 RealRunStats RealPipeline::Impl::run(Runtime& runtime, std::optional<std::chrono::duration<double>> stop_after) {

@@ -30,8 +30,11 @@ void combine_packet_bytes(std::span<std::byte> into, std::span<const std::byte> 
 
 namespace {
 
-// Buffers, ops and checks beyond this are refused up front.
-constexpr std::int64_t kMaxProgramBytes = std::int64_t{4} << 30;
+constexpr std::int64_t kMaxProgramBytes = SlotProgram::kMaxBytes;
+// Per message: a buffer's stride beside two ops of 48 bytes; per origin buffer, a fill of 32.
+constexpr std::int64_t kOpBytes = 2 * 48, kFillBytes = 32;
+
+std::int64_t stride_of(std::uint64_t bytes) { return static_cast<std::int64_t>((bytes + 7) / 8 * 8); }
 
 // One message of a process in one slot. Buffers are offsets into the arena.
 struct Op {
@@ -110,6 +113,11 @@ SlotProgram::SlotProgram(const VirtualNetwork& network, const PacketSet& packets
 
 SlotProgram::~SlotProgram() = default;
 
+double SlotProgram::bytes_at_least(std::int64_t packets, std::int64_t deliveries, std::uint64_t bytes) noexcept {
+  const double stride = static_cast<double>(stride_of(bytes));
+  return static_cast<double>(packets) * (stride + kFillBytes) + static_cast<double>(deliveries) * (stride + kOpBytes);
+}
+
 Node SlotProgram::processes() const noexcept { return plan_->n; }
 
 // Holdings: which buffer of a node holds (or accumulates) a packet. Routed
@@ -159,10 +167,10 @@ std::string where(std::int32_t slot, const Transmission& t) {
 
 void SlotProgram::Plan::build(const VirtualNetwork& network, const SlotSchedule& schedule) {
   const std::int64_t tx = static_cast<std::int64_t>(schedule.transmissions().size());
-  const std::int64_t stride = static_cast<std::int64_t>((bytes + 7) / 8 * 8);
+  const std::int64_t stride = stride_of(bytes);
   std::int64_t origin_buffers = 0;
   for (PacketId p = 0; p < packets.size(); ++p) origin_buffers += static_cast<std::int64_t>(packets.origins(p).size());
-  const std::int64_t estimate = (origin_buffers + tx) * stride + tx * 2 * 48 + origin_buffers * 32;
+  const std::int64_t estimate = (origin_buffers + tx) * stride + tx * kOpBytes + origin_buffers * kFillBytes;
   if (estimate > kMaxProgramBytes) {
     throw InvalidArgument("SlotProgram: " + std::to_string(tx) + " messages of " + std::to_string(bytes) +
                                 " bytes need about " + std::to_string(estimate >> 20) + " MiB, more than the " +

@@ -155,6 +155,31 @@ void add_packets(TaskInstance& t, const VirtualNetwork& g) {
 
 }  // namespace
 
+std::pair<std::int64_t, std::int64_t> task_size(TaskKind task, Node n, const TaskOptions& options) {
+  // The active set's size, as draw_active sizes it, of the candidates make_task gives it.
+  const auto drawn = [&](std::int64_t candidates) {
+    if (candidates <= 0) return std::int64_t{0};
+    return std::clamp<std::int64_t>(std::llround(options.active_fraction * static_cast<double>(candidates)), 1, candidates);
+  };
+  const std::int64_t m = n - 1;
+  const std::int64_t a = selective(task) ? drawn(m) : task_uses_active_set(task) ? drawn(n) : 0;
+  switch (task) {
+    case TaskKind::one_to_one: case TaskKind::sna: return {m > 0, m > 0};
+    case TaskKind::snb: return {m > 0, m};
+    case TaskKind::ssnb: return {a > 0, a};
+    case TaskKind::ssna: return {a > 0, a > 0};
+    case TaskKind::sns: case TaskKind::sng: return {m, m};
+    case TaskKind::ssns: case TaskKind::ssng: return {a, a};
+    case TaskKind::pmna: return {a, a};  // each combines n - 1 contributions into one delivery
+    default: {  // the all-to-all tasks, and the permutation's bound
+      TaskInstance t;
+      t.task = task;
+      t.active.assign(static_cast<std::size_t>(a), Node{0});
+      return task_size(t, n);
+    }
+  }
+}
+
 TaskInstance make_task(TaskKind task, const VirtualNetwork& network, const TaskOptions& options) {
   const Node n = network.size();
   if (!network.contains(options.root)) {

@@ -79,8 +79,24 @@ std::vector<std::int64_t> to_int64(const std::vector<std::byte>& b) {
   return out;
 }
 
+// What a core's leader says about the call its share is for: a core whose
+// members called another collective, or a broadcast naming another root, is
+// named as such instead of having its bytes mixed into the wrong call.
+struct CallStamp {
+  std::int32_t kind;
+  Rank root;
+};
+
 // Step 1 of a collective: this member's input joins its core's share.
 void contribute(detail::CoreCollective& slot, int kind, Rank me, Rank root, std::span<const std::byte> mine) {
+  if (kind == kBroadcast) {
+    if (slot.arrived == 0) {
+      slot.root = root;
+    } else if (root != slot.root) {
+      throw InvalidArgument("switchyard: broadcast on rank " + std::to_string(me) + ": root " + std::to_string(root) +
+                            ", but other ranks named root " + std::to_string(slot.root));
+    }
+  }
   if (kind == kAllgather || kind == kAllgatherSplit || kind == kScan) {
     slot.contributions.emplace_back(me, std::vector<std::byte>(mine.begin(), mine.end()));
   } else if (kind == kAllreduce) {
@@ -167,6 +183,25 @@ void add_sums(std::vector<std::int64_t>& sum, const Blobs& remote) {
     }
     add_int64(sum, bytes_of(m));
   }
+}
+
+// A share received from another core's leader `from`, its CallStamp checked
+// against this core's and taken off.
+std::span<const std::byte> unstamped(std::span<const std::byte> received, const CallStamp& mine, const detail::Group& g,
+                                     std::uint64_t seq, Rank from) {
+  CallStamp theirs{-1, 0};
+  if (received.size() >= sizeof theirs) std::memcpy(&theirs, received.data() + received.size() - sizeof theirs, sizeof theirs);
+  const std::string call = "switchyard: collective #" + std::to_string(seq) + " on communicator " + std::to_string(g.context());
+  if (theirs.kind != mine.kind) {
+    throw InvalidArgument(call + ": the processes of this core called " + kind_name(mine.kind) + ", those of rank " +
+                          std::to_string(from) + "'s core called " +
+                          (theirs.kind >= kBarrier && theirs.kind <= kAllgatherSplit ? kind_name(theirs.kind) : "something else"));
+  }
+  if (mine.kind == kBroadcast && theirs.root != mine.root) {
+    throw InvalidArgument(call + ": a broadcast from root " + std::to_string(mine.root) + " here, from root " +
+                          std::to_string(theirs.root) + " on rank " + std::to_string(from) + "'s core");
+  }
+  return received.first(received.size() - sizeof theirs);
 }
 
 // --- the step between nodes over MPI (node leader) ---
@@ -389,7 +424,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
     // 2. The core's share, as one blob for the other cores' leaders.
     const Rank n = g.size();
     const std::uint32_t root_worker = job_.global_core(members.to_job(root));
-    const std::vector<std::byte> blob = core_share(slot, kind, root_worker == here);
+    std::vector<std::byte> blob = core_share(slot, kind, root_worker == here);
 
     // 3. Between cores, and 4. combine.
     if (g.over_mpi()) {
@@ -402,7 +437,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
         slot.result = std::move(reply);
       }
     } else {
-      co_await between_cores(g, slot, kind, seq, root_worker, blob);
+      co_await between_cores(g, slot, kind, seq, root, root_worker, blob);
     }
     if (kind == kAllgatherSplit) {
       // The core's one copy becomes its members' parts, and is let go.
@@ -427,25 +462,34 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
 // Step 3 over messages between the leaders of every core of every node, and
 // step 4: post every send first, so that leaders never wait on each other.
 Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective& slot, int kind, std::uint64_t seq,
-                                  std::uint32_t root_worker, const std::vector<std::byte>& blob) {
+                                  Rank root, std::uint32_t root_worker, std::vector<std::byte>& blob) {
   const detail::Membership& members = g.members();
   const std::uint32_t here = job_.global_core(rank_);
   const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
   auto comm_rank_of = [&](std::uint32_t w) { return members.to_comm(members.leader[w]); };
-  // From the per-core pool: a barrier before every timed exchange must not malloc.
+  // The share, then its CallStamp. An empty share (a barrier's) sends the
+  // stamp alone, from here: a barrier before every timed exchange must not malloc.
+  const CallStamp stamp{kind, root};
+  const auto stamp_bytes = std::as_bytes(std::span(&stamp, 1));
+  if (!blob.empty()) blob.insert(blob.end(), stamp_bytes.begin(), stamp_bytes.end());
+  const std::span<const std::byte> sent = blob.empty() ? stamp_bytes : std::span<const std::byte>(blob);
+  // From the per-core pool, as above.
   const std::size_t others = members.populated.size() - 1;
   detail::PooledArray<SendTicket> sends(others);
-  detail::PooledArray<Message> remote(others);
+  detail::PooledArray<Message> messages(others);
+  detail::PooledArray<std::span<const std::byte>> remote(others);  // the shares, stamps taken off
   std::size_t k = 0;
   for (std::uint32_t w : members.populated) {
-    if (w != here) sends.emplace(k++, [&] { return post_send_on(g, comm_rank_of(w), blob, tag, false); });
+    if (w != here) sends.emplace(k++, [&] { return post_send_on(g, comm_rank_of(w), sent, tag, false); });
   }
   k = 0;
   for (std::uint32_t w : members.populated) {
     if (w == here) continue;
     RecvTicket t = post_recv_on(g, comm_rank_of(w), tag, {}, false);
     co_await wait(t);
-    remote[k++] = t.take_message();
+    messages[k] = t.take_message();
+    remote[k] = unstamped(messages[k].bytes(), stamp, g, seq, comm_rank_of(w));
+    ++k;
   }
   co_await wait_all(sends.span());
 
@@ -459,10 +503,7 @@ Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective
     std::size_t i = 0;
     for (std::uint32_t w : members.populated) {
       if (w == here) continue;
-      if (w == root_worker) {
-        const auto b = remote[i].bytes();
-        slot.result.assign(b.begin(), b.end());
-      }
+      if (w == root_worker) slot.result.assign(remote[i].begin(), remote[i].end());
       ++i;
     }
   }

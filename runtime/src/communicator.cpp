@@ -184,20 +184,27 @@ const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members
                                        const Key& key, bool over_mpi, std::int64_t color) {
   if (contexts_made_ >= kMaxContexts) {
     throw InvalidArgument("switchyard: a job can make at most " + std::to_string(kMaxContexts) +
-                          " communicators, and this one has");
+                          " communicators (the world, and every dup, split and library duplicate), and this one has "
+                          "made them all: a communicator lasts until its job ends");
   }
   const auto [parent, how, which] = key;
-  ContextId id = 0;  // the world's
-  if (contexts_made_ > 0) {
+  // One node: the next id, handed out under mutex_, so no two communicators
+  // ever share one. Across nodes every node must give a communicator the same
+  // id without asking the others (a library's duplicate is made without
+  // communication): derived from how it was made, and checked.
+  ContextId id = static_cast<ContextId>(contexts_made_);  // the world's is 0
+  if (contexts_made_ > 0 && job_.routes().nodes() > 1) {
     const std::uint64_t h = splitmix64(splitmix64(splitmix64((std::uint64_t{parent} << 8) | static_cast<std::uint8_t>(how)) ^
                                                   which) ^
                                        static_cast<std::uint64_t>(color));
     id = static_cast<ContextId>(h ^ (h >> 32));
     if (id == 0) id = 1;
-    if (const Group* other = find(id)) {
-      throw Error("switchyard: communicator context ids collide: " + std::to_string(id) + " names two communicators (" +
-                  std::to_string(other->context()) + " and one derived from " + std::to_string(parent) +
-                  "); derive the communicators in another order");
+    if (find(id)) {
+      throw Error("switchyard: communicator context ids collide: in this job across nodes, communicator " +
+                  std::to_string(contexts_made_ + 1) + " (derived from communicator id " + std::to_string(parent) +
+                  ") got the 32-bit id " + std::to_string(id) + " of another. A job across nodes derives its ids from how "
+                  "each communicator was made, without communication: after m communicators two share an id with a "
+                  "chance of about m^2 / 2^33; a job on one node allocates them, up to " + std::to_string(kMaxContexts));
     }
   }
   ++contexts_made_;

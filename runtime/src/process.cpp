@@ -120,7 +120,10 @@ detail::SendState* Process::post_active_on(const detail::Group& g, Rank dst, Han
     throw InvalidArgument("switchyard: post_active on rank " + std::to_string(rank_) + ": no handler registered for id " +
                           std::to_string(handler));
   }
-  return worker_.endpoint().post_active(rank_, g.members().to_job(dst), g.context(), handler, body);
+  const Rank to = g.members().to_job(dst);
+  // Counted until its handler has run (Job::active_pending); another node's count is that node's own.
+  if (on_this_node(to)) job_.active_pending.fetch_add(1, std::memory_order_relaxed);
+  return worker_.endpoint().post_active(rank_, to, g.context(), handler, body);
 }
 
 Task<void> Process::send_active_on(const detail::Group& g, Rank dst, HandlerId handler,

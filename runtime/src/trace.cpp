@@ -3,6 +3,8 @@
 
 #include "switchyard/trace.hpp"
 
+#include "switchyard/machine_memory.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
@@ -142,11 +144,9 @@ TraceLog::~TraceLog() = default;
 detail::TraceBuffer& TraceLog::buffer(int os_core, std::size_t cores_in_job) {
   auto& b = buffers_[os_core];
   if (!b) {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
     const double needed =
         static_cast<double>(events_per_core_) * sizeof(TraceEvent) * static_cast<double>(cores_in_job);
-    if (memory > 0 && needed > memory / 2) {
+    if (beyond_memory_bound(needed)) {
       throw InvalidArgument("switchyard: trace: " + std::to_string(events_per_core_) + " events per core on " +
                             std::to_string(cores_in_job) + " cores need " + std::to_string(needed / 1048576) +
                             " MiB, more than half of this machine's memory");

@@ -56,7 +56,7 @@ void Worker::start(Job* job) {
 bool Worker::has_pending_work() {
   if (stop_.load(std::memory_order_acquire) || next_job_.load(std::memory_order_acquire)) return true;
   if (!job_) return false;
-  if (job_->remaining.load(std::memory_order_acquire) == 0) {
+  if (job_->remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job_->active_messages_run())) {
     return !network_job_ || job_->network_done.load(std::memory_order_acquire);  // see network_finished()
   }
   if (!cancel_seen_ && job_->cancelled.load(std::memory_order_acquire)) return true;
@@ -133,7 +133,10 @@ void Worker::run_job() {
     const bool resumed = may_resume && !ready_.empty();
     if (resumed) round();
     worked |= endpoint_.flush();
-    if (job.remaining.load(std::memory_order_acquire) == 0 && network_finished()) break;
+    if (job.remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job.active_messages_run()) &&
+        network_finished()) {
+      break;
+    }
     if (resumed || worked) {
       backoff.reset();
       quiet = !worked;
@@ -395,6 +398,12 @@ void Worker::run_active(ContextId context, Rank dst, Rank src, Tag handler, std:
     job_->fail(std::current_exception(), dst);
   }
   q.notify();
+  // The last handler of a job whose processes have all finished lets the workers leave.
+  if (job_->routes()[src].node == job_->node() &&
+      job_->active_pending.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+      job_->remaining.load(std::memory_order_acquire) == 0) {
+    job_->wake_all_workers();
+  }
 }
 
 // A communicator this node has not made yet (a library's duplicate, made

@@ -52,6 +52,15 @@ inline std::string printable(std::string_view text) {
   return out;
 }
 
+// A measured or computed quantity as an error message shows it: six
+// significant digits at any magnitude ("1.6e+301", where std::to_string
+// writes 300 digits and a cast to an integer wraps).
+inline std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
 // Thrown inside every process of a job that is being cancelled, so that it
 // unwinds. Run() never rethrows it: it rethrows the error that caused the cancel.
 class JobCancelled : public Error {

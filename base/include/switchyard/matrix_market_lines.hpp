@@ -28,10 +28,7 @@ class MatrixMarketLines {
   bool next() {
     text_.clear();
     for (char c; in_.get(c);) {
-      if (c == '\n') {
-        ++line_;
-        return true;
-      }
+      if (c == '\n') return took_line();
       if (text_.size() == kMaxLineLength) {
         fail_at(line_ + 1, "the line is longer than " + std::to_string(kMaxLineLength) +
                                " characters: not a Matrix Market file");
@@ -40,8 +37,7 @@ class MatrixMarketLines {
     }
     if (in_.bad()) fail_at(line_ + 1, "read error");
     if (text_.empty()) return false;
-    ++line_;
-    return true;
+    return took_line();
   }
   // The next line that is neither blank nor a comment, split into tokens; empty at the end.
   std::vector<std::string> next_data() {
@@ -89,6 +85,13 @@ class MatrixMarketLines {
   }
 
  private:
+  // Counts the line read into text_; a UTF-8 byte order mark that some
+  // editors put before the first line is not part of it.
+  bool took_line() {
+    if (++line_ == 1 && text_.rfind("\xEF\xBB\xBF", 0) == 0) text_.erase(0, 3);
+    return true;
+  }
+
   std::istream& in_;
   std::string source_;
   std::string text_;

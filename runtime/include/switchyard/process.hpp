@@ -325,8 +325,9 @@ class alignas(64) Process {
   // A collective's step between nodes, by this core's leader (collectives.cpp).
   Task<std::vector<std::byte>> across_nodes(const detail::Group& g, int kind, std::uint64_t seq, Rank root,
                                             const std::vector<std::byte>& blob);
-  Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, int kind, std::uint64_t seq,
-                           std::uint32_t root_worker, const std::vector<std::byte>& blob);
+  // Appends a stamp of the call (kind, root) to a non-empty blob, checked by the receivers.
+  Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, int kind, std::uint64_t seq, Rank root,
+                           std::uint32_t root_worker, std::vector<std::byte>& blob);
   Task<std::vector<std::byte>> node_leader_step(const detail::Group& g, int kind, Tag tag, Rank root,
                                                 const std::vector<std::byte>& blob);
   // split: allgather_split's, for that kind only.
@@ -497,9 +498,20 @@ inline Process::SleepAwaiter Process::sleep_until(Clock::time_point deadline) {
   check_cancelled();
   return SleepAwaiter(*this, deadline);
 }
+// A duration past the clock's range (hours::max(), 1e300 s, infinity) sleeps
+// until Clock::time_point::max(), which only cancellation ends: now + d would
+// overflow and, wrapped negative, return at once. NaN is refused.
 template <class Rep, class Period>
 Process::SleepAwaiter Process::sleep_for(std::chrono::duration<Rep, Period> d) {
-  return sleep_until(Clock::now() + std::chrono::ceil<Clock::duration>(d));
+  if constexpr (std::is_floating_point_v<Rep>) {
+    if (d.count() != d.count()) throw InvalidArgument("switchyard: sleep_for: the duration is NaN");
+  }
+  const Clock::time_point now = Clock::now();
+  // Compared in long double seconds: converting d to the clock's ticks is what overflows.
+  const long double room = std::chrono::duration<long double>(Clock::time_point::max() - now).count();
+  if (std::chrono::duration<long double>(d).count() >= room) return sleep_until(Clock::time_point::max());
+  if (d <= d.zero()) return sleep_until(now);
+  return sleep_until(now + std::chrono::ceil<Clock::duration>(d));
 }
 
 inline Process::SendAwaiter Process::send(Rank dst, std::span<const std::byte> bytes, Tag tag) {

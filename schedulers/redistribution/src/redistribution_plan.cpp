@@ -452,6 +452,7 @@ RedistributionPlan::RedistributionPlan(Layout source, Layout target, ScheduleKin
   d.kind = kind;
   auto t0 = Clock::now();
   d.com = communication_table(d.source, d.target);
+  check_tables_fit(d.com);
   d.timings.com_ms = ms_since(t0);
   t0 = Clock::now();
   build_schedule(d);

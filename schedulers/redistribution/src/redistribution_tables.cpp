@@ -7,6 +7,7 @@
 #include <string>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/machine_memory.hpp"
 
 namespace switchyard::redistribution {
 
@@ -73,6 +74,12 @@ CommTable dimension_table(const Layout& src, const Layout& dst, std::size_t d) {
 
 CommTable communication_table(const Layout& src, const Layout& dst) {
   check_same_shape(src, dst);
+  const double pairs = static_cast<double>(src.processes()) * static_cast<double>(dst.processes());
+  if (beyond_memory_bound(pairs * sizeof(Index))) {
+    throw InvalidArgument("switchyard: redistribution: COM of " + std::to_string(src.processes()) + " sources x " +
+                          std::to_string(dst.processes()) + " targets would need about " +
+                          number_text(pairs * sizeof(Index) / (1 << 30)) + " GiB, more than half of this machine's memory");
+  }
   std::vector<CommTable> dims;
   for (std::size_t d = 0; d < src.rank(); ++d) dims.push_back(dimension_table(src, dst, d));
   CommTable com(src.processes(), dst.processes());
@@ -94,6 +101,18 @@ CommTable communication_table(const Layout& src, const Layout& dst) {
 // ---------------------------------------------------------------------------
 // Scheduling tables
 // ---------------------------------------------------------------------------
+
+void check_tables_fit(const CommTable& com, std::size_t plans) {
+  const double steps = std::max(com.max_sends(), com.max_receives());
+  const double bytes = static_cast<double>(plans) * static_cast<double>(com.sources()) * steps * sizeof(std::int32_t);
+  if (beyond_memory_bound(bytes)) {
+    throw InvalidArgument("switchyard: redistribution: " + std::to_string(com.sources()) + " sources, and a source " +
+                          "sends to or a target receives from up to " + number_text(steps) + " others: the sending " +
+                          "table" + (plans > 1 ? "s of " + std::to_string(plans) + " schedules" : std::string(" of a schedule")) +
+                          " (sources x at least that many steps) would need about " + number_text(bytes / (1 << 30)) +
+                          " GiB, more than half of this machine's memory");
+  }
+}
 
 SchedulingTable::SchedulingTable(Rank rows, std::uint32_t steps)
     : rows_(rows), steps_(steps), cells_(std::size_t{rows} * steps, kIdle) {}
@@ -441,9 +460,34 @@ SchedulingTable compound(const SchedulingTable& t, const SchedulingTable& s, Ran
 
 }  // namespace
 
+namespace {
+
+// An upper bound on the bytes of the tables built below: per dimension the
+// periodic pattern and its transpose (p x q entries of 8 bytes) and its own
+// table (p rows of at most max(p, q) steps), and their product over the
+// dimensions (every dimension's rows by every one's steps), 4-byte entries.
+double table_bytes(const Layout& src, const Layout& dst) {
+  double rows = 1, steps = 1, per_dimension = 0;
+  for (std::size_t d = 0; d < src.rank(); ++d) {
+    const auto p = static_cast<double>(src.grid(d)), q = static_cast<double>(dst.grid(d));
+    rows *= p;
+    steps *= std::max(p, q);
+    per_dimension += 2 * p * q * sizeof(Index) + p * std::max(p, q) * sizeof(std::int32_t);
+  }
+  return rows * steps * sizeof(std::int32_t) + per_dimension;
+}
+
+}  // namespace
+
 TableAttempt contention_free_table(const Layout& src, const Layout& dst, const CommTable& com) {
   check_same_shape(src, dst);
   TableAttempt attempt;
+  // Refused before any of it is built: cyclic@80000 -> block@4 alone would take 25 GB.
+  if (const double bytes = table_bytes(src, dst); beyond_memory_bound(bytes)) {
+    attempt.reason = "its tables could need about " + number_text(bytes / (1 << 30)) +
+                     " GiB, more than half of this machine's memory";
+    return attempt;
+  }
   // Algorithm 2 builds dimension by dimension on the table T of the dimensions
   // before; for the first one T is a single source with a single step.
   SchedulingTable t(1, 1);

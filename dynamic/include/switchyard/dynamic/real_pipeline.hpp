@@ -17,6 +17,16 @@
 // must, and RealRunStats proves it (received = generated x (N - 1), no packet
 // twice; a loss or a duplicate is an error that fails the run).
 //
+// Back-pressure: a pipeline fed faster than it can serve never grows without
+// bound. feed() queues at most `feed_capacity` requests per node and blocks
+// the calling thread while that node's queue is full (until its producer takes
+// one, or stop()). A producer generates a request only while the pipeline owes
+// fewer than N (N - 1) x `window` deliveries (its requests generated but not
+// yet received everywhere); past that it waits. So memory stays bounded
+// under any feed rate or λ, stop() drains in time proportional to what was
+// accepted, and an overloaded Poisson run shows as a growing backlog (the
+// requests due but held back count in it): UNSTABLE, not hung.
+//
 //   RealPipeline bus(options);                     // rate 0: fed by the application
 //   std::thread t([&] { bus.run(runtime); });
 //   bus.feed(3, bytes);                            // from any thread
@@ -64,6 +74,11 @@ struct RealPipelineOptions {
   // RunOptions::ring_capacity of the pipeline's job: cache lines per
   // core-to-core ring (small rings make the routers wait for room).
   std::size_t ring_capacity = 1024;
+  // Requests per node that feed() holds before it blocks (>= 1).
+  std::size_t feed_capacity = 1024;
+  // Undelivered requests per node, on average, beyond which producers wait
+  // (>= 1): see the back-pressure note above.
+  std::size_t window = 256;
   // Called on the receiving node's core for every packet; must not block.
   std::function<void(const Delivery&)> deliver;
   // Poisson producers: if set, fills each request's payload (for scattering,
@@ -104,7 +119,9 @@ class RealPipeline {
   void stop() noexcept;
   // Rate-0 pipelines: queues one request of `payload` (payload_bytes bytes;
   // for scattering, (N - 1) x payload_bytes, block d for the d-th other node)
-  // at `node`. Any thread; requests fed after stop() are refused (false).
+  // at `node`. Any thread; blocks while `node` already holds feed_capacity
+  // requests; requests fed after stop() are refused (false), and a feed()
+  // blocked when stop() is called returns false.
   bool feed(Rank node, std::span<const std::byte> payload);
 
   class Impl;

@@ -85,6 +85,8 @@ std::string to_json(const MachineFile& file);
 // Throws std::invalid_argument naming `source` and the line of a syntax error,
 // or the field that is missing or out of range.
 MachineFile parse_machine_file(const std::string& text, const std::string& source);
+// A machine file is a few KiB; a larger input is refused before it is read whole.
+inline constexpr std::size_t kMaxMachineFileBytes = std::size_t{16} << 20;
 MachineFile read_machine_file(const std::string& path);
 
 }  // namespace switchyard::model

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "switchyard/primitives/slot_schedule.hpp"
@@ -51,5 +52,10 @@ struct TaskInstance {
 // network or a fraction outside [0, 1], and refuses a task whose packets
 // would not fit in memory (a TE or MNB on 10^5 nodes) with the reason.
 TaskInstance make_task(TaskKind task, const VirtualNetwork& network, const TaskOptions& options);
+// The packets and deliveries make_task would build for `task` on n nodes,
+// without building them: for estimates made before any memory is touched.
+// Exact, but for a permutation: n, of which the nodes that are their own
+// target send nothing.
+std::pair<std::int64_t, std::int64_t> task_size(TaskKind task, Node n, const TaskOptions& options);
 
 }  // namespace switchyard::primitives

@@ -33,6 +33,7 @@ struct CoreCollective {
   std::uint64_t seq = ~std::uint64_t{0};
   int kind = -1;
   std::uint32_t arrived = 0;
+  Rank root = 0;  // a broadcast's, as its first member here named it
   bool complete = false;
   std::vector<std::pair<Rank, std::vector<std::byte>>> contributions;  // local members' inputs, by comm rank
   std::vector<std::int64_t> sum;                                       // allreduce: local partial sum

@@ -3,7 +3,8 @@
 // split and library(). A derived communicator is found by what it derives from
 // (parent context, how, which call), so every member that makes the same call
 // gets the same Group, whichever member arrives first to build it. Context ids
-// are handed out densely from 0 (the world); the id -> Group table is read
+// are handed out densely from 0 (the world) in a job on one node; across nodes
+// they are derived from the key (make_group). The id -> Group table is read
 // without a lock by every worker, to find the communicator of an arriving
 // active message.
 
@@ -73,7 +74,8 @@ class GroupRegistry {
     std::vector<const Group*> over_mpi;                 // the new groups with a NodeComm, by color
   };
 
-  // Under mutex_: a new group, its context id derived from `key` (and `color` for a split).
+  // Under mutex_: a new group with the next context id (across nodes: derived
+  // from `key`, and `color` for a split).
   const Group& make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key, const Key& key,
                           bool over_mpi, std::int64_t color = 0);
   void build_split(const Group& parent, std::uint64_t seq, PendingSplit& split,

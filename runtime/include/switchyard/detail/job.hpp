@@ -117,6 +117,15 @@ class Job {
   std::atomic<std::uint32_t> quiesced{0};
   // Processes that have not finished; the worker that takes it to zero wakes the others.
   std::atomic<std::uint64_t> remaining{0};
+  // Active messages posted to a process of this node whose handler has not
+  // run yet. The job ends only once it is 0 (or cancelled): a message posted
+  // as a process's last act still runs its handler, and what the handler
+  // throws fails the job. Incremented by the poster before the message leaves
+  // (relaxed: the message's own hand-over orders it before the decrement),
+  // decremented after the handler ran (acq_rel); the workers read it after
+  // `remaining` (acquire), which the poster released after posting.
+  alignas(64) std::atomic<std::uint64_t> active_pending{0};
+  bool active_messages_run() const noexcept { return active_pending.load(std::memory_order_acquire) == 0; }
   // Workers still inside the job; the last to leave releases `left`.
   std::atomic<std::uint32_t> workers_inside{0};
   std::binary_semaphore left{0};

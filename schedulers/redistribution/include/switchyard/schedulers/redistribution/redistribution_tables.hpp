@@ -65,8 +65,13 @@ class CommTable {
 
 // COM of the redistribution src -> dst from LDD intersections: each entry is
 // the product of the dimensions' intersection sizes (Lemma 2). Throws
-// InvalidArgument if the arrays differ in shape.
+// InvalidArgument if the arrays differ in shape, or if the table would need
+// more than half the machine's memory (before any of it is made).
 CommTable communication_table(const Layout& src, const Layout& dst);
+// Throws InvalidArgument, saying how much, if `plans` schedules of `com`
+// would not fit: whatever its kind, a schedule's sending table has a row per
+// source and at least max(K, K') steps (cyclic@80000 -> block@4: 20000 steps, 6.4 GB).
+void check_tables_fit(const CommTable& com, std::size_t plans = 1);
 // COM_d of dimension d alone: grid(d) x grid'(d), element counts along d.
 // COM[(i_1, ..., i_δ), (j_1, ..., j_δ)] = Π_d COM_d[i_d, j_d].
 CommTable dimension_table(const Layout& src, const Layout& dst, std::size_t d);
