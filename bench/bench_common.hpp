@@ -28,13 +28,16 @@
 #include <benchmark/benchmark.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -214,6 +217,32 @@ inline void report_vs_limit(benchmark::State& state, double figure, double limit
     state.counters["target_ns"] = target_ns;
     state.counters["x_target"] = figure * 1e9 / target_ns;
   }
+}
+
+// The median_us of the JSON line a baseline program prints (bench_exchange_mpi,
+// bench_redistribution_scalapack), run by `command` through the shell: nullopt
+// if it failed, with `who`, the command, how it ended and what it printed on stderr.
+inline std::optional<double> baseline_median_us(const std::string& command, const char* who) {
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) {
+    std::perror((std::string(who) + ": popen " + command).c_str());
+    return std::nullopt;
+  }
+  std::string out;
+  char chunk[512];
+  while (std::fgets(chunk, sizeof chunk, pipe)) out += chunk;
+  const int status = pclose(pipe);
+  const std::string key = "\"median_us\":";
+  const auto at = out.find(key);
+  if (status != 0 || at == std::string::npos) {
+    const std::string how = status == -1          ? "could not be waited for"
+                            : WIFEXITED(status)   ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                            : WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                                  : "ended with wait status " + std::to_string(status);
+    std::fprintf(stderr, "%s: no baseline: `%s` %s, printing '%s'\n", who, command.c_str(), how.c_str(), out.c_str());
+    return std::nullopt;
+  }
+  return std::strtod(out.c_str() + at + key.size(), nullptr);
 }
 
 // Set once any line has failed: the program then exits with status 1.

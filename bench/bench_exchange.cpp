@@ -48,8 +48,6 @@
 // received, and every Generate_Recv result is checked against the matrix's
 // column, outside the clock.
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -197,27 +195,7 @@ std::optional<double> mpi_exchange_us(const Config& c, std::uint32_t repetitions
       "' --allow-run-as-root --oversubscribe -np 2 --bind-to core --map-by core --timeout 1800 '" + kMpiProgram + "' " +
       std::to_string(c.n) + " " + std::to_string(c.d) + " " + std::to_string(c.bytes) + " " +
       std::to_string(repetitions) + " " + std::to_string(kMatrixSeed);
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) {
-    std::perror(("bench_exchange: popen " + command).c_str());
-    return std::nullopt;
-  }
-  std::string out;
-  char chunk[512];
-  while (std::fgets(chunk, sizeof chunk, pipe)) out += chunk;
-  const int status = pclose(pipe);
-  const std::string key = "\"median_us\":";
-  const auto at = out.find(key);
-  if (status != 0 || at == std::string::npos) {
-    const std::string how = status == -1          ? "could not be waited for"
-                            : WIFEXITED(status)   ? "exited with status " + std::to_string(WEXITSTATUS(status))
-                            : WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
-                                                  : "ended with wait status " + std::to_string(status);
-    std::fprintf(stderr, "bench_exchange: no MPI baseline: `%s` %s, printing '%s'\n", command.c_str(), how.c_str(),
-                 out.c_str());
-    return std::nullopt;
-  }
-  return std::strtod(out.c_str() + at + key.size(), nullptr);
+  return sybench::baseline_median_us(command, "bench_exchange");
 }
 
 // Sums over the batches, in seconds, and what the line reports beside them.

@@ -39,6 +39,33 @@
 //                               batches), x_p8 = Time / p8_us, target_x = 1.5
 //                               (x_p8 <= target_x meets it), faults_per_run.
 //
+//   BM_RedistributeVsFloor/<case>/procs:P
+//                               the issue's targets: case fig9 is Fig. 9's K = 3
+//                               (cyclic(6) -> cyclic(2)) on P = 2, 4, 8
+//                               processes; grid2d is 1000 x 1000
+//                               block,cyclic(2)@2x2 -> cyclic(3),block@4x1. The
+//                               optimal schedule, run compiled (the default: each
+//                               element copied once, straight from its source's
+//                               local_in into its target's local_out). Time = the
+//                               median of a batch's kRuns runs, as above. Beside
+//                               it in every batch, measured right before: the
+//                               floor (floor_us, x_floor = Time / floor; 2 pinned
+//                               threads memcpy every target's whole block once)
+//                               and the strided floor (strided_floor_us,
+//                               x_strided_floor; the same threads copy the
+//                               element runs the redistribution must copy, each
+//                               as long as both arrays allow, the short ones by
+//                               fixed-size copies); target_x = 3 (x_target = x_floor /
+//                               3, at most 1 meets it). Where
+//                               bench_redistribution_scalapack was built:
+//                               ScaLAPACK's pdgemr2d of the same redistribution,
+//                               one MPI rank per process, run once per line
+//                               before the batches with as many runs as they hold
+//                               (scalapack_us, x_scalapack = Time / ScaLAPACK,
+//                               speedup_scalapack = ScaLAPACK / Time, target_speedup
+//                               = 20: at least that meets it; scalapack_failed = 1
+//                               if mpirun failed, why on stderr).
+//
 // faults_per_run: page faults (minor + major, getrusage(RUSAGE_SELF): the
 // runtime's workers are threads of this program) during the batches' jobs, set-up
 // included, divided by the runs in them, figure and baseline alike.
@@ -49,6 +76,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -70,25 +98,42 @@ constexpr Index kElements = 120000;
 constexpr int kRuns = 10;  // redistributions per batch and schedule
 constexpr int kPlans = 5;  // plan builds timed per line
 constexpr double kScalingTargetX = 1.5;
+constexpr double kFloorTargetX = 3;             // BM_RedistributeVsFloor: at most 3 x the plain floor
+constexpr double kScalapackTargetSpeedup = 20;  // and at least 20 x faster than pdgemr2d
 
-struct Fig9 {
+#if defined(SWITCHYARD_REDISTRIBUTION_SCALAPACK) && defined(SWITCHYARD_MPIRUN)
+constexpr const char* kScalapackProgram = SWITCHYARD_REDISTRIBUTION_SCALAPACK;
+constexpr const char* kMpirun = SWITCHYARD_MPIRUN;
+#else
+constexpr const char* kScalapackProgram = nullptr;
+constexpr const char* kMpirun = nullptr;
+#endif
+
+// A redistribution's layouts and arrays: each element's value is its index
+// in the global array.
+struct Arrays {
   Layout src, dst;
   std::vector<std::vector<double>> in, want, out;
 };
 
-// The arrays of one (K, P), built once for the program.
-Fig9& fig9(int k, Rank p) {
-  static std::map<std::pair<int, Rank>, Fig9> cases;
-  auto it = cases.find({k, p});
-  if (it != cases.end()) return it->second;
-  const Index b = k == 3 ? 6 : 12;
-  Fig9 c{Layout({kElements}, Distribution{{{DimKind::cyclic, b}}, {p}}),
-         Layout({kElements}, Distribution{{{DimKind::cyclic, 2}}, {p}}), {}, {}, {}};
-  std::vector<double> global(kElements);
+Arrays arrays_of(Layout src, Layout dst) {
+  Arrays c{std::move(src), std::move(dst), {}, {}, {}};
+  std::vector<double> global(static_cast<std::size_t>(c.src.elements()));
   for (std::size_t e = 0; e < global.size(); ++e) global[e] = static_cast<double>(e);
   c.in = c.src.scatter(global);
   c.want = c.dst.scatter(global);
   c.out = c.want;
+  return c;
+}
+
+// The arrays of one (K, P), built once for the program.
+Arrays& fig9(int k, Rank p) {
+  static std::map<std::pair<int, Rank>, Arrays> cases;
+  auto it = cases.find({k, p});
+  if (it != cases.end()) return it->second;
+  const Index b = k == 3 ? 6 : 12;
+  Arrays c = arrays_of(Layout({kElements}, Distribution{{{DimKind::cyclic, b}}, {p}}),
+                       Layout({kElements}, Distribution{{{DimKind::cyclic, 2}}, {p}}));
   return cases.emplace(std::make_pair(k, p), std::move(c)).first->second;
 }
 
@@ -97,7 +142,7 @@ using sybench::Clock;
 // One plan of a batch and the arrays it moves.
 struct Contender {
   const RedistributionPlan* plan;
-  Fig9* arrays;
+  Arrays* arrays;
 };
 
 // One batch: a job of as many processes as the largest plan needs, in which,
@@ -124,7 +169,7 @@ std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bo
         for (std::size_t run = 0; run < runs; ++run) {
           const std::size_t k = run % contenders.size();
           const RedistributionPlan& plan = *contenders[k].plan;
-          Fig9& c = *contenders[k].arrays;
+          Arrays& c = *contenders[k].arrays;
           std::span<const double> in;
           std::span<double> out;
           if (r < c.in.size()) in = c.in[r];
@@ -149,7 +194,7 @@ std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bo
   std::vector<std::vector<double>> ms(contenders.size());
   for (std::size_t run = 0; run < runs; ++run) {
     const std::size_t k = run % contenders.size();
-    const auto span = timer.span(static_cast<std::uint32_t>(run), contenders[k].plan->processes());
+    const auto span = timer.span(static_cast<std::uint32_t>(run), 0, contenders[k].plan->processes());
     ms[k].push_back(std::chrono::duration<double, std::milli>(span).count());
   }
   return ms;
@@ -183,7 +228,7 @@ std::vector<double> time_batches(benchmark::State& state, std::span<const Conten
 
 void BM_Redistribute(benchmark::State& state, int k, Rank p, ScheduleKind kind) {
   try {
-    Fig9& c = fig9(k, p);
+    Arrays& c = fig9(k, p);
     std::vector<double> plan_ms, schedule_ms;
     std::optional<RedistributionPlan> plan;
     for (int i = 0; i < kPlans; ++i) {
@@ -217,8 +262,8 @@ void BM_Redistribute(benchmark::State& state, int k, Rank p, ScheduleKind kind) 
 // processes, through the run overload without caller-owned staging memory.
 void BM_RedistributeScaling(benchmark::State& state, ScheduleKind kind) {
   try {
-    Fig9& four = fig9(3, 4);
-    Fig9& eight = fig9(3, 8);
+    Arrays& four = fig9(3, 4);
+    Arrays& eight = fig9(3, 8);
     const RedistributionPlan on_four(four.src, four.dst, kind);
     const RedistributionPlan on_eight(eight.src, eight.dst, kind);
     const std::vector<Contender> contenders{{&on_eight, &eight}, {&on_four, &four}};
@@ -226,6 +271,181 @@ void BM_RedistributeScaling(benchmark::State& state, ScheduleKind kind) {
     state.counters["p8_us"] = sums.front() / static_cast<double>(state.iterations()) * 1e3;
     state.counters["x_p8"] = sums.back() / sums.front();
     state.counters["target_x"] = kScalingTargetX;
+  } catch (const std::exception& e) {
+    sybench::fail(state, e);
+  }
+}
+
+// --- the issue's targets: against the floor and ScaLAPACK ---
+
+// One contiguous run of elements a target receives: from its source's local_in
+// into its own local_out.
+struct ElementRun {
+  const double* from;
+  double* to;
+  std::size_t bytes;
+};
+
+// A target line's redistribution, built once for the program: its arrays and,
+// per core (0 and 1, where round robin puts the even and the odd processes),
+// the runs of elements its targets receive, messages to oneself included,
+// each as long as both arrays allow, found element by element from the
+// layouts alone (not from the plan).
+struct FloorCase {
+  Arrays arrays;
+  std::vector<ElementRun> runs[2];
+};
+
+// One run, as fast as it goes: the short ones (cyclic(2)'s are 16 bytes) by a
+// copy of a fixed size, one load and one store, not a call into memcpy.
+inline void copy_element_run(const ElementRun& run) {
+  switch (run.bytes) {
+    case 8: std::memcpy(run.to, run.from, 8); return;
+    case 16: std::memcpy(run.to, run.from, 16); return;
+    case 24: std::memcpy(run.to, run.from, 24); return;
+    case 32: std::memcpy(run.to, run.from, 32); return;
+    default: std::memcpy(run.to, run.from, run.bytes);
+  }
+}
+
+FloorCase floor_case(Layout src, Layout dst) {
+  FloorCase c{arrays_of(std::move(src), std::move(dst)), {}};
+  Arrays& a = c.arrays;
+  std::vector<std::size_t> last(a.dst.processes(), std::numeric_limits<std::size_t>::max());  // per target, its last run
+  std::vector<Index> g(a.src.rank(), 0);                                                        // row-major, last fastest
+  for (Index e = 0; e < a.src.elements(); ++e) {
+    const Rank s = a.src.owner(g), t = a.dst.owner(g);
+    const double* from = a.in[s].data() + a.src.local_offset(s, g);
+    double* to = a.out[t].data() + a.dst.local_offset(t, g);
+    std::vector<ElementRun>& runs = c.runs[t % 2];
+    if (last[t] < runs.size() && runs[last[t]].from + runs[last[t]].bytes / sizeof(double) == from &&
+        runs[last[t]].to + runs[last[t]].bytes / sizeof(double) == to) {
+      runs[last[t]].bytes += sizeof(double);
+    } else {
+      last[t] = runs.size();
+      runs.push_back({from, to, sizeof(double)});
+    }
+    for (std::size_t d = g.size(); d-- > 0 && ++g[d] == a.src.extent()[d];) g[d] = 0;
+  }
+  return c;
+}
+
+FloorCase& target_case(const std::string& name, Rank p) {
+  static std::map<std::pair<std::string, Rank>, FloorCase> cases;
+  auto it = cases.find({name, p});
+  if (it != cases.end()) return it->second;
+  FloorCase c = name == "fig9" ? floor_case(Layout({kElements}, Distribution::parse("cyclic(6)@" + std::to_string(p))),
+                                            Layout({kElements}, Distribution::parse("cyclic(2)@" + std::to_string(p))))
+                               : floor_case(Layout({1000, 1000}, Distribution::parse("block,cyclic(2)@2x2")),
+                                            Layout({1000, 1000}, Distribution::parse("cyclic(3),block@4x1")));
+  return cases.emplace(std::make_pair(name, p), std::move(c)).first->second;
+}
+
+// A floor of the redistribution, in seconds, median of kRuns: two threads
+// pinned to cores 0 and 1, between two spin barriers, each filling the blocks
+// of its core's targets, as in bench_exchange's floor_exchange_s. Plain: one
+// memcpy per target of its whole block, from a copy of what it must hold (the
+// array's bytes once, as fast as they go). Strided: each ElementRun copied
+// straight from the sources' local_in (copy_element_run: the same elements,
+// in the runs a redistribution must copy). A repetition = earliest thread leaving the
+// first barrier to the latest arriving at the second; before it each thread
+// fills its targets with NaN, after it each checks every element of them.
+double floor_s(FloorCase& c, bool strided) {
+  Arrays& a = c.arrays;
+  sybench::SpinBarrier sync;
+  std::vector<Clock::time_point> start(std::size_t{2} * kRuns), end(start.size());
+  std::optional<Rank> wrong[2];  // kept, not thrown: the other thread would wait at the barrier forever
+  auto copy_side = [&](Rank t) {
+    for (std::uint32_t rep = 0; rep < kRuns; ++rep) {
+      for (Rank r = t; r < a.out.size(); r += 2) {
+        std::fill(a.out[r].begin(), a.out[r].end(), std::numeric_limits<double>::quiet_NaN());
+      }
+      sync.arrive_and_wait(2);
+      start[2 * rep + t] = Clock::now();
+      if (strided) {
+        for (const ElementRun& run : c.runs[t]) copy_element_run(run);
+      } else {
+        for (Rank r = t; r < a.out.size(); r += 2) {
+          std::memcpy(a.out[r].data(), a.want[r].data(), a.out[r].size() * sizeof(double));
+        }
+      }
+      end[2 * rep + t] = Clock::now();
+      sync.arrive_and_wait(2);
+      for (Rank r = t; r < a.out.size() && !wrong[t]; r += 2) {
+        if (a.out[r] != a.want[r]) wrong[t] = r;
+      }
+    }
+  };
+  sybench::run_pinned_pair(
+      sybench::kCoreA, [&] { copy_side(0); }, sybench::kCoreB, [&] { copy_side(1); });
+  for (const auto& w : wrong) {
+    if (w) throw std::runtime_error("floor: target " + std::to_string(*w) + " holds a wrong element");
+  }
+  std::vector<double> seconds;
+  for (std::size_t rep = 0; rep < kRuns; ++rep) {
+    seconds.push_back(sybench::seconds_between(std::min(start[2 * rep], start[2 * rep + 1]),
+                                               std::max(end[2 * rep], end[2 * rep + 1])));
+  }
+  return median(seconds);
+}
+
+// ScaLAPACK's median microseconds per pdgemr2d of the line's case, over
+// `runs` runs: one run of bench_redistribution_scalapack through mpirun, one
+// rank per process, rank k on core k mod 2 (as round robin places process k).
+// nullopt if it failed (why on stderr) or was not built.
+std::optional<double> scalapack_us(const std::string& name, Rank p, int runs) {
+  if (!kScalapackProgram) return std::nullopt;
+  const std::string command = std::string("'") + kMpirun + "' --allow-run-as-root --oversubscribe -np " +
+                              std::to_string(p) + " --bind-to core:overload-allowed --map-by core --timeout 1800 '" +
+                              kScalapackProgram + "' " + name + " " + std::to_string(runs);
+  return sybench::baseline_median_us(command, "bench_redistribution");
+}
+
+// Sums over the batches, in seconds.
+struct FloorSums {
+  double figure = 0, floor = 0, strided = 0;
+};
+
+void report_vs_floor(benchmark::State& state, const FloorSums& s, std::optional<double> scalapack) {
+  const double batches = static_cast<double>(state.iterations());
+  const double figure_us = s.figure / batches * 1e6;
+  state.counters["floor_us"] = s.floor / batches * 1e6;
+  state.counters["strided_floor_us"] = s.strided / batches * 1e6;
+  state.counters["x_floor"] = s.figure / s.floor;
+  state.counters["x_strided_floor"] = s.figure / s.strided;
+  state.counters["target_x"] = kFloorTargetX;
+  state.counters["x_target"] = s.figure / s.floor / kFloorTargetX;
+  if (scalapack) {
+    state.counters["scalapack_us"] = *scalapack;
+    state.counters["x_scalapack"] = figure_us / *scalapack;
+    state.counters["speedup_scalapack"] = *scalapack / figure_us;
+    state.counters["target_speedup"] = kScalapackTargetSpeedup;
+  } else if (kScalapackProgram) {
+    state.counters["scalapack_failed"] = 1;
+  }
+}
+
+// The issue's targets for redistribution: the line's case on p processes,
+// with the optimal schedule, run compiled as by default (each element copied
+// once, straight from local_in into local_out), against its two floors and
+// ScaLAPACK. A batch: the plain floor, the strided floor, then a job in which
+// the processes redistribute kRuns times, each after a barrier (batch()),
+// with the plan built before the batches: Time = the median run.
+void BM_RedistributeVsFloor(benchmark::State& state, const std::string& name, Rank p) {
+  try {
+    FloorCase& c = target_case(name, p);
+    const RedistributionPlan plan(c.arrays.src, c.arrays.dst, ScheduleKind::optimal);
+    const std::optional<double> scalapack = scalapack_us(name, p, sybench::kBatches * kRuns);
+    const std::vector<Contender> contenders{{&plan, &c.arrays}};
+    FloorSums sums;
+    for (auto _ : state) {
+      sums.floor += floor_s(c, false);
+      sums.strided += floor_s(c, true);
+      const double figure = median(batch(contenders, false).front()) / 1e3;
+      state.SetIterationTime(figure);
+      sums.figure += figure;
+    }
+    report_vs_floor(state, sums, scalapack);
   } catch (const std::exception& e) {
     sybench::fail(state, e);
   }
@@ -249,6 +469,13 @@ const int registered = [] {
     const std::string line = "BM_RedistributeScaling/K:3/" + std::string(name(kind));
     benchmark::RegisterBenchmark(line.c_str(), BM_RedistributeScaling, kind)->Apply(common);
   }
+  for (const Rank p : {2u, 4u, 8u}) {
+    const std::string line = "BM_RedistributeVsFloor/fig9/procs:" + std::to_string(p);
+    benchmark::RegisterBenchmark(line.c_str(), BM_RedistributeVsFloor, std::string("fig9"), p)->Apply(common);
+  }
+  benchmark::RegisterBenchmark("BM_RedistributeVsFloor/grid2d/procs:4", BM_RedistributeVsFloor, std::string("grid2d"),
+                               4u)
+      ->Apply(common);
   return 0;
 }();
 

@@ -103,17 +103,23 @@ void run_and_check(const RedistributionPlan& plan, int seed, RunOptions options 
   }
 }
 
-// Every kind on one redistribution; the table kind may not apply.
+// Every kind on one redistribution, compiled (straight from local_in into
+// local_out) and through messages (packed and unpacked); the table kind may
+// not apply.
 void check_every_kind(const Layout& src, const Layout& dst, int seed) {
-  for (ScheduleKind kind : all_schedule_kinds()) {
-    SCOPED_TRACE(std::string(name(kind)) + ": " + src.str() + " -> " + dst.str());
+  for (ScheduleKind kind : all_schedule_kinds())
+  for (schedulers::ExchangeExecution execution : {schedulers::ExchangeExecution::copy,
+                                                  schedulers::ExchangeExecution::messages}) {
+    const bool copy = execution == schedulers::ExchangeExecution::copy;
+    SCOPED_TRACE(std::string(name(kind)) + (copy ? ", copy: " : ", messages: ") + src.str() + " -> " + dst.str());
     std::optional<RedistributionPlan> plan;
     try {
-      plan.emplace(src, dst, kind);
+      plan.emplace(src, dst, kind, execution);
     } catch (const TableNotApplicable&) {
       ASSERT_EQ(kind, ScheduleKind::table);
       continue;
     }
+    EXPECT_EQ(plan->execution(), execution);
     if (kind == ScheduleKind::table || kind == ScheduleKind::optimal || kind == ScheduleKind::optimal_bytes) {
       EXPECT_TRUE(plan->contention_free());
     }
@@ -239,6 +245,50 @@ TEST(Redistribute, RunInsideTheCallersJob) {
       },
       sytest::run_options());
   for (Rank j = 0; j < 6; ++j) EXPECT_EQ(out[j], want.local[j]) << j;
+}
+
+// The compiled runs copy straight from each source's local_in into its
+// targets' local_out: on 1 to 8 processes, in 1 and 2 dimensions (the issue's
+// Fig. 9 and 2-D layouts among them), inside a job of more processes than the
+// grids, run after run with new data each time.
+TEST(Redistribute, DirectCopiesOnOneToEightProcessesInALargerJob) {
+  std::vector<std::pair<Layout, Layout>> layouts;
+  for (Index p = 1; p <= 8; ++p) {
+    const std::string at = "@" + std::to_string(p);
+    layouts.emplace_back(Layout({1200}, Distribution::parse("cyclic(6)" + at)),
+                         Layout({1200}, Distribution::parse("cyclic(2)" + at)));
+    layouts.emplace_back(Layout({997}, Distribution::parse("block" + at)),
+                         Layout({997}, Distribution::parse("cyclic(3)@" + std::to_string(9 - p))));
+  }
+  layouts.emplace_back(Layout({100, 100}, Distribution::parse("block,cyclic(2)@2x2")),
+                       Layout({100, 100}, Distribution::parse("cyclic(3),block@4x1")));
+  layouts.emplace_back(Layout({37, 41}, Distribution::parse("cyclic(2),cyclic(3)@2x3")),
+                       Layout({37, 41}, Distribution::parse("block,cyclic@1x8")));
+  layouts.emplace_back(Layout({30, 20}, Distribution::parse("cyclic,block@1x1")),
+                       Layout({30, 20}, Distribution::parse("block,block@2x2")));
+  for (const auto& [src, dst] : layouts) {
+    SCOPED_TRACE(src.str() + " -> " + dst.str());
+    const RedistributionPlan plan(src, dst, ScheduleKind::optimal);
+    const Rank job = plan.processes() + 3;
+    std::vector<std::vector<double>> out(job);
+    sytest::runtime().run(
+        job,
+        [&](Process& p) -> Task<void> {
+          const Rank r = p.rank();
+          for (int run = 0; run < 3; ++run) {
+            Reference in = reference(src, 40 + run);
+            const Reference want = reference(dst, 40 + run);
+            std::span<const double> mine;
+            if (r < src.processes()) mine = in.local[r];
+            if (r < dst.processes()) out[r].assign(want.local[r].size(), std::numeric_limits<double>::quiet_NaN());
+            co_await p.barrier();
+            co_await plan.run(p, mine, out[r]);
+            co_await p.barrier();  // `in` stays until every target has copied out of it
+            SY_CHECK(r >= dst.processes() || out[r] == want.local[r], "run " << run << ", target " << r);
+          }
+        },
+        sytest::run_options());
+  }
 }
 
 // One plan run by both halves of a job at the same time: two processes of

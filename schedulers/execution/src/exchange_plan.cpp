@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "copy_steps.hpp"
+#include "described_memory.hpp"
 #include "gathered_rows.hpp"
 #include "hooks_support.hpp"
 #include "scheduler_support.hpp"
@@ -75,6 +76,8 @@ struct ExchangePlanData {
   std::uint64_t copy_key = 0;
   CopyExchangeOptions copy_options;  // set once the plan is made (set_copy_options)
   std::optional<model::MachineFile> machine;  // options.machine's copy
+  // Plans from the whole pattern: the direct copies of hooks that describe memory.
+  std::unique_ptr<DescribedMemory> described;
 };
 
 }  // namespace detail
@@ -195,6 +198,7 @@ ExchangePlan::ExchangePlan(const CommMatrix& m, ExchangePlanOptions options) {
   const double choosing_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   data_ = new_data(options, scheme_of(options.scheduler), m.size(), m.size());
   ExchangePlanData& d = *data_;
+  d.described = std::make_unique<detail::DescribedMemory>(m.size(), next_copy_key());
   set_entries(d, m);
   if (d.scheme == Scheme::phased) set_programs(d, m, timed_schedule(d, m), Contention::forbidden);
   if (d.options.chosen_by_auto) d.schedule_ms += choosing_ms;
@@ -208,6 +212,7 @@ ExchangePlan ExchangePlan::from_schedule(const CommMatrix& m, Schedule schedule,
   validate(schedule, m, Contention::allowed);
   options.scheduler = schedule.scheduler;
   auto data = new_data(std::move(options), Scheme::phased, m.size(), m.size());
+  data->described = std::make_unique<detail::DescribedMemory>(m.size(), next_copy_key());
   set_entries(*data, m);
   set_programs(*data, m, std::move(schedule), Contention::allowed);
   set_copy_options(*data);
@@ -498,9 +503,23 @@ std::size_t part_index(const ExchangePlanData& d, const ExchangePart& part) {
 }
 
 // A compiled run of the hook form: every message made ready, the copies,
-// every message handed over.
+// every message handed over; or, for hooks that describe memory in a plan
+// from the whole pattern, the copies straight from the senders' memory into
+// the receivers' (described_memory.hpp), each member publishing its two
+// regions. Only on one node: the members pair their blocks in the plan's
+// memory, which a member on another node does not share.
 Task<ExchangeRunStats> run_hooks_copied(const ExchangePlanData& d, const ExchangePart& part, Communicator comm,
                                         ExchangeHooks& hooks) {
+  if (d.described && hooks.describes_memory() && comm.nodes() == 1) {
+    const CopyMember* direct = d.described->compiled(comm.rank());
+    if (!direct) direct = co_await d.described->compile(comm.process(), comm.rank(), part.sends, part.receives,
+                                                        part.steps, hooks);
+    const ExchangeMemory memory = d.described->memory(comm.rank(), hooks);
+    const std::span<const std::byte> send[]{memory.send};
+    const std::span<std::byte> recv[]{memory.recv};
+    co_return co_await run_copy_exchange(comm.library(kExchangePlanLibrary), d.described->copy_key(), d.processes,
+                                         *direct, CopyRegions{send, recv}, d.copy_options);
+  }
   RunRegions regions(d.scratch[part_index(d, part)], part);
   detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part.sends, part.receives, hooks, regions.send(),
                              regions.recv());

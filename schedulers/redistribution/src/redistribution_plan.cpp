@@ -82,7 +82,8 @@ struct ProcessProgram {
   Index send_staging = 0, recv_staging = 0;  // staging area sizes, in elements
 };
 
-// The staging memory the plan keeps for one process, made on its first run.
+// The staging memory the plan keeps for one process, made on its first run
+// through buffers.
 // Claimed for a run by `busy` (acquire; release when the run ends), so that
 // whichever thread runs that process next sees the memory as the last left it.
 struct alignas(64) StagingSlot {
@@ -94,6 +95,7 @@ struct PlanData {
   PlanData(Layout s, Layout t) : source(std::move(s)), target(std::move(t)) {}
   Layout source, target;
   ScheduleKind kind = ScheduleKind::table;
+  schedulers::ExchangeExecution execution = schedulers::ExchangeExecution::copy;
   CommTable com;
   SchedulingTable cs;
   Schedule schedule;
@@ -157,29 +159,51 @@ std::vector<std::vector<Piece>> dimension_pieces(const Layout& src, const Layout
   return out;
 }
 
-// Copies n doubles. Runs of cyclic(2) are two elements long: a call into
-// memcpy per run would cost more than the copy, so short runs are a loop.
-inline void copy_run(const double* from, double* to, Index n) {
-  if (n >= 16) {
-    std::memcpy(to, from, static_cast<std::size_t>(n) * sizeof(double));
-  } else {
-    for (Index e = 0; e < n; ++e) to[e] = from[e];
+// Copies `count` runs of N doubles, the c-th from from + c src_stride to
+// to + c dst_stride: a fixed-size copy each, one load and one store.
+template <int N>
+void copy_runs_of(const double* from, double* to, Index count, Index src_stride, Index dst_stride) {
+  for (Index c = 0; c < count; ++c) std::memcpy(to + c * dst_stride, from + c * src_stride, N * sizeof(double));
+}
+
+// Copies `count` runs of `length` doubles, the c-th from from + c src_stride
+// to to + c dst_stride. Runs of cyclic(b) are b elements long: a call into
+// memcpy per run of 2 would cost more than the copy, so the short lengths
+// are fixed-size copies, and runs that continue each other on both sides one
+// memcpy.
+void copy_runs(const double* from, double* to, Index length, Index count, Index src_stride, Index dst_stride) {
+  if (count == 1 || (src_stride == length && dst_stride == length)) {
+    std::memcpy(to, from, static_cast<std::size_t>(length * count) * sizeof(double));
+    return;
+  }
+  switch (length) {
+    case 1: return copy_runs_of<1>(from, to, count, src_stride, dst_stride);
+    case 2: return copy_runs_of<2>(from, to, count, src_stride, dst_stride);
+    case 3: return copy_runs_of<3>(from, to, count, src_stride, dst_stride);
+    case 4: return copy_runs_of<4>(from, to, count, src_stride, dst_stride);
+    default:
+      for (Index c = 0; c < count; ++c) {
+        std::memcpy(to + c * dst_stride, from + c * src_stride, static_cast<std::size_t>(length) * sizeof(double));
+      }
   }
 }
 
-// Calls f(source offset, target offset, length) for every run of the message
-// in order; the runs are contiguous along the last dimension, whose stride is 1.
+// Calls f(source offset, target offset, piece) for every piece of the
+// message's last dimension, in order: the piece's runs, `count` of them, each
+// `length` elements long and contiguous (the last dimension's stride is 1),
+// the c-th at source offset + pc.src + c pc.src_stride and target offset +
+// pc.dst + c pc.dst_stride.
 template <class F>
 void walk(const PairPlan& pair, std::size_t d, Index src_at, Index dst_at, const Index* src_strides,
           const Index* dst_strides, F& f) {
   const bool inner = d + 1 == pair.dims.size();
   for (const Piece& pc : *pair.dims[d]) {
+    if (inner) {
+      f(src_at, dst_at, pc);
+      continue;
+    }
     for (Index c = 0; c < pc.count; ++c) {
       const Index s = pc.src + c * pc.src_stride, t = pc.dst + c * pc.dst_stride;
-      if (inner) {
-        f(src_at + s, dst_at + t, pc.length);
-        continue;
-      }
       for (Index e = 0; e < pc.length; ++e) {
         walk(pair, d + 1, src_at + (s + e) * src_strides[d], dst_at + (t + e) * dst_strides[d], src_strides,
              dst_strides, f);
@@ -189,7 +213,7 @@ void walk(const PairPlan& pair, std::size_t d, Index src_at, Index dst_at, const
 }
 
 template <class F>
-void for_each_run(const PairPlan& pair, const Index* src_strides, const Index* dst_strides, F&& f) {
+void for_each_piece(const PairPlan& pair, const Index* src_strides, const Index* dst_strides, F&& f) {
   walk(pair, 0, 0, 0, src_strides, dst_strides, f);
 }
 
@@ -325,6 +349,7 @@ void build_exchange(PlanData& d) {
   }
   schedulers::ExchangePlanOptions options;
   options.allow_larger_communicator = true;
+  options.execution = d.execution;
   d.exchange.emplace(schedulers::ExchangePlan::from_schedule(m, std::move(s), std::move(options)));
   d.staging = std::make_unique<StagingSlot[]>(n);
 }
@@ -337,41 +362,83 @@ void check_local(const char* what, Rank r, std::size_t got, Index want, const La
   }
 }
 
-// A process's messages as the exchange sees them: in its staging areas,
-// packed from local_in just before they go out, unpacked into local_out as
-// soon as they are in.
-class StagingHooks final : public schedulers::ExchangeHooks {
+void allocate_staging(const ProcessProgram& prog, std::unique_ptr<double[]>& send, std::unique_ptr<double[]>& recv) {
+  send.reset(new double[static_cast<std::size_t>(prog.send_staging)]);
+  recv.reset(new double[static_cast<std::size_t>(prog.recv_staging)]);
+}
+
+// A process's messages as the exchange sees them. Described: where they lie
+// in local_in and local_out, from which a compiled run on one node copies
+// each element once, straight from its source's local_in into its target's
+// local_out (exchange_hooks.hpp). And in staging areas, for a run through
+// buffers (the message execution, a job across nodes): packed from local_in
+// just before they go out, unpacked into local_out as soon as they are in.
+// The staging memory is made on first use: a process whose runs are all
+// direct never makes it.
+class ProcessHooks final : public schedulers::ExchangeHooks {
  public:
-  StagingHooks(const PlanData& d, const ProcessProgram& prog, std::span<const double> in, std::span<double> out,
-               double* send, double* recv) noexcept
+  ProcessHooks(const PlanData& d, const ProcessProgram& prog, std::span<const double> in, std::span<double> out,
+               std::unique_ptr<double[]>& send, std::unique_ptr<double[]>& recv) noexcept
       : d_(d), prog_(prog), in_(in), out_(out), send_(send), recv_(recv) {}
 
-  std::span<const std::byte> send_buffer(std::size_t i) override { return message(send_, prog_.sends[i]); }
-  std::span<std::byte> recv_buffer(std::size_t i) override { return message(recv_, prog_.recvs[i]); }
+  bool describes_memory() const override { return true; }
+  void describe_send(std::size_t i, std::vector<schedulers::StridedRun>& runs) override {
+    for_each_piece(d_.pairs[prog_.sends[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
+                   [&](Index src_at, Index, const Piece& pc) {
+                     runs.push_back(strided(src_at + pc.src, pc.length, pc.src_stride, pc.count));
+                   });
+  }
+  void describe_recv(std::size_t i, std::vector<schedulers::StridedRun>& runs) override {
+    for_each_piece(d_.pairs[prog_.recvs[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
+                   [&](Index, Index dst_at, const Piece& pc) {
+                     runs.push_back(strided(dst_at + pc.dst, pc.length, pc.dst_stride, pc.count));
+                   });
+  }
+  schedulers::ExchangeMemory memory() override { return {std::as_bytes(in_), std::as_writable_bytes(out_)}; }
+
+  std::span<const std::byte> send_buffer(std::size_t i) override { return message(send_staging(), prog_.sends[i]); }
+  std::span<std::byte> recv_buffer(std::size_t i) override { return message(recv_staging(), prog_.recvs[i]); }
   void before_send(std::size_t i) override {
-    double* at = send_ + prog_.sends[i].staging;
-    for_each_run(d_.pairs[prog_.sends[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
-                 [&](Index from, Index, Index n) {
-                   copy_run(in_.data() + from, at, n);
-                   at += n;
-                 });
+    double* at = send_staging() + prog_.sends[i].staging;
+    for_each_piece(d_.pairs[prog_.sends[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
+                   [&](Index src_at, Index, const Piece& pc) {
+                     copy_runs(in_.data() + src_at + pc.src, at, pc.length, pc.count, pc.src_stride, pc.length);
+                     at += pc.length * pc.count;
+                   });
   }
   void after_receive(std::size_t i) override {
-    const double* at = recv_ + prog_.recvs[i].staging;
-    for_each_run(d_.pairs[prog_.recvs[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
-                 [&](Index, Index to, Index n) {
-                   copy_run(at, out_.data() + to, n);
-                   at += n;
-                 });
+    const double* at = recv_staging() + prog_.recvs[i].staging;
+    for_each_piece(d_.pairs[prog_.recvs[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
+                   [&](Index, Index dst_at, const Piece& pc) {
+                     copy_runs(at, out_.data() + dst_at + pc.dst, pc.length, pc.count, pc.length, pc.dst_stride);
+                     at += pc.length * pc.count;
+                   });
   }
   void copy_local() {
     for (std::uint32_t l : prog_.local) {
-      for_each_run(d_.pairs[l], prog_.src_strides.data(), prog_.dst_strides.data(),
-                   [&](Index from, Index to, Index n) { copy_run(in_.data() + from, out_.data() + to, n); });
+      for_each_piece(d_.pairs[l], prog_.src_strides.data(), prog_.dst_strides.data(),
+                     [&](Index src_at, Index dst_at, const Piece& pc) {
+                       copy_runs(in_.data() + src_at + pc.src, out_.data() + dst_at + pc.dst, pc.length, pc.count,
+                                 pc.src_stride, pc.dst_stride);
+                     });
     }
   }
 
  private:
+  // `count` runs of `length` doubles, `stride` apart, from local index `first` on.
+  static schedulers::StridedRun strided(Index first, Index length, Index stride, Index count) {
+    constexpr auto kDouble = static_cast<std::uint64_t>(sizeof(double));
+    return {static_cast<std::uint64_t>(first) * kDouble, static_cast<std::uint64_t>(length) * kDouble,
+            static_cast<std::uint64_t>(stride) * kDouble, static_cast<std::uint64_t>(count)};
+  }
+  double* send_staging() {
+    if (!send_) allocate_staging(prog_, send_, recv_);
+    return send_.get();
+  }
+  double* recv_staging() {
+    if (!recv_) allocate_staging(prog_, send_, recv_);
+    return recv_.get();
+  }
   std::span<std::byte> message(double* base, const StagedMessage& m) const {
     return bytes_of(base + m.staging, 0, static_cast<std::uint64_t>(d_.pairs[m.pair].elements) * sizeof(double));
   }
@@ -379,8 +446,8 @@ class StagingHooks final : public schedulers::ExchangeHooks {
   const ProcessProgram& prog_;
   std::span<const double> in_;
   std::span<double> out_;
-  double* send_;
-  double* recv_;
+  std::unique_ptr<double[]>& send_;
+  std::unique_ptr<double[]>& recv_;
 };
 
 // Whether comm.rank() takes part; throws, before anything is sent, for a
@@ -398,14 +465,9 @@ bool takes_part(const PlanData& d, const Communicator& comm, std::size_t in, std
   return true;
 }
 
-void allocate_staging(const ProcessProgram& prog, std::unique_ptr<double[]>& send, std::unique_ptr<double[]>& recv) {
-  send.reset(new double[static_cast<std::size_t>(prog.send_staging)]);
-  recv.reset(new double[static_cast<std::size_t>(prog.recv_staging)]);
-}
-
 Task<void> run_program(const PlanData& d, Communicator comm, std::span<const double> in, std::span<double> out,
-                       double* send, double* recv) {
-  StagingHooks hooks(d, d.programs[comm.rank()], in, out, send, recv);
+                       std::unique_ptr<double[]>& send, std::unique_ptr<double[]>& recv) {
+  ProcessHooks hooks(d, d.programs[comm.rank()], in, out, send, recv);
   co_await d.exchange->run(comm.library(kRedistributionLibrary), hooks);
   hooks.copy_local();
 }
@@ -419,23 +481,21 @@ struct SlotClaim {
 Task<void> run_with_plan_staging(const PlanData& d, Communicator comm, std::span<const double> in,
                                  std::span<double> out) {
   if (!takes_part(d, comm, in.size(), out.size())) co_return;
-  const ProcessProgram& prog = d.programs[comm.rank()];
   StagingSlot& slot = d.staging[comm.rank()];
   if (slot.busy.exchange(true, std::memory_order_acquire)) {
     // A process of the same rank runs the plan at this moment, on another
-    // communicator: this run stages in memory of its own.
+    // communicator: this run stages, if it does, in memory of its own.
     std::unique_ptr<double[]> send, recv;
-    allocate_staging(prog, send, recv);
-    co_await run_program(d, comm, in, out, send.get(), recv.get());
+    co_await run_program(d, comm, in, out, send, recv);
     co_return;
   }
   const SlotClaim claim{slot};
-  if (!slot.send) allocate_staging(prog, slot.send, slot.recv);
-  co_await run_program(d, comm, in, out, slot.send.get(), slot.recv.get());
+  co_await run_program(d, comm, in, out, slot.send, slot.recv);
 }
 
 Task<void> run_with_buffers(const PlanData& d, Communicator comm, std::span<const double> in, std::span<double> out,
-                            const PlanData* buffers_plan, Rank buffers_process, double* send, double* recv) {
+                            const PlanData* buffers_plan, Rank buffers_process, std::unique_ptr<double[]>& send,
+                            std::unique_ptr<double[]>& recv) {
   if (!takes_part(d, comm, in.size(), out.size())) co_return;
   if (buffers_plan != &d || buffers_process != comm.rank()) {
     throw InvalidArgument("switchyard: redistribution: process " + std::to_string(comm.rank()) +
@@ -446,10 +506,12 @@ Task<void> run_with_buffers(const PlanData& d, Communicator comm, std::span<cons
 
 }  // namespace
 
-RedistributionPlan::RedistributionPlan(Layout source, Layout target, ScheduleKind kind)
+RedistributionPlan::RedistributionPlan(Layout source, Layout target, ScheduleKind kind,
+                                       schedulers::ExchangeExecution execution)
     : data_(std::make_unique<PlanData>(std::move(source), std::move(target))) {
   PlanData& d = *data_;
   d.kind = kind;
+  d.execution = execution;
   auto t0 = Clock::now();
   d.com = communication_table(d.source, d.target);
   check_tables_fit(d.com);
@@ -471,6 +533,7 @@ RedistributionPlan& RedistributionPlan::operator=(RedistributionPlan&&) noexcept
 const Layout& RedistributionPlan::source() const noexcept { return data_->source; }
 const Layout& RedistributionPlan::target() const noexcept { return data_->target; }
 ScheduleKind RedistributionPlan::kind() const noexcept { return data_->kind; }
+schedulers::ExchangeExecution RedistributionPlan::execution() const noexcept { return data_->execution; }
 Rank RedistributionPlan::processes() const noexcept { return job_processes(data_->com); }
 const CommTable& RedistributionPlan::com() const noexcept { return data_->com; }
 const SchedulingTable& RedistributionPlan::cs() const noexcept { return data_->cs; }
@@ -499,8 +562,8 @@ Task<void> RedistributionPlan::run(const Communicator& comm, std::span<const dou
 
 Task<void> RedistributionPlan::run(const Communicator& comm, std::span<const double> local_in,
                                    std::span<double> local_out, RedistributionBuffers& buffers) const {
-  return run_with_buffers(*data_, comm, local_in, local_out, buffers.plan_, buffers.process_, buffers.send_.get(),
-                          buffers.recv_.get());
+  return run_with_buffers(*data_, comm, local_in, local_out, buffers.plan_, buffers.process_, buffers.send_,
+                          buffers.recv_);
 }
 
 double RedistributionPlan::execute(Runtime& rt, std::span<const std::span<const double>> local_in,

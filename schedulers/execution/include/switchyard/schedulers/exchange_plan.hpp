@@ -52,7 +52,10 @@
 // receiver's busy lock while it copies. ExchangeExecution::messages runs the
 // same plan on the runtime's point-to-point messages instead, as the papers'
 // processes send them (executor.hpp, online.hpp); it is also what runs when
-// the communicator spans several nodes.
+// the communicator spans several nodes. Hooks that describe their memory
+// (exchange_hooks.hpp) give a compiled run of a plan from the whole pattern,
+// on one node, their regions instead of buffers: it copies each message straight from its
+// sender's blocks into its receiver's, packing nothing.
 //
 // A run allocates nothing once its process has run the plan before in the
 // job: a compiled run's programs are made on its first run in a job, and its

@@ -20,12 +20,17 @@
 //
 // Execution is an ExchangePlan (exchange_plan.hpp) of COM in bytes, without
 // its diagonal, and the kind's schedule, without its transfers to oneself,
-// run by the schedule executor (executor.hpp): loosely synchronous, one phase
-// group per step, so it cannot deadlock, contention or not. A message is
-// packed just before its first byte goes out and unpacked as soon as its last
-// byte is in; a message to oneself is a local copy once the exchange is done.
-// The processes of a redistribution are max(P, P'): source i and target i
-// are process i.
+// loosely synchronous, one phase group per step, so it cannot deadlock,
+// contention or not. By default it is compiled (ExchangeExecution::copy): the
+// plan pairs each message's strided runs in its source's local array with
+// those in its target's, once, and every run copies each element once,
+// straight from local_in into the target's local_out, run by run: no staging,
+// no packing. Through buffers (ExchangeExecution::messages, where the schedule
+// executor, executor.hpp, runs it, and a compiled run across nodes) a message
+// is packed into staging memory just before its first byte goes out and
+// unpacked as soon as its last byte is in. A message to oneself is a local
+// copy once the exchange is done. The processes of a redistribution are max(P, P'):
+// source i and target i are process i.
 
 #include <cstdint>
 #include <memory>
@@ -38,6 +43,7 @@
 #include "switchyard/communicator.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/runtime.hpp"
+#include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/redistribution/layout.hpp"
 #include "switchyard/schedulers/redistribution/redistribution_tables.hpp"
 #include "switchyard/schedulers/schedule.hpp"
@@ -76,9 +82,11 @@ struct PlanData;
 class RedistributionPlan;
 
 // One process's staging memory for a plan: the packed messages it sends and
-// those it receives. run() without it uses the staging the plan keeps for each
-// process, made on the process's first run, on its core; a caller may pass its
-// own to choose where and when it is made.
+// those it receives, in a run through buffers (a compiled run on one node
+// copies straight between the local arrays and needs none). run() without it
+// uses the staging the plan keeps for each process, made on the process's
+// first run through buffers, on its core; a caller may pass its own to choose
+// where and when it is made.
 class RedistributionBuffers {
  public:
   RedistributionBuffers(const RedistributionPlan& plan, Rank process);
@@ -95,7 +103,9 @@ class RedistributionPlan {
   // Throws InvalidArgument if the layouts are of arrays of different shapes,
   // TableNotApplicable for ScheduleKind::table where the paper's method does
   // not apply.
-  RedistributionPlan(Layout source, Layout target, ScheduleKind kind);
+  // `execution`: how the exchange runs (see above).
+  RedistributionPlan(Layout source, Layout target, ScheduleKind kind,
+                     schedulers::ExchangeExecution execution = schedulers::ExchangeExecution::copy);
   ~RedistributionPlan();
   RedistributionPlan(RedistributionPlan&&) noexcept;
   RedistributionPlan& operator=(RedistributionPlan&&) noexcept;
@@ -103,6 +113,7 @@ class RedistributionPlan {
   const Layout& source() const noexcept;
   const Layout& target() const noexcept;
   ScheduleKind kind() const noexcept;
+  schedulers::ExchangeExecution execution() const noexcept;
   // max(P, P'): the job of an execution has at least this many processes.
   Rank processes() const noexcept;
   const CommTable& com() const noexcept;
@@ -122,8 +133,8 @@ class RedistributionPlan {
   // the target layout. Throws InvalidArgument, before sending anything, if a
   // size does not match. It works on comm.library(kRedistributionLibrary):
   // whatever tags the caller's own messages use, they are never in its way.
-  // Once a process has run the plan, a run allocates nothing: the staging
-  // memory stays with the plan.
+  // Once a process has run the plan, a run allocates nothing: the compiled
+  // copies and the staging memory stay with the plan.
   Task<void> run(const Communicator& comm, std::span<const double> local_in, std::span<double> local_out) const;
   // The same with staging memory made beforehand, for this plan and this
   // process (InvalidArgument otherwise).

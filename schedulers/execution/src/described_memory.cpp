@@ -1,0 +1,271 @@
+#include "described_memory.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "switchyard/errors.hpp"
+
+namespace switchyard::schedulers::detail {
+
+namespace {
+
+// A member that finds a peer's description missing waits for that peer's
+// first run to record it. Only a plan's first run ever waits (later ones find
+// every description kept), and only until its peers start their runs, so it
+// polls, asleep in its core's timer heap in between, rather than asking the
+// runtime for a doorbell. A peer that has not described after a minute never
+// will: its hooks do not describe memory, or it runs another plan.
+constexpr std::chrono::seconds kDescriptionWait{60};
+constexpr std::chrono::microseconds kPoll{50};
+
+// A description's and a program's states: a process claims one to make it, and
+// hands it over made, or unclaimed again if making it threw.
+enum State : std::uint8_t { kNone, kClaimed, kReady };
+
+// One side of a member's description: its entries' runs, those of entry e at
+// [first[e], first[e + 1]), none empty.
+struct Described {
+  std::vector<StridedRun> runs;
+  std::vector<std::size_t> first{0};
+  std::uint64_t extent = 0;  // the end of the furthest block, in bytes from the region's start
+  std::span<const StridedRun> of(std::size_t e) const {
+    return std::span<const StridedRun>(runs).subspan(first[e], first[e + 1] - first[e]);
+  }
+};
+
+[[noreturn, gnu::cold]] void refuse(Rank me, const std::string& why) {
+  throw InvalidArgument("switchyard: ExchangePlan::run on rank " + std::to_string(me) + ": " + why);
+}
+
+std::string entry_name(bool send, std::size_t e, const MatrixEntry& entry) {
+  return std::string(send ? "send entry " : "receive entry ") + std::to_string(e) +
+         (send ? " (to rank " : " (from rank ") + std::to_string(entry.peer) + ")";
+}
+
+// The hooks' runs of every entry of one side, checked: the blocks of each
+// entry hold exactly its bytes, and no block ends past 2^64.
+Described describe_side(Rank me, bool send, std::span<const MatrixEntry> entries, ExchangeHooks& hooks) {
+  Described out;
+  std::vector<StridedRun> runs;
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    runs.clear();
+    if (send) {
+      hooks.describe_send(e, runs);
+    } else {
+      hooks.describe_recv(e, runs);
+    }
+    std::uint64_t bytes = 0;
+    for (const StridedRun& r : runs) {
+      if (r.length == 0 || r.count == 0) continue;
+      std::uint64_t run_bytes = 0, last = 0, end = 0;
+      if (__builtin_mul_overflow(r.length, r.count, &run_bytes) || __builtin_add_overflow(bytes, run_bytes, &bytes) ||
+          __builtin_mul_overflow(r.count - 1, r.stride, &last) || __builtin_add_overflow(r.offset, last, &end) ||
+          __builtin_add_overflow(end, r.length, &end)) {
+        refuse(me, "a run described for " + entry_name(send, e, entries[e]) + " reaches past 2^64 bytes");
+      }
+      out.extent = std::max(out.extent, end);
+      out.runs.push_back(r);
+    }
+    if (bytes != entries[e].bytes) {
+      refuse(me, "the runs described for " + entry_name(send, e, entries[e]) + " hold " + std::to_string(bytes) +
+                     " bytes, the plan " + (send ? "sends " : "receives ") + std::to_string(entries[e].bytes));
+    }
+    out.first.push_back(out.runs.size());
+  }
+  return out;
+}
+
+// Two cores could write one byte at once: refused.
+void check_receives_disjoint(Rank me, const Described& recv, std::span<const MatrixEntry> receives) {
+  struct Block {
+    std::uint64_t offset, length;
+    std::size_t entry;
+  };
+  std::vector<Block> blocks;
+  for (std::size_t e = 0; e < receives.size(); ++e) {
+    for (const StridedRun& r : recv.of(e)) {
+      for (std::uint64_t k = 0; k < r.count; ++k) blocks.push_back({r.offset + k * r.stride, r.length, e});
+    }
+  }
+  std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.offset < b.offset; });
+  for (std::size_t i = 1; i < blocks.size(); ++i) {
+    const Block& a = blocks[i - 1];
+    const Block& b = blocks[i];
+    if (a.offset + a.length > b.offset) {
+      refuse(me, "the blocks described for " + entry_name(false, a.entry, receives[a.entry]) + " and " +
+                     entry_name(false, b.entry, receives[b.entry]) + " overlap at byte " +
+                     std::to_string(b.offset));
+    }
+  }
+}
+
+// The blocks of one message, from one of its bytes on.
+class BlockCursor {
+ public:
+  // `skip` is below the message's size: the runs hold the byte it names.
+  BlockCursor(std::span<const StridedRun> runs, std::uint64_t skip) : run_(runs.data()) {
+    for (; skip >= run_->length * run_->count; ++run_) skip -= run_->length * run_->count;
+    block_ = skip / run_->length;
+    within_ = skip % run_->length;
+  }
+  // Where the cursor is, in bytes from the region's start, and how many bytes
+  // follow it contiguously in its block.
+  std::uint64_t at() const noexcept { return run_->offset + block_ * run_->stride + within_; }
+  std::uint64_t left_in_block() const noexcept { return run_->length - within_; }
+  // By at most left_in_block() bytes.
+  void advance(std::uint64_t bytes) noexcept {
+    within_ += bytes;
+    if (within_ < run_->length) return;
+    within_ = 0;
+    if (++block_ < run_->count) return;
+    block_ = 0;
+    ++run_;
+  }
+
+ private:
+  const StridedRun* run_;
+  std::uint64_t block_ = 0, within_ = 0;
+};
+
+// Appends the pieces of entry step `st` (its bytes of the sender's message at
+// st.src_offset, landing at st.dst_offset of the receiver's) that are
+// contiguous in both memories, each merged into the step before it where both
+// sides continue it.
+void add_pieces(std::vector<CopyStep>& out, const CopyStep& st, std::span<const StridedRun> from,
+                std::span<const StridedRun> into) {
+  if (st.bytes == 0) return;
+  BlockCursor src(from, st.src_offset), dst(into, st.dst_offset);
+  for (std::uint64_t left = st.bytes; left > 0;) {
+    const std::uint64_t n = std::min({left, src.left_in_block(), dst.left_in_block()});
+    const std::uint64_t s = src.at(), t = dst.at();
+    CopyStep* last = out.empty() ? nullptr : &out.back();
+    if (last && last->src == st.src && last->dst == st.dst && last->phase == st.phase &&
+        last->src_offset + last->bytes == s && last->dst_offset + last->bytes == t) {
+      last->bytes += n;
+    } else {
+      out.push_back(CopyStep{st.src, st.dst, 0, 0, s, t, n, st.phase});
+    }
+    src.advance(n);
+    dst.advance(n);
+    left -= n;
+  }
+}
+
+// Claims `state` for this process to make what it guards: true once claimed,
+// false once another process has made it (two processes of one rank may run
+// the plan at once, on two communicators).
+Task<bool> claim(Process& p, std::atomic<std::uint8_t>& state) {
+  for (;;) {
+    std::uint8_t seen = kNone;
+    // Acquire, pairing with the release that hands the state back unclaimed or
+    // made: whoever claims it or finds it made sees what the last maker wrote.
+    if (state.compare_exchange_strong(seen, kClaimed, std::memory_order_acquire)) co_return true;
+    if (seen == kReady) co_return false;
+    co_await p.sleep_for(kPoll);
+  }
+}
+
+}  // namespace
+
+struct alignas(64) DescribedMemory::Part {
+  // kReady: `send` and `recv` are written, never again. Stored with release by
+  // the process that described them; loaded with acquire by every member that
+  // reads them (claim(), await_description()).
+  std::atomic<std::uint8_t> description{kNone};
+  // kReady: `steps` and `member` are written, never again; release by the
+  // process that compiled them, acquire in claim() and compiled().
+  std::atomic<std::uint8_t> program{kNone};
+  Described send, recv;
+  MemberSteps steps;
+  CopyMember member;
+};
+
+DescribedMemory::DescribedMemory(Rank processes, std::uint64_t copy_key)
+    : parts_(std::make_unique<Part[]>(processes)), copy_key_(copy_key) {}
+
+DescribedMemory::~DescribedMemory() = default;
+
+const CopyMember* DescribedMemory::compiled(Rank me) const noexcept {
+  const Part& part = parts_[me];
+  return part.program.load(std::memory_order_acquire) == kReady ? &part.member : nullptr;
+}
+
+Task<void> DescribedMemory::describe(Process& p, Rank me, std::span<const MatrixEntry> sends,
+                                     std::span<const MatrixEntry> receives, ExchangeHooks& hooks) {
+  Part& part = parts_[me];
+  if (!co_await claim(p, part.description)) co_return;
+  try {
+    part.send = describe_side(me, true, sends, hooks);
+    part.recv = describe_side(me, false, receives, hooks);
+    check_receives_disjoint(me, part.recv, receives);
+  } catch (...) {
+    part.send = Described{};
+    part.recv = Described{};
+    part.description.store(kNone, std::memory_order_release);  // claim()'s partner: another run may try again
+    throw;
+  }
+  part.description.store(kReady, std::memory_order_release);
+}
+
+Task<void> DescribedMemory::await_description(Process& p, Rank me, Rank peer) const {
+  const auto deadline = std::chrono::steady_clock::now() + kDescriptionWait;
+  // Acquire, pairing with describe()'s release of kReady: the peer's runs are read next.
+  while (parts_[peer].description.load(std::memory_order_acquire) != kReady) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw Error("switchyard: ExchangePlan::run on rank " + std::to_string(me) + ": rank " + std::to_string(peer) +
+                  " has not described its memory after " + std::to_string(kDescriptionWait.count()) +
+                  " s: the hooks of every member describe memory, or none's");
+    }
+    co_await p.sleep_for(kPoll);
+  }
+}
+
+MemberSteps DescribedMemory::pair_blocks(const MemberSteps& entry_steps) const {
+  MemberSteps out;
+  for (const CopyStep& st : entry_steps.incoming) {
+    add_pieces(out.incoming, st, parts_[st.src].send.of(st.src_region), parts_[st.dst].recv.of(st.dst_region));
+  }
+  for (const CopyStep& st : entry_steps.outgoing) {
+    add_pieces(out.outgoing, st, parts_[st.src].send.of(st.src_region), parts_[st.dst].recv.of(st.dst_region));
+  }
+  return out;
+}
+
+Task<const CopyMember*> DescribedMemory::compile(Process& p, Rank me, std::span<const MatrixEntry> sends,
+                                                 std::span<const MatrixEntry> receives, const MemberSteps& entry_steps,
+                                                 ExchangeHooks& hooks) {
+  co_await describe(p, me, sends, receives, hooks);
+  for (const MatrixEntry& e : sends) co_await await_description(p, me, e.peer);
+  for (const MatrixEntry& e : receives) co_await await_description(p, me, e.peer);
+  Part& part = parts_[me];
+  if (co_await claim(p, part.program)) {
+    try {
+      part.steps = pair_blocks(entry_steps);
+    } catch (...) {
+      part.program.store(kNone, std::memory_order_release);  // claim()'s partner
+      throw;
+    }
+    part.member = CopyMember{part.steps.incoming, part.steps.outgoing};
+    part.program.store(kReady, std::memory_order_release);
+  }
+  co_return &part.member;
+}
+
+ExchangeMemory DescribedMemory::memory(Rank me, ExchangeHooks& hooks) const {
+  const ExchangeMemory memory = hooks.memory();
+  const Part& part = parts_[me];
+  auto check = [&](const char* side, std::size_t got, std::uint64_t extent) {
+    if (got < extent) {
+      refuse(me, std::string("its ") + side + " region has " + std::to_string(got) +
+                     " bytes, the blocks described in it reach byte " + std::to_string(extent));
+    }
+  };
+  check("send", memory.send.size(), part.send.extent);
+  check("receive", memory.recv.size(), part.recv.extent);
+  return memory;
+}
+
+}  // namespace switchyard::schedulers::detail
