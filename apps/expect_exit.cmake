@@ -364,7 +364,7 @@ elseif(JSON_KIND STREQUAL "contention")
   # verified, with the receiver's and the senders' times, min <= ave <= max;
   # a row at d = 1 has ratios of 1, and the paper's d = 31 at 4 KiB is there.
   require_json("^contention$" command)
-  require_json("^19.485$" paper_table2 4096 5 ms recv)
+  require_json("^19\\.48" paper_table2 4096 5 ms recv)
   results_array(last)
   foreach(i RANGE ${last})
     require_json("^ON$" results ${i} verified)
