@@ -93,10 +93,10 @@ first_cpus() { local IFS=,; echo "${cpus[*]:0:$1}"; }
 # Repetitions grow with the budget: the 20-second form runs each step a few times.
 scale=$(( budget / 20 ))
 (( scale >= 1 )) || scale=1
-# On 2 cores the 20-second form takes about 5 s and the default (110 s) about 20 s.
-rep_contention=$(( scale * 10 )); (( rep_contention <= 100 )) || rep_contention=100
-rep_exchange=$(( scale * 2 )); (( rep_exchange >= 3 )) || rep_exchange=3; (( rep_exchange <= 20 )) || rep_exchange=20
-rep_regime=$(( scale * 5 )); (( rep_regime <= 50 )) || rep_regime=50
+# On 2 cores the 20-second form takes about 6 s and the default (110 s) about 20 s.
+rep_contention=$(( scale * 20 )); (( rep_contention <= 200 )) || rep_contention=200
+rep_exchange=$(( scale * 4 )); (( rep_exchange <= 40 )) || rep_exchange=40
+rep_regime=$(( scale * 10 )); (( rep_regime <= 100 )) || rep_regime=100
 senders=1,2,4,8,16,31
 regime_bytes=16,64,256,1K,4K,16K,64K
 
