@@ -85,11 +85,13 @@ Setting parse_setting(const ContentionCommand::Args& a, bool copy_given) {
   if (a.busy_lock != "on") s.busy_locks.push_back(false);
   if (a.busy_lock != "off") s.busy_locks.push_back(true);
   if (copy_given && a.execution == "messages") {
-    throw UsageError("--copy " + a.copy + ": only with --execution copy (messages are taken in by the receiver's core)");
+    throw UsageError("--copy " + a.copy +
+                     ": only with --execution copy (messages are taken in by the receiver's core)");
   }
   if (a.busy_lock == "on" && a.copy == "pull" && a.execution == "copy") {
-    throw UsageError("--copy pull: with the busy lock the sender's core copies while it holds the receiver's lock "
-                     "(DRS_N pushes); use --copy push or --busy-lock off");
+    throw UsageError(
+        "--copy pull: with the busy lock the sender's core copies while it holds the receiver's lock "
+        "(DRS_N pushes); use --copy push or --busy-lock off");
   }
   s.repeat = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 100'000));
   s.seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
@@ -129,8 +131,9 @@ std::vector<SenderPool> sender_pools(const std::string& placement, int receiver,
   for (const con::CoreDistance d : con::kCoreDistances) {
     const auto& cpus = classes[static_cast<std::size_t>(d)];
     if (cpus.empty()) {
-      std::printf("placement distance: no CPU here at distance \"%s\" from the receiver's CPU %d: that class is left out\n",
-                  std::string(con::describe(d)).c_str(), receiver);
+      std::printf(
+          "placement distance: no CPU here at distance \"%s\" from the receiver's CPU %d: that class is left out\n",
+          std::string(con::describe(d)).c_str(), receiver);
       continue;
     }
     pools.push_back({"distance", std::string(con::key(d)),
@@ -168,7 +171,8 @@ std::array<double, 4> figures(const con::ContentionResult& r) {
 }
 std::array<double, 4> figures(const con::PaperContentionRow& p) { return {p.recv, p.send_max, p.send_min, p.send_ave}; }
 
-std::string ratio_cells(const std::optional<std::array<double, 4>>& v, const std::optional<std::array<double, 4>>& base) {
+std::string ratio_cells(const std::optional<std::array<double, 4>>& v,
+                        const std::optional<std::array<double, 4>>& base) {
   std::string out;
   for (std::size_t i = 0; i < 4; ++i) {
     out += v && base && (*base)[i] > 0 ? cell((*v)[i] / (*base)[i], "%7.2f") : std::string("      -");
@@ -181,12 +185,12 @@ void print_table(const std::vector<const Row*>& rows) {
   const con::ContentionResult& first = rows.front()->result;
   const bool busy = rows.front()->busy_lock;
   const auto paper_base = con::paper_table2_row(first.bytes, 1);
-  const std::optional<std::array<double, 4>> base =
-      first.senders == 1 ? std::optional(figures(first)) : std::nullopt;
+  const std::optional<std::array<double, 4>> base = first.senders == 1 ? std::optional(figures(first)) : std::nullopt;
   std::printf("  %-4s %36s%s   %28s   %28s   %28s\n", "", "measured (us, median of runs)", busy ? "       " : "",
               "CM-5 (ms, Table 2)", "ratio to d = 1: measured", "ratio to d = 1: CM-5");
   std::printf("  %-4s %9s%9s%9s%9s%s   %7s%7s%7s%7s   %7s%7s%7s%7s   %7s%7s%7s%7s\n", "d", "recv", "max", "min", "ave",
-              busy ? "    inq" : "", "recv", "max", "min", "ave", "recv", "max", "min", "ave", "recv", "max", "min", "ave");
+              busy ? "    inq" : "", "recv", "max", "min", "ave", "recv", "max", "min", "ave", "recv", "max", "min",
+              "ave");
   for (const Row* row : rows) {
     const con::ContentionResult& r = row->result;
     const auto m = figures(r);
@@ -326,11 +330,12 @@ int run_contention(const ContentionCommand::Args& a, bool copy_given) {
   if (rt->nodes() > 1) throw UsageError("contention: runs on one node, not across " + std::to_string(rt->nodes()));
   const int receiver = rt->cores().front();
   const std::string how = a.execution == "messages" ? "on the runtime's messages"
-                          : a.copy == "push"         ? "compiled, push: each sender's core copies into the receiver"
-                                                     : "compiled, pull: the receiver's core copies every message";
-  std::printf("switchyard contention: Wang-Lin-Ranka Table 2 on %s: d senders (ranks 0..d-1) each send one message "
-              "to the receiver (rank d) at once\nexecution %s; receiver on CPU %d; %u timed run(s) per row, seed %llu\n",
-              where_it_runs(*rt).c_str(), how.c_str(), receiver, s.repeat, static_cast<unsigned long long>(s.seed));
+                          : a.copy == "push"        ? "compiled, push: each sender's core copies into the receiver"
+                                                    : "compiled, pull: the receiver's core copies every message";
+  std::printf(
+      "switchyard contention: Wang-Lin-Ranka Table 2 on %s: d senders (ranks 0..d-1) each send one message "
+      "to the receiver (rank d) at once\nexecution %s; receiver on CPU %d; %u timed run(s) per row, seed %llu\n",
+      where_it_runs(*rt).c_str(), how.c_str(), receiver, s.repeat, static_cast<unsigned long long>(s.seed));
   const std::vector<SenderPool> pools = sender_pools(a.placement, receiver, rt->cores());
   const std::vector<con::CounterEvent> events = counter_events(a.counters == "on");
   std::printf("\n");
@@ -347,16 +352,22 @@ int run_contention(const ContentionCommand::Args& a, bool copy_given) {
         for (const std::uint32_t d : s.senders) {
           progress(rows.size(), total, "rows");
           con::ContentionOptions o{.sender_cpus = con::spread_senders(d, pools[p].cpus),
-                                   .receiver_cpu = receiver, .bytes = bytes, .busy_lock = busy,
-                                   .execution = s.execution, .copy_side = busy ? CopySide::sender : s.side,
-                                   .repeat = s.repeat, .seed = s.seed, .counters = events};
+                                   .receiver_cpu = receiver,
+                                   .bytes = bytes,
+                                   .busy_lock = busy,
+                                   .execution = s.execution,
+                                   .copy_side = busy ? CopySide::sender : s.side,
+                                   .repeat = s.repeat,
+                                   .seed = s.seed,
+                                   .counters = events};
           rows.push_back({p, busy, con::run_node_contention(*rt, o)});
         }
         progress.clear();
         for (std::size_t i = table_start; i < rows.size(); ++i) table.push_back(&rows[i]);
-        std::printf("%s, busy lock %s, %s\n", human_bytes(static_cast<double>(bytes)).c_str(),
-                    busy ? "on (DRS_N: one sender at a time holds the receiver's lock)" : "off (AC: every sender at once)",
-                    pools[p].label.c_str());
+        std::printf(
+            "%s, busy lock %s, %s\n", human_bytes(static_cast<double>(bytes)).c_str(),
+            busy ? "on (DRS_N: one sender at a time holds the receiver's lock)" : "off (AC: every sender at once)",
+            pools[p].label.c_str());
         print_table(table);
         print_counters(table);
         std::printf("\n");
@@ -421,15 +432,15 @@ ContentionCommand::ContentionCommand(CLI::App& app) : args_(std::make_unique<Arg
       ->capture_default_str();
   command_->add_option("--cores", c.cores, "OS CPUs to run on, the first the receiver's (default: all usable)")
       ->type_name("LIST");
-  command_->add_option("--seed", c.seed, "Seed of the payloads and of DRS_N's orders")->type_name("S")->capture_default_str();
+  command_->add_option("--seed", c.seed, "Seed of the payloads and of DRS_N's orders")
+      ->type_name("S")
+      ->capture_default_str();
   command_->add_option("--json", c.json, "Also write the results as JSON to FILE (scripts/plot.py draws them)")
       ->type_name("FILE");
 }
 
 ContentionCommand::~ContentionCommand() = default;
 
-int ContentionCommand::run() const {
-  return run_contention(*args_, command_->get_option("--copy")->count() > 0);
-}
+int ContentionCommand::run() const { return run_contention(*args_, command_->get_option("--copy")->count() > 0); }
 
 }  // namespace switchyard::cli

@@ -50,22 +50,32 @@ CoreDistance distance(hwloc_topology_t t, hwloc_obj_t a, hwloc_obj_t b) {
 
 std::string_view describe(CoreDistance d) noexcept {
   switch (d) {
-    case CoreDistance::same_core: return "same core (SMT sibling)";
-    case CoreDistance::same_l2: return "same L2";
-    case CoreDistance::same_l3: return "same L3";
-    case CoreDistance::same_numa: return "same NUMA node, no shared cache";
-    case CoreDistance::other_numa: return "other NUMA node";
+    case CoreDistance::same_core:
+      return "same core (SMT sibling)";
+    case CoreDistance::same_l2:
+      return "same L2";
+    case CoreDistance::same_l3:
+      return "same L3";
+    case CoreDistance::same_numa:
+      return "same NUMA node, no shared cache";
+    case CoreDistance::other_numa:
+      return "other NUMA node";
   }
   return "?";
 }
 
 std::string_view key(CoreDistance d) noexcept {
   switch (d) {
-    case CoreDistance::same_core: return "smt";
-    case CoreDistance::same_l2: return "l2";
-    case CoreDistance::same_l3: return "l3";
-    case CoreDistance::same_numa: return "numa";
-    case CoreDistance::other_numa: return "remote";
+    case CoreDistance::same_core:
+      return "smt";
+    case CoreDistance::same_l2:
+      return "l2";
+    case CoreDistance::same_l3:
+      return "l3";
+    case CoreDistance::same_numa:
+      return "numa";
+    case CoreDistance::other_numa:
+      return "remote";
   }
   return "?";
 }

@@ -72,8 +72,8 @@ int open_event(const CounterEvent& event, int group_fd) {
   // left out, which also lets it open under perf_event_paranoid 2.
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
-  const long fd = ::syscall(SYS_perf_event_open, &attr, 0 /* this thread */, -1 /* any CPU */, group_fd,
-                            PERF_FLAG_FD_CLOEXEC);
+  const long fd =
+      ::syscall(SYS_perf_event_open, &attr, 0 /* this thread */, -1 /* any CPU */, group_fd, PERF_FLAG_FD_CLOEXEC);
   return fd >= 0 ? static_cast<int>(fd) : -errno;
 }
 

@@ -18,12 +18,12 @@ namespace sys = switchyard::schedulers;
 using Clock = std::chrono::steady_clock;
 using Counts = std::array<std::uint64_t, CounterGroup::kMaxEvents>;
 
-constexpr PaperContentionRow kTable2Bytes256[] = {
-    {1, 0.089, 0.131, 0.050, 0.061}, {2, 0.125, 0.150, 0.070, 0.081},  {4, 0.205, 0.199, 0.098, 0.116},
-    {8, 0.375, 0.298, 0.173, 0.210}, {16, 0.731, 0.575, 0.302, 0.394}, {31, 1.396, 1.279, 0.151, 0.815}};
+constexpr PaperContentionRow kTable2Bytes256[] = {{1, 0.089, 0.131, 0.050, 0.061},  {2, 0.125, 0.150, 0.070, 0.081},
+                                                  {4, 0.205, 0.199, 0.098, 0.116},  {8, 0.375, 0.298, 0.173, 0.210},
+                                                  {16, 0.731, 0.575, 0.302, 0.394}, {31, 1.396, 1.279, 0.151, 0.815}};
 constexpr PaperContentionRow kTable2Bytes4096[] = {
-    {1, 0.516, 0.504, 0.485, 0.488},   {2, 1.083, 1.048, 1.023, 1.038},     {4, 2.189, 2.124, 2.085, 2.097},
-    {8, 4.693, 4.844, 4.353, 4.502},   {16, 9.865, 10.065, 9.155, 9.476},  {31, 19.485, 19.544, 2.847, 15.550}};
+    {1, 0.516, 0.504, 0.485, 0.488}, {2, 1.083, 1.048, 1.023, 1.038},   {4, 2.189, 2.124, 2.085, 2.097},
+    {8, 4.693, 4.844, 4.353, 4.502}, {16, 9.865, 10.065, 9.155, 9.476}, {31, 19.485, 19.544, 2.847, 15.550}};
 
 // One core's part of the counting, touched only by its worker thread while
 // the job runs (its processes run on that thread alone), read after it.
@@ -60,7 +60,8 @@ class ProcessClocks {
 };
 
 void check_options(const Runtime& rt, const ContentionOptions& o) {
-  if (rt.nodes() > 1) throw InvalidArgument("switchyard: node contention is measured on one node, not " + std::to_string(rt.nodes()));
+  if (rt.nodes() > 1)
+    throw InvalidArgument("switchyard: node contention is measured on one node, not " + std::to_string(rt.nodes()));
   if (o.sender_cpus.empty()) throw InvalidArgument("switchyard: node contention needs at least one sender");
   if (o.bytes == 0) throw InvalidArgument("switchyard: node contention needs messages of at least one byte");
   if (o.repeat == 0) throw InvalidArgument("switchyard: node contention needs at least one timed run");
@@ -150,8 +151,8 @@ ContentionResult run_node_contention(Runtime& rt, const ContentionOptions& o) {
   std::vector<std::size_t> core_of(cpu_of_rank.size());
   std::vector<CoreCounting> cores(rt.cores().size());
   for (Rank r = 0; r <= d; ++r) {
-    core_of[r] = static_cast<std::size_t>(std::find(rt.cores().begin(), rt.cores().end(), cpu_of_rank[r]) -
-                                          rt.cores().begin());
+    core_of[r] =
+        static_cast<std::size_t>(std::find(rt.cores().begin(), rt.cores().end(), cpu_of_rank[r]) - rt.cores().begin());
     CoreCounting& c = cores[core_of[r]];
     if (c.members++ == 0) c.first = r;
     c.runs.resize(o.repeat);
@@ -181,12 +182,14 @@ ContentionResult run_node_contention(Runtime& rt, const ContentionOptions& o) {
       if (counted && ++core.finished == core.members) {
         Counts now{};
         core.read_failed |= !core.group->read(now);
-        for (std::size_t e = 0; e < now.size(); ++e) core.runs[static_cast<std::size_t>(run)][e] = now[e] - core.start[e];
+        for (std::size_t e = 0; e < now.size(); ++e)
+          core.runs[static_cast<std::size_t>(run)][e] = now[e] - core.start[e];
         core.started = core.finished = 0;
       }
       if (timed) clocks.record(me, static_cast<std::uint32_t>(run), end - start, stats.busy_lock_inquiries);
       if (const auto wrong = buffers.verify()) {
-        throw sys::PayloadError("node contention, run " + std::to_string(run + 1) + " of " + std::to_string(o.repeat), *wrong);
+        throw sys::PayloadError("node contention, run " + std::to_string(run + 1) + " of " + std::to_string(o.repeat),
+                                *wrong);
       }
     }
   };

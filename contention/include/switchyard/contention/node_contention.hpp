@@ -70,8 +70,8 @@ struct ContentionResult {
   // Per run, on each process's own clock, in microseconds: the receiver's
   // time; the largest, smallest and average of the senders' times.
   schedulers::TimeStats recv_us, send_max_us, send_min_us, send_avg_us;
-  std::vector<std::uint64_t> inquiries;  // per run: the senders' busy-lock test-and-sets, summed
-  std::vector<std::string> counter_names;  // the events that counted on every core (empty: none)
+  std::vector<std::uint64_t> inquiries;      // per run: the senders' busy-lock test-and-sets, summed
+  std::vector<std::string> counter_names;    // the events that counted on every core (empty: none)
   std::vector<std::string> counters_absent;  // why the others did not
   std::vector<CounterRun> counter_runs;      // per run
   bool verified = false;                     // every byte of every run (a wrong one throws)
