@@ -2,6 +2,7 @@
 
 #include <hwloc.h>
 
+#include <iterator>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -48,37 +49,24 @@ CoreDistance distance(hwloc_topology_t t, hwloc_obj_t a, hwloc_obj_t b) {
 
 }  // namespace
 
-std::string_view describe(CoreDistance d) noexcept {
-  switch (d) {
-    case CoreDistance::same_core:
-      return "same core (SMT sibling)";
-    case CoreDistance::same_l2:
-      return "same L2";
-    case CoreDistance::same_l3:
-      return "same L3";
-    case CoreDistance::same_numa:
-      return "same NUMA node, no shared cache";
-    case CoreDistance::other_numa:
-      return "other NUMA node";
-  }
-  return "?";
-}
+namespace {
 
-std::string_view key(CoreDistance d) noexcept {
-  switch (d) {
-    case CoreDistance::same_core:
-      return "smt";
-    case CoreDistance::same_l2:
-      return "l2";
-    case CoreDistance::same_l3:
-      return "l3";
-    case CoreDistance::same_numa:
-      return "numa";
-    case CoreDistance::other_numa:
-      return "remote";
-  }
-  return "?";
-}
+struct DistanceName {
+  std::string_view key, description;
+};
+// Indexed by CoreDistance.
+constexpr DistanceName kDistanceNames[] = {{"smt", "same core (SMT sibling)"},
+                                           {"l2", "same L2"},
+                                           {"l3", "same L3"},
+                                           {"numa", "same NUMA node, no shared cache"},
+                                           {"remote", "other NUMA node"}};
+static_assert(std::size(kDistanceNames) == kCoreDistances.size());
+
+}  // namespace
+
+std::string_view describe(CoreDistance d) noexcept { return kDistanceNames[static_cast<std::size_t>(d)].description; }
+
+std::string_view key(CoreDistance d) noexcept { return kDistanceNames[static_cast<std::size_t>(d)].key; }
 
 std::array<std::vector<int>, kCoreDistances.size()> cpus_by_distance(int from, std::span<const int> cpus) {
   const TopologyHandle topology = load_topology();
