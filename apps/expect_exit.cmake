@@ -6,7 +6,7 @@
 #         [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
 #         [-DSTDOUT_ONCE=<regex>] [-DJSON_NODES=<R>] [-DJSON_COMM_MS_BELOW=<ms>]
 #         [-DNO_FILE=<path>: must not exist after the run]
-#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective|trace|dynamic] [-DJSON_RESULTS=<n>]]
+#         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective|trace|dynamic|contention] [-DJSON_RESULTS=<n>]]
 #         -P expect_exit.cmake
 #
 # JSON_KIND says which command wrote JSON_FILE (default exchange) and so which
@@ -357,6 +357,30 @@ elseif(JSON_KIND STREQUAL "dynamic")
     math(EXPR expected "${generated} * (${n} - 1)")
     if(NOT delivered EQUAL expected OR generated EQUAL 0)
       message(FATAL_ERROR "${JSON_FILE}: ${delivered} deliveries for ${generated} requests on ${n} processes\n${row}")
+    endif()
+  endforeach()
+elseif(JSON_KIND STREQUAL "contention")
+  # JSON_RESULTS rows (one per placement, busy lock, size and d), each
+  # verified, with the receiver's and the senders' times, min <= ave <= max;
+  # a row at d = 1 has ratios of 1, and the paper's d = 31 at 4 KiB is there.
+  require_json("^contention$" command)
+  require_json("^19\\.48" paper_table2 4096 5 ms recv)
+  results_array(last)
+  foreach(i RANGE ${last})
+    require_json("^ON$" results ${i} verified)
+    require_json("^(spread|packed|distance)$" results ${i} placement)
+    foreach(key recv_us send_max_us send_min_us send_avg_us)
+      require_json("${number}" results ${i} ${key} median)
+    endforeach()
+    string(JSON lo GET "${json}" results ${i} send_min_us median)
+    string(JSON ave GET "${json}" results ${i} send_avg_us median)
+    string(JSON hi GET "${json}" results ${i} send_max_us median)
+    if(lo GREATER ave OR ave GREATER hi)
+      message(FATAL_ERROR "${JSON_FILE}: result ${i}: senders' min ${lo}, ave ${ave}, max ${hi} are out of order\n${json}")
+    endif()
+    string(JSON d GET "${json}" results ${i} senders)
+    if(d EQUAL 1)
+      require_json("^1(\\.0+)?$" results ${i} ratio_to_d1 recv)
     endif()
   endforeach()
 else()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest cli.plots: scripts/plot.py makes its four plots from JSON that the CLI
+# ctest cli.plots: scripts/plot.py makes its six plots from JSON that the CLI
 # writes here (small runs, seconds) and a hand-written `dynamic --sweep` file;
 # each must be a non-empty PNG. Exit 77 (skipped) without matplotlib.
 #
@@ -25,8 +25,17 @@ for p in 2 4 8; do
       --json "$out/redistribute_${from}_$p.json" >/dev/null
   done
 done
+"$cli" contention --senders 1,2,4 --bytes 256,4096 --repeat 2 --json "$out/contention.json" >/dev/null
 python3 "$plot" --out "$out" "$out"/*.json "$dynamic"
-for name in table4_phases exchange_time redistribution_time dynamic_delay; do
+# Exchanges on 1 and on every core: time against the core count instead.
+mkdir -p "$out/scaling"
+cores=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+for list in "${cores%%[,-]*}" "$cores"; do
+  "$cli" exchange -n 8 -d 3 --bytes 64,4096 --repeat 1 --schedulers ac,optimal --cores "$list" \
+    --json "$out/scaling/exchange_${list//[,-]/_}.json" >/dev/null
+done
+python3 "$plot" --out "$out" "$out"/scaling/*.json
+for name in table4_phases exchange_time redistribution_time dynamic_delay contention_growth exchange_scaling; do
   file="$out/$name.png"
   if [[ ! -s $file ]] || [[ $(head -c 4 "$file" | tail -c 3) != PNG ]]; then
     echo "plot_test: $file is missing, empty or not a PNG" >&2
@@ -41,4 +50,4 @@ if [[ $code -ne 2 ]]; then
   echo "plot_test: plot.py on foreign JSON exited $code, expected 2" >&2
   exit 1
 fi
-echo "plot_test: 4 plots in $out"
+echo "plot_test: 6 plots in $out"

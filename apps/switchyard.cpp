@@ -19,6 +19,8 @@
 //       The C3 paper's k-level algorithms, measured beside the model's units (collective_command.hpp).
 //   switchyard model calibrate|predict ...
 //       The C3 cost model: this machine's parameters, predicted costs (model_command.hpp).
+//   switchyard contention [--senders LIST] [--bytes LIST] [--placement spread|packed|distance] ...
+//       Node contention (Wang-Lin-Ranka Table 2) on real cores beside the CM-5's (contention_command.hpp).
 //
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -33,6 +35,7 @@
 #include "cli_support.hpp"
 #include "collective_command.hpp"
 #include "command.hpp"
+#include "contention_command.hpp"
 #include "dynamic_command.hpp"
 #include "exchange_command.hpp"
 #include "model_command.hpp"
@@ -96,6 +99,7 @@ int main(int argc, char** argv) {
   commands.push_back(std::make_unique<ModelCommand>(app));
   commands.push_back(std::make_unique<CollectiveCommand>(app));
   commands.push_back(std::make_unique<DynamicCommand>(app));
+  commands.push_back(std::make_unique<ContentionCommand>(app));
 
   if (const std::optional<int> done = parse_command_line(app, argc, argv)) return *done;
   return run_reporting_errors([&] {

@@ -6,7 +6,7 @@ include(CMakePackageConfigHelpers)
 
 # Every library, in link order (each before what it depends on): the .pc file's Libs.
 set(switchyard_libraries
-  switchyard_halo switchyard_dynamic switchyard_dynamic_core switchyard_collective_timing switchyard_model_collectives switchyard_model_calibration
+  switchyard_contention switchyard_halo switchyard_dynamic switchyard_dynamic_core switchyard_collective_timing switchyard_model_collectives switchyard_model_calibration
   switchyard_primitives switchyard_redistribution switchyard_schedulers switchyard_schedulers_core
   switchyard_primitives_core switchyard_model switchyard_runtime switchyard_transport)
 set(switchyard_header_only switchyard_base)
@@ -23,7 +23,7 @@ install(TARGETS ${switchyard_libraries} ${switchyard_header_only} switchyard_all
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 foreach(dir base transport runtime schedulers/core schedulers/execution schedulers/redistribution
-            primitives model collectives dynamic halo)
+            primitives model collectives dynamic halo contention)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 if(TARGET switchyard_cli)

@@ -24,6 +24,15 @@ that kind's plot (one PNG each, in DIR, default the current directory):
                             reception_delay, generated, delivered}: delays
                             against load (rate / stability_limit) per scheme,
                             unstable points hollow.
+  contention_growth.png     `switchyard contention --json`: the receiver's
+                            time and the senders' average against d, each as
+                            a ratio to d = 1, beside Wang-Lin-Ranka Table 2's
+                            CM-5 ratios (dashed); a panel per message size and
+                            busy lock, a line per placement.
+  exchange_scaling.png      `switchyard exchange --json` files of several core
+                            counts (scripts/scale_study.sh): time against the
+                            cores per scheduler, a panel per message size
+                            (drawn instead of exchange_time.png).
 
 Exit status: 0 with every plot written, 2 for bad input (unreadable or
 unrecognized JSON), 77 when matplotlib is missing (install python3-matplotlib:
@@ -60,6 +69,8 @@ def fail(message):
 
 def kind_of(path, data):
     """The command that wrote `data`, and the records to plot."""
+    if isinstance(data, dict) and data.get("command") == "contention" and "results" in data:
+        return "contention", [data]
     if isinstance(data, dict) and "phases" in data and "density" in data and "samples" in data:
         return "phases", [data]
     if isinstance(data, dict) and "results" in data and "density" in data:
@@ -69,7 +80,7 @@ def kind_of(path, data):
     rows = data.get("rows", data.get("results")) if isinstance(data, dict) else data
     if isinstance(rows, list) and rows and all(isinstance(r, dict) and DYNAMIC_FIELDS <= r.keys() for r in rows):
         return "dynamic", rows
-    fail(f"{path}: not the JSON of switchyard phases, exchange, redistribute or dynamic --sweep")
+    fail(f"{path}: not the JSON of switchyard phases, exchange, redistribute, contention or dynamic --sweep")
 
 
 def plot_phases(plt, records, out):
@@ -98,6 +109,8 @@ def plot_phases(plt, records, out):
 
 
 def plot_exchange(plt, records, out):
+    if len({r.get("cores") for r in records}) > 1:
+        return plot_exchange_scaling(plt, records, out)
     fig, ax = plt.subplots(figsize=(7, 5))
     series = defaultdict(dict)
     floor = {}
@@ -125,6 +138,64 @@ def plot_exchange(plt, records, out):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return save(plt, fig, out, "exchange_time")
+
+
+def plot_exchange_scaling(plt, records, out):
+    by_size = defaultdict(lambda: defaultdict(dict))  # bytes -> scheduler -> cores -> median ms
+    for r in records:
+        for row in r["results"]:
+            by_size[row["bytes"]][row["scheduler"]][r["cores"]] = row["comm_ms"]["median"]
+    sizes = sorted(by_size)
+    fig, axes = plt.subplots(1, len(sizes), figsize=(6 * len(sizes), 4.5), squeeze=False)
+    for ax, size in zip(axes[0], sizes):
+        for scheduler, by_cores in sorted(by_size[size].items()):
+            cores = sorted(by_cores)
+            ax.plot(cores, [by_cores[c] for c in cores], marker="o", label=scheduler)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("cores")
+        ax.set_ylabel("communication time (ms, median)")
+        ax.set_title(f"Fig. 7 exchange, {size} bytes", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    return save(plt, fig, out, "exchange_scaling")
+
+
+def plot_contention(plt, records, out):
+    panels = defaultdict(lambda: defaultdict(dict))  # (bytes, busy) -> placement -> d -> ratios
+    paper = {}
+    for r in records:
+        for row in r["results"]:
+            if row["ratio_to_d1"] is None:
+                continue
+            where = row["placement"] + (f" {row['distance']}" if row.get("distance") else "")
+            panels[(row["bytes"], row["busy_lock"])][where][row["senders"]] = row["ratio_to_d1"]
+            if row.get("paper_ratio_to_d1"):
+                paper[(row["bytes"], row["senders"])] = row["paper_ratio_to_d1"]
+    if not panels:
+        fail("the contention JSON has no row with a ratio to d = 1 (run it with d = 1 among --senders)")
+    sizes = sorted({size for size, _ in panels})
+    locks = sorted({busy for _, busy in panels})
+    fig, axes = plt.subplots(len(sizes), len(locks), figsize=(5.5 * len(locks), 4.5 * len(sizes)), squeeze=False)
+    for size, busy in sorted(panels):
+        ax = axes[sizes.index(size)][locks.index(busy)]
+        for where, by_d in sorted(panels[(size, busy)].items()):
+            ds = sorted(by_d)
+            ax.plot(ds, [by_d[d]["recv"] for d in ds], marker="o", label=f"recv, {where}")
+            ax.plot(ds, [by_d[d]["ave"] for d in ds], marker="s", label=f"send ave, {where}")
+        ds = sorted(d for (b, d) in paper if b == size)
+        if ds:
+            ax.plot(ds, [paper[(size, d)]["recv"] for d in ds], "k--", marker="o", label="recv, CM-5 (Table 2)")
+            ax.plot(ds, [paper[(size, d)]["ave"] for d in ds], "k:", marker="s", label="send ave, CM-5 (Table 2)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.set_xlabel("senders d")
+        ax.set_ylabel("time / time at d = 1")
+        ax.set_title(f"{size} bytes, busy lock {'on' if busy else 'off'}", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Node contention: growth with d, measured beside the CM-5", fontsize=11)
+    return save(plt, fig, out, "contention_growth")
 
 
 def plot_redistribution(plt, records, out):
@@ -225,7 +296,7 @@ def main():
               file=sys.stderr)
         sys.exit(EXIT_NO_MATPLOTLIB)
     plotters = {"phases": plot_phases, "exchange": plot_exchange, "redistribute": plot_redistribution,
-                "dynamic": plot_dynamic}
+                "dynamic": plot_dynamic, "contention": plot_contention}
     for kind, records in kinds.items():
         try:
             plotters[kind](plt, records, out)
