@@ -128,6 +128,7 @@ void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::
   }
   prog.steps = std::move(steps);
   prog.step_core = std::move(cores);
+  merge_strided(prog);
   for (std::size_t i = 0; i < prog.steps.size(); ++i) {
     const bool by_phase = o == CopyOrder::phases || o == CopyOrder::strict_phases;
     if (prog.blocks.empty() || prog.blocks.back().peer_core != prog.step_core[i] ||
@@ -142,6 +143,39 @@ void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::
   }
   if (o == CopyOrder::busy_locks) compile_senders(prog);
   prog.compiled = true;
+}
+
+// Consecutive steps of one message (the same members, regions, size and
+// phase) whose offsets advance by constant strides become one strided step:
+// a redistribution's runs of two doubles are then one step per message row,
+// not one per run.
+void CopyEngine::merge_strided(CopyCoreProgram& prog) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < prog.steps.size(); ++i) {
+    const CopyStep& next = prog.steps[i];
+    if (kept > 0 && next.count == 1 && prog.step_core[kept - 1] == prog.step_core[i]) {
+      CopyStep& run = prog.steps[kept - 1];
+      const bool same = run.src == next.src && run.dst == next.dst && run.src_region == next.src_region &&
+                        run.dst_region == next.dst_region && run.bytes == next.bytes && run.phase == next.phase;
+      if (same && run.count == 1 && next.src_offset > run.src_offset && next.dst_offset > run.dst_offset) {
+        run.src_stride = next.src_offset - run.src_offset;
+        run.dst_stride = next.dst_offset - run.dst_offset;
+        run.count = 2;
+        continue;
+      }
+      if (same && run.count > 1 && run.count < ~std::uint32_t{0} &&
+          next.src_offset == run.src_offset + run.count * run.src_stride &&
+          next.dst_offset == run.dst_offset + run.count * run.dst_stride) {
+        ++run.count;
+        continue;
+      }
+    }
+    prog.steps[kept] = next;
+    prog.step_core[kept] = prog.step_core[i];
+    ++kept;
+  }
+  prog.steps.resize(kept);
+  prog.step_core.resize(kept);
 }
 
 void CopyEngine::compile_senders(CopyCoreProgram& prog) {
@@ -244,7 +278,7 @@ void CopyEngine::copy_traced(CopyExchangeState& s, const Group& g, Process& p, c
   const Membership& members = g.members();
   const TraceSpan span(p, TraceCategory::message, name,
                        TraceArgs{.src = members.to_job(st.src), .dst = members.to_job(st.dst), .has_bytes = true,
-                                 .bytes = st.bytes});
+                                 .bytes = st.count * st.bytes});
   copy_step(s, st);
 }
 

@@ -47,7 +47,7 @@ void lay_out(std::vector<CrossingStep>& crossing, const std::vector<std::uint32_
     const auto buffer = static_cast<std::uint32_t>(std::lower_bound(nodes.begin(), nodes.end(), c.node) - nodes.begin());
     const auto [worker, piece] = local(c.step, buffer, filled[buffer]);
     by_worker[worker].push_back(piece);
-    filled[buffer] += c.step.bytes;
+    filled[buffer] += std::uint64_t{c.step.count} * c.step.bytes;
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) buffers[i].resize(filled[i]);
 }
@@ -76,22 +76,24 @@ NodeStaging CopyEngine::make_staging(CopyExchangeState& s, const Group& g, const
       }
     }
   }
-  for (const auto& [node, leader] : leaders) {
-    const bool used = std::any_of(out.begin(), out.end(), [&](const CrossingStep& c) { return c.node == node; }) ||
-                      std::any_of(in.begin(), in.end(), [&](const CrossingStep& c) { return c.node == node; });
-    if (!used) continue;
-    st.nodes.push_back(node);
-    st.leaders.push_back(leader);
+  for (const auto& entry : leaders) {
+    // Not a structured binding: Clang 14 cannot capture one in a lambda.
+    const auto on_node = [node = entry.first](const CrossingStep& c) { return c.node == node; };
+    if (std::none_of(out.begin(), out.end(), on_node) && std::none_of(in.begin(), in.end(), on_node)) continue;
+    st.nodes.push_back(entry.first);
+    st.leaders.push_back(entry.second);
   }
   st.out.resize(st.nodes.size());
   st.in.resize(st.nodes.size());
   st.pack.resize(s.cores());
   st.unpack.resize(s.cores());
   lay_out(out, st.nodes, st.out, st.pack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
-    return std::pair{route(step.src).core, StagedPiece{step.src, step.src_region, step.src_offset, buffer, at, step.bytes}};
+    return std::pair{route(step.src).core, StagedPiece{step.src, step.src_region, step.src_offset, buffer, step.count,
+                                                       at, step.bytes, step.src_stride}};
   });
   lay_out(in, st.nodes, st.in, st.unpack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
-    return std::pair{route(step.dst).core, StagedPiece{step.dst, step.dst_region, step.dst_offset, buffer, at, step.bytes}};
+    return std::pair{route(step.dst).core, StagedPiece{step.dst, step.dst_region, step.dst_offset, buffer, step.count,
+                                                       at, step.bytes, step.dst_stride}};
   });
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     if (!st.pack[w].empty() || !st.unpack[w].empty() || w == s.leader_core) st.staging_cores.push_back(w);
@@ -115,16 +117,22 @@ Task<void> CopyEngine::lay_out_staging(CopyExchangeState& s, const Group& g, Pro
 void CopyEngine::pack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
   for (const StagedPiece& piece : st.pack[core]) {
-    std::memcpy(st.out[piece.buffer].data() + piece.buffer_offset,
-                s.slot(piece.member).send[piece.region].data() + piece.member_offset, piece.bytes);
+    std::byte* to = st.out[piece.buffer].data() + piece.buffer_offset;
+    const std::byte* from = s.slot(piece.member).send[piece.region].data() + piece.member_offset;
+    for (std::uint32_t k = 0; k < piece.count; ++k, to += piece.bytes, from += piece.member_stride) {
+      copy_bytes(to, from, piece.bytes);
+    }
   }
 }
 
 void CopyEngine::unpack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
   for (const StagedPiece& piece : st.unpack[core]) {
-    std::memcpy(s.slot(piece.member).recv[piece.region].data() + piece.member_offset,
-                st.in[piece.buffer].data() + piece.buffer_offset, piece.bytes);
+    const std::byte* from = st.in[piece.buffer].data() + piece.buffer_offset;
+    std::byte* to = s.slot(piece.member).recv[piece.region].data() + piece.member_offset;
+    for (std::uint32_t k = 0; k < piece.count; ++k, from += piece.bytes, to += piece.member_stride) {
+      copy_bytes(to, from, piece.bytes);
+    }
   }
 }
 

@@ -22,6 +22,27 @@
 
 namespace switchyard::detail {
 
+// Copies n bytes of distinct buffers. A small copy (a halo's 8 to 40 bytes,
+// a redistribution's run of two doubles) as fixed-size moves, which the
+// compiler inlines: a call of memcpy with a variable size costs more than
+// such a copy itself.
+inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) noexcept {
+  if (n > 32) {
+    std::memcpy(to, from, n);
+  } else if (n >= 16) {  // two 16-byte moves, overlapping unless n is 32
+    std::memcpy(to, from, 16);
+    std::memcpy(to + n - 16, from + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else {
+    for (std::uint64_t i = 0; i < n; ++i) to[i] = from[i];
+  }
+}
+
 // A member's publication. Written by the member's process (on its core's
 // thread) before its core's copier stores `published`; read by other cores
 // after they acquire that store.
@@ -64,13 +85,16 @@ struct CopyBlock {
 
 // A piece of a message between nodes, at this node's end: its member's region
 // and offset, and its place in the staging buffer of the other node.
+// A strided step's pieces lie one after the other in the buffer.
 struct StagedPiece {
   Rank member = 0;
   std::uint32_t region = 0;
   std::uint64_t member_offset = 0;
   std::uint32_t buffer = 0;  // index of the other node in NodeStaging::nodes
+  std::uint32_t count = 1;
   std::uint64_t buffer_offset = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0;  // of each piece
+  std::uint64_t member_stride = 0;
 };
 
 // How this node's pieces to and from the other nodes travel: one message each
@@ -190,6 +214,7 @@ struct CopyEngine {
                                   const CopyExchangeOptions& options);
   static void compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
   static void compile_senders(CopyCoreProgram& prog);
+  static void merge_strided(CopyCoreProgram& prog);
   // A block's steps; when the job records a trace, each one a "copy" span.
   static void copy(CopyExchangeState& s, const Group& g, Process& p, const CopyCoreProgram& prog,
                    const CopyBlock& b) {
@@ -201,10 +226,11 @@ struct CopyEngine {
   }
   static void copy_traced(CopyExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name);
   static void copy_step(CopyExchangeState& s, const CopyStep& st) {
-    const CopyMemberSlot& from = s.slot(st.src);
-    const CopyMemberSlot& to = s.slot(st.dst);
-    std::memcpy(to.recv[st.dst_region].data() + st.dst_offset, from.send[st.src_region].data() + st.src_offset,
-                st.bytes);
+    const std::byte* from = s.slot(st.src).send[st.src_region].data() + st.src_offset;
+    std::byte* to = s.slot(st.dst).recv[st.dst_region].data() + st.dst_offset;
+    for (std::uint32_t k = 0; k < st.count; ++k, from += st.src_stride, to += st.dst_stride) {
+      copy_bytes(to, from, st.bytes);
+    }
   }
   static Task<void> copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                  std::uint64_t run);

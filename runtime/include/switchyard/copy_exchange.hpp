@@ -69,14 +69,20 @@
 namespace switchyard {
 
 // `bytes` bytes from member src's send region `src_region`, at `src_offset`,
-// into member dst's receive region `dst_region` at `dst_offset`. Ranks are
-// the communicator's.
+// into member dst's receive region `dst_region` at `dst_offset`; or, with a
+// count above one, `count` such pieces, the k-th at src_offset + k *
+// src_stride and dst_offset + k * dst_stride (a strided run, one step: a
+// core's compiling merges consecutive steps that form one). Ranks are the
+// communicator's. One cache line.
 struct CopyStep {
   Rank src = 0, dst = 0;
   std::uint32_t src_region = 0, dst_region = 0;
   std::uint64_t src_offset = 0, dst_offset = 0, bytes = 0;
   std::uint32_t phase = 0;
+  std::uint32_t count = 1;
+  std::uint64_t src_stride = 0, dst_stride = 0;
 };
+static_assert(sizeof(CopyStep) == 64, "a step is one cache line");
 
 enum class CopySide : std::uint8_t {
   receiver,  // pull: a core copies the steps into its members
