@@ -133,7 +133,7 @@ Task<void> sleeps_and_locks(Process& p, const Fault& f) {
 // Every process posts kSteps active messages, one to each of its kSteps next
 // ranks, so every rank's handler runs kSteps times; the faulty rank's throws
 // on its step-th. `handled`: per rank, touched on that rank's core only.
-Task<void> active_messages(Process& p, const Fault& f, std::vector<std::uint32_t>& handled) {
+Task<void> active_messages(Process& p, const Fault& /*the handler throws it*/, std::vector<std::uint32_t>& handled) {
   for (std::uint32_t s = 0; s < kSteps; ++s) {
     const std::uint64_t body = sytest::message_key(p.rank(), s, 3);
     p.post_active((p.rank() + 1 + s) % p.size(), 1, std::as_bytes(std::span(&body, 1)));

@@ -35,8 +35,8 @@ struct CrossingStep {
 // order, which both ends of the pair derive alike from the same pieces.
 // Appends each piece, at its place, to the list of the worker of `local(step)`.
 template <class Local>
-void lay_out(std::vector<CrossingStep>& crossing, const std::vector<std::uint32_t>& nodes,
-             std::vector<std::vector<std::byte>>& buffers, std::vector<std::vector<StagedPiece>>& by_worker,
+void lay_out(std::vector<CrossingStep>& crossing, const std::vector<std::uint32_t>& nodes, NodeStagingPool& pool,
+             std::vector<StagingBuffer>& buffers, std::vector<std::vector<StagedPiece>>& by_worker,
              Local&& local) {
   std::sort(crossing.begin(), crossing.end(), [](const CrossingStep& a, const CrossingStep& b) {
     return std::tie(a.node, a.step.src, a.step.dst, a.step.src_offset) <
@@ -49,15 +49,18 @@ void lay_out(std::vector<CrossingStep>& crossing, const std::vector<std::uint32_
     by_worker[worker].push_back(piece);
     filled[buffer] += std::uint64_t{c.step.count} * c.step.bytes;
   }
-  for (std::size_t i = 0; i < nodes.size(); ++i) buffers[i].resize(filled[i]);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (filled[i] > 0) buffers[i] = pool.take(filled[i]);
+  }
 }
 
 }  // namespace
 
-NodeStaging CopyEngine::make_staging(CopyExchangeState& s, const Group& g, const Job& job) {
+std::unique_ptr<NodeStaging> CopyEngine::make_staging(CopyExchangeState& s, const Group& g, const Job& job) {
   const Membership& members = g.members();
   auto route = [&](Rank r) -> const Route& { return job.routes()[members.to_job(r)]; };
-  NodeStaging st;
+  auto made = std::make_unique<NodeStaging>(job.staging_pool());
+  NodeStaging& st = *made;
   st.leader = s.leader;
   std::vector<CrossingStep> out, in;
   std::map<std::uint32_t, Rank> leaders;  // other node -> its lowest participant
@@ -87,18 +90,18 @@ NodeStaging CopyEngine::make_staging(CopyExchangeState& s, const Group& g, const
   st.in.resize(st.nodes.size());
   st.pack.resize(s.cores());
   st.unpack.resize(s.cores());
-  lay_out(out, st.nodes, st.out, st.pack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
+  lay_out(out, st.nodes, job.staging_pool(), st.out, st.pack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
     return std::pair{route(step.src).core, StagedPiece{step.src, step.src_region, step.src_offset, buffer, step.count,
                                                        at, step.bytes, step.src_stride}};
   });
-  lay_out(in, st.nodes, st.in, st.unpack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
+  lay_out(in, st.nodes, job.staging_pool(), st.in, st.unpack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
     return std::pair{route(step.dst).core, StagedPiece{step.dst, step.dst_region, step.dst_offset, buffer, step.count,
                                                        at, step.bytes, step.dst_stride}};
   });
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     if (!st.pack[w].empty() || !st.unpack[w].empty() || w == s.leader_core) st.staging_cores.push_back(w);
   }
-  return st;
+  return made;
 }
 
 // Every core of the node with participants has published its members' steps
@@ -110,7 +113,7 @@ Task<void> CopyEngine::lay_out_staging(CopyExchangeState& s, const Group& g, Pro
     co_await WatchAwaiter(p, s.progress(w).published, run, "the other cores' first run (compiled exchange)");
   }
   const std::lock_guard lock(s.staging_mutex);
-  if (!s.staging) s.staging = std::make_unique<NodeStaging>(make_staging(s, g, p.job_));
+  if (!s.staging) s.staging = make_staging(s, g, p.job_);
   s.program(core).staging = s.staging.get();
 }
 
@@ -158,13 +161,13 @@ Task<void> CopyEngine::lead(CopyExchangeState& s, Communicator comm, std::uint64
   PooledArray<RecvTicket> recvs(st.nodes.size());
   PooledArray<SendTicket> sends(st.nodes.size());
   for (std::size_t i = 0; i < st.nodes.size(); ++i) {
-    if (!st.in[i].empty()) recvs.emplace(i, [&] { return staging.post_recv_into(st.leaders[i], st.in[i], tag); });
+    if (!st.in[i].empty()) recvs.emplace(i, [&] { return staging.post_recv_into(st.leaders[i], st.in[i].bytes(), tag); });
   }
   for (std::uint32_t w : st.staging_cores) {
     co_await WatchAwaiter(p, s.progress(w).packed, run, "the other cores' packing (compiled exchange)");
   }
   for (std::size_t i = 0; i < st.nodes.size(); ++i) {
-    if (!st.out[i].empty()) sends.emplace(i, [&] { return staging.post_send(st.leaders[i], st.out[i], tag); });
+    if (!st.out[i].empty()) sends.emplace(i, [&] { return staging.post_send(st.leaders[i], st.out[i].bytes(), tag); });
   }
   for (RecvTicket& t : recvs) {
     if (t.valid()) co_await p.wait(t);

@@ -18,6 +18,7 @@
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
 #include "switchyard/process.hpp"
+#include "node_staging_pool.hpp"
 #include "switchyard/trace.hpp"
 
 namespace switchyard::detail {
@@ -102,12 +103,23 @@ struct StagedPiece {
 // sends and receives. Both ends lay a buffer out alike, with no word between
 // them: its pieces in (src, dst, src_offset) order. Laid out once per job by
 // the first core to need it (under CopyExchangeState::staging_mutex), read-only
-// after, but for the buffers.
+// after, but for the buffers, which come from the Runtime's pool and go back
+// to it with the exchange (at the end of the job).
 struct NodeStaging {
+  explicit NodeStaging(NodeStagingPool& from) : pool(&from) {}
+  NodeStaging(const NodeStaging&) = delete;
+  NodeStaging& operator=(const NodeStaging&) = delete;
+  ~NodeStaging() {
+    for (auto* buffers : {&out, &in}) {
+      for (StagingBuffer& b : *buffers) pool->give_back(std::move(b));
+    }
+  }
+
+  NodeStagingPool* pool;
   std::vector<std::uint32_t> nodes;  // the other nodes this node exchanges pieces with
   std::vector<Rank> leaders;         // each one's leader
   Rank leader = 0;                   // this node's
-  std::vector<std::vector<std::byte>> out, in;  // per other node
+  std::vector<StagingBuffer> out, in;  // per other node
   std::vector<std::vector<StagedPiece>> pack, unpack;  // per worker: its members' pieces
   std::vector<std::uint32_t> staging_cores;  // workers with pieces to pack or unpack, and the leader's
 };
@@ -249,7 +261,7 @@ struct CopyEngine {
   // the node with participants has published (its first run).
   static Task<void> lay_out_staging(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                     std::uint64_t run);
-  static NodeStaging make_staging(CopyExchangeState& s, const Group& g, const Job& job);
+  static std::unique_ptr<NodeStaging> make_staging(CopyExchangeState& s, const Group& g, const Job& job);
   static void pack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core);
   static void unpack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core);
   // The leader's run: once every core has packed, the buffers go to the

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "job_trace.hpp"
+#include "node_staging_pool.hpp"
 #include "switchyard/detail/job.hpp"
 #include "switchyard/detail/worker.hpp"
 #include "switchyard/machine_memory.hpp"
@@ -228,7 +229,10 @@ std::string Job::stall_report() const {
 
 }  // namespace detail
 
-Runtime::Runtime(RuntimeOptions options) : topology_(std::make_unique<Topology>()), default_trace_(options.trace) {
+Runtime::Runtime(RuntimeOptions options)
+    : topology_(std::make_unique<Topology>()),
+      default_trace_(options.trace),
+      staging_(std::make_unique<detail::NodeStagingPool>()) {
   if (options.cores.empty()) {
     for (const auto& c : topology_->allowed_cores()) cores_.push_back(c.os_index);
   } else {
@@ -469,7 +473,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   {
     const std::uint64_t number = network_ ? network_->begin_job() : 0;
     detail::Job job(workers, processes, body, std::move(options),
-                    detail::JobNodes{network_, node_, node_cores_, number, node_comm_.get()});
+                    detail::JobNodes{network_, node_, node_cores_, number, node_comm_.get(), staging_.get()});
     start_and_watch(job, workers);
     for (auto* w : workers) {
       stats.resumes += w->resumes();
@@ -483,6 +487,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
     if (job.stalled()) stall_report = job.stall_report();
     trace.job_over();
   }
+  staging_->end_job();  // the job's exchanges, and their staging, are gone
   trace.write_file();
   if (error) std::rethrow_exception(error);
   if (!stall_report.empty()) throw StallError(stall_report);

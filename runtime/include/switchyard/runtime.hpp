@@ -162,6 +162,7 @@ class Worker;
 class Job;
 class MpiWorld;
 class NodeComm;
+class NodeStagingPool;
 }  // namespace detail
 
 class Runtime {
@@ -209,6 +210,7 @@ class Runtime {
   std::unique_ptr<detail::NodeComm> node_comm_;  // with network_: the nodes' communicator (MPI_COMM_WORLD's duplicate)
   std::uint32_t node_ = 0;
   std::vector<std::vector<int>> node_cores_;  // per node: its workers' OS cores
+  std::unique_ptr<detail::NodeStagingPool> staging_;  // compiled exchanges' buffers between nodes, from job to job
 
   void start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers);
   void watch_network(detail::Job& job, std::optional<std::chrono::steady_clock::time_point>& cancelled_at,

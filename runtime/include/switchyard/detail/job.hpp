@@ -31,6 +31,7 @@ namespace switchyard::detail {
 
 class Worker;
 class TraceBuffer;
+class NodeStagingPool;
 
 // Where a job runs: this node, and every node's cores.
 struct JobNodes {
@@ -39,6 +40,7 @@ struct JobNodes {
   std::vector<std::vector<int>> cores;  // per node: the OS cores of its workers
   std::uint64_t job = 0;                // the job's number, alike on every node (failure messages carry it)
   NodeComm* comm = nullptr;             // the Runtime's communicator over the nodes, when MPI is built in
+  NodeStagingPool* staging = nullptr;       // the Runtime's, kept from job to job (node_staging_pool.hpp)
 };
 
 // Every rank's (node, core): ranks in blocks over the nodes, then `placement`
@@ -65,6 +67,7 @@ class Job {
   std::uint32_t node() const noexcept { return nodes_.node; }
   // The MPI session of a job across nodes, else nullptr.
   MpiWorld* network() const noexcept { return nodes_.network; }
+  NodeStagingPool& staging_pool() const noexcept { return *nodes_.staging; }
   const JobNodes& nodes() const noexcept { return nodes_; }
   const RouteTable& routes() const noexcept { return routes_; }
   RingSet& rings() noexcept { return *rings_; }
