@@ -56,7 +56,9 @@
 //
 // Limits. Each region must hold the bytes its steps copy, which the caller
 // checks. An exchange keeps its state (a slot per participant, the cores'
-// programs, the staging buffers) on its communicator until the job ends; a
+// programs, the staging buffers) on its communicator until the job ends (the
+// staging buffers then go back to the Runtime, which keeps the last job's for
+// the next, so their pages are mapped once per Runtime, not per job); a
 // communicator takes at most 4096 exchanges in a job, and refuses more with
 // an InvalidArgument.
 
