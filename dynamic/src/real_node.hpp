@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/cache_line.hpp"
 #include "switchyard/dynamic/real_pipeline.hpp"
 #include "switchyard/errors.hpp"
 
@@ -48,13 +49,14 @@ inline PacketHeader header_of(std::span<const std::byte> packet) {
 // Written by one thread each, read by the sampler while the job runs
 // (relaxed: a sample of counts that only grow; run() reads the final values
 // after the job, which orders them).
-struct alignas(64) NodeCounters {
+struct alignas(kCacheLine) NodeCounters {
   std::atomic<std::uint64_t> generated{0};  // by the node's producer
   std::atomic<std::uint64_t> delivered{0};  // by the node's router
   // A Poisson producer's next arrival (ns since the clock's epoch; 0: none
   // due): one it holds back while the pipeline is full shows in the backlog.
   std::atomic<std::int64_t> due_ns{0};
 };
+static_assert(kOwnsCacheLines<NodeCounters>, "shared across cores: cache lines of its own");
 
 // Every packet a router receives: refuses a duplicate or a stranger, counts
 // per origin, sums the reception delays and keeps a sample of them (one

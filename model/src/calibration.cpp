@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "switchyard/cache_line.hpp"
 #include "switchyard/model/colocation.hpp"
 #include "switchyard/model/estimators.hpp"
 #include "switchyard/model/host_state.hpp"
@@ -24,7 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint64_t kCacheLine = 64;
 constexpr std::uint64_t kLargeBytes = 16 * 1024;
 constexpr std::uint32_t kLargeCount = 8;
 constexpr std::uint64_t kSmallBytes = 64;

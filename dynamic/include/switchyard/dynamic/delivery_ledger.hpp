@@ -31,7 +31,6 @@ class DeliveryLedger {
   std::int32_t open(std::int32_t origin, double time);
   // Request `id` reaches `node` at the end of slot time `time` - 1 (time is an integer).
   void deliver(std::int32_t id, std::int32_t node, std::int64_t time);
-  std::int64_t open_requests() const noexcept { return open_; }
   // Throws DeliveryError if a request is still open; `slots_run` is the run's
   // length with the drain. The counts, delays, throughput and backlog verdict.
   SlotRunResult finish(std::int64_t slots_run) const;

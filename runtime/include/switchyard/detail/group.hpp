@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/cache_line.hpp"
 #include "switchyard/transport/busy_lock.hpp"
 #include "switchyard/transport/message.hpp"
 #include "switchyard/transport/node_comm.hpp"
@@ -96,16 +97,18 @@ class Group {
   std::uint64_t library_key() const noexcept { return library_key_; }
 
   // Written only by member r's process.
-  struct alignas(64) MemberState {
+  struct alignas(kCacheLine) MemberState {
     std::uint64_t collectives = 0;  // collective calls made on this communicator
     std::uint64_t derived = 0;      // dup and split calls made on this communicator
   };
+  static_assert(kOwnsCacheLines<MemberState>, "shared across cores: cache lines of its own");
   MemberState& member(Rank comm_rank) const noexcept { return members_state_[comm_rank]; }
 
   // Written only by worker w's thread: the two collective slots of its core.
-  struct alignas(64) CoreState {
+  struct alignas(kCacheLine) CoreState {
     CoreCollective slots[2];
   };
+  static_assert(kOwnsCacheLines<CoreState>, "shared across cores: cache lines of its own");
   CoreCollective& collective_slot(std::uint32_t worker, std::uint64_t seq) const noexcept {
     return cores_[worker].slots[seq & 1];
   }

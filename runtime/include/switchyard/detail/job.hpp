@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/cache_line.hpp"
 #include "switchyard/detail/group_registry.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
@@ -127,7 +128,7 @@ class Job {
   // (relaxed: the message's own hand-over orders it before the decrement),
   // decremented after the handler ran (acq_rel); the workers read it after
   // `remaining` (acquire), which the poster released after posting.
-  alignas(64) std::atomic<std::uint64_t> active_pending{0};
+  alignas(kCacheLine) std::atomic<std::uint64_t> active_pending{0};
   bool active_messages_run() const noexcept { return active_pending.load(std::memory_order_acquire) == 0; }
   // Workers still inside the job; the last to leave releases `left`.
   std::atomic<std::uint32_t> workers_inside{0};

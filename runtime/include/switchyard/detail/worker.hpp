@@ -11,8 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "switchyard/detail/trace_buffer.hpp"
+#include "switchyard/assert.hpp"
+#include "switchyard/cache_line.hpp"
 #include "switchyard/detail/timer_heap.hpp"
+#include "switchyard/detail/trace_buffer.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/topology.hpp"
 #include "switchyard/transport/backoff.hpp"
@@ -120,11 +122,11 @@ class Worker final : private EndpointClient {
 
   // --- written by other threads ---
   // Set by Runtime::run, taken by this worker (acquire/release hand-over of the Job).
-  alignas(64) std::atomic<Job*> next_job_{nullptr};
+  alignas(kCacheLine) std::atomic<Job*> next_job_{nullptr};
   std::atomic<bool> stop_{false};  // set by ~Worker
   Doorbell doorbell_;              // rung by anyone with work for this worker (its own cache line)
   // --- written by this worker, read by the watchdog and the Runtime ---
-  struct alignas(64) Published {
+  struct alignas(kCacheLine) Published {
     std::atomic<std::uint64_t> progress{0};   // bumped before and after every resume: odd means a process is running
     std::atomic<Rank> running_rank{0};        // stored before progress turns odd
     std::atomic<bool> bound{true};            // whether binding to the core succeeded; read by binding()
@@ -132,10 +134,11 @@ class Worker final : private EndpointClient {
     std::atomic<bool> realtime{true};         // whether SCHED_FIFO was granted; final once started (its release)
     std::atomic<std::uint32_t> sleepers{0};   // timers_.size(), for the watchdog
   };
+  static_assert(kOwnsCacheLines<Published>, "shared across cores: cache lines of its own");
   Published published_;
 
   // --- this worker's own ---
-  alignas(64) const Topology& topology_;
+  alignas(kCacheLine) const Topology& topology_;
   const std::uint32_t index_;
   const int os_core_;
   const bool bind_;
@@ -153,10 +156,12 @@ class Worker final : private EndpointClient {
     bool empty() const noexcept { return head_ == tail_; }
     std::size_t size() const noexcept { return tail_ >= head_ ? tail_ - head_ : tail_ + slots_.size() - head_; }
     void push(Process* p) noexcept {
+      SWITCHYARD_ASSERT(size() + 1 < slots_.size());  // a process is queued at most once: never full
       slots_[tail_] = p;
       tail_ = tail_ + 1 == slots_.size() ? 0 : tail_ + 1;
     }
     Process* pop() noexcept {
+      SWITCHYARD_ASSERT(!empty());
       Process* p = slots_[head_];
       head_ = head_ + 1 == slots_.size() ? 0 : head_ + 1;
       return p;

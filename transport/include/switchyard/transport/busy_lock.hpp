@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <new>
 
+#include "switchyard/cache_line.hpp"
+
 namespace switchyard {
 
-class alignas(64) BusyLock {
+class alignas(kCacheLine) BusyLock {
  public:
   // Acquire pairs with the release in release(): whatever the previous holder
   // wrote before releasing is visible to the next holder.
@@ -23,11 +25,11 @@ class alignas(64) BusyLock {
   bool held() const noexcept { return flag_.test(std::memory_order_relaxed); }
 
  private:
-  // Written by any process on any core; alignas(64) gives it a whole cache
-  // line, so no padding member is needed.
+  // Written by any process on any core; alignas(kCacheLine) gives it a whole
+  // cache line, so no padding member is needed.
   std::atomic_flag flag_;
 };
-static_assert(sizeof(BusyLock) == 64 && alignof(BusyLock) == 64,
+static_assert(sizeof(BusyLock) == kCacheLine && alignof(BusyLock) == kCacheLine,
               "one busy lock per cache line, so contention on one receiver does not slow its neighbours");
 
 }  // namespace switchyard
