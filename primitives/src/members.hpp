@@ -8,7 +8,7 @@
 #include <span>
 
 #include "switchyard/primitives/binomial_tree.hpp"
-#include "switchyard/transport/message.hpp"
+#include "switchyard/types.hpp"
 
 namespace switchyard::primitives::detail {
 

@@ -19,14 +19,14 @@
 #include <memory>
 #include <string>
 
+#include "group.hpp"
+#include "job.hpp"
 #include "switchyard/assert.hpp"
 #include "switchyard/communicator.hpp"
-#include "switchyard/detail/group.hpp"
-#include "switchyard/detail/job.hpp"
 #include "switchyard/detail/pooled_array.hpp"
-#include "switchyard/detail/worker.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/trace.hpp"
+#include "worker.hpp"
 
 namespace switchyard {
 

@@ -4,10 +4,10 @@
 #include <exception>
 #include <string>
 
+#include "group.hpp"
+#include "job.hpp"
 #include "switchyard/communicator.hpp"
-#include "switchyard/detail/group.hpp"
-#include "switchyard/detail/job.hpp"
-#include "switchyard/detail/worker.hpp"
+#include "worker.hpp"
 
 namespace switchyard {
 

@@ -1,4 +1,4 @@
-#include "switchyard/detail/worker.hpp"
+#include "worker.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "switchyard/detail/job.hpp"
+#include "job.hpp"
 
 namespace switchyard::detail {
 

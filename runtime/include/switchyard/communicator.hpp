@@ -29,10 +29,10 @@
 #include <string_view>
 #include <vector>
 
+#include "switchyard/busy_lock.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/task.hpp"
-#include "switchyard/transport/busy_lock.hpp"
-#include "switchyard/transport/message.hpp"
 
 namespace switchyard {
 

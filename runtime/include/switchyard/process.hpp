@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/busy_lock.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/task.hpp"
-#include "switchyard/transport/busy_lock.hpp"
-#include "switchyard/transport/message.hpp"
 #include "switchyard/transport/requests.hpp"
 
 namespace switchyard {

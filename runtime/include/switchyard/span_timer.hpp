@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "switchyard/cache_line.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/node_reduction.hpp"
 #include "switchyard/runtime.hpp"
-#include "switchyard/transport/message.hpp"
 
 namespace switchyard {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "switchyard/collectives/operation.hpp"
-#include "switchyard/transport/message.hpp"
+#include "switchyard/types.hpp"
 
 namespace switchyard::model {
 struct Machine;

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "switchyard/transport/message.hpp"
+#include "switchyard/types.hpp"
 
 namespace switchyard::collectives {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "switchyard/assert.hpp"
-#include "switchyard/transport/message.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/transport/wire.hpp"
 
 namespace switchyard::detail {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "switchyard/assert.hpp"
-#include "switchyard/transport/message.hpp"
+#include "switchyard/types.hpp"
 
 namespace switchyard::detail {
 

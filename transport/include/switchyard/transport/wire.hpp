@@ -26,7 +26,7 @@
 #include <type_traits>
 
 #include "switchyard/cache_line.hpp"
-#include "switchyard/transport/message.hpp"
+#include "switchyard/message.hpp"
 
 namespace switchyard::detail {
 

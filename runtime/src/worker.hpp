@@ -13,8 +13,6 @@
 
 #include "switchyard/assert.hpp"
 #include "switchyard/cache_line.hpp"
-#include "switchyard/detail/timer_heap.hpp"
-#include "switchyard/detail/trace_buffer.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/topology.hpp"
 #include "switchyard/transport/backoff.hpp"
@@ -23,6 +21,8 @@
 #include "switchyard/transport/mpi_transport.hpp"
 #include "switchyard/transport/node_comm.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"
+#include "timer_heap.hpp"
+#include "trace_buffer.hpp"
 
 namespace switchyard::detail {
 

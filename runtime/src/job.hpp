@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "group_registry.hpp"
 #include "switchyard/cache_line.hpp"
-#include "switchyard/detail/group_registry.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/transport/mpi_transport.hpp"

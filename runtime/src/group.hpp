@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/busy_lock.hpp"
 #include "switchyard/cache_line.hpp"
-#include "switchyard/transport/busy_lock.hpp"
-#include "switchyard/transport/message.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/transport/node_comm.hpp"
 
 namespace switchyard {

@@ -13,7 +13,7 @@
 #include <x86intrin.h>
 #endif
 
-#include "switchyard/transport/message.hpp"
+#include "switchyard/message.hpp"
 
 namespace switchyard {
 enum class TraceCategory : std::uint8_t;

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "switchyard/detail/group.hpp"
+#include "group.hpp"
 
 namespace switchyard::detail {
 
