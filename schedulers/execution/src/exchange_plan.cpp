@@ -12,7 +12,6 @@
 #include "described_memory.hpp"
 #include "gathered_rows.hpp"
 #include "hooks_support.hpp"
-#include "scheduler_support.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/model/machine_file.hpp"
@@ -22,6 +21,7 @@
 #include "switchyard/schedulers/generate_recv.hpp"
 #include "switchyard/schedulers/scheduler_table.hpp"
 #include "switchyard/schedulers/static_schedulers.hpp"
+#include "switchyard/splitmix64.hpp"
 
 namespace switchyard::schedulers {
 
@@ -545,7 +545,7 @@ Task<ExchangeRunStats> run_part(const ExchangePlanData& d, Communicator comm, Ex
     co_await execute_ac(lib, part->sends, part->receives, hooks, d.options.ac);
   } else {
     const std::uint64_t run = d.run_counts[part_index(d, *part)].runs.fetch_add(1, std::memory_order_relaxed);
-    const DrsnOptions drsn{detail::stream_seed(d.options.seed, run), d.options.drsn_retry_yields,
+    const DrsnOptions drsn{stream_seed(d.options.seed, run), d.options.drsn_retry_yields,
                            d.options.drsn_monitor};
     const DrsnStats s = co_await execute_drsn(lib, part->sends, part->receives, hooks, drsn);
     stats.busy_lock_inquiries = s.inquiries;
