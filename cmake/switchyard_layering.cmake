@@ -16,8 +16,10 @@ set(SWITCHYARD_LAYERS
   "schedulers/redistribution:schedulers/execution,schedulers/core,runtime"  # switchyard::redistribution
   "model_calibration:model,schedulers/execution,schedulers/core,runtime,transport"  # switchyard::model_calibration
   "model_collectives:model,schedulers/execution,runtime"  # switchyard::model_collectives, collective_timing
-  "primitives:schedulers/execution,schedulers/core,runtime"  # switchyard::primitives_core (pure), primitives
-  "dynamic:primitives,schedulers/execution,runtime"  # switchyard::dynamic_core (pure), dynamic
+  "primitives/core"             # switchyard::primitives_core (pure)
+  "primitives/runtime:primitives/core,schedulers/execution,schedulers/core,runtime"  # switchyard::primitives
+  "dynamic/core:primitives/core"  # switchyard::dynamic_core (pure)
+  "dynamic/runtime:dynamic/core,primitives/runtime,primitives/core,schedulers/execution,runtime"  # switchyard::dynamic
   "halo:schedulers/execution,schedulers/core,runtime"  # switchyard::halo
   "contention:schedulers/execution,schedulers/core,runtime")  # switchyard::contention
 
