@@ -22,8 +22,7 @@ install(TARGETS ${switchyard_libraries} ${switchyard_header_only} switchyard_all
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(dir base transport runtime schedulers/core schedulers/execution schedulers/redistribution
-            primitives model collectives dynamic halo contention)
+foreach(dir IN LISTS SWITCHYARD_HEADER_FOLDERS)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 if(TARGET switchyard_cli)

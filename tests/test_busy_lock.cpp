@@ -3,7 +3,7 @@
 // non-atomic: only the lock's acquire/release makes the count exact.
 
 #include <switchyard/runtime.hpp>
-#include <switchyard/transport/busy_lock.hpp>
+#include <switchyard/busy_lock.hpp>
 
 #include <gtest/gtest.h>
 

@@ -46,7 +46,7 @@ TEST(WireLayout, HeaderIsTwoSlotsAndSlotsAreSixteenBytes) {
   EXPECT_TRUE(std::is_trivially_copyable_v<Slot>);
   EXPECT_TRUE(std::is_trivially_copyable_v<WireHeader>);
   // Four 16-byte messages in three cache lines: small messages share lines.
-  EXPECT_EQ(4 * packet_slots(16) * sizeof(Slot), 3 * switchyard::detail::kCacheLine);
+  EXPECT_EQ(4 * packet_slots(16) * sizeof(Slot), 3 * switchyard::kCacheLine);
   // 64-bit sizes: a message over 4 GiB is representable.
   WireHeader h{};
   h.size = (std::uint64_t{5} << 30) + 3;

@@ -12,8 +12,7 @@
 #include <numeric>
 #include <set>
 
-#include <switchyard/detail/group_registry.hpp>
-
+#include "group_registry.hpp"  // runtime/src: GroupRegistry::kMaxContexts
 #include "test_support.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // plus the Message / ByteBuffer value types it hands out.
 
 #include <switchyard/transport/mailbox.hpp>
-#include <switchyard/transport/message.hpp>
+#include <switchyard/message.hpp>
 
 #include <gtest/gtest.h>
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "switchyard/cache_line.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/payload.hpp"
@@ -27,7 +28,7 @@ constexpr PaperContentionRow kTable2Bytes4096[] = {
 
 // One core's part of the counting, touched only by its worker thread while
 // the job runs (its processes run on that thread alone), read after it.
-struct alignas(64) CoreCounting {
+struct alignas(kCacheLine) CoreCounting {
   Rank first = kAnySource;  // the core's lowest rank: it opens the group
   std::uint32_t members = 0;
   std::uint32_t started = 0, finished = 0;  // of the run under way
@@ -36,6 +37,7 @@ struct alignas(64) CoreCounting {
   std::vector<Counts> runs;  // per timed run: the counts of its window
   bool read_failed = false;
 };
+static_assert(kOwnsCacheLines<CoreCounting>, "shared across cores: cache lines of its own");
 
 // Each process's stamps in a block of its own, whole cache lines apart: the
 // cores stamp at the same instants, and a shared line would move between them

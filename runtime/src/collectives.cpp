@@ -19,13 +19,14 @@
 #include <memory>
 #include <string>
 
+#include "group.hpp"
+#include "job.hpp"
+#include "switchyard/assert.hpp"
 #include "switchyard/communicator.hpp"
-#include "switchyard/detail/group.hpp"
-#include "switchyard/detail/job.hpp"
 #include "switchyard/detail/pooled_array.hpp"
-#include "switchyard/detail/worker.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/trace.hpp"
+#include "worker.hpp"
 
 namespace switchyard {
 
@@ -401,6 +402,7 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
   if (slot.seq != seq) {
     // Two slots suffice: nobody reaches call seq+2 before every member on this
     // core has left call seq, so slot seq&1 is free again by then.
+    SWITCHYARD_ASSERT(slot.seq == ~std::uint64_t{0} ? seq < 2 : slot.seq + 2 == seq);
     slot = detail::CoreCollective{};
     slot.seq = seq;
     slot.kind = kind;

@@ -7,12 +7,12 @@
 #include <numeric>
 #include <string>
 
-#include "switchyard/detail/group.hpp"
-#include "switchyard/detail/group_registry.hpp"
-#include "switchyard/detail/job.hpp"
-#include "switchyard/detail/worker.hpp"
+#include "group.hpp"
+#include "group_registry.hpp"
+#include "job.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/splitmix64.hpp"
+#include "worker.hpp"
 
 namespace switchyard {
 

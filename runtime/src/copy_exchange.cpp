@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "copy_exchange_state.hpp"
-#include "switchyard/detail/group.hpp"
-#include "switchyard/detail/job.hpp"
-#include "switchyard/detail/worker.hpp"
+#include "group.hpp"
+#include "job.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/splitmix64.hpp"
+#include "worker.hpp"
 
 namespace switchyard::detail {
 

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "copy_exchange_state.hpp"
+#include "job.hpp"
 #include "switchyard/communicator.hpp"
 #include "switchyard/detail/pooled_array.hpp"
-#include "switchyard/detail/job.hpp"
-#include "switchyard/detail/worker.hpp"
+#include "worker.hpp"
 
 namespace switchyard::detail {
 

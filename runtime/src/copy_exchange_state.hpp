@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "switchyard/copy_exchange.hpp"
-#include "switchyard/detail/group.hpp"
-#include "switchyard/detail/job.hpp"
-#include "switchyard/detail/worker.hpp"
-#include "switchyard/process.hpp"
+#include "group.hpp"
+#include "job.hpp"
 #include "node_staging_pool.hpp"
+#include "switchyard/copy_exchange.hpp"
+#include "switchyard/process.hpp"
 #include "switchyard/trace.hpp"
+#include "worker.hpp"
 
 namespace switchyard::detail {
 

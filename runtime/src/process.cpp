@@ -4,10 +4,10 @@
 #include <exception>
 #include <string>
 
+#include "group.hpp"
+#include "job.hpp"
 #include "switchyard/communicator.hpp"
-#include "switchyard/detail/group.hpp"
-#include "switchyard/detail/job.hpp"
-#include "switchyard/detail/worker.hpp"
+#include "worker.hpp"
 
 namespace switchyard {
 
@@ -226,7 +226,8 @@ void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
 // takes in and drops what was sent to it). A ticket dropped without an
 // exception is the same hazard, unseen: the caller goes on to reuse or free
 // the buffer. It fails the job (naming the send) and is then made as safe.
-void SendTicket::release() noexcept {
+template <>
+void detail::Ticket<detail::SendState>::release() noexcept {
   if (!state_->done) {
     if (std::uncaught_exceptions() == 0) owner_->dropped_send(*state_);
     owner_->worker_.quiesce_before_unwinding();
@@ -247,7 +248,8 @@ void Process::dropped_send(const detail::SendState& s) noexcept {
 
 // A receive given up before its message came is withdrawn: a later message
 // must neither be written into a buffer that may be gone nor vanish into it.
-void RecvTicket::release() noexcept {
+template <>
+void detail::Ticket<detail::RecvState>::release() noexcept {
   detail::Endpoint& endpoint = owner_->worker_.endpoint();
   if (state_->done || endpoint.withdraw(state_)) endpoint.release(state_);
 }

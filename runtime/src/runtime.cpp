@@ -7,12 +7,12 @@
 #include <sstream>
 #include <thread>
 
+#include "job.hpp"
 #include "job_trace.hpp"
 #include "node_staging_pool.hpp"
-#include "switchyard/detail/job.hpp"
-#include "switchyard/detail/worker.hpp"
 #include "switchyard/machine_memory.hpp"
 #include "switchyard/trace.hpp"
+#include "worker.hpp"
 
 namespace switchyard {
 

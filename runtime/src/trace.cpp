@@ -18,12 +18,12 @@
 #include <tuple>
 #include <unistd.h>
 
+#include "group.hpp"
 #include "job_trace.hpp"
-#include "switchyard/detail/group.hpp"
-#include "switchyard/detail/trace_buffer.hpp"
-#include "switchyard/detail/worker.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/process.hpp"
+#include "trace_buffer.hpp"
+#include "worker.hpp"
 
 namespace switchyard {
 

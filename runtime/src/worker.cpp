@@ -1,4 +1,4 @@
-#include "switchyard/detail/worker.hpp"
+#include "worker.hpp"
 
 #include <pthread.h>
 #include <sched.h>
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "switchyard/detail/job.hpp"
+#include "job.hpp"
 
 namespace switchyard::detail {
 
@@ -107,10 +107,17 @@ void Worker::run_job() {
     if (!network_) network_ = make_mpi_transport();
     network_->attach(*job.network(), job.routes(), index_, job.nodes().job, job.rings().capacity_slots(), endpoint_);
   }
-  endpoint_.start(EndpointConfig{&job.routes(), job.node(), index_, job.worker_count(),
-                                 static_cast<std::uint32_t>(local_processes().size()), job.options().eager_limit,
-                                 job.options().network_eager_limit, &transport_, network_job_ ? network_.get() : nullptr, this,
-                                 trace_ ? &TraceBuffer::now : nullptr});
+  endpoint_.start(EndpointConfig{.routes = &job.routes(),
+                                 .node = job.node(),
+                                 .core = index_,
+                                 .cores = job.worker_count(),
+                                 .local_ranks = static_cast<std::uint32_t>(local_processes().size()),
+                                 .eager_limit = job.options().eager_limit,
+                                 .network_eager_limit = job.options().network_eager_limit,
+                                 .transport = &transport_,
+                                 .network = network_job_ ? network_.get() : nullptr,
+                                 .client = this,
+                                 .trace_clock = trace_ ? &TraceBuffer::now : nullptr});
   ready_.reset(local_processes().size());
   timers_.reset(local_processes().size());
   watches_.reserve(local_processes().size());

@@ -37,6 +37,12 @@ class SplitMix64 {
   std::uint64_t state_;
 };
 
+// The seed of an independent stream `stream` of `seed`: neighbouring streams
+// (a plan's runs, a sample's matrix and scheduler) get unrelated generators.
+constexpr std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) noexcept {
+  return splitmix64(seed ^ splitmix64(stream));
+}
+
 // A double uniform in [0, 1) from the top 53 bits of one draw: the same value
 // for a seed on every toolchain, which std::uniform_real_distribution does not
 // promise.

@@ -29,10 +29,10 @@
 #include <string_view>
 #include <vector>
 
+#include "switchyard/busy_lock.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/task.hpp"
-#include "switchyard/transport/busy_lock.hpp"
-#include "switchyard/transport/message.hpp"
 
 namespace switchyard {
 
@@ -152,7 +152,6 @@ class Communicator {
   // The group, once this communicator is known to be valid(); else an InvalidArgument.
   const detail::Group& group() const;
   [[noreturn, gnu::cold, gnu::noinline]] void not_valid() const;
-  static Task<std::vector<std::byte>> allgather_bytes(Communicator c, std::span<const std::byte> mine);
 
   Process* process_ = nullptr;
   const detail::Group* group_ = nullptr;

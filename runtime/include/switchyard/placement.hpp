@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "switchyard/transport/message.hpp"
+#include "switchyard/types.hpp"
 
 namespace switchyard {
 

@@ -16,12 +16,14 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "switchyard/busy_lock.hpp"
+#include "switchyard/cache_line.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/task.hpp"
-#include "switchyard/transport/busy_lock.hpp"
-#include "switchyard/transport/message.hpp"
 #include "switchyard/transport/requests.hpp"
 
 namespace switchyard {
@@ -57,6 +59,40 @@ namespace detail {
 extern thread_local constinit std::uint64_t running_job;
 }  // namespace detail
 
+namespace detail {
+// What SendTicket and RecvTicket share: each owns one request of its process's
+// endpoint (State), is moved but never copied, and gives the request back
+// when let go (release(), defined for each State in process.cpp).
+template <class State>
+class Ticket {
+ public:
+  Ticket(Ticket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
+  Ticket& operator=(Ticket&& o) noexcept {
+    if (this != &o) {
+      if (state_) release();
+      state_ = std::exchange(o.state_, nullptr);
+      owner_ = o.owner_;
+    }
+    return *this;
+  }
+  ~Ticket() {
+    if (state_) release();
+  }
+  bool valid() const noexcept { return state_ != nullptr; }
+
+ protected:
+  Ticket() = default;
+  Ticket(State* s, Process* owner) noexcept : state_(s), owner_(owner) {}
+  void release() noexcept;
+  State* state_ = nullptr;
+  Process* owner_ = nullptr;
+};
+template <>
+void Ticket<SendState>::release() noexcept;
+template <>
+void Ticket<RecvState>::release() noexcept;
+}  // namespace detail
+
 // A non-blocking send in flight. Complete once the payload may be reused: for an
 // eager send, when it is in the receiver's mailbox; for a single-copy send, when
 // the receiver has copied it. Keep the payload alive and unchanged until then,
@@ -65,50 +101,21 @@ extern thread_local constinit std::uint64_t running_job;
 // naming the rank, the destination and the tag, since the receiver may still
 // read the payload after the caller reused or freed it. It first stops every
 // core from reading, so the buffer may go.
-class [[nodiscard]] SendTicket {
+class [[nodiscard]] SendTicket : public detail::Ticket<detail::SendState> {
  public:
   SendTicket() = default;
-  SendTicket(SendTicket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
-  SendTicket& operator=(SendTicket&& o) noexcept {
-    if (this != &o) {
-      if (state_) release();
-      state_ = std::exchange(o.state_, nullptr);
-      owner_ = o.owner_;
-    }
-    return *this;
-  }
-  ~SendTicket() {
-    if (state_) release();
-  }
-  bool valid() const noexcept { return state_ != nullptr; }
 
  private:
   friend class Process;
-  SendTicket(detail::SendState* s, Process* owner) : state_(s), owner_(owner) {}
-  void release() noexcept;
-  detail::SendState* state_ = nullptr;
-  Process* owner_ = nullptr;
+  SendTicket(detail::SendState* s, Process* owner) noexcept : Ticket(s, owner) {}
 };
 
 // A non-blocking receive. Once complete: source(), size() and (for post_recv)
 // take_message(). A receive into a caller's buffer writes nothing else. A
 // ticket let go before its message came withdraws the receive.
-class [[nodiscard]] RecvTicket {
+class [[nodiscard]] RecvTicket : public detail::Ticket<detail::RecvState> {
  public:
   RecvTicket() = default;
-  RecvTicket(RecvTicket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
-  RecvTicket& operator=(RecvTicket&& o) noexcept {
-    if (this != &o) {
-      if (state_) release();
-      state_ = std::exchange(o.state_, nullptr);
-      owner_ = o.owner_;
-    }
-    return *this;
-  }
-  ~RecvTicket() {
-    if (state_) release();
-  }
-  bool valid() const noexcept { return state_ != nullptr; }
   bool done() const noexcept { return state_ && state_->done; }
   Rank source() const;
   std::uint64_t size() const;
@@ -116,16 +123,13 @@ class [[nodiscard]] RecvTicket {
 
  private:
   friend class Process;
-  RecvTicket(detail::RecvState* s, Process* owner) : state_(s), owner_(owner) {}
-  void release() noexcept;
-  detail::RecvState* state_ = nullptr;
-  Process* owner_ = nullptr;
+  RecvTicket(detail::RecvState* s, Process* owner) noexcept : Ticket(s, owner) {}
 };
 
 // Cache-line aligned: processes of different cores are made one after the
 // other, and each one's fields are written by its core's worker; sharing a
 // line would make every wake-up a transfer between cores.
-class alignas(64) Process {
+class alignas(kCacheLine) Process {
  public:
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -229,7 +233,8 @@ class alignas(64) Process {
   friend class detail::Worker;
   friend class detail::Job;
   friend class Communicator;
-  friend class SendTicket;
+  template <class State>
+  friend class detail::Ticket;
   friend class RecvTicket;
   friend class FlagAwaiterBase;
   friend class TraceSpan;
@@ -357,6 +362,7 @@ class alignas(64) Process {
   mutable detail::TraceEvent* wait_event_ = nullptr;  // the open wait or yield span, if any
   std::uint64_t run_began_ = 0;                      // traced: when the body was first resumed
 };
+static_assert(kOwnsCacheLines<Process>, "shared across cores: cache lines of its own");
 
 struct Process::ParkAwaiter {
   Process& process;
@@ -534,10 +540,14 @@ inline Process::YieldAwaiter Process::yield() {
 template <class T>
 Task<std::vector<T>> Process::allgather_value(const T& mine) {
   static_assert(std::is_trivially_copyable_v<T>, "allgather_value needs a trivially copyable type");
-  auto bytes = co_await allgather(std::as_bytes(std::span<const T, 1>(&mine, 1)));
-  std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
-  co_return out;
+  // By value: the task is lazy, and `mine` may be gone by the time it is
+  // awaited (a task stored, then awaited after its argument's full-expression).
+  return [](Process& p, T value) -> Task<std::vector<T>> {
+    auto bytes = co_await p.allgather(std::as_bytes(std::span<const T, 1>(&value, 1)));
+    std::vector<T> out(bytes.size() / sizeof(T));
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+    co_return out;
+  }(*this, mine);
 }
 
 template <class Pred>

@@ -18,9 +18,10 @@
 #include <span>
 #include <vector>
 
+#include "switchyard/cache_line.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/node_reduction.hpp"
 #include "switchyard/runtime.hpp"
-#include "switchyard/transport/message.hpp"
 
 namespace switchyard {
 
@@ -82,9 +83,10 @@ class SpanTimer {
   }
 
  private:
-  struct alignas(64) Stamps {  // written by one process only
+  struct alignas(kCacheLine) Stamps {  // written by one process only
     Clock::time_point start, end;
   };
+  static_assert(kOwnsCacheLines<Stamps>, "shared across cores: cache lines of its own");
   Stamps& at(std::uint32_t repetition, Rank r) noexcept { return stamps_[std::size_t{repetition} * processes_ + r]; }
 
   Rank processes_;

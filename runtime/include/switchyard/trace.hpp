@@ -42,8 +42,8 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/message.hpp"
 #include "switchyard/process.hpp"
-#include "switchyard/transport/message.hpp"
 
 namespace switchyard {
 

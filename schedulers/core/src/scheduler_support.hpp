@@ -43,11 +43,11 @@ void shuffle(T* v, std::size_t count, Rng& rng) {
   for (std::size_t i = count; i > 1; --i) std::swap(v[i - 1], v[below(rng, i)]);
 }
 
-// A well-mixed function of x (the SplitMix64 finaliser), and from it the seed
-// of an independent stream `stream` of `seed`: neighbouring samples get
+// A well-mixed function of x (the SplitMix64 finaliser), and the seed of an
+// independent stream of a seed (splitmix64.hpp's): neighbouring samples get
 // unrelated mt19937_64 states.
 inline std::uint64_t mix(std::uint64_t x) { return switchyard::splitmix64(x); }
-inline std::uint64_t stream_seed(std::uint64_t seed, std::uint64_t stream) { return mix(seed ^ mix(stream)); }
+using switchyard::stream_seed;
 
 // Collects the phases of a scheduler that sends whole messages (GM, CGM, RS_N).
 // The current phase is gathered in a scratch buffer sized once for the largest

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/cache_line.hpp"
 #include "switchyard/errors.hpp"
 
 namespace switchyard::schedulers::detail {
@@ -170,7 +171,7 @@ Task<bool> claim(Process& p, std::atomic<std::uint8_t>& state) {
 
 }  // namespace
 
-struct alignas(64) DescribedMemory::Part {
+struct alignas(kCacheLine) DescribedMemory::Part {
   // kReady: `send` and `recv` are written, never again. Stored with release by
   // the process that described them; loaded with acquire by every member that
   // reads them (claim(), await_description()).

@@ -12,7 +12,7 @@
 #include "described_memory.hpp"
 #include "gathered_rows.hpp"
 #include "hooks_support.hpp"
-#include "scheduler_support.hpp"
+#include "switchyard/cache_line.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/model/machine_file.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
@@ -21,6 +21,7 @@
 #include "switchyard/schedulers/generate_recv.hpp"
 #include "switchyard/schedulers/scheduler_table.hpp"
 #include "switchyard/schedulers/static_schedulers.hpp"
+#include "switchyard/splitmix64.hpp"
 
 namespace switchyard::schedulers {
 
@@ -46,19 +47,21 @@ struct ExchangePart {
 // exchange that takes it, release when the run gives it back, so the next
 // run, on any core, sees it as left); a run that finds it taken (the same
 // rank running the plan on two communicators at once) makes its own.
-struct alignas(64) RegionScratch {
+struct alignas(kCacheLine) RegionScratch {
   std::atomic<bool> busy{false};
   std::vector<std::span<const std::byte>> send;
   std::vector<std::span<std::byte>> recv;
 };
+static_assert(kOwnsCacheLines<RegionScratch>, "shared across cores: cache lines of its own");
 
 // A member's count of its runs, from which DRS_N's order stream of each run
 // derives. Atomic: two processes of one rank may run the plan at once, on two
 // communicators of the same size. A cache line each: members on different
 // cores count at the same time.
-struct alignas(64) RunCount {
+struct alignas(kCacheLine) RunCount {
   std::atomic<std::uint64_t> runs{0};
 };
+static_assert(kOwnsCacheLines<RunCount>, "shared across cores: cache lines of its own");
 
 struct ExchangePlanData {
   ExchangePlanOptions options;
@@ -542,7 +545,7 @@ Task<ExchangeRunStats> run_part(const ExchangePlanData& d, Communicator comm, Ex
     co_await execute_ac(lib, part->sends, part->receives, hooks, d.options.ac);
   } else {
     const std::uint64_t run = d.run_counts[part_index(d, *part)].runs.fetch_add(1, std::memory_order_relaxed);
-    const DrsnOptions drsn{detail::stream_seed(d.options.seed, run), d.options.drsn_retry_yields,
+    const DrsnOptions drsn{stream_seed(d.options.seed, run), d.options.drsn_retry_yields,
                            d.options.drsn_monitor};
     const DrsnStats s = co_await execute_drsn(lib, part->sends, part->receives, hooks, drsn);
     stats.busy_lock_inquiries = s.inquiries;

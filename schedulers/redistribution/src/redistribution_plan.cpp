@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "switchyard/cache_line.hpp"
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/optimal.hpp"
 #include "switchyard/span_timer.hpp"
@@ -86,10 +87,11 @@ struct ProcessProgram {
 // through buffers.
 // Claimed for a run by `busy` (acquire; release when the run ends), so that
 // whichever thread runs that process next sees the memory as the last left it.
-struct alignas(64) StagingSlot {
+struct alignas(kCacheLine) StagingSlot {
   std::atomic<bool> busy{false};
   std::unique_ptr<double[]> send, recv;  // not zero-filled: every element is written before it is read
 };
+static_assert(kOwnsCacheLines<StagingSlot>, "shared across cores: cache lines of its own");
 
 struct PlanData {
   PlanData(Layout s, Layout t) : source(std::move(s)), target(std::move(t)) {}

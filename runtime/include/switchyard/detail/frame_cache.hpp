@@ -88,7 +88,7 @@ class FrameCache {
     sh.give(b);
   }
 
-  // For objects that start on a cache line (alignas(64), like Process): the
+  // For objects that start on a cache line (alignas(kCacheLine), like Process): the
   // block's frame shifted to its second granule's start.
   static void* allocate_line_aligned(std::size_t size) {
     return static_cast<std::byte*>(allocate(size + kLineOffset)) + kLineOffset;

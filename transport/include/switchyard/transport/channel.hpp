@@ -49,5 +49,7 @@ class alignas(kCacheLine) Channel {
  private:
   boost::lockfree::spsc_queue<Slot> ring_;
 };
+static_assert(kOwnsCacheLines<Channel>, "the write index's line is shared with no neighbouring object");
+static_assert(Channel::kSlotsPerLine * sizeof(Slot) == kCacheLine, "a ring's capacity counts whole lines of slots");
 
 }  // namespace switchyard::detail

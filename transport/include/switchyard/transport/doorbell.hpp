@@ -21,6 +21,8 @@
 #include <chrono>
 #include <semaphore>
 
+#include "switchyard/cache_line.hpp"
+
 namespace switchyard::detail {
 
 // The sleeper's half: a full barrier on every thread of the process. Returns
@@ -29,7 +31,7 @@ bool process_wide_barrier() noexcept;
 // The waker's half: nothing where process_wide_barrier() works, a full fence otherwise.
 void waker_barrier() noexcept;
 
-class alignas(64) Doorbell {
+class alignas(kCacheLine) Doorbell {
  public:
   // Called by anyone after publishing work for the owner.
   void ring() noexcept {
@@ -68,5 +70,6 @@ class alignas(64) Doorbell {
   std::atomic<bool> sleeping_{false};
   std::counting_semaphore<> wakeup_{0};  // released by that one waker
 };
+static_assert(kOwnsCacheLines<Doorbell>, "shared across cores: cache lines of its own");
 
 }  // namespace switchyard::detail

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "switchyard/transport/mailbox.hpp"
-#include "switchyard/transport/mpi_transport.hpp"
+#include "switchyard/transport/network_transport.hpp"
 #include "switchyard/transport/requests.hpp"
 #include "switchyard/transport/route_table.hpp"
 #include "switchyard/transport/staging_pool.hpp"

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "switchyard/transport/message.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/transport/requests.hpp"
 
 namespace switchyard::detail {

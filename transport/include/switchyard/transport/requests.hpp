@@ -9,7 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "switchyard/transport/message.hpp"
+#include "switchyard/assert.hpp"
+#include "switchyard/message.hpp"
 #include "switchyard/transport/wire.hpp"
 
 namespace switchyard::detail {
@@ -60,8 +61,15 @@ class RequestPool {
     free_.pop_back();
     return t;
   }
-  void release(T* t) { free_.push_back(t); }
-  T& operator[](RequestId id) noexcept { return items_[id]; }
+  void release(T* t) {
+    SWITCHYARD_ASSERT(t->id < items_.size() && &items_[t->id] == t);  // this pool's
+    SWITCHYARD_ASSERT(free_.size() < items_.size());                   // not released twice over
+    free_.push_back(t);
+  }
+  T& operator[](RequestId id) noexcept {
+    SWITCHYARD_ASSERT(id < items_.size());
+    return items_[id];
+  }
   // Forgets every request (a new job); memory is kept.
   void reset() {
     free_.clear();

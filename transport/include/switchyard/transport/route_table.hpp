@@ -13,7 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "switchyard/transport/message.hpp"
+#include "switchyard/assert.hpp"
+#include "switchyard/types.hpp"
 
 namespace switchyard::detail {
 
@@ -39,7 +40,10 @@ class RouteTable {
       routes_[r] = Route{node_of[r], core_of[r], count[first_core_[node_of[r]] + core_of[r]]++};
     }
   }
-  const Route& operator[](Rank r) const noexcept { return routes_[r]; }
+  const Route& operator[](Rank r) const noexcept {
+    SWITCHYARD_ASSERT(r < routes_.size());
+    return routes_[r];
+  }
   Rank size() const noexcept { return static_cast<Rank>(routes_.size()); }
 
   std::uint32_t nodes() const noexcept { return static_cast<std::uint32_t>(first_core_.size() - 1); }
@@ -49,6 +53,7 @@ class RouteTable {
   std::uint32_t global_core(Rank r) const noexcept { return global_core(routes_[r]); }
   // The node and core of global core g (local 0).
   Route core_route(std::uint32_t g) const noexcept {
+    SWITCHYARD_ASSERT(g < global_cores());
     const auto node = static_cast<std::uint32_t>(std::upper_bound(first_core_.begin(), first_core_.end(), g) -
                                                  first_core_.begin() - 1);
     return Route{node, g - first_core_[node], 0};

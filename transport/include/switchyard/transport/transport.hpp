@@ -2,9 +2,12 @@
 // The transport interface: how a core's endpoint moves packets to other cores.
 // A worker owns one transport per kind of link and drives it: post() packets
 // during a scheduling round, flush() at the end of the round, poll() arrivals
-// into the endpoint. The shared-memory transport (rings between the cores of
-// one machine) implements it now; a transport between machines implements the
-// same calls. Nothing above the endpoint knows which transport a message took.
+// into the endpoint. Two implement it: the shared-memory transport (rings
+// between the cores of one node, shared_memory_transport.hpp) and the network
+// transport towards the cores of other nodes (NetworkTransport, which adds
+// rendezvous payloads and the job's session; its MPI implementation is
+// mpi_transport.cpp). The endpoint picks one by the destination's node;
+// nothing above the endpoint knows which transport a message took.
 
 #include <cstdint>
 #include <span>

@@ -25,11 +25,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "switchyard/transport/message.hpp"
+#include "switchyard/cache_line.hpp"
+#include "switchyard/message.hpp"
 
 namespace switchyard::detail {
-
-inline constexpr std::size_t kCacheLine = 64;
 
 struct alignas(16) Slot {
   std::byte bytes[16];

@@ -28,6 +28,7 @@
 #include <span>
 #include <vector>
 
+#include "switchyard/cache_line.hpp"
 #include "switchyard/communicator.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
@@ -71,9 +72,10 @@ class GenerateRecvByActiveMessages {
   // running there for it. A cache line each, so neighbours on other cores do
   // not share one. Indexed by job rank: a process is in one run at a time,
   // whatever its communicator.
-  struct alignas(64) Slot {
+  struct alignas(kCacheLine) Slot {
     std::vector<MatrixEntry> received;
   };
+  static_assert(kOwnsCacheLines<Slot>, "shared across cores: cache lines of its own");
   void on_message(Process& self, Rank src, std::span<const std::byte> body);
   Task<std::vector<MatrixEntry>> run_on(Communicator comm, std::span<const MatrixEntry> sendl);
 

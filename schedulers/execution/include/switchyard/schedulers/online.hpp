@@ -21,6 +21,7 @@
 #include <memory>
 #include <span>
 
+#include "switchyard/cache_line.hpp"
 #include "switchyard/communicator.hpp"
 #include "switchyard/copy_exchange.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
@@ -67,9 +68,10 @@ Task<void> execute_ac(const Communicator& comm, std::span<const MatrixEntry> sen
 // the busy lock keeps at 1.
 class BusyLockMonitor final : public BusyLockObserver {
  public:
-  struct alignas(64) Counter {
+  struct alignas(kCacheLine) Counter {
     std::atomic<int> in_flight{0};
   };
+  static_assert(kOwnsCacheLines<Counter>, "shared across cores: cache lines of its own");
   explicit BusyLockMonitor(Rank processes);
   // Counts into the caller's counters (one per process, all 0), which other
   // monitors may count into too: one monitor per node of a job whose nodes
