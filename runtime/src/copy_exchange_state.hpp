@@ -6,8 +6,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -16,6 +16,7 @@
 #include "group.hpp"
 #include "job.hpp"
 #include "node_staging_pool.hpp"
+#include "switchyard/cache_line.hpp"
 #include "switchyard/copy_exchange.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/trace.hpp"
@@ -47,16 +48,17 @@ inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) no
 // A member's publication. Written by the member's process (on its core's
 // thread) before its core's copier stores `published`; read by other cores
 // after they acquire that store.
-struct alignas(64) CopyMemberSlot {
+struct alignas(kCacheLine) CopyMemberSlot {
   const std::span<const std::byte>* send = nullptr;
   const std::span<std::byte>* recv = nullptr;
   const CopyMember* part = nullptr;
   std::uint64_t runs = 0;       // this member's runs in the job: the run number it is in
   std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
 };
+static_assert(kOwnsCacheLines<CopyMemberSlot>, "each member writes its slot from its own core");
 
 // Written by its core's copier alone, read by every core of the node.
-struct alignas(64) CopyCoreProgress {
+struct alignas(kCacheLine) CopyCoreProgress {
   // The last run whose regions this core's participants have all published.
   // Release by the copier after its members' slots are written; acquire by
   // the cores that copy out of or into them (Worker::watch or a direct load).
@@ -74,7 +76,7 @@ struct alignas(64) CopyCoreProgress {
   // after the packing; acquire by the node's leader before it sends them.
   std::atomic<std::uint64_t> packed{0};
 };
-static_assert(sizeof(CopyCoreProgress) == 64, "one cache line per core's progress");
+static_assert(kOwnsCacheLines<CopyCoreProgress>, "a core's progress words share no line with another core's");
 
 // Consecutive steps of a core's program with one core at their other end (and,
 // in the phase orders, one phase).
@@ -173,7 +175,7 @@ class CopyExchangeState final : public GroupAttachment {
   // The last run whose messages between nodes have all gone and come: release
   // by this node's leader once its sends and receives are complete; acquire
   // by the cores before they unpack, and before they let the next run pack.
-  alignas(64) std::atomic<std::uint64_t> exchanged{0};
+  alignas(kCacheLine) std::atomic<std::uint64_t> exchanged{0};
   std::mutex staging_mutex;             // guards the making of `staging`
   std::unique_ptr<NodeStaging> staging;  // jobs across nodes
 
