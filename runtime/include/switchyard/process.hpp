@@ -47,7 +47,6 @@ struct CopyEngine;
 class TraceBuffer;
 struct TraceEvent;
 }  // namespace detail
-class FlagAwaiterBase;
 class TraceSpan;
 
 namespace detail {
@@ -237,10 +236,11 @@ class alignas(kCacheLine) Process {
   template <class State>
   friend class detail::Ticket;
   friend class RecvTicket;
-  friend class FlagAwaiterBase;
   friend class TraceSpan;
   friend struct detail::CopyEngine;
   struct ParkAwaiter;
+  // A member, not a friend: the awaiters' common base reaches suspend_until as they do.
+  class FlagAwaiterBase;
 
   Process(detail::Job& job, detail::Worker& worker, Rank rank);
 
@@ -378,7 +378,7 @@ struct Process::ParkAwaiter {
 };
 
 // Waits for one completion flag of the process; the common shape of the awaiters below.
-class FlagAwaiterBase {
+class Process::FlagAwaiterBase {
  public:
   void await_suspend(std::coroutine_handle<> h) noexcept { process_.suspend_until(h, flag_, what_, peer_); }
 
