@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "collective_kind.hpp"
 #include "switchyard/busy_lock.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/message.hpp"
@@ -32,7 +33,7 @@ namespace switchyard::detail {
 // Per-core state of one collective call, shared by the members of one core.
 struct CoreCollective {
   std::uint64_t seq = ~std::uint64_t{0};
-  int kind = -1;
+  CollectiveKind kind = CollectiveKind::kNone;
   std::uint32_t arrived = 0;
   Rank root = 0;  // a broadcast's, as its first member here named it
   bool complete = false;

@@ -7,11 +7,15 @@
 #include "group.hpp"
 #include "job.hpp"
 #include "switchyard/communicator.hpp"
+#include "switchyard/trace.hpp"
+#include "trace_buffer.hpp"
 #include "worker.hpp"
 
 namespace switchyard {
 
 using detail::RecvState;
+using detail::TraceBuffer;
+using detail::TraceEvent;
 
 namespace detail {
 thread_local constinit std::uint64_t running_job = 0;
@@ -212,6 +216,36 @@ void Process::YieldAwaiter::await_suspend(std::coroutine_handle<> h) noexcept {
   if (process_.trace_) [[unlikely]]
     process_.trace_wait_begin("yield");
   process_.worker_.make_ready(&process_);
+}
+
+// --- tracing ---
+
+void Process::trace_wait_begin(const char* name) const noexcept {
+  wait_event_ = trace_->reserve();
+  if (!wait_event_) return;
+  // A yield is not parked: it waits for nothing but its turn.
+  *wait_event_ = TraceEvent{.begin = TraceBuffer::now(), .name = name, .note = parked_ ? waiting_for_ : nullptr,
+                            .rank = rank_, .src = parked_ ? waiting_peer_ : kAnySource, .job = wait_event_->job,
+                            .category = TraceCategory::wait};
+}
+
+void Process::trace_wait_end() const noexcept {
+  wait_event_->end = TraceBuffer::now();
+  wait_event_ = nullptr;
+}
+
+SendTicket Process::traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
+                                bool synchronous) {
+  const Rank to = g.members().to_job(dst);
+  // An instant (one clock reading): the post copies at most an eager
+  // message into a ring, or announces a larger one.
+  if (TraceEvent* e = trace_->reserve()) {
+    const std::uint64_t at = TraceBuffer::now();
+    *e = TraceEvent{.begin = at, .end = at, .name = synchronous ? "ssend" : "send", .label = "tag", .value = tag,
+                    .bytes = bytes.size(), .rank = rank_, .src = rank_, .dst = to, .context = g.context(),
+                    .job = e->job, .category = TraceCategory::message, .has_bytes = true};
+  }
+  return SendTicket(worker_.endpoint().send(rank_, to, g.context(), tag, bytes, synchronous), this);
 }
 
 // --- tickets ---

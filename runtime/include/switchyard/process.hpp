@@ -42,11 +42,11 @@ class Job;
 class Group;
 class NodeComm;
 struct CoreCollective;
+enum class CollectiveKind : std::int32_t;  // runtime/src/collective_kind.hpp
 struct CopyEngine;
 class TraceBuffer;
 struct TraceEvent;
 }  // namespace detail
-class FlagAwaiterBase;
 class TraceSpan;
 
 namespace detail {
@@ -236,10 +236,11 @@ class alignas(kCacheLine) Process {
   template <class State>
   friend class detail::Ticket;
   friend class RecvTicket;
-  friend class FlagAwaiterBase;
   friend class TraceSpan;
   friend struct detail::CopyEngine;
   struct ParkAwaiter;
+  // A member, not a friend: the awaiters' common base reaches suspend_until as they do.
+  class FlagAwaiterBase;
 
   Process(detail::Job& job, detail::Worker& worker, Rank rank);
 
@@ -327,17 +328,17 @@ class alignas(kCacheLine) Process {
   // Called by the parent's node leader as it passes its dup or split: starts
   // the NodeComm of each new group (in the parent's order of collectives).
   Task<void> start_node_comms(const detail::Group& parent, std::span<const detail::Group* const> made);
-  // A collective's step between nodes, by this core's leader (collectives.cpp).
-  Task<std::vector<std::byte>> across_nodes(const detail::Group& g, int kind, std::uint64_t seq, Rank root,
-                                            const std::vector<std::byte>& blob);
+  // A collective's step between nodes, by this core's leader (process_collectives.cpp).
+  Task<std::vector<std::byte>> across_nodes(const detail::Group& g, detail::CollectiveKind kind, std::uint64_t seq,
+                                            Rank root, const std::vector<std::byte>& blob);
   // Appends a stamp of the call (kind, root) to a non-empty blob, checked by the receivers.
-  Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, int kind, std::uint64_t seq, Rank root,
-                           std::uint32_t root_worker, std::vector<std::byte>& blob);
-  Task<std::vector<std::byte>> node_leader_step(const detail::Group& g, int kind, Tag tag, Rank root,
-                                                const std::vector<std::byte>& blob);
+  Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, detail::CollectiveKind kind,
+                           std::uint64_t seq, Rank root, std::uint32_t root_worker, std::vector<std::byte>& blob);
+  Task<std::vector<std::byte>> node_leader_step(const detail::Group& g, detail::CollectiveKind kind, Tag tag,
+                                                Rank root, const std::vector<std::byte>& blob);
   // split: allgather_split's, for that kind only.
-  Task<std::vector<std::byte>> collective(const detail::Group& g, Rank me, int kind, std::span<const std::byte> mine,
-                                          Rank root,
+  Task<std::vector<std::byte>> collective(const detail::Group& g, Rank me, detail::CollectiveKind kind,
+                                          std::span<const std::byte> mine, Rank root,
                                           const std::function<void(std::span<const std::byte>, std::span<const Rank>,
                                                                    std::span<std::vector<std::byte>>)>* split = nullptr);
 
@@ -377,7 +378,7 @@ struct Process::ParkAwaiter {
 };
 
 // Waits for one completion flag of the process; the common shape of the awaiters below.
-class FlagAwaiterBase {
+class Process::FlagAwaiterBase {
  public:
   void await_suspend(std::coroutine_handle<> h) noexcept { process_.suspend_until(h, flag_, what_, peer_); }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "collective_kind.hpp"
 #include "group.hpp"
 #include "job.hpp"
 #include "switchyard/assert.hpp"
@@ -32,12 +33,13 @@ namespace switchyard {
 
 namespace {
 
-enum Kind : int { kBarrier, kAllgather, kAllreduce, kScan, kBroadcast, kAllgatherSplit };
+using detail::CollectiveKind;
+using enum detail::CollectiveKind;
 
-const char* kind_name(int kind) {
+const char* kind_name(CollectiveKind kind) {
   static constexpr const char* names[] = {"barrier", "allgather", "allreduce", "exclusive_scan", "broadcast",
                                                  "allgather_split"};
-  return names[kind];
+  return names[static_cast<int>(kind)];
 }
 
 template <class T>
@@ -84,12 +86,13 @@ std::vector<std::int64_t> to_int64(const std::vector<std::byte>& b) {
 // members called another collective, or a broadcast naming another root, is
 // named as such instead of having its bytes mixed into the wrong call.
 struct CallStamp {
-  std::int32_t kind;
+  CollectiveKind kind;
   Rank root;
 };
 
 // Step 1 of a collective: this member's input joins its core's share.
-void contribute(detail::CoreCollective& slot, int kind, Rank me, Rank root, std::span<const std::byte> mine) {
+void contribute(detail::CoreCollective& slot, CollectiveKind kind, Rank me, Rank root,
+                std::span<const std::byte> mine) {
   if (kind == kBroadcast) {
     if (slot.arrived == 0) {
       slot.root = root;
@@ -117,7 +120,7 @@ void contribute(detail::CoreCollective& slot, int kind, Rank me, Rank root, std:
 }
 
 // Step 2: the core's share, as one blob for the other cores' leaders.
-std::vector<std::byte> core_share(const detail::CoreCollective& slot, int kind, bool root_here) {
+std::vector<std::byte> core_share(const detail::CoreCollective& slot, CollectiveKind kind, bool root_here) {
   std::vector<std::byte> blob;
   if (kind == kAllgather || kind == kAllgatherSplit || kind == kScan) {
     for (const auto& [r, bytes] : slot.contributions) {
@@ -141,8 +144,8 @@ std::span<const std::byte> bytes_of(std::span<const std::byte> b) { return b; }
 // core's contributions and the other cores' shares (blobs of ranked inputs,
 // Messages or byte spans). `here`: this core, as the job numbers cores.
 template <class Blobs>
-void combine_ranked(detail::CoreCollective& slot, int kind, Rank n, const Blobs& remote, const detail::Job& job,
-                    const detail::Membership& members, std::uint32_t here) {
+void combine_ranked(detail::CoreCollective& slot, CollectiveKind kind, Rank n, const Blobs& remote,
+                    const detail::Job& job, const detail::Membership& members, std::uint32_t here) {
   std::vector<std::span<const std::byte>> by_rank(n);
   for (const auto& [r, bytes] : slot.contributions) by_rank[r] = bytes;
   for (const auto& m : remote) unpack_ranked(bytes_of(m), by_rank);
@@ -190,7 +193,7 @@ void add_sums(std::vector<std::int64_t>& sum, const Blobs& remote) {
 // against this core's and taken off.
 std::span<const std::byte> unstamped(std::span<const std::byte> received, const CallStamp& mine, const detail::Group& g,
                                      std::uint64_t seq, Rank from) {
-  CallStamp theirs{-1, 0};
+  CallStamp theirs{kNone, 0};
   if (received.size() >= sizeof theirs) std::memcpy(&theirs, received.data() + received.size() - sizeof theirs, sizeof theirs);
   const std::string call = "switchyard: collective #" + std::to_string(seq) + " on communicator " + std::to_string(g.context());
   if (theirs.kind != mine.kind) {
@@ -237,7 +240,8 @@ std::span<const std::byte> record_inline(std::span<const std::byte> record) {
 // The node's share: this core's blob and the other cores' of this node. An
 // allreduce's is their sum; any other's their concatenation (a broadcast's is
 // the root core's alone: the others' are empty).
-std::vector<std::byte> node_share(int kind, const std::vector<std::byte>& mine, std::span<const Message> others) {
+std::vector<std::byte> node_share(CollectiveKind kind, const std::vector<std::byte>& mine,
+                                  std::span<const Message> others) {
   if (kind == kAllreduce) {
     std::vector<std::int64_t> sum = to_int64(mine);
     add_sums(sum, others);
@@ -296,7 +300,7 @@ Task<void> Process::start_node_comms(const detail::Group& parent, std::span<cons
 // leader of this node gets (sent to the others): an allgather's or scan's
 // every node's share, back to back; an allreduce's total; a broadcast's root
 // bytes; nothing for a barrier.
-Task<std::vector<std::byte>> Process::node_leader_step(const detail::Group& g, int kind, Tag tag, Rank root,
+Task<std::vector<std::byte>> Process::node_leader_step(const detail::Group& g, CollectiveKind kind, Tag tag, Rank root,
                                                        const std::vector<std::byte>& blob) {
   const detail::Membership& members = g.members();
   const auto& cores = members.populated_here;
@@ -374,8 +378,8 @@ Task<std::vector<std::byte>> Process::node_leader_step(const detail::Group& g, i
 
 // Step 3 between nodes over MPI, by a core's leader: the reply of the node
 // leader (itself, or the first core's of this node) to this core's blob.
-Task<std::vector<std::byte>> Process::across_nodes(const detail::Group& g, int kind, std::uint64_t seq, Rank root,
-                                                   const std::vector<std::byte>& blob) {
+Task<std::vector<std::byte>> Process::across_nodes(const detail::Group& g, CollectiveKind kind, std::uint64_t seq,
+                                                   Rank root, const std::vector<std::byte>& blob) {
   const detail::Membership& members = g.members();
   const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
   const Rank node_leader = members.leader[members.populated_here.front()];
@@ -389,7 +393,7 @@ Task<std::vector<std::byte>> Process::across_nodes(const detail::Group& g, int k
   co_return std::vector<std::byte>(m.bytes().begin(), m.bytes().end());
 }
 
-Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me, int kind,
+Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me, CollectiveKind kind,
                                                  std::span<const std::byte> mine, Rank root,
                                                  const Communicator::GatherSplit* split) {
   check_cancelled();
@@ -463,8 +467,9 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
 
 // Step 3 over messages between the leaders of every core of every node, and
 // step 4: post every send first, so that leaders never wait on each other.
-Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective& slot, int kind, std::uint64_t seq,
-                                  Rank root, std::uint32_t root_worker, std::vector<std::byte>& blob) {
+Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective& slot, CollectiveKind kind,
+                                  std::uint64_t seq, Rank root, std::uint32_t root_worker,
+                                  std::vector<std::byte>& blob) {
   const detail::Membership& members = g.members();
   const std::uint32_t here = job_.global_core(rank_);
   const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
