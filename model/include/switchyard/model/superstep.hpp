@@ -33,7 +33,7 @@ struct Transfer {
   std::uint64_t bytes = 0;
   std::uint64_t first_piece = 0;
   std::uint64_t piece_count = 0;
-  // Whether the runtime's implementation (collectives/src) copies the pieces
+  // Whether the runtime's implementation (model_collectives/src) copies the pieces
   // one by one: the sender into one buffer before sending (`packed`), the
   // receiver out of the buffer they arrived in (`unpacked`). Pieces already
   // one after another in a buffer, and a message forwarded whole out of the
