@@ -120,22 +120,17 @@ Task<void> CopyEngine::lay_out_staging(CopyExchangeState& s, const Group& g, Pro
 void CopyEngine::pack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
   for (const StagedPiece& piece : st.pack[core]) {
-    std::byte* to = st.out[piece.buffer].data() + piece.buffer_offset;
-    const std::byte* from = s.slot(piece.member).send[piece.region].data() + piece.member_offset;
-    for (std::uint32_t k = 0; k < piece.count; ++k, to += piece.bytes, from += piece.member_stride) {
-      copy_bytes(to, from, piece.bytes);
-    }
+    copy_strided(st.out[piece.buffer].data() + piece.buffer_offset, piece.bytes,
+                 s.slot(piece.member).send[piece.region].data() + piece.member_offset, piece.member_stride,
+                 piece.count, piece.bytes);
   }
 }
 
 void CopyEngine::unpack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
   for (const StagedPiece& piece : st.unpack[core]) {
-    const std::byte* from = st.in[piece.buffer].data() + piece.buffer_offset;
-    std::byte* to = s.slot(piece.member).recv[piece.region].data() + piece.member_offset;
-    for (std::uint32_t k = 0; k < piece.count; ++k, from += piece.bytes, to += piece.member_stride) {
-      copy_bytes(to, from, piece.bytes);
-    }
+    copy_strided(s.slot(piece.member).recv[piece.region].data() + piece.member_offset, piece.member_stride,
+                 st.in[piece.buffer].data() + piece.buffer_offset, piece.bytes, piece.count, piece.bytes);
   }
 }
 

@@ -45,6 +45,14 @@ inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) no
   }
 }
 
+// `count` pieces of `bytes` each, the k-th from `from + k * from_stride` to
+// `to + k * to_stride`: a strided step, or a staged piece packed into or
+// unpacked from its contiguous place in a staging buffer.
+inline void copy_strided(std::byte* to, std::uint64_t to_stride, const std::byte* from, std::uint64_t from_stride,
+                         std::uint32_t count, std::uint64_t bytes) noexcept {
+  for (std::uint32_t k = 0; k < count; ++k, to += to_stride, from += from_stride) copy_bytes(to, from, bytes);
+}
+
 // A member's publication. Written by the member's process (on its core's
 // thread) before its core's copier stores `published`; read by other cores
 // after they acquire that store.
@@ -240,11 +248,8 @@ struct CopyEngine {
   }
   static void copy_traced(CopyExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name);
   static void copy_step(CopyExchangeState& s, const CopyStep& st) {
-    const std::byte* from = s.slot(st.src).send[st.src_region].data() + st.src_offset;
-    std::byte* to = s.slot(st.dst).recv[st.dst_region].data() + st.dst_offset;
-    for (std::uint32_t k = 0; k < st.count; ++k, from += st.src_stride, to += st.dst_stride) {
-      copy_bytes(to, from, st.bytes);
-    }
+    copy_strided(s.slot(st.dst).recv[st.dst_region].data() + st.dst_offset, st.dst_stride,
+                 s.slot(st.src).send[st.src_region].data() + st.src_offset, st.src_stride, st.count, st.bytes);
   }
   static Task<void> copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                  std::uint64_t run);
