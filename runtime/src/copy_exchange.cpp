@@ -221,19 +221,17 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
   const Group& g = comm.group();
   const Rank me = comm.rank();
   CopyExchangeState& s = enter(p, g, me, key, participants, options);
-  CopyMemberSlot& slot = s.slot(me);
-  slot.send = regions.send.data();
-  slot.recv = regions.recv.data();
-  slot.part = mine;
-  slot.inquiries = 0;
-  const std::uint64_t run = ++slot.runs;
+  s.slot(me).publish(regions.send.data(), regions.recv.data(), mine);
+  CopyMemberRun& counts = s.member_run(me);
+  counts.inquiries = 0;
+  const std::uint64_t run = ++counts.runs;
   const std::uint32_t core = p.worker_.index();
   const bool leads = s.spans_nodes && me == s.leader;
   CopyCoreProgram& prog = s.program(core);
   if (++prog.arrived < prog.participants) {
     if (leads) co_await lead(s, comm, run);
     while (prog.done < run) co_await p.park("the copies of its compiled exchange");
-    co_return CopyRunStats{slot.inquiries};
+    co_return CopyRunStats{counts.inquiries};
   }
   // The last participant of this core: the copier.
   prog.arrived = 0;  // nobody here arrives again before `done` says this run is over
@@ -261,7 +259,7 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
   }
   prog.done = run;
   for (Process* q : prog.members) q->notify();  // the copier itself is running: notify() passes it by
-  co_return CopyRunStats{slot.inquiries};
+  co_return CopyRunStats{counts.inquiries};
 }
 
 Task<void> CopyEngine::copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
@@ -386,7 +384,7 @@ std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Pro
                                        CopyCoreProgram::Sender& sender, CopyCoreProgram& prog, std::uint64_t run,
                                        std::uint32_t& unpublished) {
   std::uint32_t* pending = prog.pending.data() + sender.begin;
-  CopyMemberSlot& from = s.slot(sender.rank);
+  CopyMemberRun& from = s.member_run(sender.rank);
   BusyLockObserver* observer = s.options().observer;
   std::size_t copied = 0;
   for (std::size_t k = 0; k < sender.left;) {

@@ -55,15 +55,30 @@ inline void copy_strided(std::byte* to, std::uint64_t to_stride, const std::byte
 
 // A member's publication. Written by the member's process (on its core's
 // thread) before its core's copier stores `published`; read by other cores
-// after they acquire that store.
+// after they acquire that store. A run stores only what changed since the
+// member's last run: a plan run again on the same buffers leaves the line
+// shared in the caches of the cores that read it, instead of taking it back
+// and making each of them miss on it once per run.
 struct alignas(kCacheLine) CopyMemberSlot {
   const std::span<const std::byte>* send = nullptr;
   const std::span<std::byte>* recv = nullptr;
   const CopyMember* part = nullptr;
+
+  void publish(const std::span<const std::byte>* s, const std::span<std::byte>* r, const CopyMember* p) noexcept {
+    if (send != s) send = s;
+    if (recv != r) recv = r;
+    if (part != p) part = p;
+  }
+};
+static_assert(kOwnsCacheLines<CopyMemberSlot>, "each member writes its slot from its own core");
+
+// What a member's run counts, on its own core: kept off its slot, which other
+// cores read every run.
+struct alignas(kCacheLine) CopyMemberRun {
   std::uint64_t runs = 0;       // this member's runs in the job: the run number it is in
   std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
 };
-static_assert(kOwnsCacheLines<CopyMemberSlot>, "each member writes its slot from its own core");
+static_assert(kOwnsCacheLines<CopyMemberRun>, "written on its member's core alone");
 
 // Written by its core's copier alone, read by every core of the node.
 struct alignas(kCacheLine) CopyCoreProgress {
@@ -165,12 +180,14 @@ class CopyExchangeState final : public GroupAttachment {
       : participants_(participants),
         options_(options),
         slots_(std::make_unique<CopyMemberSlot[]>(participants)),
+        member_runs_(std::make_unique<CopyMemberRun[]>(participants)),
         progress_(std::make_unique<CopyCoreProgress[]>(workers)),
         programs_(workers) {}
 
   Rank participants() const noexcept { return participants_; }
   const CopyExchangeOptions& options() const noexcept { return options_; }
   CopyMemberSlot& slot(Rank r) noexcept { return slots_[r]; }
+  CopyMemberRun& member_run(Rank r) noexcept { return member_runs_[r]; }
   CopyCoreProgress& progress(std::uint32_t core) noexcept { return progress_[core]; }
   CopyCoreProgram& program(std::uint32_t core) noexcept { return programs_[core]; }
   std::uint32_t cores() const noexcept { return static_cast<std::uint32_t>(programs_.size()); }
@@ -191,6 +208,7 @@ class CopyExchangeState final : public GroupAttachment {
   const Rank participants_;
   const CopyExchangeOptions options_;
   std::unique_ptr<CopyMemberSlot[]> slots_;      // by comm rank
+  std::unique_ptr<CopyMemberRun[]> member_runs_;  // by comm rank
   std::unique_ptr<CopyCoreProgress[]> progress_;  // by worker
   std::vector<CopyCoreProgram> programs_;         // by worker
 };
