@@ -147,7 +147,8 @@ struct Contender {
 
 // One batch: a job of as many processes as the largest plan needs, in which,
 // kRuns times, every contender runs in turn, each run after a barrier and timed
-// inside the processes; after each run its targets check their blocks, outside
+// inside the processes; after each run (and a barrier, once every clock has
+// stopped) its targets check their blocks, outside
 // the clock. A process beyond a plan's processes() returns from its run at once.
 // own_buffers: each process makes its staging memory (RedistributionBuffers)
 // once per plan, before the runs; otherwise every run allocates its own, as the
@@ -183,6 +184,10 @@ std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bo
             co_await plan.run(p, in, out);
           }
           timer.end(static_cast<std::uint32_t>(run), r);
+          // Checked once every process has stopped its clock: a process that
+          // checks its block before the next one on its core is resumed would
+          // add the check to that one's time (40-50 us a process at P = 4).
+          co_await p.barrier();
           if (r < c.out.size() && !std::equal(out.begin(), out.end(), c.want[r].begin())) {
             throw std::runtime_error("redistribution with schedule " + std::string(name(plan.kind())) + " on " +
                                      std::to_string(plan.processes()) + " processes: target " + std::to_string(r) +
