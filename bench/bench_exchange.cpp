@@ -33,7 +33,10 @@
 //                               thread; drsn: Generate_Recv by active messages),
 //                               kernel_calls (JobStats::kernel_calls of the
 //                               line's job per exchange: times a worker slept,
-//                               was woken or yielded, barriers included).
+//                               was woken or yielded, barriers included), and
+//                               the process floor (process_floor_s; process_floor_us,
+//                               x_process_floor = Time / process floor): what
+//                               resuming every process costs, nothing copied.
 //   BM_ExchangeHalo/lund_a/blocks:P/<scheduler>
 //                               the halo exchange of a real sparse matrix's
 //                               product (see BM_ExchangeHalo) in P row blocks;
@@ -186,6 +189,30 @@ double floor_exchange_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t r
   return summarize(std::move(seconds)).median;
 }
 
+// The process floor of n processes: the least that a run passing through
+// every process takes on this runtime, whatever it copies. The line's
+// processes, placed alike and between the same barriers as its exchanges,
+// are each resumed once more (a yield) and copy nothing; a compiled run
+// resumes each process at least that often (to publish, then to return).
+// Seconds from the first leaving the barrier to the last one done, median of
+// `repetitions`.
+double process_floor_s(Rank n, std::uint32_t repetitions) {
+  SpanTimer timer(n, repetitions);
+  sybench::runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        for (std::uint32_t rep = 0; rep < repetitions; ++rep) {
+          co_await p.barrier();
+          timer.start(rep, p.rank());
+          co_await p.yield();
+          timer.end(rep, p.rank());
+          co_await p.barrier();
+        }
+      },
+      sybench::round_robin());
+  return summarize(timer.milliseconds()).median / 1e3;
+}
+
 // Open MPI's median microseconds per exchange of the line's matrix: one run of
 // bench_exchange_mpi through mpirun, one rank per core. nullopt if it failed;
 // the reason goes to stderr.
@@ -200,7 +227,7 @@ std::optional<double> mpi_exchange_us(const Config& c, std::uint32_t repetitions
 
 // Sums over the batches, in seconds, and what the line reports beside them.
 struct ExchangeSums {
-  double figure = 0, floor = 0, comp = 0, inquiries = 0, phases = 0, kernel_calls = 0;
+  double figure = 0, floor = 0, process_floor = 0, comp = 0, inquiries = 0, phases = 0, kernel_calls = 0;
 };
 
 // mpi_us: Open MPI's time where the line has an MPI baseline (nullopt and
@@ -212,6 +239,8 @@ void report_exchange(benchmark::State& state, const Config& c, const ExchangeSum
   const double floor_us = s.floor / batches * 1e6;
   state.counters["floor_us"] = floor_us;
   state.counters["x_floor"] = s.figure / s.floor;
+  state.counters["process_floor_us"] = s.process_floor / batches * 1e6;
+  state.counters["x_process_floor"] = s.figure / s.process_floor;
   const double target_us = c.target_us > 0 ? c.target_us : c.target_x_floor * floor_us;
   if (target_us > 0) {
     state.counters["target_us"] = target_us;
@@ -241,6 +270,7 @@ ExchangeSums measure_exchange(benchmark::State& state, const CommMatrix& m, Exch
   for (auto _ : state) {
     ++options.seed;  // new payloads, and new DRS_N orders, every batch
     sums.floor += floor_exchange_s(m, options.seed, exchanges);
+    sums.process_floor += process_floor_s(m.size(), exchanges);
     const ExchangeReport report = run_exchange(sybench::runtime(), m, options);
     const SchedulerResult& r = report.results[0];
     state.SetIterationTime(r.comm_ms.median / 1e3);
