@@ -149,8 +149,9 @@ struct NodeStaging {
   std::vector<std::uint32_t> staging_cores;  // workers with pieces to pack or unpack, and the leader's
 };
 
-// A core's share of the exchange: touched by that core's thread alone.
-struct CopyCoreProgram {
+// A core's share of the exchange: touched by that core's thread alone (its
+// `arrived` and `done` every run), on lines of its own.
+struct alignas(kCacheLine) CopyCoreProgram {
   std::uint32_t participants = 0, arrived = 0;
   std::uint64_t done = 0;  // the last run this core has completed: its participants may return
   bool compiled = false;
@@ -173,6 +174,7 @@ struct CopyCoreProgram {
   std::vector<Sender> senders;
   std::vector<std::uint32_t> pending;
 };
+static_assert(kOwnsCacheLines<CopyCoreProgram>, "the cores' programs lie side by side in one vector");
 
 class CopyExchangeState final : public GroupAttachment {
  public:
