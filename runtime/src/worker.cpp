@@ -132,7 +132,6 @@ void Worker::run_job() {
   bool quiet = false;  // the last busy turn resumed processes but moved no message
   for (;;) {
     bool worked = endpoint_.poll();
-    if (!network_waits_.empty()) worked |= poll_network_waits();
     if (!watches_.empty()) worked |= poll_watches();
     if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
     if (!cancel_seen_ && !timers_.empty()) expire_timers();  // a cancelled job wakes every sleeper itself
@@ -185,7 +184,7 @@ void Worker::expire_timers() {
 // something is rung, a full ring may have room, or the earliest sleeper's
 // deadline is kTimerSpin away (the last stretch is spun).
 void Worker::idle_wait() {
-  auto max = endpoint_.has_backlog() || !network_waits_.empty() ? std::chrono::microseconds(kBacklogSleep)
+  auto max = endpoint_.has_backlog() ? std::chrono::microseconds(kBacklogSleep)
              : network_job_ ? std::chrono::microseconds(kNetworkIdleSleep)
                             : std::chrono::microseconds(kIdleSleep);
   if (!cancel_seen_ && !timers_.empty()) {
@@ -266,11 +265,6 @@ bool Worker::end_waits(std::vector<Wait>& waits, Over&& over) {
   return any;
 }
 
-// A collective's MPI operations that this core's processes wait for.
-bool Worker::poll_network_waits() {
-  return end_waits(network_waits_, [](NetworkWait& w) { return w.comm->test(); });
-}
-
 // Words other cores store, that this core's processes wait for (watch()).
 // Acquire pairs with the release store of the word's core: what it did
 // before (copies, published buffers) is visible to the woken process.
@@ -286,7 +280,6 @@ bool Worker::watch_satisfied() const noexcept {
 }
 
 void Worker::leave_job() {
-  network_waits_.clear();
   watches_.clear();
   // Packets still in the rings are plain bytes owned by the rings; they go with the Job.
   ready_.reset(0);
@@ -343,8 +336,7 @@ bool Worker::handle_cancel() {
   if (!cancel_seen_) stop_reading_senders();
   if (job.quiesced.load(std::memory_order_acquire) < job.worker_count()) return false;
   cancel_released_ = true;
-  network_waits_.clear();  // their processes unwind now; the flags go with their frames
-  watches_.clear();
+  watches_.clear();  // their processes unwind now; the flags go with their frames
   const bool stalled = job.stalled();
   for (Process* p : local_processes()) {
     if (p->finished_) continue;

@@ -33,16 +33,6 @@ namespace switchyard::detail {
 [[gnu::weak]] std::unique_ptr<NodeComm> NodeComm::world() {
   throw Error("switchyard: this program does not link switchyard::mpi_transport: every job is one node");
 }
-[[gnu::weak]] std::unique_ptr<NodeComm> NodeComm::start_dup() const { return nullptr; }
-[[gnu::weak]] bool NodeComm::test() { return true; }
-[[gnu::weak]] void NodeComm::wait() {}
-[[gnu::weak]] std::span<const std::byte> NodeComm::received() const noexcept { return {}; }
-[[gnu::weak]] std::vector<std::byte> NodeComm::take_received() noexcept { return {}; }
-[[gnu::weak]] void NodeComm::start_barrier() {}
-[[gnu::weak]] void NodeComm::start_allgather(std::span<const std::byte>) {}
-[[gnu::weak]] void NodeComm::start_allgatherv(std::span<const std::byte>, std::span<const std::uint64_t>) {}
-[[gnu::weak]] void NodeComm::start_broadcast(std::span<const std::byte>, std::uint64_t, std::uint32_t) {}
-[[gnu::weak]] void NodeComm::start_allreduce_sum(std::span<const std::byte>) {}
 [[gnu::weak]] void NodeComm::reduce_now(std::span<std::int64_t>, std::span<std::int64_t>) {}
 
 }  // namespace switchyard::detail
