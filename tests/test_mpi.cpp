@@ -7,7 +7,8 @@
 #include <switchyard/runtime.hpp>
 #include <switchyard/node_reduction.hpp>
 #include <switchyard/span_timer.hpp>
-#include <switchyard/transport/mpi_transport.hpp>
+#include <switchyard/transport/network_session.hpp>
+#include <switchyard/transport/network_transport.hpp>
 
 #include <gtest/gtest.h>
 
@@ -410,19 +411,21 @@ class Collected final : public detail::ArrivalSink, public detail::PayloadSink {
 
 TEST(MpiCredits, AWindowOfFourSlotsHoldsPacketsUntilTheReceiverCredits) {
   runtime();  // MPI initialised as the other tests have it
-  detail::MpiWorld* world = detail::MpiWorld::instance();
-  if (!world || world->nodes() < 2) GTEST_SKIP() << "needs 2 nodes or more (mpiexec -np 2)";
-  const std::uint32_t me = world->node(), nodes = world->nodes();
+  // A session of its own, as a Runtime's (collective over the nodes).
+  const std::unique_ptr<detail::NetworkSession> session = detail::open_network_session();
+  if (!session) GTEST_SKIP() << "needs 2 nodes or more (mpiexec -np 2)";
+  const std::uint32_t me = session->node(), nodes = session->nodes();
   std::vector<std::uint32_t> node_of(nodes), core_of(nodes, 0), cores(nodes, 1);
   std::iota(node_of.begin(), node_of.end(), 0u);
   const detail::RouteTable routes(node_of, core_of, cores);
-  const auto barrier = [&] { world->allgather({}); };
+  const auto barrier = [&] { session->allgather({}); };
   constexpr std::uint64_t kWindow = 4;
   Collected got;
-  auto transport = detail::make_mpi_transport();
+  auto transport = session->make_transport();
   // A job of the session's like any other (a number of its own): the runtime's
   // jobs before and after it keep their packets apart from this one's.
-  transport->attach(*world, routes, 0, world->begin_job(), kWindow, got);
+  const std::unique_ptr<detail::NetworkJob> job = session->begin_job(1, [] {});
+  transport->attach(*job, routes, 0, kWindow, got);
   // Polls and flushes until done() (false after 5 s).
   const auto drive_until = [&](auto done) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);

@@ -57,7 +57,7 @@ bool Worker::has_pending_work() {
   if (stop_.load(std::memory_order_acquire) || next_job_.load(std::memory_order_acquire)) return true;
   if (!job_) return false;
   if (job_->remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job_->active_messages_run())) {
-    return !network_job_ || job_->network_done.load(std::memory_order_acquire);  // see network_finished()
+    return !network_job_ || job_->network()->finished();  // see NetworkTransport::end_job()
   }
   if (!cancel_seen_ && job_->cancelled.load(std::memory_order_acquire)) return true;
   if (!cancel_seen_ && !timers_.empty() && timers_.earliest() <= TimerHeap::Clock::now()) return true;
@@ -102,10 +102,9 @@ void Worker::run_job() {
   trace_ = job.trace_buffer(index_);
   transport_.attach(job.rings(), index_);
   network_job_ = job.network() != nullptr;
-  drained_ = barrier_owner_ = false;
   if (network_job_) {
-    if (!network_) network_ = make_mpi_transport();
-    network_->attach(*job.network(), job.routes(), index_, job.nodes().job, job.rings().capacity_slots(), endpoint_);
+    if (!network_) network_ = job.network_session()->make_transport();
+    network_->attach(*job.network(), job.routes(), index_, job.rings().capacity_slots(), endpoint_);
   }
   endpoint_.start(EndpointConfig{.routes = &job.routes(),
                                  .node = job.node(),
@@ -139,8 +138,9 @@ void Worker::run_job() {
     const bool resumed = may_resume && !ready_.empty();
     if (resumed) round();
     worked |= endpoint_.flush();
+    // A job across nodes ends on every node at once (NetworkTransport::end_job).
     if (job.remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job.active_messages_run()) &&
-        network_finished()) {
+        (!network_job_ || network_->end_job())) {
       break;
     }
     if (resumed || worked) {
@@ -212,37 +212,6 @@ void Worker::round() {
   for (std::size_t n = kExtraResumes; n > 0 && !ready_.empty() && !endpoint_.has_staged() && may_resume(); --n) {
     resume(ready_.pop());
   }
-}
-
-// A job across nodes ends on every node at once: once this node's processes
-// have all finished, each worker returns every credit it owes at once and waits
-// until its own MPI requests have completed and its batches been credited (a
-// batch is credited once its receiver took it, a payload completes when it
-// moved), counts itself drained, and the last to do so starts an MPI barrier
-// over the nodes. Once every node is in it, every message of the job has been
-// taken, so nothing is left in flight for the next job; until then the
-// workers keep taking in (and dropping) what other nodes still send. (A node
-// that has left the barrier may start the next job and send before this one
-// has left: the network transport tells the jobs' packets apart, mpi_transport.hpp.)
-bool Worker::network_finished() {
-  if (!network_job_) return true;
-  Job& job = *job_;
-  network_->finishing();
-  if (!drained_ && !network_->has_requests() && !network_->has_staged() && job.network()->failures_delivered()) {
-    drained_ = true;
-    // acq_rel pairs with the other workers' increments: the last one sees
-    // them all drained before it starts the barrier.
-    if (job.drained.fetch_add(1, std::memory_order_acq_rel) + 1 == job.worker_count()) {
-      job.network()->start_barrier();
-      barrier_owner_ = true;
-    }
-  }
-  if (barrier_owner_ && job.network()->barrier_done()) {
-    barrier_owner_ = false;
-    job.network_done.store(true, std::memory_order_release);  // pairs with the acquire loads below and in has_pending_work
-    job.wake_all_workers();
-  }
-  return job.network_done.load(std::memory_order_acquire);
 }
 
 // Ends the waits for which over(wait) holds: sets each one's flag, notifies

@@ -18,8 +18,7 @@
 #include "switchyard/transport/backoff.hpp"
 #include "switchyard/transport/doorbell.hpp"
 #include "switchyard/transport/endpoint.hpp"
-#include "switchyard/transport/mpi_transport.hpp"
-#include "switchyard/transport/node_comm.hpp"
+#include "switchyard/transport/network_transport.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"
 #include "timer_heap.hpp"
 #include "trace_buffer.hpp"
@@ -101,7 +100,6 @@ class Worker final : private EndpointClient {
   bool has_pending_work();
   void expire_timers();
   void idle_wait();
-  bool network_finished();
   bool poll_watches();
   template <class Wait, class Over>
   static bool end_waits(std::vector<Wait>& waits, Over&& over);
@@ -172,8 +170,6 @@ class Worker final : private EndpointClient {
   SharedMemoryTransport transport_;
   std::unique_ptr<NetworkTransport> network_;  // made for the first job across nodes, kept for the next
   bool network_job_ = false;                   // this job spans nodes: network_ is attached
-  bool drained_ = false;                       // counted in Job::drained
-  bool barrier_owner_ = false;                 // started the end-of-job barrier, so tests it
   struct Watch {
     const std::atomic<std::uint64_t>* word;
     std::uint64_t target;

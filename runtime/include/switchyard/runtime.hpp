@@ -150,8 +150,7 @@ class RemoteFailure : public Error {
 namespace detail {
 class Worker;
 class Job;
-class MpiWorld;
-class NodeComm;
+class NetworkSession;
 class NodeStagingPool;
 }  // namespace detail
 
@@ -196,8 +195,7 @@ class Runtime {
   std::vector<std::unique_ptr<detail::Worker>> workers_;
   std::mutex run_mutex_;  // one job at a time
   TraceLog* default_trace_ = nullptr;
-  detail::MpiWorld* network_ = nullptr;         // set when jobs span nodes
-  std::unique_ptr<detail::NodeComm> node_comm_;  // with network_: the nodes' communicator (MPI_COMM_WORLD's duplicate)
+  std::unique_ptr<detail::NetworkSession> network_;  // set when jobs span nodes
   std::uint32_t node_ = 0;
   std::vector<std::vector<int>> node_cores_;  // per node: its workers' OS cores
   std::unique_ptr<detail::NodeStagingPool> staging_;  // compiled exchanges' buffers between nodes, from job to job
