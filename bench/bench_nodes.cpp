@@ -48,16 +48,13 @@
 //                                 allreduce of B/8 int64, allgather of B bytes a
 //                                 process) over every process of a job of 4
 //                                 processes a node (ranks in blocks over the
-//                                 nodes); Time = one collective, MPI's own
-//                                 collectives for the step between nodes
-//                                 (RunOptions::mpi_collectives = true; not the
-//                                 default, by this line's figures). Beside it:
-//                                 the same job with messages between the cores'
-//                                 leaders instead (leaders_us, ratio_to_leaders),
-//                                 and MPI_Barrier / MPI_Bcast / MPI_Allreduce /
-//                                 MPI_Allgather with one MPI rank per node on the
-//                                 nodes' shares (mpi_us, ratio_to_mpi). Every
-//                                 result of the three is checked byte for byte.
+//                                 nodes); Time = one collective (messages
+//                                 between the cores' leaders for the step
+//                                 between nodes). Beside it: MPI_Barrier /
+//                                 MPI_Bcast / MPI_Allreduce / MPI_Allgather with
+//                                 one MPI rank per node on the nodes' shares
+//                                 (mpi_us, ratio_to_mpi). Every result of both is
+//                                 checked byte for byte.
 //   BM_BusyLock/<method>          pure MPI: node 0 acquires and releases a
 //                                 test-and-set lock that lives on node 1, the busy
 //                                 lock of DRS_N across nodes; Time = one acquire +
@@ -692,12 +689,10 @@ bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
 
 // Seconds per collective of `data.op` over every process of a job of
 // kCollectiveProcessesPerNode processes a node, on the node hosting rank 0
-// (0 elsewhere); over_mpi: RunOptions::mpi_collectives. Every result is
-// checked byte for byte on every process.
-double switchyard_collective(const CollectiveData& d, bool over_mpi) {
+// (0 elsewhere). Every result is checked byte for byte on every process.
+double switchyard_collective(const CollectiveData& d) {
   sybench::ChunkTimer timer(kCollectivesPerChunk);
-  RunOptions options = sybench::default_placement();
-  options.mpi_collectives = over_mpi;
+  const RunOptions options = sybench::default_placement();
   const Rank n = static_cast<Rank>(d.inputs.size());
   node_runtime().run(
       n,
@@ -762,15 +757,13 @@ double mpi_collective(const CollectiveData& d) {
 void BM_Collective(benchmark::State& state, CollectiveOp op) {
   if (skip_unless_two_nodes(state)) return;
   const auto bytes = static_cast<std::size_t>(state.range(0));
-  double figure = 0, leaders = 0, mpi = 0;
+  double figure = 0, mpi = 0;
   try {
     const CollectiveData d(op, bytes, kCollectiveProcessesPerNode * static_cast<Rank>(nodes()), nodes());
     for (auto _ : state) {
-      const auto [m, l, s] = agreed<3>(
-          [&] { return std::array{mpi_collective(d), switchyard_collective(d, false), switchyard_collective(d, true)}; });
+      const auto [m, s] = agreed<2>([&] { return std::array{mpi_collective(d), switchyard_collective(d)}; });
       state.SetIterationTime(s);
       figure += s;
-      leaders += l;
       mpi += m;
     }
   } catch (const std::exception& e) {
@@ -778,9 +771,7 @@ void BM_Collective(benchmark::State& state, CollectiveOp op) {
   }
   const double batches = static_cast<double>(state.iterations());
   state.counters["mpi_us"] = mpi / batches * 1e6;
-  state.counters["leaders_us"] = leaders / batches * 1e6;
   state.counters["ratio_to_mpi"] = figure / mpi;
-  state.counters["ratio_to_leaders"] = figure / leaders;
 }
 
 // ---------------------------------------------------------------- busy lock

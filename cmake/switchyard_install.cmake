@@ -31,10 +31,10 @@ endif()
 
 set(switchyard_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/switchyard)
 install(EXPORT switchyardTargets NAMESPACE switchyard:: DESTINATION ${switchyard_cmake_dir})
-# switchyard::mpi_transport in an export set of its own, which the package
+# switchyard::transport_mpi in an export set of its own, which the package
 # loads (with MPI) only for a consumer that asks for the component.
-set_target_properties(switchyard_mpi_transport PROPERTIES EXPORT_NAME mpi_transport)
-install(TARGETS switchyard_mpi_transport EXPORT switchyardMpiTargets
+set_target_properties(switchyard_transport_mpi PROPERTIES EXPORT_NAME transport_mpi)
+install(TARGETS switchyard_transport_mpi EXPORT switchyardMpiTargets
         OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/switchyard)
 install(EXPORT switchyardMpiTargets NAMESPACE switchyard:: DESTINATION ${switchyard_cmake_dir})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/switchyardConfig.cmake.in
@@ -54,7 +54,7 @@ install(FILES ${PROJECT_BINARY_DIR}/switchyardConfig.cmake ${PROJECT_BINARY_DIR}
 list(TRANSFORM switchyard_libraries PREPEND "-l" OUTPUT_VARIABLE switchyard_pc_libs)
 get_target_property(tbb_location TBB::tbb LOCATION)
 get_filename_component(tbb_dir "${tbb_location}" DIRECTORY)
-# No MPI: the MPI transport is switchyard::mpi_transport's, for CMake consumers.
+# No MPI: the MPI transport is switchyard::transport_mpi's, for CMake consumers.
 list(APPEND switchyard_pc_libs ${HWLOC_LDFLAGS} -L${tbb_dir} -ltbb)
 list(JOIN switchyard_pc_libs " " SWITCHYARD_PC_LIBS)
 file(RELATIVE_PATH SWITCHYARD_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)

@@ -8,7 +8,8 @@
 #   folder                      target(s)                               may include
 set(SWITCHYARD_LAYERS
   "base"                        # switchyard::base                       -
-  "transport:base"              # switchyard::transport, mpi_transport
+  "transport:base"              # switchyard::transport
+  "transport/mpi:transport"     # switchyard::transport_mpi (headers private: see switchyard_check_no_mpi)
   "runtime:transport"           # switchyard::runtime
   "model"                       # switchyard::model (pure)
   "schedulers/core:model"       # switchyard::schedulers_core (pure)
@@ -77,17 +78,35 @@ function(switchyard_check_layering)
 endfunction()
 
 # switchyard_check_no_mpi(<folder>...): no source or header of these folders
-# includes MPI's own header (mpi.h): MPI stays behind the transport's
-# interfaces, in the objects of switchyard::mpi_transport.
+# (transport/mpi itself excepted) includes MPI's own header (mpi.h) or a header
+# of the MPI transport (transport/mpi/, by path or by name): the runtime and
+# the libraries reach other nodes through the transport's interfaces alone
+# (network_session.hpp, network_transport.hpp), which switchyard::transport_mpi
+# implements behind its factory.
 function(switchyard_check_no_mpi)
+  set(refused mpi.h)
+  file(GLOB_RECURSE mpi_headers ${PROJECT_SOURCE_DIR}/transport/mpi/*.hpp)
+  foreach(header IN LISTS mpi_headers)
+    get_filename_component(name ${header} NAME)
+    list(APPEND refused ${name})
+  endforeach()
   foreach(folder IN LISTS ARGN)
     file(GLOB_RECURSE files ${PROJECT_SOURCE_DIR}/${folder}/*.hpp ${PROJECT_SOURCE_DIR}/${folder}/*.cpp)
     foreach(file IN LISTS files)
-      file(STRINGS ${file} includes REGEX "^#include [\"<]mpi\\.h[\">]")
-      if(includes)
-        file(RELATIVE_PATH relative ${PROJECT_SOURCE_DIR} ${file})
-        message(FATAL_ERROR "${relative} includes mpi.h: only the MPI transport (transport/src/mpi_*.cpp, node_comm.cpp) may")
+      file(RELATIVE_PATH relative ${PROJECT_SOURCE_DIR} ${file})
+      if(relative MATCHES "^transport/mpi/")
+        continue()
       endif()
+      file(STRINGS ${file} includes REGEX "^#include [\"<]")
+      foreach(line IN LISTS includes)
+        string(REGEX REPLACE "^#include [\"<]([^\">]+)[\">].*$" "\\1" included "${line}")
+        get_filename_component(name "${included}" NAME)
+        if(name IN_LIST refused OR included MATCHES "(^|/)transport/mpi/")
+          message(FATAL_ERROR "${relative} includes ${included}: only the MPI transport (transport/mpi/, "
+                              "switchyard::transport_mpi) may; reach other nodes through "
+                              "switchyard/transport/network_session.hpp and network_transport.hpp")
+        endif()
+      endforeach()
     endforeach()
   endforeach()
 endfunction()

@@ -7,7 +7,8 @@
 #include <switchyard/runtime.hpp>
 #include <switchyard/node_reduction.hpp>
 #include <switchyard/span_timer.hpp>
-#include <switchyard/transport/mpi_transport.hpp>
+#include <switchyard/transport/network_session.hpp>
+#include <switchyard/transport/network_transport.hpp>
 
 #include <gtest/gtest.h>
 
@@ -410,19 +411,21 @@ class Collected final : public detail::ArrivalSink, public detail::PayloadSink {
 
 TEST(MpiCredits, AWindowOfFourSlotsHoldsPacketsUntilTheReceiverCredits) {
   runtime();  // MPI initialised as the other tests have it
-  detail::MpiWorld* world = detail::MpiWorld::instance();
-  if (!world || world->nodes() < 2) GTEST_SKIP() << "needs 2 nodes or more (mpiexec -np 2)";
-  const std::uint32_t me = world->node(), nodes = world->nodes();
+  // A session of its own, as a Runtime's (collective over the nodes).
+  const std::unique_ptr<detail::NetworkSession> session = detail::open_network_session();
+  if (!session) GTEST_SKIP() << "needs 2 nodes or more (mpiexec -np 2)";
+  const std::uint32_t me = session->node(), nodes = session->nodes();
   std::vector<std::uint32_t> node_of(nodes), core_of(nodes, 0), cores(nodes, 1);
   std::iota(node_of.begin(), node_of.end(), 0u);
   const detail::RouteTable routes(node_of, core_of, cores);
-  const auto barrier = [&] { world->allgather({}); };
+  const auto barrier = [&] { session->allgather({}); };
   constexpr std::uint64_t kWindow = 4;
   Collected got;
-  auto transport = detail::make_mpi_transport();
+  auto transport = session->make_transport();
   // A job of the session's like any other (a number of its own): the runtime's
   // jobs before and after it keep their packets apart from this one's.
-  transport->attach(*world, routes, 0, world->begin_job(), kWindow, got);
+  const std::unique_ptr<detail::NetworkJob> job = session->begin_job(1, [] {});
+  transport->attach(*job, routes, 0, kWindow, got);
   // Polls and flushes until done() (false after 5 s).
   const auto drive_until = [&](auto done) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -513,18 +516,9 @@ Task<void> check_collectives(const Communicator& c, std::uint64_t round) {
   for (Rank r = 0; r < n; ++r) SY_CHECK(values[r] == r * r + round, "allgather_value of " << r);
 }
 
-// Both ways between nodes: MPI's own collectives (the default), and messages
-// between the leaders of every core of every node.
-class MpiCollectives : public ::testing::TestWithParam<bool> {
- protected:
-  RunOptions collective_options() const {
-    RunOptions o = options();
-    o.mpi_collectives = GetParam();
-    return o;
-  }
-};
-
-TEST_P(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
+// Between nodes, collectives go by messages between the leaders of every
+// core of every node.
+TEST(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
   Runtime& rt = runtime();
   for (Rank n : {Rank{1}, Rank{3}, Rank{8}, Rank{13}}) {
     rt.run(
@@ -559,22 +553,22 @@ TEST_P(MpiCollectives, EveryCollectiveOnWorldSplitAndDup) {
           SY_CHECK(evens.valid() == (p.rank() % 2 == 0), "kUndefined gives a null communicator");
           if (evens.valid()) co_await check_collectives(evens, 11);
           // Members on every node but the last (with 3 nodes, a communicator
-          // across two of them), and a library's duplicate: their collectives
-          // go between the cores' leaders whatever the option.
+          // across two of them), and a library's duplicate.
           const Communicator most = co_await p.world().split(
               p.rank() < std::max<Rank>(1, p.size() - p.size() / 3) ? 0 : Communicator::kUndefined, 0);
           if (most.valid()) co_await check_collectives(most, 12);
           co_await check_collectives(p.world().library(LibraryKey("test_mpi")), 13);
           co_await check_collectives(p.world(), 14);
         },
-        collective_options());
+        options());
   }
 }
 
-// Shares larger than one round's record (248 bytes a node): a second round of
-// their exact sizes (MPI_Iallgatherv, MPI_Ibcast, MPI_Iallreduce); and a
+// Larger shares: a broadcast of 70,000 bytes (past the eager limit between
+// nodes: a rendezvous between the cores' leaders), an allgather of 100-640
+// bytes a rank, allreduce and scan of 100 elements, every byte checked; and a
 // vector of 0 elements.
-TEST_P(MpiCollectives, LargeSharesEveryByteChecked) {
+TEST(MpiCollectives, LargeSharesEveryByteChecked) {
   Runtime& rt = runtime();
   const Rank n = 7;
   rt.run(
@@ -604,13 +598,13 @@ TEST_P(MpiCollectives, LargeSharesEveryByteChecked) {
         SY_CHECK(co_await world.exclusive_scan(mine) == want_scan, "large exclusive_scan on rank " << p.rank());
         SY_CHECK((co_await world.allreduce(std::span<const std::int64_t>{})).empty(), "empty allreduce");
       },
-      collective_options());
+      options());
 }
 
 // An allreduce whose vectors differ in length between nodes is an
 // InvalidArgument (on the nodes that see it; a RemoteFailure on the others),
 // not a hang or MPI's error; and the next job runs.
-TEST_P(MpiCollectives, AllreduceOfDifferentLengthsOnDifferentNodesFails) {
+TEST(MpiCollectives, AllreduceOfDifferentLengthsOnDifferentNodesFails) {
   Runtime& rt = runtime();
   if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
   const Rank n = 2 * rt.nodes();
@@ -620,15 +614,12 @@ TEST_P(MpiCollectives, AllreduceOfDifferentLengthsOnDifferentNodesFails) {
         const std::vector<std::int64_t> mine(p.rank() < 2 ? 3 : 4, 1);  // node 0: 3 elements, the others 4
         co_await p.allreduce(mine);
       },
-      collective_options());
+      options());
   EXPECT_NE(e.kind, JobFailure::kNormally);
   EXPECT_NE(e.error.find("allreduce"), std::string::npos) << e.error;
   EXPECT_NE(e.error.find("elements"), std::string::npos) << e.error;
-  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 2); }, collective_options());
+  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 2); }, options());
 }
-
-INSTANTIATE_TEST_SUITE_P(BetweenNodes, MpiCollectives, ::testing::Values(true, false),
-                         [](const auto& info) { return info.param ? "MpiOwn" : "LeaderMessages"; });
 
 // A process of node 1 throws while the others wait for it (a receive, a
 // barrier): run() rethrows the original there, every other node's run() throws

@@ -73,9 +73,7 @@ Task<Communicator> Communicator::dup() const {
     const detail::Group& parent = c.group();
     c.process_->check_cancelled();
     const std::uint64_t seq = parent.member(c.rank_).derived++;
-    const detail::Group* g = &c.process_->job_.groups().dup(parent, seq);
-    if (parent.over_mpi()) co_await c.process_->start_node_comms(parent, std::span(&g, 1));
-    co_return Communicator(c.process_, g, c.rank_);
+    co_return Communicator(c.process_, &c.process_->job_.groups().dup(parent, seq), c.rank_);
   }(*this);
 }
 
@@ -86,9 +84,7 @@ Task<Communicator> Communicator::split(std::int64_t color, std::int64_t key) con
     const std::uint64_t seq = parent.member(c.rank_).derived++;
     const std::pair<std::int64_t, std::int64_t> mine{color, key};
     const std::vector<std::byte> all = co_await c.allgather(std::as_bytes(std::span(&mine, 1)));
-    std::vector<const detail::Group*> over_mpi;
-    const auto [g, rank] = c.process_->job_.groups().split(parent, seq, c.rank_, all, &over_mpi);
-    if (!over_mpi.empty()) co_await c.process_->start_node_comms(parent, over_mpi);
+    const auto [g, rank] = c.process_->job_.groups().split(parent, seq, c.rank_, all);
     co_return g ? Communicator(c.process_, g, rank) : Communicator();
   }(*this, color, key);
 }

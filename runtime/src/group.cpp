@@ -14,18 +14,14 @@ Rank Membership::to_comm(Rank job) const noexcept {
   return it != by_job_rank.end() && it->first == job ? it->second : kAnySource;
 }
 
-Group::Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key, bool over_mpi)
+Group::Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key)
     : context_(context),
       members_(std::move(members)),
       library_key_(library_key),
-      over_mpi_(over_mpi),
       members_state_(std::make_unique<MemberState[]>(members_->size)),
       cores_(std::make_unique<CoreState[]>(members_->local.size())) {}
 
-Group::~Group() {
-  delete[] locks_.load(std::memory_order_relaxed);
-  delete node_comm_.load(std::memory_order_relaxed);
-}
+Group::~Group() { delete[] locks_.load(std::memory_order_relaxed); }
 
 BusyLock& Group::busy_lock(Rank comm_rank) const {
   BusyLock* locks = locks_.load(std::memory_order_acquire);

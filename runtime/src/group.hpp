@@ -22,7 +22,6 @@
 #include "switchyard/busy_lock.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/message.hpp"
-#include "switchyard/transport/node_comm.hpp"
 
 namespace switchyard {
 class Process;
@@ -60,9 +59,6 @@ struct Membership {
   std::vector<std::uint32_t> local_index;
   // Cores of the job with at least one member, ascending.
   std::vector<std::uint32_t> populated;
-  // Cores of this node with at least one member, ascending: the first one's
-  // leader is the node leader, who runs the step between nodes (NodeComm).
-  std::vector<std::uint32_t> populated_here;
   // Members on this node, and nodes with at least one member.
   Rank on_this_node = 0;
   std::uint32_t nodes_spanned = 0;
@@ -85,8 +81,7 @@ class Group {
   static constexpr std::size_t kCachedLibraries = 8;
   static constexpr std::size_t kCachedAttachments = 64;  // a power of two: an open-addressed table
 
-  // over_mpi: the collectives' step between nodes runs on a NodeComm of its own (set_node_comm).
-  Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key, bool over_mpi);
+  Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -117,19 +112,6 @@ class Group {
   // The members' busy locks, made on first use (by whichever process asks first).
   BusyLock& busy_lock(Rank comm_rank) const;
 
-  // Whether its collectives cross nodes through MPI's own collectives, on
-  // node_comm(): a communicator with members on every node of a job across
-  // nodes, derived (dup, split) from one that does, with
-  // RunOptions::mpi_collectives. Alike on every node.
-  bool over_mpi() const noexcept { return over_mpi_; }
-  // Its MPI communicator over the nodes; nullptr until the node leader of the
-  // group it derives from has started making it (communicator.cpp). Used by
-  // this node's node leader only.
-  NodeComm* node_comm() const noexcept { return node_comm_.load(std::memory_order_acquire); }
-  void set_node_comm(std::unique_ptr<NodeComm> comm) const noexcept {
-    node_comm_.store(comm.release(), std::memory_order_release);
-  }
-
   // The attachment of `key`, made by make(n) (returning a
   // std::unique_ptr<GroupAttachment>; n: the group's attachments with this
   // one, which make() may refuse by throwing) if this is the first call for
@@ -156,11 +138,6 @@ class Group {
   const ContextId context_;
   const std::shared_ptr<const Membership> members_;
   const std::uint64_t library_key_;  // nonzero: this is the duplicate a library reserved of another group
-  const bool over_mpi_;
-  // Set once by the node leader of the parent group (release), read by this
-  // group's node leader (acquire): whoever sees the pointer sees the
-  // communicator it started. Owned; deleted with the group.
-  mutable std::atomic<NodeComm*> node_comm_{nullptr};
   std::unique_ptr<MemberState[]> members_state_;
   std::unique_ptr<CoreState[]> cores_;
   // Set once by the first process to ask; acquire pairs with the release of the

@@ -27,24 +27,11 @@ GroupRegistry::GroupRegistry(Job& job) : job_(job) {
   std::vector<Rank> all(job.size());
   std::iota(all.begin(), all.end(), Rank{0});
   std::lock_guard lock(mutex_);
-  auto members = membership(std::move(all));
-  // The world's NodeComm: a duplicate of the Runtime's, started here, where
-  // every node builds its part of the job.
-  const bool over_mpi = job.nodes().comm && job.options().mpi_collectives &&
-                        members->nodes_spanned == job.routes().nodes() && job.routes().nodes() > 1;
-  world_ = &make_group(std::move(members), 0, Key{0, Derivation::kDup, 0}, over_mpi);
-  if (over_mpi) world_->set_node_comm(job.nodes().comm->start_dup());
+  world_ = &make_group(membership(std::move(all)), 0, Key{0, Derivation::kDup, 0});
 }
 
 GroupRegistry::~GroupRegistry() {
   for (auto& chunk : contexts_) delete[] chunk.load(std::memory_order_relaxed);
-}
-
-void GroupRegistry::complete_node_comms() {
-  std::lock_guard lock(mutex_);
-  for (const auto& g : groups_) {
-    if (NodeComm* comm = g->node_comm()) comm->wait();
-  }
 }
 
 const Group* GroupRegistry::find(ContextId id) const noexcept {
@@ -81,9 +68,7 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
     }
   }
   for (std::uint32_t g = 0; g < count.size(); ++g) {
-    if (count[g] == 0) continue;
-    m->populated.push_back(g);
-    if (routes.core_route(g).node == job_.node()) m->populated_here.push_back(g);
+    if (count[g] > 0) m->populated.push_back(g);
   }
   m->nodes_spanned = static_cast<std::uint32_t>(std::count(node_seen.begin(), node_seen.end(), true));
   if (!identity) {
@@ -95,7 +80,7 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
 }
 
 const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key,
-                                       const Key& key, bool over_mpi, std::int64_t color) {
+                                       const Key& key, std::int64_t color) {
   if (contexts_made_ >= kMaxContexts) {
     throw InvalidArgument("switchyard: a job can make at most " + std::to_string(kMaxContexts) +
                           " communicators (the world, and every dup, split and library duplicate), and this one has "
@@ -122,7 +107,7 @@ const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members
     }
   }
   ++contexts_made_;
-  groups_.push_back(std::make_unique<Group>(id, std::move(members), library_key, over_mpi));
+  groups_.push_back(std::make_unique<Group>(id, std::move(members), library_key));
   const Group* g = groups_.back().get();
   for (std::size_t i = home_slot(id);; i = (i + 1) % (kChunk * kChunks)) {
     auto& chunk = contexts_[i / kChunk];
@@ -143,7 +128,7 @@ const Group& GroupRegistry::dup(const Group& parent, std::uint64_t seq) {
   std::lock_guard lock(mutex_);
   const Key key{parent.context(), Derivation::kDup, seq};
   const Group*& slot = derived_[key];
-  if (!slot) slot = &make_group(parent.shared_members(), 0, key, parent.over_mpi());
+  if (!slot) slot = &make_group(parent.shared_members(), 0, key);
   return *slot;
 }
 
@@ -153,10 +138,7 @@ const Group& GroupRegistry::library(const Group& parent, std::uint64_t library_k
   const Key key{parent.context(), Derivation::kLibrary, library_key};
   const Group*& slot = derived_[key];
   if (!slot) {
-    // No NodeComm: a library's duplicate is made without communication, by
-    // whichever member asks first, so no point of the parent's order of
-    // collectives could start one alike on every node.
-    slot = &make_group(parent.shared_members(), library_key, key, false);
+    slot = &make_group(parent.shared_members(), library_key, key);
     parent.cache_library(slot);  // when the cache is full, later calls come back here
   }
   return *slot;
@@ -180,11 +162,8 @@ void GroupRegistry::build_split(const Group& parent, std::uint64_t seq, PendingS
     if (color != Communicator::kUndefined) {
       std::vector<Rank> job_ranks;
       for (std::size_t i = begin; i < end; ++i) job_ranks.push_back(parent.members().to_job(order[i]));
-      auto members = membership(std::move(job_ranks));
-      const bool over_mpi = parent.over_mpi() && members->nodes_spanned == job_.routes().nodes();
       const Group& g =
-          make_group(std::move(members), 0, Key{parent.context(), Derivation::kSplit, seq}, over_mpi, color);
-      if (over_mpi) split.over_mpi.push_back(&g);
+          make_group(membership(std::move(job_ranks)), 0, Key{parent.context(), Derivation::kSplit, seq}, color);
       for (std::size_t i = begin; i < end; ++i) split.result[order[i]] = {&g, static_cast<Rank>(i - begin)};
     }
     begin = end;
@@ -192,8 +171,7 @@ void GroupRegistry::build_split(const Group& parent, std::uint64_t seq, PendingS
 }
 
 std::pair<const Group*, Rank> GroupRegistry::split(const Group& parent, std::uint64_t seq, Rank member,
-                                                   std::span<const std::byte> colors_and_keys,
-                                                   std::vector<const Group*>* over_mpi) {
+                                                   std::span<const std::byte> colors_and_keys) {
   std::lock_guard lock(mutex_);
   auto [it, fresh] = splits_.try_emplace({parent.context(), seq});
   PendingSplit& split = it->second;
@@ -207,7 +185,6 @@ std::pair<const Group*, Rank> GroupRegistry::split(const Group& parent, std::uin
     build_split(parent, seq, split, contributions);
   }
   const auto mine = split.result[member];
-  if (over_mpi) *over_mpi = split.over_mpi;
   if (++split.taken == parent.members().on_this_node) splits_.erase(it);
   return mine;
 }

@@ -52,15 +52,9 @@ class GroupRegistry {
   // split, once every member's (color, key) has been gathered (by an
   // allgather on the parent, over every node): member's new group (nullptr
   // for kUndefined) and its rank in it. The first member of this node to ask
-  // builds the groups of every color. over_mpi, if given, receives the new
-  // groups whose collectives cross nodes over MPI (Group::over_mpi), by color.
+  // builds the groups of every color.
   std::pair<const Group*, Rank> split(const Group& parent, std::uint64_t seq, Rank member,
-                                      std::span<const std::byte> colors_and_keys,
-                                      std::vector<const Group*>* over_mpi = nullptr);
-
-  // At the end of a job that succeeded: completes the making of every
-  // group's NodeComm (every node has started it), so that each is freed.
-  void complete_node_comms();
+                                      std::span<const std::byte> colors_and_keys);
 
   // Who is in a communicator whose comm rank i is job rank job_ranks[i].
   std::shared_ptr<const Membership> membership(std::vector<Rank> job_ranks) const;
@@ -71,13 +65,12 @@ class GroupRegistry {
   struct PendingSplit {
     std::vector<std::pair<const Group*, Rank>> result;  // per member of the parent
     Rank taken = 0;                                     // by the parent's members on this node
-    std::vector<const Group*> over_mpi;                 // the new groups with a NodeComm, by color
   };
 
   // Under mutex_: a new group with the next context id (across nodes: derived
   // from `key`, and `color` for a split).
   const Group& make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key, const Key& key,
-                          bool over_mpi, std::int64_t color = 0);
+                          std::int64_t color = 0);
   void build_split(const Group& parent, std::uint64_t seq, PendingSplit& split,
                    const std::vector<std::pair<std::int64_t, std::int64_t>>& contributions);
 

@@ -23,8 +23,7 @@
 #include "switchyard/cache_line.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
-#include "switchyard/transport/mpi_transport.hpp"
-#include "switchyard/transport/node_comm.hpp"
+#include "switchyard/transport/network_session.hpp"
 #include "switchyard/transport/route_table.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"
 
@@ -36,12 +35,10 @@ class NodeStagingPool;
 
 // Where a job runs: this node, and every node's cores.
 struct JobNodes {
-  MpiWorld* network = nullptr;  // nullptr: a one-node job
+  NetworkSession* session = nullptr;  // the Runtime's; nullptr: a one-node job
   std::uint32_t node = 0;
   std::vector<std::vector<int>> cores;  // per node: the OS cores of its workers
-  std::uint64_t job = 0;                // the job's number, alike on every node (failure messages carry it)
-  NodeComm* comm = nullptr;             // the Runtime's communicator over the nodes, when MPI is built in
-  NodeStagingPool* staging = nullptr;       // the Runtime's, kept from job to job (node_staging_pool.hpp)
+  NodeStagingPool* staging = nullptr;   // the Runtime's, kept from job to job (node_staging_pool.hpp)
 };
 
 // Every rank's (node, core): ranks in blocks over the nodes, then `placement`
@@ -66,8 +63,9 @@ class Job {
   // Rank r's core, as RouteTable::global_core numbers the cores of every node.
   std::uint32_t global_core(Rank r) const noexcept { return routes_.global_core(r); }
   std::uint32_t node() const noexcept { return nodes_.node; }
-  // The MPI session of a job across nodes, else nullptr.
-  MpiWorld* network() const noexcept { return nodes_.network; }
+  // The job across nodes as the network sees it, else nullptr (a one-node job).
+  NetworkJob* network() const noexcept { return network_.get(); }
+  NetworkSession* network_session() const noexcept { return nodes_.session; }
   NodeStagingPool& staging_pool() const noexcept { return *nodes_.staging; }
   const JobNodes& nodes() const noexcept { return nodes_; }
   const RouteTable& routes() const noexcept { return routes_; }
@@ -133,14 +131,6 @@ class Job {
   // Workers still inside the job; the last to leave releases `left`.
   std::atomic<std::uint32_t> workers_inside{0};
   std::binary_semaphore left{0};
-  // Across nodes, every process of this node has finished: workers whose MPI
-  // requests have all completed count themselves here (acq_rel, pairs with
-  // itself: the last one to count starts the end-of-job barrier).
-  std::atomic<std::uint32_t> drained{0};
-  // The end-of-job barrier completed: no node sends anything more (release by
-  // the worker that saw it complete, acquire by every worker before leaving).
-  std::atomic<bool> network_done{false};
-
   void wake_all_workers();
 
  private:
@@ -150,6 +140,8 @@ class Job {
   void create_local_processes();
 
   JobNodes nodes_;
+  // Begun on every node in the same order (Runtime::run, one job at a time).
+  std::unique_ptr<NetworkJob> network_;
   RouteTable routes_;
   std::vector<std::unique_ptr<Process>> processes_;  // this node's
   std::vector<Process*> by_rank_;                    // by job rank; nullptr on other nodes

@@ -5,15 +5,10 @@
 // core. A barrier of 512 processes on 2 cores is 510 coroutine switches and one
 // message each way between the cores.
 //
-// Across nodes, a communicator with members on every node whose collectives
-// go over MPI (Group::over_mpi) adds a level: the cores' leaders of a node
-// hand their shares to the node leader (the first core's), which runs MPI's
-// own non-blocking collective for the node on the group's NodeComm (its
-// worker runs its other processes meanwhile), and hands every core's leader
-// of its node the same reply. Any other communicator across nodes has the
-// leaders of every core of every node exchange with each other: cores are
-// numbered across the job (RouteTable::global_core), and a leader on another
-// node is reached through the network transport like any other process.
+// Across nodes, the leaders of every core of every node exchange with each
+// other: cores are numbered across the job (RouteTable::global_core), and a
+// leader on another node is reached through the network transport like any
+// other process.
 
 #include <cstring>
 #include <memory>
@@ -137,18 +132,15 @@ std::vector<std::byte> core_share(const detail::CoreCollective& slot, Collective
   return blob;
 }
 
-std::span<const std::byte> bytes_of(const Message& m) { return m.bytes(); }
-std::span<const std::byte> bytes_of(std::span<const std::byte> b) { return b; }
-
 // Step 4 of an allgather (whole or split) or an exclusive scan: every rank's input, from this
-// core's contributions and the other cores' shares (blobs of ranked inputs,
-// Messages or byte spans). `here`: this core, as the job numbers cores.
-template <class Blobs>
-void combine_ranked(detail::CoreCollective& slot, CollectiveKind kind, Rank n, const Blobs& remote,
-                    const detail::Job& job, const detail::Membership& members, std::uint32_t here) {
+// core's contributions and the other cores' shares (blobs of ranked inputs).
+// `here`: this core, as the job numbers cores.
+void combine_ranked(detail::CoreCollective& slot, CollectiveKind kind, Rank n,
+                    std::span<const std::span<const std::byte>> remote, const detail::Job& job,
+                    const detail::Membership& members, std::uint32_t here) {
   std::vector<std::span<const std::byte>> by_rank(n);
   for (const auto& [r, bytes] : slot.contributions) by_rank[r] = bytes;
-  for (const auto& m : remote) unpack_ranked(bytes_of(m), by_rank);
+  for (const auto& blob : remote) unpack_ranked(blob, by_rank);
   if (kind == kAllgather || kind == kAllgatherSplit) {
     std::size_t total = 0;
     for (const auto& b : by_rank) total += b.size();
@@ -176,16 +168,15 @@ void combine_ranked(detail::CoreCollective& slot, CollectiveKind kind, Rank n, c
   }
 }
 
-// Step 4 of an allreduce: the other cores' partial sums (Messages or byte spans) added to `sum`.
-template <class Blobs>
-void add_sums(std::vector<std::int64_t>& sum, const Blobs& remote) {
-  for (const auto& m : remote) {
-    const std::size_t len = bytes_of(m).size() / sizeof(std::int64_t);
+// Step 4 of an allreduce: the other cores' partial sums added to `sum`.
+void add_sums(std::vector<std::int64_t>& sum, std::span<const std::span<const std::byte>> remote) {
+  for (const auto& blob : remote) {
+    const std::size_t len = blob.size() / sizeof(std::int64_t);
     if (len != sum.size()) {
       throw InvalidArgument("switchyard: allreduce: vectors of " + std::to_string(len) + " and " +
                             std::to_string(sum.size()) + " elements on different cores");
     }
-    add_int64(sum, bytes_of(m));
+    add_int64(sum, blob);
   }
 }
 
@@ -208,190 +199,7 @@ std::span<const std::byte> unstamped(std::span<const std::byte> received, const 
   return received.first(received.size() - sizeof theirs);
 }
 
-// --- the step between nodes over MPI (node leader) ---
-
-// Round one of an allgather, allreduce or broadcast between nodes is one
-// fixed-size record per node: a share's size, and the share itself when it
-// fits. Most collectives (barriers' and timings' allreduces, splits' small
-// allgathers) are done then; larger shares take a second round of exactly
-// their sizes.
-constexpr std::size_t kRecordBytes = 256;
-constexpr const char* kWaitForNodes = "the other nodes to reach a collective (MPI)";
-constexpr std::size_t kInlineBytes = kRecordBytes - sizeof(std::uint64_t);
-
-std::vector<std::byte> record_of(std::span<const std::byte> share) {
-  std::vector<std::byte> record(kRecordBytes);
-  const std::uint64_t size = share.size();
-  std::memcpy(record.data(), &size, sizeof size);
-  if (size <= kInlineBytes && size > 0) std::memcpy(record.data() + sizeof size, share.data(), share.size());
-  return record;
-}
-
-std::uint64_t record_size(std::span<const std::byte> record) {
-  std::uint64_t size = 0;
-  std::memcpy(&size, record.data(), sizeof size);
-  return size;
-}
-
-std::span<const std::byte> record_inline(std::span<const std::byte> record) {
-  return record.subspan(sizeof(std::uint64_t), static_cast<std::size_t>(record_size(record)));
-}
-
-// The node's share: this core's blob and the other cores' of this node. An
-// allreduce's is their sum; any other's their concatenation (a broadcast's is
-// the root core's alone: the others' are empty).
-std::vector<std::byte> node_share(CollectiveKind kind, const std::vector<std::byte>& mine,
-                                  std::span<const Message> others) {
-  if (kind == kAllreduce) {
-    std::vector<std::int64_t> sum = to_int64(mine);
-    add_sums(sum, others);
-    const auto* p = reinterpret_cast<const std::byte*>(sum.data());
-    return {p, p + sum.size() * sizeof(std::int64_t)};
-  }
-  std::vector<std::byte> share = mine;
-  for (const Message& m : others) share.insert(share.end(), m.bytes().begin(), m.bytes().end());
-  return share;
-}
-
 }  // namespace
-
-class Process::NodesAwaiter : FlagAwaiterBase {
- public:
-  NodesAwaiter(Process& p, const bool* done, const char* what) : FlagAwaiterBase(p, done, what, kAnySource) {}
-  bool await_ready() const noexcept { return ready(); }
-  using FlagAwaiterBase::await_suspend;
-  void await_resume() const { process_.resumed(); }
-};
-
-Task<void> Process::wait_for_nodes(detail::NodeComm& comm, const char* what) {
-  bool done = comm.test();
-  if (done) co_return;
-  worker_.watch_network(comm, done, *this);
-  co_await NodesAwaiter(*this, &done, what);
-}
-
-Task<detail::NodeComm*> Process::node_comm_of(const detail::Group& g) {
-  detail::NodeComm* comm = g.node_comm();
-  // Set by the parent's node leader as it leaves the dup or split that made
-  // g, which waits for nothing else then: a few turns at most.
-  while (!comm) {
-    co_await yield();
-    comm = g.node_comm();
-  }
-  co_await wait_for_nodes(*comm, "the other nodes to make a communicator (MPI_Comm_idup)");
-  co_return comm;
-}
-
-Task<void> Process::start_node_comms(const detail::Group& parent, std::span<const detail::Group* const> made) {
-  const detail::Membership& m = parent.members();
-  if (m.populated_here.empty() || m.leader[m.populated_here.front()] != rank_) co_return;  // not its node leader
-  detail::NodeComm* comm = co_await node_comm_of(parent);
-  std::vector<std::unique_ptr<detail::NodeComm>> dups;
-  for (std::size_t i = 0; i < made.size(); ++i) dups.push_back(comm->start_dup());
-  // Made before the parent's node leader goes on (no duplicate left half made
-  // behind it), and handed to the new groups only then: their node leaders
-  // never test a request this process tests.
-  for (auto& d : dups) co_await wait_for_nodes(*d, "the other nodes to make a communicator (MPI_Comm_idup)");
-  for (std::size_t i = 0; i < made.size(); ++i) made[i]->set_node_comm(std::move(dups[i]));
-}
-
-// The node leader's part: takes the shares of this node's other cores, runs
-// MPI's collective between the nodes, and returns the reply every core's
-// leader of this node gets (sent to the others): an allgather's or scan's
-// every node's share, back to back; an allreduce's total; a broadcast's root
-// bytes; nothing for a barrier.
-Task<std::vector<std::byte>> Process::node_leader_step(const detail::Group& g, CollectiveKind kind, Tag tag, Rank root,
-                                                       const std::vector<std::byte>& blob) {
-  const detail::Membership& members = g.members();
-  const auto& cores = members.populated_here;
-  detail::PooledArray<Message> shares(cores.size() - 1);
-  for (std::size_t i = 1; i < cores.size(); ++i) {
-    RecvTicket t = post_recv_on(g, members.to_comm(members.leader[cores[i]]), tag, {}, false);
-    co_await wait(t);
-    shares[i - 1] = t.take_message();
-  }
-  // One core here: its blob is the node's share as it stands.
-  const std::vector<std::byte> combined = shares.span().empty() ? std::vector<std::byte>{}
-                                                                : node_share(kind, blob, shares.span());
-  const std::span<const std::byte> share = shares.span().empty() ? std::span<const std::byte>(blob) : combined;
-  detail::NodeComm& comm = *co_await node_comm_of(g);
-  std::vector<std::byte> reply;
-  if (kind == kBarrier) {
-    comm.start_barrier();
-    co_await wait_for_nodes(comm, kWaitForNodes);
-  } else if (kind == kBroadcast) {
-    const std::uint32_t root_node = job_.routes()[members.to_job(root)].node;
-    comm.start_broadcast(record_of(share), kRecordBytes, root_node);
-    co_await wait_for_nodes(comm, kWaitForNodes);
-    const std::uint64_t size = record_size(comm.received());
-    if (size <= kInlineBytes) {
-      const auto b = record_inline(comm.received());
-      reply.assign(b.begin(), b.end());
-    } else {
-      comm.start_broadcast(share, size, root_node);
-      co_await wait_for_nodes(comm, kWaitForNodes);
-      reply = comm.take_received();
-    }
-  } else {
-    comm.start_allgather(record_of(share));
-    co_await wait_for_nodes(comm, kWaitForNodes);
-    std::vector<std::uint64_t> sizes(comm.nodes());
-    bool fits = true;
-    for (std::uint32_t k = 0; k < comm.nodes(); ++k) {
-      sizes[k] = record_size(comm.received().subspan(k * kRecordBytes, kRecordBytes));
-      fits &= sizes[k] <= kInlineBytes;
-      if (kind == kAllreduce && sizes[k] != share.size()) {
-        throw InvalidArgument("switchyard: allreduce: vectors of " + std::to_string(share.size() / 8) +
-                              " elements on node " + std::to_string(comm.node()) + " and of " +
-                              std::to_string(sizes[k] / 8) + " on node " + std::to_string(k));
-      }
-    }
-    if (kind == kAllreduce && !fits) {
-      comm.start_allreduce_sum(share);
-      co_await wait_for_nodes(comm, kWaitForNodes);
-      reply = comm.take_received();
-    } else if (kind == kAllreduce) {
-      std::vector<std::int64_t> sum(share.size() / sizeof(std::int64_t), 0);
-      for (std::uint32_t k = 0; k < comm.nodes(); ++k) {
-        add_int64(sum, record_inline(comm.received().subspan(k * kRecordBytes, kRecordBytes)));
-      }
-      const auto* p = reinterpret_cast<const std::byte*>(sum.data());
-      reply.assign(p, p + share.size());
-    } else if (fits) {
-      for (std::uint32_t k = 0; k < comm.nodes(); ++k) {
-        const auto b = record_inline(comm.received().subspan(k * kRecordBytes, kRecordBytes));
-        reply.insert(reply.end(), b.begin(), b.end());
-      }
-    } else {
-      comm.start_allgatherv(share, sizes);
-      co_await wait_for_nodes(comm, kWaitForNodes);
-      reply = comm.take_received();
-    }
-  }
-  detail::PooledArray<SendTicket> sends(cores.size() - 1);
-  for (std::size_t i = 1; i < cores.size(); ++i) {
-    sends.emplace(i - 1, [&] { return post_send_on(g, members.to_comm(members.leader[cores[i]]), reply, tag, false); });
-  }
-  co_await wait_all(sends.span());
-  co_return reply;
-}
-
-// Step 3 between nodes over MPI, by a core's leader: the reply of the node
-// leader (itself, or the first core's of this node) to this core's blob.
-Task<std::vector<std::byte>> Process::across_nodes(const detail::Group& g, CollectiveKind kind, std::uint64_t seq,
-                                                   Rank root, const std::vector<std::byte>& blob) {
-  const detail::Membership& members = g.members();
-  const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
-  const Rank node_leader = members.leader[members.populated_here.front()];
-  if (node_leader == rank_) co_return co_await node_leader_step(g, kind, tag, root, blob);
-  const Rank to = members.to_comm(node_leader);
-  SendTicket s = post_send_on(g, to, blob, tag, false);
-  RecvTicket t = post_recv_on(g, to, tag, {}, false);
-  co_await wait(t);
-  const Message m = t.take_message();
-  co_await wait(s);
-  co_return std::vector<std::byte>(m.bytes().begin(), m.bytes().end());
-}
 
 Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me, CollectiveKind kind,
                                                  std::span<const std::byte> mine, Rank root,
@@ -428,23 +236,11 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
     while (slot.arrived < local.size()) co_await park("the other processes of its core to reach a collective");
 
     // 2. The core's share, as one blob for the other cores' leaders.
-    const Rank n = g.size();
     const std::uint32_t root_worker = job_.global_core(members.to_job(root));
     std::vector<std::byte> blob = core_share(slot, kind, root_worker == here);
 
     // 3. Between cores, and 4. combine.
-    if (g.over_mpi()) {
-      std::vector<std::byte> reply = co_await across_nodes(g, kind, seq, root, blob);
-      if (kind == kAllgather || kind == kAllgatherSplit || kind == kScan) {
-        // Every node's shares, this core's among them: it reads its own contributions twice, alike.
-        const std::span<const std::byte> replies[] = {reply};
-        combine_ranked(slot, kind, n, replies, job_, members, here);
-      } else if (kind != kBarrier) {
-        slot.result = std::move(reply);
-      }
-    } else {
-      co_await between_cores(g, slot, kind, seq, root, root_worker, blob);
-    }
+    co_await between_cores(g, slot, kind, seq, root, root_worker, blob);
     if (kind == kAllgatherSplit) {
       // The core's one copy becomes its members' parts, and is let go.
       std::vector<Rank> here_ranks;

@@ -21,10 +21,7 @@ RankRange node_ranks(std::uint64_t processes, std::uint32_t nodes, std::uint32_t
   return {first, std::min(processes, first + per)};
 }
 
-std::uint32_t this_node() {
-  const detail::MpiWorld* world = detail::MpiWorld::instance();
-  return world && world->nodes() > 1 ? world->node() : 0;
-}
+std::uint32_t this_node() { return detail::network_node(); }
 
 Runtime::Runtime(RuntimeOptions options)
     : topology_(std::make_unique<Topology>()),
@@ -63,13 +60,11 @@ Runtime::Runtime(RuntimeOptions options)
                             "of at least that priority)");
     }
   }
-  network_ = detail::MpiWorld::instance();
-  if (network_ && network_->nodes() > 1) {
+  network_ = detail::open_network_session();
+  if (network_) {
     node_ = network_->node();
     node_cores_ = network_->allgather(cores_);
-    node_comm_ = detail::NodeComm::world();
   } else {
-    network_ = nullptr;
     node_cores_ = {cores_};
   }
 }
@@ -84,10 +79,10 @@ std::vector<std::int64_t> Runtime::sum_over_nodes(std::span<const std::int64_t> 
 
 void Runtime::combine_over_nodes(std::span<std::int64_t> sums, std::span<std::int64_t> maxima) {
   if (nodes() == 1) return;
-  // From the calling thread, on the Runtime's communicator: no job, so no
+  // From the calling thread, on the Runtime's session: no job, so no
   // threads woken and no end-of-job barrier for a handful of numbers.
   std::lock_guard lock(run_mutex_);
-  node_comm_->reduce_now(sums, maxima);
+  network_->combine(sums, maxima);
 }
 
 std::vector<std::string> Runtime::worker_bindings() const {
@@ -162,12 +157,12 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
       }
     }
     // A node whose processes have all finished and whose messages to other
-    // nodes have all been taken waits for the other nodes (network_finished):
+    // nodes have all been taken waits for the other nodes (NetworkJob::drained):
     // not a stall of its own; theirs, they report. One whose messages are
     // not taken for a whole timeout (their receivers finished without
     // receiving them) is stalled, and says so.
     const bool finished = job.remaining.load(std::memory_order_acquire) == 0;
-    if (finished && job.drained.load(std::memory_order_acquire) == workers.size()) running = true;
+    if (finished && job.network() && job.network()->drained()) running = true;
     if (total != last_total || running) {
       last_total = total;
       last_change = now;
@@ -187,10 +182,10 @@ void Runtime::watch_network(detail::Job& job, std::optional<std::chrono::steady_
                             std::chrono::steady_clock::time_point now) {
   constexpr auto kCancelGrace = std::chrono::seconds(3);
   // Received whether or not this node's part is cancelled already: the node
-  // that sent it waits until it has been (failures_delivered).
+  // that sent it waits until it has been (NetworkJob::announce_failure).
   // A cancellation ("") first, then the failure: the failure is this node's
   // error unless it has one of its own (fail_remotely keeps the first) or stalled.
-  if (auto text = network_->failure_from_others(job.nodes().job)) {
+  if (auto text = job.network()->failure_from_others()) {
     if (text->empty()) {
       job.cancel();
     } else if (!job.stalled()) {
@@ -268,9 +263,8 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   std::string stall_report, unreceived;
   const bool strict = options.strict;
   {
-    const std::uint64_t number = network_ ? network_->begin_job() : 0;
     detail::Job job(workers, processes, body, std::move(options),
-                    detail::JobNodes{network_, node_, node_cores_, number, node_comm_.get(), staging_.get()});
+                    detail::JobNodes{network_.get(), node_, node_cores_, staging_.get()});
     start_and_watch(job, workers);
     for (auto* w : workers) {
       stats.resumes += w->resumes();

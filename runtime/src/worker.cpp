@@ -57,7 +57,7 @@ bool Worker::has_pending_work() {
   if (stop_.load(std::memory_order_acquire) || next_job_.load(std::memory_order_acquire)) return true;
   if (!job_) return false;
   if (job_->remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job_->active_messages_run())) {
-    return !network_job_ || job_->network_done.load(std::memory_order_acquire);  // see network_finished()
+    return !network_job_ || job_->network()->finished();  // see NetworkTransport::end_job()
   }
   if (!cancel_seen_ && job_->cancelled.load(std::memory_order_acquire)) return true;
   if (!cancel_seen_ && !timers_.empty() && timers_.earliest() <= TimerHeap::Clock::now()) return true;
@@ -102,10 +102,9 @@ void Worker::run_job() {
   trace_ = job.trace_buffer(index_);
   transport_.attach(job.rings(), index_);
   network_job_ = job.network() != nullptr;
-  drained_ = barrier_owner_ = false;
   if (network_job_) {
-    if (!network_) network_ = make_mpi_transport();
-    network_->attach(*job.network(), job.routes(), index_, job.nodes().job, job.rings().capacity_slots(), endpoint_);
+    if (!network_) network_ = job.network_session()->make_transport();
+    network_->attach(*job.network(), job.routes(), index_, job.rings().capacity_slots(), endpoint_);
   }
   endpoint_.start(EndpointConfig{.routes = &job.routes(),
                                  .node = job.node(),
@@ -132,7 +131,6 @@ void Worker::run_job() {
   bool quiet = false;  // the last busy turn resumed processes but moved no message
   for (;;) {
     bool worked = endpoint_.poll();
-    if (!network_waits_.empty()) worked |= poll_network_waits();
     if (!watches_.empty()) worked |= poll_watches();
     if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
     if (!cancel_seen_ && !timers_.empty()) expire_timers();  // a cancelled job wakes every sleeper itself
@@ -140,8 +138,9 @@ void Worker::run_job() {
     const bool resumed = may_resume && !ready_.empty();
     if (resumed) round();
     worked |= endpoint_.flush();
+    // A job across nodes ends on every node at once (NetworkTransport::end_job).
     if (job.remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job.active_messages_run()) &&
-        network_finished()) {
+        (!network_job_ || network_->end_job())) {
       break;
     }
     if (resumed || worked) {
@@ -185,7 +184,7 @@ void Worker::expire_timers() {
 // something is rung, a full ring may have room, or the earliest sleeper's
 // deadline is kTimerSpin away (the last stretch is spun).
 void Worker::idle_wait() {
-  auto max = endpoint_.has_backlog() || !network_waits_.empty() ? std::chrono::microseconds(kBacklogSleep)
+  auto max = endpoint_.has_backlog() ? std::chrono::microseconds(kBacklogSleep)
              : network_job_ ? std::chrono::microseconds(kNetworkIdleSleep)
                             : std::chrono::microseconds(kIdleSleep);
   if (!cancel_seen_ && !timers_.empty()) {
@@ -215,37 +214,6 @@ void Worker::round() {
   }
 }
 
-// A job across nodes ends on every node at once: once this node's processes
-// have all finished, each worker returns every credit it owes at once and waits
-// until its own MPI requests have completed and its batches been credited (a
-// batch is credited once its receiver took it, a payload completes when it
-// moved), counts itself drained, and the last to do so starts an MPI barrier
-// over the nodes. Once every node is in it, every message of the job has been
-// taken, so nothing is left in flight for the next job; until then the
-// workers keep taking in (and dropping) what other nodes still send. (A node
-// that has left the barrier may start the next job and send before this one
-// has left: the network transport tells the jobs' packets apart, mpi_transport.hpp.)
-bool Worker::network_finished() {
-  if (!network_job_) return true;
-  Job& job = *job_;
-  network_->finishing();
-  if (!drained_ && !network_->has_requests() && !network_->has_staged() && job.network()->failures_delivered()) {
-    drained_ = true;
-    // acq_rel pairs with the other workers' increments: the last one sees
-    // them all drained before it starts the barrier.
-    if (job.drained.fetch_add(1, std::memory_order_acq_rel) + 1 == job.worker_count()) {
-      job.network()->start_barrier();
-      barrier_owner_ = true;
-    }
-  }
-  if (barrier_owner_ && job.network()->barrier_done()) {
-    barrier_owner_ = false;
-    job.network_done.store(true, std::memory_order_release);  // pairs with the acquire loads below and in has_pending_work
-    job.wake_all_workers();
-  }
-  return job.network_done.load(std::memory_order_acquire);
-}
-
 // Ends the waits for which over(wait) holds: sets each one's flag, notifies
 // its process and drops it (order not kept). Whether any ended.
 template <class Wait, class Over>
@@ -266,11 +234,6 @@ bool Worker::end_waits(std::vector<Wait>& waits, Over&& over) {
   return any;
 }
 
-// A collective's MPI operations that this core's processes wait for.
-bool Worker::poll_network_waits() {
-  return end_waits(network_waits_, [](NetworkWait& w) { return w.comm->test(); });
-}
-
 // Words other cores store, that this core's processes wait for (watch()).
 // Acquire pairs with the release store of the word's core: what it did
 // before (copies, published buffers) is visible to the woken process.
@@ -286,7 +249,6 @@ bool Worker::watch_satisfied() const noexcept {
 }
 
 void Worker::leave_job() {
-  network_waits_.clear();
   watches_.clear();
   // Packets still in the rings are plain bytes owned by the rings; they go with the Job.
   ready_.reset(0);
@@ -343,8 +305,7 @@ bool Worker::handle_cancel() {
   if (!cancel_seen_) stop_reading_senders();
   if (job.quiesced.load(std::memory_order_acquire) < job.worker_count()) return false;
   cancel_released_ = true;
-  network_waits_.clear();  // their processes unwind now; the flags go with their frames
-  watches_.clear();
+  watches_.clear();  // their processes unwind now; the flags go with their frames
   const bool stalled = job.stalled();
   for (Process* p : local_processes()) {
     if (p->finished_) continue;

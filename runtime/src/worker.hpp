@@ -18,8 +18,7 @@
 #include "switchyard/transport/backoff.hpp"
 #include "switchyard/transport/doorbell.hpp"
 #include "switchyard/transport/endpoint.hpp"
-#include "switchyard/transport/mpi_transport.hpp"
-#include "switchyard/transport/node_comm.hpp"
+#include "switchyard/transport/network_transport.hpp"
 #include "switchyard/transport/shared_memory_transport.hpp"
 #include "timer_heap.hpp"
 #include "trace_buffer.hpp"
@@ -59,10 +58,6 @@ class Worker final : private EndpointClient {
   // `p` sleeps until `deadline`; the worker wakes it (Process::timer_expired) then.
   void add_timer(TimerHeap::Clock::time_point deadline, Process* p);
   bool cancelling() const noexcept { return cancel_seen_; }
-  // `p` waits for `comm`'s outstanding MPI operation (a collective's step
-  // between nodes): the loop tests it, and once it is complete sets `done` and
-  // notifies p. Cancellation drops the watch (p unwinds; MPI keeps the operation).
-  void watch_network(NodeComm& comm, bool& done, Process& p) { network_waits_.push_back({&comm, &done, &p}); }
   // `p` waits until `word` reaches `target` (another core's progress in a
   // compiled exchange): the loop checks it every turn, and once it holds sets
   // `done` and notifies p. Whoever stores the word rings this worker's
@@ -105,8 +100,6 @@ class Worker final : private EndpointClient {
   bool has_pending_work();
   void expire_timers();
   void idle_wait();
-  bool network_finished();
-  bool poll_network_waits();
   bool poll_watches();
   template <class Wait, class Over>
   static bool end_waits(std::vector<Wait>& waits, Over&& over);
@@ -177,14 +170,6 @@ class Worker final : private EndpointClient {
   SharedMemoryTransport transport_;
   std::unique_ptr<NetworkTransport> network_;  // made for the first job across nodes, kept for the next
   bool network_job_ = false;                   // this job spans nodes: network_ is attached
-  bool drained_ = false;                       // counted in Job::drained
-  bool barrier_owner_ = false;                 // started the end-of-job barrier, so tests it
-  struct NetworkWait {
-    NodeComm* comm;
-    bool* done;
-    Process* process;
-  };
-  std::vector<NetworkWait> network_waits_;  // watch_network(); capacity kept from job to job
   struct Watch {
     const std::atomic<std::uint64_t>* word;
     std::uint64_t target;

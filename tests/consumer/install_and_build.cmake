@@ -4,7 +4,7 @@
 # Installs the already built tree into a fresh prefix (nothing is rebuilt),
 # configures tests/consumer against that prefix alone, builds it and runs it,
 # MPI nowhere in its link; with MPIEXEC, builds it again linking
-# switchyard::mpi_transport and runs it on 2 MPI nodes; then builds and runs
+# switchyard::transport_mpi and runs it on 2 MPI nodes; then builds and runs
 # the same program with pkg-config's flags alone.
 foreach(var BUILD_DIR SOURCE_DIR EXAMPLE WORK_DIR GENERATOR CXX)
   if(NOT DEFINED ${var})
@@ -63,7 +63,7 @@ message(STATUS "${last_output}")
 if(NOT last_output MATCHES "exchange plans: 0 wrong words")
   message(FATAL_ERROR "the consumer's output is not the expected one: ${last_output}")
 endif()
-# MPI is linked only into a consumer that asks for switchyard::mpi_transport.
+# MPI is linked only into a consumer that asks for switchyard::transport_mpi.
 run("listing the consumer's libraries" ldd ${consumer_build}/consumer)
 if(last_output MATCHES "libmpi")
   message(FATAL_ERROR "the consumer, which did not ask for MPI, links it:\n${last_output}")

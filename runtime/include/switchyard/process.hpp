@@ -40,7 +40,6 @@ namespace detail {
 class Worker;
 class Job;
 class Group;
-class NodeComm;
 struct CoreCollective;
 enum class CollectiveKind : std::int32_t;  // runtime/src/collective_kind.hpp
 struct CopyEngine;
@@ -320,22 +319,9 @@ class alignas(kCacheLine) Process {
   [[gnu::noinline]] SendTicket traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
                                            bool synchronous);
 
-  // Parks until `comm`'s outstanding MPI operation completes (this worker tests it).
-  class NodesAwaiter;
-  Task<void> wait_for_nodes(detail::NodeComm& comm, const char* what);
-  // g's NodeComm once it is made (g.over_mpi(); called by g's node leader).
-  Task<detail::NodeComm*> node_comm_of(const detail::Group& g);
-  // Called by the parent's node leader as it passes its dup or split: starts
-  // the NodeComm of each new group (in the parent's order of collectives).
-  Task<void> start_node_comms(const detail::Group& parent, std::span<const detail::Group* const> made);
-  // A collective's step between nodes, by this core's leader (process_collectives.cpp).
-  Task<std::vector<std::byte>> across_nodes(const detail::Group& g, detail::CollectiveKind kind, std::uint64_t seq,
-                                            Rank root, const std::vector<std::byte>& blob);
   // Appends a stamp of the call (kind, root) to a non-empty blob, checked by the receivers.
   Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, detail::CollectiveKind kind,
                            std::uint64_t seq, Rank root, std::uint32_t root_worker, std::vector<std::byte>& blob);
-  Task<std::vector<std::byte>> node_leader_step(const detail::Group& g, detail::CollectiveKind kind, Tag tag,
-                                                Rank root, const std::vector<std::byte>& blob);
   // split: allgather_split's, for that kind only.
   Task<std::vector<std::byte>> collective(const detail::Group& g, Rank me, detail::CollectiveKind kind,
                                           std::span<const std::byte> mine, Rank root,

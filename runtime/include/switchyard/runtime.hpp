@@ -81,16 +81,6 @@ struct RunOptions {
   // no trace, and no cost.
   TraceLog* trace = nullptr;
   std::string trace_file;
-  // In a job across nodes: whether a communicator with members on every node
-  // combines its collectives between nodes with MPI's own collectives (one
-  // process per node calls them), or with messages between the leaders of
-  // every core of every node. The second by measurement (bench/README.md,
-  // BM_Collective, 2026-11-23): since batches cross nodes by MPI_Isend into
-  // pre-posted receives, the leaders' messages are faster in 9 of 10 lines
-  // (MPI's collectives take 1.05-1.96x as long; only an 8-byte broadcast wins,
-  // 0.88x). MPI's own stay selectable, for MPI libraries whose collectives
-  // use the network better than point-to-point messages can.
-  bool mpi_collectives = false;
   // A job that ends with messages nobody received (they are dropped with it)
   // fails with UnreceivedMessagesError; without strict, run() says so on
   // stderr and returns, the count in JobStats::unreceived.
@@ -160,8 +150,7 @@ class RemoteFailure : public Error {
 namespace detail {
 class Worker;
 class Job;
-class MpiWorld;
-class NodeComm;
+class NetworkSession;
 class NodeStagingPool;
 }  // namespace detail
 
@@ -206,8 +195,7 @@ class Runtime {
   std::vector<std::unique_ptr<detail::Worker>> workers_;
   std::mutex run_mutex_;  // one job at a time
   TraceLog* default_trace_ = nullptr;
-  detail::MpiWorld* network_ = nullptr;         // set when jobs span nodes
-  std::unique_ptr<detail::NodeComm> node_comm_;  // with network_: the nodes' communicator (MPI_COMM_WORLD's duplicate)
+  std::unique_ptr<detail::NetworkSession> network_;  // set when jobs span nodes
   std::uint32_t node_ = 0;
   std::vector<std::vector<int>> node_cores_;  // per node: its workers' OS cores
   std::unique_ptr<detail::NodeStagingPool> staging_;  // compiled exchanges' buffers between nodes, from job to job

@@ -12,7 +12,7 @@
 //  * Same core: no ring. A message whose receive is posted is copied once from
 //    the sender's buffer into the receive's; one that is not waits as
 //    unexpected (eager: copied into the staging pool; larger: by reference).
-//  * Another node (the network transport, mpi_transport.hpp): eager packets
+//  * Another node (the network transport, network_transport.hpp): eager packets
 //    as above; a rendezvous header goes with the round's batch, its payload
 //    in one MPI message from the sender's buffer straight into the receive's,
 //    received once the receive has matched the header. Both requests complete

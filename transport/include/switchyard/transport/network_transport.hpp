@@ -1,8 +1,8 @@
 #pragma once
 // The interface of the transport towards the cores of other nodes, and what
-// it tells the endpoint of rendezvous payloads. The endpoint sees only this;
-// the implementation over MPI is mpi_transport.hpp's (make_mpi_transport()),
-// whose objects only programs that link switchyard::mpi_transport contain.
+// it tells the endpoint of rendezvous payloads. The endpoint and the worker
+// see only this; a NetworkSession makes it (network_session.hpp), and the
+// implementation over MPI is switchyard::transport_mpi's (transport/mpi/).
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 namespace switchyard::detail {
 
-class MpiWorld;
+class NetworkJob;
 
 // What the network transport tells the endpoint of a rendezvous payload.
 class PayloadSink {
@@ -39,15 +39,29 @@ class NetworkTransport : public Transport {
   // core's pre-posted receives; a larger one (rare: over a full auto-flush,
   // or a large active message) is announced there and received on its own.
   static constexpr std::size_t kPostedBatchSlots = kAutoFlushSlots + 512;  // 72 KiB
-  // For job number `job` (MpiWorld::begin_job()'s): this worker is core `core` of this node; a packet
-  // is accepted once at most `window_slots` slots posted before it are
-  // uncredited by their destination.
-  virtual void attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
-                      std::uint64_t window_slots, PayloadSink& sink) = 0;
+  // For `job` (made by the session that made this transport): this worker is
+  // core `core` of this node; a packet is accepted once at most
+  // `window_slots` slots posted before it are uncredited by their destination.
+  virtual void attach(NetworkJob& job, const RouteTable& routes, std::uint32_t core, std::uint64_t window_slots,
+                      PayloadSink& sink) = 0;
   virtual void detach() = 0;
   // This node's processes have all finished: from now on every slot taken is
   // credited back at the next flush, so that the senders can drain.
   virtual void finishing() = 0;
+  // The end of a job across nodes, called on every turn of the worker's loop
+  // once this node's processes have all finished (and their active messages
+  // run, or the job is cancelled), until it returns true: whether the job is
+  // over on every node (NetworkJob::finished()). Meanwhile this core returns
+  // every credit it owes at once (finishing()), waits until its own requests
+  // have completed and its packets been credited (a packet is credited once
+  // its receiver took it, a payload completes when it moved) and the failures
+  // this node announced have been received, then counts itself drained
+  // (NetworkJob::drained() once every core of the node has). The node's
+  // cores then wait for every other node to drain too: once every node has,
+  // every message of the job has been taken, and nothing is left in flight
+  // for the next job. Until then the worker keeps polling, taking in (and
+  // dropping) what other nodes still send.
+  virtual bool end_job() = 0;
   // A rendezvous message's payload: one MPI_Issend from s's buffer to the
   // destination's node; sink.payload_sent(s) once the receive took it.
   virtual void send_payload(const Route& to, SendState& s) = 0;

@@ -5,8 +5,8 @@
 // into the endpoint. Two implement it: the shared-memory transport (rings
 // between the cores of one node, shared_memory_transport.hpp) and the network
 // transport towards the cores of other nodes (NetworkTransport, which adds
-// rendezvous payloads and the job's session; its MPI implementation is
-// mpi_transport.cpp). The endpoint picks one by the destination's node;
+// rendezvous payloads and the end of a job across nodes; its MPI
+// implementation is switchyard::transport_mpi's, transport/mpi/). The endpoint picks one by the destination's node;
 // nothing above the endpoint knows which transport a message took.
 
 #include <cstdint>

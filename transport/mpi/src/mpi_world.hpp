@@ -1,7 +1,9 @@
 #pragma once
 // The transport between nodes: one node per MPI rank, over Open MPI (or any
-// MPI with MPI_THREAD_MULTIPLE). This header does not include mpi.h; a build
-// without MPI compiles it too, and MpiWorld::instance() is then nullptr.
+// MPI with MPI_THREAD_MULTIPLE). Private to switchyard::transport_mpi, which
+// implements the runtime's interfaces (network_session.hpp,
+// network_transport.hpp) with it: MpiSession and MpiJob (mpi_session.cpp),
+// MpiTransport (mpi_transport.cpp).
 //
 // Threads. Every worker drives MPI itself, from its own loop (hence
 // MPI_THREAD_MULTIPLE): it issues its sends, tests its own requests and probes
@@ -50,11 +52,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "switchyard/transport/network_session.hpp"
 #include "switchyard/transport/network_transport.hpp"
 
 namespace switchyard::detail {
@@ -63,8 +67,8 @@ namespace switchyard::detail {
 // until exit.
 class MpiWorld {
  public:
-  // The session, or nullptr when MPI is not built in, or the program was
-  // neither started by mpirun nor initialised MPI itself. A program that
+  // The session, or nullptr when the program was neither started by mpirun
+  // nor initialised MPI itself. A program that
   // initialised MPI must have asked for MPI_THREAD_MULTIPLE (Error otherwise)
   // and keeps finalising it; otherwise switchyard initialises MPI here and
   // finalises it at exit.
@@ -77,7 +81,7 @@ class MpiWorld {
   std::uint32_t nodes() const noexcept { return nodes_; }
   // The number of a job starting across the nodes: 0, 1, 2, ... over the
   // whole session, whichever Runtime (or test driving a NetworkTransport by
-  // hand) runs it. Every user of the nodes' communicators takes its job's
+  // hand) runs it (MpiJob's). Every user of the nodes' communicators takes its job's
   // number here, so that no two jobs of a session have the same one: the
   // packets' tags (the job's parity) and the failure announcements rely on
   // it. Alike on every node, as jobs across nodes start in the same order on
@@ -114,7 +118,44 @@ class MpiWorld {
   std::atomic<std::uint64_t> jobs_{0};  // jobs begun; see begin_job()
 };
 
-// The MPI implementation; Error when MPI is not built in.
+// One job across nodes (NetworkJob) over the MpiWorld: its number, its
+// failure announcements, and the end-of-job barrier over the nodes, which the
+// last of this node's workers to drain starts (MpiTransport::end_job).
+class MpiJob final : public NetworkJob {
+ public:
+  MpiJob(MpiWorld& world, std::uint32_t workers, std::function<void()> wake_workers);
+
+  void announce_failure(const std::string& text) override { world_.announce_failure(number_, text); }
+  std::optional<std::string> failure_from_others() override { return world_.failure_from_others(number_); }
+  bool drained() const noexcept override { return drained_.load(std::memory_order_acquire) == workers_; }
+  // Acquire pairs with the release in barrier_done(): a worker that sees the
+  // job finished has nothing left to take in.
+  bool finished() const noexcept override { return finished_.load(std::memory_order_acquire); }
+
+  MpiWorld& world() const noexcept { return world_; }
+  std::uint64_t number() const noexcept { return number_; }
+  // A worker of this node drained (its MPI requests complete, the failures
+  // announced here received): whether it was the last, which then started
+  // the end-of-job barrier over the nodes, and tests it (barrier_done()).
+  bool worker_drained();
+  // Whether the barrier completed (by the worker that started it); once it
+  // has, the job is finished and every worker woken.
+  bool barrier_done();
+
+ private:
+  MpiWorld& world_;
+  const std::uint64_t number_;  // MpiWorld::begin_job()'s
+  const std::uint32_t workers_;
+  const std::function<void()> wake_workers_;
+  // Workers that drained; acq_rel on each increment (worker_drained), so the
+  // last one sees every other drained before it starts the barrier.
+  std::atomic<std::uint32_t> drained_{0};
+  // The barrier completed: release by the worker that saw it (barrier_done),
+  // acquire by every worker (finished()) before it leaves the job.
+  std::atomic<bool> finished_{false};
+};
+
+// A worker's transport over the MpiWorld (NetworkTransport).
 std::unique_ptr<NetworkTransport> make_mpi_transport();
 
 }  // namespace switchyard::detail

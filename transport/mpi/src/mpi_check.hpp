@@ -1,6 +1,6 @@
 #pragma once
 // MPI's return codes as switchyard errors, and byte counts as MPI's int
-// counts: for the files that call MPI (switchyard::mpi_transport only).
+// counts: for the files that call MPI (switchyard::transport_mpi only).
 
 #include <mpi.h>
 

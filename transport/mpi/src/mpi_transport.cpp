@@ -1,4 +1,4 @@
-#include "switchyard/transport/mpi_transport.hpp"
+#include "mpi_world.hpp"
 
 #include "switchyard/errors.hpp"
 
@@ -233,10 +233,11 @@ static_assert(sizeof(CompactHeader) == 2 * sizeof(Slot) && std::is_trivially_cop
 
 class MpiTransport final : public NetworkTransport {
  public:
-  void attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
-              std::uint64_t window_slots, PayloadSink& sink) override;
+  void attach(NetworkJob& job, const RouteTable& routes, std::uint32_t core, std::uint64_t window_slots,
+              PayloadSink& sink) override;
   void detach() override;
   void finishing() override;
+  bool end_job() override;
 
   std::uint64_t post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
   bool accepted(const Route& to, std::uint64_t seq) const override {
@@ -306,6 +307,9 @@ class MpiTransport final : public NetworkTransport {
   int payload_tag(std::uint32_t core, RequestId request) const;
 
   MpiWorld::Impl* world_ = nullptr;
+  MpiJob* job_ = nullptr;
+  bool drained_ = false;        // counted in the job's drained workers (end_job)
+  bool barrier_owner_ = false;  // started the end-of-job barrier, so tests it
   const RouteTable* routes_ = nullptr;
   PayloadSink* sink_ = nullptr;
   std::uint32_t core_ = 0, global_core_ = 0;
@@ -347,9 +351,14 @@ class MpiTransport final : public NetworkTransport {
   TransportStats stats_;
 };
 
-void MpiTransport::attach(MpiWorld& world, const RouteTable& routes, std::uint32_t core, std::uint64_t job,
+void MpiTransport::attach(NetworkJob& network_job, const RouteTable& routes, std::uint32_t core,
                           std::uint64_t window_slots, PayloadSink& sink) {
+  // Made by the MpiSession that made this transport (the runtime pairs them).
+  job_ = &static_cast<MpiJob&>(network_job);
+  MpiWorld& world = job_->world();
+  const std::uint64_t job = job_->number();
   world_ = &world.impl();
+  drained_ = barrier_owner_ = false;
   routes_ = &routes;
   sink_ = &sink;
   core_ = core;
@@ -425,6 +434,7 @@ void MpiTransport::detach() {
   batches_in_flight_ = uncredited_outboxes_ = 0;
   cancel_receives();
   world_ = nullptr;
+  job_ = nullptr;
   routes_ = nullptr;
   sink_ = nullptr;
 }
@@ -433,6 +443,21 @@ void MpiTransport::finishing() {
   if (finishing_) return;
   finishing_ = true;
   for (std::uint32_t g : remote_) staged_ |= owes_credit(out_[g]);
+}
+
+// The last worker of the node to drain starts an MPI barrier over the nodes
+// (MpiJob::worker_drained). Once every node is in it, every batch of the job
+// has been credited and every payload moved. (A node that has left the
+// barrier may start the next job and send before this one has left: the
+// job's parity in the packets' tags keeps them apart, mpi_world.hpp.)
+bool MpiTransport::end_job() {
+  finishing();
+  if (!drained_ && !has_requests() && !staged_ && job_->world().failures_delivered()) {
+    drained_ = true;
+    barrier_owner_ = job_->worker_drained();
+  }
+  if (barrier_owner_ && job_->barrier_done()) barrier_owner_ = false;
+  return job_->finished();
 }
 
 std::uint64_t MpiTransport::post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) {
