@@ -9,6 +9,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <switchyard/bounded_read.hpp>
 #include <switchyard/collectives/choice.hpp>
 #include <switchyard/collectives/measure.hpp>
 #include <switchyard/errors.hpp>
@@ -203,15 +204,25 @@ std::string model_name(const model::Machine& machine) {
   return machine.name + " (" + std::string(model::model_variant_name(machine.variant)) + " model)";
 }
 
+// The largest --rescore file read: a device without end (/dev/zero, a FIFO) is refused there.
+constexpr std::size_t kMaxRescoreBytes = std::size_t{256} << 20;
+
 // --rescore: the measurements of an earlier --json, charged again with another
 // machine file or model variant (no run).
 int rescore(const std::string& measured_path, const std::string& machine_path, const std::string& variant,
             bool rank_by_min, const std::string& json_path) {
   nlohmann::json in;
   try {
-    std::ifstream file(measured_path);
+    std::ifstream file(measured_path, std::ios::binary);
     if (!file) throw std::runtime_error("cannot open it");
-    in = nlohmann::json::parse(file);
+    std::string text;
+    if (!read_at_most(file, kMaxRescoreBytes, text)) {
+      throw std::runtime_error("more than " + std::to_string(kMaxRescoreBytes >> 20) +
+                               " MiB: not a `collective --json` file (100,000 repetitions of every algorithm at "
+                               "ten sizes write about 200 MiB)");
+    }
+    if (file.bad()) throw std::runtime_error("read error");
+    in = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw UsageError("--rescore: '" + measured_path + "': " + e.what());
   }

@@ -163,6 +163,57 @@ TEST(Communicator, ContextIdsAreDistinctUpToTheLimit) {
   }
 }
 
+// Freed communicators give their ids back: a job makes and frees more
+// communicators than the limit (dups with a library duplicate each, and 2-way
+// splits), each carrying messages, an active message and a busy-lock round
+// before it is freed; the ids in use stay few. Before free() a job could make
+// kMaxContexts communicators in all.
+TEST(Communicator, FreedIdsAreReusedPastTheLimit) {
+  Runtime rt;
+  const auto limit = static_cast<std::size_t>(detail::GroupRegistry::kMaxContexts);
+  constexpr HandlerId kTouch = 3;
+  std::atomic<std::uint64_t> touched{0};
+  RunOptions o = options_for();
+  o.on_active_message(kTouch, [&](Process&, Rank, std::span<const std::byte>) { touched.fetch_add(1); });
+  const std::size_t rounds = limit / 3 + 8;  // three communicators a round
+  rt.run(4, [&](Process& p) -> Task<void> {
+    std::set<ContextId> ids;
+    for (std::size_t i = 0; i < rounds; ++i) {
+      for (ContextId id : co_await sytest::make_use_and_free(p, i, 1, kTouch)) ids.insert(id);
+    }
+    SY_CHECK(ids.size() < 16, ids.size() << " ids used for " << 3 * rounds << " communicators");
+  }, o);
+  EXPECT_EQ(touched.load(), 4 * rounds) << "every active message ran before its communicator was freed";
+}
+
+// What free() refuses, by name: the world, a library's duplicate, a message
+// nobody received, a receive never matched. The job fails; nothing hangs.
+TEST(Communicator, FreeRefusesWhatIsLeftOnTheCommunicator) {
+  Runtime rt;
+  const auto refused = [&](auto body) {
+    return invalid_argument_of([&] { rt.run(2, body, options_for()); });
+  };
+  EXPECT_NE(refused([](Process& p) -> Task<void> {
+              Communicator w = p.world();
+              co_await w.free();
+            }).find("the world communicator lasts as long as its job"), std::string::npos);
+  EXPECT_NE(refused([](Process& p) -> Task<void> {
+              Communicator lib = p.world().library(LibraryKey("x"));
+              co_await lib.free();
+            }).find("a library's duplicate, freed with the communicator it duplicates"), std::string::npos);
+  EXPECT_NE(refused([](Process& p) -> Task<void> {
+              Communicator d = co_await p.world().dup();
+              if (p.rank() == 0) co_await d.send(1, pattern(8, 1), 4);
+              co_await p.barrier();  // the message has arrived; nobody receives it
+              co_await d.free();
+            }).find("message(s) that arrived on it never received"), std::string::npos);
+  EXPECT_NE(refused([](Process& p) -> Task<void> {
+              Communicator d = co_await p.world().dup();
+              RecvTicket never = d.post_recv(1 - p.rank(), 4);
+              co_await d.free();
+            }).find("never matched"), std::string::npos);
+}
+
 // split by parity, ranked in reverse: each half numbers its members 0.. in
 // the order of the keys; point to point and every collective run on each
 // half independently, interleaved with collectives on the world.

@@ -250,6 +250,41 @@ TEST(DynamicSlots, LedgerCatchesDuplicatesAndLosses) {
   EXPECT_EQ(r.delivered, 3);
 }
 
+// Over a long run the ledger holds what is open, not what was generated:
+// 500,000 requests (64 open at any time, at 64 nodes) leave its size where
+// the first 1,000 put it. And a run is refused up front when its per-slot
+// counters alone would not fit (a tiny rate over 10^12 slots: 16 TB of
+// counters, once a std::bad_alloc).
+TEST(DynamicSlots, LedgerStaysBoundedOverALongRun) {
+  constexpr std::int32_t kNodes = 64;
+  constexpr std::int64_t kRequests = 500'000, kOpen = 64;
+  sd::DeliveryLedger ledger(kNodes, options(0.1, 100));
+  std::vector<std::int32_t> open;
+  std::size_t after_warmup = 0;
+  for (std::int64_t i = 0; i < kRequests; ++i) {
+    if (static_cast<std::int64_t>(open.size()) == kOpen) {
+      const std::int32_t id = open.front();
+      open.erase(open.begin());
+      const std::int32_t origin = static_cast<std::int32_t>((i - kOpen) % kNodes);
+      for (std::int32_t node = 0; node < kNodes; ++node) {
+        if (node != origin) ledger.deliver(id, node, 60);
+      }
+    }
+    open.push_back(ledger.open(static_cast<std::int32_t>(i % kNodes), 50.5));
+    if (i == 1000) after_warmup = ledger.bookkeeping_bytes();
+  }
+  EXPECT_EQ(ledger.bookkeeping_bytes(), after_warmup) << "the ledger grew with the requests generated";
+  EXPECT_LT(after_warmup, std::size_t{64} << 10) << "64 open requests of 64 bits and 101 slots";
+  sd::SlotRunOptions endless = options(1e-9, 1'000'000'000'000);
+  try {
+    sd::check_slot_run_options(4, endless);
+    ADD_FAILURE() << "10^12 slots of counters accepted";
+  } catch (const switchyard::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("1000000000000 slots, whose bookkeeping could need"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DynamicSlots, SameSeedSameRun) {
   const auto g = sp::VirtualNetwork::torus({4, 4});
   for (auto scheme : kSchemes) {

@@ -17,8 +17,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <set>
 #include <thread>
 
+#include "group_registry.hpp"  // runtime/src: GroupRegistry::kMaxContexts
 #include "test_support.hpp"
 
 namespace {
@@ -621,6 +623,63 @@ TEST(MpiCollectives, AllreduceOfDifferentLengthsOnDifferentNodesFails) {
   rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 2); }, options());
 }
 
+// Context ids across nodes are allocated by the new communicator's rank 0's
+// node and agreed in the collective that makes it: 2-way splits of the world
+// across the nodes, each derived again (a dup in one color, a split in the
+// other), kept alive up to the limit of live communicators, all distinct in
+// every process's view. (Hashed from how they were made, ids collided after
+// about 52,364 such communicators, with "derive the communicators in another
+// order".)
+TEST(MpiCommunicators, ContextIdsAcrossNodesAreDistinctUpToTheLimit) {
+  Runtime& rt = runtime();
+  const auto limit = static_cast<std::size_t>(detail::GroupRegistry::kMaxContexts);
+  rt.run(
+      2 * rt.nodes(),
+      [&](Process& p) -> Task<void> {
+        std::vector<ContextId> ids{p.world().context()};
+        Communicator last;
+        // Every node holds the world and 4 communicators a round (both colors' two).
+        while (ids.size() * 2 + 4 < limit) {
+          const Communicator s = co_await p.world().split(p.rank() % 2, 0);  // ranks of every node in each
+          const Communicator t = p.rank() % 2 == 0 ? co_await s.dup() : co_await s.split(0, -std::int64_t{p.rank()});
+          ids.push_back(s.context());
+          ids.push_back(t.context());
+          last = t;
+        }
+        std::sort(ids.begin(), ids.end());
+        SY_CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end(), "two communicators share a context id");
+        co_await check_collectives(last, 21);
+      },
+      options());
+}
+
+// Freed ids are given back and used again, across nodes: more communicators
+// than the limit made and freed in a loop (a dup with its library duplicate,
+// and a 2-way split across the nodes), each carrying messages between nodes
+// and an active message before it is freed; the ids in use stay few.
+TEST(MpiCollectives, FreedIdsAreReusedAcrossNodes) {
+  Runtime& rt = runtime();
+  const auto limit = static_cast<std::size_t>(detail::GroupRegistry::kMaxContexts);
+  constexpr HandlerId kTouch = 5;
+  std::atomic<std::uint64_t> touched{0};
+  RunOptions o = options();
+  o.on_active_message(kTouch, [&](Process&, Rank, std::span<const std::byte>) { touched.fetch_add(1); });
+  const Rank n = 2 * rt.nodes();
+  const std::size_t rounds = limit / 3 + 8;  // three communicators a round
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        std::set<ContextId> ids;
+        for (std::size_t i = 0; i < rounds; ++i) {
+          // The dup's ring and active messages go to the next node (blocks of two ranks).
+          for (ContextId id : co_await sytest::make_use_and_free(p, i, 2, kTouch)) ids.insert(id);
+        }
+        SY_CHECK(ids.size() < 32, ids.size() << " ids in use for " << 3 * rounds << " communicators");
+      },
+      o);
+  EXPECT_EQ(touched.load(), 2 * rounds) << "the handlers of this node, run before each free";
+}
+
 // A process of node 1 throws while the others wait for it (a receive, a
 // barrier): run() rethrows the original there, every other node's run() throws
 // a RemoteFailure naming node 1 and the rank, within 5 s; the next job runs.
@@ -651,6 +710,38 @@ TEST(MpiFailure, AThrowOnNodeOneEndsTheJobOnEveryNode) {
   }
   // The runtime runs the next job across the same nodes.
   rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
+}
+
+// An active message on a library duplicate that the receiver's node never
+// made (library() is made where it is asked for): it used to dereference a
+// null communicator there. Now that node keeps it while its processes run (an
+// active message on a dup or split that overtakes the receiving node's own
+// call runs once the call is made) and, if the job ends without the
+// communicator made, drops it with the job as a message nobody received
+// (an UnreceivedMessagesError with RunOptions::strict, on that node).
+TEST(MpiFailure, AnActiveMessageOnACommunicatorItsNodeNeverMadeIsUnreceived) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes (one node shares the sender's communicator)";
+  constexpr HandlerId kLost = 6;
+  RunOptions o = options();
+  o.strict = true;
+  o.on_active_message(kLost, [](Process&, Rank, std::span<const std::byte>) {});
+  std::string error;
+  try {
+    rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> {
+      if (p.rank() == 0) p.world().library(LibraryKey("asked on node 0 only")).post_active(2, kLost, {});
+      co_return;
+    }, o);
+  } catch (const UnreceivedMessagesError& e) {
+    error = e.what();
+  }
+  if (rt.node() == 1) {
+    EXPECT_NE(error.find("1 message(s) that no process received on node 1"), std::string::npos) << error;
+    EXPECT_NE(error.find("rank 0 to rank 2, 0 bytes, tag 6 on communicator"), std::string::npos) << error;
+  } else {
+    EXPECT_EQ(error, "");
+  }
+  rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
 }
 
 // A process of node 1 waits for a message nobody sends while every other

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <switchyard/runtime.hpp>
@@ -124,6 +125,36 @@ JobFailure run_failing(switchyard::Runtime& rt, Rank n, Body body, const switchy
   }
   f.took = std::chrono::steady_clock::now() - started;
   return f;
+}
+
+// One round of the freed-ids tests (test_communicator, test_mpi): a dup of the
+// world with its library duplicate, and a 2-way split of the world, each
+// carrying a ring of checked messages (neighbours `stride` ranks apart in the
+// dup, 1 in the split), then an active message (`touch`) on the dup; both
+// freed. Returns the three context ids.
+inline switchyard::Task<std::vector<switchyard::ContextId>> make_use_and_free(switchyard::Process& p,
+                                                                              std::uint64_t round, switchyard::Rank stride,
+                                                                              switchyard::HandlerId touch) {
+  using namespace switchyard;
+  Communicator d = co_await p.world().dup();
+  Communicator s = co_await p.world().split(p.rank() % 2, 0);
+  const Communicator lib = d.library(LibraryKey("freed.lib"));
+  const std::vector<ContextId> ids{d.context(), s.context(), lib.context()};
+  for (const auto& [c, step, tag] : {std::tuple{lib, stride, Tag{1}}, std::tuple{s, Rank{1}, Tag{2}}}) {
+    const Rank n = c.size(), right = (c.rank() + step) % n, left = (c.rank() + n - step % n) % n;
+    const auto out = pattern(40, message_key(c.rank(), right, round, tag));
+    RecvTicket r = c.post_recv(left, tag);
+    co_await c.send(right, out, tag);
+    co_await p.wait(r);
+    const Message m = r.take_message();
+    SY_CHECK(m.size() == 40 && first_mismatch(m.bytes(), message_key(left, c.rank(), round, tag)) == std::string::npos,
+             "round " << round << ": wrong bytes on communicator " << c.context());
+  }
+  d.post_active((d.rank() + stride) % d.size(), touch, {});
+  co_await s.free();
+  co_await d.free();
+  SY_CHECK(!d.valid() && !s.valid(), "a freed handle is a null one");
+  co_return ids;
 }
 
 }  // namespace sytest

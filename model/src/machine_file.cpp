@@ -1,5 +1,7 @@
 #include "switchyard/model/machine_file.hpp"
 
+#include "switchyard/bounded_read.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -288,16 +290,10 @@ MachineFile parse_machine_file(const std::string& text, const std::string& sourc
 MachineFile read_machine_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::invalid_argument(path + ": cannot read the machine file");
-  // Read in pieces up to the bound: a device without end (/dev/zero) or a
-  // huge file is refused, not read whole.
   std::string text;
-  char piece[1 << 16];
-  while (in.read(piece, sizeof piece) || in.gcount() > 0) {
-    if (text.size() + static_cast<std::size_t>(in.gcount()) > kMaxMachineFileBytes) {
-      throw std::invalid_argument(path + ": more than " + std::to_string(kMaxMachineFileBytes >> 20) +
-                                  " MiB: not a machine file (they are a few KiB of JSON)");
-    }
-    text.append(piece, static_cast<std::size_t>(in.gcount()));
+  if (!read_at_most(in, kMaxMachineFileBytes, text)) {
+    throw std::invalid_argument(path + ": more than " + std::to_string(kMaxMachineFileBytes >> 20) +
+                                " MiB: not a machine file (they are a few KiB of JSON)");
   }
   if (in.bad()) throw std::invalid_argument(path + ": read error");
   return parse_machine_file(text, path);

@@ -100,14 +100,22 @@ class Group {
   static_assert(kOwnsCacheLines<MemberState>, "shared across cores: cache lines of its own");
   MemberState& member(Rank comm_rank) const noexcept { return members_state_[comm_rank]; }
 
-  // Written only by worker w's thread: the two collective slots of its core.
+  // Written only by worker w's thread: the two collective slots of its core,
+  // and what free() counts there.
   struct alignas(kCacheLine) CoreState {
     CoreCollective slots[2];
+    // Messages, active messages and busy-lock releases its members sent on
+    // this communicator, less the receives they posted and the handlers and
+    // releases run for them (a receive withdrawn unmatched counts back).
+    std::int64_t traffic = 0;
+    // free(): its members that have come to the current round of counting.
+    std::uint32_t freeing = 0;
   };
   static_assert(kOwnsCacheLines<CoreState>, "shared across cores: cache lines of its own");
   CoreCollective& collective_slot(std::uint32_t worker, std::uint64_t seq) const noexcept {
     return cores_[worker].slots[seq & 1];
   }
+  CoreState& core(std::uint32_t worker) const noexcept { return cores_[worker]; }
 
   // The members' busy locks, made on first use (by whichever process asks first).
   BusyLock& busy_lock(Rank comm_rank) const;

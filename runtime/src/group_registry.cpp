@@ -4,6 +4,7 @@
 #include "group_registry.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -21,13 +22,24 @@ std::size_t home_slot(ContextId id) noexcept {
   return static_cast<std::size_t>(splitmix64(id)) % (GroupRegistry::kChunk * GroupRegistry::kChunks);
 }
 
+constexpr std::size_t kSlots = GroupRegistry::kChunk * GroupRegistry::kChunks;
+
+// A freed group's slot: probed past, reused by the next insert. Never dereferenced.
+const Group* const kTombstone = reinterpret_cast<const Group*>(alignof(Group));
+
 }  // namespace
 
-GroupRegistry::GroupRegistry(Job& job) : job_(job) {
+GroupRegistry::GroupRegistry(Job& job) : job_(job), nodes_(job.routes().nodes()), node_(job.node()) {
+  static_assert(std::uint64_t{kMaxContexts} * kMaxNodes <= kDerivedIdBit, "allocated ids stay below the derived ones");
+  if (nodes_ > kMaxNodes) {
+    throw InvalidArgument("switchyard: a job across " + std::to_string(nodes_) + " MPI ranks: communicator ids "
+                          "are numbered for at most " + std::to_string(kMaxNodes) + " nodes");
+  }
   std::vector<Rank> all(job.size());
   std::iota(all.begin(), all.end(), Rank{0});
   std::lock_guard lock(mutex_);
-  world_ = &make_group(membership(std::move(all)), 0, Key{0, Derivation::kDup, 0});
+  if (node_ == 0) next_index_ = 1;  // index 0 of node 0 is the world's id, 0, on every node
+  world_ = &make_group(0, membership(std::move(all)), 0);
 }
 
 GroupRegistry::~GroupRegistry() {
@@ -35,14 +47,80 @@ GroupRegistry::~GroupRegistry() {
 }
 
 const Group* GroupRegistry::find(ContextId id) const noexcept {
-  // Linear probing; the table is at most half full, and a slot once filled stays so.
-  for (std::size_t i = home_slot(id);; i = (i + 1) % (kChunk * kChunks)) {
-    const auto* chunk = contexts_[i / kChunk].load(std::memory_order_acquire);
+  // Linear probing; a probe stops at a slot never filled. Live groups fill
+  // half the table at most, and inserts reuse tombstones on their way, but
+  // tombstones of ids never made again may fill the rest: a probe stops after
+  // the whole table too.
+  for (std::size_t i = home_slot(id), probes = 0; probes < kSlots; i = (i + 1) % kSlots, ++probes) {
+    const Slot* chunk = contexts_[i / kChunk].load(std::memory_order_acquire);
     if (!chunk) return nullptr;
-    const Group* g = chunk[i % kChunk].load(std::memory_order_acquire);
+    const Slot& slot = chunk[i % kChunk];
+    const Group* g = slot.group.load(std::memory_order_acquire);
     if (!g) return nullptr;
-    if (g->context() == id) return g;
+    if (g == kTombstone || slot.id.load(std::memory_order_acquire) != id) continue;
+    // The id read is g's unless the slot was reused meanwhile (see Slot): then look again.
+    if (slot.group.load(std::memory_order_acquire) != g) return find(id);
+    return g;
   }
+  return nullptr;
+}
+
+void GroupRegistry::insert(const Group* g) {
+  for (std::size_t i = home_slot(g->context());; i = (i + 1) % kSlots) {
+    auto& chunk = contexts_[i / kChunk];
+    Slot* slots = chunk.load(std::memory_order_relaxed);
+    if (!slots) {
+      slots = new Slot[kChunk];
+      chunk.store(slots, std::memory_order_release);
+    }
+    Slot& slot = slots[i % kChunk];
+    const Group* there = slot.group.load(std::memory_order_relaxed);
+    if (!there || there == kTombstone) {
+      slot.id.store(g->context(), std::memory_order_release);
+      slot.group.store(g, std::memory_order_release);
+      ++in_table_;
+      return;
+    }
+  }
+}
+
+void GroupRegistry::remove(ContextId id) {
+  for (std::size_t i = home_slot(id);; i = (i + 1) % kSlots) {
+    Slot& slot = contexts_[i / kChunk].load(std::memory_order_relaxed)[i % kChunk];
+    const Group* g = slot.group.load(std::memory_order_relaxed);
+    if (g != kTombstone && slot.id.load(std::memory_order_relaxed) == id) {
+      slot.group.store(kTombstone, std::memory_order_release);
+      --in_table_;
+      return;
+    }
+  }
+}
+
+ContextId GroupRegistry::allocate_id() {
+  std::lock_guard lock(mutex_);
+  return allocate_id_locked();
+}
+
+ContextId GroupRegistry::allocate_id_locked() {
+  std::uint32_t index;
+  if (!free_indices_.empty()) {
+    index = free_indices_.back();
+    free_indices_.pop_back();
+  } else {
+    if (next_index_ >= kMaxContexts) {
+      throw InvalidArgument("switchyard: node " + std::to_string(node_) + " has handed out all its " +
+                            std::to_string(kMaxContexts) + " communicator ids: a job may hold at most " +
+                            std::to_string(kMaxContexts) + " communicators at once (the world, and every dup, "
+                            "split and library duplicate not yet freed); free() those no longer needed");
+    }
+    index = next_index_++;
+  }
+  return static_cast<ContextId>(index * nodes_ + node_);
+}
+
+void GroupRegistry::release_id(ContextId id) {
+  if (id & kDerivedIdBit || id % nodes_ != node_) return;  // derived, or another node's to give back
+  free_indices_.push_back(static_cast<std::uint32_t>(id / nodes_));
 }
 
 std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> job_ranks) const {
@@ -79,91 +157,103 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
   return m;
 }
 
-const Group& GroupRegistry::make_group(std::shared_ptr<const Membership> members, std::uint64_t library_key,
-                                       const Key& key, std::int64_t color) {
-  if (contexts_made_ >= kMaxContexts) {
-    throw InvalidArgument("switchyard: a job can make at most " + std::to_string(kMaxContexts) +
-                          " communicators (the world, and every dup, split and library duplicate), and this one has "
-                          "made them all: a communicator lasts until its job ends");
+const Group& GroupRegistry::make_group(ContextId id, std::shared_ptr<const Membership> members,
+                                       std::uint64_t library_key) {
+  if (in_table_ >= kMaxContexts) {
+    throw InvalidArgument("switchyard: a job can hold at most " + std::to_string(kMaxContexts) +
+                          " communicators at once on a node (the world, and every dup, split and library duplicate "
+                          "not yet freed), and this one holds them all: free() those no longer needed");
   }
-  const auto [parent, how, which] = key;
-  // One node: the next id, handed out under mutex_, so no two communicators
-  // ever share one. Across nodes every node must give a communicator the same
-  // id without asking the others (a library's duplicate is made without
-  // communication): derived from how it was made, and checked.
-  ContextId id = static_cast<ContextId>(contexts_made_);  // the world's is 0
-  if (contexts_made_ > 0 && job_.routes().nodes() > 1) {
-    const std::uint64_t h = splitmix64(splitmix64(splitmix64((std::uint64_t{parent} << 8) | static_cast<std::uint8_t>(how)) ^
-                                                  which) ^
-                                       static_cast<std::uint64_t>(color));
-    id = static_cast<ContextId>(h ^ (h >> 32));
-    if (id == 0) id = 1;
-    if (find(id)) {
-      throw Error("switchyard: communicator context ids collide: in this job across nodes, communicator " +
-                  std::to_string(contexts_made_ + 1) + " (derived from communicator id " + std::to_string(parent) +
-                  ") got the 32-bit id " + std::to_string(id) + " of another. A job across nodes derives its ids from how "
-                  "each communicator was made, without communication: after m communicators two share an id with a "
-                  "chance of about m^2 / 2^33; a job on one node allocates them, up to " + std::to_string(kMaxContexts));
-    }
-  }
-  ++contexts_made_;
-  groups_.push_back(std::make_unique<Group>(id, std::move(members), library_key));
-  const Group* g = groups_.back().get();
-  for (std::size_t i = home_slot(id);; i = (i + 1) % (kChunk * kChunks)) {
-    auto& chunk = contexts_[i / kChunk];
-    auto* entries = chunk.load(std::memory_order_relaxed);
-    if (!entries) {
-      entries = new std::atomic<const Group*>[kChunk]();
-      chunk.store(entries, std::memory_order_release);
-    }
-    if (!entries[i % kChunk].load(std::memory_order_relaxed)) {
-      entries[i % kChunk].store(g, std::memory_order_release);
-      break;
-    }
-  }
+  auto owned = std::make_unique<Group>(id, std::move(members), library_key);
+  const Group* g = owned.get();
+  groups_.emplace(g, std::move(owned));
+  insert(g);
   return *g;
 }
 
-const Group& GroupRegistry::dup(const Group& parent, std::uint64_t seq) {
+const Group& GroupRegistry::dup(const Group& parent, std::uint64_t seq, ContextId id) {
   std::lock_guard lock(mutex_);
-  const Key key{parent.context(), Derivation::kDup, seq};
-  const Group*& slot = derived_[key];
-  if (!slot) slot = &make_group(parent.shared_members(), 0, key);
-  return *slot;
+  auto it = dups_.try_emplace({parent.context(), seq}).first;
+  PendingDup& pending = it->second;
+  if (!pending.group) {
+    pending.group = &make_group(id == kAllocate ? allocate_id_locked() : id, parent.shared_members(), 0);
+  }
+  const Group& g = *pending.group;
+  if (++pending.taken == parent.members().on_this_node) dups_.erase(it);  // every member here has it
+  return g;
+}
+
+ContextId GroupRegistry::library_id(const Group& parent, std::uint64_t key) const {
+  const std::uint64_t h = splitmix64(splitmix64(parent.context()) ^ key);
+  return kDerivedIdBit | static_cast<ContextId>((h ^ (h >> 32)) & (kDerivedIdBit - 1));
 }
 
 const Group& GroupRegistry::library(const Group& parent, std::uint64_t library_key) {
   if (const Group* g = parent.cached_library(library_key)) return *g;
   std::lock_guard lock(mutex_);
-  const Key key{parent.context(), Derivation::kLibrary, library_key};
-  const Group*& slot = derived_[key];
+  const Group*& slot = libraries_[{parent.context(), library_key}];
   if (!slot) {
-    slot = &make_group(parent.shared_members(), library_key, key);
+    // Made without communication, by whichever member asks first: on one
+    // node an id of its own; across nodes every node must name it alike
+    // without asking the others, so it is derived from (parent, key).
+    ContextId id = 0;
+    if (parent.members().nodes_spanned > 1) {
+      id = library_id(parent, library_key);
+      if (const Group* other = find(id)) {
+        libraries_.erase({parent.context(), library_key});
+        throw Error("switchyard: the library duplicate of communicator " + std::to_string(parent.context()) +
+                    " for library key " + std::to_string(library_key) + " would take the id " + std::to_string(id) +
+                    " of communicator " + std::to_string(other->context()) + "'s sibling on this node: a library's "
+                    "duplicate of a communicator across nodes is numbered from (communicator, key) without "
+                    "communication, and two live ones met (about m^2 / 2^32 for m live library duplicates). Use "
+                    "another key, free() communicators no longer needed, or dup() the communicator (allocated, "
+                    "never colliding)");
+      }
+    } else {
+      id = allocate_id_locked();
+    }
+    slot = &make_group(id, parent.shared_members(), library_key);
     parent.cache_library(slot);  // when the cache is full, later calls come back here
   }
   return *slot;
 }
 
-void GroupRegistry::build_split(const Group& parent, std::uint64_t seq, PendingSplit& split,
-                                const std::vector<std::pair<std::int64_t, std::int64_t>>& contributions) {
+ContextId GroupRegistry::split_proposal(const Group& parent, std::uint64_t seq, std::int64_t color) {
+  if (color == Communicator::kUndefined) return 0;
+  std::lock_guard lock(mutex_);
+  PendingSplit& split = splits_[{parent.context(), seq}];
+  auto [it, fresh] = split.proposals.try_emplace(color, 0);
+  if (fresh) it->second = allocate_id_locked();
+  return it->second;
+}
+
+void GroupRegistry::build_split(const Group& parent, PendingSplit& split,
+                                const std::vector<std::array<std::int64_t, 3>>& contributions) {
   // Members by (color, key, rank here): each run of one color is a new
-  // communicator, ranked in that order.
+  // communicator, ranked in that order, with the id its rank 0's node proposed.
   std::vector<Rank> order(parent.size());
   std::iota(order.begin(), order.end(), Rank{0});
   std::sort(order.begin(), order.end(), [&](Rank a, Rank b) {
-    return std::tie(contributions[a].first, contributions[a].second, a) <
-           std::tie(contributions[b].first, contributions[b].second, b);
+    return std::tie(contributions[a][0], contributions[a][1], a) < std::tie(contributions[b][0], contributions[b][1], b);
   });
   split.result.assign(parent.size(), {nullptr, 0});
   for (std::size_t begin = 0; begin < order.size();) {
-    const std::int64_t color = contributions[order[begin]].first;
+    const std::int64_t color = contributions[order[begin]][0];
     std::size_t end = begin;
-    while (end < order.size() && contributions[order[end]].first == color) ++end;
-    if (color != Communicator::kUndefined) {
+    bool here = false;
+    while (end < order.size() && contributions[order[end]][0] == color) {
+      here |= job_.routes()[parent.members().to_job(order[end])].node == node_;
+      ++end;
+    }
+    // A color with no member here is never used here: not built.
+    if (color != Communicator::kUndefined && here) {
+      const auto id = static_cast<ContextId>(contributions[order[begin]][2]);
+      if (const auto mine = split.proposals.find(color); mine != split.proposals.end() && mine->second != id) {
+        release_id(mine->second);  // never used: another node's id was taken
+      }
       std::vector<Rank> job_ranks;
       for (std::size_t i = begin; i < end; ++i) job_ranks.push_back(parent.members().to_job(order[i]));
-      const Group& g =
-          make_group(membership(std::move(job_ranks)), 0, Key{parent.context(), Derivation::kSplit, seq}, color);
+      const Group& g = make_group(id, membership(std::move(job_ranks)), 0);
       for (std::size_t i = begin; i < end; ++i) split.result[order[i]] = {&g, static_cast<Rank>(i - begin)};
     }
     begin = end;
@@ -171,22 +261,74 @@ void GroupRegistry::build_split(const Group& parent, std::uint64_t seq, PendingS
 }
 
 std::pair<const Group*, Rank> GroupRegistry::split(const Group& parent, std::uint64_t seq, Rank member,
-                                                   std::span<const std::byte> colors_and_keys) {
+                                                   std::span<const std::byte> contributions) {
   std::lock_guard lock(mutex_);
-  auto [it, fresh] = splits_.try_emplace({parent.context(), seq});
+  auto it = splits_.try_emplace({parent.context(), seq}).first;
   PendingSplit& split = it->second;
-  if (fresh) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> contributions(parent.size());
-    for (Rank i = 0; i < parent.size(); ++i) {
-      const std::byte* at = colors_and_keys.data() + i * 2 * sizeof(std::int64_t);
-      std::memcpy(&contributions[i].first, at, sizeof(std::int64_t));
-      std::memcpy(&contributions[i].second, at + sizeof(std::int64_t), sizeof(std::int64_t));
-    }
-    build_split(parent, seq, split, contributions);
+  if (split.result.empty()) {
+    std::vector<std::array<std::int64_t, 3>> gathered(parent.size());
+    std::memcpy(gathered.data(), contributions.data(), parent.size() * kSplitContribution);
+    build_split(parent, split, gathered);
   }
   const auto mine = split.result[member];
   if (++split.taken == parent.members().on_this_node) splits_.erase(it);
   return mine;
+}
+
+// --- freeing ---
+//
+// Communicator::free, by every member of g (collective), in three steps:
+//  1. Until the members' counts of traffic on g's family balance (every
+//     message, active message and busy-lock release sent on it has been taken
+//     by a receive or run by a handler; no receive posted on it is pending):
+//     the members are done with it, and no packet of theirs is in flight.
+//  2. free_leave: the last member here takes the family out of the id table.
+//     Then each member sends a last message on g to g's rank 0 (one that
+//     has left the table here first, if it is the last).
+//  3. free_finish, when the member is done with g: the last member here
+//     deletes the family. g's rank 0 finishes only after every member's last
+//     message reached it: every node has taken the family out of its table,
+//     and every packet of step 1 and 2 has been taken by its receiver. Only
+//     then are the ids given back (by g's rank 0's node, which handed out g's
+//     id): a communicator made later with one of them meets no packet, posted
+//     receive or table entry of the old one.
+
+void GroupRegistry::collect_family(const Group& g, std::vector<const Group*>& out) const {
+  out.push_back(&g);
+  for (auto it = libraries_.lower_bound({g.context(), 0}); it != libraries_.end() && it->first.first == g.context();
+       ++it) {
+    collect_family(*it->second, out);
+  }
+}
+
+std::vector<const Group*> GroupRegistry::family(const Group& g) {
+  std::lock_guard lock(mutex_);
+  std::vector<const Group*> out;
+  collect_family(g, out);
+  return out;
+}
+
+void GroupRegistry::free_leave(const Group& g) {
+  std::lock_guard lock(mutex_);
+  Freeing& f = freeing_[&g];
+  if (++f.left < g.members().on_this_node) return;
+  collect_family(g, f.family);
+  for (const Group* member : f.family) {
+    remove(member->context());
+    auto it = libraries_.lower_bound({member->context(), 0});
+    while (it != libraries_.end() && it->first.first == member->context()) it = libraries_.erase(it);
+  }
+}
+
+void GroupRegistry::free_finish(const Group& g, bool release_ids) {
+  std::lock_guard lock(mutex_);
+  auto it = freeing_.find(&g);
+  if (release_ids) {
+    for (const Group* member : it->second.family) release_id(member->context());
+  }
+  if (++it->second.finished < g.members().on_this_node) return;
+  for (const Group* member : it->second.family) groups_.erase(member);
+  freeing_.erase(it);
 }
 
 }  // namespace switchyard::detail

@@ -86,6 +86,7 @@ SendTicket Process::post_send_on(const detail::Group& g, Rank dst, std::span<con
                                  bool synchronous) {
   check_cancelled();
   check_rank(g, dst, "send");
+  ++g.core(job_.global_core(rank_)).traffic;  // taken back by the receive it matches (free())
   if (trace_) [[unlikely]]
     return traced_send(g, dst, bytes, tag, synchronous);
   return SendTicket(worker_.endpoint().send(rank_, g.members().to_job(dst), g.context(), tag, bytes, synchronous), this);
@@ -95,6 +96,7 @@ RecvTicket Process::post_recv_on(const detail::Group& g, Rank src, Tag tag, std:
                                  bool has_target) {
   check_cancelled();
   if (src != kAnySource) check_rank(g, src, "recv");
+  --g.core(job_.global_core(rank_)).traffic;
   const Rank from = src == kAnySource ? kAnySource : g.members().to_job(src);
   return RecvTicket(worker_.endpoint().post_recv(rank_, g.context(), from, tag, target, has_target), this);
 }
@@ -127,6 +129,7 @@ detail::SendState* Process::post_active_on(const detail::Group& g, Rank dst, Han
   const Rank to = g.members().to_job(dst);
   // Counted until its handler has run (Job::active_pending); another node's count is that node's own.
   if (on_this_node(to)) job_.active_pending.fetch_add(1, std::memory_order_relaxed);
+  ++g.core(job_.global_core(rank_)).traffic;  // taken back on dst's core once its handler ran
   return worker_.endpoint().post_active(rank_, to, g.context(), handler, body);
 }
 
@@ -157,6 +160,7 @@ void Process::release_busy_lock_on(const detail::Group& g, Rank r) {
   if (on_this_node(job)) {
     g.busy_lock(r).release();
   } else {
+    ++g.core(job_.global_core(rank_)).traffic;  // taken back on the owner's core
     worker_.endpoint().release_remote_lock(rank_, job, g.context());
   }
 }
@@ -285,12 +289,22 @@ void Process::dropped_send(const detail::SendState& s) noexcept {
 template <>
 void detail::Ticket<detail::RecvState>::release() noexcept {
   detail::Endpoint& endpoint = owner_->worker_.endpoint();
-  if (state_->done || endpoint.withdraw(state_)) endpoint.release(state_);
+  if (state_->done) {
+    endpoint.release(state_);
+  } else if (endpoint.withdraw(state_)) {
+    // Posted but never matched: it takes no message back (free() counts it so).
+    if (const detail::Group* g = owner_->job_.groups().find(state_->context)) {
+      ++g->core(owner_->job_.global_core(owner_->rank_)).traffic;
+    }
+    endpoint.release(state_);
+  }
 }
 
 Rank RecvTicket::source() const {
   if (!done()) throw InvalidArgument("switchyard: RecvTicket::source before the receive completed");
-  return owner_->job_.groups().rank_in(state_->context, state_->sender);
+  const detail::Group* g = owner_->job_.groups().find(state_->context);
+  if (!g) throw InvalidArgument("switchyard: RecvTicket::source after its communicator was freed");
+  return g->members().to_comm(state_->sender);
 }
 std::uint64_t RecvTicket::size() const {
   if (!done()) throw InvalidArgument("switchyard: RecvTicket::size before the receive completed");

@@ -131,6 +131,8 @@ void Worker::run_job() {
   bool quiet = false;  // the last busy turn resumed processes but moved no message
   for (;;) {
     bool worked = endpoint_.poll();
+    if (!deferred_active_.empty()) [[unlikely]]
+      worked |= run_deferred_active();
     if (!watches_.empty()) worked |= poll_watches();
     if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
     if (!cancel_seen_ && !timers_.empty()) expire_timers();  // a cancelled job wakes every sleeper itself
@@ -184,7 +186,8 @@ void Worker::expire_timers() {
 // something is rung, a full ring may have room, or the earliest sleeper's
 // deadline is kTimerSpin away (the last stretch is spun).
 void Worker::idle_wait() {
-  auto max = endpoint_.has_backlog() ? std::chrono::microseconds(kBacklogSleep)
+  auto max = endpoint_.has_backlog() || !deferred_active_.empty()
+                 ? std::chrono::microseconds(kBacklogSleep)
              : network_job_ ? std::chrono::microseconds(kNetworkIdleSleep)
                             : std::chrono::microseconds(kIdleSleep);
   if (!cancel_seen_ && !timers_.empty()) {
@@ -256,6 +259,7 @@ void Worker::leave_job() {
   timers_.reset(0);  // what a cancelled job's sleepers left
   published_.sleepers.store(0, std::memory_order_relaxed);  // single writer; see sleepers()
   unreceived_ = endpoint_.stop();
+  drop_deferred_active();
   transport_.detach();
   if (network_job_) network_->detach();
   Job& job = *job_;
@@ -359,12 +363,18 @@ void Worker::finish(Process* p) {
 void Worker::wake(Rank rank) { job_->process(rank).notify(); }
 
 void Worker::run_active(ContextId context, Rank dst, Rank src, Tag handler, std::span<const std::byte> body) {
+  const Group* g = job_->groups().find(context);
+  if (!g) [[unlikely]] {
+    deferred_active_.push_back({context, dst, src, handler, std::vector<std::byte>(body.begin(), body.end())});
+    return;
+  }
   Process& q = job_->process(dst);
   try {
-    (*job_->handler(handler))(q, job_->groups().rank_in(context, src), body);
+    (*job_->handler(handler))(q, g->members().to_comm(src), body);
   } catch (...) {
     job_->fail(std::current_exception(), dst);
   }
+  --g->core(job_->global_core(dst)).traffic;  // its post counted it on the sender's core (free())
   q.notify();
   // The last handler of a job whose processes have all finished lets the workers leave.
   if (job_->routes()[src].node == job_->node() &&
@@ -372,6 +382,35 @@ void Worker::run_active(ContextId context, Rank dst, Rank src, Tag handler, std:
       job_->remaining.load(std::memory_order_acquire) == 0) {
     job_->wake_all_workers();
   }
+}
+
+bool Worker::run_deferred_active() {
+  bool ran = false;
+  for (std::size_t i = 0; i < deferred_active_.size();) {
+    if (job_->groups().find(deferred_active_[i].context)) {
+      const DeferredActive a = std::move(deferred_active_[i]);
+      deferred_active_.erase(deferred_active_.begin() + static_cast<std::ptrdiff_t>(i));
+      run_active(a.context, a.dst, a.src, a.handler, a.body);
+      ran = true;
+    } else {
+      ++i;
+    }
+  }
+  return ran;
+}
+
+void Worker::drop_deferred_active() {
+  for (const DeferredActive& a : deferred_active_) {
+    if (unreceived_.count++ == 0) {
+      unreceived_.src = a.src;
+      unreceived_.receiver = job_->routes()[a.dst].local;
+      unreceived_.context = a.context;
+      unreceived_.tag = a.handler;
+      unreceived_.size = a.body.size();
+    }
+    if (job_->routes()[a.src].node == job_->node()) job_->active_pending.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  deferred_active_.clear();
 }
 
 // A communicator this node has not made yet (a library's duplicate, made
@@ -385,6 +424,7 @@ bool Worker::try_busy_lock(ContextId context, Rank owner) {
 void Worker::release_busy_lock(ContextId context, Rank owner) {
   const Group* g = job_->groups().find(context);  // granted, so made
   g->busy_lock(g->members().to_comm(owner)).release();
+  --g->core(job_->global_core(owner)).traffic;  // its sender counted it (free())
 }
 
 }  // namespace switchyard::detail

@@ -177,6 +177,21 @@ class Worker final : private EndpointClient {
     Process* process;
   };
   std::vector<Watch> watches_;  // watch(); reserved for every process of the core at the start of a job
+  // Active messages that came on a communicator this node has not made yet
+  // (its members here have not reached the dup or split that makes it, or
+  // none asked for the library duplicate): run once it is made (each turn
+  // retries). A rare path: the body is copied. Those whose communicator is
+  // never made are dropped with the job and counted as messages nobody
+  // received (RunOptions::strict).
+  struct DeferredActive {
+    ContextId context;
+    Rank dst, src;
+    Tag handler;
+    std::vector<std::byte> body;
+  };
+  std::vector<DeferredActive> deferred_active_;
+  bool run_deferred_active();
+  void drop_deferred_active();  // at the end of the job, into unreceived_
   Endpoint endpoint_;
   TraceBuffer* trace_ = nullptr;  // the job's trace buffer of this core, or nullptr: set once per job
   bool cancel_seen_ = false;

@@ -55,12 +55,13 @@ void check_slot_run_options(std::int32_t nodes, const SlotRunOptions& o) {
     throw InvalidArgument("batches: must be between 2 and 1000, not " + std::to_string(o.batches));
   }
   const double requests = o.rate * nodes * static_cast<double>(o.slots);
-  const double bytes = requests * (nodes / 8.0 + 48.0);
+  // Per request: its record and bit row; per slot: generated_before_ and completed_at_.
+  const double bytes = requests * (nodes / 8.0 + 48.0) + static_cast<double>(o.slots) * 2 * sizeof(std::int64_t);
   if (bytes > 4.0 * (1ull << 30)) {
     throw InvalidArgument("rate " + number_text(o.rate) + " over " + std::to_string(o.slots) + " slots on " +
                           std::to_string(nodes) + " nodes: about " + number_text(requests) +
-                          " requests, whose bookkeeping could need " + number_text(bytes / (1 << 20)) +
-                          " MiB (over 4 GiB): use fewer slots or a lower rate");
+                          " requests and " + std::to_string(o.slots) + " slots, whose bookkeeping could need " +
+                          number_text(bytes / (1 << 20)) + " MiB (over 4 GiB): use fewer slots or a lower rate");
   }
 }
 
@@ -129,6 +130,12 @@ void DeliveryLedger::complete(std::int32_t id) {
   std::fill_n(seen_.begin() + id * words_, words_, 0);
   free_.push_back(id);
   --open_;
+}
+
+std::size_t DeliveryLedger::bookkeeping_bytes() const noexcept {
+  return requests_.capacity() * sizeof(Request) + seen_.capacity() * sizeof(std::uint64_t) +
+         free_.capacity() * sizeof(std::int32_t) + batches_.capacity() * sizeof(Batch) +
+         (generated_before_.capacity() + completed_at_.capacity()) * sizeof(std::int64_t);
 }
 
 SlotRunResult DeliveryLedger::finish(std::int64_t slots_run) const {

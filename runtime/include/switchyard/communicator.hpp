@@ -21,6 +21,11 @@
 // Libraries: a library that runs on a caller's communicator works on
 // comm.library(kMyKey), the duplicate reserved for it, which is the same every
 // time it is asked for in a job and costs no communication.
+//
+// Context ids are allocated: no two live communicators of a job share one
+// (across nodes: but for library duplicates, numbered from their communicator
+// and key, which is checked). free() gives them back; a node holds at most
+// 65,536 communicators at once (GroupRegistry::kMaxContexts).
 
 #include <cstdint>
 #include <functional>
@@ -139,6 +144,16 @@ class Communicator {
   // The duplicate reserved for a library: the same context every time it is
   // asked for in this job, distinct from every other. Local, no communication.
   Communicator library(LibraryKey key) const;
+  // Collective, as MPI_Comm_free: every member calls it once it has completed
+  // everything it started on this communicator and its library duplicates
+  // (its receives matched, every message it sent received, its active
+  // messages posted). Frees them all and gives their context ids back for
+  // later communicators; this handle becomes a null one, and every copy of it
+  // is dangling (as in MPI: not to be used). InvalidArgument for the world or
+  // a library's duplicate (freed with what it duplicates), for a receive
+  // posted and never matched or a message never received (named), or a
+  // message sent and not taken within the job's stall timeout.
+  Task<void> free();
 
   friend bool operator==(const Communicator& a, const Communicator& b) noexcept {
     return a.group_ == b.group_ && a.process_ == b.process_;
@@ -152,6 +167,8 @@ class Communicator {
   // The group, once this communicator is known to be valid(); else an InvalidArgument.
   const detail::Group& group() const;
   [[noreturn, gnu::cold, gnu::noinline]] void not_valid() const;
+  // free()'s first step: until the family's traffic balances (communicator.cpp).
+  Task<void> drain_for_free(std::vector<const detail::Group*> family) const;
 
   Process* process_ = nullptr;
   const detail::Group* group_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <istream>
 #include <numeric>
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/machine_memory.hpp"
 #include "switchyard/matrix_market_lines.hpp"
 
 namespace switchyard::schedulers {
@@ -148,6 +150,11 @@ CommMatrix nonuniform_matrix(Rank n, Rank d, std::uint64_t unit, std::uint64_t s
   });
 }
 
+namespace {
+// An entry held in its row (16 bytes), with the row's spare capacity.
+constexpr double kBytesPerLoadedEntry = 32;
+}  // namespace
+
 CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
   MatrixMarketLines lines(in, source);
   if (!lines.next()) lines.fail_at(1, "empty file: expected a %%MatrixMarket header");
@@ -176,6 +183,14 @@ CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
   if (rows != cols) lines.fail("a communication matrix is square, this one is " + rows_text + " x " + cols_text);
   if (rows == 0 || rows > kMaxMatrixProcesses) {
     lines.fail("process count " + std::to_string(rows) + " is outside 1.." + std::to_string(kMaxMatrixProcesses));
+  }
+  // Refused before the body is read: what the header announces is what the
+  // entries would take, however the file goes on.
+  if (const double bytes = static_cast<double>(entries) * kBytesPerLoadedEntry; beyond_memory_bound(bytes)) {
+    char gib[32];
+    std::snprintf(gib, sizeof gib, "%.1f", bytes / double(1ull << 30));
+    lines.fail("the header announces " + std::to_string(entries) + " entries: about " + gib +
+               " GiB to hold them, more than half of this machine's memory");
   }
   CommMatrix m(static_cast<Rank>(rows));
   std::uint64_t seen = 0;

@@ -120,6 +120,10 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   RecvState* post_recv(Rank owner, ContextId context, Rank src, Tag tag, std::span<std::byte> target, bool has_target);
   // Takes a posted receive back, unmatched; false if it has already matched.
   bool withdraw(RecvState* r) noexcept { return mailboxes_[route(r->owner).local].withdraw(r); }
+  // What `owner` left on communicator `context`: Mailbox::left_on.
+  std::size_t left_on(Rank owner, ContextId context) const noexcept {
+    return mailboxes_[route(owner).local].left_on(context);
+  }
   void release(SendState* s) { sends_.release(s); }
   void release(RecvState* r);
   // An active message. Returns nullptr once it is on its way, or a state that

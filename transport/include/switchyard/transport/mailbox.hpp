@@ -119,6 +119,16 @@ class Mailbox {
     }
   }
 
+  // Receives posted on `context` and not matched, plus messages on it with a
+  // user tag (below kFirstReservedTag) that arrived and were never taken: what
+  // a process that frees the communicator has left behind (a scan, for free()).
+  std::size_t left_on(ContextId context) const noexcept {
+    std::size_t n = 0;
+    for (const RecvState* r = posted_head_; r; r = r->next) n += r->context == context;
+    for (const Envelope* e = unexpected_head_; e; e = e->next) n += e->context == context && e->tag < kFirstReservedTag;
+    return n;
+  }
+
   std::size_t unexpected_count() const noexcept { return unexpected_; }
   std::size_t posted_count() const noexcept { return posted_; }
   // Empties both lists, handing every unexpected message to `drop` (their

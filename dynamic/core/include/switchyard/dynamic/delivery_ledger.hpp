@@ -5,6 +5,7 @@
 // against a bit per (live request, node), so a packet lost (the run ends with
 // requests open) or duplicated (a second delivery) is caught in every run, not
 // only in tests. It also measures what SlotRunResult reports.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -34,6 +35,11 @@ class DeliveryLedger {
   // Throws DeliveryError if a request is still open; `slots_run` is the run's
   // length with the drain. The counts, delays, throughput and backlog verdict.
   SlotRunResult finish(std::int64_t slots_run) const;
+  // Bytes its bookkeeping holds now: two counters per slot (fixed at
+  // construction) and a record and bit row per request id. Ids are recycled,
+  // so this follows the largest number of requests open at once, never the
+  // number generated over the run.
+  std::size_t bookkeeping_bytes() const noexcept;
 
  private:
   struct Request {
@@ -68,8 +74,9 @@ class DeliveryLedger {
 
 // Throws InvalidArgument naming the bad field: a rate not positive and finite,
 // slots < 16, warmup outside [0, 0.5], batches outside 2..1000, or a run whose
-// requests would not fit in memory (λ N K requests of N bits each, counted as
-// if none completed, over 4 GiB: far beyond the stability limit).
+// bookkeeping would not fit in memory: λ N K requests of N bits each, counted
+// as if none completed (far beyond the stability limit), and two counters per
+// slot, over 4 GiB.
 void check_slot_run_options(std::int32_t nodes, const SlotRunOptions& options);
 
 }  // namespace switchyard::dynamic
