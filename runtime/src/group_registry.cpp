@@ -17,12 +17,10 @@ namespace switchyard::detail {
 
 namespace {
 
-// The table slot where the search for context id `id` starts.
-std::size_t home_slot(ContextId id) noexcept {
-  return static_cast<std::size_t>(splitmix64(id)) % (GroupRegistry::kChunk * GroupRegistry::kChunks);
-}
-
 constexpr std::size_t kSlots = GroupRegistry::kChunk * GroupRegistry::kChunks;
+
+// The table slot where the search for context id `id` starts.
+std::size_t home_slot(ContextId id) noexcept { return static_cast<std::size_t>(splitmix64(id)) % kSlots; }
 
 // A freed group's slot: probed past, reused by the next insert. Never dereferenced.
 const Group* const kTombstone = reinterpret_cast<const Group*>(alignof(Group));

@@ -401,13 +401,7 @@ bool Worker::run_deferred_active() {
 
 void Worker::drop_deferred_active() {
   for (const DeferredActive& a : deferred_active_) {
-    if (unreceived_.count++ == 0) {
-      unreceived_.src = a.src;
-      unreceived_.receiver = job_->routes()[a.dst].local;
-      unreceived_.context = a.context;
-      unreceived_.tag = a.handler;
-      unreceived_.size = a.body.size();
-    }
+    unreceived_.add(a.src, job_->routes()[a.dst].local, a.context, a.handler, a.body.size());
     if (job_->routes()[a.src].node == job_->node()) job_->active_pending.fetch_sub(1, std::memory_order_acq_rel);
   }
   deferred_active_.clear();

@@ -39,7 +39,7 @@ UnreceivedMessages Endpoint::stop() {
   UnreceivedMessages unreceived;
   for (std::uint32_t i = 0; i < mailboxes_.size(); ++i) {
     mailboxes_[i].clear([&](Envelope* e) {
-      if (unreceived.count++ == 0) unreceived = {1, e->src, i, e->context, e->tag, e->size};
+      unreceived.add(e->src, i, e->context, e->tag, e->size);
       free_envelope(e);
     });
   }

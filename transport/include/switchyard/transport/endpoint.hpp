@@ -76,6 +76,17 @@ struct UnreceivedMessages {
   ContextId context = 0;
   Tag tag = 0;
   std::uint64_t size = 0;
+
+  // One more; the first one's particulars are kept.
+  void add(Rank from, std::uint32_t to, ContextId on, Tag with, std::uint64_t bytes) noexcept {
+    if (count++ == 0) {
+      src = from;
+      receiver = to;
+      context = on;
+      tag = with;
+      size = bytes;
+    }
+  }
 };
 
 struct EndpointConfig {
