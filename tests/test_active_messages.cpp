@@ -281,6 +281,16 @@ TEST(ActiveMessages, UnknownHandlerIsInvalidArgument) {
                      },
                      opts),
                  InvalidArgument);
+    // A body longer than a packet's 48-bit size names (never read).
+    const std::byte b[1]{};
+    EXPECT_THROW(rt.run(
+                     2,
+                     [&](Process& p) -> Task<void> {
+                       if (p.rank() == 1) p.post_active(dst, kPing, {b, detail::kMaxMessageBytes + 1});
+                       co_await p.barrier();
+                     },
+                     opts),
+                 InvalidArgument);
   }
 }
 

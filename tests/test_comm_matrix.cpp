@@ -254,7 +254,7 @@ TEST(CommMatrix, MatrixMarketSkipsAByteOrderMark) {
   // Only before the first line: elsewhere it is what it is, and is named.
   std::istringstream later(
       "%%MatrixMarket matrix coordinate integer general\n"
-      "\xEF\xBB\xBF2 2 1\n"
+      "\xEF\xBB\xBF" "2 2 1\n"
       "1 2 9\n");
   EXPECT_THROW(read_matrix_market(later, "late.mtx"), InvalidArgument);
 }

@@ -18,6 +18,7 @@
 namespace {
 
 using namespace switchyard;
+using sytest::check_message;
 using sytest::message_key;
 using sytest::invalid_argument_of;
 using sytest::pattern;
@@ -27,12 +28,6 @@ RunOptions options_for(std::uint64_t eager_limit = 1024) {
   o.eager_limit = eager_limit;
   o.stall_timeout = std::chrono::milliseconds(20'000);
   return o;
-}
-
-void check_message(const Message& m, Rank src, Rank dst, std::uint64_t seq, std::size_t size, const char* what) {
-  SY_CHECK(m.size() == size, what << ": " << m.size() << " bytes, expected " << size);
-  SY_CHECK(sytest::first_mismatch(m.bytes(), message_key(src, dst, seq)) == std::string::npos,
-           what << ": wrong bytes from " << src);
 }
 
 // Two "libraries" exchange with every other process on their own

@@ -26,6 +26,7 @@
 namespace {
 
 using namespace switchyard;
+using sytest::check_message;
 using sytest::message_key;
 using sytest::pattern;
 
@@ -649,6 +650,41 @@ TEST(MpiCommunicators, ContextIdsAcrossNodesAreDistinctUpToTheLimit) {
         std::sort(ids.begin(), ids.end());
         SY_CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end(), "two communicators share a context id");
         co_await check_collectives(last, 21);
+      },
+      options());
+}
+
+// Library duplicates of a communicator across nodes, made without
+// communication, up to the limit of live communicators: all distinct, and
+// named alike on every node (every node's ids, gathered, are the same), and
+// messages between nodes land on the one they were sent on. "lib28413" and
+// "lib28772" took one id when ids were hashed into 31 bits (the job failed
+// with "would take the id ... of communicator ...'s sibling").
+TEST(MpiCommunicators, LibraryDuplicatesAcrossNodesAreDistinctUpToTheLimit) {
+  Runtime& rt = runtime();
+  const auto limit = static_cast<std::size_t>(detail::GroupRegistry::kMaxContexts);
+  const Rank n = 2 * rt.nodes();
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        std::vector<ContextId> ids{p.world().context()};
+        for (std::size_t i = 1; i < limit; ++i) {
+          ids.push_back(p.world().library(LibraryKey("lib" + std::to_string(i))).context());
+        }
+        std::uint64_t named = 0;  // in the order of the keys, so equal only where every id is
+        for (ContextId id : ids) named = splitmix64(named ^ id);
+        for (std::uint64_t other : co_await p.world().allgather_value(named)) {
+          SY_CHECK(other == named, "rank " << p.rank() << ": another node named its library duplicates otherwise");
+        }
+        std::sort(ids.begin(), ids.end());
+        SY_CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end(), "two communicators share a context id");
+        // The same tag on both, to the next node: each message on its own communicator.
+        const Rank to = (p.rank() + 2) % n, from = (p.rank() + n - 2) % n;
+        const Communicator a = p.world().library(LibraryKey("lib28413")), b = p.world().library(LibraryKey("lib28772"));
+        co_await b.send(to, pattern(16, message_key(p.rank(), to, 2)), 4);
+        co_await a.send(to, pattern(24, message_key(p.rank(), to, 1)), 4);
+        check_message(co_await a.recv(from, 4), from, p.rank(), 1, 24, "on lib28413");
+        check_message(co_await b.recv(from, 4), from, p.rank(), 2, 16, "on lib28772");
       },
       options());
 }

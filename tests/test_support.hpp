@@ -86,6 +86,14 @@ inline std::uint64_t message_key(Rank src, Rank dst, std::uint64_t seq, std::uin
   return mix(src + 1, dst + 1, seq + 1, tag + 1);
 }
 
+// m is message `seq` from src to dst (pattern(size, message_key(src, dst, seq))).
+inline void check_message(const switchyard::Message& m, Rank src, Rank dst, std::uint64_t seq, std::size_t size,
+                          const char* what) {
+  SY_CHECK(m.size() == size, what << ": " << m.size() << " bytes, expected " << size);
+  SY_CHECK(first_mismatch(m.bytes(), message_key(src, dst, seq)) == std::string::npos,
+           what << ": wrong bytes from " << src);
+}
+
 template <class T>
 std::span<const std::byte> bytes_of(const T& v) {
   return std::as_bytes(std::span<const T, 1>(&v, 1));

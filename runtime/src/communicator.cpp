@@ -97,7 +97,7 @@ Task<Communicator> Communicator::split(std::int64_t color, std::int64_t key) con
     const std::uint64_t seq = parent.member(c.rank_).derived++;
     detail::GroupRegistry& groups = c.process_->job_.groups();
     // Each member brings its node's id for its color; the new rank 0's is taken.
-    const std::int64_t mine[3] = {color, key, groups.split_proposal(parent, seq, color)};
+    const std::int64_t mine[3] = {color, key, static_cast<std::int64_t>(groups.split_proposal(parent, seq, color))};
     const std::vector<std::byte> all = co_await c.allgather(std::as_bytes(std::span(mine)));
     const auto [g, rank] = groups.split(parent, seq, c.rank_, all);
     co_return g ? Communicator(c.process_, g, rank) : Communicator();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "job.hpp"
+#include "switchyard/assert.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/splitmix64.hpp"
 
@@ -28,11 +29,7 @@ const Group* const kTombstone = reinterpret_cast<const Group*>(alignof(Group));
 }  // namespace
 
 GroupRegistry::GroupRegistry(Job& job) : job_(job), nodes_(job.routes().nodes()), node_(job.node()) {
-  static_assert(std::uint64_t{kMaxContexts} * kMaxNodes <= kDerivedIdBit, "allocated ids stay below the derived ones");
-  if (nodes_ > kMaxNodes) {
-    throw InvalidArgument("switchyard: a job across " + std::to_string(nodes_) + " MPI ranks: communicator ids "
-                          "are numbered for at most " + std::to_string(kMaxNodes) + " nodes");
-  }
+  static_assert(ContextId{kMaxContexts} << 32 <= kDerivedIdBit, "allocated ids stay below the derived ones");
   std::vector<Rank> all(job.size());
   std::iota(all.begin(), all.end(), Rank{0});
   std::lock_guard lock(mutex_);
@@ -113,7 +110,7 @@ ContextId GroupRegistry::allocate_id_locked() {
     }
     index = next_index_++;
   }
-  return static_cast<ContextId>(index * nodes_ + node_);
+  return ContextId{index} * nodes_ + node_;
 }
 
 void GroupRegistry::release_id(ContextId id) {
@@ -181,9 +178,12 @@ const Group& GroupRegistry::dup(const Group& parent, std::uint64_t seq, ContextI
   return g;
 }
 
-ContextId GroupRegistry::library_id(const Group& parent, std::uint64_t key) const {
-  const std::uint64_t h = splitmix64(splitmix64(parent.context()) ^ key);
-  return kDerivedIdBit | static_cast<ContextId>((h ^ (h >> 32)) & (kDerivedIdBit - 1));
+ContextId GroupRegistry::library_id(const Group& parent, std::uint64_t key) {
+  // A key's bit 0 is always set (LibraryKey), so key >> 1 keeps all it says,
+  // and xor with a value of the parent's is one-to-one in it: one parent's
+  // duplicates never meet.
+  SWITCHYARD_ASSERT(key & 1);
+  return kDerivedIdBit | (((key >> 1) ^ splitmix64(parent.context())) & (kDerivedIdBit - 1));
 }
 
 const Group& GroupRegistry::library(const Group& parent, std::uint64_t library_key) {
@@ -197,15 +197,14 @@ const Group& GroupRegistry::library(const Group& parent, std::uint64_t library_k
     ContextId id = 0;
     if (parent.members().nodes_spanned > 1) {
       id = library_id(parent, library_key);
-      if (const Group* other = find(id)) {
+      if (find(id)) {
         libraries_.erase({parent.context(), library_key});
         throw Error("switchyard: the library duplicate of communicator " + std::to_string(parent.context()) +
                     " for library key " + std::to_string(library_key) + " would take the id " + std::to_string(id) +
-                    " of communicator " + std::to_string(other->context()) + "'s sibling on this node: a library's "
-                    "duplicate of a communicator across nodes is numbered from (communicator, key) without "
-                    "communication, and two live ones met (about m^2 / 2^32 for m live library duplicates). Use "
-                    "another key, free() communicators no longer needed, or dup() the communicator (allocated, "
-                    "never colliding)");
+                    " of a live library duplicate of another communicator: across nodes a library's duplicate is "
+                    "named from (communicator, key) without communication, and two of different communicators "
+                    "met (2^-63 a pair, as likely as two library names with one key). Use another key, free() "
+                    "communicators no longer needed, or dup() the communicator (allocated, never colliding)");
       }
     } else {
       id = allocate_id_locked();

@@ -18,8 +18,11 @@
 //
 // The one exception: a library's duplicate of a communicator that spans
 // nodes, made without communication by whichever member asks (possibly on
-// one node only), is numbered from (parent id, key), with the top bit set,
-// and checked against the communicators this node holds.
+// one node only), is named by every node alike from its key and its parent's
+// id (library_id): the top bit set, the key's 63 bits in the rest, mixed with
+// the parent's. Two duplicates of one communicator never share an id (they
+// have different keys); duplicates of two communicators could (2^-63 a pair,
+// as likely as two library names with one LibraryKey), and are refused, named.
 //
 // Freed communicators (Communicator::free) give their ids back: the protocol,
 // and why no packet of the old communicator can reach the new one, is at
@@ -50,10 +53,9 @@ class GroupRegistry {
   // Communicators a node holds at once (the world, and every dup, split and
   // library duplicate not yet freed): the documented limit.
   static constexpr std::size_t kMaxContexts = kChunk * kChunks / 2;
-  // Ids of library duplicates across nodes have it; allocated ids never do.
-  static constexpr ContextId kDerivedIdBit = ContextId{1} << 31;
-  // Nodes of a job whose allocated ids (index * nodes + node) stay below kDerivedIdBit.
-  static constexpr std::uint32_t kMaxNodes = kDerivedIdBit / kMaxContexts;
+  // Ids of library duplicates across nodes have it; allocated ids (index *
+  // nodes + node, below 2^16 * 2^32) never do.
+  static constexpr ContextId kDerivedIdBit = ContextId{1} << 63;
 
   explicit GroupRegistry(Job& job);
   ~GroupRegistry();
@@ -117,7 +119,7 @@ class GroupRegistry {
   void release_id(ContextId id);
   void insert(const Group* g);
   void remove(ContextId id);
-  ContextId library_id(const Group& parent, std::uint64_t key) const;
+  static ContextId library_id(const Group& parent, std::uint64_t key);
   void build_split(const Group& parent, PendingSplit& split,
                    const std::vector<std::array<std::int64_t, 3>>& contributions);
   void collect_family(const Group& g, std::vector<const Group*>& out) const;

@@ -56,6 +56,17 @@ void Process::reserved_tag(Tag t, const char* what) const {
                         std::to_string(t) + " is reserved (user tags are below 2^31)");
 }
 
+void Process::check_message_size(std::size_t bytes, const char* what) const {
+  if (bytes > detail::kMaxMessageBytes) [[unlikely]]
+    message_too_large(bytes, what);
+}
+
+void Process::message_too_large(std::size_t bytes, const char* what) const {
+  throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": " +
+                        std::to_string(bytes) + " bytes, more than a message may carry (" +
+                        std::to_string(detail::kMaxMessageBytes) + ")");
+}
+
 Process::ParkAwaiter Process::park(const char* what, Rank peer) {
   waiting_for_ = what;
   waiting_peer_ = peer;
@@ -86,6 +97,7 @@ SendTicket Process::post_send_on(const detail::Group& g, Rank dst, std::span<con
                                  bool synchronous) {
   check_cancelled();
   check_rank(g, dst, "send");
+  check_message_size(bytes.size(), "send");
   ++g.core(job_.global_core(rank_)).traffic;  // taken back by the receive it matches (free())
   if (trace_) [[unlikely]]
     return traced_send(g, dst, bytes, tag, synchronous);
@@ -122,6 +134,7 @@ detail::SendState* Process::post_active_on(const detail::Group& g, Rank dst, Han
                                            std::span<const std::byte> body) {
   check_cancelled();
   check_rank(g, dst, "post_active");
+  check_message_size(body.size(), "post_active");
   if (!job_.handler(handler)) {
     throw InvalidArgument("switchyard: post_active on rank " + std::to_string(rank_) + ": no handler registered for id " +
                           std::to_string(handler));

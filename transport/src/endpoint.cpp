@@ -105,7 +105,8 @@ void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager
   const Route& to = route(s.dst);
   Transport& transport = transport_for(to);
   if (!eager && to.node != node_) {
-    transport.post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&h.size, 1)));  // the payload slot is unused
+    const std::uint64_t unused = s.size;  // the payload slot: read by nobody
+    transport.post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&unused, 1)));
     s.over_network = true;
     network_->send_payload(to, s);
     return;  // complete once the receive took the payload

@@ -16,8 +16,10 @@ namespace switchyard {
 
 using Tag = std::uint32_t;
 // Names a communicator in every packet: messages match only receives posted on
-// the same communicator. The job's world communicator is context 0.
-using ContextId = std::uint32_t;
+// the same communicator. The job's world communicator is context 0. 64 bits:
+// a library's duplicate of a communicator across nodes is named from its key
+// (GroupRegistry::library_id), which takes 63 of them.
+using ContextId = std::uint64_t;
 inline constexpr Rank kAnySource = std::numeric_limits<Rank>::max();
 // Tags at or above this value are reserved for switchyard's own collectives.
 inline constexpr Tag kFirstReservedTag = Tag{1} << 31;

@@ -251,6 +251,8 @@ class alignas(kCacheLine) Process {
       reserved_tag(t, what);
   }
   [[noreturn, gnu::cold, gnu::noinline]] void reserved_tag(Tag t, const char* what) const;
+  void check_message_size(std::size_t bytes, const char* what) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void message_too_large(std::size_t bytes, const char* what) const;
   ParkAwaiter park(const char* what, Rank peer = kAnySource);
   // Parks until *flag is true (or the job is cancelled).
   void suspend_until(std::coroutine_handle<> h, const bool* flag, const char* what, Rank peer) noexcept {

@@ -226,7 +226,6 @@ struct CompactHeader {
   std::uint64_t credit;  // as BatchHeader::credit
   ContextId context;
   Rank src, dst;
-  std::uint32_t unused;
 };
 static_assert(sizeof(CompactHeader) == 2 * sizeof(Slot) && std::is_trivially_copyable_v<CompactHeader>,
               "a compact header is two slots");
@@ -521,7 +520,7 @@ void MpiTransport::send_compact(Outbox& out, const WireHeader& h, std::span<cons
   Batch& b = next_batch(out);
   b.slots.clear();
   auto* at = reinterpret_cast<std::byte*>(b.slots.extend(payload_slots(sizeof(CompactHeader) + payload.size())));
-  const CompactHeader header{CompactHeader::kCompact | global_core_, h.tag, out.received, h.context, h.src, h.dst, 0};
+  const CompactHeader header{CompactHeader::kCompact | global_core_, h.tag, out.received, h.context, h.src, h.dst};
   std::memcpy(at, &header, sizeof header);
   if (!payload.empty()) std::memcpy(at + sizeof header, payload.data(), payload.size());
   mark_sent(out);

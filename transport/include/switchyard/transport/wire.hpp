@@ -41,19 +41,22 @@ enum class WireKind : std::uint8_t { kEager, kRendezvous, kSendDone, kActive, kL
 // instead of a pointer that would mean nothing on another machine.
 using RequestId = std::uint32_t;
 
+// The most payload bytes a packet names (WireHeader::size's 48 bits, 256 TiB):
+// larger messages are refused when sent.
+inline constexpr std::uint64_t kMaxMessageBytes = (std::uint64_t{1} << 48) - 1;
+
 struct WireHeader {
   static constexpr std::uint8_t kSynchronous = 1;  // the sender wants a kSendDone once the message is taken in
   static constexpr std::uint8_t kGranted = 2;      // kLockReply: the busy lock is the requester's
 
-  WireKind kind;
-  std::uint8_t flags;
-  std::uint16_t reserved;
-  ContextId context;   // the communicator's
-  Rank src;            // the sender's rank in the job
-  Rank dst;            // the receiver's rank in the job
-  Tag tag;             // kActive: the handler id
-  RequestId request;   // kRendezvous, synchronous kEager, kSendDone, kLockTry, kLockReply: the sender's request
-  std::uint64_t size;  // the message's payload bytes (64-bit: messages over 4 GiB are legal)
+  std::uint64_t size : 48;  // the message's payload bytes (over 4 GiB is legal; up to kMaxMessageBytes)
+  std::uint64_t flags : 8;
+  WireKind kind : 8;
+  ContextId context;  // the communicator's
+  Rank src;           // the sender's rank in the job
+  Rank dst;           // the receiver's rank in the job
+  Tag tag;            // kActive: the handler id
+  RequestId request;  // kRendezvous, synchronous kEager, kSendDone, kLockTry, kLockReply: the sender's request
 };
 static_assert(sizeof(WireHeader) == 2 * sizeof(Slot) && std::is_trivially_copyable_v<WireHeader>,
               "a header is two slots");
