@@ -395,6 +395,9 @@ RealRunStats RealPipeline::Impl::run(Runtime& runtime, std::optional<std::chrono
   // waits for its router, which takes requests in only between periods.
   options.eager_limit = std::max<std::uint64_t>(options.eager_limit, request_bytes());
   options.ring_capacity = options_.ring_capacity;
+  // Every message of the pipeline is taken before its job ends: one left over
+  // is a defect of the pipeline, and fails the job rather than a line on stderr.
+  options.strict = true;
   if (stop_after) stop_after_ = std::chrono::ceil<Clock::duration>(*stop_after);
   {
     std::jthread sampler([this](std::stop_token stop) { sample_backlog(stop); });

@@ -150,10 +150,22 @@ class RequestQueue {
   bool producer_done_ = false;
 };
 
+// The announcements (kWakeTag) a router sent to each router, and those it
+// took. Two routers may announce one period: the later copy waits in the
+// mailbox for a later wait, or for the end, where the router takes what is
+// left (take_leftover_announcements), so that a pipeline's job ends with no
+// message unreceived.
+struct Announcements {
+  explicit Announcements(Rank routers) : sent(routers, 0) {}
+  std::vector<std::int64_t> sent;
+  std::int64_t taken = 0;
+};
+
 // After an empty period: waits (in the kernel, if the whole core is idle)
 // for a request from this router's producer, which it announces to the
 // others, or for another router's announcement of period `next`.
-Task<void> wait_for_work(Process& p, Communicator routers, RequestQueue& queue, std::uint64_t next) {
+Task<void> wait_for_work(Process& p, Communicator routers, RequestQueue& queue, std::uint64_t next,
+                         Announcements& announcements) {
   std::array<RecvTicket, 2> tickets;
   std::uint64_t announced = 0;
   for (;;) {
@@ -166,6 +178,7 @@ Task<void> wait_for_work(Process& p, Communicator routers, RequestQueue& queue, 
     const std::size_t k = co_await p.wait_any(std::span(tickets));
     if (k == 1) {
       tickets[1] = RecvTicket{};
+      ++announcements.taken;
       if (announced < next) continue;  // of a period already run: two routers announced it
       // A request that came at the same time is taken now: dropping a completed ticket drops its message.
       if (tickets[0].valid() && p.test(tickets[0])) queue.take();
@@ -176,10 +189,24 @@ Task<void> wait_for_work(Process& p, Communicator routers, RequestQueue& queue, 
     queue.drain();
     std::vector<SendTicket> sends;
     for (Rank r = 0; r < routers.size(); ++r) {
-      if (r != routers.rank()) sends.push_back(routers.post_send(r, std::as_bytes(std::span(&next, 1)), kWakeTag));
+      if (r == routers.rank()) continue;
+      sends.push_back(routers.post_send(r, std::as_bytes(std::span(&next, 1)), kWakeTag));
+      ++announcements.sent[r];
     }
     co_await p.wait_all(std::span(sends));
+    // One that came meanwhile is taken with its ticket (dropping a completed ticket drops its message).
+    if (tickets[1].valid() && p.test(tickets[1])) ++announcements.taken;
     co_return;
+  }
+}
+
+// At the end: every router learns how many announcements were sent to it,
+// and takes those still in its mailbox or on their way.
+Task<void> take_leftover_announcements(Communicator routers, const Announcements& announcements) {
+  const std::vector<std::int64_t> sent_to = co_await routers.allreduce(announcements.sent);
+  std::uint64_t announced = 0;
+  for (std::int64_t k = announcements.taken; k < sent_to[routers.rank()]; ++k) {
+    co_await routers.recv_into(kAnySource, std::as_writable_bytes(std::span(&announced, 1)), kWakeTag);
   }
 }
 
@@ -196,6 +223,7 @@ Task<void> wrapper_router(Process& p, Communicator routers, Rank producer, RealS
     std::uint64_t producer_done;
   };
   std::vector<std::uint64_t> counts(routers.size());
+  Announcements announcements(routers.size());
   for (std::uint64_t period = 1;; ++period) {
     queue.drain();
     const Prefix mine{queue.count(), queue.producer_done() ? 1u : 0u};
@@ -207,9 +235,12 @@ Task<void> wrapper_router(Process& p, Communicator routers, Rank producer, RealS
       m += all[r].count;
       all_done = all_done && all[r].producer_done;
     }
-    if (m == 0 && all_done) co_return;  // drained: no producer will generate again
+    if (m == 0 && all_done) {  // drained: no producer will generate again
+      co_await take_leftover_announcements(routers, announcements);
+      co_return;
+    }
     if (m == 0) {
-      co_await wait_for_work(p, routers, queue, period + 1);
+      co_await wait_for_work(p, routers, queue, period + 1, announcements);
       continue;
     }
     co_await algorithm.run(routers, counts, queue.requests(), packet_bytes, receive);
