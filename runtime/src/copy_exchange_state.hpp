@@ -264,7 +264,24 @@ struct CopyEngine {
       for (std::size_t i = b.begin; i < b.end; ++i) copy_traced(s, g, p, prog.steps[i], "copy");
       return;
     }
-    for (std::size_t i = b.begin; i < b.end; ++i) copy_step(s, prog.steps[i]);
+    for (std::size_t i = b.begin; i < b.end; ++i) {
+      if (i + kSlotAhead < b.end) prefetch_slots(s, prog.steps[i + kSlotAhead]);
+      if (i + kRegionAhead < b.end) prefetch_regions(s, prog.steps[i + kRegionAhead]);
+      copy_step(s, prog.steps[i]);
+    }
+  }
+  // A step's addresses are three dependent loads (the members' slots, their
+  // region lists, then the data), and a run's data pushes the slots and region
+  // lists out of the caches (8 MiB at n=512 and 1 KiB): each step would wait
+  // for them in turn. Loaded ahead instead, they arrive while earlier steps copy.
+  static constexpr std::size_t kSlotAhead = 16, kRegionAhead = 8;
+  static void prefetch_slots(CopyExchangeState& s, const CopyStep& st) {
+    __builtin_prefetch(&s.slot(st.src));
+    __builtin_prefetch(&s.slot(st.dst));
+  }
+  static void prefetch_regions(CopyExchangeState& s, const CopyStep& st) {
+    __builtin_prefetch(&s.slot(st.src).send[st.src_region]);
+    __builtin_prefetch(&s.slot(st.dst).recv[st.dst_region]);
   }
   static void copy_traced(CopyExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name);
   static void copy_step(CopyExchangeState& s, const CopyStep& st) {
