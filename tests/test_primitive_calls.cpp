@@ -352,7 +352,7 @@ TEST_P(PrimitiveCalls, TotalExchangePmnsPmng) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Members, PrimitiveCalls, ::testing::Values(1, 2, 3, 7, 12, 16, 64),
-                         [](const auto& info) { return "n" + std::to_string(info.param); });
+                         [](const auto& info) { return std::to_string(info.param).insert(0, 1, 'n'); });
 
 // The tasks run on the library's own communicator: a receive the caller posted
 // on the same communicator, with the same tag, before the call, gets the

@@ -33,7 +33,10 @@ Runtime::Runtime(RuntimeOptions options)
     for (int core : options.cores) {
       if (!topology_->find(core)) {
         std::string allowed;
-        for (const auto& c : topology_->allowed_cores()) allowed += (allowed.empty() ? "" : ",") + std::to_string(c.os_index);
+        for (const auto& c : topology_->allowed_cores()) {
+          if (!allowed.empty()) allowed += ',';
+          allowed += std::to_string(c.os_index);
+        }
         throw InvalidArgument("switchyard: core " + std::to_string(core) +
                               " is not one this process may run on (usable cores: " + allowed + ")");
       }
