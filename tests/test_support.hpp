@@ -86,11 +86,11 @@ inline std::uint64_t message_key(Rank src, Rank dst, std::uint64_t seq, std::uin
   return mix(src + 1, dst + 1, seq + 1, tag + 1);
 }
 
-// m is message `seq` from src to dst (pattern(size, message_key(src, dst, seq))).
+// m is message `seq` from src to dst (pattern(size, message_key(src, dst, seq, tag))).
 inline void check_message(const switchyard::Message& m, Rank src, Rank dst, std::uint64_t seq, std::size_t size,
-                          const char* what) {
+                          const std::string& what, std::uint32_t tag = 0) {
   SY_CHECK(m.size() == size, what << ": " << m.size() << " bytes, expected " << size);
-  SY_CHECK(first_mismatch(m.bytes(), message_key(src, dst, seq)) == std::string::npos,
+  SY_CHECK(first_mismatch(m.bytes(), message_key(src, dst, seq, tag)) == std::string::npos,
            what << ": wrong bytes from " << src);
 }
 
@@ -154,9 +154,8 @@ inline switchyard::Task<std::vector<switchyard::ContextId>> make_use_and_free(sw
     RecvTicket r = c.post_recv(left, tag);
     co_await c.send(right, out, tag);
     co_await p.wait(r);
-    const Message m = r.take_message();
-    SY_CHECK(m.size() == 40 && first_mismatch(m.bytes(), message_key(left, c.rank(), round, tag)) == std::string::npos,
-             "round " << round << ": wrong bytes on communicator " << c.context());
+    check_message(r.take_message(), left, c.rank(), round, 40,
+                  "round " + std::to_string(round) + ", communicator " + std::to_string(c.context()), tag);
   }
   d.post_active((d.rank() + stride) % d.size(), touch, {});
   co_await s.free();

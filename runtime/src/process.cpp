@@ -315,6 +315,9 @@ void detail::Ticket<detail::RecvState>::release() noexcept {
 
 Rank RecvTicket::source() const {
   if (!done()) throw InvalidArgument("switchyard: RecvTicket::source before the receive completed");
+  // Every receive asks (take_message): the world, which numbers as the job
+  // does and is never freed, needs no look-up in the id table.
+  if (state_->context == 0) return state_->sender;
   const detail::Group* g = owner_->job_.groups().find(state_->context);
   if (!g) throw InvalidArgument("switchyard: RecvTicket::source after its communicator was freed");
   return g->members().to_comm(state_->sender);
