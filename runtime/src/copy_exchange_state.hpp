@@ -164,6 +164,7 @@ struct alignas(kCacheLine) CopyCoreProgram {
   std::vector<std::uint32_t> readers;  // cores that copy out of or into this core's members
   std::vector<std::uint32_t> others;   // strict_phases: every other core with participants
   std::vector<std::size_t> deferred;   // any: blocks whose peer had not published, per run
+  std::vector<std::uint64_t> seen_published;  // per core: the last run this core has seen it publish
   NodeStaging* staging = nullptr;      // crosses_nodes: the node's, once laid out
   // busy_locks: per sender (a member of this core with steps), its steps'
   // range in `steps` and, per run, its pending steps in `pending`.
@@ -256,24 +257,40 @@ struct CopyEngine {
                                   const CopyExchangeOptions& options);
   static void compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
   static void compile_senders(CopyCoreProgram& prog);
+  static constexpr std::uint64_t kPageBytes = 4096;
+  static bool writes_pages(const CopyCoreProgram& prog);
   static void merge_strided(CopyCoreProgram& prog);
+  // Whether `peer`'s members have published their regions of this run: one
+  // acquire of its `published` per run, remembered after (the store it pairs
+  // with is made once per run).
+  static bool published(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core, std::uint32_t peer,
+                        std::uint64_t run) {
+    if (peer == core || prog.seen_published[peer] >= run) return true;
+    if (s.progress(peer).published.load(std::memory_order_acquire) < run) return false;
+    prog.seen_published[peer] = run;
+    return true;
+  }
   // A block's steps; when the job records a trace, each one a "copy" span.
-  static void copy(CopyExchangeState& s, const Group& g, Process& p, const CopyCoreProgram& prog,
-                   const CopyBlock& b) {
+  static void copy(CopyExchangeState& s, const Group& g, Process& p, CopyCoreProgram& prog, const CopyBlock& b,
+                   std::uint32_t core, std::uint64_t run) {
     if (p.trace_) [[unlikely]] {
       for (std::size_t i = b.begin; i < b.end; ++i) copy_traced(s, g, p, prog.steps[i], "copy");
       return;
     }
+    const std::size_t steps = prog.steps.size();
     for (std::size_t i = b.begin; i < b.end; ++i) {
-      if (i + kSlotAhead < b.end) prefetch_slots(s, prog.steps[i + kSlotAhead]);
-      if (i + kRegionAhead < b.end) prefetch_regions(s, prog.steps[i + kRegionAhead]);
+      if (i + kSlotAhead < steps) prefetch_slots(s, prog.steps[i + kSlotAhead]);
+      const std::size_t next = i + kRegionAhead;
+      if (next < steps && published(s, prog, core, prog.step_core[next], run)) prefetch_regions(s, prog.steps[next]);
       copy_step(s, prog.steps[i]);
     }
   }
   // A step's addresses are three dependent loads (the members' slots, their
   // region lists, then the data), and a run's data pushes the slots and region
   // lists out of the caches (8 MiB at n=512 and 1 KiB): each step would wait
-  // for them in turn. Loaded ahead instead, they arrive while earlier steps copy.
+  // for them in turn. Loaded ahead instead, they arrive while earlier steps
+  // copy, across blocks too (a receiver's blocks are a few steps each); a
+  // region list only once its member's core has published it.
   static constexpr std::size_t kSlotAhead = 16, kRegionAhead = 8;
   static void prefetch_slots(CopyExchangeState& s, const CopyStep& st) {
     __builtin_prefetch(&s.slot(st.src));

@@ -31,7 +31,9 @@
 // reads; per core and run, a few cache lines that cross cores.
 //
 // Orders (CopyOrder): `any` copies each core's steps grouped by the core at
-// their other end, its own first (AC); `phases` in the order of their phases,
+// their other end, its own first (AC), or, pulling where a receiver takes a
+// page or more, each receiver's steps together, its own core's first (so its
+// buffers are written one after the other); `phases` in the order of their phases,
 // each step as soon as its peer core has published (a static schedule run
 // loosely synchronously); `strict_phases` puts a barrier of the node's cores
 // between phases (the papers' synchronous model); `busy_locks` (push only)
