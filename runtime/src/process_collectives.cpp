@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "collective_kind.hpp"
 #include "group.hpp"
@@ -201,9 +202,9 @@ std::span<const std::byte> unstamped(std::span<const std::byte> received, const 
 
 }  // namespace
 
-Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me, CollectiveKind kind,
-                                                 std::span<const std::byte> mine, Rank root,
-                                                 const Communicator::GatherSplit* split) {
+template <class Result>
+Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind kind, std::span<const std::byte> mine,
+                                 Rank root, const Communicator::GatherSplit* split) {
   check_cancelled();
   const TraceSpan span(*this, TraceCategory::collective, kind_name(kind),
                        TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
@@ -255,10 +256,11 @@ Task<std::vector<std::byte>> Process::collective(const detail::Group& g, Rank me
   }
 
   // 5. Each member takes its copy of the result.
-  if (kind == kScan) co_return slot.per_member[members.local_index[me]];
-  if (kind == kAllgatherSplit) co_return std::move(slot.per_member[members.local_index[me]]);
-  if (kind == kBarrier) co_return std::vector<std::byte>{};
-  co_return slot.result;
+  if constexpr (!std::is_void_v<Result>) {
+    if (kind == kScan) co_return slot.per_member[members.local_index[me]];
+    if (kind == kAllgatherSplit) co_return std::move(slot.per_member[members.local_index[me]]);
+    co_return slot.result;
+  }
 }
 
 // Step 3 over messages between the leaders of every core of every node, and
@@ -314,36 +316,37 @@ Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective
 
 // --- on a communicator ---
 
-Task<void> Communicator::barrier() const {
-  return [](Communicator c) -> Task<void> { co_await c.process_->collective(c.group(), c.rank_, kBarrier, {}, 0); }(
-      *this);
-}
+// The group outlives the call, and the rest is copied into the frame: `this`
+// may be a temporary (Process::barrier's world()).
+Task<void> Communicator::barrier() const { return process_->collective<void>(group(), rank_, kBarrier, {}, 0); }
 
 Task<std::vector<std::byte>> Communicator::allgather(std::span<const std::byte> mine) const {
-  return process_->collective(group(), rank_, kAllgather, mine, 0);
+  return process_->collective<std::vector<std::byte>>(group(), rank_, kAllgather, mine, 0);
 }
 
 Task<std::vector<std::byte>> Communicator::allgather_split(std::span<const std::byte> mine, GatherSplit split) const {
   return [](Communicator c, std::span<const std::byte> v, GatherSplit f) -> Task<std::vector<std::byte>> {
-    co_return co_await c.process_->collective(c.group(), c.rank_, kAllgatherSplit, v, 0, &f);
+    co_return co_await c.process_->collective<std::vector<std::byte>>(c.group(), c.rank_, kAllgatherSplit, v, 0, &f);
   }(*this, mine, std::move(split));
 }
 
 Task<std::vector<std::int64_t>> Communicator::allreduce(std::span<const std::int64_t> mine) const {
   return [](Communicator c, std::span<const std::int64_t> v) -> Task<std::vector<std::int64_t>> {
-    co_return to_int64(co_await c.process_->collective(c.group(), c.rank_, kAllreduce, std::as_bytes(v), 0));
+    co_return to_int64(
+        co_await c.process_->collective<std::vector<std::byte>>(c.group(), c.rank_, kAllreduce, std::as_bytes(v), 0));
   }(*this, mine);
 }
 
 Task<std::vector<std::int64_t>> Communicator::exclusive_scan(std::span<const std::int64_t> mine) const {
   return [](Communicator c, std::span<const std::int64_t> v) -> Task<std::vector<std::int64_t>> {
-    co_return to_int64(co_await c.process_->collective(c.group(), c.rank_, kScan, std::as_bytes(v), 0));
+    co_return to_int64(
+        co_await c.process_->collective<std::vector<std::byte>>(c.group(), c.rank_, kScan, std::as_bytes(v), 0));
   }(*this, mine);
 }
 
 Task<std::vector<std::byte>> Communicator::broadcast(Rank root, std::span<const std::byte> bytes) const {
   process_->check_rank(group(), root, "broadcast root");
-  return process_->collective(*group_, rank_, kBroadcast, bytes, root);
+  return process_->collective<std::vector<std::byte>>(*group_, rank_, kBroadcast, bytes, root);
 }
 
 // --- on the world ---

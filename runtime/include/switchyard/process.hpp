@@ -324,11 +324,15 @@ class alignas(kCacheLine) Process {
   // Appends a stamp of the call (kind, root) to a non-empty blob, checked by the receivers.
   Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, detail::CollectiveKind kind,
                            std::uint64_t seq, Rank root, std::uint32_t root_worker, std::vector<std::byte>& blob);
-  // split: allgather_split's, for that kind only.
-  Task<std::vector<std::byte>> collective(const detail::Group& g, Rank me, detail::CollectiveKind kind,
-                                          std::span<const std::byte> mine, Rank root,
-                                          const std::function<void(std::span<const std::byte>, std::span<const Rank>,
-                                                                   std::span<std::vector<std::byte>>)>* split = nullptr);
+  // split: allgather_split's, for that kind only. Result: the member's copy
+  // of the result (std::vector<std::byte>), or void where there is none to
+  // hand back (a barrier: the caller's task is then this one, not a frame
+  // around it).
+  template <class Result>
+  Task<Result> collective(const detail::Group& g, Rank me, detail::CollectiveKind kind, std::span<const std::byte> mine,
+                          Rank root,
+                          const std::function<void(std::span<const std::byte>, std::span<const Rank>,
+                                                   std::span<std::vector<std::byte>>)>* split = nullptr);
 
   detail::Job& job_;
   detail::Worker& worker_;
