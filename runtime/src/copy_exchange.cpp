@@ -152,8 +152,9 @@ void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::
 // AC's order, pulling: whether each receiver's messages go together (its own
 // core's senders first), rather than every receiver's own-core messages
 // before any from other cores. Together, a receiver's buffers are written one
-// after the other, as the floor writes them: 10-15 % faster at n=512 and 1 KiB,
-// where each receiver takes 16 KiB. Where a receiver takes less than a page,
+// after the other, as the floor writes them: 3-10 % faster at n=512 and 1 KiB,
+// where each receiver takes 16 KiB (the floor's own two threads are 15 %
+// slower in the other order). Where a receiver takes less than a page,
 // there is no stream of writes to keep, and the copies of each core's blocks
 // cost more than they save (n=32 at 16 bytes: 1.8 against 1.4 us). Pushing,
 // the writes scatter either way, and grouped by the receivers' cores they are
