@@ -21,6 +21,7 @@ namespace {
 
 constexpr std::uint32_t kNoCore = ~std::uint32_t{0};
 constexpr std::size_t kMaxExchangesPerCommunicator = 4096;
+constexpr std::uint64_t kPageBytes = 4096;  // writes_pages: a receiver's share worth writing in order
 
 void add_unique(std::vector<std::uint32_t>& cores, std::uint32_t core) {
   if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);

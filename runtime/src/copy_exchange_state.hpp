@@ -257,7 +257,6 @@ struct CopyEngine {
                                   const CopyExchangeOptions& options);
   static void compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
   static void compile_senders(CopyCoreProgram& prog);
-  static constexpr std::uint64_t kPageBytes = 4096;
   static bool writes_pages(const CopyCoreProgram& prog);
   static void merge_strided(CopyCoreProgram& prog);
   // Whether `peer`'s members have published their regions of this run: one
