@@ -61,18 +61,26 @@ struct Ring {
 };
 
 // Every member runs the ring `runs` times with fresh payloads, checks every
-// byte, and (busy_locks) counts its inquiries.
+// byte, and (busy_locks) counts its inquiries. With `move_regions`, each
+// member has two sets of buffers and switches between them every 4 runs, on
+// a rhythm of its core's: in each run the members of one core alone move their
+// sends, or its even members their receives. A copy made at the addresses of
+// an earlier run reads stale payloads or leaves a receive unfilled.
 void run_ring(Rank n, std::uint64_t bytes, CopyExchangeOptions options, int runs,
-              BusyLockObserver* observer = nullptr) {
+              BusyLockObserver* observer = nullptr, bool move_regions = false) {
   const Ring ring(n, bytes);
   options.phases = 3;
   options.observer = observer;
   runtime().run(n, [&](Process& p) -> Task<void> {
     const Rank me = p.rank();
-    std::vector<std::byte> out(2 * bytes), in(2 * bytes);
-    const std::span<const std::byte> send[] = {{out.data(), bytes}, {out.data() + bytes, bytes}};
-    const std::span<std::byte> recv[] = {{in.data(), bytes}, {in.data() + bytes, bytes}};
+    std::vector<std::byte> outs[2] = {std::vector<std::byte>(2 * bytes), std::vector<std::byte>(2 * bytes)};
+    std::vector<std::byte> ins[2] = {std::vector<std::byte>(2 * bytes), std::vector<std::byte>(2 * bytes)};
     for (int k = 0; k < runs; ++k) {
+      const int rhythm = k + 2 * static_cast<int>(p.core() % 2);
+      std::vector<std::byte>& out = outs[move_regions ? (rhythm + 1) / 4 % 2 : 0];
+      std::vector<std::byte>& in = ins[move_regions && me % 2 == 0 ? (rhythm + 2) / 4 % 2 : 0];
+      const std::span<const std::byte> send[] = {{out.data(), bytes}, {out.data() + bytes, bytes}};
+      const std::span<std::byte> recv[] = {{in.data(), bytes}, {in.data() + bytes, bytes}};
       for (std::size_t at = 0; at < bytes; ++at) {
         out[at] = payload(me, (me + 1) % n, at + k);
         out[bytes + at] = payload(me, (me + 2) % n, at + k);
@@ -105,6 +113,20 @@ TEST_P(CopyRing, EveryByteOfEveryRun) {
     for (std::uint64_t bytes : {std::uint64_t{1}, std::uint64_t{16}, std::uint64_t{5000}}) {
       SCOPED_TRACE(std::to_string(n) + " members, " + std::to_string(bytes) + " bytes");
       run_ring(n, bytes, options, 20);
+    }
+  }
+}
+
+// A core copies each step at the addresses it found in the last run, for as
+// long as no participant at either end has moved its regions since.
+TEST_P(CopyRing, RegionsThatMoveBetweenRuns) {
+  CopyExchangeOptions options;
+  options.side = GetParam().side;
+  options.order = GetParam().order;
+  for (Rank n : {Rank{2}, Rank{3}, Rank{7}, Rank{64}}) {
+    for (std::uint64_t bytes : {std::uint64_t{16}, std::uint64_t{5000}}) {
+      SCOPED_TRACE(std::to_string(n) + " members, " + std::to_string(bytes) + " bytes");
+      run_ring(n, bytes, options, 24, nullptr, true);
     }
   }
 }

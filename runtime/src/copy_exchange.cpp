@@ -143,6 +143,8 @@ void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::
   }
   prog.deferred.reserve(prog.blocks.size());
   prog.seen_published.assign(s.cores(), 0);
+  prog.resolved.resize(prog.steps.size());
+  prog.resolved_with.assign(s.cores(), ~std::uint64_t{0});  // nothing resolved yet
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     if (w != core && s.program(w).participants > 0) prog.others.push_back(w);
   }
@@ -249,6 +251,7 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
   const std::uint32_t core = p.worker_.index();
   const bool leads = s.spans_nodes && me == s.leader;
   CopyCoreProgram& prog = s.program(core);
+  if (counts.regions_moved(regions)) prog.regions_moved = true;
   if (++prog.arrived < prog.participants) {
     if (leads) co_await lead(s, comm, run);
     while (prog.done < run) co_await p.park("the copies of its compiled exchange");
@@ -258,6 +261,12 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
   prog.arrived = 0;  // nobody here arrives again before `done` says this run is over
   if (!prog.compiled) compile(s, g, p, core);
   CopyCoreProgress& mine_done = s.progress(core);
+  if (prog.regions_moved) {
+    prog.regions_moved = false;
+    // Single writer; ordered for the readers by the release just below.
+    mine_done.regions_moved.store(mine_done.regions_moved.load(std::memory_order_relaxed) + 1,
+                                  std::memory_order_relaxed);
+  }
   mine_done.published.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `readers`
   ring(p, prog.readers);
   if (s.spans_nodes) {
@@ -267,6 +276,7 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
     ring(p, std::span(&s.leader_core, 1));
   }
   co_await copy_program(s, g, p, core, run);
+  if (s.options().order != CopyOrder::busy_locks && !p.trace_) keep_resolved(s, prog, core);
   if (s.spans_nodes) {
     if (leads) co_await lead(s, comm, run);
     co_await WatchAwaiter(p, s.exchanged, run, "the messages between nodes of its compiled exchange");

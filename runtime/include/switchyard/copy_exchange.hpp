@@ -28,7 +28,11 @@
 // turn (Worker::watch) and the core that stores it rings that worker's
 // doorbell, so the core runs its other processes meanwhile and sleeps in the
 // kernel when it has none. Per step a run costs one memcpy and the step it
-// reads; per core and run, a few cache lines that cross cores.
+// reads, with the step's two addresses as the core found them in its last
+// run: a member whose regions begin where they began in its last run leaves
+// them good, one whose regions moved has its core say so when it publishes,
+// and the cores at both ends of its steps then look them up again through
+// the members' slots. Per core and run, a few cache lines cross cores.
 //
 // Orders (CopyOrder): `any` copies each core's steps grouped by the core at
 // their other end, its own first (AC), or, pulling where a receiver takes a
