@@ -78,6 +78,36 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, MpiExchange,
                                   (std::get<1>(info.param) ? "_create_" : "_global_") + std::get<2>(info.param).name;
                          });
 
+// Every process switches between two sets of buffers (payloads of two
+// seeds) every two runs, compiled pulled, pushed and strict: a core that
+// copied, packed or unpacked at its members' addresses of an earlier run would
+// read the other seed's payload or leave a receive poisoned.
+TEST(MpiExchangeMoves, BuffersThatMoveBetweenRuns) {
+  const CommMatrix m = fig7_matrix(12, 3, 1500, 4);
+  for (const sytest::Execution& how : sytest::kExecutions) {
+    if (how.execution != ExchangeExecution::copy) continue;
+    SCOPED_TRACE(how.name);
+    ExchangePlanOptions options;
+    options.scheduler = "ac";
+    options = sytest::with_execution(options, how);
+    const ExchangePlan plan = tbb::task_arena(1).execute([&] { return ExchangePlan(m, options); });
+    sytest::runtime().run(
+        m.size(),
+        [&](Process& p) -> Task<void> {
+          ExchangeBuffers sets[2] = {ExchangeBuffers(m, p.rank(), 77), ExchangeBuffers(m, p.rank(), 78)};
+          sytest::BufferForms forms[2] = {sytest::BufferForms(sets[0], m.size()), sytest::BufferForms(sets[1], m.size())};
+          for (int k = 0; k < 8; ++k) {
+            const int set = k / 2 % 2;
+            sets[set].poison();
+            co_await p.barrier();
+            co_await forms[set].run(plan, p, k);
+            if (auto bad = sets[set].verify()) throw PayloadError(how.name + ", run " + std::to_string(k), *bad);
+          }
+        },
+        sytest::run_options(how.ring_capacity));
+  }
+}
+
 TEST(MpiRedistribution, GridsThatSpanNodes) {
   const rd::Layout src({2999}, rd::Distribution::parse("cyclic(6)@4")), dst({2999}, rd::Distribution::parse("cyclic(2)@6"));
   std::vector<double> global(2999);

@@ -117,21 +117,33 @@ Task<void> CopyEngine::lay_out_staging(CopyExchangeState& s, const Group& g, Pro
   s.program(core).staging = s.staging.get();
 }
 
-void CopyEngine::pack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core) {
+void CopyEngine::pack(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
-  for (const StagedPiece& piece : st.pack[core]) {
-    copy_strided(st.out[piece.buffer].data() + piece.buffer_offset, piece.bytes,
-                 s.slot(piece.member).send[piece.region].data() + piece.member_offset, piece.member_stride,
-                 piece.count, piece.bytes);
+  const std::vector<StagedPiece>& pieces = st.pack[core];
+  const bool kept = prog.staged_with == s.progress(core).regions_moved.load(std::memory_order_relaxed);
+  prog.packed_from.resize(pieces.size());  // sized on the first run, kept after
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const StagedPiece& piece = pieces[i];
+    if (!kept) prog.packed_from[i] = s.slot(piece.member).send[piece.region].data() + piece.member_offset;
+    copy_strided(st.out[piece.buffer].data() + piece.buffer_offset, piece.bytes, prog.packed_from[i],
+                 piece.member_stride, piece.count, piece.bytes);
   }
 }
 
-void CopyEngine::unpack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core) {
+void CopyEngine::unpack(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
-  for (const StagedPiece& piece : st.unpack[core]) {
-    copy_strided(s.slot(piece.member).recv[piece.region].data() + piece.member_offset, piece.member_stride,
-                 st.in[piece.buffer].data() + piece.buffer_offset, piece.bytes, piece.count, piece.bytes);
+  const std::vector<StagedPiece>& pieces = st.unpack[core];
+  // Single writer: this core's own count, stored by this thread.
+  const std::uint64_t moves = s.progress(core).regions_moved.load(std::memory_order_relaxed);
+  const bool kept = prog.staged_with == moves;
+  prog.unpacked_into.resize(pieces.size());
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const StagedPiece& piece = pieces[i];
+    if (!kept) prog.unpacked_into[i] = s.slot(piece.member).recv[piece.region].data() + piece.member_offset;
+    copy_strided(prog.unpacked_into[i], piece.member_stride, st.in[piece.buffer].data() + piece.buffer_offset,
+                 piece.bytes, piece.count, piece.bytes);
   }
+  prog.staged_with = moves;  // pack, before it in this run, resolved with the same count
 }
 
 Task<void> CopyEngine::lead(CopyExchangeState& s, Communicator comm, std::uint64_t run) {

@@ -199,6 +199,12 @@ struct alignas(kCacheLine) CopyCoreProgram {
   };
   std::vector<Resolved> resolved;
   std::vector<std::uint64_t> resolved_with;
+  // The same for this core's pieces between nodes (NodeStaging::pack[core]
+  // and unpack[core]): each one's member address, good while this core's
+  // `regions_moved` is still `staged_with` (the pieces are its members' alone).
+  std::vector<const std::byte*> packed_from;
+  std::vector<std::byte*> unpacked_into;
+  std::uint64_t staged_with = ~std::uint64_t{0};
   bool regions_moved = false;  // this run: set by a participant whose regions moved, cleared when published
   NodeStaging* staging = nullptr;      // crosses_nodes: the node's, once laid out
   // busy_locks: per sender (a member of this core with steps), its steps'
@@ -395,8 +401,11 @@ struct CopyEngine {
   static Task<void> lay_out_staging(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                     std::uint64_t run);
   static std::unique_ptr<NodeStaging> make_staging(CopyExchangeState& s, const Group& g, const Job& job);
-  static void pack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core);
-  static void unpack(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core);
+  // Each one copies this core's pieces at the member addresses of the last
+  // run, or looks them up again through the slots if a member of the core
+  // has moved its regions since (unpack then keeps them for the next run).
+  static void pack(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core);
+  static void unpack(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core);
   // The leader's run: once every core has packed, the buffers go to the
   // other nodes' leaders and theirs come in; then `exchanged`.
   static Task<void> lead(CopyExchangeState& s, Communicator comm, std::uint64_t run);

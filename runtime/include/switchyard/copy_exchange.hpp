@@ -56,7 +56,8 @@
 // straight from the sender's region into a staging buffer for the receiver's
 // node, the two nodes' leaders (each node's lowest participant) move each
 // buffer as one message per node pair and run, and the receiver's core
-// unpacks it straight into the receiver's region (copy_exchange_nodes.cpp).
+// unpacks it straight into the receiver's region (copy_exchange_nodes.cpp),
+// each core at its members' addresses of the last run while none moved.
 // Strict phases and busy locks then order the copies within each node; the
 // pieces between nodes travel once per run.
 //
