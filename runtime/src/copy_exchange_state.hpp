@@ -321,9 +321,7 @@ struct CopyEngine {
     if (still_resolved(s, prog, core, b.peer_core)) {
       for (std::size_t i = b.begin; i < b.end; ++i) {
         if (i + kDataAhead < steps) prefetch_data(prog.resolved[i + kDataAhead]);
-        const CopyStep& st = prog.steps[i];
-        const CopyCoreProgram::Resolved& r = prog.resolved[i];
-        copy_strided(r.to, st.dst_stride, r.from, st.src_stride, st.count, st.bytes);
+        copy_at(prog.resolved[i], prog.steps[i]);
       }
       return;
     }
@@ -351,11 +349,8 @@ struct CopyEngine {
     }
   }
   static void resolve_and_copy(CopyExchangeState& s, CopyCoreProgram& prog, std::size_t i) {
-    const CopyStep& st = prog.steps[i];
-    CopyCoreProgram::Resolved& r = prog.resolved[i];
-    r.to = s.slot(st.dst).recv[st.dst_region].data() + st.dst_offset;
-    r.from = s.slot(st.src).send[st.src_region].data() + st.src_offset;
-    copy_strided(r.to, st.dst_stride, r.from, st.src_stride, st.count, st.bytes);
+    prog.resolved[i] = addresses(s, prog.steps[i]);
+    copy_at(prog.resolved[i], prog.steps[i]);
   }
   static void prefetch_data(const CopyCoreProgram::Resolved& r) {
     __builtin_prefetch(r.from);
@@ -379,10 +374,15 @@ struct CopyEngine {
     __builtin_prefetch(&s.slot(st.dst).recv[st.dst_region]);
   }
   static void copy_traced(CopyExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name);
-  static void copy_step(CopyExchangeState& s, const CopyStep& st) {
-    copy_strided(s.slot(st.dst).recv[st.dst_region].data() + st.dst_offset, st.dst_stride,
-                 s.slot(st.src).send[st.src_region].data() + st.src_offset, st.src_stride, st.count, st.bytes);
+  // A step's two addresses, through its members' slots and region lists.
+  static CopyCoreProgram::Resolved addresses(CopyExchangeState& s, const CopyStep& st) {
+    return {s.slot(st.dst).recv[st.dst_region].data() + st.dst_offset,
+            s.slot(st.src).send[st.src_region].data() + st.src_offset};
   }
+  static void copy_at(const CopyCoreProgram::Resolved& r, const CopyStep& st) {
+    copy_strided(r.to, st.dst_stride, r.from, st.src_stride, st.count, st.bytes);
+  }
+  static void copy_step(CopyExchangeState& s, const CopyStep& st) { copy_at(addresses(s, st), st); }
   static Task<void> copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                  std::uint64_t run);
   static Task<void> copy_any(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run);
