@@ -271,7 +271,8 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
   ring(p, prog.readers);
   if (s.spans_nodes) {
     if (!prog.staging) co_await lay_out_staging(s, g, p, core, run);
-    pack(s, prog, core);
+    resolve_staged(s, prog, core);
+    pack(prog, core);
     mine_done.packed.store(run, std::memory_order_release);  // pairs with the leader's acquire
     ring(p, std::span(&s.leader_core, 1));
   }
@@ -280,7 +281,7 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
   if (s.spans_nodes) {
     if (leads) co_await lead(s, comm, run);
     co_await WatchAwaiter(p, s.exchanged, run, "the messages between nodes of its compiled exchange");
-    unpack(s, prog, core);
+    unpack(prog, core);
   }
   mine_done.copied.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `sources`
   ring(p, prog.sources);

@@ -117,33 +117,43 @@ Task<void> CopyEngine::lay_out_staging(CopyExchangeState& s, const Group& g, Pro
   s.program(core).staging = s.staging.get();
 }
 
-void CopyEngine::pack(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core) {
+// This core's pieces' member addresses, looked up through the slots once
+// after a run in which a member of the core moved its regions (its members'
+// alone: the other end of each piece is a staging buffer).
+void CopyEngine::resolve_staged(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core) {
+  // Single writer: this core's own count, stored by this thread.
+  const std::uint64_t moves = s.progress(core).regions_moved.load(std::memory_order_relaxed);
+  if (prog.staged_with == moves) return;
+  const NodeStaging& st = *prog.staging;
+  prog.packed_from.resize(st.pack[core].size());  // sized on the first run, kept after
+  for (std::size_t i = 0; i < st.pack[core].size(); ++i) {
+    const StagedPiece& piece = st.pack[core][i];
+    prog.packed_from[i] = s.slot(piece.member).send[piece.region].data() + piece.member_offset;
+  }
+  prog.unpacked_into.resize(st.unpack[core].size());
+  for (std::size_t i = 0; i < st.unpack[core].size(); ++i) {
+    const StagedPiece& piece = st.unpack[core][i];
+    prog.unpacked_into[i] = s.slot(piece.member).recv[piece.region].data() + piece.member_offset;
+  }
+  prog.staged_with = moves;
+}
+
+void CopyEngine::pack(const CopyCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
-  const std::vector<StagedPiece>& pieces = st.pack[core];
-  const bool kept = prog.staged_with == s.progress(core).regions_moved.load(std::memory_order_relaxed);
-  prog.packed_from.resize(pieces.size());  // sized on the first run, kept after
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    const StagedPiece& piece = pieces[i];
-    if (!kept) prog.packed_from[i] = s.slot(piece.member).send[piece.region].data() + piece.member_offset;
+  for (std::size_t i = 0; i < st.pack[core].size(); ++i) {
+    const StagedPiece& piece = st.pack[core][i];
     copy_strided(st.out[piece.buffer].data() + piece.buffer_offset, piece.bytes, prog.packed_from[i],
                  piece.member_stride, piece.count, piece.bytes);
   }
 }
 
-void CopyEngine::unpack(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core) {
+void CopyEngine::unpack(const CopyCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
-  const std::vector<StagedPiece>& pieces = st.unpack[core];
-  // Single writer: this core's own count, stored by this thread.
-  const std::uint64_t moves = s.progress(core).regions_moved.load(std::memory_order_relaxed);
-  const bool kept = prog.staged_with == moves;
-  prog.unpacked_into.resize(pieces.size());
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    const StagedPiece& piece = pieces[i];
-    if (!kept) prog.unpacked_into[i] = s.slot(piece.member).recv[piece.region].data() + piece.member_offset;
+  for (std::size_t i = 0; i < st.unpack[core].size(); ++i) {
+    const StagedPiece& piece = st.unpack[core][i];
     copy_strided(prog.unpacked_into[i], piece.member_stride, st.in[piece.buffer].data() + piece.buffer_offset,
                  piece.bytes, piece.count, piece.bytes);
   }
-  prog.staged_with = moves;  // pack, before it in this run, resolved with the same count
 }
 
 Task<void> CopyEngine::lead(CopyExchangeState& s, Communicator comm, std::uint64_t run) {

@@ -88,12 +88,11 @@ struct alignas(kCacheLine) CopyMemberRun {
     const std::size_t sends = r.send.size();
     bool moved = region_starts.size() != sends + r.recv.size();
     if (moved) region_starts.resize(sends + r.recv.size());
-    for (std::size_t i = 0; i < sends; ++i) {
-      if (region_starts[i] != r.send[i].data()) moved = true, region_starts[i] = r.send[i].data();
-    }
-    for (std::size_t j = 0; j < r.recv.size(); ++j) {
-      if (region_starts[sends + j] != r.recv[j].data()) moved = true, region_starts[sends + j] = r.recv[j].data();
-    }
+    auto note = [&](std::size_t i, const std::byte* start) {
+      if (region_starts[i] != start) moved = true, region_starts[i] = start;
+    };
+    for (std::size_t i = 0; i < sends; ++i) note(i, r.send[i].data());
+    for (std::size_t j = 0; j < r.recv.size(); ++j) note(sends + j, r.recv[j].data());
     return moved;
   }
 };
@@ -401,11 +400,10 @@ struct CopyEngine {
   static Task<void> lay_out_staging(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                     std::uint64_t run);
   static std::unique_ptr<NodeStaging> make_staging(CopyExchangeState& s, const Group& g, const Job& job);
-  // Each one copies this core's pieces at the member addresses of the last
-  // run, or looks them up again through the slots if a member of the core
-  // has moved its regions since (unpack then keeps them for the next run).
-  static void pack(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core);
-  static void unpack(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core);
+  // This core's pieces, at the member addresses resolve_staged keeps.
+  static void resolve_staged(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core);
+  static void pack(const CopyCoreProgram& prog, std::uint32_t core);
+  static void unpack(const CopyCoreProgram& prog, std::uint32_t core);
   // The leader's run: once every core has packed, the buffers go to the
   // other nodes' leaders and theirs come in; then `exchanged`.
   static Task<void> lead(CopyExchangeState& s, Communicator comm, std::uint64_t run);
