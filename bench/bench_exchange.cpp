@@ -197,15 +197,15 @@ double floor_exchange_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t r
 // Seconds from the first leaving the barrier to the last one done, median of
 // `repetitions`.
 double process_floor_s(Rank n, std::uint32_t repetitions) {
-  SpanTimer timer(n, repetitions);
+  SpanTimer timer(sybench::runtime(), repetitions);
   sybench::runtime().run(
       n,
       [&](Process& p) -> Task<void> {
         for (std::uint32_t rep = 0; rep < repetitions; ++rep) {
           co_await p.barrier();
-          timer.start(rep, p.rank());
+          timer.start(rep, p);
           co_await p.yield();
-          timer.end(rep, p.rank());
+          timer.end(rep, p);
           co_await p.barrier();
         }
       },
@@ -334,14 +334,14 @@ RecvTimes generate_recv_times(const CommMatrix& m) {
   GenerateRecvByActiveMessages generate(n);
   RunOptions options = sybench::round_robin();
   generate.install(options);
-  SpanTimer timer(n, 2 * kCalls);
+  SpanTimer timer(sybench::runtime(), 2 * kCalls);
   sybench::runtime().run(
       n,
       [&](Process& p) -> Task<void> {
         const Rank me = p.rank();
         for (std::uint32_t call = 0; call < 2 * kCalls; ++call) {
           co_await p.barrier();
-          timer.start(call, me);
+          timer.start(call, p);
           const bool am = call % 2;
           // Not `am ? co_await ... : co_await ...`: GCC 12 destroys the temporary Task twice there.
           std::vector<MatrixEntry> recvl;
@@ -350,7 +350,7 @@ RecvTimes generate_recv_times(const CommMatrix& m) {
           } else {
             recvl = co_await generate_recv_concat(p, m.row(me));
           }
-          timer.end(call, me);
+          timer.end(call, p);
           const bool right = std::equal(
               recvl.begin(), recvl.end(), columns[me].begin(), columns[me].end(),
               [](const MatrixEntry& a, const MatrixEntry& b) { return a.peer == b.peer && a.bytes == b.bytes; });

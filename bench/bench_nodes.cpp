@@ -94,11 +94,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -110,6 +108,7 @@
 #include <switchyard/schedulers/generate_recv.hpp>
 #include <switchyard/schedulers/payload.hpp>
 #include <switchyard/schedulers/scheduler_table.hpp>
+#include <switchyard/span_timer.hpp>
 #include <thread>
 #include <vector>
 
@@ -472,7 +471,7 @@ class SwitchyardExchange {
   // the second, so that no other node's clock is mixed in.
   std::vector<double> run(std::uint32_t exchanges) {
     const Rank n = m_.size();
-    std::vector<Stamps> stamps(std::size_t{n} * exchanges);
+    SpanTimer timer(node_runtime(), exchanges);
     std::vector<std::uint64_t> inquiries(n, 0);  // per rank: each written by its own process only
     GenerateRecvByActiveMessages generate(n);
     RunOptions options = sybench::default_placement();
@@ -499,10 +498,9 @@ class SwitchyardExchange {
               co_await p.barrier();
             }
             const ExchangePlan& plan = plan_ ? *plan_ : *mine;
-            Stamps& s = stamps[std::size_t{x} * n + me];
-            s.start = now_s();
+            timer.start(x, p);
             const ExchangeRunStats run_stats = co_await plan.run(p, send, recv);
-            s.end = now_s();
+            timer.end(x, p);
             inquiries[me] += run_stats.busy_lock_inquiries;
             co_await p.barrier();
             if (auto bad = b.verify()) {
@@ -514,7 +512,7 @@ class SwitchyardExchange {
     ++runs_;
     exchanges_ += exchanges;
     for (std::uint64_t k : inquiries) inquiries_ += k;
-    return spans(stamps, exchanges);
+    return spans(timer, exchanges);
   }
   // DRS_N's busy-lock inquiries per exchange so far, summed over every node's
   // processes (collective over the nodes); 0 for the other schedulers.
@@ -525,28 +523,17 @@ class SwitchyardExchange {
   }
 
  private:
-  struct alignas(64) Stamps {  // written by one process only; a line each (see SpanTimer)
-    double start = std::nan(""), end = std::nan("");
-  };
-  static double now_s() { return sybench::now_ns() / 1e9; }
-
-  std::vector<double> spans(const std::vector<Stamps>& stamps, std::uint32_t exchanges) const {
-    const Rank n = m_.size();
-    const bool whole_job =
-        std::none_of(stamps.begin(), stamps.end(), [](const Stamps& s) { return std::isnan(s.start); });
+  std::vector<double> spans(const SpanTimer& timer, std::uint32_t exchanges) const {
+    const RankRange mine = node_runtime().local_ranks(m_.size());
+    const bool whole_job = mine.end - mine.first == m_.size();
     std::vector<double> out;
     for (std::uint32_t x = 0; x < exchanges; ++x) {
-      double minus_start = -std::numeric_limits<double>::max(), end = -std::numeric_limits<double>::max();
-      for (Rank r = 0; r < n; ++r) {
-        const Stamps& s = stamps[std::size_t{x} * n + r];
-        if (std::isnan(s.start)) continue;  // a process of another node
-        minus_start = std::max(minus_start, -s.start);
-        end = std::max(end, s.end);
-      }
+      const auto [from, to] = timer.bounds(x);
       if (whole_job) {
-        out.insert(out.end(), {end + minus_start, 0.0});
+        out.insert(out.end(), {std::chrono::duration<double>(to - from).count(), 0.0});
       } else {
-        out.insert(out.end(), {minus_start, end});
+        out.insert(out.end(), {-std::chrono::duration<double>(from.time_since_epoch()).count(),
+                               std::chrono::duration<double>(to.time_since_epoch()).count()});
       }
     }
     return out;

@@ -152,13 +152,14 @@ struct Contender {
 // the clock. A process beyond a plan's processes() returns from its run at once.
 // own_buffers: each process makes its staging memory (RedistributionBuffers)
 // once per plan, before the runs; otherwise every run allocates its own, as the
-// CLI does. Returns, per contender, the ms of each run, from the first of the
-// plan's processes leaving the barrier to the last one done.
+// CLI does. Returns, per contender, the ms of each run, from the first process
+// leaving the barrier to the last one done (a process beyond the plan's
+// processes, returning at once, is one resume of its core).
 std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bool own_buffers) {
   Rank n = 0;
   for (const Contender& c : contenders) n = std::max(n, c.plan->processes());
   const std::size_t runs = kRuns * contenders.size();
-  SpanTimer timer(n, static_cast<std::uint32_t>(runs));
+  SpanTimer timer(sybench::runtime(), static_cast<std::uint32_t>(runs));
   sybench::runtime().run(
       n,
       [&](Process& p) -> Task<void> {
@@ -177,13 +178,13 @@ std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bo
           if (r < c.out.size()) out = c.out[r];
           std::fill(out.begin(), out.end(), std::numeric_limits<double>::quiet_NaN());
           co_await p.barrier();
-          timer.start(static_cast<std::uint32_t>(run), r);
+          timer.start(static_cast<std::uint32_t>(run), p);
           if (staging[k]) {
             co_await plan.run(p, in, out, *staging[k]);
           } else {
             co_await plan.run(p, in, out);
           }
-          timer.end(static_cast<std::uint32_t>(run), r);
+          timer.end(static_cast<std::uint32_t>(run), p);
           // Checked once every process has stopped its clock: a process that
           // checks its block before the next one on its core is resumed would
           // add the check to that one's time (40-50 us a process at P = 4).
@@ -199,8 +200,7 @@ std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bo
   std::vector<std::vector<double>> ms(contenders.size());
   for (std::size_t run = 0; run < runs; ++run) {
     const std::size_t k = run % contenders.size();
-    const auto span = timer.span(static_cast<std::uint32_t>(run), 0, contenders[k].plan->processes());
-    ms[k].push_back(std::chrono::duration<double, std::milli>(span).count());
+    ms[k].push_back(std::chrono::duration<double, std::milli>(timer.span(static_cast<std::uint32_t>(run))).count());
   }
   return ms;
 }

@@ -54,7 +54,7 @@ std::uint64_t distributed(sy::Runtime& rt, const syh::CsrMatrix<double>& a, cons
   const syh::HaloExchange<double> halo(a, syh::RowPartition::blocks(a.rows, o.blocks), plan);
   sy::RunOptions run;
   run.placement = o.block_placement ? sy::Placement::block() : sy::Placement::round_robin();
-  sy::SpanTimer timer(o.blocks, 1);
+  sy::SpanTimer timer(rt, 1);
   std::atomic<std::uint64_t> wrong{0};
   rt.run(
       o.blocks,
@@ -66,7 +66,7 @@ std::uint64_t distributed(sy::Runtime& rt, const syh::CsrMatrix<double>& a, cons
         std::vector<double> x(map.local_size()), y(n);  // x: owned entries, then ghosts
         for (std::size_t i = 0; i < n; ++i) x[i] = spmv::x0(map.owned[i]);
         co_await p.barrier();
-        timer.start(0, me);
+        timer.start(0, p);
         for (std::uint32_t it = 0; it < o.iterations; ++it) {
           co_await halo.forward(p, std::span<const double>(x).first(n), std::span(x).subspan(n));
           if (o.inline_kernel) {
@@ -82,7 +82,7 @@ std::uint64_t distributed(sy::Runtime& rt, const syh::CsrMatrix<double>& a, cons
           }
           std::copy(y.begin(), y.end(), x.begin());
         }
-        timer.end(0, me);
+        timer.end(0, p);
         for (std::size_t i = 0; i < n; ++i) wrong += x[i] != expected[map.owned[i]];
       },
       run);

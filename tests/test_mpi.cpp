@@ -110,14 +110,14 @@ TEST(MpiLaunch, NodeReductionSumsAndMaxima) {
 TEST(MpiLaunch, SpanTimerAcrossNodes) {
   Runtime& rt = runtime();
   constexpr Rank n = 6;
-  SpanTimer timer(n, 2);
+  SpanTimer timer(rt, 2);
   rt.run(n, [&](Process& p) -> Task<void> {
     for (std::uint32_t rep = 0; rep < 2; ++rep) {
       co_await p.barrier();
-      timer.start(rep, p.rank());
+      timer.start(rep, p);
       // Repetition 0: the last rank (the last node) is slow; repetition 1: rank 0 (node 0).
       if (p.rank() == (rep == 0 ? n - 1 : 0)) co_await p.sleep_for(std::chrono::milliseconds(30 + 30 * rep));
-      timer.end(rep, p.rank());
+      timer.end(rep, p);
     }
   });
   const std::vector<double> ms = timer.milliseconds(rt);

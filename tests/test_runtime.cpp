@@ -2,16 +2,19 @@
 // validation, yield scheduling, statistics, and idle workers that cost no CPU.
 
 #include <switchyard/runtime.hpp>
+#include <switchyard/span_timer.hpp>
 
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -420,6 +423,75 @@ TEST(Runtime, RealtimeWorkersOrARefusalThatSaysWhy) {
     co_return;
   });
   EXPECT_EQ(other.load(), 2);
+}
+
+// Each process knows its core among the node's cores and how many of the
+// job's processes that core runs, under an uneven placement too.
+TEST(Runtime, ProcessesKnowTheirCoreAndItsShare) {
+  Runtime rt;
+  const auto cores = static_cast<std::uint32_t>(rt.cores().size());
+  for (const Rank n : {1u, 5u, 7u}) {
+    std::vector<std::uint32_t> core_of(n), share(n);
+    rt.run(n, [&](Process& p) -> Task<void> {
+      core_of[p.rank()] = p.core_index();
+      share[p.rank()] = p.processes_on_core();
+      co_return;
+    });
+    for (Rank r = 0; r < n; ++r) {
+      ASSERT_LT(core_of[r], cores) << "rank " << r << " of " << n;
+      const auto alike = std::count(core_of.begin(), core_of.end(), core_of[r]);
+      EXPECT_EQ(share[r], static_cast<std::uint32_t>(alike)) << "rank " << r << " of " << n;
+    }
+  }
+}
+
+// A repetition's span runs from the first process to start to the last to
+// end, whichever process of which core is slow: on two cores, one that is
+// neither the first nor the last of its core to run, then the last one.
+TEST(SpanTimer, SpansFromTheFirstStartToTheLastEnd) {
+  Runtime rt;
+  constexpr Rank n = 5;
+  constexpr auto kBusy = 20ms;
+  SpanTimer timer(rt, 3);
+  rt.run(n, [&](Process& p) -> Task<void> {
+    for (std::uint32_t rep = 0; rep < 3; ++rep) {
+      co_await p.barrier();
+      timer.start(rep, p);
+      // Repetition 0: rank 2 holds its core (no yield); 1: the last rank; 2: nobody.
+      if (rep < 2 && p.rank() == (rep == 0 ? 2 : n - 1)) {
+        const auto until = std::chrono::steady_clock::now() + kBusy;
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      }
+      co_await p.yield();
+      timer.end(rep, p);
+    }
+  });
+  const std::vector<double> ms = timer.milliseconds();
+  ASSERT_EQ(ms.size(), 3u);
+  EXPECT_GE(ms[0], 20.0);
+  EXPECT_GE(ms[1], 20.0);
+  EXPECT_GT(ms[2], 0.0);
+  for (const double v : ms) EXPECT_LT(v, 5000.0);
+}
+
+// A span that some of a core's processes never stamped would miss them: it is
+// refused, saying which repetition and core.
+TEST(SpanTimer, RefusesARepetitionNotEveryProcessStamped) {
+  Runtime rt;
+  SpanTimer timer(rt, 1);
+  rt.run(4, [&](Process& p) -> Task<void> {
+    timer.start(0, p);
+    if (p.rank() != 3) timer.end(0, p);
+    co_return;
+  });
+  try {
+    (void)timer.milliseconds();
+    FAIL() << "a repetition one process never ended was timed";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("repetition 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("started and"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

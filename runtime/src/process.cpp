@@ -26,6 +26,10 @@ Process::Process(detail::Job& job, detail::Worker& worker, Rank rank)
 
 Rank Process::size() const noexcept { return job_.size(); }
 int Process::core() const noexcept { return worker_.os_core(); }
+std::uint32_t Process::core_index() const noexcept { return worker_.index(); }
+std::uint32_t Process::processes_on_core() const noexcept {
+  return static_cast<std::uint32_t>(job_.local_processes(worker_.index()).size());
+}
 BusyLock& Process::busy_lock(Rank r) { return world().busy_lock(r); }
 Process::BusyLockAwaiter Process::try_busy_lock(Rank r) { return world().try_busy_lock(r); }
 void Process::release_busy_lock(Rank r) { world().release_busy_lock(r); }

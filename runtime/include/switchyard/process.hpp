@@ -140,6 +140,11 @@ class alignas(kCacheLine) Process {
   Rank rank() const noexcept { return rank_; }
   Rank size() const noexcept;
   int core() const noexcept;  // OS CPU number
+  // This node's index of the core (its worker), 0 to Runtime::cores().size() - 1,
+  // and how many of the job's processes that core runs: the processes of one
+  // core run one at a time, so what they share per core needs no atomics.
+  std::uint32_t core_index() const noexcept;
+  std::uint32_t processes_on_core() const noexcept;
   // The job's world communicator, as seen by this process. Every call below
   // without a communicator is the same call on it.
   Communicator world() noexcept;

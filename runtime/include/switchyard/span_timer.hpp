@@ -1,26 +1,36 @@
 #pragma once
 // Times an operation of a whole job, repeated: per repetition, the span from
-// the first process to start it to the last one to finish it. Each process
-// stamps its own start and end. Stamps of different processes are on
-// different cache lines: processes of different cores stamp at the same
-// instant, and a line shared between them would put transfers between cores
-// inside the very interval being measured.
+// the first process to start it to the last one to finish it. Every process of
+// the job stamps its start and its end of every repetition, but only two
+// stamps per core read the clock: the first process of its core to start and
+// the last one to end. The processes of a core run one at a time, so a count
+// per core says which ones those are. A clock read per process (about 30 ns,
+// and a cache line of its own) would add the benchmark's own cost to every
+// process of the operation: half of the time of a job that only resumes its
+// processes once, and more than a small exchange's copying. The counts of
+// different cores are on different cache lines: cores stamp at the same
+// instant, and a shared line would put transfers between cores inside the
+// very interval being measured.
 //
-// Across nodes each node holds only its own processes' stamps, and clocks of
+// Across nodes each node holds only its own cores' stamps, and clocks of
 // different machines need not agree (steady_clock counts from each one's
 // boot): milliseconds(runtime) takes each repetition's span on every node and
 // reports the longest. It misses at most the skew with which the nodes left
 // the barrier before the operation; on one node it is milliseconds() itself.
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
+#include <string>
+
+#include "switchyard/assert.hpp"
 #include "switchyard/cache_line.hpp"
-#include "switchyard/message.hpp"
+#include "switchyard/errors.hpp"
 #include "switchyard/node_reduction.hpp"
+#include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
 
 namespace switchyard {
@@ -28,24 +38,43 @@ namespace switchyard {
 class SpanTimer {
  public:
   using Clock = std::chrono::steady_clock;
-
-  SpanTimer(Rank processes, std::uint32_t repetitions)
-      : processes_(processes), repetitions_(repetitions), stamps_(std::size_t{processes} * repetitions) {}
-
-  void start(std::uint32_t repetition, Rank r) noexcept { at(repetition, r).start = Clock::now(); }
-  void end(std::uint32_t repetition, Rank r) noexcept { at(repetition, r).end = Clock::now(); }
-
-  // From the earliest start to the latest end of one repetition, over ranks
-  // [first, end) (all of them by default; none: zero).
-  Clock::duration span(std::uint32_t repetition, Rank first = 0, Rank end = kAnySource) const noexcept {
-    end = std::min(end, processes_);
-    if (first >= end) return Clock::duration::zero();
-    const Stamps* row = &stamps_[std::size_t{repetition} * processes_];
-    Clock::time_point from = row[first].start, to = row[first].end;
-    for (Rank r = first + 1; r < end; ++r) {
-      from = std::min(from, row[r].start);
-      to = std::max(to, row[r].end);
+  // For jobs of `runtime`: stamps of this node's cores.
+  SpanTimer(const Runtime& runtime, std::uint32_t repetitions)
+      : cores_(runtime.cores().size()), repetitions_(repetitions), stamps_(cores_ * repetitions) {}
+  void start(std::uint32_t repetition, const Process& p) noexcept {
+    CoreStamps& s = at(repetition, p);
+    if (s.started++ == 0) {
+      s.first_start = Clock::now();
+      s.processes = p.processes_on_core();
     }
+  }
+  void end(std::uint32_t repetition, const Process& p) noexcept {
+    CoreStamps& s = at(repetition, p);
+    if (++s.ended == s.processes) s.last_end = Clock::now();
+  }
+  // This node's earliest start and latest end of one repetition (both the
+  // clock's zero if no process of this node stamped it). InvalidArgument if
+  // some but not all of a core's processes stamped it: the span would miss
+  // the others.
+  std::pair<Clock::time_point, Clock::time_point> bounds(std::uint32_t repetition) const {
+    const CoreStamps* row = &stamps_[std::size_t{repetition} * cores_];
+    std::pair<Clock::time_point, Clock::time_point> out{Clock::time_point::max(), Clock::time_point::min()};
+    for (std::size_t c = 0; c < cores_; ++c) {
+      if (row[c].started == 0) continue;
+      if (row[c].started != row[c].processes || row[c].ended != row[c].processes) {
+        throw InvalidArgument("SpanTimer, repetition " + std::to_string(repetition) + ": of the " +
+                              std::to_string(row[c].processes) + " processes of core " + std::to_string(c) + ", " +
+                              std::to_string(row[c].started) + " started and " + std::to_string(row[c].ended) +
+                              " ended; every process of the job stamps both, once");
+      }
+      out.first = std::min(out.first, row[c].first_start);
+      out.second = std::max(out.second, row[c].last_end);
+    }
+    return out.first <= out.second ? out : std::pair<Clock::time_point, Clock::time_point>{};
+  }
+  // From the earliest start to the latest end of one repetition on this node.
+  Clock::duration span(std::uint32_t repetition) const {
+    const auto [from, to] = bounds(repetition);
     return to - from;
   }
   // Every repetition's span, in milliseconds, in order.
@@ -61,18 +90,16 @@ class SpanTimer {
   // counts) to combine adds each one's node_spans() to one NodeReduction.
   std::vector<double> milliseconds(Runtime& runtime) const {
     NodeReduction over;
-    const auto spans = over.add(node_spans(runtime), NodeReduction::kMax);
+    const auto spans = over.add(node_spans(), NodeReduction::kMax);
     over.combine(runtime);
     return to_milliseconds(over.result(spans));
   }
-  // This node's span of each repetition, over the ranks it hosts, in
+  // This node's span of each repetition, over the processes it hosts, in
   // nanoseconds: their maxima over the nodes (NodeReduction::kMax) are the spans.
-  std::vector<std::int64_t> node_spans(const Runtime& runtime) const {
-    const RankRange mine = runtime.local_ranks(processes_);
+  std::vector<std::int64_t> node_spans() const {
     std::vector<std::int64_t> spans(repetitions_);
     for (std::uint32_t k = 0; k < repetitions_; ++k) {
-      const auto d = span(k, static_cast<Rank>(mine.first), static_cast<Rank>(mine.end));
-      spans[k] = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+      spans[k] = std::chrono::duration_cast<std::chrono::nanoseconds>(span(k)).count();
     }
     return spans;
   }
@@ -83,15 +110,19 @@ class SpanTimer {
   }
 
  private:
-  struct alignas(kCacheLine) Stamps {  // written by one process only
-    Clock::time_point start, end;
+  struct alignas(kCacheLine) CoreStamps {  // written by one core's processes only, one at a time
+    Clock::time_point first_start, last_end;
+    std::uint32_t processes = 0;  // of the core, noted by the first to start
+    std::uint32_t started = 0, ended = 0;
   };
-  static_assert(kOwnsCacheLines<Stamps>, "shared across cores: cache lines of its own");
-  Stamps& at(std::uint32_t repetition, Rank r) noexcept { return stamps_[std::size_t{repetition} * processes_ + r]; }
-
-  Rank processes_;
+  static_assert(kOwnsCacheLines<CoreStamps>, "shared across cores: cache lines of its own");
+  CoreStamps& at(std::uint32_t repetition, const Process& p) noexcept {
+    SWITCHYARD_ASSERT(repetition < repetitions_ && p.core_index() < cores_);
+    return stamps_[std::size_t{repetition} * cores_ + p.core_index()];
+  }
+  std::size_t cores_;
   std::uint32_t repetitions_;
-  std::vector<Stamps> stamps_;
+  std::vector<CoreStamps> stamps_;
 };
 
 }  // namespace switchyard

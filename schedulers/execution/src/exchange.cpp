@@ -198,13 +198,14 @@ class Driver {
     std::optional<ExchangePlan> global;
     SpanTimer plan_clocks, clocks;
     std::vector<std::uint64_t> inquiries;
-    Slot(Rank n, std::uint32_t repeat) : plan_clocks(n, repeat), clocks(n, repeat), inquiries(std::size_t{n} * repeat, 0) {}
+    Slot(const Runtime& rt, Rank n, std::uint32_t repeat)
+        : plan_clocks(rt, repeat), clocks(rt, repeat), inquiries(std::size_t{n} * repeat, 0) {}
   };
 
   // The plan (global_plan) of `name`; drsn's processes make theirs with
   // `generate`, which must be installed in the job's options.
   std::unique_ptr<Slot> prepare(const std::string& name, GenerateRecvByActiveMessages& generate) const {
-    auto slot = std::make_unique<Slot>(n_, o_.repeat);
+    auto slot = std::make_unique<Slot>(rt_, n_, o_.repeat);
     slot->r.scheduler = name;
     slot->po = plan_options(name);
     slot->global = global_plan(slot->po, slot->r);
@@ -223,15 +224,15 @@ class Driver {
     if (!s.global) {
       ExchangePlanOptions drsn = s.po;
       drsn.seed = derive_seed(o_.seed, 2 + rep);
-      s.plan_clocks.start(rep, me);
+      s.plan_clocks.start(rep, p);
       mine = co_await ExchangePlan::create(p, b.data.row(), std::move(drsn));
-      s.plan_clocks.end(rep, me);
+      s.plan_clocks.end(rep, p);
       co_await p.barrier();
     }
     const ExchangePlan& plan = s.global ? *s.global : *mine;
-    s.clocks.start(rep, me);
+    s.clocks.start(rep, p);
     const ExchangeRunStats stats = co_await plan.run(p, b.send, b.recv);
-    s.clocks.end(rep, me);
+    s.clocks.end(rep, p);
     s.inquiries[std::size_t{rep} * n_ + me] = stats.busy_lock_inquiries;
     co_await finish_repetition(p, b.data, s.r.scheduler, rep);
   }
@@ -239,8 +240,8 @@ class Driver {
   // The row's figures, combined over the nodes in one reduction.
   SchedulerResult finish(Slot& s, const JobStats& job) const {
     NodeReduction over;
-    const auto comm = over.add(s.clocks.node_spans(rt_), NodeReduction::kMax);
-    const auto plan = over.add(s.global ? std::vector<std::int64_t>{} : s.plan_clocks.node_spans(rt_), NodeReduction::kMax);
+    const auto comm = over.add(s.clocks.node_spans(), NodeReduction::kMax);
+    const auto plan = over.add(s.global ? std::vector<std::int64_t>{} : s.plan_clocks.node_spans(), NodeReduction::kMax);
     const auto inquiries = over.add(s.global ? std::vector<std::int64_t>{} : inquiry_totals(s.inquiries), NodeReduction::kSum);
     // The counts of every node's workers.
     const std::int64_t counts[] = {static_cast<std::int64_t>(job.resumes), static_cast<std::int64_t>(job.slots),
@@ -323,20 +324,20 @@ class Driver {
     GenerateRecvByActiveMessages generate(n_);
     RunOptions options = o_.run_options;
     generate.install(options);
-    SpanTimer concat(n_, o_.repeat), am(n_, o_.repeat);
+    SpanTimer concat(rt_, o_.repeat), am(rt_, o_.repeat);
     rt_.run(
         n_,
         [&](Process& p) -> Task<void> {
           const Rank me = p.rank();
           for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) {
             co_await p.barrier();
-            concat.start(rep, me);
+            concat.start(rep, p);
             const auto by_concat = co_await generate_recv_concat(p, m_.row(me));
-            concat.end(rep, me);
+            concat.end(rep, p);
             co_await p.barrier();
-            am.start(rep, me);
+            am.start(rep, p);
             const auto by_am = co_await generate.run(p, m_.row(me));
-            am.end(rep, me);
+            am.end(rep, p);
             for (const auto* got : {&by_concat, &by_am}) {
               if (!same_entries(*got, columns_[me])) {
                 throw Error("exchange: Generate_Recv (" +
@@ -349,8 +350,8 @@ class Driver {
         },
         options);
     NodeReduction over;
-    const auto by_concat = over.add(concat.node_spans(rt_), NodeReduction::kMax);
-    const auto by_am = over.add(am.node_spans(rt_), NodeReduction::kMax);
+    const auto by_concat = over.add(concat.node_spans(), NodeReduction::kMax);
+    const auto by_am = over.add(am.node_spans(), NodeReduction::kMax);
     over.combine(rt_);
     return GenerateRecvTimes{summarize(SpanTimer::to_milliseconds(over.result(by_concat))),
                              summarize(SpanTimer::to_milliseconds(over.result(by_am)))};

@@ -584,7 +584,7 @@ double RedistributionPlan::execute(Runtime& rt, std::span<const std::span<const 
     check_local("local_out", r, local_out[r].size(), d.programs[r].out_elements, d.target);
   }
   const Rank n = processes();
-  SpanTimer timer(n, 1);
+  SpanTimer timer(rt, 1);
   rt.run(
       n,
       [&](Process& p) -> Task<void> {
@@ -594,9 +594,9 @@ double RedistributionPlan::execute(Runtime& rt, std::span<const std::span<const 
         if (r < local_in.size()) in = local_in[r];
         if (r < local_out.size()) out = local_out[r];
         co_await p.barrier();
-        timer.start(0, r);
+        timer.start(0, p);
         co_await run(p, in, out);
-        timer.end(0, r);
+        timer.end(0, p);
       },
       std::move(options));
   return timer.milliseconds(rt).front();
