@@ -446,27 +446,37 @@ TEST(Runtime, ProcessesKnowTheirCoreAndItsShare) {
 }
 
 // A repetition's span runs from the first process to start to the last to
-// end, whichever process of which core is slow: on two cores, one that is
-// neither the first nor the last of its core to run, then the last one.
+// end, whichever of a core's processes is slow. Repetition 0's slow process
+// is the first of the core to start (a timer that kept a later start would
+// miss its work); repetition 1's is the third, slow after its yield, when the
+// first two have ended (a timer that kept an earlier end would miss it). All
+// on one core: another core's early start would hide the first mistake.
 TEST(SpanTimer, SpansFromTheFirstStartToTheLastEnd) {
   Runtime rt;
   constexpr Rank n = 5;
-  constexpr auto kBusy = 20ms;
   SpanTimer timer(rt, 3);
-  rt.run(n, [&](Process& p) -> Task<void> {
-    for (std::uint32_t rep = 0; rep < 3; ++rep) {
-      co_await p.barrier();
-      timer.start(rep, p);
-      // Repetition 0: rank 2 holds its core (no yield); 1: the last rank; 2: nobody.
-      if (rep < 2 && p.rank() == (rep == 0 ? 2 : n - 1)) {
-        const auto until = std::chrono::steady_clock::now() + kBusy;
-        while (std::chrono::steady_clock::now() < until) {
-        }
-      }
-      co_await p.yield();
-      timer.end(rep, p);
+  RunOptions one_core;
+  one_core.placement = Placement::explicit_map(std::vector<int>(n, rt.cores().front()));
+  auto hold_the_core = [] {
+    const auto until = std::chrono::steady_clock::now() + 20ms;
+    while (std::chrono::steady_clock::now() < until) {
     }
-  });
+  };
+  std::uint32_t started[3] = {0, 0, 0};  // per repetition; one core's processes only
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        for (std::uint32_t rep = 0; rep < 3; ++rep) {
+          co_await p.barrier();
+          timer.start(rep, p);
+          const std::uint32_t place = started[rep]++;
+          if (rep == 0 && place == 0) hold_the_core();
+          co_await p.yield();
+          if (rep == 1 && place == 2) hold_the_core();
+          timer.end(rep, p);
+        }
+      },
+      one_core);
   const std::vector<double> ms = timer.milliseconds();
   ASSERT_EQ(ms.size(), 3u);
   EXPECT_GE(ms[0], 20.0);
