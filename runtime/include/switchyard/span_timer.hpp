@@ -21,10 +21,9 @@
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
-
-#include <string>
 
 #include "switchyard/assert.hpp"
 #include "switchyard/cache_line.hpp"
@@ -60,7 +59,7 @@ class SpanTimer {
     const CoreStamps* row = &stamps_[std::size_t{repetition} * cores_];
     std::pair<Clock::time_point, Clock::time_point> out{Clock::time_point::max(), Clock::time_point::min()};
     for (std::size_t c = 0; c < cores_; ++c) {
-      if (row[c].started == 0) continue;
+      if (row[c].started == 0 && row[c].ended == 0) continue;
       if (row[c].started != row[c].processes || row[c].ended != row[c].processes) {
         throw InvalidArgument("SpanTimer, repetition " + std::to_string(repetition) + ": of the " +
                               std::to_string(row[c].processes) + " processes of core " + std::to_string(c) + ", " +
