@@ -313,7 +313,10 @@ bool Worker::handle_cancel() {
   const bool stalled = job.stalled();
   for (Process* p : local_processes()) {
     if (p->finished_) continue;
-    if (stalled && p->parked_) {
+    // Blocked when the stall was found: parked, or woken since (another node,
+    // cancelled by this one's stall, may take in a payload it was sent, which
+    // completes the send) but not resumed, so still naming what it waited for.
+    if (stalled && (p->parked_ || p->waiting_for_)) {
       std::string line = "rank " + std::to_string(p->rank()) + " (core " + std::to_string(os_core_) + ") waits for " +
                          (p->waiting_for_ ? p->waiting_for_ : "an event");
       if (p->waiting_peer_ != kAnySource) line += " rank " + std::to_string(p->waiting_peer_);
