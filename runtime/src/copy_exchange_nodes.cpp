@@ -177,14 +177,19 @@ Task<void> CopyEngine::lead(CopyExchangeState& s, Communicator comm, std::uint64
   // buffer, a receive is withdrawn). From the frame cache: no allocation.
   PooledArray<RecvTicket> recvs(st.nodes.size());
   PooledArray<SendTicket> sends(st.nodes.size());
-  for (std::size_t i = 0; i < st.nodes.size(); ++i) {
-    if (!st.in[i].empty()) recvs.emplace(i, [&] { return staging.post_recv_into(st.leaders[i], st.in[i].bytes(), tag); });
-  }
   for (std::uint32_t w : st.staging_cores) {
     co_await WatchAwaiter(p, s.progress(w).packed, run, "the other cores' packing (compiled exchange)");
   }
+  // Sends before receives. A receive posted earlier lets this core, at its
+  // next poll, pull a large piece from another node (MPI's single copy, on
+  // the receiver's core) before this node's sends are out: that node then
+  // waits the whole copy long before it can pull, and the two pulls, which
+  // could run at once on the two nodes, run one after the other.
   for (std::size_t i = 0; i < st.nodes.size(); ++i) {
     if (!st.out[i].empty()) sends.emplace(i, [&] { return staging.post_send(st.leaders[i], st.out[i].bytes(), tag); });
+  }
+  for (std::size_t i = 0; i < st.nodes.size(); ++i) {
+    if (!st.in[i].empty()) recvs.emplace(i, [&] { return staging.post_recv_into(st.leaders[i], st.in[i].bytes(), tag); });
   }
   for (RecvTicket& t : recvs) {
     if (t.valid()) co_await p.wait(t);

@@ -67,6 +67,10 @@ class Worker final : private EndpointClient {
   void watch(const std::atomic<std::uint64_t>& word, std::uint64_t target, bool& done, Process& p) {
     watches_.push_back({&word, target, &done, &p});
   }
+  // Ends at once the watches whose words have reached their targets, as the
+  // loop's next turn would: their processes are queued ahead of whatever the
+  // caller queues next (a yield), and run before the loop polls again.
+  void end_watches_now() { poll_watches(); }
   Endpoint& endpoint() noexcept { return endpoint_; }
   const std::vector<Process*>& local_processes() const;
   Job& job() noexcept { return *job_; }
