@@ -11,6 +11,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "group.hpp"
@@ -47,10 +48,22 @@ inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) no
 
 // `count` pieces of `bytes` each, the k-th from `from + k * from_stride` to
 // `to + k * to_stride`: a strided step, or a staged piece packed into or
-// unpacked from its contiguous place in a staging buffer.
+// unpacked from its contiguous place in a staging buffer. Pieces of one or
+// two doubles (a redistribution's runs) are one move each: copy_bytes would
+// make two overlapping ones, doubling the stores of a copy that is nothing
+// but stores.
 inline void copy_strided(std::byte* to, std::uint64_t to_stride, const std::byte* from, std::uint64_t from_stride,
                          std::uint32_t count, std::uint64_t bytes) noexcept {
-  for (std::uint32_t k = 0; k < count; ++k, to += to_stride, from += from_stride) copy_bytes(to, from, bytes);
+  auto pieces = [&]<std::size_t Bytes>(std::integral_constant<std::size_t, Bytes>) {
+    for (std::uint32_t k = 0; k < count; ++k, to += to_stride, from += from_stride) std::memcpy(to, from, Bytes);
+  };
+  if (bytes == 16) {
+    pieces(std::integral_constant<std::size_t, 16>{});
+  } else if (bytes == 8) {
+    pieces(std::integral_constant<std::size_t, 8>{});
+  } else {
+    for (std::uint32_t k = 0; k < count; ++k, to += to_stride, from += from_stride) copy_bytes(to, from, bytes);
+  }
 }
 
 // A member's publication. Written by the member's process (on its core's
