@@ -162,15 +162,33 @@ std::vector<std::vector<Piece>> dimension_pieces(const Layout& src, const Layout
   return out;
 }
 
-// Copies a group of pieces that repeat alike (one length, count and pair of
+// Copies a group of K pieces that repeat alike (one length, count and pair of
 // strides; each at its own offsets), `count` periods of them: in the c-th,
 // each piece's run of N doubles from from + pc.src + c src_stride to
 // to + pc.dst + c dst_stride. A fixed-size copy each: one load and one store.
+// The group's numbers are read into locals first: a copy may write any
+// memory as far as the compiler knows, so read from the group they would be
+// read again for every run (1.7 x the time of the copies alone).
+template <int N, std::size_t K>
+void copy_fixed_periods(const double* from, double* to, const Piece* group) {
+  Index src_at[K], dst_at[K];
+  for (std::size_t j = 0; j < K; ++j) src_at[j] = group[j].src, dst_at[j] = group[j].dst;
+  const Index count = group[0].count, src_stride = group[0].src_stride, dst_stride = group[0].dst_stride;
+  for (Index c = 0; c < count; ++c, from += src_stride, to += dst_stride) {
+    for (std::size_t j = 0; j < K; ++j) std::memcpy(to + dst_at[j], from + src_at[j], N * sizeof(double));
+  }
+}
+
+// Runs of N doubles, by the size of the group; groups of more than 4 pieces
+// (and runs of more than 4 doubles) go through the loop of copy_periods.
 template <int N>
-void copy_periods_of(const double* from, double* to, std::span<const Piece> group) {
-  const Piece& shape = group.front();
-  for (Index c = 0; c < shape.count; ++c, from += shape.src_stride, to += shape.dst_stride) {
-    for (const Piece& pc : group) std::memcpy(to + pc.dst, from + pc.src, N * sizeof(double));
+bool copy_periods_of(const double* from, double* to, std::span<const Piece> group) {
+  switch (group.size()) {
+    case 1: copy_fixed_periods<N, 1>(from, to, group.data()); return true;
+    case 2: copy_fixed_periods<N, 2>(from, to, group.data()); return true;
+    case 3: copy_fixed_periods<N, 3>(from, to, group.data()); return true;
+    case 4: copy_fixed_periods<N, 4>(from, to, group.data()); return true;
+    default: return false;
   }
 }
 
@@ -188,16 +206,15 @@ void copy_periods(const double* from, double* to, std::span<const Piece> group) 
     return;
   }
   switch (shape.length) {
-    case 1: return copy_periods_of<1>(from, to, group);
-    case 2: return copy_periods_of<2>(from, to, group);
-    case 3: return copy_periods_of<3>(from, to, group);
-    case 4: return copy_periods_of<4>(from, to, group);
-    default:
-      for (Index c = 0; c < shape.count; ++c, from += shape.src_stride, to += shape.dst_stride) {
-        for (const Piece& pc : group) {
-          std::memcpy(to + pc.dst, from + pc.src, static_cast<std::size_t>(shape.length) * sizeof(double));
-        }
-      }
+    case 1: if (copy_periods_of<1>(from, to, group)) return; break;
+    case 2: if (copy_periods_of<2>(from, to, group)) return; break;
+    case 3: if (copy_periods_of<3>(from, to, group)) return; break;
+    case 4: if (copy_periods_of<4>(from, to, group)) return; break;
+    default: break;
+  }
+  const Index length = shape.length, count = shape.count, src_stride = shape.src_stride, dst_stride = shape.dst_stride;
+  for (Index c = 0; c < count; ++c, from += src_stride, to += dst_stride) {
+    for (const Piece& pc : group) std::memcpy(to + pc.dst, from + pc.src, static_cast<std::size_t>(length) * sizeof(double));
   }
 }
 
