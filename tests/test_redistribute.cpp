@@ -148,6 +148,19 @@ TEST(Redistribute, PaperExampleEveryKind) {
   EXPECT_EQ(table.steps(), 3u);
 }
 
+// A process's own pieces that repeat alike are copied together, period by
+// period: two runs of 2 doubles (Fig. 9 at P=2), three of 5 (cyclic(30) to
+// cyclic(5)) and fifteen of 2 (cyclic(60) to cyclic(2)), on extents that end
+// inside a period. The fixed-size loops and the general one, every element.
+TEST(Redistribute, OwnPiecesAlikeGoTogether) {
+  check_every_kind(Layout({1213}, Distribution::parse("cyclic(6)@2")), Layout({1213}, Distribution::parse("cyclic(2)@2")),
+                   11);
+  check_every_kind(Layout({853}, Distribution::parse("cyclic(30)@2")), Layout({853}, Distribution::parse("cyclic(5)@2")),
+                   12);
+  check_every_kind(Layout({853}, Distribution::parse("cyclic(60)@2")), Layout({853}, Distribution::parse("cyclic(2)@2")),
+                   13);
+}
+
 TEST(Redistribute, RandomOneDimensional) {
   std::mt19937_64 rng(21);
   for (int trial = 0; trial < 30; ++trial) {
