@@ -142,6 +142,88 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{"busy_locks", CopySide::sender, CopyOrder::busy_locks}),
     [](const auto& info) { return info.param.name; });
 
+// Member s sends to s, s-1 and s-2 (mod n) strided messages whose pieces
+// interleave: slot k of each period of 3 pieces, on both sides, goes to
+// s-k, so each member receives slot k from s+k. Slot k's message has k
+// fewer pieces than the periods (its last k periods' slot stays as it was),
+// and each member also sends s+1 a contiguous tail in region 1. Pulled in
+// phase order, each receiver's strided steps run in rounds.
+struct Interleaved {
+  Rank n;
+  std::uint64_t piece, periods, tail = 40;
+  std::vector<std::vector<CopyStep>> incoming, outgoing;
+  std::vector<CopyMember> members;
+
+  Interleaved(Rank n, std::uint64_t piece, std::uint64_t periods)
+      : n(n), piece(piece), periods(periods), incoming(n), outgoing(n), members(n) {
+    for (Rank src = 0; src < n; ++src) {
+      for (std::uint32_t k = 0; k < 3; ++k) {
+        const Rank dst = (src + n * 3 - k) % n;
+        const auto pieces = static_cast<std::uint32_t>(periods - k);
+        const CopyStep st{src, dst, 0, 0, k * piece, k * piece, piece, k, pieces, 3 * piece, 3 * piece};
+        outgoing[src].push_back(st);
+        incoming[st.dst].push_back(st);
+      }
+      const CopyStep tail_step{src, (src + 1) % n, 1, 1, 0, 0, tail, 0};
+      outgoing[src].push_back(tail_step);
+      incoming[tail_step.dst].push_back(tail_step);
+    }
+    auto by_phase = [](const CopyStep& a, const CopyStep& b) { return a.phase < b.phase; };
+    for (Rank r = 0; r < n; ++r) {
+      std::stable_sort(incoming[r].begin(), incoming[r].end(), by_phase);
+      std::stable_sort(outgoing[r].begin(), outgoing[r].end(), by_phase);
+      members[r] = CopyMember{incoming[r], outgoing[r]};
+    }
+  }
+  std::uint64_t bytes() const { return 3 * piece * periods; }
+  // Receiver r's byte at `at` of region 0 after run k, or 0xee where nothing lands.
+  std::byte expected(Rank r, std::uint64_t at, int k) const {
+    const std::uint64_t period = at / (3 * piece), slot = at / piece % 3;
+    if (period >= periods - slot) return std::byte{0xee};
+    return payload((r + slot) % n, 0, at + k);
+  }
+};
+
+// Every byte of every run, in every order and side: pulled in phase order the
+// receivers' strided steps take turns in rounds (pieces of 8, 12 and 16
+// bytes: fixed-size moves and not), each step to its own last piece.
+TEST(CopyExchangeRounds, InterleavedStridedMessagesEveryByte) {
+  for (const CopyOrder order : {CopyOrder::phases, CopyOrder::any, CopyOrder::strict_phases}) {
+    for (const CopySide side : {CopySide::receiver, CopySide::sender}) {
+      for (const Rank n : {Rank{1}, Rank{2}, Rank{3}, Rank{7}}) {
+        for (const std::uint64_t piece : {std::uint64_t{8}, std::uint64_t{12}, std::uint64_t{16}}) {
+          SCOPED_TRACE(std::to_string(n) + " members, pieces of " + std::to_string(piece) + " bytes, order " +
+                       std::to_string(static_cast<int>(order)) + ", side " + std::to_string(static_cast<int>(side)));
+          const Interleaved plan(n, piece, 2001);
+          CopyExchangeOptions options;
+          options.side = side;
+          options.order = order;
+          options.phases = 3;
+          runtime().run(n, [&](Process& p) -> Task<void> {
+            const Rank me = p.rank();
+            std::vector<std::byte> out(plan.bytes()), in(plan.bytes()), tail_out(plan.tail), tail_in(plan.tail);
+            const std::span<const std::byte> send[] = {out, tail_out};
+            const std::span<std::byte> recv[] = {in, tail_in};
+            for (int k = 0; k < 6; ++k) {
+              for (std::size_t at = 0; at < out.size(); ++at) out[at] = payload(me, 0, at + k);
+              for (std::size_t at = 0; at < plan.tail; ++at) tail_out[at] = payload(me, 1, at + k);
+              std::fill(in.begin(), in.end(), std::byte{0xee});
+              std::fill(tail_in.begin(), tail_in.end(), std::byte{0xee});
+              co_await run_copy_exchange(p, 43, n, plan.members[me], CopyRegions{send, recv}, options);
+              for (std::size_t at = 0; at < in.size(); ++at) {
+                SY_CHECK(in[at] == plan.expected(me, at, k), "run " << k << ", byte " << at);
+              }
+              for (std::size_t at = 0; at < plan.tail; ++at) {
+                SY_CHECK(tail_in[at] == payload((me + n - 1) % n, 1, at + k), "run " << k << ", tail byte " << at);
+              }
+            }
+          });
+        }
+      }
+    }
+  }
+}
+
 // Counts the copiers inside each receiver at once.
 class InFlight final : public BusyLockObserver {
  public:

@@ -4,6 +4,7 @@
 // a core's progress and program by that core's thread, the node's staging by
 // its leader and, once, by whichever core lays it out first.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -196,6 +197,17 @@ struct alignas(kCacheLine) CopyCoreProgram {
   std::vector<CopyStep> steps;    // the program within the node, in order
   std::vector<std::uint32_t> step_core;  // per step: the core at its other end
   std::vector<CopyBlock> blocks;
+  // phases, pulling, where a member takes several strided steps (a
+  // redistribution's messages, whose pieces interleave in its memory, three
+  // to a cache line at fig9's P=4): the rounds the program runs in, and per
+  // step the pieces it copies in each (its last round fewer, its rounds past
+  // its last piece none; a step of one piece copies it in the first). Each
+  // round copies the steps in the program's order, so the phases keep their
+  // order within it; pulled, no two cores write one member, so rounds change
+  // no contention, only how often each receiver's lines pass through the cache.
+  // A traced run copies each step whole, as one span.
+  std::uint32_t rounds = 1;
+  std::vector<std::uint32_t> round_share;
   std::vector<std::uint32_t> sources;  // cores this program copies out of or into
   std::vector<std::uint32_t> readers;  // cores that copy out of or into this core's members
   std::vector<std::uint32_t> others;   // strict_phases: every other core with participants
@@ -406,6 +418,23 @@ struct CopyEngine {
     }
   }
   static void copy_step(CopyExchangeState& s, const CopyStep& st) { copy_at(addresses(s, st), st); }
+  // Round `round` of a block's steps (CopyCoreProgram::rounds), their
+  // addresses resolved in the first.
+  static void copy_round(CopyExchangeState& s, CopyCoreProgram& prog, const CopyBlock& b, std::uint32_t core,
+                         std::uint32_t round) {
+    if (round == 0 && !still_resolved(s, prog, core, b.peer_core)) {
+      for (std::size_t i = b.begin; i < b.end; ++i) prog.resolved[i] = addresses(s, prog.steps[i]);
+    }
+    for (std::size_t i = b.begin; i < b.end; ++i) {
+      const CopyCoreProgram::Resolved& r = prog.resolved[i];
+      const std::uint64_t share = prog.round_share[i], first = share * round;
+      if (first >= r.count) continue;
+      const CopyStep& st = prog.steps[i];
+      copy_strided(r.to + first * st.dst_stride, st.dst_stride, r.from + first * st.src_stride, st.src_stride,
+                   static_cast<std::uint32_t>(std::min<std::uint64_t>(share, r.count - first)), r.bytes);
+    }
+  }
+  static void lay_out_rounds(CopyCoreProgram& prog);
   static Task<void> copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                  std::uint64_t run);
   static Task<void> copy_any(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run);

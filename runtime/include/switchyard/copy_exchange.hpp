@@ -39,8 +39,13 @@
 // page or more, each receiver's steps together, its own core's first (so its
 // buffers are written one after the other); `phases` in the order of their phases,
 // each step as soon as its peer core has published (a static schedule run
-// loosely synchronously); `strict_phases` puts a barrier of the node's cores
-// between phases (the papers' synchronous model); `busy_locks` (push only)
+// loosely synchronously), and, pulling where a member takes several strided
+// steps (a redistribution's messages, whose pieces interleave in the
+// receiver's memory), in rounds: each round copies a share of every strided
+// step's pieces in that order, so a receiver's lines stay in the cache from
+// one message's pieces to the next's (pulled, only the receiver's core writes
+// it: rounds change no contention); `strict_phases` puts a barrier of the
+// node's cores between phases (the papers' synchronous model); `busy_locks` (push only)
 // copies each sender's messages as DRS_N sends them: in an order shuffled per
 // run, each one only once its receiver's busy lock is held, which is released
 // right after the copy, passes over the pending messages repeated until all
