@@ -178,7 +178,6 @@ bool CopyEngine::writes_pages(const CopyCoreProgram& prog) {
 // one round where no member takes two strided steps. At fig9's P=4 and 8
 // (three 2-double pieces to a receiver's 6-double period), 6-10 % and 10-25 %
 // less time than a pass per message; rounds of 128 KiB gain nothing.
-
 void CopyEngine::lay_out_rounds(CopyCoreProgram& prog) {
   std::uint64_t span = 0, fewest = ~std::uint64_t{0};
   std::vector<Rank> receivers;  // of the strided steps
@@ -366,7 +365,7 @@ Task<void> CopyEngine::copy_any(CopyExchangeState& s, const Group& g, Process& p
   }
   for (std::size_t b : prog.deferred) {
     const CopyBlock& block = prog.blocks[b];
-    co_await WatchAwaiter(p, s.progress(block.peer_core).published, run, "another core's buffers (compiled exchange)");
+    co_await peer_published(p, s, block.peer_core, run);
     copy(s, g, p, prog, block, core, run);
   }
 }
@@ -380,8 +379,7 @@ Task<void> CopyEngine::copy_phases(CopyExchangeState& s, const Group& g, Process
     for (std::uint32_t round = 0; round < prog.rounds; ++round) {
       for (const CopyBlock& block : prog.blocks) {
         if (round == 0 && block.peer_core != core) {
-          co_await WatchAwaiter(p, s.progress(block.peer_core).published, run,
-                                "another core's buffers (compiled exchange)");
+          co_await peer_published(p, s, block.peer_core, run);
         }
         copy_round(s, prog, block, core, round);
       }
@@ -395,8 +393,7 @@ Task<void> CopyEngine::copy_phases(CopyExchangeState& s, const Group& g, Process
       phase.emplace(p, TraceCategory::phase, "phase", TraceArgs{.label = "phase", .value = block.phase});
     }
     if (block.peer_core != core) {
-      co_await WatchAwaiter(p, s.progress(block.peer_core).published, run,
-                            "another core's buffers (compiled exchange)");
+      co_await peer_published(p, s, block.peer_core, run);
     }
     copy(s, g, p, prog, block, core, run);
   }
@@ -414,8 +411,7 @@ Task<void> CopyEngine::copy_strict(CopyExchangeState& s, const Group& g, Process
     for (; b < prog.blocks.size() && prog.blocks[b].phase == k; ++b) {
       const CopyBlock& block = prog.blocks[b];
       if (block.peer_core != core) {
-        co_await WatchAwaiter(p, s.progress(block.peer_core).published, run,
-                              "another core's buffers (compiled exchange)");
+        co_await peer_published(p, s, block.peer_core, run);
       }
       copy(s, g, p, prog, block, core, run);
     }

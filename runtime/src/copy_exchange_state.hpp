@@ -315,6 +315,11 @@ struct CopyEngine {
     bool done_ = false;
   };
 
+  // Waits, parked, until core `peer` has published its members' regions of `run`.
+  static WatchAwaiter peer_published(Process& p, CopyExchangeState& s, std::uint32_t peer, std::uint64_t run) {
+    return WatchAwaiter(p, s.progress(peer).published, run, "another core's buffers (compiled exchange)");
+  }
+
   static void ring(Process& p, std::span<const std::uint32_t> cores) {
     for (std::uint32_t c : cores) p.job_.worker(c).doorbell().ring();
   }
