@@ -9,7 +9,7 @@
 // GCC (12) keeps every local variable of a coroutine in its frame, a heap
 // object it reaches through a pointer: the loops' sum, indices and bounds are
 // loaded and stored through it on every step instead of living in registers.
-// The kernel is examples/spmv_kernel.hpp's. README, "Compute inside a
+// The kernel is examples/spmv_kernel.hpp's. docs/embedding.md, "Compute inside a
 // process", has the figures.
 
 #include <benchmark/benchmark.h>

@@ -53,7 +53,7 @@ constexpr int kChunksPerJob = 4;  // figure and baseline chunks alternate
 constexpr double kMaxJobBytes = 1.5 * (1ull << 30);
 // Multinode cases moving more than this per call (n^2 x block: TE, PMNS, PMNG,
 // MNB, PMNB, PMNA at 512 x 1 KiB, 256 MiB a call, seconds each) would take
-// the full run past its minutes; bench/README.md gives a separate run of them.
+// the full run past its minutes; docs/benchmarks.md gives a separate run of them.
 constexpr double kMaxMultinodeBytesPerCall = 64.0 * (1 << 20);
 
 // Byte i of the block `source` sends to `destination` (kAll: to everyone).
@@ -428,7 +428,7 @@ std::pair<double, double> measure(const TaskBench& t, const Job& j, const std::s
   const int per_chunk = calls_per_chunk(t, j.n, j.block);
   sybench::ChunkTimer figure(per_chunk), baseline(per_chunk);
   // The naive multinode tasks at 512 processes post n - 1 sends and receives
-  // at once on every process and take seconds per call (bench/README.md):
+  // at once on every process and take seconds per call (docs/benchmarks.md):
   // there the naive line runs one timed chunk and no last call, and the other
   // lines compare with it across lines of the same run instead of in the job.
   const bool slow_naive = t.multinode_memory && j.n >= 512;

@@ -1,7 +1,7 @@
-# Checks that README.md quotes, verbatim, the part of an example between the
+# Checks that a documentation page (README.md or docs/*.md) quotes, verbatim, the part of an example between the
 # lines "// [readme-begin]" and "// [readme-end]", so the README's code is the
 # code that is compiled and tested.
-#   cmake -DSOURCE=<example.cpp> -DREADME=<README.md> -P check_readme_snippet.cmake
+#   cmake -DSOURCE=<example.cpp> -DREADME=<page.md> -P check_readme_snippet.cmake
 cmake_minimum_required(VERSION 3.25)
 file(READ "${SOURCE}" source)
 string(FIND "${source}" "// [readme-begin]\n" begin)

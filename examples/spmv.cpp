@@ -10,11 +10,11 @@
 //
 // Placement: `block` (the default) puts neighbouring blocks on one core, so
 // that most of the halo stays on its core; `round-robin` spreads them (the
-// runtime's default). README, "Sparse matrices", has both measured.
+// runtime's default). docs/benchmarks.md, "The sparse product", has both measured.
 // --kernel inline writes the product inside the process's coroutine instead
-// of calling a function; README, "Compute inside a process", says why the
+// of calling a function; docs/embedding.md, "Compute inside a process", says why the
 // function is faster. --realtime P runs the workers under SCHED_FIFO at
-// priority P (README, "Tails"). Run under mpirun, the blocks span the MPI ranks.
+// priority P (docs/embedding.md, "Tails"). Run under mpirun, the blocks span the MPI ranks.
 
 #include <switchyard/halo/halo_exchange.hpp>
 #include <switchyard/runtime.hpp>

@@ -29,7 +29,7 @@ inline double inverse_norm(const syh::CsrMatrix<double>& a) {
 }
 
 // y = scale * A x over a's rows: an ordinary function, so that its loop
-// variables live in registers (README, "Compute inside a process").
+// variables live in registers (docs/embedding.md, "Compute inside a process").
 [[gnu::noinline]] inline void multiply(const syh::CsrMatrix<double>& a, const double* x, double scale, double* y) {
   for (std::uint64_t i = 0; i < a.rows; ++i) {
     double sum = 0;

@@ -22,7 +22,7 @@ using detail::member_runs;
 using detail::Pending;
 
 // kAuto's crossovers for TE, PMNS and PMNG, measured by bench/bench_primitives
-// (bench/README.md, "Primitives"). Direct (everything posted at once) won
+// (docs/benchmarks.md, "Primitives"). Direct (everything posted at once) won
 // every case where a process receives from at most 64 senders (n = 32; PMNS
 // with 64 of 512 senders), but its cost grows faster than linearly in the
 // messages a process has in flight: at 512 senders Bruck's log2(n) packed

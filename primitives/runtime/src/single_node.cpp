@@ -19,7 +19,7 @@ using detail::Pending;
 using detail::TreeGroup;
 
 // kAuto of the single-node tasks, as bench_primitives measured them on this
-// 2-core machine (bench/README.md, "Primitives"; ratios to direct in the same
+// 2-core machine (docs/benchmarks.md, "Primitives"; ratios to direct in the same
 // job, under heavy load from other builds): a gather's tree won at 16 B in 3
 // of 4 cases (SNG 0.19 x at 32 processes and 0.43 x at 512, SSNG 0.26 x at
 // 32), where the root takes log2(n) eager messages instead of n - 1; at 1 KiB

@@ -45,7 +45,7 @@ struct RuntimeOptions {
   // Run the workers under SCHED_FIFO at this priority, 1..99 (0: the OS's
   // normal policy). On a machine that other programs load, the rare slow
   // exchanges are workers runnable but not running for whole scheduler ticks
-  // (README, "Tails"); a real-time worker takes its core back at once. It
+  // (docs/embedding.md, "Tails"); a real-time worker takes its core back at once. It
   // still sleeps in the kernel when it has nothing to do. InvalidArgument
   // where the OS refuses it (it needs CAP_SYS_NICE or RLIMIT_RTPRIO).
   int realtime_priority = 0;
@@ -61,7 +61,7 @@ struct RunOptions {
   std::size_t ring_capacity = 1024;
   // Messages up to this many bytes are copied into the ring and the sender
   // continues at once; larger ones are copied once, by the receiver, out of the
-  // sender's buffer. At most 1 MiB. 512 by measurement (README, "Where does a
+  // sender's buffer. At most 1 MiB. 512 by measurement (docs/concepts.md, "Where does a
   // message go"): below it eager exchanges win, from 1 KiB up single copy does.
   std::uint64_t eager_limit = 512;
   // The same limit for messages to processes on other nodes (over MPI), at

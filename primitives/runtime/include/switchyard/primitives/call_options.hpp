@@ -22,7 +22,7 @@ namespace switchyard::primitives {
 inline constexpr LibraryKey kPrimitivesLibrary{"switchyard.primitives"};
 
 // The algorithm a task runs. kAuto picks by task, size and process count
-// (the crossovers measured in bench/bench_primitives.cpp, bench/README.md).
+// (the crossovers measured in bench/bench_primitives.cpp, docs/benchmarks.md).
 enum class Algorithm {
   kAuto,
   kBinomial,  // binomial tree (binomial_tree.hpp): ceil(log2 n) rounds, one-port optimal in rounds

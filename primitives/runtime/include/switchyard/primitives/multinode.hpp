@@ -9,7 +9,7 @@
 //   co_await primitives::pmns(comm, senders, send, recv);   // only `senders` scatter
 //
 // Conventions as in single_node.hpp. Algorithms (kAuto's choices measured by
-// bench/bench_primitives, bench/README.md):
+// bench/bench_primitives, docs/benchmarks.md):
 //   MNB, PMNB: kBruck (log2 n rounds, any n, no scratch: a process holds a
 //              circular range of ranks, sent and received straight in the
 //              result; kAuto), kRing (n - 1 rounds), kDirect.

@@ -17,7 +17,7 @@
 // rounds, the one-port optimum; a scatter's tree hands each child its whole
 // subtree's blocks in one message) and kDirect (the root sends to, or
 // receives from, every member itself: n - 1 messages on the root, the naive
-// baseline). kAuto, as measured on this 2-core machine (bench/README.md):
+// baseline). kAuto, as measured on this 2-core machine (docs/benchmarks.md):
 // the tree for gathers of blocks up to 512 B, direct for everything else.
 
 #include <span>
