@@ -14,6 +14,8 @@ packages=(
   # ctest group) and the MPI baselines of bench/; Clang and its
   # libFuzzer runtime for the fuzz harnesses (scripts/fuzz.sh)
   libopenmpi-dev openmpi-bin clang libclang-rt-14-dev
+  # optional: ScaLAPACK for Open MPI, bench_redistribution's pdgemr2d baseline
+  libscalapack-openmpi-dev
   # optional: Doxygen for the API reference (the docs target)
   doxygen
 )
