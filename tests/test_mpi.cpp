@@ -780,6 +780,39 @@ TEST(MpiFailure, AnActiveMessageOnACommunicatorItsNodeNeverMadeIsUnreceived) {
   rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
 }
 
+// Issue 51, defect 2, across nodes: ranks 0 (node 0) and 3 (node 1) send 8
+// bytes each to rank 2 (node 1, on another core than rank 3), which ends
+// without receiving; the job may end while they are in flight between the
+// nodes, or in node 1's ring between the two cores. Node 1 counts both in
+// every job, and throws with strict in every job; the others count none.
+TEST(MpiFailure, MessagesNeverReceivedAreCountedEveryTime) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
+  const Rank n = 2 * rt.nodes(), receiver = 2;  // 2 a node: ranks 2 and 3 are node 1's
+  auto body = [&](Process& p) -> Task<void> {
+    const std::byte word[8]{};
+    if (p.rank() == 0 || p.rank() == 3) co_await p.send(receiver, word, 4);
+  };
+  constexpr int kJobs = 100;
+  const std::uint64_t expected = rt.node() == 1 ? 2 : 0;
+  int counted = 0, thrown = 0;
+  RunOptions o = options();
+  testing::internal::CaptureStderr();
+  for (int k = 0; k < kJobs; ++k) counted += rt.run(n, body, o).unreceived == expected;
+  (void)testing::internal::GetCapturedStderr();
+  o.strict = true;
+  for (int k = 0; k < kJobs; ++k) {
+    try {
+      rt.run(n, body, o);
+    } catch (const UnreceivedMessagesError& e) {
+      thrown += std::string(e.what()).find("ended with 2 message(s) that no process received on node 1") !=
+                std::string::npos;
+    }
+  }
+  EXPECT_EQ(counted, kJobs);
+  EXPECT_EQ(thrown, expected ? kJobs : 0);
+}
+
 // A process of node 1 waits for a message nobody sends while every other
 // process finishes: node 1's watchdog names it (StallError), every other node
 // fails with a RemoteFailure naming node 1 (not a stall of its own, although

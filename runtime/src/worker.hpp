@@ -91,6 +91,9 @@ class Worker final : private EndpointClient {
   // The messages the last job left in this core's mailboxes, never received.
   const UnreceivedMessages& unreceived() const noexcept { return unreceived_; }
   const TransportStats& transport_stats() const noexcept { return transport_.stats(); }
+  // What the last job left in this core's staging and rings: for Runtime::run,
+  // once every worker has left the job.
+  SharedMemoryTransport& transport() noexcept { return transport_; }
 
  private:
   void thread_main();
