@@ -103,6 +103,8 @@ class Worker final : private EndpointClient {
   void finish(Process* p);
   void trace_run(const Process& p);  // trace.cpp
   bool handle_cancel();
+  // A blocked process's line of the stall report: what it waits for, in the call it is in.
+  std::string stall_line(const Process& p) const;
   void stop_reading_senders();
   bool has_pending_work();
   void expire_timers();
