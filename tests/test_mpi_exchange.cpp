@@ -241,6 +241,51 @@ TEST(MpiExchangeKeys, APlanByCreateNeverRunsAnotherPlansProgram) {
       sytest::run_options());
 }
 
+// Issue 51, defect 6: members that pass create() different schedulers (rank
+// 2 "ac", the others "optimal"), or different executions (rank 3 on
+// messages), used to wait in different collectives until the stall timeout.
+// Now every member throws at once, naming rank 0's options and the first
+// member's that differ; the runtime then runs the next job.
+TEST(MpiExchangeCreate, MembersWithDifferentOptionsAreToldAtOnce) {
+  Runtime& rt = sytest::runtime();
+  constexpr Rank n = 4;
+  CommMatrix ring(n);
+  for (Rank r = 0; r < n; ++r) ring.set(r, (r + 1) % n, 64);
+  struct Case {
+    Rank odd;
+    ExchangePlanOptions options;
+    std::string said;
+  };
+  const Case cases[]{{2, ExchangePlanOptions{.scheduler = "ac"}, "rank 2 scheduler 'ac', compiled"},
+                     {3, ExchangePlanOptions{.execution = ExchangeExecution::messages}, "rank 3 scheduler 'optimal', on messages"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.said);
+    const sytest::JobFailure e = sytest::run_failing(
+        rt, n,
+        [&](Process& p) -> Task<void> {
+          const ExchangePlanOptions options = p.rank() == c.odd ? c.options : ExchangePlanOptions{};
+          const ExchangePlan plan = co_await ExchangePlan::create(p, ring.row(p.rank()), options);
+          ADD_FAILURE() << "create() returned on rank " << p.rank();
+        },
+        sytest::run_options());
+    EXPECT_LT(e.took, std::chrono::seconds(5)) << e.error;
+    EXPECT_NE(e.error.find("the members pass different options: rank 0 scheduler 'optimal', compiled"),
+              std::string::npos)
+        << e.error;
+    EXPECT_NE(e.error.find(c.said), std::string::npos) << e.error;
+  }
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const ExchangePlan plan = co_await ExchangePlan::create(p, ring.row(p.rank()));
+        ExchangeBuffers b(ring, p.rank(), 3);
+        sytest::BufferForms forms(b, n);
+        co_await forms.run(plan, p, 0);
+        if (auto bad = b.verify()) throw PayloadError("the next job", *bad);
+      },
+      sytest::run_options());
+}
+
 // This process's minor page faults so far (every thread of the node).
 long minor_faults() {
   rusage u{};

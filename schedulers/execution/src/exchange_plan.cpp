@@ -408,6 +408,46 @@ Task<std::uint64_t> agree_copy_key(Communicator lib) {
   co_return agreed;
 }
 
+// A member's options of create() in words: those that decide which
+// collectives create() and its runs take.
+std::string options_text(const ExchangePlanOptions& o) {
+  return "scheduler '" + o.scheduler.str() + "', " + (o.execution == ExchangeExecution::copy ? "compiled" : "on messages") +
+         (o.copy_side == CopySide::receiver ? ", pull" : ", push") + (o.strict ? ", strict" : "") + ", seed " +
+         std::to_string(o.seed) + ", max_phases " + std::to_string(o.max_phases) +
+         (o.generate_recv ? ", Generate_Recv by active messages" : "");
+}
+
+// The member of lib that first differs from rank 0 (`differs` on each), of
+// `count` that do: each member learns its rank.
+Task<Rank> first_differing(Communicator lib, bool differs, std::int64_t count, std::int64_t rank_sum) {
+  if (count == 1) co_return static_cast<Rank>(rank_sum);
+  const std::int64_t mine[1]{differs};
+  const std::vector<std::int64_t> before = co_await lib.exclusive_scan(mine);
+  const std::int64_t first[1]{differs && before[0] == 0 ? std::int64_t{lib.rank()} : 0};
+  co_return static_cast<Rank>((co_await lib.allreduce(first))[0]);
+}
+
+// Every member of create() passes the same options, or every member throws,
+// naming rank 0's and those of the first member that differs: members that
+// part ways (another scheduler takes other collectives) would wait for each
+// other until the stall timeout. Two collectives when they agree.
+Task<void> agree_options(Communicator lib, const ExchangePlanOptions& options) {
+  const std::string mine = options_text(options);
+  const std::vector<std::byte> root = co_await lib.broadcast(0, std::as_bytes(std::span(mine)));
+  const bool differs = std::string_view(reinterpret_cast<const char*>(root.data()), root.size()) != mine;
+  const std::int64_t counts[2]{differs, differs ? std::int64_t{lib.rank()} : 0};
+  const std::vector<std::int64_t> total = co_await lib.allreduce(counts);
+  if (total[0] == 0) co_return;
+  const Rank other = co_await first_differing(lib, differs, total[0], total[1]);
+  const std::vector<std::byte> theirs = co_await lib.broadcast(other, std::as_bytes(std::span(mine)));
+  throw InvalidArgument("switchyard: ExchangePlan::create on rank " + std::to_string(lib.rank()) +
+                        ": the members pass different options: rank 0 " +
+                        std::string(reinterpret_cast<const char*>(root.data()), root.size()) + "; rank " +
+                        std::to_string(other) + " " +
+                        std::string(reinterpret_cast<const char*>(theirs.data()), theirs.size()) + " (" +
+                        std::to_string(total[0]) + " member(s) differ from rank 0)");
+}
+
 // "auto" in create(): every member's rows to every member, rank 0 chooses for
 // the whole matrix and sends the others its choice.
 Task<ExchangePlanOptions> choose_together(Communicator comm, std::span<const MatrixEntry> sends,
@@ -440,6 +480,7 @@ Task<ExchangePlan> ExchangePlan::create(const Communicator& comm, std::span<cons
 
 Task<ExchangePlan> ExchangePlan::create_on(Communicator comm, std::span<const MatrixEntry> sends,
                                            ExchangePlanOptions options) {
+  co_await agree_options(comm.library(kExchangePlanLibrary), options);
   if (options.scheduler == kAutoScheduler) options = co_await choose_together(comm, sends, std::move(options));
   // Every member refuses an unknown scheduler before any communication.
   const Scheme scheme = scheme_of(options.scheduler);
