@@ -813,6 +813,27 @@ TEST(MpiFailure, MessagesNeverReceivedAreCountedEveryTime) {
   EXPECT_EQ(thrown, expected ? kJobs : 0);
 }
 
+// Issue 51, defect 5: node 0 runs a job of 8 processes, the others one of 6.
+// They used to end after the stall timeout with "node 1 stalled"; now every
+// node throws at the job's start, naming each node's size, and the next job
+// (alike on every node) runs.
+TEST(MpiFailure, NodesThatDisagreeOnAJobsSizeAreToldAtOnce) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
+  const Rank mine = rt.node() == 0 ? 8 : 6;
+  const auto start = std::chrono::steady_clock::now();
+  std::string error;
+  try {
+    rt.run(mine, [](Process&) -> Task<void> { co_return; }, options());
+  } catch (const InvalidArgument& e) {
+    error = e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(error.find("the nodes disagree on the job"), std::string::npos) << error;
+  EXPECT_NE(error.find("node 0 runs a job of 8 processes, node 1 one of 6 processes"), std::string::npos) << error;
+  rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
+}
+
 // A process of node 1 waits for a message nobody sends while every other
 // process finishes: node 1's watchdog names it (StallError), every other node
 // fails with a RemoteFailure naming node 1 (not a stall of its own, although

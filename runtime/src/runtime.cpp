@@ -151,6 +151,28 @@ std::string unreceived_report(detail::Job& job, const std::vector<detail::Worker
          " message(s) that no process received" + where + ", dropped with it (the first: " + first + ")";
 }
 
+// Every node runs the same job: its size alike on every node, or every node
+// throws, naming each node's. A node that does not start a job within the
+// stall timeout ends the program on every node: the collective it left open
+// cannot be taken back.
+void check_nodes_agree(detail::NetworkSession& network, std::uint64_t processes, std::chrono::milliseconds timeout) {
+  const std::optional<std::vector<std::uint64_t>> sizes = network.agree_on_job(processes, timeout);
+  if (!sizes) {
+    std::fprintf(stderr,
+                 "switchyard: node %u starts a job of %llu processes; some node has not started one within %lld ms "
+                 "(every node runs the same jobs, in the same order): aborting every node (MPI_Abort)\n",
+                 network.node(), static_cast<unsigned long long>(processes), static_cast<long long>(timeout.count()));
+    network.abort(2);
+  }
+  if (std::all_of(sizes->begin(), sizes->end(), [&](std::uint64_t n) { return n == processes; })) return;
+  std::string text = "switchyard: run: the nodes disagree on the job (every node runs the same jobs, in the same "
+                     "order): node 0 runs a job of " + std::to_string(sizes->front()) + " processes";
+  for (std::size_t k = 1; k < sizes->size(); ++k) {
+    text += ", node " + std::to_string(k) + " one of " + std::to_string((*sizes)[k]) + " processes";
+  }
+  throw InvalidArgument(text);
+}
+
 }  // namespace
 
 // Starts the job's workers, then watches it from the thread that called run,
@@ -292,6 +314,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   }
 
   std::lock_guard lock(run_mutex_);
+  if (network_) check_nodes_agree(*network_, processes, options.stall_timeout);
   std::vector<detail::Worker*> workers;
   for (auto& w : workers_) workers.push_back(w.get());
   detail::JobTrace trace(options, default_trace_);
