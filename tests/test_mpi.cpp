@@ -956,9 +956,10 @@ TEST(MpiAbort, ACancelledJobThatCannotFinishAbortsEveryNode) {
   ADD_FAILURE() << "the job returned; MPI_Abort should have ended the program";
 }
 
-// A node that never calls run: the others' jobs stall, cannot finish their
-// traffic, and end every node with MPI_Abort; before that, each names its
-// blocked processes (the stall report), not only "could not finish its traffic".
+// A node that never calls run: the others wait for it at the job's start
+// (the nodes compare the job's size) for the stall timeout, then end every
+// node with MPI_Abort, saying that a node did not start the job, not only
+// "could not finish its traffic".
 TEST(MpiAbort, AStalledNodeSaysWhatItWaitedForBeforeTheAbort) {
   Runtime& rt = runtime();
   if (rt.nodes() == 1 || !std::getenv("SWITCHYARD_TEST_MPI_ABORT")) {

@@ -162,7 +162,7 @@ void check_nodes_agree(detail::NetworkSession& network, std::uint64_t processes,
                  "switchyard: node %u starts a job of %llu processes; some node has not started one within %lld ms "
                  "(every node runs the same jobs, in the same order): aborting every node (MPI_Abort)\n",
                  network.node(), static_cast<unsigned long long>(processes), static_cast<long long>(timeout.count()));
-    network.abort(2);
+    network.abort(1);
   }
   if (std::all_of(sizes->begin(), sizes->end(), [&](std::uint64_t n) { return n == processes; })) return;
   std::string text = "switchyard: run: the nodes disagree on the job (every node runs the same jobs, in the same "
