@@ -10,6 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <random>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -266,7 +269,7 @@ TEST(Stall, ProcessThatNeverYieldsIsNamed) {
     ADD_FAILURE() << "no StallError";
   } catch (const StallError& e) {
     const std::string what = e.what();
-    const std::string head = "rank 0 (core " + std::to_string(core) + ") has run for ";
+    const std::string head = "rank 0 (core " + std::to_string(core) + ") is running: for ";
     const auto at = what.find(head);
     ASSERT_NE(at, std::string::npos) << what;
     EXPECT_NE(what.find("without yielding"), std::string::npos) << what;
@@ -274,6 +277,55 @@ TEST(Stall, ProcessThatNeverYieldsIsNamed) {
     // Seen while it was still running, not after.
     EXPECT_LT(std::stoll(what.substr(at + head.size())), 1000) << what;
   }
+  expect_usable(rt);
+}
+
+// The lines of a stall report that begin with `head` (each process has a line of its own).
+std::vector<std::string> lines_beginning(const std::string& report, const std::string& head) {
+  std::vector<std::string> out;
+  std::istringstream in(report);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  " + head, 0) == 0) out.push_back(line);
+  }
+  return out;
+}
+
+// Issue 51, defect 3: rank 0 computes without yielding past the stall
+// timeout, then joins a barrier; rank 1, on the other core, waits in that
+// barrier. The report counts 2 processes, names rank 0 once, as running, and
+// rank 1 once, as waiting in a barrier (not for "a message (recv)").
+TEST(Stall, ARunningProcessAndABarrierAreEachNamedOnce) {
+  Runtime rt;
+  if (rt.cores().size() < 2) GTEST_SKIP() << "needs two cores: rank 1 waits while rank 0 runs";
+  const int a = rt.cores()[0], b = rt.cores()[1];
+  RunOptions opts;
+  opts.stall_timeout = 200ms;
+  opts.placement = Placement::explicit_map({a, b});
+  std::string what;
+  try {
+    rt.run(
+        2,
+        [&](Process& p) -> Task<void> {
+          if (p.rank() == 0) {
+            const auto until = std::chrono::steady_clock::now() + 700ms;
+            while (std::chrono::steady_clock::now() < until) {
+            }
+          }
+          co_await p.barrier();
+        },
+        opts);
+    ADD_FAILURE() << "no StallError";
+  } catch (const StallError& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("2 process(es)"), std::string::npos) << what;
+  const auto zero = lines_beginning(what, "rank 0 (core " + std::to_string(a) + ")");
+  const auto one = lines_beginning(what, "rank 1 (core " + std::to_string(b) + ")");
+  ASSERT_EQ(zero.size(), 1u) << what;
+  ASSERT_EQ(one.size(), 1u) << what;
+  EXPECT_NE(zero[0].find("running"), std::string::npos) << what;
+  EXPECT_NE(one[0].find("waits in a barrier"), std::string::npos) << what;
+  EXPECT_EQ(one[0].find("(recv)"), std::string::npos) << what;
   expect_usable(rt);
 }
 

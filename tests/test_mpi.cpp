@@ -780,6 +780,60 @@ TEST(MpiFailure, AnActiveMessageOnACommunicatorItsNodeNeverMadeIsUnreceived) {
   rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
 }
 
+// Issue 51, defect 2, across nodes: ranks 0 (node 0) and 3 (node 1) send 8
+// bytes each to rank 2 (node 1, on another core than rank 3), which ends
+// without receiving; the job may end while they are in flight between the
+// nodes, or in node 1's ring between the two cores. Node 1 counts both in
+// every job, and throws with strict in every job; the others count none.
+TEST(MpiFailure, MessagesNeverReceivedAreCountedEveryTime) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
+  const Rank n = 2 * rt.nodes(), receiver = 2;  // 2 a node: ranks 2 and 3 are node 1's
+  auto body = [&](Process& p) -> Task<void> {
+    const std::byte word[8]{};
+    if (p.rank() == 0 || p.rank() == 3) co_await p.send(receiver, word, 4);
+  };
+  constexpr int kJobs = 100;
+  const std::uint64_t expected = rt.node() == 1 ? 2 : 0;
+  int counted = 0, thrown = 0;
+  RunOptions o = options();
+  testing::internal::CaptureStderr();
+  for (int k = 0; k < kJobs; ++k) counted += rt.run(n, body, o).unreceived == expected;
+  (void)testing::internal::GetCapturedStderr();
+  o.strict = true;
+  for (int k = 0; k < kJobs; ++k) {
+    try {
+      rt.run(n, body, o);
+    } catch (const UnreceivedMessagesError& e) {
+      thrown += std::string(e.what()).find("ended with 2 message(s) that no process received on node 1") !=
+                std::string::npos;
+    }
+  }
+  EXPECT_EQ(counted, kJobs);
+  EXPECT_EQ(thrown, expected ? kJobs : 0);
+}
+
+// Issue 51, defect 5: node 0 runs a job of 8 processes, the others one of 6.
+// They used to end after the stall timeout with "node 1 stalled"; now every
+// node throws at the job's start, naming each node's size, and the next job
+// (alike on every node) runs.
+TEST(MpiFailure, NodesThatDisagreeOnAJobsSizeAreToldAtOnce) {
+  Runtime& rt = runtime();
+  if (rt.nodes() == 1) GTEST_SKIP() << "needs 2 nodes";
+  const Rank mine = rt.node() == 0 ? 8 : 6;
+  const auto start = std::chrono::steady_clock::now();
+  std::string error;
+  try {
+    rt.run(mine, [](Process&) -> Task<void> { co_return; }, options());
+  } catch (const InvalidArgument& e) {
+    error = e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(error.find("the nodes disagree on the job"), std::string::npos) << error;
+  EXPECT_NE(error.find("node 0 runs a job of 8 processes, node 1 one of 6 processes"), std::string::npos) << error;
+  rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
+}
+
 // A process of node 1 waits for a message nobody sends while every other
 // process finishes: node 1's watchdog names it (StallError), every other node
 // fails with a RemoteFailure naming node 1 (not a stall of its own, although
@@ -902,9 +956,10 @@ TEST(MpiAbort, ACancelledJobThatCannotFinishAbortsEveryNode) {
   ADD_FAILURE() << "the job returned; MPI_Abort should have ended the program";
 }
 
-// A node that never calls run: the others' jobs stall, cannot finish their
-// traffic, and end every node with MPI_Abort; before that, each names its
-// blocked processes (the stall report), not only "could not finish its traffic".
+// A node that never calls run: the others wait for it at the job's start
+// (the nodes compare the job's size) for the stall timeout, then end every
+// node with MPI_Abort, saying that a node did not start the job, not only
+// "could not finish its traffic".
 TEST(MpiAbort, AStalledNodeSaysWhatItWaitedForBeforeTheAbort) {
   Runtime& rt = runtime();
   if (rt.nodes() == 1 || !std::getenv("SWITCHYARD_TEST_MPI_ABORT")) {

@@ -182,6 +182,110 @@ TEST(MpiExchangeFailure, AThrowInACompiledRunEndsTheJobOnEveryNode) {
       sytest::run_options());
 }
 
+// Issue 51, defect 1: a compiled exchange's key must name one exchange on
+// every node. In job 1 the members of a communicator of ranks {0, 2, 3} make
+// three plans by create(): with 2 nodes of 2 processes, node 0 hosts one
+// member of it and node 1 two, so each node has made a different number of
+// plans. Both nodes then make W, a 4096-byte ring, from the whole pattern. Job
+// 2 runs W, then makes C, an 8-byte ring, by create() on the world and runs
+// it. A key agreed from rank 0's per-process count named W on node 1, which
+// ran W's program on C's buffers (SIGSEGV; under ASan an overflow in C's
+// 8-byte buffers). Every byte of both is checked, in every run.
+TEST(MpiExchangeKeys, APlanByCreateNeverRunsAnotherPlansProgram) {
+  Runtime& rt = sytest::runtime();
+  constexpr Rank n = 4;
+  auto ring = [](std::uint64_t bytes) {
+    CommMatrix m(n);
+    for (Rank r = 0; r < n; ++r) m.set(r, (r + 1) % n, bytes);
+    return m;
+  };
+  const CommMatrix three = [] {
+    CommMatrix m(3);
+    for (Rank r = 0; r < 3; ++r) m.set(r, (r + 1) % 3, 64);
+    return m;
+  }();
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const Communicator some = co_await p.world().split(p.rank() == 1 ? Communicator::kUndefined : 0, p.rank());
+        if (p.rank() == 1) co_return;
+        for (int k = 0; k < 3; ++k) {
+          const ExchangePlan plan = co_await ExchangePlan::create(some, three.row(some.rank()));
+          ExchangeBuffers b(three, some.rank(), 20 + k);
+          sytest::BufferForms forms(b, three.size());
+          co_await forms.run(plan, some, 0);
+          if (auto bad = b.verify()) throw PayloadError("job 1, plan " + std::to_string(k), *bad);
+        }
+      },
+      sytest::run_options());
+  const CommMatrix w = ring(4096), c = ring(8);
+  // C's options (the default ones): the runtime cannot tell the two apart by them.
+  const ExchangePlan whole = tbb::task_arena(1).execute([&] { return ExchangePlan(w, ExchangePlanOptions{}); });
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        ExchangeBuffers wb(w, p.rank(), 31);
+        sytest::BufferForms wf(wb, n);
+        co_await wf.run(whole, p, 0);
+        if (auto bad = wb.verify()) throw PayloadError("job 2, W", *bad);
+        const ExchangePlan created = co_await ExchangePlan::create(p, c.row(p.rank()));
+        ExchangeBuffers cb(c, p.rank(), 32);
+        sytest::BufferForms cf(cb, n);
+        for (int k = 0; k < 3; ++k) {
+          cb.poison();
+          co_await p.barrier();
+          co_await cf.run(created, p, k);
+          if (auto bad = cb.verify()) throw PayloadError("job 2, C, run " + std::to_string(k), *bad);
+        }
+      },
+      sytest::run_options());
+}
+
+// Issue 51, defect 6: members that pass create() different schedulers (rank
+// 2 "ac", the others "optimal"), or different executions (rank 3 on
+// messages), used to wait in different collectives until the stall timeout.
+// Now every member throws at once, naming rank 0's options and the first
+// member's that differ; the runtime then runs the next job.
+TEST(MpiExchangeCreate, MembersWithDifferentOptionsAreToldAtOnce) {
+  Runtime& rt = sytest::runtime();
+  constexpr Rank n = 4;
+  CommMatrix ring(n);
+  for (Rank r = 0; r < n; ++r) ring.set(r, (r + 1) % n, 64);
+  struct Case {
+    Rank odd;
+    ExchangePlanOptions options;
+    std::string said;
+  };
+  const Case cases[]{{2, ExchangePlanOptions{.scheduler = "ac"}, "rank 2 scheduler 'ac', compiled"},
+                     {3, ExchangePlanOptions{.execution = ExchangeExecution::messages}, "rank 3 scheduler 'optimal', on messages"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.said);
+    const sytest::JobFailure e = sytest::run_failing(
+        rt, n,
+        [&](Process& p) -> Task<void> {
+          const ExchangePlanOptions options = p.rank() == c.odd ? c.options : ExchangePlanOptions{};
+          const ExchangePlan plan = co_await ExchangePlan::create(p, ring.row(p.rank()), options);
+          ADD_FAILURE() << "create() returned on rank " << p.rank();
+        },
+        sytest::run_options());
+    EXPECT_LT(e.took, std::chrono::seconds(5)) << e.error;
+    EXPECT_NE(e.error.find("the members pass different options: rank 0 scheduler 'optimal', compiled"),
+              std::string::npos)
+        << e.error;
+    EXPECT_NE(e.error.find(c.said), std::string::npos) << e.error;
+  }
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const ExchangePlan plan = co_await ExchangePlan::create(p, ring.row(p.rank()));
+        ExchangeBuffers b(ring, p.rank(), 3);
+        sytest::BufferForms forms(b, n);
+        co_await forms.run(plan, p, 0);
+        if (auto bad = b.verify()) throw PayloadError("the next job", *bad);
+      },
+      sytest::run_options());
+}
+
 // This process's minor page faults so far (every thread of the node).
 long minor_faults() {
   rusage u{};

@@ -271,6 +271,7 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
                                    CopyRegions regions, CopyExchangeOptions options) {
   Process& p = comm.process();
   const Group& g = comm.group();
+  const Process::ActivityScope activity(p, "a compiled exchange run", g.context());
   const Rank me = comm.rank();
   CopyExchangeState& s = enter(p, g, me, key, participants, options);
   s.slot(me).publish(regions.send.data(), regions.recv.data(), mine);

@@ -167,13 +167,13 @@ void Job::stall() {
 
 void Job::not_yielding(Rank rank, int core, std::chrono::steady_clock::duration running) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(running).count();
-  std::string line = "rank " + std::to_string(rank) + " (core " + std::to_string(core) + ") has run for " +
+  std::string line = "rank " + std::to_string(rank) + " (core " + std::to_string(core) + ") is running: for " +
                      std::to_string(ms) + " ms without yielding; the job fails when it next waits or yields";
   std::fprintf(stderr, "switchyard: stall timeout: %s\n", line.c_str());
   {
     std::lock_guard lock(mutex_);
     stall_cause_ = "a process did not yield for " + std::to_string(options_.stall_timeout.count()) + " ms";
-    report_.emplace_back(rank, std::move(line));
+    report_.insert_or_assign(rank, StallLine{true, std::move(line)});
   }
   stall();
 }
@@ -185,7 +185,7 @@ void Job::set_stall_cause(std::string cause) {
 
 void Job::add_stall_report(Rank r, std::string line) {
   std::lock_guard lock(mutex_);
-  report_.emplace_back(r, std::move(line));
+  report_.try_emplace(r, StallLine{false, std::move(line)});
 }
 
 std::exception_ptr Job::error() const {
@@ -195,8 +195,8 @@ std::exception_ptr Job::error() const {
 
 std::string Job::stall_report() const {
   std::lock_guard lock(mutex_);
-  auto lines = report_;
-  std::sort(lines.begin(), lines.end());
+  const auto running = static_cast<std::size_t>(
+      std::count_if(report_.begin(), report_.end(), [](const auto& line) { return line.second.running; }));
   std::ostringstream out;
   out << "switchyard: job stalled: ";
   if (stall_cause_.empty()) {
@@ -204,8 +204,11 @@ std::string Job::stall_report() const {
   } else {
     out << stall_cause_;
   }
-  out << "; " << lines.size() << " process(es) blocked:";
-  for (const auto& [r, line] : lines) out << "\n  " << line;
+  out << "; " << report_.size() << " process(es) ";
+  if (running) out << "stalled, " << running << " running and " << report_.size() - running << " blocked";
+  else out << "blocked";
+  out << ":";
+  for (const auto& [r, line] : report_) out << "\n  " << line.text;
   return out.str();
 }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <semaphore>
@@ -100,6 +101,8 @@ class Job {
   // The watchdog saw no progress: cancel, and have every worker describe its blocked processes.
   void stall();
   bool stalled() const noexcept { return stalled_.load(std::memory_order_acquire); }
+  // Rank r's line of the stall report, unless it has one (a process found
+  // running by not_yielding() is blocked by the time its worker describes it).
   void add_stall_report(Rank r, std::string line);
   // Why the job stalls, when it is not "no progress" (before stall()).
   void set_stall_cause(std::string cause);
@@ -155,7 +158,11 @@ class Job {
   std::atomic<bool> cancel_announced_{false};
   mutable std::mutex mutex_;          // guards first_error_, report_ and stall_cause_
   std::exception_ptr first_error_;
-  std::vector<std::pair<Rank, std::string>> report_;
+  struct StallLine {
+    bool running = false;  // not_yielding(): it ran, nothing blocked it
+    std::string text;
+  };
+  std::map<Rank, StallLine> report_;  // by rank: one line a process
   std::string stall_cause_;  // empty: no progress at all
 };
 

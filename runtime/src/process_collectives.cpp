@@ -38,6 +38,14 @@ const char* kind_name(CollectiveKind kind) {
   return names[static_cast<int>(kind)];
 }
 
+// The call, in the stall report's words (Process::ActivityScope).
+const char* activity_of(CollectiveKind kind) {
+  static constexpr const char* names[] = {"a barrier (a collective)",      "an allgather (a collective)",
+                                          "an allreduce (a collective)",   "an exclusive scan (a collective)",
+                                          "a broadcast (a collective)",    "an allgather_split (a collective)"};
+  return names[static_cast<int>(kind)];
+}
+
 template <class T>
 void put(std::vector<std::byte>& out, const T& v) {
   const auto* p = reinterpret_cast<const std::byte*>(&v);
@@ -208,6 +216,7 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
   check_cancelled();
   const TraceSpan span(*this, TraceCategory::collective, kind_name(kind),
                        TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
+  const ActivityScope activity(*this, activity_of(kind), g.context());
   const detail::Membership& members = g.members();
   const std::uint64_t seq = g.member(me).collectives++;
   const std::uint32_t here = job_.global_core(rank_);
@@ -291,7 +300,7 @@ Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective
   for (std::uint32_t w : members.populated) {
     if (w == here) continue;
     RecvTicket t = post_recv_on(g, comm_rank_of(w), tag, {}, false);
-    co_await wait(t);
+    co_await RecvWaitAwaiter(*this, t, "the other cores to reach it, now that of");
     messages[k] = t.take_message();
     remote[k] = unstamped(messages[k].bytes(), stamp, g, seq, comm_rank_of(w));
     ++k;

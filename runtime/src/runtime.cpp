@@ -96,25 +96,81 @@ std::vector<std::string> Runtime::worker_bindings() const {
 
 namespace {
 
-// The messages the job's processes never received, counted into `count`, and
-// what run() says about them ("" when there are none).
+std::string message_text(Rank src, Rank dst, std::uint64_t size, Tag tag, ContextId context) {
+  return "rank " + std::to_string(src) + " to rank " + std::to_string(dst) + ", " + std::to_string(size) +
+         " bytes, tag " + std::to_string(tag) +
+         (context == 0 ? std::string() : " on communicator " + std::to_string(context));
+}
+
+// The messages (and active messages) a job left between two cores of this
+// node: in a ring, or staged by their sender for one, when it ended. A
+// receiver's core that left the job before its sender's last flush never saw
+// them in its mailbox.
+class UntakenMessages final : public detail::ArrivalSink {
+ public:
+  void arrived(const detail::WireHeader& h, std::span<const std::byte>) override {
+    using detail::WireKind;
+    if (h.kind != WireKind::kEager && h.kind != WireKind::kRendezvous && h.kind != WireKind::kActive) return;
+    if (count++ == 0) first = message_text(h.src, h.dst, h.size, h.tag, h.context);
+  }
+  std::uint64_t count = 0;
+  std::string first;
+};
+
+// Once every worker has left the job: what it left between each pair of cores.
+UntakenMessages untaken_messages(detail::Job& job, const std::vector<detail::Worker*>& workers) {
+  UntakenMessages untaken;
+  const auto cores = static_cast<std::uint32_t>(workers.size());
+  for (std::uint32_t from = 0; from < cores; ++from) {
+    for (std::uint32_t to = 0; to < cores; ++to) {
+      if (from == to) continue;
+      detail::SharedMemoryTransport::hand_over_untaken(workers[from]->transport(), workers[to]->transport(),
+                                                       job.rings().ring(from, to), untaken);
+    }
+  }
+  return untaken;
+}
+
+// The messages the job's processes never received (in a mailbox, a ring or a
+// sender's staging), counted into `count`, and what run() says about them
+// ("" when there are none).
 std::string unreceived_report(detail::Job& job, const std::vector<detail::Worker*>& workers, std::uint64_t& count) {
   std::string first;
   for (std::uint32_t w = 0; w < workers.size(); ++w) {
     const detail::UnreceivedMessages& u = workers[w]->unreceived();
     if (u.count == 0) continue;
-    if (count == 0) {
-      first = "rank " + std::to_string(u.src) + " to rank " +
-              std::to_string(job.local_processes(w)[u.receiver]->rank()) + ", " + std::to_string(u.size) +
-              " bytes, tag " + std::to_string(u.tag) +
-              (u.context == 0 ? std::string() : " on communicator " + std::to_string(u.context));
-    }
+    if (count == 0) first = message_text(u.src, job.local_processes(w)[u.receiver]->rank(), u.size, u.tag, u.context);
     count += u.count;
   }
+  const UntakenMessages untaken = untaken_messages(job, workers);
+  if (count == 0) first = untaken.first;
+  count += untaken.count;
   if (count == 0) return {};
   std::string where = job.network() ? " on node " + std::to_string(job.node()) : "";
   return "switchyard: job " + std::to_string(job.serial()) + " ended with " + std::to_string(count) +
          " message(s) that no process received" + where + ", dropped with it (the first: " + first + ")";
+}
+
+// Every node runs the same job: its size alike on every node, or every node
+// throws, naming each node's. A node that does not start a job within the
+// stall timeout ends the program on every node: the collective it left open
+// cannot be taken back.
+void check_nodes_agree(detail::NetworkSession& network, std::uint64_t processes, std::chrono::milliseconds timeout) {
+  const std::optional<std::vector<std::uint64_t>> sizes = network.agree_on_job(processes, timeout);
+  if (!sizes) {
+    std::fprintf(stderr,
+                 "switchyard: node %u starts a job of %llu processes; some node has not started one within %lld ms "
+                 "(every node runs the same jobs, in the same order): aborting every node (MPI_Abort)\n",
+                 network.node(), static_cast<unsigned long long>(processes), static_cast<long long>(timeout.count()));
+    network.abort(1);
+  }
+  if (std::all_of(sizes->begin(), sizes->end(), [&](std::uint64_t n) { return n == processes; })) return;
+  std::string text = "switchyard: run: the nodes disagree on the job (every node runs the same jobs, in the same "
+                     "order): node 0 runs a job of " + std::to_string(sizes->front()) + " processes";
+  for (std::size_t k = 1; k < sizes->size(); ++k) {
+    text += ", node " + std::to_string(k) + " one of " + std::to_string((*sizes)[k]) + " processes";
+  }
+  throw InvalidArgument(text);
 }
 
 }  // namespace
@@ -258,6 +314,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   }
 
   std::lock_guard lock(run_mutex_);
+  if (network_) check_nodes_agree(*network_, processes, options.stall_timeout);
   std::vector<detail::Worker*> workers;
   for (auto& w : workers_) workers.push_back(w.get());
   detail::JobTrace trace(options, default_trace_);

@@ -316,15 +316,25 @@ bool Worker::handle_cancel() {
     // Blocked when the stall was found: parked, or woken since (another node,
     // cancelled by this one's stall, may take in a payload it was sent, which
     // completes the send) but not resumed, so still naming what it waited for.
-    if (stalled && (p->parked_ || p->waiting_for_)) {
-      std::string line = "rank " + std::to_string(p->rank()) + " (core " + std::to_string(os_core_) + ") waits for " +
-                         (p->waiting_for_ ? p->waiting_for_ : "an event");
-      if (p->waiting_peer_ != kAnySource) line += " rank " + std::to_string(p->waiting_peer_);
-      job.add_stall_report(p->rank(), std::move(line));
-    }
+    if (stalled && (p->parked_ || p->waiting_for_)) job.add_stall_report(p->rank(), stall_line(*p));
     p->wake();  // it throws JobCancelled where it waits, and unwinds
   }
   return true;
+}
+
+std::string Worker::stall_line(const Process& p) const {
+  std::string line = "rank " + std::to_string(p.rank()) + " (core " + std::to_string(os_core_) + ") waits ";
+  if (p.activity_.what) {
+    line += "in " + std::string(p.activity_.what) + " on communicator " + std::to_string(p.activity_.context) + ", ";
+  }
+  line += "for ";
+  line += p.waiting_for_ ? p.waiting_for_ : "an event";
+  if (p.waiting_peer_ != kAnySource) {
+    line += " rank " + std::to_string(p.waiting_peer_);
+  } else if (line.ends_with(" from")) {
+    line += " any rank";
+  }
+  return line;
 }
 
 void Worker::resume(Process* p) {

@@ -91,6 +91,9 @@ class Worker final : private EndpointClient {
   // The messages the last job left in this core's mailboxes, never received.
   const UnreceivedMessages& unreceived() const noexcept { return unreceived_; }
   const TransportStats& transport_stats() const noexcept { return transport_.stats(); }
+  // What the last job left in this core's staging and rings: for Runtime::run,
+  // once every worker has left the job.
+  SharedMemoryTransport& transport() noexcept { return transport_; }
 
  private:
   void thread_main();
@@ -100,6 +103,8 @@ class Worker final : private EndpointClient {
   void finish(Process* p);
   void trace_run(const Process& p);  // trace.cpp
   bool handle_cancel();
+  // A blocked process's line of the stall report: what it waits for, in the call it is in.
+  std::string stall_line(const Process& p) const;
   void stop_reading_senders();
   bool has_pending_work();
   void expire_timers();

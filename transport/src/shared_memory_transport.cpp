@@ -195,4 +195,15 @@ void SharedMemoryTransport::parse(Inbox& in, const Slot* slots, std::size_t coun
   }
 }
 
+void SharedMemoryTransport::hand_over_untaken(SharedMemoryTransport& from, SharedMemoryTransport& to, Channel& ring,
+                                              ArrivalSink& sink) {
+  Outbox& out = from.out_[to.core_];
+  if (out.posted == 0) return;  // nothing posted this job (the common pair): no ring to read
+  Inbox& in = to.in_[from.core_];
+  for (std::size_t n; (n = ring.pop(to.batch_.get(), kBatchSlots)) != 0;) to.parse(in, to.batch_.get(), n, sink);
+  to.parse(in, out.staged.data() + out.head, out.staged.size() - out.head, sink);
+  out.staged.clear();
+  out.head = 0;
+}
+
 }  // namespace switchyard::detail

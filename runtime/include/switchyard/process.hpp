@@ -245,6 +245,27 @@ class alignas(kCacheLine) Process {
   struct ParkAwaiter;
   // A member, not a friend: the awaiters' common base reaches suspend_until as they do.
   class FlagAwaiterBase;
+  // The call a process is inside, for the stall report: "a barrier (a
+  // collective)" on communicator `context`.
+  struct Activity {
+    const char* what = nullptr;
+    ContextId context = 0;
+  };
+  // Sets the process's activity for its own lifetime (a collective's or a
+  // compiled run's frame), then gives the enclosing call's back.
+  class ActivityScope {
+   public:
+    ActivityScope(Process& p, const char* what, ContextId context) noexcept : process_(p), outer_(p.activity_) {
+      p.activity_ = Activity{what, context};
+    }
+    ~ActivityScope() { process_.activity_ = outer_; }
+    ActivityScope(const ActivityScope&) = delete;
+    ActivityScope& operator=(const ActivityScope&) = delete;
+
+   private:
+    Process& process_;
+    Activity outer_;
+  };
 
   Process(detail::Job& job, detail::Worker& worker, Rank rank);
 
@@ -354,6 +375,7 @@ class alignas(kCacheLine) Process {
   bool timer_expired_ = false;  // the flag a sleeper parks on: only its deadline sets it
   mutable const char* waiting_for_ = nullptr;  // for the stall diagnostic
   mutable Rank waiting_peer_ = kAnySource;
+  Activity activity_;  // for the stall diagnostic: see ActivityScope
   mutable const bool* wake_when_ = nullptr;    // parked on one completion flag: other events need not wake it
   // This core's buffer when the job records a trace, else nullptr: set once, before the job starts.
   detail::TraceBuffer* trace_ = nullptr;
@@ -435,8 +457,9 @@ class [[nodiscard]] Process::SendWaitAwaiter : FlagAwaiterBase {
 
 class [[nodiscard]] Process::RecvWaitAwaiter : FlagAwaiterBase {
  public:
-  RecvWaitAwaiter(Process& p, RecvTicket& t)
-      : FlagAwaiterBase(p, &p.state_of(t).done, "a message (recv) from", p.state_of(t).src), state_(p.state_of(t)) {}
+  // what: the wait in the stall report's words, followed by the sender's rank.
+  RecvWaitAwaiter(Process& p, RecvTicket& t, const char* what = "a message (recv) from")
+      : FlagAwaiterBase(p, &p.state_of(t).done, what, p.state_of(t).src), state_(p.state_of(t)) {}
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
   void await_resume() const {

@@ -15,6 +15,7 @@
 #include "switchyard/cache_line.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/model/machine_file.hpp"
+#include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
 #include "switchyard/schedulers/exchange.hpp"
 #include "switchyard/schedulers/executor.hpp"
@@ -74,8 +75,8 @@ struct ExchangePlanData {
   std::vector<ExchangePart> parts;        // by rank; create(): the owner's alone
   std::unique_ptr<RunCount[]> run_counts;  // one per part
   std::unique_ptr<RegionScratch[]> scratch;  // one per part
-  // A compiled run's exchange key (run_copy_exchange): unique in the OS
-  // process, and alike on every member of a plan from create().
+  // A compiled run's exchange key (run_copy_exchange): how each is agreed
+  // across nodes is at local_copy_key() and shared_copy_key().
   std::uint64_t copy_key = 0;
   CopyExchangeOptions copy_options;  // set once the plan is made (set_copy_options)
   std::optional<model::MachineFile> machine;  // options.machine's copy
@@ -92,9 +93,35 @@ using detail::ExchangePlanData;
 using detail::Scheme;
 using Clock = std::chrono::steady_clock;
 
-std::uint64_t next_copy_key() {
+// Compiled-exchange keys. run_copy_exchange names an exchange's state on a
+// communicator by its key, on each node apart, so a key must name one
+// exchange on every node that runs it. A key is a count of this OS process
+// in its low kCountBits, beside a node field above them:
+//  - local_copy_key(), node field 0: the keys of a plan from the whole
+//    pattern and of its DescribedMemory. Each node makes such a plan by
+//    itself, and its key never leaves the node (the nodes' leaders pair an
+//    exchange's staged messages by the order of the runs, not by key);
+//  - shared_copy_key(), node field rank 0's node + 1: the key of a plan from
+//    create(), made by its rank 0 and broadcast (agree_copy_key). No count of
+//    another node can equal it, whatever number of plans each node has made,
+//    nor a local key of any node, and its own node never repeats a count.
+constexpr unsigned kCountBits = 40;
+
+std::uint64_t next_count() {
   static std::atomic<std::uint64_t> next{1};  // only its own uniqueness matters: relaxed
-  return next.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t count = next.fetch_add(1, std::memory_order_relaxed);
+  if (count >> kCountBits) throw Error("switchyard: ExchangePlan: more than 2^40 plans made in one OS process");
+  return count;
+}
+
+std::uint64_t local_copy_key() { return next_count(); }
+
+std::uint64_t shared_copy_key() {
+  const std::uint64_t node = this_node();
+  if (node >= (std::uint64_t{1} << (64 - kCountBits)) - 1) {
+    throw Error("switchyard: ExchangePlan::create: node " + std::to_string(node) + " is beyond the plans' keys");
+  }
+  return (node + 1) << kCountBits | next_count();
 }
 
 // options with "auto" replaced by the scheduler it chooses for m.
@@ -133,8 +160,13 @@ std::unique_ptr<ExchangePlanData> new_data(ExchangePlanOptions options, Scheme s
   d->parts.resize(parts);
   d->run_counts = std::make_unique<detail::RunCount[]>(parts);
   d->scratch = std::make_unique<detail::RegionScratch[]>(parts);
-  d->copy_key = next_copy_key();
   return d;
+}
+
+// A plan from the whole pattern: its node's own keys (local_copy_key()).
+void set_local_keys(ExchangePlanData& d) {
+  d.copy_key = local_copy_key();
+  d.described = std::make_unique<detail::DescribedMemory>(d.processes, local_copy_key());
 }
 
 // Every process's row and column of m, and the steps of its whole messages
@@ -201,7 +233,7 @@ ExchangePlan::ExchangePlan(const CommMatrix& m, ExchangePlanOptions options) {
   const double choosing_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   data_ = new_data(options, scheme_of(options.scheduler), m.size(), m.size());
   ExchangePlanData& d = *data_;
-  d.described = std::make_unique<detail::DescribedMemory>(m.size(), next_copy_key());
+  set_local_keys(d);
   set_entries(d, m);
   if (d.scheme == Scheme::phased) set_programs(d, m, timed_schedule(d, m), Contention::forbidden);
   if (d.options.chosen_by_auto) d.schedule_ms += choosing_ms;
@@ -215,7 +247,7 @@ ExchangePlan ExchangePlan::from_schedule(const CommMatrix& m, Schedule schedule,
   validate(schedule, m, Contention::allowed);
   options.scheduler = schedule.scheduler;
   auto data = new_data(std::move(options), Scheme::phased, m.size(), m.size());
-  data->described = std::make_unique<detail::DescribedMemory>(m.size(), next_copy_key());
+  set_local_keys(*data);
   set_entries(*data, m);
   set_programs(*data, m, std::move(schedule), Contention::allowed);
   set_copy_options(*data);
@@ -367,12 +399,53 @@ void sort_sends(Rank me, std::vector<MatrixEntry>& sends) {
   }
 }
 
-// Rank 0's key for the compiled runs, on every member.
-Task<std::uint64_t> agree_copy_key(Communicator lib, std::uint64_t mine) {
+// The key of a plan from create(): rank 0's shared_copy_key(), on every member.
+Task<std::uint64_t> agree_copy_key(Communicator lib) {
+  const std::uint64_t mine = lib.rank() == 0 ? shared_copy_key() : 0;
   const std::vector<std::byte> key = co_await lib.broadcast(0, std::as_bytes(std::span<const std::uint64_t, 1>(&mine, 1)));
   std::uint64_t agreed = 0;
   std::memcpy(&agreed, key.data(), sizeof agreed);
   co_return agreed;
+}
+
+// A member's options of create() in words: those that decide which
+// collectives create() and its runs take.
+std::string options_text(const ExchangePlanOptions& o) {
+  return "scheduler '" + o.scheduler.str() + "', " + (o.execution == ExchangeExecution::copy ? "compiled" : "on messages") +
+         (o.copy_side == CopySide::receiver ? ", pull" : ", push") + (o.strict ? ", strict" : "") + ", seed " +
+         std::to_string(o.seed) + ", max_phases " + std::to_string(o.max_phases) +
+         (o.generate_recv ? ", Generate_Recv by active messages" : "");
+}
+
+// The member of lib that first differs from rank 0 (`differs` on each), of
+// `count` that do: each member learns its rank.
+Task<Rank> first_differing(Communicator lib, bool differs, std::int64_t count, std::int64_t rank_sum) {
+  if (count == 1) co_return static_cast<Rank>(rank_sum);
+  const std::int64_t mine[1]{differs};
+  const std::vector<std::int64_t> before = co_await lib.exclusive_scan(mine);
+  const std::int64_t first[1]{differs && before[0] == 0 ? std::int64_t{lib.rank()} : 0};
+  co_return static_cast<Rank>((co_await lib.allreduce(first))[0]);
+}
+
+// Every member of create() passes the same options, or every member throws,
+// naming rank 0's and those of the first member that differs: members that
+// part ways (another scheduler takes other collectives) would wait for each
+// other until the stall timeout. Two collectives when they agree.
+Task<void> agree_options(Communicator lib, const ExchangePlanOptions& options) {
+  const std::string mine = options_text(options);
+  const std::vector<std::byte> root = co_await lib.broadcast(0, std::as_bytes(std::span(mine)));
+  const bool differs = std::string_view(reinterpret_cast<const char*>(root.data()), root.size()) != mine;
+  const std::int64_t counts[2]{differs, differs ? std::int64_t{lib.rank()} : 0};
+  const std::vector<std::int64_t> total = co_await lib.allreduce(counts);
+  if (total[0] == 0) co_return;
+  const Rank other = co_await first_differing(lib, differs, total[0], total[1]);
+  const std::vector<std::byte> theirs = co_await lib.broadcast(other, std::as_bytes(std::span(mine)));
+  throw InvalidArgument("switchyard: ExchangePlan::create on rank " + std::to_string(lib.rank()) +
+                        ": the members pass different options: rank 0 " +
+                        std::string(reinterpret_cast<const char*>(root.data()), root.size()) + "; rank " +
+                        std::to_string(other) + " " +
+                        std::string(reinterpret_cast<const char*>(theirs.data()), theirs.size()) + " (" +
+                        std::to_string(total[0]) + " member(s) differ from rank 0)");
 }
 
 // "auto" in create(): every member's rows to every member, rank 0 chooses for
@@ -407,6 +480,7 @@ Task<ExchangePlan> ExchangePlan::create(const Communicator& comm, std::span<cons
 
 Task<ExchangePlan> ExchangePlan::create_on(Communicator comm, std::span<const MatrixEntry> sends,
                                            ExchangePlanOptions options) {
+  co_await agree_options(comm.library(kExchangePlanLibrary), options);
   if (options.scheduler == kAutoScheduler) options = co_await choose_together(comm, sends, std::move(options));
   // Every member refuses an unknown scheduler before any communication.
   const Scheme scheme = scheme_of(options.scheduler);
@@ -428,7 +502,7 @@ Task<ExchangePlan> ExchangePlan::create_on(Communicator comm, std::span<const Ma
     }
   }
   const Communicator lib = comm.library(kExchangePlanLibrary);
-  d->copy_key = co_await agree_copy_key(lib, d->copy_key);
+  d->copy_key = co_await agree_copy_key(lib);
   set_copy_options(*d);
   if (d->options.execution == ExchangeExecution::copy) {
     co_await prepare_copy_exchange(lib, d->copy_key, d->processes, mine.member, d->copy_options);

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 #include "mpi_check.hpp"
@@ -48,6 +49,7 @@ class MpiSession final : public NetworkSession {
   std::uint32_t nodes() const noexcept override { return world_.nodes(); }
   std::vector<std::vector<int>> allgather(const std::vector<int>& mine) override { return world_.allgather(mine); }
   void combine(std::span<std::int64_t> sums, std::span<std::int64_t> maxima) override;
+  std::optional<std::vector<std::uint64_t>> agree_on_job(std::uint64_t mine, std::chrono::milliseconds timeout) override;
   std::unique_ptr<NetworkJob> begin_job(std::uint32_t workers, std::function<void()> wake_workers) override {
     return std::make_unique<MpiJob>(world_, workers, std::move(wake_workers));
   }
@@ -60,6 +62,32 @@ class MpiSession final : public NetworkSession {
   // reductions never meet on one.
   MPI_Comm reductions_ = MPI_COMM_NULL;
 };
+
+std::optional<std::vector<std::uint64_t>> MpiSession::agree_on_job(std::uint64_t mine,
+                                                                   std::chrono::milliseconds timeout) {
+  // On the heap: a gather left open at the timeout may still write them
+  // before the program ends, so they are then never freed.
+  auto sent = std::make_unique<std::uint64_t>(mine);
+  auto all = std::make_unique<std::uint64_t[]>(nodes());
+  MPI_Request r;
+  check(MPI_Iallgather(sent.get(), 1, MPI_UINT64_T, all.get(), 1, MPI_UINT64_T, reductions_, &r), "MPI_Iallgather");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int done = 0, polls = 0;; ++polls) {
+    check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return std::vector<std::uint64_t>(all.get(), all.get() + nodes());
+    if (std::chrono::steady_clock::now() >= deadline) {
+      (void)sent.release();
+      (void)all.release();
+      return std::nullopt;
+    }
+    // Nodes usually start together: spin a little, then wait without burning the core.
+    if (polls < 1000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+}
 
 void MpiSession::combine(std::span<std::int64_t> sums, std::span<std::int64_t> maxima) {
   // One MPI_Allgather of both vectors, combined here: MPI_Allreduce takes one

@@ -197,6 +197,9 @@ class HaloExchange {
   Rank first_ = 0;  // the rank of parts_[0]
   // unique_ptr: a Part's spans point into its own buffer, which must not move.
   std::vector<std::unique_ptr<Part>> parts_;
+  // Their compiled runs' keys: each node's own for plans from the whole
+  // pattern, rank 0's node and count for plans from create()
+  // (exchange_plan.cpp, local_copy_key and shared_copy_key).
   std::unique_ptr<schedulers::ExchangePlan> forward_, reverse_;
 };
 

@@ -80,6 +80,12 @@ class SharedMemoryTransport final : public Transport {
   bool has_backlog() const override;
   bool has_staged() const override { return staged_; }
   const TransportStats& stats() const override { return stats_; }
+  // The job's end, once every worker has left it (on one thread): every
+  // packet core `from` posted towards core `to` that `to` never took (the
+  // rest of one it holds in part, what is in their ring, what no ring took
+  // yet) to sink, in order. Leaves them taken.
+  static void hand_over_untaken(SharedMemoryTransport& from, SharedMemoryTransport& to, Channel& ring,
+                                ArrivalSink& sink);
 
  private:
   struct Outbox {  // this core's packets towards one other core; owner-private
