@@ -172,10 +172,6 @@ nlohmann::ordered_json to_json(const std::vector<SizeResult>& sizes, co::Operati
   return j;
 }
 
-// Charges the measured rows of s with `machine`: their units, auto's and the
-// table's pick, and the rank agreement of units and medians.
-// rank_by_min: order by the fastest run instead of the median (on a machine
-// shared with other tenants, which only ever add time).
 // The model's predictions that score() and auto make: every algorithm's
 // supersteps, about p^2 transfers for all-to-all's direct and the trees'
 // halving. In the heap's peak of collective jobs here they take about 70 bytes
@@ -187,10 +183,14 @@ double prediction_bytes(co::Operation op, Rank p) {
 
 // Refused before any prediction is made.
 void check_prediction_memory(co::Operation op, Rank p) {
-  check_memory(prediction_bytes(op, p), "--op " + std::string(co::operation_name(op)) + " on " + std::to_string(p) +
-                                            " processes: the model's predictions of its algorithms");
+  check_memory(prediction_bytes(op, p), "--op " + std::string(co::operation_name(op)) + " on " +
+                                            std::to_string(p) + " processes: the model's predictions of its algorithms");
 }
 
+// Charges the measured rows of s with `machine`: their units, auto's and the
+// table's pick, and the rank agreement of units and medians.
+// rank_by_min: order by the fastest run instead of the median (on a machine
+// shared with other tenants, which only ever add time).
 void score(SizeResult& s, co::Operation op, Rank p, Rank root, const model::Machine& machine, bool rank_by_min) {
   s.chosen = co::choose_algorithm(op, p, s.bytes, &machine, root);
   s.table = co::fixed_table_algorithm(op, p, s.bytes);
@@ -310,8 +310,8 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   auto memory_refusal = [&](const std::string& name, std::uint64_t L) -> std::optional<std::string> {
     try {
       check_memory(co::memory_needed(op, name, p, L) + prediction_bytes(op, p),
-                          "--op " + op_text + " " + name + " on " + std::to_string(p) + " processes at --bytes " +
-                              std::to_string(L));
+                   "--op " + op_text + " " + name + " on " + std::to_string(p) + " processes at --bytes " +
+                       std::to_string(L));
     } catch (const UsageError& e) {
       if (!all) throw;
       return std::string(e.what());

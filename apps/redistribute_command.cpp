@@ -76,8 +76,8 @@ void check_redistribution_memory(const rd::Layout& src, const rd::Layout& dst, c
   const double needed = 5.0 * static_cast<double>(src.elements()) * sizeof(double) + pairs * (2 * 8 + 24) +
                         static_cast<double>(std::max(src.processes(), dst.processes())) * kBytesPerProcess;
   check_memory(needed, what + ": " + std::to_string(src.elements()) + " elements over " +
-                          std::to_string(src.processes()) + " sources and " + std::to_string(dst.processes()) +
-                          " targets");
+                           std::to_string(src.processes()) + " sources and " + std::to_string(dst.processes()) +
+                           " targets");
 }
 
 
