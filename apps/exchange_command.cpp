@@ -74,8 +74,9 @@ Estimate exchange_estimate(const sys::MatrixShape& shape, double total_bytes, co
 // (halo::csr_read_bytes): per row, the pattern's copy of row_start, the
 // partition's owner, order and position, the maps' owned rows and the columns
 // seen, about 50 bytes in the peak RSS of a matrix of many rows and few
-// entries; per entry, the pattern's column and the ghosts found, about 10.
-// Counted at twice that for the vectors that double as they grow.
+// entries, counted at twice that for the vectors that double as they grow;
+// per entry, the pattern's column and the ghosts found (the whole run peaks
+// at about 60 bytes an entry, less than the reader's estimate alone).
 constexpr double kBytesPerHaloRow = 96;
 constexpr double kBytesPerHaloEntry = 24;
 
