@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -93,27 +92,10 @@ inline std::uint64_t parse_uint(std::string_view text, const std::string& what, 
   return v;
 }
 
-inline std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  while (b >= 1024 && u < 6) b /= 1024, ++u;
-  std::ostringstream s;
-  s.precision(u ? 1 : 0);
-  s << std::fixed << b << " " << units[u];
-  return s.str();
-}
-
-// Why `needed` bytes cannot be had here (more than half the machine's memory), or "".
-inline std::string memory_refusal(double needed) {
-  const std::uint64_t memory = physical_memory();
-  if (!beyond_memory_bound(needed)) return "";
-  return human_bytes(needed) + ", more than half of this machine's " + human_bytes(static_cast<double>(memory)) +
-         " of memory";
-}
-
-// `what` needs `needed` bytes of buffers: more than half the machine's memory is refused up front.
-inline void check_buffer_memory(double needed, const std::string& what) {
-  if (const std::string why = memory_refusal(needed); !why.empty()) throw UsageError(what + " need " + why);
+// `what` needs `needed` bytes: more than the machine allows a request
+// (machine_memory.hpp) is refused up front.
+inline void check_memory(double needed, const std::string& what) {
+  if (const std::string why = memory_shortfall(needed); !why.empty()) throw UsageError(what + ": " + why);
 }
 
 // The default of --max-work: 10^11 steps is minutes at the 0.1-10 ns a step the
@@ -142,22 +124,24 @@ struct Estimate {
   double work_steps = 0;
 };
 
-// Bookkeeping that grows with the matrix, beside the messages' own bytes, from
-// peak RSS: an exchange of n = d = 2000 one-byte messages (4e6) peaks at 2.36 GB,
-// 590 B a message, 128 of them the two buffers each message has (cache-line
-// aligned, so 64 bytes at least); the rest the matrix and its copies, the
-// columns, the plans and the schedules. `phases` of n = 4000, d = 1000 (cgm,
-// optimal) peaks at 0.58 GB, 146 B a message: the matrix, a schedule, validation.
-inline constexpr double kBytesPerMessage = 512;           // exchange, beyond its buffers
+// Bookkeeping beside the messages' own bytes, set from the peak RSS of runs
+// that fit (bench/README.md, "Memory refused up front"), with a margin of about
+// 1.5 over the largest seen. A message of an exchange: its two buffers
+// (cache-line aligned, so 64 bytes at least), the matrix and its copies, the
+// plans and the schedules; DRS_N's records make it about twice AC's. A
+// scheduled message of `phases` and `schedule`: the matrix, a schedule and its
+// validation. A process of an exchange or a redistribution: its frame,
+// mailbox, route and plans, and a redistribution's tables, about 10 KB with
+// every scheduler or schedule kind.
+inline constexpr double kBytesPerMessage = 1536;          // exchange, beyond its buffers
 inline constexpr double kBufferAlignment = 64;            // each buffer rounds up to a cache line
 inline constexpr double kBytesPerScheduledMessage = 192;  // phases, schedule
-inline constexpr double kBytesPerProcess = 8192;          // its frame (~4.5 KB), mailbox slots, plan and rows
+inline constexpr double kBytesPerProcess = 16384;
 
-// Refuses, with the estimate, what needs more than half the machine's memory or
+// Refuses, with the estimate, what needs more memory than the machine allows or
 // more steps than `max_work`; `what` names the request ("exchange -n 60000 -d 60000").
 inline void check_estimate(const Estimate& e, double max_work, const std::string& what) {
-  std::string why = memory_refusal(e.memory_bytes);
-  if (!why.empty()) why = "needs about " + why;
+  std::string why = memory_shortfall(e.memory_bytes);
   if (e.work_steps > max_work) {
     char steps[96];
     std::snprintf(steps, sizeof steps, "about %.1e steps of work, more than --max-work %.3g allows", e.work_steps,

@@ -172,6 +172,21 @@ nlohmann::ordered_json to_json(const std::vector<SizeResult>& sizes, co::Operati
   return j;
 }
 
+// The model's predictions that score() and auto make: every algorithm's
+// supersteps, about p^2 transfers for all-to-all's direct and the trees'
+// halving. In the heap's peak of collective jobs here they take about 70 bytes
+// a pair of processes for all-to-all and 8 for the others; counted at about
+// twice that.
+double prediction_bytes(co::Operation op, Rank p) {
+  return static_cast<double>(p) * p * (op == co::Operation::all_to_all ? 128 : 16);
+}
+
+// Refused before any prediction is made.
+void check_prediction_memory(co::Operation op, Rank p) {
+  check_memory(prediction_bytes(op, p), "--op " + std::string(co::operation_name(op)) + " on " +
+                                            std::to_string(p) + " processes: the model's predictions of its algorithms");
+}
+
 // Charges the measured rows of s with `machine`: their units, auto's and the
 // table's pick, and the rank agreement of units and medians.
 // rank_by_min: order by the fastest run instead of the median (on a machine
@@ -252,6 +267,7 @@ int rescore(const std::string& measured_path, const std::string& machine_path, c
   } catch (const std::exception& e) {
     throw UsageError("--rescore: '" + measured_path + "' is not a `collective --json` file: " + e.what());
   }
+  check_prediction_memory(op, p);
   const model::Machine machine = load_machine(machine_path, variant, p);
   std::optional<OutputFile> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
@@ -293,15 +309,16 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   // out of that size's table, and says so.
   auto memory_refusal = [&](const std::string& name, std::uint64_t L) -> std::optional<std::string> {
     try {
-      check_buffer_memory(static_cast<double>(co::memory_needed(op, name, p, L)),
-                          "--op " + op_text + " " + name + " on " + std::to_string(p) + " processes at --bytes " +
-                              std::to_string(L));
+      check_memory(co::memory_needed(op, name, p, L) + prediction_bytes(op, p),
+                   "--op " + op_text + " " + name + " on " + std::to_string(p) + " processes at --bytes " +
+                       std::to_string(L));
     } catch (const UsageError& e) {
       if (!all) throw;
       return std::string(e.what());
     }
     return std::nullopt;
   };
+  check_prediction_memory(op, p);
   for (std::uint64_t L : sizes) {
     for (const std::string& a : algorithms) memory_refusal(a == "auto" ? co::choose_algorithm(op, p, L, &machine, root) : a, L);
   }
@@ -332,11 +349,11 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
     }
     // Interleaved, every plan is held at once; when together they need
     // more than the machine allows, each algorithm gets its own job.
-    double together = 0;
-    for (const std::string& a : measured) together += static_cast<double>(co::memory_needed(op, a, p, L));
+    double together = prediction_bytes(op, p);
+    for (const std::string& a : measured) together += co::memory_needed(op, a, p, L);
     bool interleave = true;
     try {
-      check_buffer_memory(together, "all the algorithms at once");
+      check_memory(together, "all the algorithms at once");
     } catch (const UsageError& e) {
       interleave = false;
       std::printf("  measured one job per algorithm (not interleaved): %s\n", e.what());

@@ -97,7 +97,9 @@ Setting parse_setting(const ContentionCommand::Args& a, bool copy_given) {
   s.seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
   const double largest_d = *std::max_element(s.senders.begin(), s.senders.end());
   const double largest_b = static_cast<double>(*std::max_element(s.sizes.begin(), s.sizes.end()));
-  check_buffer_memory(2 * largest_d * largest_b, "--senders " + a.senders + " with --bytes " + a.bytes);
+  // The receiver's and the senders' buffers, and the d + 1 processes and d messages of a round.
+  check_memory(2 * largest_d * (largest_b + kBytesPerMessage) + (largest_d + 1) * kBytesPerProcess,
+               "--senders " + a.senders + " with --bytes " + a.bytes);
   return s;
 }
 

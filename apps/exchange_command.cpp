@@ -70,11 +70,32 @@ Estimate exchange_estimate(const sys::MatrixShape& shape, double total_bytes, co
 }
 
 
+// What the halo exchange's matrix is made from, beyond what the reader takes
+// (halo::csr_read_bytes): per row, the pattern's copy of row_start, the
+// partition's owner, order and position, the maps' owned rows and the columns
+// seen, about 50 bytes in the peak RSS of a matrix of many rows and few
+// entries, counted at twice that for the vectors that double as they grow;
+// per entry, the pattern's column and the ghosts found (the whole run peaks
+// at about 60 bytes an entry, less than the reader's estimate alone).
+constexpr double kBytesPerHaloRow = 96;
+constexpr double kBytesPerHaloEntry = 24;
+
+// Refused before the matrix is read, from what its file announces: the
+// reader's arrays, the halo maps' and each block's process.
+void check_sparse_memory(const std::string& path, Rank blocks) {
+  const halo::MatrixMarketSize size = halo::read_matrix_market_size_file(path);
+  check_memory(halo::csr_read_bytes<std::complex<double>>(size) + static_cast<double>(size.rows) * kBytesPerHaloRow +
+                   static_cast<double>(size.stored_entries()) * kBytesPerHaloEntry + blocks * kBytesPerProcess,
+               "exchange --sparse '" + path + "' (" + std::to_string(size.rows) + " rows, " +
+                   std::to_string(size.entries) + " entries) --blocks " + std::to_string(blocks));
+}
+
 // --sparse FILE --blocks P: the halo exchange of y = A x, A's rows (and x) in
 // P contiguous blocks: (owner, needer) carries a double (8 bytes) per ghost
 // entry. Read as complex, which takes every field (only the pattern counts).
 sys::CommMatrix load_sparse_halo(const std::string& path, Rank blocks) {
   try {
+    check_sparse_memory(path, blocks);
     const auto a = halo::read_csr_matrix_market_file<std::complex<double>>(path);
     return halo::halo_matrix(halo::halo_maps(halo::pattern_of(a), halo::RowPartition::blocks(a.rows, blocks)),
                              sizeof(double));

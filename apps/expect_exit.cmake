@@ -6,6 +6,7 @@
 #         [-DEXPECT_STDERR=<regex>] [-DEXPECT_STDOUT=<regex>]
 #         [-DSTDOUT_ONCE=<regex>] [-DJSON_NODES=<R>] [-DJSON_COMM_MS_BELOW=<ms>]
 #         [-DNO_FILE=<path>: must not exist after the run]
+#         [-DTIMEOUT=<seconds>: the most the command may take, default 120]
 #         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective|trace|dynamic|contention] [-DJSON_RESULTS=<n>]]
 #         -P expect_exit.cmake
 #
@@ -35,12 +36,15 @@ if(DEFINED JSON_FILE)
   file(REMOVE "${JSON_FILE}")
 endif()
 
+if(NOT DEFINED TIMEOUT)
+  set(TIMEOUT 120)
+endif()
 execute_process(
   COMMAND ${argv}
   RESULT_VARIABLE code
   OUTPUT_VARIABLE out
   ERROR_VARIABLE err
-  TIMEOUT 120)
+  TIMEOUT ${TIMEOUT})
 
 string(REPLACE ";" " " shown "${argv}")
 set(report "command: ${shown}\nexit code: ${code}\n--- stdout ---\n${out}--- stderr ---\n${err}--------------")

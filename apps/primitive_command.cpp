@@ -118,12 +118,15 @@ int run_command(const PrimitiveCommand::Args& a) {
     // refused now, not after routing it (a TE on 5000 nodes takes 15 s to get there).
     const auto [packets, deliveries] = sp::task_size(task, g.size(), options);
     const double at_least = sp::SlotProgram::bytes_at_least(packets, deliveries, bytes);
-    if (at_least > static_cast<double>(sp::SlotProgram::kMaxBytes) || beyond_memory_bound(at_least)) {
+    const std::string shortfall = memory_shortfall(at_least);
+    if (at_least > static_cast<double>(sp::SlotProgram::kMaxBytes) || !shortfall.empty()) {
       throw UsageError("--task " + a.task + " on " + std::to_string(g.size()) + " processes with --bytes " +
                        std::to_string(bytes) + ": " + std::to_string(packets) + " packets and " +
-                       std::to_string(deliveries) + " deliveries need more than " + human_bytes(at_least) +
-                       " of buffers on mailboxes, more than the " + human_bytes(sp::SlotProgram::kMaxBytes) +
-                       " allowed (or half this machine's memory); use --mode slots, fewer processes or fewer bytes");
+                       std::to_string(deliveries) + " deliveries, whose buffers on mailboxes " +
+                       (shortfall.empty() ? "need more than " + human_bytes(at_least) + ", more than the " +
+                                                human_bytes(sp::SlotProgram::kMaxBytes) + " allowed"
+                                          : shortfall) +
+                       "; use --mode slots, fewer processes or fewer bytes");
     }
   }
   sp::TaskInstance instance;

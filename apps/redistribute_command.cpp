@@ -70,16 +70,14 @@ std::vector<rd::ScheduleKind> parse_kinds(const std::string& text) {
 // end up, and the blocks the redistribution writes: about five copies of the
 // array; COM and the communication matrix made of it (sources x targets
 // entries of 8 bytes each, and the plan's pieces per pair); and the job's
-// processes. More than half the machine's memory is refused up front.
-void check_memory(const rd::Layout& src, const rd::Layout& dst, const std::string& what) {
+// processes. More than the machine allows is refused up front.
+void check_redistribution_memory(const rd::Layout& src, const rd::Layout& dst, const std::string& what) {
   const double pairs = static_cast<double>(src.processes()) * static_cast<double>(dst.processes());
   const double needed = 5.0 * static_cast<double>(src.elements()) * sizeof(double) + pairs * (2 * 8 + 24) +
                         static_cast<double>(std::max(src.processes(), dst.processes())) * kBytesPerProcess;
-  if (const std::string why = memory_refusal(needed); !why.empty()) {
-    throw UsageError(what + ": " + std::to_string(src.elements()) + " elements over " +
-                     std::to_string(src.processes()) + " sources and " + std::to_string(dst.processes()) +
-                     " targets need about " + why);
-  }
+  check_memory(needed, what + ": " + std::to_string(src.elements()) + " elements over " +
+                           std::to_string(src.processes()) + " sources and " + std::to_string(dst.processes()) +
+                           " targets");
 }
 
 
@@ -296,7 +294,7 @@ int run_command(const std::string& extent_text, const std::string& from,
   const rd::Layout dst = parse_layout(extent, extent_text, to, "--to");
   const std::vector<rd::ScheduleKind> kinds = parse_kinds(schedule);
   const auto repeat = static_cast<std::uint32_t>(parse_uint(repeat_text, "--repeat", 1, 1'000'000));
-  check_memory(src, dst, "--extent " + extent_text + " --from " + from + " --to " + to);
+  check_redistribution_memory(src, dst, "--extent " + extent_text + " --from " + from + " --to " + to);
   std::optional<OutputFile> json, dump;
   if (!json_path.empty()) json.emplace("--json", json_path);
   if (!dump_path.empty()) dump.emplace("--dump-tables", dump_path);

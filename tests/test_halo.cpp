@@ -9,6 +9,7 @@
 // MPI nodes (mpi.halo.np2).
 
 #include <switchyard/halo/halo_exchange.hpp>
+#include <switchyard/machine_memory.hpp>
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/scheduler_table.hpp>
 
@@ -120,6 +121,38 @@ TEST(MatrixMarketCsr, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(error_of(std::string(2000, 'x')),
             "m.mtx:1: the line is longer than 1024 characters: not a Matrix Market file");
   EXPECT_THROW((void)read_csr_matrix_market_file<double>("/nonexistent.mtx"), InvalidArgument);
+}
+
+// What a header declares is refused up front when its arrays would exceed the
+// machine (machine_memory.hpp): before a line of entries is read, so that a
+// 3-line file cannot take gigabytes.
+TEST(MatrixMarketCsr, DeclaredSizeBeyondTheMachineIsRefusedBeforeReading) {
+  const std::string real = "%%MatrixMarket matrix coordinate real general\n";
+  std::istringstream in(real + "4294967295 4294967295 2147483648\n% not an entry\n1 2 1.5\n");
+  const MatrixMarketSize size = read_matrix_market_size(in, "m.mtx");
+  EXPECT_EQ(size.rows, 4294967295u);
+  EXPECT_EQ(size.columns, 4294967295u);
+  EXPECT_EQ(size.entries, 2147483648u);
+  EXPECT_EQ(size.stored_entries(), 2147483648u);
+  // 34 GB of row starts and 2^31 entries: beyond every machine this runs on.
+  ASSERT_TRUE(beyond_memory_bound(csr_read_bytes<double>(size)));
+  const std::string refused = error_of(real + "4294967295 4294967295 2147483648\nnot an entry\n");
+  EXPECT_TRUE(refused.starts_with("m.mtx:2: a matrix of 4294967295 x 4294967295 with 2147483648 entries needs about "))
+      << refused;
+  EXPECT_NE(refused.find(", the machine has "), std::string::npos) << refused;
+  // Rows alone, in a 3-line file: 4e9 row starts are 32 GB.
+  if (beyond_memory_bound(8 * 4e9)) {
+    EXPECT_TRUE(error_of(real + "4000000000 4000000000 1\n1 2 1.5\n").starts_with("m.mtx:2: a matrix of 4000000000"));
+  }
+  // A symmetric file's entries count twice.
+  std::istringstream symmetric("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n");
+  EXPECT_EQ(read_matrix_market_size(symmetric, "s.mtx").stored_entries(), 4u);
+  // What fits is read as before, and the size agrees with it.
+  const auto small = read<double>(real + "1000 1000 1\n1 2 1.5\n");
+  EXPECT_EQ(small.rows, 1000u);
+  std::istringstream small_size(real + "1000 1000 1\n1 2 1.5\n");
+  EXPECT_EQ(read_matrix_market_size(small_size, "m.mtx").rows, small.rows);
+  EXPECT_THROW((void)read_matrix_market_size_file("/nonexistent.mtx"), InvalidArgument);
 }
 
 TEST(RowPartition, BlocksAndOwners) {

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "switchyard/errors.hpp"
+#include "switchyard/machine_memory.hpp"
 #include "switchyard/halo/csr_matrix.hpp"
 #include "switchyard/matrix_market_lines.hpp"
 
@@ -43,9 +44,8 @@ constexpr bool kComplex = !std::is_same_v<T, double>;
 
 // The header line, checked: a coordinate matrix, a field and symmetry the
 // format allows together (skew-symmetric has no pattern, hermitian is complex),
-// a field that T holds.
-template <class T>
-MatrixMarketHeader read_header(const MatrixMarketLines& lines) {
+// a field that the caller's values hold (`complex_ok`).
+MatrixMarketHeader read_header(const MatrixMarketLines& lines, bool complex_ok) {
   auto h = lines.tokens();
   for (auto& t : h) std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
   MatrixMarketHeader header;
@@ -70,7 +70,7 @@ MatrixMarketHeader read_header(const MatrixMarketLines& lines) {
     lines.fail(std::string("a hermitian matrix is complex, this one is ") + field_name(header.field) +
                " (a real one is symmetric)");
   }
-  if (header.field == MatrixField::complex && !kComplex<T>) {
+  if (header.field == MatrixField::complex && !complex_ok) {
     lines.fail("a complex matrix: read it as CsrMatrix<std::complex<double>>");
   }
   return header;
@@ -201,13 +201,10 @@ CsrMatrix<T> to_csr(std::vector<Entry<T>>& entries, std::uint64_t rows, std::uin
   return m;
 }
 
-}  // namespace
-
-template <class T>
-CsrMatrix<T> read_csr_matrix_market(std::istream& in, const std::string& source) {
-  MatrixMarketLines lines(in, source);
+// The header and the size lines, checked.
+MatrixMarketSize read_size(MatrixMarketLines& lines, bool complex_ok) {
   if (!lines.next()) lines.fail_at(1, "empty file: expected a %%MatrixMarket header");
-  const MatrixMarketHeader header = read_header<T>(lines);
+  const MatrixMarketHeader header = read_header(lines, complex_ok);
   const auto [rows, cols, entries, rows_text, cols_text] = lines.next_size();
   if (rows > kMaxSparseDimension || cols > kMaxSparseDimension) {
     lines.fail("a matrix of " + rows_text + " x " + cols_text + " is beyond the " +
@@ -222,15 +219,43 @@ CsrMatrix<T> read_csr_matrix_market(std::istream& in, const std::string& source)
     lines.fail(std::to_string(entries) + " entries are more than the " + std::to_string(stored_limit) +
                " supported (" + std::to_string(kMaxSparseEntries) + " once mirrored)");
   }
-  std::vector<Entry<T>> read = read_entries<T>(lines, header, rows, cols, entries);
-  mirror(read, header.symmetry);
-  return to_csr(read, rows, cols, source);
+  return {rows, cols, entries, header};
+}
+
+std::ifstream open_matrix_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgument(printable(path) + ": cannot open the matrix file");
+  return in;
+}
+
+}  // namespace
+
+MatrixMarketSize read_matrix_market_size(std::istream& in, const std::string& source) {
+  MatrixMarketLines lines(in, source);
+  return read_size(lines, true);
+}
+
+MatrixMarketSize read_matrix_market_size_file(const std::string& path) {
+  std::ifstream in = open_matrix_file(path);
+  return read_matrix_market_size(in, path);
+}
+
+template <class T>
+CsrMatrix<T> read_csr_matrix_market(std::istream& in, const std::string& source) {
+  MatrixMarketLines lines(in, source);
+  const MatrixMarketSize size = read_size(lines, kComplex<T>);
+  if (const std::string why = memory_shortfall(csr_read_bytes<T>(size)); !why.empty()) {
+    lines.fail("a matrix of " + std::to_string(size.rows) + " x " + std::to_string(size.columns) + " with " +
+               std::to_string(size.entries) + " entries " + why);
+  }
+  std::vector<Entry<T>> read = read_entries<T>(lines, size.header, size.rows, size.columns, size.entries);
+  mirror(read, size.header.symmetry);
+  return to_csr(read, size.rows, size.columns, source);
 }
 
 template <class T>
 CsrMatrix<T> read_csr_matrix_market_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument(printable(path) + ": cannot open the matrix file");
+  std::ifstream in = open_matrix_file(path);
   return read_csr_matrix_market<T>(in, path);
 }
 

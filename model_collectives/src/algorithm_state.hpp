@@ -17,6 +17,13 @@ class AlgorithmState {
   virtual Task<void> run(Buffers buffers, TransferLog* log) = 0;
 };
 
+// The 2-level algorithms' grid of p processes: R x C, R the largest divisor of
+// p not above sqrt(p) (all_to_all_algorithms.cpp).
+struct Grid {
+  Rank rows, cols;
+};
+Grid grid_of(Rank p);
+
 // Each factory is collective over comm. `bytes` is L. The tree algorithms
 // include one-to-all's 1-lev-our-br; `root` is the rank of comm that scatters
 // (gathers).

@@ -85,16 +85,6 @@ class Permutation final : public AllToAllBase {
   std::uint64_t steps_;
 };
 
-struct Grid {
-  Rank rows, cols;
-};
-Grid grid_of(Rank p) {
-  auto r = static_cast<Rank>(std::sqrt(static_cast<double>(p)));
-  while (r > 1 && static_cast<std::uint64_t>(r) * r > p) --r;
-  while (static_cast<std::uint64_t>(r + 1) * (r + 1) <= p) ++r;
-  while (p % r != 0) --r;
-  return {r, p / r};
-}
 
 // Shared by the 2-level algorithms: the grid, its row and column
 // sub-communicators, two staging buffers of p blocks and the tickets.
@@ -277,6 +267,14 @@ class Butterfly final : public AllToAllBase {
 };
 
 }  // namespace
+
+Grid grid_of(Rank p) {
+  auto r = static_cast<Rank>(std::sqrt(static_cast<double>(p)));
+  while (r > 1 && static_cast<std::uint64_t>(r) * r > p) --r;
+  while (static_cast<std::uint64_t>(r + 1) * (r + 1) <= p) ++r;
+  while (p % r != 0) --r;
+  return {r, p / r};
+}
 
 Task<std::unique_ptr<AlgorithmState>> make_all_to_all(Communicator comm, std::string_view algorithm,
                                                       std::uint64_t bytes) {

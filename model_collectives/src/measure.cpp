@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "algorithm_state.hpp"
 #include "partition_tree.hpp"
 #include "switchyard/balanced_order.hpp"
 #include "switchyard/collectives/collective_plan.hpp"
@@ -85,20 +86,61 @@ std::vector<std::vector<double>> measure_collectives(Runtime& rt, Operation op,
   return ms;
 }
 
-std::uint64_t memory_needed(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes) {
-  const std::uint64_t p = processes, all = p * bytes;
-  if (op == Operation::all_to_all) {  // send, recv, and the 2-level and butterfly staging
-    return p * all * (algorithm == "1-lev-dir" || algorithm.starts_with("1-lev-perm") ? 2 : 5);
-  }
-  if (algorithm == "1-lev-our-br") return all + p * bytes + (p - 1) * all;  // the long message everywhere
-  // The root's p blocks, everyone's one, and each leader's range.
-  std::uint64_t blocks = 2 * p;
+namespace {
+
+// The payload: send, recv, and the 2-level and butterfly staging, or the
+// root's p blocks, everyone's one and each leader's range.
+double payload_bytes(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes) {
+  const double p = processes, all = p * static_cast<double>(bytes);
+  if (op == Operation::all_to_all) return p * all * (algorithm == "1-lev-dir" || algorithm.starts_with("1-lev-perm") ? 2 : 5);
+  if (algorithm == "1-lev-our-br") return all + all + (p - 1) * all;  // the long message everywhere
+  double blocks = 2 * p;
   const detail::TreeShape shape = detail::tree_shape(algorithm);
   for (Rank r = 1; r < processes; ++r) {
     const std::uint32_t range = detail::tree_role(shape, processes, r).range;
     if (range > 1) blocks += range;
   }
-  return blocks * bytes;
+  return blocks * static_cast<double>(bytes);
+}
+
+// Sends and receives in flight at once over all processes: 1-lev-dir posts
+// its p - 1 of each together, a 2-level algorithm the C of each of a grid row
+// (or R of a column, C >= R), a tree's processes one per child, the others one
+// partner's at a time.
+double posted_messages(Operation op, const std::string& algorithm, Rank processes) {
+  const double p = processes;
+  if (op != Operation::all_to_all) return 4 * p;
+  if (algorithm == "1-lev-dir") return 2 * p * (p - 1);
+  if (algorithm.starts_with("2-lev")) return 2 * p * detail::grid_of(processes).cols;
+  return 2 * p;
+}
+
+// Whether making the plan splits the communicator (every level of a tree,
+// the grid's rows and columns): each split is an allgather of every member's
+// (color, key, id), p^2 x 24 bytes held at once.
+bool splits(Operation op, const std::string& algorithm) {
+  return op != Operation::all_to_all || algorithm.starts_with("2-lev");
+}
+
+// The costs beside the payload, from the peak RSS of collective jobs here. A
+// posted message: the tickets in the plan and the runtime's record until it
+// completes, about 170 bytes in the 1-lev-dir jobs (less the model's
+// predictions, which the command makes), counted at 1.5 times that.
+constexpr double kBytesPerPostedMessage = 256;
+// A pair of processes, in a split: the 24 bytes of each member's allgather
+// result, all of which may be held at once (fewer are, in the peaks seen).
+constexpr double kBytesPerSplitPair = 24;
+// A process: the runtime's share (its frame, mailbox, route), its plan and
+// its buffers' headers, a few KB beside the butterfly's buffers and
+// predictions; counted at 8 KiB.
+constexpr double kBytesPerProcess = 8192;
+
+}  // namespace
+
+double memory_needed(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes) {
+  const double p = processes;
+  return payload_bytes(op, algorithm, processes, bytes) + posted_messages(op, algorithm, processes) * kBytesPerPostedMessage +
+         (splits(op, algorithm) ? p * p * kBytesPerSplitPair : 0) + p * kBytesPerProcess;
 }
 
 }  // namespace switchyard::collectives

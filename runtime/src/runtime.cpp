@@ -278,13 +278,10 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   }
   // What the runtime holds per process (its Process, its first frame, its
   // route, its mailbox): about 480 bytes, from the peak RSS of 10^7 processes
-  // that return at once (4.7 GB). More than half the machine is refused.
+  // that return at once (4.7 GB). More than the machine allows is refused.
   constexpr double kBytesPerProcess = 480;
-  if (beyond_memory_bound(static_cast<double>(processes) * kBytesPerProcess)) {
-    throw InvalidArgument("switchyard: run: " + std::to_string(processes) + " processes need about " +
-                          number_text(static_cast<double>(processes) * kBytesPerProcess / (1 << 30)) +
-                          " GiB (480 bytes each), more than half of this machine's " +
-                          number_text(static_cast<double>(physical_memory()) / (1 << 30)) + " GiB of memory");
+  if (const std::string why = memory_shortfall(static_cast<double>(processes) * kBytesPerProcess); !why.empty()) {
+    throw InvalidArgument("switchyard: run: " + std::to_string(processes) + " processes (480 bytes each) " + why);
   }
   if (!body) throw InvalidArgument("switchyard: run: the process body is empty");
   if (options.ring_capacity == 0 || options.ring_capacity > (std::size_t{1} << 24)) {

@@ -118,10 +118,9 @@ detail::TraceBuffer& TraceLog::buffer(int os_core, std::size_t cores_in_job) {
   if (!b) {
     const double needed =
         static_cast<double>(events_per_core_) * sizeof(TraceEvent) * static_cast<double>(cores_in_job);
-    if (beyond_memory_bound(needed)) {
+    if (const std::string why = memory_shortfall(needed); !why.empty()) {
       throw InvalidArgument("switchyard: trace: " + std::to_string(events_per_core_) + " events per core on " +
-                            std::to_string(cores_in_job) + " cores need " + std::to_string(needed / 1048576) +
-                            " MiB, more than half of this machine's memory");
+                            std::to_string(cores_in_job) + " cores: " + why);
     }
     b = std::make_unique<TraceBuffer>(os_core, events_per_core_);
   }

@@ -87,7 +87,7 @@ class TraceLog {
   // Held while a job records: one job at a time.
   std::unique_lock<std::mutex> lock_for_job() { return std::unique_lock(job_mutex_); }
   // The buffer of one core, made (and its memory touched) on first use.
-  // InvalidArgument if the buffers would take more than half the machine's memory.
+  // InvalidArgument if the buffers would take more than the machine allows (machine_memory.hpp).
   detail::TraceBuffer& buffer(int os_core, std::size_t cores_in_job);
   // Process `rank` ran on `os_core`: it gets a named track even if it recorded nothing.
   void add_track(int os_core, Rank rank);

@@ -186,11 +186,8 @@ CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
   }
   // Refused before the body is read: what the header announces is what the
   // entries would take, however the file goes on.
-  if (const double bytes = static_cast<double>(entries) * kBytesPerLoadedEntry; beyond_memory_bound(bytes)) {
-    char gib[32];
-    std::snprintf(gib, sizeof gib, "%.1f", bytes / double(1ull << 30));
-    lines.fail("the header announces " + std::to_string(entries) + " entries: about " + gib +
-               " GiB to hold them, more than half of this machine's memory");
+  if (const std::string why = memory_shortfall(static_cast<double>(entries) * kBytesPerLoadedEntry); !why.empty()) {
+    lines.fail("the header announces " + std::to_string(entries) + " entries: holding them " + why);
   }
   CommMatrix m(static_cast<Rank>(rows));
   std::uint64_t seen = 0;

@@ -75,10 +75,9 @@ CommTable dimension_table(const Layout& src, const Layout& dst, std::size_t d) {
 CommTable communication_table(const Layout& src, const Layout& dst) {
   check_same_shape(src, dst);
   const double pairs = static_cast<double>(src.processes()) * static_cast<double>(dst.processes());
-  if (beyond_memory_bound(pairs * sizeof(Index))) {
+  if (const std::string why = memory_shortfall(pairs * sizeof(Index)); !why.empty()) {
     throw InvalidArgument("switchyard: redistribution: COM of " + std::to_string(src.processes()) + " sources x " +
-                          std::to_string(dst.processes()) + " targets would need about " +
-                          number_text(pairs * sizeof(Index) / (1 << 30)) + " GiB, more than half of this machine's memory");
+                          std::to_string(dst.processes()) + " targets " + why);
   }
   std::vector<CommTable> dims;
   for (std::size_t d = 0; d < src.rank(); ++d) dims.push_back(dimension_table(src, dst, d));
@@ -105,12 +104,11 @@ CommTable communication_table(const Layout& src, const Layout& dst) {
 void check_tables_fit(const CommTable& com, std::size_t plans) {
   const double steps = std::max(com.max_sends(), com.max_receives());
   const double bytes = static_cast<double>(plans) * static_cast<double>(com.sources()) * steps * sizeof(std::int32_t);
-  if (beyond_memory_bound(bytes)) {
+  if (const std::string why = memory_shortfall(bytes); !why.empty()) {
     throw InvalidArgument("switchyard: redistribution: " + std::to_string(com.sources()) + " sources, and a source " +
-                          "sends to or a target receives from up to " + number_text(steps) + " others: the sending " +
+                          "sends to or a target receives from up to " + number_text(steps) + " others: holding the sending " +
                           "table" + (plans > 1 ? "s of " + std::to_string(plans) + " schedules" : std::string(" of a schedule")) +
-                          " (sources x at least that many steps) would need about " + number_text(bytes / (1 << 30)) +
-                          " GiB, more than half of this machine's memory");
+                          " (sources x at least that many steps) " + why);
   }
 }
 
@@ -483,9 +481,8 @@ TableAttempt contention_free_table(const Layout& src, const Layout& dst, const C
   check_same_shape(src, dst);
   TableAttempt attempt;
   // Refused before any of it is built: cyclic@80000 -> block@4 alone would take 25 GB.
-  if (const double bytes = table_bytes(src, dst); beyond_memory_bound(bytes)) {
-    attempt.reason = "its tables could need about " + number_text(bytes / (1 << 30)) +
-                     " GiB, more than half of this machine's memory";
+  if (const std::string why = memory_shortfall(table_bytes(src, dst)); !why.empty()) {
+    attempt.reason = "building its tables " + why;
     return attempt;
   }
   // Algorithm 2 builds dimension by dimension on the table T of the dimensions

@@ -11,8 +11,10 @@
 // The reader keeps the limits and the messages of the communication matrix's
 // (switchyard/matrix_market_lines.hpp): lines of at most 1024 characters,
 // errors "source:line: what" echoing what was read printably, an entry given
-// twice refused, the announced count of entries checked. Memory grows only
-// with the entries actually read, never with what a header announces.
+// twice refused, the announced count of entries checked. What the announced
+// size would take (csr_read_bytes) is refused up front beyond the machine's
+// memory (switchyard/machine_memory.hpp); beyond that, memory grows only with
+// the entries actually read.
 
 #include <complex>
 #include <cstdint>
@@ -60,11 +62,36 @@ struct MatrixMarketHeader {
 const char* field_name(MatrixField f) noexcept;
 const char* symmetry_name(MatrixSymmetry s) noexcept;
 
+// What a file's header and size lines announce, checked as the reader checks
+// them (its entries unread): for a caller that estimates what it will build
+// of the matrix before reading it. InvalidArgument "source:line: what".
+struct MatrixMarketSize {
+  std::uint64_t rows = 0, columns = 0, entries = 0;
+  MatrixMarketHeader header;
+  // Entries once the stored triangle is mirrored, at most.
+  std::uint64_t stored_entries() const noexcept {
+    return header.symmetry == MatrixSymmetry::general ? entries : 2 * entries;
+  }
+};
+MatrixMarketSize read_matrix_market_size(std::istream& in, const std::string& source);
+MatrixMarketSize read_matrix_market_size_file(const std::string& path);
+
+// Bytes the reader takes for a file of this size, at most: row_start, and
+// each entry as read (row, column, line and value; twice while its vector
+// grows), then its column and value in the CSR.
+template <class T>
+double csr_read_bytes(const MatrixMarketSize& size) {
+  constexpr double kEntryAsRead = 3 * sizeof(std::uint64_t) + sizeof(T);
+  return sizeof(std::uint64_t) * (static_cast<double>(size.rows) + 1) +
+         static_cast<double>(size.stored_entries()) * (2 * kEntryAsRead + sizeof(ColumnIndex) + sizeof(T));
+}
+
 // Reads a coordinate Matrix Market file into CSR, the stored triangle of a
 // symmetric, skew-symmetric or hermitian matrix mirrored (negated, conjugated).
 // T is double or std::complex<double>: a pattern's entries are 1, an
 // integer's must be exact in a double, and a complex file needs
-// std::complex<double>. Errors throw InvalidArgument naming `source` and the line.
+// std::complex<double>. Errors throw InvalidArgument naming `source` and the
+// line, a size beyond the machine's memory (csr_read_bytes) among them.
 template <class T>
 CsrMatrix<T> read_csr_matrix_market(std::istream& in, const std::string& source);
 template <class T>

@@ -74,7 +74,7 @@ CommMatrix nonuniform_matrix(Rank n, Rank d, std::uint64_t unit, std::uint64_t s
 // Matrix Market coordinate format: "%%MatrixMarket matrix coordinate integer general",
 // then "rows cols entries", then one "row col bytes" line per entry, 1-based.
 // Errors throw InvalidArgument naming `source` and the line number, as does a
-// header announcing more entries than half of this machine's memory holds.
+// header announcing more entries than the machine allows memory for (machine_memory.hpp).
 CommMatrix read_matrix_market(std::istream& in, const std::string& source);
 CommMatrix read_matrix_market_file(const std::string& path);
 void write_matrix_market(std::ostream& out, const CommMatrix& m);

@@ -66,7 +66,7 @@ class CommTable {
 // COM of the redistribution src -> dst from LDD intersections: each entry is
 // the product of the dimensions' intersection sizes (Lemma 2). Throws
 // InvalidArgument if the arrays differ in shape, or if the table would need
-// more than half the machine's memory (before any of it is made).
+// more memory than the machine allows (machine_memory.hpp; before any of it is made).
 CommTable communication_table(const Layout& src, const Layout& dst);
 // Throws InvalidArgument, saying how much, if `plans` schedules of `com`
 // would not fit: whatever its kind, a schedule's sending table has a row per
