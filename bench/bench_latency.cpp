@@ -13,6 +13,15 @@
 //                                run per repetition, before its batches; x_mpi =
 //                                Time / mpi_ns, target_x_mpi = 0.7.
 //   BM_OneWay_CrossCore_RecvInto the same with recv_into a caller's buffer.
+//   BM_RingOneWay_CrossCore      the core-to-core ring alone (detail::Channel, the
+//                                rings the workers use): two threads pinned to cores
+//                                0 and 1 ping-pong one packet of an 8-byte message
+//                                (3 slots: header and payload), each pushing it into
+//                                its ring towards the other and spinning on pop
+//                                until the other's arrives; Time = round trip / 2.
+//                                limit_ns = cache-line round trip / 2: what the ring
+//                                costs beyond one line's transfer, the share of the
+//                                ring in BM_OneWay_CrossCore.
 //   BM_Burst64_CrossCore         rank 0 (core 0) posts 64 sends of an 8-byte message
 //                                to rank 1 (core 1), which receives all 64, checking
 //                                each, and answers with one 8-byte ack; Time = burst
@@ -56,6 +65,9 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <switchyard/transport/backoff.hpp>
+#include <switchyard/transport/channel.hpp>
 
 #include "bench_common.hpp"
 
@@ -114,6 +126,55 @@ double cacheline_round_trip(int per_chunk) {
         for (std::uint64_t i = 0; i < total; ++i) {
           sybench::spin_until([&] { return line.value.load(std::memory_order_acquire) == 2 * i + 1; });
           line.value.store(2 * i + 2, std::memory_order_release);
+        }
+      });
+  return timer.per_op();
+}
+
+// Seconds per one way of a 3-slot packet through two rings between threads pinned to cores 0 and 1.
+double ring_round_trip(int per_chunk) {
+  using detail::Channel;
+  using detail::Slot;
+  constexpr std::size_t kPacketSlots = 3;  // a header (2 slots) and an 8-byte payload
+  constexpr std::size_t kRingLines = 1024;
+  Channel there(kRingLines), back(kRingLines);
+  sybench::ChunkTimer timer(per_chunk);
+  const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
+  // A packet whose last slot starts with `value`, pushed whole (spinning while the ring is full).
+  auto send = [](Channel& out, std::uint64_t value) {
+    std::array<Slot, kPacketSlots> packet{};
+    std::memcpy(&packet[kPacketSlots - 1], &value, sizeof value);
+    for (std::size_t put = 0; put < kPacketSlots;) put += out.push(packet.data() + put, kPacketSlots - put);
+  };
+  // Spins until a whole packet has come, and checks that it carries `expected`;
+  // gives up after sybench::kStallTimeout (the other thread failed).
+  auto take = [](Channel& in, std::uint64_t expected) {
+    std::array<Slot, kPacketSlots> packet{};
+    const auto give_up = Clock::now() + sybench::kStallTimeout;
+    for (std::size_t got = 0, spins = 0; got < kPacketSlots; ++spins) {
+      got += in.pop(packet.data() + got, kPacketSlots - got);
+      detail::cpu_relax();  // as a worker polls (Backoff)
+      if (spins % 65536 == 65535 && Clock::now() > give_up) throw std::runtime_error("ring: no packet came");
+    }
+    std::uint64_t value = 0;
+    std::memcpy(&value, &packet[kPacketSlots - 1], sizeof value);
+    if (value != expected) throw std::runtime_error("ring: got packet " + std::to_string(value));
+  };
+  sybench::run_pinned_pair(
+      kCoreA,
+      [&] {
+        timer.start();
+        for (std::uint64_t i = 0; i < total; ++i) {
+          send(there, 2 * i);
+          take(back, 2 * i + 1);
+          if ((i + 1) % per_chunk == 0) timer.lap();
+        }
+      },
+      kCoreB,
+      [&] {
+        for (std::uint64_t i = 0; i < total; ++i) {
+          take(there, 2 * i);
+          send(back, 2 * i + 1);
         }
       });
   return timer.per_op();
@@ -308,6 +369,11 @@ void BM_OneWay_CrossCore_RecvInto(benchmark::State& state) {
       cacheline_one_way, 0, kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
 }
 
+void BM_RingOneWay_CrossCore(benchmark::State& state) {
+  figure_vs_limit(
+      state, [] { return ring_round_trip(kCachelineRoundTrips) / 2; }, cacheline_one_way, 0);
+}
+
 void BM_Burst64_CrossCore(benchmark::State& state) {
   figure_vs_limit(
       state, [] { return burst_per_message(kBursts); }, cacheline_one_way, kBurstTargetNs, 0,
@@ -379,6 +445,7 @@ void common(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_CachelineRoundTrip)->Apply(common);
 BENCHMARK(BM_OneWay_CrossCore)->Apply(common);
 BENCHMARK(BM_OneWay_CrossCore_RecvInto)->Apply(common);
+BENCHMARK(BM_RingOneWay_CrossCore)->Apply(common);
 BENCHMARK(BM_Burst64_CrossCore)->Apply(common);
 BENCHMARK(BM_CoroutineSwitch_SameCore)->Apply(common);
 BENCHMARK(BM_SendSwitchRecv_SameCore)->Apply(common);

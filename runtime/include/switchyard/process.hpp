@@ -175,7 +175,8 @@ class alignas(kCacheLine) Process {
   // still needs this core: a message that arrives after its receive was
   // posted is taken in when this process waits or yields (as an MPI rank
   // progresses in MPI calls); a sender's ticket completes when this process
-  // next looks. Towards another node, packets go as the network transport
+  // next looks; a packet that finds its ring full leaves as room appears, at
+  // the latest when this core next switches. Towards another node, packets go as the network transport
   // sends them (network_transport.hpp).
   SendAwaiter send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
   RecvAwaiter recv(Rank src, Tag tag = 0);  // src may be kAnySource; yields a Message
