@@ -152,8 +152,9 @@ double ring_round_trip(int per_chunk) {
     std::array<Slot, kPacketSlots> packet{};
     const auto give_up = Clock::now() + sybench::kStallTimeout;
     for (std::size_t got = 0, spins = 0; got < kPacketSlots; ++spins) {
-      got += in.pop(packet.data() + got, kPacketSlots - got);
-      detail::cpu_relax();  // as a worker polls (Backoff)
+      const std::size_t n = in.pop(packet.data() + got, kPacketSlots - got);
+      got += n;
+      if (n == 0) detail::cpu_relax();  // as a worker polls: a pause only between empty polls (Backoff)
       if (spins % 65536 == 65535 && Clock::now() > give_up) throw std::runtime_error("ring: no packet came");
     }
     std::uint64_t value = 0;

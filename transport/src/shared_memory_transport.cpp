@@ -7,7 +7,7 @@
 namespace switchyard::detail {
 
 RingSet::RingSet(std::vector<Doorbell*> doorbells, std::size_t capacity_lines)
-    : doorbells_(std::move(doorbells)), capacity_slots_(capacity_lines * Channel::kSlotsPerLine) {
+    : doorbells_(std::move(doorbells)), capacity_slots_(capacity_lines * Channel::kSlotsPerCell) {
   const std::uint32_t n = cores();
   rings_.resize(std::size_t{n} * n);
   for (std::uint32_t a = 0; a < n; ++a) {
