@@ -219,6 +219,14 @@ inline void report_vs_limit(benchmark::State& state, double figure, double limit
   }
 }
 
+// The command that runs MPI program `program` with `arguments` through
+// `mpirun` on 2 ranks, one bound to each core, within `timeout_s`.
+inline std::string mpirun_two_ranks(const char* mpirun, const char* program, const std::string& arguments,
+                                    int timeout_s = 300) {
+  return std::string("'") + mpirun + "' --allow-run-as-root --oversubscribe -np 2 --bind-to core --map-by core --timeout " +
+         std::to_string(timeout_s) + " '" + program + "' " + arguments;
+}
+
 // The median_us of the JSON line a baseline program prints (bench_exchange_mpi,
 // bench_redistribution_scalapack), run by `command` through the shell: nullopt
 // if it failed, with `who`, the command, how it ended and what it printed on stderr.

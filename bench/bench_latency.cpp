@@ -6,13 +6,30 @@
 //   BM_OneWay_CrossCore          two processes on cores 0 and 1 ping-pong an 8-byte
 //                                message (send + recv); Time = round trip / 2.
 //                                limit_ns = cache-line round trip / 2; target: at
-//                                most 2 x that limit (target_x = 2, target_ns =
-//                                2 x limit_ns of the same batches).
+//                                most 3 x that limit (target_x = 3, target_ns =
+//                                3 x limit_ns of the same batches). mpi_ns: Open
+//                                MPI's ping-pong (latency_mpi pingpong: MPI_Send,
+//                                MPI_Recv, 2 ranks bound to the two cores), one
+//                                run per repetition, before its batches; x_mpi =
+//                                Time / mpi_ns, target_x_mpi = 0.7.
+//   BM_OneWay_CrossCore_RecvInto the same with recv_into a caller's buffer.
+//   BM_RingOneWay_CrossCore      the core-to-core ring alone (detail::Channel, the
+//                                rings the workers use): two threads pinned to cores
+//                                0 and 1 ping-pong one packet of an 8-byte message
+//                                (3 slots: header and payload), each pushing it into
+//                                its ring towards the other and spinning on pop
+//                                until the other's arrives; Time = round trip / 2.
+//                                limit_ns = cache-line round trip / 2: what the ring
+//                                costs beyond one line's transfer, the share of the
+//                                ring in BM_OneWay_CrossCore.
 //   BM_Burst64_CrossCore         rank 0 (core 0) posts 64 sends of an 8-byte message
 //                                to rank 1 (core 1), which receives all 64, checking
 //                                each, and answers with one 8-byte ack; Time = burst
 //                                (first post to ack received) / 64, per message.
 //                                limit_ns = cache-line round trip / 2, target 40 ns.
+//                                mpi_ns: Open MPI's burst (latency_mpi burst: 64
+//                                MPI_Isend + MPI_Waitall against 64 MPI_Irecv, the
+//                                same ack), per message; target_x_mpi = 0.4.
 //   BM_CoroutineSwitch_SameCore  two processes on core 0 alternate co_await
 //                                p.yield(); Time = one switch. The floor of anything
 //                                that hands the core to another process.
@@ -33,16 +50,24 @@
 //                                that limit (the job also routes, makes the world,
 //                                and runs and finishes every process).
 //
-// Every figure line measures its limit in the same batch (see bench_common.hpp).
+// Every figure line measures its limit in the same batch (see bench_common.hpp);
+// the MPI baseline runs once per repetition, between the repetition's batches
+// and the previous one's (mpirun starts processes: seconds, not a batch's
+// milliseconds). Where latency_mpi or mpirun was not found at build time, or
+// its run fails, the lines carry no mpi_ns (mpi_failed = 1 when it failed).
 
 #include <array>
 #include <coroutine>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <switchyard/transport/backoff.hpp>
+#include <switchyard/transport/channel.hpp>
 
 #include "bench_common.hpp"
 
@@ -60,7 +85,17 @@ constexpr int kSameCoreRoundTrips = 1000;
 constexpr int kYieldsPerProcess = 1000;
 constexpr int kBursts = 50;  // bursts of kBurstMessages
 constexpr int kBurstMessages = 64;
-constexpr double kOneWayTargetXLimit = 2;
+constexpr double kOneWayTargetXLimit = 3;
+constexpr double kOneWayTargetXMpi = 0.7;
+constexpr double kBurstTargetXMpi = 0.4;
+
+#if defined(SWITCHYARD_LATENCY_MPI) && defined(SWITCHYARD_MPIRUN)
+constexpr const char* kMpiProgram = SWITCHYARD_LATENCY_MPI;
+constexpr const char* kMpirun = SWITCHYARD_MPIRUN;
+#else
+constexpr const char* kMpiProgram = nullptr;
+constexpr const char* kMpirun = nullptr;
+#endif
 constexpr double kBurstTargetNs = 40;
 constexpr double kSameCoreTargetNs = 40;
 constexpr double kEmptyJobTargetXLimit = 2;
@@ -96,6 +131,56 @@ double cacheline_round_trip(int per_chunk) {
   return timer.per_op();
 }
 
+// Seconds per one way of a 3-slot packet through two rings between threads pinned to cores 0 and 1.
+double ring_round_trip(int per_chunk) {
+  using detail::Channel;
+  using detail::Slot;
+  constexpr std::size_t kPacketSlots = 3;  // a header (2 slots) and an 8-byte payload
+  constexpr std::size_t kRingLines = 1024;
+  Channel there(kRingLines), back(kRingLines);
+  sybench::ChunkTimer timer(per_chunk);
+  const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
+  // A packet whose last slot starts with `value`, pushed whole (spinning while the ring is full).
+  auto send = [](Channel& out, std::uint64_t value) {
+    std::array<Slot, kPacketSlots> packet{};
+    std::memcpy(&packet[kPacketSlots - 1], &value, sizeof value);
+    for (std::size_t put = 0; put < kPacketSlots;) put += out.push(packet.data() + put, kPacketSlots - put);
+  };
+  // Spins until a whole packet has come, and checks that it carries `expected`;
+  // gives up after sybench::kStallTimeout (the other thread failed).
+  auto take = [](Channel& in, std::uint64_t expected) {
+    std::array<Slot, kPacketSlots> packet{};
+    const auto give_up = Clock::now() + sybench::kStallTimeout;
+    for (std::size_t got = 0, spins = 0; got < kPacketSlots; ++spins) {
+      const std::size_t n = in.pop(packet.data() + got, kPacketSlots - got);
+      got += n;
+      if (n == 0) detail::cpu_relax();  // as a worker polls: a pause only between empty polls (Backoff)
+      if (spins % 65536 == 65535 && Clock::now() > give_up) throw std::runtime_error("ring: no packet came");
+    }
+    std::uint64_t value = 0;
+    std::memcpy(&value, &packet[kPacketSlots - 1], sizeof value);
+    if (value != expected) throw std::runtime_error("ring: got packet " + std::to_string(value));
+  };
+  sybench::run_pinned_pair(
+      kCoreA,
+      [&] {
+        timer.start();
+        for (std::uint64_t i = 0; i < total; ++i) {
+          send(there, 2 * i);
+          take(back, 2 * i + 1);
+          if ((i + 1) % per_chunk == 0) timer.lap();
+        }
+      },
+      kCoreB,
+      [&] {
+        for (std::uint64_t i = 0; i < total; ++i) {
+          take(there, 2 * i);
+          send(back, 2 * i + 1);
+        }
+      });
+  return timer.per_op();
+}
+
 std::span<const std::byte> bytes_of(const std::uint64_t& value) {
   return std::as_bytes(std::span<const std::uint64_t, 1>(&value, 1));
 }
@@ -115,7 +200,22 @@ void expect_value(const Message& m, std::uint64_t expected, const char* what) {
 
 // Seconds per round trip of an 8-byte message between ranks 0 and 1, placed on
 // the given OS cores. Every payload is checked: rank 1 answers 2i with 2i + 1.
-double switchyard_round_trip(int per_chunk, int core0, int core1) {
+// The 8-byte message from `peer`, received with recv (into: with recv_into a
+// buffer of 8 bytes); throws unless it is `expected`.
+Task<void> receive_value(Process& p, Rank peer, std::uint64_t expected, bool into) {
+  if (!into) {
+    expect_value(co_await p.recv(peer), expected, "ping-pong");
+    co_return;
+  }
+  std::uint64_t in = 0;
+  const std::uint64_t size = co_await p.recv_into(peer, std::as_writable_bytes(std::span<std::uint64_t, 1>(&in, 1)));
+  if (size != sizeof in || in != expected) {
+    throw std::runtime_error("ping-pong (recv_into): got " + std::to_string(size) + " bytes, value " +
+                             std::to_string(in) + ", expected 8 bytes, value " + std::to_string(expected));
+  }
+}
+
+double switchyard_round_trip(int per_chunk, int core0, int core1, bool into = false) {
   sybench::ChunkTimer timer(per_chunk);
   const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
   sybench::runtime().run(
@@ -128,12 +228,12 @@ double switchyard_round_trip(int per_chunk, int core0, int core1) {
           for (std::uint64_t i = 0; i < total; ++i) {
             out = 2 * i;
             co_await p.send(1, bytes_of(out));
-            expect_value(co_await p.recv(1), 2 * i + 1, "ping-pong");
+            co_await receive_value(p, 1, 2 * i + 1, into);
             if ((i + 1) % per_chunk == 0) timer.lap();
           }
         } else {
           for (std::uint64_t i = 0; i < total; ++i) {
-            expect_value(co_await p.recv(0), 2 * i, "ping-pong");
+            co_await receive_value(p, 0, 2 * i, into);
             out = 2 * i + 1;
             co_await p.send(0, bytes_of(out));
           }
@@ -208,10 +308,31 @@ void BM_CachelineRoundTrip(benchmark::State& state) {
   }
 }
 
+// Open MPI's median seconds per operation of latency_mpi's `mode`, over
+// `repetitions` of its own: nullopt where it was not built or its run failed
+// (the reason goes to stderr).
+std::optional<double> mpi_seconds(const char* mode, int repetitions) {
+  if (!kMpiProgram) return std::nullopt;
+  const std::string command =
+      sybench::mpirun_two_ranks(kMpirun, kMpiProgram, std::string(mode) + " " + std::to_string(repetitions));
+  const std::optional<double> us = sybench::baseline_median_us(command, "bench_latency");
+  if (!us) return std::nullopt;
+  return *us / 1e6;
+}
+
+// An Open MPI baseline of a line: latency_mpi's mode and the target as a multiple of it.
+struct MpiBaseline {
+  const char* mode = nullptr;
+  double target_x = 0;
+};
+
 // Runs `figure` and its `limit` back to back in every batch and reports the
-// figure with the limit and the target beside it.
+// figure with the limit and the target beside it, and with MPI's time of the
+// same operation (run once, before the batches) where `mpi` names one.
 template <class Figure, class Limit>
-void figure_vs_limit(benchmark::State& state, Figure figure, Limit limit, double target_ns, double target_x_limit = 0) {
+void figure_vs_limit(benchmark::State& state, Figure figure, Limit limit, double target_ns, double target_x_limit = 0,
+                     MpiBaseline mpi = {}) {
+  const std::optional<double> mpi_s = mpi.mode ? mpi_seconds(mpi.mode, sybench::kBatches) : std::nullopt;
   double figures = 0, limits = 0;
   try {
     for (auto _ : state) {
@@ -226,6 +347,13 @@ void figure_vs_limit(benchmark::State& state, Figure figure, Limit limit, double
   }
   const double n = static_cast<double>(state.iterations());
   sybench::report_vs_limit(state, figures / n, limits / n, target_ns, target_x_limit);
+  if (mpi_s) {
+    state.counters["mpi_ns"] = *mpi_s * 1e9;
+    state.counters["x_mpi"] = figures / n / *mpi_s;
+    state.counters["target_x_mpi"] = mpi.target_x;
+  } else if (mpi.mode && kMpiProgram) {
+    state.counters["mpi_failed"] = 1;
+  }
 }
 
 double cacheline_one_way() { return cacheline_round_trip(kCachelineRoundTrips) / 2; }
@@ -233,12 +361,24 @@ double cacheline_one_way() { return cacheline_round_trip(kCachelineRoundTrips) /
 void BM_OneWay_CrossCore(benchmark::State& state) {
   figure_vs_limit(
       state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB) / 2; }, cacheline_one_way, 0,
-      kOneWayTargetXLimit);
+      kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
+}
+
+void BM_OneWay_CrossCore_RecvInto(benchmark::State& state) {
+  figure_vs_limit(
+      state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB, true) / 2; },
+      cacheline_one_way, 0, kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
+}
+
+void BM_RingOneWay_CrossCore(benchmark::State& state) {
+  figure_vs_limit(
+      state, [] { return ring_round_trip(kCachelineRoundTrips) / 2; }, cacheline_one_way, 0);
 }
 
 void BM_Burst64_CrossCore(benchmark::State& state) {
   figure_vs_limit(
-      state, [] { return burst_per_message(kBursts); }, cacheline_one_way, kBurstTargetNs);
+      state, [] { return burst_per_message(kBursts); }, cacheline_one_way, kBurstTargetNs, 0,
+      {"burst", kBurstTargetXMpi});
 }
 
 void BM_CoroutineSwitch_SameCore(benchmark::State& state) {
@@ -305,6 +445,8 @@ void common(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_CachelineRoundTrip)->Apply(common);
 BENCHMARK(BM_OneWay_CrossCore)->Apply(common);
+BENCHMARK(BM_OneWay_CrossCore_RecvInto)->Apply(common);
+BENCHMARK(BM_RingOneWay_CrossCore)->Apply(common);
 BENCHMARK(BM_Burst64_CrossCore)->Apply(common);
 BENCHMARK(BM_CoroutineSwitch_SameCore)->Apply(common);
 BENCHMARK(BM_SendSwitchRecv_SameCore)->Apply(common);

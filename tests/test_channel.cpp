@@ -104,37 +104,47 @@ TEST(Channel, SingleSlotFifo) {
 }
 
 TEST(Channel, CapacityIsRespectedAndNeverOverwritten) {
-  for (std::size_t lines : {1u, 2u, 7u, 64u}) {
-    Channel ch(lines);
-    const std::size_t cap = lines * Channel::kSlotsPerLine;  // a cache line holds 4 slots
-    for (std::size_t i = 0; i < cap; ++i) {
-      const Slot s = make_slot(i);
-      ASSERT_EQ(ch.push(&s, 1), 1u) << "capacity " << cap;
+  // A ring of C cells holds C pushes of at most Channel::kSlotsPerCell slots:
+  // C * kSlotsPerCell slots pushed a full cell at a time, C pushed one at a time.
+  for (std::size_t cells : {1u, 2u, 7u, 64u}) {
+    for (std::size_t per_push : {std::size_t{1}, Channel::kSlotsPerCell}) {
+      Channel ch(cells);
+      const std::size_t cap = cells * per_push;
+      std::vector<Slot> in;
+      for (std::size_t i = 0; i < cap; ++i) in.push_back(make_slot(i));
+      for (std::size_t i = 0; i < cap; i += per_push) {
+        ASSERT_EQ(ch.push(in.data() + i, per_push), per_push) << "capacity " << cap;
+      }
+      const Slot extra = make_slot(999);
+      EXPECT_EQ(ch.push(&extra, 1), 0u) << "a full ring of " << cells << " cells accepted another slot";
+      std::vector<Slot> out(cap + 4);
+      ASSERT_EQ(ch.pop(out.data(), out.size()), cap);
+      for (std::size_t i = 0; i < cap; ++i) EXPECT_EQ(check_slot(out[i], i), "");
     }
-    const Slot extra = make_slot(999);
-    EXPECT_EQ(ch.push(&extra, 1), 0u) << "a full ring of capacity " << cap << " accepted another slot";
-    std::vector<Slot> out(cap + 4);
-    ASSERT_EQ(ch.pop(out.data(), out.size()), cap);
-    for (std::size_t i = 0; i < cap; ++i) EXPECT_EQ(check_slot(out[i], i), "");
   }
 }
 
 TEST(Channel, BatchPushTakesWhatFitsInOrder) {
-  Channel ch(1);  // 4 slots
+  static_assert(Channel::kSlotsPerCell == 3, "the counts below assume cells of 3 slots");
+  Channel ch(2);  // 6 slots
   std::vector<Slot> in;
   for (std::uint64_t i = 0; i < 10; ++i) in.push_back(make_slot(i));
-  EXPECT_EQ(ch.push(in.data(), in.size()), 4u);
-  Slot out[3];
-  ASSERT_EQ(ch.pop(out, 3), 3u);  // pops at most `max`
-  for (std::uint64_t i = 0; i < 3; ++i) EXPECT_EQ(check_slot(out[i], i), "");
-  EXPECT_EQ(ch.push(in.data() + 4, 6), 3u);
+  EXPECT_EQ(ch.push(in.data(), in.size()), 6u);
+  Slot out[2];
+  ASSERT_EQ(ch.pop(out, 2), 2u);  // pops at most `max`: part of the first cell
+  for (std::uint64_t i = 0; i < 2; ++i) EXPECT_EQ(check_slot(out[i], i), "");
+  EXPECT_EQ(ch.push(in.data() + 6, 4), 0u) << "a cell read in part is not free yet";
+  ASSERT_EQ(ch.pop(out, 2), 2u);  // the first cell's last slot, the second's first
+  for (std::uint64_t i = 0; i < 2; ++i) EXPECT_EQ(check_slot(out[i], i + 2), "");
+  EXPECT_EQ(ch.push(in.data() + 6, 4), 3u) << "the first cell is free again";
   std::vector<Slot> rest(10);
-  ASSERT_EQ(ch.pop(rest.data(), rest.size()), 4u);
-  for (std::uint64_t i = 0; i < 4; ++i) EXPECT_EQ(check_slot(rest[i], i + 3), "");
+  ASSERT_EQ(ch.pop(rest.data(), rest.size()), 5u);
+  for (std::uint64_t i = 0; i < 5; ++i) EXPECT_EQ(check_slot(rest[i], i + 4), "");
+  EXPECT_FALSE(ch.has_slots());
 }
 
 TEST(Channel, WrapAroundManyTimes) {
-  Channel ch(2);  // 8 slots
+  Channel ch(3);  // 3 cells: a push of up to 7 slots fits
   std::uint64_t next_in = 0, next_out = 0;
   std::vector<Slot> buf(8);
   for (int round = 0; round < 1000; ++round) {

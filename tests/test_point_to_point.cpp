@@ -783,6 +783,65 @@ TEST(PointToPoint, DroppedReceiveIsWithdrawn) {
   EXPECT_EQ(ok.load(), 2);
 }
 
+// What a process posts reaches its peer while the process computes: rank 0
+// posts, then spins (never yielding, so its core never switches) until rank
+// 1, on the other core, has finished its wait, or until a bound. Cases:
+//   send       rank 0 posts a send (8 B eager, 4096 B single copy); rank 1 receives it;
+//   take-in    rank 1's send (eager ssend, or single copy) has already arrived
+//              when rank 0 posts the receive that takes it in; rank 1 waits for
+//              its send, which that take-in completes (the acknowledgement).
+// A packet that waited for the poster's core to switch would reach rank 1
+// only once the spin gave up.
+TEST(PointToPoint, PostedWorkReachesPeerWhileProcessComputes) {
+  Runtime rt;
+  if (rt.cores().size() < 2) GTEST_SKIP() << "needs two cores";
+  constexpr auto kBound = std::chrono::seconds(3);
+  RunOptions opts;
+  opts.placement = Placement::explicit_map({rt.cores().front(), rt.cores().back()});
+  for (const bool take_in : {false, true}) {
+    for (const std::uint32_t size : {8u, 4096u}) {
+      SCOPED_TRACE(std::string(take_in ? "take-in" : "send") + ", " + std::to_string(size) + " bytes");
+      std::atomic<bool> peer_done{false};
+      std::atomic<bool> seen_while_computing{false};
+      // Spins without yielding until rank 1 is done or the bound has passed.
+      const auto compute = [&] {
+        const auto until = std::chrono::steady_clock::now() + kBound;
+        while (!peer_done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until) {
+        }
+        seen_while_computing.store(peer_done.load(std::memory_order_acquire));
+      };
+      rt.run(2, [&](Process& p) -> Task<void> {
+        const auto payload = pattern(size, message_key(p.rank(), 1 - p.rank(), size));
+        std::vector<std::byte> in(size);
+        if (p.rank() == 0 && !take_in) {
+          SendTicket t = p.post_send(1, payload);
+          compute();
+          co_await p.wait(t);
+        } else if (p.rank() == 1 && !take_in) {
+          const std::uint64_t got = co_await p.recv_into(0, in);
+          check_payload(std::span(in.data(), got), Planned{0, 1, 0, size, size});
+          peer_done.store(true, std::memory_order_release);
+        } else if (p.rank() == 0) {
+          co_await p.recv(1, 1);  // rank 1's message, sent before this one, has arrived too
+          RecvTicket r = p.post_recv_into(1, in);
+          SY_CHECK(p.test(r), "the message that arrived first was not taken in when its receive was posted");
+          compute();
+          co_await p.wait(r);
+          check_payload(in, Planned{1, 0, 0, size, size});
+        } else {
+          // Eager and synchronous, or single copy: either way complete only once taken in.
+          SendTicket t = size <= 512 ? p.post_ssend(0, payload) : p.post_send(0, payload);
+          std::byte ready{1};
+          co_await p.send(0, std::span(&ready, 1), 1);
+          co_await p.wait(t);
+          peer_done.store(true, std::memory_order_release);
+        }
+      }, opts);
+      EXPECT_TRUE(seen_while_computing.load()) << "rank 1's wait ended only after rank 0 stopped computing";
+    }
+  }
+}
+
 TEST(PointToPointLarge, MessageOverTwoGiB) {
   if (sytest::kSanitized) GTEST_SKIP() << "2.5 GiB under a sanitizer is impractical";
   if (std::getenv("SWITCHYARD_SKIP_LARGE")) GTEST_SKIP() << "SWITCHYARD_SKIP_LARGE is set";

@@ -121,7 +121,7 @@ TEST(SharedMemoryTransport, PacketsCutByBatchesAndRingsArriveWhole) {
 // of slots posted before it still waits to enter the ring.
 TEST(SharedMemoryTransport, AcceptedWithinOneRingOfBacklog) {
   Doorbell bells[2];
-  RingSet rings({&bells[0], &bells[1]}, 1);  // 4 slots
+  RingSet rings({&bells[0], &bells[1]}, 1);  // one cell: 3 slots
   SharedMemoryTransport sender;
   sender.attach(rings, 0);
   const Route to{0, 1, 0};
@@ -131,9 +131,9 @@ TEST(SharedMemoryTransport, AcceptedWithinOneRingOfBacklog) {
   EXPECT_EQ(first, 3u);
   EXPECT_EQ(second, 6u);
   EXPECT_TRUE(sender.accepted(to, first));
-  EXPECT_FALSE(sender.accepted(to, second)) << "6 slots staged, none in the ring: beyond a 4-slot window";
+  EXPECT_FALSE(sender.accepted(to, second)) << "6 slots staged, none in the ring: beyond a 3-slot window";
   EXPECT_TRUE(sender.flush());
-  EXPECT_TRUE(sender.has_backlog()) << "a 4-slot ring takes 4 of the 6 slots";
+  EXPECT_TRUE(sender.has_backlog()) << "a 3-slot ring takes 3 of the 6 slots";
   EXPECT_TRUE(sender.accepted(to, second));
   EXPECT_GE(sender.stats().ring_full, 1u);
 }

@@ -203,10 +203,10 @@ void Worker::idle_wait() {
 
 // One scheduling round: every process that is ready now runs once. Those made
 // ready meanwhile run in the same round too, up to kExtraResumes of them, as
-// long as nothing waits for the end of the round (a packet for another core,
+// long as nothing waits for the end of the round (a packet a full ring left,
 // an active message for this one): a hand-off between processes of this core
-// then costs a switch, not a pass through poll and flush, while a packet still
-// leaves, and a handler still runs, at the end of the round it was made in.
+// then costs a switch, not a pass through poll and flush, while a handler
+// still runs at the end of the round it was posted in.
 // A process that unwound in the middle of the round may have cancelled the job
 // (quiesce_before_unwinding): the rest of the round then waits for the release.
 void Worker::round() {

@@ -1,8 +1,8 @@
 #pragma once
 // A worker: the one thread bound to one core. It runs the processes placed on
-// its core in scheduling rounds: take in what the transport brought, resume
-// the processes that are ready, then flush the round's outgoing packets in one
-// batch per destination core. Everything of a job that lives on this core
+// its core in scheduling rounds: take in what the transport brought (and send
+// the answers that takes), resume the processes that are ready (what they post
+// leaves at once), then flush what full rings left. Everything of a job that lives on this core
 // (processes, mailboxes, requests, ready queue) is touched by this thread alone.
 
 #include <atomic>

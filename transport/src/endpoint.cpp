@@ -25,6 +25,7 @@ void Endpoint::start(const EndpointConfig& config) {
   network_ = config.network;
   client_ = config.client;
   cancelling_ = false;
+  polling_ = false;
   trace_clock_ = config.trace_clock;
   mailboxes_.assign(config.local_ranks, Mailbox{});
   waiting_.assign(routes_->global_cores(), WaitingSends{});
@@ -107,6 +108,7 @@ void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager
   if (!eager && to.node != node_) {
     const std::uint64_t unused = s.size;  // the payload slot: read by nobody
     transport.post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&unused, 1)));
+    posted(transport, to);
     s.over_network = true;
     network_->send_payload(to, s);
     return;  // complete once the receive took the payload
@@ -114,10 +116,11 @@ void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager
   if (!eager) {
     const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.data));
     transport.post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&address, 1)));
-    if (s.size >= kFlushAtOnceBytes) transport.flush();
+    posted(transport, to, s.size >= kFlushAtOnceBytes);
     return;  // complete on kSendDone
   }
   const std::uint64_t seq = transport.post(to, h, {s.data, static_cast<std::size_t>(s.size)});
+  posted(transport, to);
   if (synchronous) return;  // complete on kSendDone
   if (transport.accepted(to, seq)) {
     s.done = true;
@@ -156,6 +159,7 @@ SendState* Endpoint::post_active(Rank src, Rank dst, ContextId context, Tag hand
   const Route& to = route(dst);
   Transport& transport = transport_for(to);
   const std::uint64_t seq = transport.post(to, h, body);
+  posted(transport, to);
   if (transport.accepted(to, seq)) return nullptr;
   SendState* s = sends_.acquire();
   s->owner = src;
@@ -190,7 +194,9 @@ void Endpoint::post_lock_packet(Rank to, WireKind kind, std::uint8_t flags, Cont
   h.src = src;
   h.dst = dst;
   h.request = request;
-  transport_for(route(to)).post(route(to), h, {});
+  Transport& transport = transport_for(route(to));
+  transport.post(route(to), h, {});
+  posted(transport, route(to));
 }
 
 // The owner's side of a try: a job being cancelled grants nothing more.
@@ -233,7 +239,7 @@ void Endpoint::complete_send(Rank sender, RequestId request, std::uint64_t bytes
   h.request = request;
   Transport& transport = transport_for(route(sender));
   transport.post(route(sender), h, {});
-  if (bytes >= kFlushAtOnceBytes) transport.flush();
+  posted(transport, route(sender), bytes >= kFlushAtOnceBytes);
 }
 
 // --- receiving ---
@@ -423,6 +429,7 @@ void Endpoint::arrived(const WireHeader& h, std::span<const std::byte> payload) 
 }
 
 bool Endpoint::poll() {
+  polling_ = true;
   bool any = transport_->poll(*this);
   if (network_) any |= network_->poll(*this);
   if (!local_active_.empty()) {
@@ -435,6 +442,10 @@ bool Endpoint::poll() {
     running_active_.clear();
     any = true;
   }
+  polling_ = false;
+  // Before the worker resumes a process, which may compute for long: the
+  // completions and answers posted above must not wait for its next switch.
+  if (transport_->has_staged()) transport_->flush();
   return any;
 }
 

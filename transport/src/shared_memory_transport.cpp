@@ -7,7 +7,7 @@
 namespace switchyard::detail {
 
 RingSet::RingSet(std::vector<Doorbell*> doorbells, std::size_t capacity_lines)
-    : doorbells_(std::move(doorbells)), capacity_slots_(capacity_lines * Channel::kSlotsPerLine) {
+    : doorbells_(std::move(doorbells)), capacity_slots_(capacity_lines * Channel::kSlotsPerCell) {
   const std::uint32_t n = cores();
   rings_.resize(std::size_t{n} * n);
   for (std::uint32_t a = 0; a < n; ++a) {
@@ -54,6 +54,7 @@ void SharedMemoryTransport::attach(RingSet& rings, std::uint32_t core) {
   stats_ = {};
   out_.resize(cores);
   in_.resize(cores);
+  staged_outboxes_ = 0;
   for (std::uint32_t c = 0; c < cores; ++c) {
     Outbox& out = out_[c];
     out.staged.clear();
@@ -76,11 +77,13 @@ std::uint64_t SharedMemoryTransport::post(const Route& to, const WireHeader& hea
                                           std::span<const std::byte> payload) {
   assert(to.core != core_ && payload.size() == wire_payload_bytes(header));
   Outbox& out = out_[to.core];
+  if (out.head == out.staged.size()) ++staged_outboxes_;
   out.posted += out.staged.append_packet(header, payload);
-  staged_ = true;
   if (out.staged.size() - out.head >= kAutoFlushSlots) push(out);
   return out.posted;
 }
+
+bool SharedMemoryTransport::publish(const Route& to) { return push(out_[to.core]); }
 
 bool SharedMemoryTransport::accepted(const Route& to, std::uint64_t seq) const {
   return seq <= out_[to.core].pushed + window_;
@@ -97,6 +100,7 @@ bool SharedMemoryTransport::push(Outbox& out) {
   if (out.head == out.staged.size()) {
     out.staged.clear();
     out.head = 0;
+    --staged_outboxes_;
   } else if (out.head >= kAutoFlushSlots && out.head >= out.staged.size() - out.head) {
     // A ring that keeps taking only part: move the rest to the front rather
     // than grow forever, once the part taken is at least the part left, so
@@ -112,15 +116,11 @@ bool SharedMemoryTransport::push(Outbox& out) {
 }
 
 bool SharedMemoryTransport::flush() {
-  if (!staged_) return false;  // the common idle round: nothing to walk
+  if (staged_outboxes_ == 0) return false;  // the common round: nothing to walk
   bool moved = false;
-  bool left = false;
   for (Outbox& out : out_) {
-    if (!out.ring) continue;
-    moved |= push(out);
-    left |= out.head < out.staged.size();
+    if (out.ring) moved |= push(out);
   }
-  staged_ = left;
   return moved;
 }
 

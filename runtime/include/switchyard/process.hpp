@@ -163,6 +163,21 @@ class alignas(kCacheLine) Process {
   // --- point to point. Tags below kFirstReservedTag are the caller's. ---
   // The blocking calls are awaitables without a coroutine frame of their own:
   // the message is posted when the call is made, and co_await waits for it.
+  //
+  // Progress while a process computes: whatever a send or receive call posts
+  // reaches the peer's core before the call returns, not at this core's next
+  // switch. A message (eager or single copy) to another core of this node
+  // is in its ring, and the peer's core, if its process waits, takes it in
+  // (a single copy straight out of the sender's buffer) while the sender
+  // goes on computing; a receive that takes in a message that had arrived
+  // (at post_recv*) answers the sender at once, so that the sender's wait for
+  // a single-copy or synchronous send ends while the receiver computes. What
+  // still needs this core: a message that arrives after its receive was
+  // posted is taken in when this process waits or yields (as an MPI rank
+  // progresses in MPI calls); a sender's ticket completes when this process
+  // next looks; a packet that finds its ring full leaves as room appears, at
+  // the latest when this core next switches. Towards another node, packets go as the network transport
+  // sends them (network_transport.hpp).
   SendAwaiter send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
   RecvAwaiter recv(Rank src, Tag tag = 0);  // src may be kAnySource; yields a Message
   // Receives straight into `buffer`; yields the message size. A message larger

@@ -56,8 +56,8 @@ struct RuntimeOptions {
 
 struct RunOptions {
   Placement placement = Placement::round_robin();
-  // Cache lines each core-to-core ring holds (4 slots of 16 bytes each). 1
-  // works; more lets senders run ahead.
+  // Cache lines (cells) each core-to-core ring holds, each up to 3 slots of 16
+  // bytes (an 8-byte message is one cell). 1 works; more lets senders run ahead.
   std::size_t ring_capacity = 1024;
   // Messages up to this many bytes are copied into the ring and the sender
   // continues at once; larger ones are copied once, by the receiver, out of the

@@ -242,6 +242,10 @@ class MpiTransport final : public NetworkTransport {
   bool accepted(const Route& to, std::uint64_t seq) const override {
     return seq <= out_[routes_->global_core(to)].taken + window_;
   }
+  // Nothing more than post() does: a packet towards a core with no batch in
+  // MPI's hands has left already; one behind a batch in flight joins the next
+  // batch, which leaves once MPI has taken that one (flush).
+  bool publish(const Route&) override { return false; }
   bool flush() override;
   bool poll(ArrivalSink& sink) override;
   bool has_arrivals() const override;

@@ -1,25 +1,41 @@
 #pragma once
 // The ring between two cores: a bounded lock-free single-producer /
-// single-consumer queue of 16-byte slots (Boost.Lockfree spsc_queue), one per
-// ordered pair of cores, as in Seastar. Only the worker thread of the source
-// core pushes and only the worker thread of the destination core pops, so no
-// slot is contended and no compare-and-swap is needed.
+// single-consumer queue of 16-byte slots, one per ordered pair of cores, as in
+// Seastar. Only the worker thread of the source core pushes and only the
+// worker thread of the destination core pops, so no slot is contended and no
+// compare-and-swap is needed.
 //
-// Layout across cores. spsc_queue keeps its write index (written by the
-// producer) and its read index (written by the consumer) on separate cache
-// lines; the Channel is cache-line aligned so that the write index's line is
-// not shared with a neighbouring object either. Both indices are published
-// with one release store per bulk push or pop, and the sender pushes a whole
-// round's packets at once, so an index line crosses cores once per round, not
-// once per message.
+// Why not Boost.Lockfree's spsc_queue (the ring until issue 49): a message
+// through it crosses four cache lines in series. The producer loads the
+// consumer's index (written by the consumer's last pop: a miss), writes the
+// slots (a line the consumer read last: a miss), stores its write index (a
+// line the consumer spins on); the consumer then misses on that index and on
+// the slots. bench_latency's BM_RingOneWay_CrossCore measured 4-5 cache-line
+// transfers per one way through it (bench/README.md).
 //
-// The capacity is the ring capacity, counted in cache lines of slots: a
-// sender that finds the ring full keeps its packets staged and pushes them as
-// room appears; it never drops or overwrites.
+// Here the ring is an array of cells, each one cache line: a sequence word,
+// a slot count and up to kSlotsPerCell slots (a header and 16 bytes of
+// payload: a small message is one cell). The producer fills a cell and then
+// stores its sequence word; the consumer spins on the sequence word of the
+// cell it expects next, so the line it spins on is the line that carries the
+// data: one line crosses per small message. The producer learns free room
+// from the consumer's published position, kept as last seen (as
+// rigtorp/SPSCQueue does) and reloaded only when that view says the ring is
+// full; the consumer's private state and its published position live on
+// their own lines.
+//
+// A push fills whole cells but never appends to a cell pushed before (the
+// consumer may be reading it), so a ring of C cells holds between C and
+// C * kSlotsPerCell slots. A sender that finds the ring full keeps its
+// packets staged and pushes them as room appears; it never drops or
+// overwrites.
 
-#include <boost/lockfree/spsc_queue.hpp>
-
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
 
 #include "switchyard/transport/wire.hpp"
 
@@ -27,29 +43,105 @@ namespace switchyard::detail {
 
 class alignas(kCacheLine) Channel {
  public:
-  static constexpr std::size_t kSlotsPerLine = kCacheLine / sizeof(Slot);
+  static constexpr std::size_t kSlotsPerCell = (kCacheLine - 2 * sizeof(std::uint64_t)) / sizeof(Slot);
 
-  explicit Channel(std::size_t capacity_lines) : ring_(capacity_lines * kSlotsPerLine) {}
+  explicit Channel(std::size_t capacity_cells)
+      : producer_{std::make_unique<Cell[]>(capacity_cells), capacity_cells},
+        consumer_{producer_.cells.get(), capacity_cells} {}
 
-  // Producer side: pushes as many of `count` slots as fit, in order, with one
-  // index update; returns how many.
-  std::size_t push(const Slot* slots, std::size_t count) { return ring_.push(slots, count); }
-  // Producer side: reads the consumer's index now, so that the next push finds
-  // its line in this core's cache. A push must read it (to know the room
-  // left), and the consumer wrote it when it last popped: read on the push's
-  // path, that is a cache miss in series with the message; read here, right
-  // after this core took the consumer's answer, the miss overlaps whatever
-  // this core does before it sends again.
-  void touch_consumer_index() const { (void)ring_.write_available(); }
+  // Producer side: pushes as many of `count` slots as fit, in order, a cell
+  // at a time; returns how many.
+  std::size_t push(const Slot* slots, std::size_t count) noexcept {
+    Producer& p = producer_;
+    std::size_t pushed = 0;
+    while (pushed < count) {
+      if (p.position - p.popped_seen == p.capacity) {
+        touch_consumer_index();
+        if (p.position - p.popped_seen == p.capacity) break;
+      }
+      Cell& cell = p.cells[p.cell];
+      const std::size_t n = std::min(kSlotsPerCell, count - pushed);
+      std::memcpy(cell.slots, slots + pushed, n * sizeof(Slot));
+      cell.count = n;
+      // Release: pairs with the acquire load of this cell's sequence in
+      // ready(); a consumer that sees position + 1 sees the slots and count
+      // written above. Its own cell's line: the store's line is the data's.
+      cell.sequence.store(++p.position, std::memory_order_release);
+      if (++p.cell == p.capacity) p.cell = 0;
+      pushed += n;
+    }
+    return pushed;
+  }
+  // Producer side: reloads the consumer's position. push() calls it when its
+  // view says full; the transport calls it right after this core took the
+  // consumer's answer, so that the miss overlaps whatever this core does
+  // before it sends again.
+  void touch_consumer_index() noexcept {
+    // Acquire: pairs with the release store of popped in pop(); the consumer
+    // has finished reading the cells it counts before this side refills them.
+    producer_.popped_seen = consumer_.popped.load(std::memory_order_acquire);
+  }
 
-  // Consumer side: pops up to `max` slots in one batch, with one index update; returns how many.
-  std::size_t pop(Slot* out, std::size_t max) { return ring_.pop(out, max); }
-  bool has_slots() const { return ring_.read_available() != 0; }
+  // Consumer side: pops up to `max` slots, in order; returns how many.
+  std::size_t pop(Slot* out, std::size_t max) noexcept {
+    Consumer& c = consumer_;
+    // Relaxed: only this thread writes popped.
+    const std::uint64_t start = c.popped.load(std::memory_order_relaxed);
+    std::uint64_t position = start;
+    std::size_t taken = 0;
+    while (taken < max && ready(position)) {
+      const Cell& cell = c.cells[c.cell];
+      const std::size_t n = std::min<std::size_t>(cell.count - c.offset, max - taken);
+      std::memcpy(out + taken, cell.slots + c.offset, n * sizeof(Slot));
+      taken += n;
+      c.offset += n;
+      if (c.offset < cell.count) break;  // `max` cut the cell: the rest comes next time
+      c.offset = 0;
+      ++position;
+      if (++c.cell == c.capacity) c.cell = 0;
+    }
+    // Release: pairs with the acquire load in touch_consumer_index(); the
+    // cells counted are read before the producer may refill them.
+    if (position != start) c.popped.store(position, std::memory_order_release);
+    return taken;
+  }
+  // Consumer side: whether a slot is there to pop.
+  bool has_slots() const noexcept { return ready(consumer_.popped.load(std::memory_order_relaxed)); }
 
  private:
-  boost::lockfree::spsc_queue<Slot> ring_;
+  struct alignas(kCacheLine) Cell {
+    std::atomic<std::uint64_t> sequence{0};  // the producer's position after filling it: 1, 2, ...
+    std::uint64_t count = 0;                 // slots it holds: written before sequence
+    Slot slots[kSlotsPerCell];
+  };
+  static_assert(sizeof(Cell) == kCacheLine, "a cell is one cache line: its sequence word travels with its slots");
+
+  struct alignas(kCacheLine) Producer {  // the producer's alone
+    std::unique_ptr<Cell[]> cells;
+    std::size_t capacity = 0;
+    std::size_t cell = 0;             // where the next push writes
+    std::uint64_t position = 0;       // cells pushed so far
+    std::uint64_t popped_seen = 0;    // the consumer's `popped` as last loaded
+  };
+  struct alignas(kCacheLine) Consumer {  // the consumer's, and `popped`, which the producer reads when full
+    const Cell* cells = nullptr;
+    std::size_t capacity = 0;
+    std::size_t cell = 0;    // the cell the next pop reads
+    std::size_t offset = 0;  // slots of that cell already popped
+    std::atomic<std::uint64_t> popped{0};  // cells popped so far
+  };
+
+  // Consumer side: whether the cell at `position` is filled.
+  bool ready(std::uint64_t position) const noexcept {
+    // Acquire: pairs with the release store in push(); the cell's slots and
+    // count are visible once its sequence reads position + 1 (a stale value
+    // from the previous lap is position + 1 - capacity).
+    return consumer_.cells[consumer_.cell].sequence.load(std::memory_order_acquire) == position + 1;
+  }
+
+  Producer producer_;
+  Consumer consumer_;
 };
-static_assert(kOwnsCacheLines<Channel>, "the write index's line is shared with no neighbouring object");
-static_assert(Channel::kSlotsPerLine * sizeof(Slot) == kCacheLine, "a ring's capacity counts whole lines of slots");
+static_assert(kOwnsCacheLines<Channel>, "the producer's and the consumer's state share no line with a neighbour");
 
 }  // namespace switchyard::detail

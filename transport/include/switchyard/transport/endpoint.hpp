@@ -105,11 +105,13 @@ struct EndpointConfig {
 
 class Endpoint final : public ArrivalSink, public PayloadSink {
  public:
-  // A rendezvous header, and the completion that answers a copy, for a
-  // message of at least this many bytes leave at once rather than at the end
-  // of the round: the copy is then the long part of the transfer. Smaller ones
-  // go with the round's batch: flushed one by one, the 1 KiB exchanges of
-  // bench_exchange took 24-29 % longer (index lines crossing cores per message).
+  // What a running process posts (a send, an active message, the
+  // completion its receive's take-in owes a sender) leaves at once: the
+  // process may compute for long before its core switches, and its peer waits
+  // meanwhile. What the worker's poll posts (completions of the copies it made,
+  // answers to lock tries) goes with the poll's other packets, at its end,
+  // except a completion of a copy of at least this many bytes, which leaves
+  // at once: the copy is then the long part of the transfer.
   static constexpr std::uint64_t kFlushAtOnceBytes = 16384;
   Endpoint() = default;
   Endpoint(const Endpoint&) = delete;
@@ -147,7 +149,8 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   void release_remote_lock(Rank src, Rank dst, ContextId context);
 
   // --- driven by the worker ---
-  // Arrivals from the transport, then the queued same-core active messages.
+  // Arrivals from the transport, then the queued same-core active messages;
+  // then the packets that posted (to other cores of this node) leave.
   bool poll();
   // Publishes the round's packets, then completes the eager sends that got room.
   bool flush();
@@ -180,6 +183,11 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   Transport& transport_for(const Route& to) noexcept {
     return to.node == node_ ? *transport_ : static_cast<Transport&>(*network_);
   }
+  // A packet towards `to` was just posted on `transport`: published now when
+  // a running process posted it (or `now`), else at the end of the poll.
+  void posted(Transport& transport, const Route& to, bool now = false) {
+    if (!polling_ || now) transport.publish(to);
+  }
   void send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   void send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   // `global_core`: the destination's core as RouteTable::global_core numbers it.
@@ -210,6 +218,7 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   NetworkTransport* network_ = nullptr;
   EndpointClient* client_ = nullptr;
   bool cancelling_ = false;
+  bool polling_ = false;  // in poll(): what is posted now leaves at its end (posted())
   std::uint64_t (*trace_clock_)() noexcept = nullptr;
   std::vector<Mailbox> mailboxes_;  // by local index
   // Eager sends waiting for room, per destination core (global numbering): FIFO, as their packets.

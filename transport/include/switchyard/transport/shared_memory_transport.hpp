@@ -2,12 +2,13 @@
 // The transport between the cores of one machine, batched as in Seastar.
 //
 // Sending: post() appends the packet to a staging buffer per destination core
-// (owner-private, so hot in this core's cache); flush(), at the end of each
-// scheduling round, moves each staging buffer into its ring with one bulk push
-// (one store of the ring's write index) and then checks the destination's
-// doorbell once: a relaxed load while the peer is awake, no fence (doorbell.hpp
-// says why no wake-up is lost). A destination whose staged packets pass
-// kAutoFlushSlots is flushed at once, so a long round cannot starve its peer.
+// (owner-private, so hot in this core's cache); publish() (a packet a running
+// process posted: at once) and flush() (what the worker's own poll posted, at
+// the end of the poll, and whatever a full ring left) move a staging buffer
+// into its ring with one bulk push (one store of the ring's write index) and
+// then check the destination's doorbell once: a relaxed load while the peer is
+// awake, no fence (doorbell.hpp says why no wake-up is lost). A destination
+// whose staged packets pass kAutoFlushSlots is pushed at once.
 //
 // Receiving: poll() drains each incoming ring in bulk pops of up to
 // kBatchSlots into a batch buffer and hands each packet to the sink straight
@@ -74,11 +75,12 @@ class SharedMemoryTransport final : public Transport {
 
   std::uint64_t post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
   bool accepted(const Route& to, std::uint64_t seq) const override;
+  bool publish(const Route& to) override;
   bool flush() override;
   bool poll(ArrivalSink& sink) override;
   bool has_arrivals() const override;
   bool has_backlog() const override;
-  bool has_staged() const override { return staged_; }
+  bool has_staged() const override { return staged_outboxes_ != 0; }
   const TransportStats& stats() const override { return stats_; }
   // The job's end, once every worker has left it (on one thread): every
   // packet core `from` posted towards core `to` that `to` never took (the
@@ -112,7 +114,7 @@ class SharedMemoryTransport final : public Transport {
   std::unique_ptr<Slot[]> batch_;
   std::uint64_t window_ = 0;  // the ring's capacity in slots
   std::uint32_t core_ = 0;
-  bool staged_ = false;       // something may wait in an outbox: flush() has work
+  std::uint32_t staged_outboxes_ = 0;  // outboxes with slots not in their ring yet: flush() has work
   TransportStats stats_;
 };
 

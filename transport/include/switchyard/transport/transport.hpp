@@ -1,8 +1,8 @@
 #pragma once
 // The transport interface: how a core's endpoint moves packets to other cores.
 // A worker owns one transport per kind of link and drives it: post() packets
-// during a scheduling round, flush() at the end of the round, poll() arrivals
-// into the endpoint. Two implement it: the shared-memory transport (rings
+// (and publish() those a running process posted), flush() what is left at the
+// end of the round, poll() arrivals into the endpoint. Two implement it: the shared-memory transport (rings
 // between the cores of one node, shared_memory_transport.hpp) and the network
 // transport towards the cores of other nodes (NetworkTransport, which adds
 // rendezvous payloads and the end of a job across nodes; its MPI
@@ -45,6 +45,12 @@ class Transport {
   // most a ring's capacity of packets posted before it is still waiting to
   // enter the ring. An eager send completes once its packet is.
   virtual bool accepted(const Route& to, std::uint64_t seq) const = 0;
+  // Publishes now what post() queued towards `to`, rather than at the next
+  // flush(): the endpoint calls it for what a running process posts, so that
+  // the packet reaches its peer while the process goes on computing (its core
+  // switches, and flushes, only once the process waits). A packet that finds
+  // no room stays queued, for flush(). Returns whether anything moved.
+  virtual bool publish(const Route& to) = 0;
   // Publishes what post() queued: one bulk push per destination, each followed
   // by one check of the destination's doorbell. Returns whether anything moved.
   virtual bool flush() = 0;

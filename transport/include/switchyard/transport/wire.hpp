@@ -1,8 +1,8 @@
 #pragma once
 // What crosses from one core to another: a stream of 16-byte slots. A packet
 // is a 32-byte header (two slots) followed by its payload rounded up to whole
-// slots, so small messages share cache lines (a 16-byte message takes 48
-// bytes, four of them fit in three lines) and payloads start 16-byte aligned.
+// slots, so payloads start 16-byte aligned and a message of up to 16 bytes
+// takes three slots: one cell (cache line) of the ring (channel.hpp).
 //
 // Packet kinds:
 //   kEager       a message whose payload follows the header
@@ -33,7 +33,7 @@ namespace switchyard::detail {
 struct alignas(16) Slot {
   std::byte bytes[16];
 };
-static_assert(sizeof(Slot) == 16 && std::is_trivially_copyable_v<Slot>, "Boost.Lockfree rings copy slots bytewise");
+static_assert(sizeof(Slot) == 16 && std::is_trivially_copyable_v<Slot>, "rings copy slots bytewise");
 
 enum class WireKind : std::uint8_t { kEager, kRendezvous, kSendDone, kActive, kLockTry, kLockReply, kLockRelease };
 
