@@ -75,6 +75,7 @@
 // an InvalidArgument.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "switchyard/communicator.hpp"
@@ -98,6 +99,13 @@ struct CopyStep {
 };
 static_assert(sizeof(CopyStep) == 64, "a step is one cache line");
 
+// Whether `next` continues `run` as one more piece of one strided step (the
+// same members, regions, size and phase; `next` a single piece, `run`'s
+// strides past its last one, or its second piece, which sets the strides),
+// and if so makes it so. A core's compiling merges its members' steps so,
+// and a maker of many small steps may merge them before.
+bool extend_strided(CopyStep& run, const CopyStep& next) noexcept;
+
 enum class CopySide : std::uint8_t {
   receiver,  // pull: a core copies the steps into its members
   sender,    // push: a core copies the steps out of its members
@@ -116,6 +124,17 @@ class BusyLockObserver {
   ~BusyLockObserver() = default;
 };
 
+// Where the cores' programs of a compiled exchange outlive its job: the
+// owner of an exchange (an ExchangePlan) makes one and passes it with every
+// run. At the end of a job each core's program goes back to it (to the cache
+// of the core's first participant); the first run of a later job on a core
+// whose participants, and the cores of every participant, are those the
+// program was compiled for takes it back instead of compiling again, its
+// addresses looked up anew. Thread-safe; the programs it holds are freed
+// with the last of the cache and the jobs that borrowed from it.
+class CopyProgramCache;
+std::shared_ptr<CopyProgramCache> make_copy_program_cache();
+
 struct CopyExchangeOptions {
   CopySide side = CopySide::receiver;
   CopyOrder order = CopyOrder::any;
@@ -123,6 +142,9 @@ struct CopyExchangeOptions {
   std::uint64_t seed = 0;          // busy_locks: each run's orders derive from it, the run and the sender
   std::uint32_t retry_yields = 1;  // busy_locks: yields after a pass in which every lock was taken
   BusyLockObserver* observer = nullptr;
+  // From make_copy_program_cache(), alive for as long as runs use it; nullptr:
+  // each job compiles its programs.
+  CopyProgramCache* programs = nullptr;
 };
 
 // One member's part, the same in every run: its steps as receiver and as

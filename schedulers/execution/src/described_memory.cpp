@@ -134,7 +134,9 @@ class BlockCursor {
 // Appends the pieces of entry step `st` (its bytes of the sender's message at
 // st.src_offset, landing at st.dst_offset of the receiver's) that are
 // contiguous in both memories, each merged into the step before it where both
-// sides continue it.
+// sides continue it, or else where it is one more piece of a strided step
+// (extend_strided): a redistribution's message is then a step per row of its
+// pieces, not one per piece.
 void add_pieces(std::vector<CopyStep>& out, const CopyStep& st, std::span<const StridedRun> from,
                 std::span<const StridedRun> into) {
   if (st.bytes == 0) return;
@@ -143,11 +145,12 @@ void add_pieces(std::vector<CopyStep>& out, const CopyStep& st, std::span<const 
     const std::uint64_t n = std::min({left, src.left_in_block(), dst.left_in_block()});
     const std::uint64_t s = src.at(), t = dst.at();
     CopyStep* last = out.empty() ? nullptr : &out.back();
-    if (last && last->src == st.src && last->dst == st.dst && last->phase == st.phase &&
+    const CopyStep piece{st.src, st.dst, 0, 0, s, t, n, st.phase};
+    if (last && last->count == 1 && last->src == st.src && last->dst == st.dst && last->phase == st.phase &&
         last->src_offset + last->bytes == s && last->dst_offset + last->bytes == t) {
       last->bytes += n;
-    } else {
-      out.push_back(CopyStep{st.src, st.dst, 0, 0, s, t, n, st.phase});
+    } else if (!last || !extend_strided(*last, piece)) {
+      out.push_back(piece);
     }
     src.advance(n);
     dst.advance(n);

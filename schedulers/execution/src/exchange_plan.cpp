@@ -78,6 +78,11 @@ struct ExchangePlanData {
   // process, and alike on every member of a plan from create().
   std::uint64_t copy_key = 0;
   CopyExchangeOptions copy_options;  // set once the plan is made (set_copy_options)
+  // The cores' programs of the compiled runs, kept from job to job: those of
+  // copy_key, and those of the described memory's key (with its options).
+  std::shared_ptr<CopyProgramCache> copy_programs = make_copy_program_cache();
+  std::shared_ptr<CopyProgramCache> described_programs = make_copy_program_cache();
+  CopyExchangeOptions described_copy_options;
   std::optional<model::MachineFile> machine;  // options.machine's copy
   // Plans from the whole pattern: the direct copies of hooks that describe memory.
   std::unique_ptr<DescribedMemory> described;
@@ -183,6 +188,9 @@ void set_copy_options(ExchangePlanData& d) {
       break;
   }
   o.phases = static_cast<std::uint32_t>(d.phases);
+  o.programs = d.copy_programs.get();
+  d.described_copy_options = o;
+  d.described_copy_options.programs = d.described_programs.get();
 }
 
 Schedule timed_schedule(ExchangePlanData& d, const CommMatrix& m) {
@@ -521,7 +529,7 @@ Task<ExchangeRunStats> run_hooks_copied(const ExchangePlanData& d, const Exchang
     const std::span<const std::byte> send[]{memory.send};
     const std::span<std::byte> recv[]{memory.recv};
     co_return co_await run_copy_exchange(comm.library(kExchangePlanLibrary), d.described->copy_key(), d.processes,
-                                         *direct, CopyRegions{send, recv}, d.copy_options);
+                                         *direct, CopyRegions{send, recv}, d.described_copy_options);
   }
   RunRegions regions(d.scratch[part_index(d, part)], part);
   detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part.sends, part.receives, hooks, regions.send(),
