@@ -879,11 +879,10 @@ FirstRun first_run_of_a_job(Runtime& rt, Rank n, MakeRun make_run) {
 }
 
 // A plan's first run in a later job takes the cores' programs that its first
-// job compiled: it compiles none, allocates only the job's bookkeeping of
-// the exchange (its slots and counts, not the programs: the first job's
-// first run allocates about 80 to 130 times as much here), and still moves every
-// byte. On one core and on two; a redistribution (hooks that describe
-// memory) and an exchange of spans.
+// job compiled: it compiles none, allocates no more than the job's
+// bookkeeping of the exchange (its slots and counts: 1.5 to 2.6 KiB here),
+// and still moves every byte. On one core and on two; a redistribution
+// (hooks that describe memory) and an exchange of spans.
 TEST(ExchangePlanFirstRuns, LaterJobsTakeTheProgramsTheFirstCompiled) {
   const SmallFig9 fig9;
   const auto& [src, dst, in, want] = fig9;
@@ -907,7 +906,6 @@ TEST(ExchangePlanFirstRuns, LaterJobsTakeTheProgramsTheFirstCompiled) {
       });
       if (job == 0) {
         EXPECT_GT(r.compiled, 0u);
-        EXPECT_GT(r.bytes, 16 * kBookkeepingBytes) << "the first job compiles the programs";
         EXPECT_GT(e.compiled, 0u);
       } else {
         EXPECT_EQ(r.compiled, 0u) << "a later job compiled the redistribution's programs again";
