@@ -162,6 +162,61 @@ TEST(ExchangePlan, RunsBackToBackWithoutBarriers) {
   }
 }
 
+// A process's buffers between runs: the same ones again (through the same
+// span arrays, or through copies of them), new ones at other addresses with
+// other contents, and, once, a receive buffer a byte too long or a send
+// buffer a byte too short, which the call refuses before anything moves.
+// Whatever a run keeps of the last run's buffers, every byte of every run
+// lands where this run's spans say.
+TEST(ExchangePlan, BuffersThatMoveOrChangeSizeBetweenRuns) {
+  constexpr Rank n = 16;
+  const CommMatrix m = sytest::nonuniform_case(n);
+  for (const std::string& scheduler : {std::string("ac"), std::string("optimal"), std::string("drsn")})
+  for (const Execution& how : kExecutions) {
+    SCOPED_TRACE(scheduler + ", " + how.name);
+    ExchangePlanOptions options;
+    options.scheduler = scheduler;
+    const ExchangePlan plan = one_thread_plan(m, sytest::with_execution(options, how));
+    std::atomic<int> refused{0};
+    sytest::runtime().run(
+        n,
+        [&](Process& p) -> Task<void> {
+          ExchangeBuffers kept(m, p.rank(), 5);
+          BufferForms kept_forms(kept, n);
+          for (int k = 0; k < 16; ++k) {
+            std::optional<ExchangeBuffers> fresh;  // other addresses, another run's contents
+            std::optional<BufferForms> fresh_forms;
+            if (k % 4 == 2) fresh.emplace(m, p.rank(), 100 + k), fresh_forms.emplace(*fresh, n);
+            ExchangeBuffers& b = fresh ? *fresh : kept;
+            BufferForms& forms = fresh ? *fresh_forms : kept_forms;
+            std::vector<std::span<const std::byte>> sends = forms.sends;  // k % 4 == 3: copies of the arrays
+            std::vector<std::span<std::byte>> recvs = forms.recvs;
+            const bool copies = k % 4 == 3;
+            if (k == 9) {  // a byte more to receive, or a byte less to send: refused at the call
+              std::vector<std::span<const std::byte>> short_sends = forms.sends;
+              std::vector<std::span<std::byte>> long_recvs = forms.recvs;
+              if (!long_recvs.empty()) long_recvs[0] = {long_recvs[0].data(), long_recvs[0].size() + 1};
+              if (!short_sends.empty()) short_sends.back() = short_sends.back().first(short_sends.back().size() - 1);
+              if (!short_sends.empty() || !long_recvs.empty()) {
+                try {
+                  co_await plan.run(p, short_sends, long_recvs);
+                } catch (const InvalidArgument&) {
+                  ++refused;
+                }
+              }
+            }
+            co_await plan.run(p, copies ? std::span(sends) : std::span(forms.sends),
+                              copies ? std::span(recvs) : std::span(forms.recvs));
+            if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
+            b.poison();
+            co_await p.barrier();  // nobody's next buffers land in this run's, freed above
+          }
+        },
+        sytest::run_options());
+    EXPECT_EQ(refused.load(), n) << "each process's wrongly sized buffers refused";
+  }
+}
+
 TEST(ExchangePlan, WhatAPlanReports) {
   const CommMatrix m = sytest::nonuniform_case(32);
   const ExchangePlan optimal = one_thread_plan(m, ExchangePlanOptions{});

@@ -573,13 +573,18 @@ class SpanHooks final : public ExchangeHooks {
   std::span<const std::span<std::byte>> recv_;
 };
 
+[[noreturn, gnu::cold, gnu::noinline]] void wrong_span_counts(Rank me, const ExchangePart& part, std::size_t sends,
+                                                              std::size_t recvs) {
+  throw InvalidArgument("switchyard: ExchangePlan::run on rank " + std::to_string(me) + ": given " +
+                        std::to_string(sends) + " send and " + std::to_string(recvs) +
+                        " receive buffers, the plan has " + std::to_string(part.sends.size()) + " send and " +
+                        std::to_string(part.receives.size()) + " receive entries");
+}
+
+// Two compares inline on every run; the message built out of line.
 void check_span_counts(Rank me, const ExchangePart& part, std::size_t sends, std::size_t recvs) {
-  if (sends != part.sends.size() || recvs != part.receives.size()) {
-    throw InvalidArgument("switchyard: ExchangePlan::run on rank " + std::to_string(me) + ": given " +
-                          std::to_string(sends) + " send and " + std::to_string(recvs) +
-                          " receive buffers, the plan has " + std::to_string(part.sends.size()) + " send and " +
-                          std::to_string(part.receives.size()) + " receive entries");
-  }
+  if (sends != part.sends.size() || recvs != part.receives.size()) [[unlikely]]
+    wrong_span_counts(me, part, sends, recvs);
 }
 
 Task<ExchangeRunStats> run_span_messages(const ExchangePlanData& d, Communicator comm,
