@@ -91,24 +91,25 @@ static_assert(kOwnsCacheLines<CopyMemberSlot>, "each member writes its slot from
 struct alignas(kCacheLine) CopyMemberRun {
   std::uint64_t runs = 0;       // this member's runs in the job: the run number it is in
   std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
-  // Where its regions began in its last run, sends then receives: a run
-  // whose regions begin at the same addresses leaves its core's resolved
-  // copies (CopyCoreProgram::resolved) good.
-  std::vector<const std::byte*> region_starts;
+  // Its last run's region lists, sends then receives, as the bytes of their
+  // spans: a run whose lists hold the same spans leaves its core's resolved
+  // copies (CopyCoreProgram::resolved) good, and is found so by one memcmp.
+  std::vector<std::byte> last_regions;
   CopyProgramCache* cache = nullptr;  // its options' `programs`, read by its core's copier
 
-  // Whether this run's regions begin elsewhere than the last run's (and, if
-  // so, remembers them). Allocates only when the number of regions changes.
+  // Whether this run's regions differ from the last run's (and, if so,
+  // remembers them). Allocates only when the number of regions changes.
   bool regions_moved(const CopyRegions& r) {
-    const std::size_t sends = r.send.size();
-    bool moved = region_starts.size() != sends + r.recv.size();
-    if (moved) region_starts.resize(sends + r.recv.size());
-    auto note = [&](std::size_t i, const std::byte* start) {
-      if (region_starts[i] != start) moved = true, region_starts[i] = start;
-    };
-    for (std::size_t i = 0; i < sends; ++i) note(i, r.send[i].data());
-    for (std::size_t j = 0; j < r.recv.size(); ++j) note(sends + j, r.recv[j].data());
-    return moved;
+    const std::span<const std::byte> send = std::as_bytes(r.send), recv = std::as_bytes(r.recv);
+    if (last_regions.size() == send.size() + recv.size() &&
+        (send.empty() || std::memcmp(last_regions.data(), send.data(), send.size()) == 0) &&
+        (recv.empty() || std::memcmp(last_regions.data() + send.size(), recv.data(), recv.size()) == 0)) {
+      return false;
+    }
+    last_regions.resize(send.size() + recv.size());
+    if (!send.empty()) std::memcpy(last_regions.data(), send.data(), send.size());
+    if (!recv.empty()) std::memcpy(last_regions.data() + send.size(), recv.data(), recv.size());
+    return true;
   }
 };
 static_assert(kOwnsCacheLines<CopyMemberRun>, "written on its member's core alone");
