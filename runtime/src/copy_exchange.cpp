@@ -308,20 +308,28 @@ Task<void> CopyEngine::prepare(Communicator comm, std::uint64_t key, Rank partic
 }
 
 Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                                   CopyRegions regions, CopyExchangeOptions options) {
+                                   CopyRegions regions, CopyExchangeOptions options, CopyRegionCheck check) {
   Process& p = comm.process();
   const Group& g = comm.group();
   const Rank me = comm.rank();
   CopyExchangeState& s = enter(p, g, me, key, participants, options);
-  s.slot(me).publish(regions.send.data(), regions.recv.data(), mine);
   CopyMemberRun& counts = s.member_run(me);
+  // The same span lists as the last run: checked then, and the core's
+  // resolved copies still good. Otherwise checked here, before anything is
+  // published, and kept.
+  const bool moved = counts.regions_differ(regions);
+  if (moved && check.check) check.check(check.context, regions);
+  s.slot(me).publish(regions.send.data(), regions.recv.data(), mine);
   counts.inquiries = 0;
   counts.cache = options.programs;
   const std::uint64_t run = ++counts.runs;
   const std::uint32_t core = p.worker_.index();
   const bool leads = s.spans_nodes && me == s.leader;
   CopyCoreProgram& prog = s.program(core);
-  if (counts.regions_moved(regions)) prog.regions_moved = true;
+  if (moved) {
+    counts.keep_regions(regions);
+    prog.regions_moved = true;
+  }
   if (++prog.arrived < prog.participants) {
     if (leads) co_await lead(s, comm, run);
     while (prog.done < run) co_await p.park("the copies of its compiled exchange");
@@ -547,8 +555,9 @@ std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Pro
 namespace switchyard {
 
 Task<CopyRunStats> run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
-                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options) {
-  return detail::CopyEngine::run(comm, key, participants, &mine, regions, options);
+                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options,
+                                     CopyRegionCheck check) {
+  return detail::CopyEngine::run(comm, key, participants, &mine, regions, options, check);
 }
 
 Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,

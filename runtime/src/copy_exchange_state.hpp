@@ -97,19 +97,20 @@ struct alignas(kCacheLine) CopyMemberRun {
   std::vector<std::byte> last_regions;
   CopyProgramCache* cache = nullptr;  // its options' `programs`, read by its core's copier
 
-  // Whether this run's regions differ from the last run's (and, if so,
-  // remembers them). Allocates only when the number of regions changes.
-  bool regions_moved(const CopyRegions& r) {
+  // Whether this run's span lists differ from the last run's kept ones.
+  bool regions_differ(const CopyRegions& r) const {
     const std::span<const std::byte> send = std::as_bytes(r.send), recv = std::as_bytes(r.recv);
-    if (last_regions.size() == send.size() + recv.size() &&
-        (send.empty() || std::memcmp(last_regions.data(), send.data(), send.size()) == 0) &&
-        (recv.empty() || std::memcmp(last_regions.data() + send.size(), recv.data(), recv.size()) == 0)) {
-      return false;
-    }
+    return last_regions.size() != send.size() + recv.size() ||
+           (!send.empty() && std::memcmp(last_regions.data(), send.data(), send.size()) != 0) ||
+           (!recv.empty() && std::memcmp(last_regions.data() + send.size(), recv.data(), recv.size()) != 0);
+  }
+  // Keeps them for the next run's comparison. Allocates only when the number
+  // of regions changes.
+  void keep_regions(const CopyRegions& r) {
+    const std::span<const std::byte> send = std::as_bytes(r.send), recv = std::as_bytes(r.recv);
     last_regions.resize(send.size() + recv.size());
     if (!send.empty()) std::memcpy(last_regions.data(), send.data(), send.size());
     if (!recv.empty()) std::memcpy(last_regions.data() + send.size(), recv.data(), recv.size());
-    return true;
   }
 };
 static_assert(kOwnsCacheLines<CopyMemberRun>, "written on its member's core alone");
@@ -366,7 +367,7 @@ class CopyExchangeState final : public GroupAttachment {
 // and groups of the job (friend of Process and Communicator).
 struct CopyEngine {
   static Task<CopyRunStats> run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                                CopyRegions regions, CopyExchangeOptions options);
+                                CopyRegions regions, CopyExchangeOptions options, CopyRegionCheck check);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
                             CopyExchangeOptions options);
 

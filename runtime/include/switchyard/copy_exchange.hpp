@@ -161,6 +161,16 @@ struct CopyRegions {
   std::span<const std::span<std::byte>> recv;
 };
 
+// A check of a member's regions (their sizes against the caller's plan, say)
+// that a run makes only when its span lists differ from the member's last
+// run's in the job: a run on the same spans again was checked already. It
+// throws to refuse them, before the member publishes anything; the task
+// rethrows it.
+struct CopyRegionCheck {
+  void (*check)(const void* context, const CopyRegions& regions) = nullptr;
+  const void* context = nullptr;
+};
+
 struct CopyRunStats {
   std::uint64_t busy_lock_inquiries = 0;  // busy_locks: test-and-sets made for this member's messages
 };
@@ -172,7 +182,8 @@ struct CopyRunStats {
 // InvalidArgument for a step of another member or of a rank beyond the
 // participants, or options that differ from the first run's in the job.
 Task<CopyRunStats> run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
-                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options);
+                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options,
+                                     CopyRegionCheck check = {});
 
 // Compiles the cores' programs of the exchange `key` on comm ahead of its
 // first run (which then costs what every run costs): a collective of the
