@@ -34,13 +34,19 @@
 //                               kernel_calls (JobStats::kernel_calls of the
 //                               line's job per exchange: times a worker slept,
 //                               was woken or yielded, barriers included), and
-//                               the process floor (process_floor_s; process_floor_us,
-//                               x_process_floor = Time / process floor): what
-//                               resuming every process costs, nothing copied.
+//                               the process floor (process_floor_s, in the same
+//                               batch right after the floor; process_floor_us,
+//                               x_process_floor = Time / process floor): the same
+//                               threads and copies, but each process a bare C++20
+//                               coroutine that its thread resumes once per
+//                               exchange and that copies its own incoming
+//                               messages; target_x_process_floor where the issue
+//                               states one, x_target_process_floor = x_process_floor
+//                               / target (at most 1 meets it).
 //   BM_ExchangeHalo/lund_a/blocks:P/<scheduler>
 //                               the halo exchange of a real sparse matrix's
 //                               product (see BM_ExchangeHalo) in P row blocks;
-//                               its floor as above, no MPI baseline.
+//                               its floors as above, no MPI baseline.
 //   BM_GenerateRecv/<method>/n:N      one Generate_Recv (d = 8), by concatenation
 //                               (allgather of every sending vector) or by active
 //                               messages plus a vector sum (Wang-Lin-Ranka Fig. 1);
@@ -74,6 +80,7 @@
 #include <utility>
 #include <vector>
 
+#include "bare_process.hpp"
 #include "bench_common.hpp"
 
 using namespace switchyard;
@@ -105,16 +112,19 @@ struct Config {
   double target_x_floor;                // a target as a multiple of the floor, or 0
   std::uint32_t exchanges;              // per batch, for the figure and for the floor
   std::vector<std::string> schedulers;  // empty: every one of default_exchange_schedulers()
+  double target_x_process_floor = 0;    // a target as a multiple of the process floor, or 0
 };
 
 // The compiled exchange's issue: at most 1.5x the floor at n = 32 and 512,
 // and 2x at 16 bytes and at n = 4096 (x_target <= 1 meets it), and at most
-// half of Open MPI's time (x_mpi <= 0.5).
+// half of Open MPI's time (x_mpi <= 0.5). Over-decomposition's issue: at
+// most 1.5x the process floor at 16 bytes and n = 32 1 KiB, 1.3x at n = 512
+// 1 KiB, 1.1x at n = 32 64 KiB (x_target_process_floor <= 1 meets it).
 const std::vector<Config>& configs() {
   static const std::vector<std::string> fewer{"ac", "lp", "cgm", "optimal", "optimal-bytes", "drsn"};
   static const std::vector<Config> all{
-      {32, 8, 16, 0, 2, 20, {}},           {32, 8, 1024, 0, 1.5, 20, {}},  {32, 8, 65536, 0, 1.5, 10, {}},
-      {512, 16, 16, 0, 2, 10, fewer},      {512, 16, 1024, 0, 1.5, 10, {}}, {512, 16, 65536, 0, 1.5, 3, fewer},
+      {32, 8, 16, 0, 2, 20, {}, 1.5},       {32, 8, 1024, 0, 1.5, 20, {}, 1.5},  {32, 8, 65536, 0, 1.5, 10, {}, 1.1},
+      {512, 16, 16, 0, 2, 10, fewer, 1.5},  {512, 16, 1024, 0, 1.5, 10, {}, 1.3}, {512, 16, 65536, 0, 1.5, 3, fewer},
       {4096, 8, 1024, 0, 2, 5, {"ac", "optimal"}},
   };
   return all;
@@ -130,16 +140,21 @@ constexpr Execution kPull{"", ExchangeExecution::copy, CopySide::receiver};
 constexpr Execution kPush{"/push", ExchangeExecution::copy, CopySide::sender};
 constexpr Execution kMessages{"/messages", ExchangeExecution::messages, CopySide::receiver};
 
-// The floor of the exchange of m: seconds per exchange, median of
+// The floors of the exchange of m: seconds per exchange, median of
 // `repetitions`. Each rank's ExchangeBuffers (seeded with `seed`) is built by a
 // process on the rank's core, as run_exchange builds them; then two threads
 // pinned to cores 0 and 1 (where round robin puts the even and the odd ranks)
-// each copy every message their ranks receive with memcpy, straight from the
+// copy every message their ranks receive with memcpy, straight from the
 // sender's send buffer into the receiver's receive buffer, between two spin
-// barriers: nothing announced, nothing matched. A repetition = earliest thread
-// leaving the first barrier to the latest arriving at the second. Before it,
-// each thread poisons its ranks' receive buffers; after it, each verifies them.
-double floor_exchange_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions) {
+// barriers: nothing announced, nothing matched. The floor (floor_exchange_s):
+// each thread copies its ranks' messages in a loop. The process floor
+// (process_floor_s): each rank is a bare C++20 coroutine (bare_process.hpp),
+// made on its thread; the thread resumes each of its processes once per
+// exchange, and each copies its own incoming messages and suspends. A
+// repetition = earliest thread leaving the first barrier to the latest
+// arriving at the second. Before it, each thread poisons its ranks' receive
+// buffers; after it, each verifies them.
+double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions, bool as_processes) {
   const Rank n = m.size();
   std::vector<std::unique_ptr<ExchangeBuffers>> buffers(n);
   sybench::runtime().run(
@@ -149,29 +164,41 @@ double floor_exchange_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t r
         co_return;
       },
       sybench::round_robin());
-  // Per thread: (send buffer, receive buffer) of each message its ranks receive.
-  std::vector<std::pair<std::span<const std::byte>, std::span<std::byte>>> copies[2];
+  // Per rank: the messages it receives, each from its sender's send buffer.
+  std::vector<std::vector<sybench::IncomingCopy>> incoming(n);
   for (Rank r = 0; r < n; ++r) {
     ExchangeBuffers& to = *buffers[r];
     for (std::size_t i = 0; i < to.column().size(); ++i) {
       const ExchangeBuffers& from = *buffers[to.column()[i].peer];
-      copies[r % 2].emplace_back(from.send_buffer(*from.send_index(r)), to.recv_buffer(i));
+      incoming[r].push_back({from.send_buffer(*from.send_index(r)), to.recv_buffer(i)});
     }
   }
   sybench::SpinBarrier sync;
   std::vector<sybench::Clock::time_point> start(std::size_t{2} * repetitions), end(start.size());
   std::optional<PayloadError> wrong[2];  // kept, not thrown: the other thread would wait at the barrier forever
   auto copy_side = [&](Rank t) {
+    std::vector<sybench::IncomingCopy> copies;  // the floor's: every message of the thread's ranks
+    std::vector<sybench::BareProcess> processes;  // the process floor's
+    for (Rank r = t; r < n; r += 2) {
+      if (as_processes) {
+        processes.push_back(sybench::copying_process(incoming[r]));
+      } else {
+        copies.insert(copies.end(), incoming[r].begin(), incoming[r].end());
+      }
+    }
     for (std::uint32_t rep = 0; rep < repetitions; ++rep) {
       for (Rank r = t; r < n; r += 2) buffers[r]->poison();
       sync.arrive_and_wait(2);
       start[2 * rep + t] = sybench::Clock::now();
-      for (const auto& [from, into] : copies[t]) std::memcpy(into.data(), from.data(), into.size());
+      for (const sybench::IncomingCopy& c : copies) std::memcpy(c.into.data(), c.from.data(), c.into.size());
+      for (const sybench::BareProcess& process : processes) process.resume();
       end[2 * rep + t] = sybench::Clock::now();
       sync.arrive_and_wait(2);
       for (Rank r = t; r < n && !wrong[t]; r += 2) {
         if (auto bad = buffers[r]->verify()) {
-          wrong[t].emplace("floor exchange, repetition " + std::to_string(rep + 1), *bad);
+          wrong[t].emplace(std::string(as_processes ? "process floor" : "floor") + " exchange, repetition " +
+                               std::to_string(rep + 1),
+                           *bad);
         }
       }
     }
@@ -189,28 +216,12 @@ double floor_exchange_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t r
   return summarize(std::move(seconds)).median;
 }
 
-// The process floor of n processes: the least that a run passing through
-// every process takes on this runtime, whatever it copies. The line's
-// processes, placed alike and between the same barriers as its exchanges,
-// are each resumed once more (a yield) and copy nothing; a compiled run
-// resumes each process at least that often (to publish, then to return).
-// Seconds from the first leaving the barrier to the last one done, median of
-// `repetitions`.
-double process_floor_s(Rank n, std::uint32_t repetitions) {
-  SpanTimer timer(sybench::runtime(), repetitions);
-  sybench::runtime().run(
-      n,
-      [&](Process& p) -> Task<void> {
-        for (std::uint32_t rep = 0; rep < repetitions; ++rep) {
-          co_await p.barrier();
-          timer.start(rep, p);
-          co_await p.yield();
-          timer.end(rep, p);
-          co_await p.barrier();
-        }
-      },
-      sybench::round_robin());
-  return summarize(timer.milliseconds()).median / 1e3;
+double floor_exchange_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions) {
+  return floor_of(m, seed, repetitions, false);
+}
+
+double process_floor_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions) {
+  return floor_of(m, seed, repetitions, true);
 }
 
 // Open MPI's median microseconds per exchange of the line's matrix: one run of
@@ -241,6 +252,10 @@ void report_exchange(benchmark::State& state, const Config& c, const ExchangeSum
   state.counters["x_floor"] = s.figure / s.floor;
   state.counters["process_floor_us"] = s.process_floor / batches * 1e6;
   state.counters["x_process_floor"] = s.figure / s.process_floor;
+  if (c.target_x_process_floor > 0) {
+    state.counters["target_x_process_floor"] = c.target_x_process_floor;
+    state.counters["x_target_process_floor"] = s.figure / s.process_floor / c.target_x_process_floor;
+  }
   const double target_us = c.target_us > 0 ? c.target_us : c.target_x_floor * floor_us;
   if (target_us > 0) {
     state.counters["target_us"] = target_us;
@@ -270,7 +285,7 @@ ExchangeSums measure_exchange(benchmark::State& state, const CommMatrix& m, Exch
   for (auto _ : state) {
     ++options.seed;  // new payloads, and new DRS_N orders, every batch
     sums.floor += floor_exchange_s(m, options.seed, exchanges);
-    sums.process_floor += process_floor_s(m.size(), exchanges);
+    sums.process_floor += process_floor_s(m, options.seed, exchanges);
     const ExchangeReport report = run_exchange(sybench::runtime(), m, options);
     const SchedulerResult& r = report.results[0];
     state.SetIterationTime(r.comm_ms.median / 1e3);
@@ -302,8 +317,8 @@ void BM_Exchange(benchmark::State& state, const Config& c, const std::string& sc
 // The halo exchange of y = A x for a real sparse matrix (lund_a, 147 x 147,
 // Harwell-Boeing, tests/data): its rows (and x) in `blocks` contiguous blocks,
 // one per process, round robin on the two cores; a message carries a double per
-// ghost entry (8 to 40 bytes at 147 blocks). Target: at most 2x the floor of
-// the same matrix. No MPI baseline (bench_exchange_mpi generates Fig. 7
+// ghost entry (8 to 40 bytes at 147 blocks). Targets: at most 2x the floor of
+// the same matrix, and 1.5x its process floor. No MPI baseline (bench_exchange_mpi generates Fig. 7
 // matrices; examples/spmv and bench/spmv_mpi compare the whole product).
 void BM_ExchangeHalo(benchmark::State& state, Rank blocks, const std::string& scheduler) {
   const auto a = halo::read_csr_matrix_market_file<double>(SWITCHYARD_HALO_MATRIX);
@@ -311,7 +326,7 @@ void BM_ExchangeHalo(benchmark::State& state, Rank blocks, const std::string& sc
       halo::halo_matrix(halo::halo_maps(halo::pattern_of(a), halo::RowPartition::blocks(a.rows, blocks)), sizeof(double));
   ExchangeOptions options;
   options.schedulers = {scheduler};
-  const Config c{blocks, 0, 0, 0, 2, 20, {}};
+  const Config c{blocks, 0, 0, 0, 2, 20, {}, 1.5};
   try {
     const ExchangeSums sums = measure_exchange(state, m, options, c.exchanges);
     report_exchange(state, c, sums, std::nullopt, false);

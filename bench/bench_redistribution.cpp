@@ -65,6 +65,16 @@
 //                               speedup_scalapack = ScaLAPACK / Time, target_speedup
 //                               = 20: at least that meets it; scalapack_failed = 1
 //                               if mpirun failed, why on stderr).
+//   BM_RedistributeFirstRun/fig9/procs:P
+//                               the first runs: fig9 as above, each run
+//                               a job of its own (RedistributionPlan::execute, as
+//                               the CLI runs each repetition), so each is its
+//                               plan's first run in the job. Time = their median
+//                               (the plan's first job left out: first_job_us);
+//                               beside it in every batch warm runs of the same
+//                               plan in one job (warm_us, x_warm = Time / warm,
+//                               target_warm_x = 2) and the floor (floor_us,
+//                               x_floor, target_x = 3).
 //
 // faults_per_run: page faults (minor + major, getrusage(RUSAGE_SELF): the
 // runtime's workers are threads of this program) during the batches' jobs, set-up
@@ -456,6 +466,55 @@ void BM_RedistributeVsFloor(benchmark::State& state, const std::string& name, Ra
   }
 }
 
+// A plan's first run in a job against its warm runs: the case fig9 on p
+// processes, optimal schedule, compiled. A batch: the plain floor; a job of
+// kRuns warm runs (batch(): their median, warm_us); then kRuns jobs through
+// RedistributionPlan::execute, as the CLI runs each repetition, each a job of
+// its own whose one run is its first (Time = their median). The plan is made
+// afresh for each batch, so each batch's first job is the plan's first ever
+// (first_job_us, the median over the batches of that one run: the memory
+// descriptions paired and the cores' programs compiled) and the later ones
+// take the programs their first job compiled. Counters: x_warm = Time /
+// warm_us, target_warm_x = 2 (x_warm <= it meets it); floor_us, x_floor, and
+// target_x = 3 as in BM_RedistributeVsFloor. Every run is checked, every
+// element, outside the clock.
+void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
+  try {
+    FloorCase& c = target_case("fig9", p);
+    Arrays& a = c.arrays;
+    const std::vector<std::span<const double>> in(a.in.begin(), a.in.end());
+    const std::vector<std::span<double>> out(a.out.begin(), a.out.end());
+    double first = 0, warm = 0, floor = 0;
+    std::vector<double> first_jobs;
+    for (auto _ : state) {
+      const RedistributionPlan plan(a.src, a.dst, ScheduleKind::optimal);
+      floor += floor_s(c, false);
+      std::vector<double> ms;
+      for (int run = 0; run < kRuns; ++run) {
+        for (std::vector<double>& block : a.out) std::fill(block.begin(), block.end(), std::numeric_limits<double>::quiet_NaN());
+        ms.push_back(plan.execute(sybench::runtime(), in, out, sybench::round_robin()));
+        if (a.out != a.want) throw std::runtime_error("first run: a target holds a wrong element");
+      }
+      first_jobs.push_back(ms.front());
+      const std::vector<Contender> contenders{{&plan, &a}};
+      warm += median(batch(contenders, false).front()) / 1e3;
+      ms.erase(ms.begin());  // the plan's first job: first_job_us
+      const double figure = median(ms) / 1e3;
+      state.SetIterationTime(figure);
+      first += figure;
+    }
+    state.counters["warm_us"] = warm / static_cast<double>(state.iterations()) * 1e6;
+    state.counters["x_warm"] = first / warm;
+    state.counters["target_warm_x"] = 2;
+    state.counters["first_job_us"] = median(first_jobs) * 1e3;
+    state.counters["floor_us"] = floor / static_cast<double>(state.iterations()) * 1e6;
+    state.counters["x_floor"] = first / floor;
+    state.counters["target_x"] = kFloorTargetX;
+  } catch (const std::exception& e) {
+    sybench::fail(state, e);
+  }
+}
+
 void common(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Iterations(sybench::kBatches)->ReportAggregatesOnly(true)->Unit(benchmark::kMicrosecond);
 }
@@ -477,6 +536,10 @@ const int registered = [] {
   for (const Rank p : {2u, 4u, 8u}) {
     const std::string line = "BM_RedistributeVsFloor/fig9/procs:" + std::to_string(p);
     benchmark::RegisterBenchmark(line.c_str(), BM_RedistributeVsFloor, std::string("fig9"), p)->Apply(common);
+  }
+  for (const Rank p : {2u, 4u, 8u}) {
+    const std::string line = "BM_RedistributeFirstRun/fig9/procs:" + std::to_string(p);
+    benchmark::RegisterBenchmark(line.c_str(), BM_RedistributeFirstRun, p)->Apply(common);
   }
   benchmark::RegisterBenchmark("BM_RedistributeVsFloor/grid2d/procs:4", BM_RedistributeVsFloor, std::string("grid2d"),
                                4u)

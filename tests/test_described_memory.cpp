@@ -152,7 +152,7 @@ TEST(DescribedMemory, CreatePlansUseTheBuffers) {
 // Hooks whose description does not fit: `fault` says how.
 class FaultyHooks final : public ScatteredHooks {
  public:
-  enum class Fault { extra_byte, short_region, overlap };
+  enum class Fault { extra_byte, short_region, overlap, self_overlap };
   FaultyHooks(const CommMatrix& m, Rank me, Fault fault) : ScatteredHooks(m, me, 5, 3, 5, true), fault_(fault) {}
   void describe_send(std::size_t i, std::vector<StridedRun>& runs) override {
     ScatteredHooks::describe_send(i, runs);
@@ -161,6 +161,11 @@ class FaultyHooks final : public ScatteredHooks {
   void describe_recv(std::size_t j, std::vector<StridedRun>& runs) override {
     ScatteredHooks::describe_recv(j, runs);
     if (fault_ == Fault::overlap && j == 1) runs.front().offset = 0;  // entry 0's first block
+    if (fault_ == Fault::self_overlap && j == 1) {  // its bytes, all at its first byte: a stride of 0
+      std::uint64_t bytes = 0;
+      for (const StridedRun& r : runs) bytes += r.length * r.count;
+      runs = {StridedRun{runs.front().offset, 1, 0, bytes}};
+    }
   }
   ExchangeMemory memory() override {
     ExchangeMemory m = ScatteredHooks::memory();
@@ -177,7 +182,8 @@ TEST(DescribedMemory, DescriptionsThatDoNotFitAreRefusedNamingRankAndEntry) {
   const std::vector<std::pair<FaultyHooks::Fault, std::string>> faults{
       {FaultyHooks::Fault::extra_byte, "send entry 1"},
       {FaultyHooks::Fault::short_region, "receive region has"},
-      {FaultyHooks::Fault::overlap, "receive entry 0"}};
+      {FaultyHooks::Fault::overlap, "receive entry 0"},
+      {FaultyHooks::Fault::self_overlap, "receive entry 1"}};
   for (const auto& [fault, what] : faults) {
     SCOPED_TRACE(what);
     // A plan of its own: a description that fits is kept, and never asked for again.

@@ -162,6 +162,61 @@ TEST(ExchangePlan, RunsBackToBackWithoutBarriers) {
   }
 }
 
+// A process's buffers between runs: the same ones again (through the same
+// span arrays, or through copies of them), new ones at other addresses with
+// other contents, and, once, a receive buffer a byte too long or a send
+// buffer a byte too short, which the call refuses before anything moves.
+// Whatever a run keeps of the last run's buffers, every byte of every run
+// lands where this run's spans say.
+TEST(ExchangePlan, BuffersThatMoveOrChangeSizeBetweenRuns) {
+  constexpr Rank n = 16;
+  const CommMatrix m = sytest::nonuniform_case(n);
+  for (const std::string& scheduler : {std::string("ac"), std::string("optimal"), std::string("drsn")})
+  for (const Execution& how : kExecutions) {
+    SCOPED_TRACE(scheduler + ", " + how.name);
+    ExchangePlanOptions options;
+    options.scheduler = scheduler;
+    const ExchangePlan plan = one_thread_plan(m, sytest::with_execution(options, how));
+    std::atomic<int> refused{0};
+    sytest::runtime().run(
+        n,
+        [&](Process& p) -> Task<void> {
+          ExchangeBuffers kept(m, p.rank(), 5);
+          BufferForms kept_forms(kept, n);
+          for (int k = 0; k < 16; ++k) {
+            std::optional<ExchangeBuffers> fresh;  // other addresses, another run's contents
+            std::optional<BufferForms> fresh_forms;
+            if (k % 4 == 2) fresh.emplace(m, p.rank(), 100 + k), fresh_forms.emplace(*fresh, n);
+            ExchangeBuffers& b = fresh ? *fresh : kept;
+            BufferForms& forms = fresh ? *fresh_forms : kept_forms;
+            std::vector<std::span<const std::byte>> sends = forms.sends;  // k % 4 == 3: copies of the arrays
+            std::vector<std::span<std::byte>> recvs = forms.recvs;
+            const bool copies = k % 4 == 3;
+            if (k == 9) {  // a byte more to receive, or a byte less to send: refused at the call
+              std::vector<std::span<const std::byte>> short_sends = forms.sends;
+              std::vector<std::span<std::byte>> long_recvs = forms.recvs;
+              if (!long_recvs.empty()) long_recvs[0] = {long_recvs[0].data(), long_recvs[0].size() + 1};
+              if (!short_sends.empty()) short_sends.back() = short_sends.back().first(short_sends.back().size() - 1);
+              if (!short_sends.empty() || !long_recvs.empty()) {
+                try {
+                  co_await plan.run(p, short_sends, long_recvs);
+                } catch (const InvalidArgument&) {
+                  ++refused;
+                }
+              }
+            }
+            co_await plan.run(p, copies ? std::span(sends) : std::span(forms.sends),
+                              copies ? std::span(recvs) : std::span(forms.recvs));
+            if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
+            b.poison();
+            co_await p.barrier();  // nobody's next buffers land in this run's, freed above
+          }
+        },
+        sytest::run_options());
+    EXPECT_EQ(refused.load(), n) << "each process's wrongly sized buffers refused";
+  }
+}
+
 TEST(ExchangePlan, WhatAPlanReports) {
   const CommMatrix m = sytest::nonuniform_case(32);
   const ExchangePlan optimal = one_thread_plan(m, ExchangePlanOptions{});
@@ -789,12 +844,22 @@ std::int64_t allocations_across(Rank n, MakeRun make_run) {
          static_cast<std::int64_t>(allocations(n, false, make_run, sytest::runtime(), 200));
 }
 
+// Fig. 9's redistribution (cyclic(6) to cyclic(2)) of 12000 elements on 4
+// processes: its layouts, each source's block (each element its global
+// index) and what each target must hold.
+struct SmallFig9 {
+  rd::Layout src{{12000}, rd::Distribution::parse("cyclic(6)@4")}, dst{{12000}, rd::Distribution::parse("cyclic(2)@4")};
+  std::vector<std::vector<double>> in = src.scatter(indices()), want = dst.scatter(indices());
+  static std::vector<double> indices() {
+    std::vector<double> global(12000);
+    for (std::size_t e = 0; e < global.size(); ++e) global[e] = static_cast<double>(e);
+    return global;
+  }
+};
+
 TEST(ExchangePlanAllocations, RedistributionRunsAfterTheFirstAllocateNothing) {
-  const rd::Layout src({12000}, rd::Distribution::parse("cyclic(6)@4")), dst({12000}, rd::Distribution::parse("cyclic(2)@4"));
-  std::vector<double> global(12000);
-  for (std::size_t e = 0; e < global.size(); ++e) global[e] = static_cast<double>(e);
-  const auto in = src.scatter(global);
-  const auto want = dst.scatter(global);
+  const SmallFig9 fig9;
+  const auto& [src, dst, in, want] = fig9;
   for (rd::ScheduleKind kind : {rd::ScheduleKind::naive, rd::ScheduleKind::table, rd::ScheduleKind::optimal_bytes}) {
     SCOPED_TRACE(std::string(rd::name(kind)));
     const rd::RedistributionPlan plan(src, dst, kind);
@@ -837,6 +902,72 @@ TEST(ExchangePlanAllocations, DescribedMemoryRunsAfterTheFirstAllocateNothing) {
     EXPECT_EQ(with, without) << "20 runs allocated " << (with - without) << " times";
     const std::int64_t across = allocations_across(6, make_run);
     EXPECT_LE(across, 20) << "200 runs across two cores allocated " << across << " times";
+  }
+}
+
+// --- first runs in later jobs ---
+
+// The bytes allocated by each process's first run of a job (between two
+// barriers around it, read by rank 0; its buffers, and the communicators the
+// plan runs on, which every job makes, made before) and the cores' programs
+// the job compiled.
+struct FirstRun {
+  std::uint64_t bytes = 0, compiled = 0;
+};
+
+template <class MakeRun>
+FirstRun first_run_of_a_job(Runtime& rt, Rank n, MakeRun make_run) {
+  FirstRun first;
+  const JobStats stats = rt.run(n, [&](Process& p) -> Task<void> {
+    auto run = make_run(p);  // per process: its buffers and how it runs
+    (void)Communicator(p).library(rd::kRedistributionLibrary).library(kExchangePlanLibrary);
+    (void)Communicator(p).library(kExchangePlanLibrary);
+    co_await p.barrier();
+    if (p.rank() == 0) first.bytes = g_allocated_bytes.load();
+    co_await p.barrier();
+    co_await run();
+    co_await p.barrier();
+    if (p.rank() == 0) first.bytes = g_allocated_bytes.load() - first.bytes;
+  });
+  first.compiled = stats.copy_programs_compiled;
+  return first;
+}
+
+// A plan's first run in a later job takes the cores' programs that its first
+// job compiled: it compiles none, allocates no more than the job's
+// bookkeeping of the exchange (its slots and counts: 1.5 to 2.6 KiB here),
+// and still moves every byte. On one core and on two; a redistribution
+// (hooks that describe memory) and an exchange of spans.
+TEST(ExchangePlanFirstRuns, LaterJobsTakeTheProgramsTheFirstCompiled) {
+  const SmallFig9 fig9;
+  const auto& [src, dst, in, want] = fig9;
+  const CommMatrix m = fig7_matrix(6, 3, 300, 14);
+  constexpr std::uint64_t kBookkeepingBytes = 4096;
+  for (Runtime* rt : {&one_core(), &sytest::runtime()}) {
+    SCOPED_TRACE(rt == &one_core() ? "one core" : "two cores");
+    const rd::RedistributionPlan redistribution(src, dst, rd::ScheduleKind::optimal);
+    const ExchangePlan exchange = one_thread_plan(m, "optimal");
+    for (int job = 0; job < 3; ++job) {
+      SCOPED_TRACE("job " + std::to_string(job));
+      const FirstRun r = first_run_of_a_job(*rt, 4, [&](Process& p) {
+        auto out = std::make_shared<std::vector<double>>(want[p.rank()].size(), std::numeric_limits<double>::quiet_NaN());
+        return [&redistribution, &in, &want, &p, out]() -> Task<void> {
+          co_await redistribution.run(p, in[p.rank()], *out);
+          SY_CHECK(*out == want[p.rank()], "target " << p.rank() << "'s block is wrong");
+        };
+      });
+      const FirstRun e = first_run_of_a_job(*rt, m.size(), [&](Process& p) {
+        return [runner = std::make_shared<PlanRunner>(m, p), &exchange] { return (*runner)(exchange); };  // every byte verified
+      });
+      if (job == 0) {
+        EXPECT_GT(r.compiled, 0u);
+        EXPECT_GT(e.compiled, 0u);
+      } else {
+        EXPECT_EQ(r.compiled, 0u) << "a later job compiled the redistribution's programs again";
+        EXPECT_LE(r.bytes, kBookkeepingBytes) << "a later job's first redistribution";
+        EXPECT_EQ(e.compiled, 0u) << "a later job compiled the exchange's programs again";
+      }
+    }
   }
 }
 

@@ -106,7 +106,8 @@ Task<Communicator> Communicator::split(std::int64_t color, std::int64_t key) con
 
 Communicator Communicator::library(LibraryKey key) const {
   const detail::Group& parent = group();  // checked before process_ is read
-  return Communicator(process_, &process_->job_.groups().library(parent, key.value()), rank_);
+  const detail::Group* g = parent.cached_library(key.value());  // made before: no call into the registry
+  return Communicator(process_, g ? g : &process_->job_.groups().library(parent, key.value()), rank_);
 }
 
 Task<void> Communicator::free() {

@@ -77,28 +77,113 @@ CopyExchangeState& CopyEngine::state_of(Process& p, const Group& g, std::uint64_
   return s;
 }
 
-// The core's program from its participants' steps, once all have published
-// them (its first run in the job).
+// The worker of participant r, or kNoCore for a member of another node
+// (whose pieces travel through the node's staging instead).
+std::uint32_t CopyEngine::core_of(const Group& g, const Job& job, Rank r) {
+  const Route& route = job.routes()[g.members().to_job(r)];
+  return route.node == job.node() ? route.core : kNoCore;
+}
+
+// The core's program, once all its participants have published their steps
+// (its first run in the job): the one its first participant's cache kept
+// from an earlier job, if compiled for the same participants on this core
+// and every participant on the same core, or else compiled now. Either way
+// its addresses are looked up again in this job's first run.
 void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core) {
+  CopyCoreProgram& prog = s.program(core);
+  const Membership& members = g.members();
+  CopyProgramCache* cache = s.member_run(members.to_comm(prog.members.front()->rank())).cache;
+  if (cache) {
+    prog.home = cache->shared_from_this();
+    if (cache->take(core, prog, [&](const CopyCoreProgram& kept) { return compiled_for(kept, s, g, p.job_, prog); })) {
+      prog.seen_published.assign(s.cores(), 0);  // run numbers start again with the job
+      prog.resolved_with.assign(s.cores(), ~std::uint64_t{0});  // nothing resolved yet
+      prog.deferred.clear();
+      prog.staged_with = ~std::uint64_t{0};
+      return;
+    }
+  }
+  compile_anew(s, g, p, core);
+  // Relaxed: a tally, read after the job's workers have joined.
+  p.job_.copy_programs_compiled.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Whether `kept` was compiled for this job's core `prog`: the same number of
+// participants and cores, every participant on the same core, and the same
+// parts for the core's members, in order (the parts never change while their
+// exchange lives).
+bool CopyEngine::compiled_for(const CopyCoreProgram& kept, CopyExchangeState& s, const Group& g, const Job& job,
+                              const CopyCoreProgram& prog) {
+  if (kept.layout.size() != s.participants() || kept.seen_published.size() != s.cores() ||
+      kept.parts.size() != prog.members.size()) {
+    return false;
+  }
+  for (Rank r = 0; r < s.participants(); ++r) {
+    if (kept.layout[r] != core_of(g, job, r)) return false;
+  }
+  for (std::size_t m = 0; m < prog.members.size(); ++m) {
+    if (kept.parts[m] != s.slot(g.members().to_comm(prog.members[m]->rank())).part) return false;
+  }
+  return true;
+}
+
+void CopyEngine::compile_anew(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core) {
+  CopyCoreProgram& prog = s.program(core);
+  std::vector<std::uint32_t> ordinal = collect_steps(s, g, p, core);
+  order_steps(s, prog, core, ordinal);
+  const CopyOrder o = s.options().order;
+  for (std::size_t i = 0; i < prog.steps.size(); ++i) {
+    if (o == CopyOrder::strict_phases && prog.steps[i].phase >= s.options().phases) {
+      refuse(prog.steps[i].dst, "a step of phase " + std::to_string(prog.steps[i].phase) + " in an exchange of " +
+                                    std::to_string(s.options().phases) + " phases");
+    }
+    const bool by_phase = o == CopyOrder::phases || o == CopyOrder::strict_phases;
+    if (prog.blocks.empty() || prog.blocks.back().peer_core != prog.step_core[i] ||
+        (by_phase && prog.blocks.back().phase != prog.steps[i].phase)) {
+      prog.blocks.push_back(CopyBlock{prog.step_core[i], prog.steps[i].phase, i, i});
+    }
+    prog.blocks.back().end = i + 1;
+  }
+  if (s.options().side == CopySide::receiver && o == CopyOrder::phases) lay_out_rounds(prog);
+  prog.deferred.reserve(prog.blocks.size());
+  prog.seen_published.assign(s.cores(), 0);
+  prog.resolved.resize(prog.steps.size());
+  prog.resolved_with.assign(s.cores(), ~std::uint64_t{0});  // nothing resolved yet
+  for (std::uint32_t w = 0; w < s.cores(); ++w) {
+    if (w != core && s.program(w).participants > 0) prog.others.push_back(w);
+  }
+  if (o == CopyOrder::busy_locks) compile_senders(prog);
+  prog.compiled = true;
+}
+
+// The core's steps, in its members' order, each merged into the one before
+// where it continues it as a strided step (extend_strided: a
+// redistribution's runs of two doubles become one step per message row);
+// the cores at their other ends; what the program is compiled for (`layout`,
+// `parts`). Returns per step its member's place on the core.
+std::vector<std::uint32_t> CopyEngine::collect_steps(CopyExchangeState& s, const Group& g, Process& p,
+                                                     std::uint32_t core) {
   CopyCoreProgram& prog = s.program(core);
   const Job& job = p.job_;
   const Membership& members = g.members();
   const bool pull = s.options().side == CopySide::receiver;
-  // The core of member r, or kNoCore for a member of another node (whose
-  // pieces travel through the node's staging instead).
   auto core_of = [&](Rank r, Rank me) {
     if (r >= s.participants()) refuse(me, "a step names rank " + std::to_string(r) + ", not a participant");
-    const Route& route = job.routes()[members.to_job(r)];
-    return route.node == job.node() ? route.core : kNoCore;
+    return CopyEngine::core_of(g, job, r);
   };
-  std::vector<std::uint32_t> ordinal;  // per step: its member's place on the core
+  prog.layout.resize(s.participants());
+  for (Rank r = 0; r < s.participants(); ++r) prog.layout[r] = CopyEngine::core_of(g, job, r);
+  prog.parts.clear();
+  std::vector<std::uint32_t> ordinal;
   for (std::uint32_t m = 0; m < prog.members.size(); ++m) {
     const Rank me = members.to_comm(prog.members[m]->rank());
     const CopyMember& part = *s.slot(me).part;
+    prog.parts.push_back(&part);
     for (const CopyStep& st : pull ? part.incoming : part.outgoing) {
       if ((pull ? st.dst : st.src) != me) refuse(me, "a step of another member in its own list");
       const std::uint32_t other = core_of(pull ? st.src : st.dst, me);
       if (st.bytes == 0 || other == kNoCore) continue;  // nothing to copy here; its hooks still run
+      if (!prog.steps.empty() && ordinal.back() == m && extend_strided(prog.steps.back(), st)) continue;
       prog.steps.push_back(st);
       prog.step_core.push_back(other);
       ordinal.push_back(m);
@@ -109,49 +194,36 @@ void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::
       if (st.bytes != 0 && other != core && other != kNoCore) add_unique(prog.readers, other);
     }
   }
-  // The order: a permutation of the steps, applied to both arrays.
-  std::vector<std::size_t> order(prog.steps.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  return ordinal;
+}
+
+// The order of the options (CopyOrder), the steps of each key in the order
+// they came: a permutation applied to both arrays where they are not in it
+// already. Merging before ordering merges what merging after would: a
+// message's pieces are consecutive in its member's list and share a key.
+void CopyEngine::order_steps(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core,
+                             const std::vector<std::uint32_t>& ordinal) {
   const CopyOrder o = s.options().order;
-  const bool by_receiver = pull && writes_pages(prog);
+  const bool by_receiver = s.options().side == CopySide::receiver && writes_pages(prog);
   auto key = [&](std::size_t i) {
     const std::uint64_t peer = prog.step_core[i] == core ? 0 : prog.step_core[i] + 1;  // own core's first
     if (o == CopyOrder::any) return by_receiver ? (std::uint64_t{ordinal[i]} << 32) | peer : peer;
     if (o == CopyOrder::busy_locks) return std::uint64_t{0};  // per sender, in the members' order
     return (std::uint64_t{prog.steps[i].phase} << 32) | peer;
   };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  std::vector<std::size_t> order(prog.steps.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto by_key = [&](std::size_t a, std::size_t b) { return key(a) < key(b); };
+  if (std::is_sorted(order.begin(), order.end(), by_key)) return;
+  std::stable_sort(order.begin(), order.end(), by_key);
   std::vector<CopyStep> steps(order.size());
   std::vector<std::uint32_t> cores(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     steps[i] = prog.steps[order[i]];
     cores[i] = prog.step_core[order[i]];
-    if (o == CopyOrder::strict_phases && steps[i].phase >= s.options().phases) {
-      refuse(steps[i].dst, "a step of phase " + std::to_string(steps[i].phase) + " in an exchange of " +
-                               std::to_string(s.options().phases) + " phases");
-    }
   }
   prog.steps = std::move(steps);
   prog.step_core = std::move(cores);
-  merge_strided(prog);
-  for (std::size_t i = 0; i < prog.steps.size(); ++i) {
-    const bool by_phase = o == CopyOrder::phases || o == CopyOrder::strict_phases;
-    if (prog.blocks.empty() || prog.blocks.back().peer_core != prog.step_core[i] ||
-        (by_phase && prog.blocks.back().phase != prog.steps[i].phase)) {
-      prog.blocks.push_back(CopyBlock{prog.step_core[i], prog.steps[i].phase, i, i});
-    }
-    prog.blocks.back().end = i + 1;
-  }
-  if (pull && o == CopyOrder::phases) lay_out_rounds(prog);
-  prog.deferred.reserve(prog.blocks.size());
-  prog.seen_published.assign(s.cores(), 0);
-  prog.resolved.resize(prog.steps.size());
-  prog.resolved_with.assign(s.cores(), ~std::uint64_t{0});  // nothing resolved yet
-  for (std::uint32_t w = 0; w < s.cores(); ++w) {
-    if (w != core && s.program(w).participants > 0) prog.others.push_back(w);
-  }
-  if (o == CopyOrder::busy_locks) compile_senders(prog);
-  prog.compiled = true;
 }
 
 // AC's order, pulling: whether each receiver's messages go together (its own
@@ -197,39 +269,6 @@ void CopyEngine::lay_out_rounds(CopyCoreProgram& prog) {
   }
 }
 
-// Consecutive steps of one message (the same members, regions, size and
-// phase) whose offsets advance by constant strides become one strided step:
-// a redistribution's runs of two doubles are then one step per message row,
-// not one per run.
-void CopyEngine::merge_strided(CopyCoreProgram& prog) {
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < prog.steps.size(); ++i) {
-    const CopyStep& next = prog.steps[i];
-    if (kept > 0 && next.count == 1 && prog.step_core[kept - 1] == prog.step_core[i]) {
-      CopyStep& run = prog.steps[kept - 1];
-      const bool same = run.src == next.src && run.dst == next.dst && run.src_region == next.src_region &&
-                        run.dst_region == next.dst_region && run.bytes == next.bytes && run.phase == next.phase;
-      if (same && run.count == 1 && next.src_offset > run.src_offset && next.dst_offset > run.dst_offset) {
-        run.src_stride = next.src_offset - run.src_offset;
-        run.dst_stride = next.dst_offset - run.dst_offset;
-        run.count = 2;
-        continue;
-      }
-      if (same && run.count > 1 && run.count < ~std::uint32_t{0} &&
-          next.src_offset == run.src_offset + run.count * run.src_stride &&
-          next.dst_offset == run.dst_offset + run.count * run.dst_stride) {
-        ++run.count;
-        continue;
-      }
-    }
-    prog.steps[kept] = next;
-    prog.step_core[kept] = prog.step_core[i];
-    ++kept;
-  }
-  prog.steps.resize(kept);
-  prog.step_core.resize(kept);
-}
-
 void CopyEngine::compile_senders(CopyCoreProgram& prog) {
   for (std::size_t i = 0; i < prog.steps.size(); ++i) {
     if (prog.senders.empty() || prog.senders.back().rank != prog.steps[i].src) {
@@ -256,6 +295,7 @@ Task<void> CopyEngine::prepare(Communicator comm, std::uint64_t key, Rank partic
   const Group& g = comm.group();
   CopyExchangeState& s = enter(p, g, comm.rank(), key, participants, options);
   s.slot(comm.rank()).part = mine;
+  s.member_run(comm.rank()).cache = options.programs;
   CopyCoreProgram& prog = s.program(p.worker_.index());
   if (prog.compiled) co_return;  // prepared already (a plan prepared twice on one communicator)
   if (++prog.arrived < prog.participants) {
@@ -268,20 +308,29 @@ Task<void> CopyEngine::prepare(Communicator comm, std::uint64_t key, Rank partic
 }
 
 Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                                   CopyRegions regions, CopyExchangeOptions options) {
+                                   CopyRegions regions, CopyExchangeOptions options, CopyRegionCheck check) {
   Process& p = comm.process();
   const Group& g = comm.group();
   const Process::ActivityScope activity(p, "a compiled exchange run", g.context());
   const Rank me = comm.rank();
   CopyExchangeState& s = enter(p, g, me, key, participants, options);
-  s.slot(me).publish(regions.send.data(), regions.recv.data(), mine);
   CopyMemberRun& counts = s.member_run(me);
+  // The same span lists as the last run: checked then, and the core's
+  // resolved copies still good. Otherwise checked here, before anything is
+  // published, and kept.
+  const bool moved = counts.regions_differ(regions);
+  if (moved && check.check) check.check(check.context, regions);
+  s.slot(me).publish(regions.send.data(), regions.recv.data(), mine);
   counts.inquiries = 0;
+  counts.cache = options.programs;
   const std::uint64_t run = ++counts.runs;
   const std::uint32_t core = p.worker_.index();
   const bool leads = s.spans_nodes && me == s.leader;
   CopyCoreProgram& prog = s.program(core);
-  if (counts.regions_moved(regions)) prog.regions_moved = true;
+  if (moved) {
+    counts.keep_regions(regions);
+    prog.regions_moved = true;
+  }
   if (++prog.arrived < prog.participants) {
     if (leads) co_await lead(s, comm, run);
     while (prog.done < run) co_await p.park("the copies of its compiled exchange");
@@ -507,13 +556,44 @@ std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Pro
 namespace switchyard {
 
 Task<CopyRunStats> run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
-                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options) {
-  return detail::CopyEngine::run(comm, key, participants, &mine, regions, options);
+                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options,
+                                     CopyRegionCheck check) {
+  return detail::CopyEngine::run(comm, key, participants, &mine, regions, options, check);
 }
 
 Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
                                  const CopyMember& mine, CopyExchangeOptions options) {
   return detail::CopyEngine::prepare(comm, key, participants, &mine, options);
+}
+
+}  // namespace switchyard
+
+namespace switchyard {
+
+std::shared_ptr<CopyProgramCache> make_copy_program_cache() { return std::make_shared<CopyProgramCache>(); }
+
+}  // namespace switchyard
+
+namespace switchyard {
+
+bool extend_strided(CopyStep& run, const CopyStep& next) noexcept {
+  if (next.count != 1 || run.src != next.src || run.dst != next.dst || run.src_region != next.src_region ||
+      run.dst_region != next.dst_region || run.bytes != next.bytes || run.phase != next.phase) {
+    return false;
+  }
+  if (run.count == 1) {
+    if (next.src_offset <= run.src_offset || next.dst_offset <= run.dst_offset) return false;
+    run.src_stride = next.src_offset - run.src_offset;
+    run.dst_stride = next.dst_offset - run.dst_offset;
+    run.count = 2;
+    return true;
+  }
+  if (run.count == ~std::uint32_t{0} || next.src_offset != run.src_offset + run.count * run.src_stride ||
+      next.dst_offset != run.dst_offset + run.count * run.dst_stride) {
+    return false;
+  }
+  ++run.count;
+  return true;
 }
 
 }  // namespace switchyard

@@ -91,23 +91,26 @@ static_assert(kOwnsCacheLines<CopyMemberSlot>, "each member writes its slot from
 struct alignas(kCacheLine) CopyMemberRun {
   std::uint64_t runs = 0;       // this member's runs in the job: the run number it is in
   std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
-  // Where its regions began in its last run, sends then receives: a run
-  // whose regions begin at the same addresses leaves its core's resolved
-  // copies (CopyCoreProgram::resolved) good.
-  std::vector<const std::byte*> region_starts;
+  // Its last run's region lists, sends then receives, as the bytes of their
+  // spans: a run whose lists hold the same spans leaves its core's resolved
+  // copies (CopyCoreProgram::resolved) good, and is found so by one memcmp.
+  std::vector<std::byte> last_regions;
+  CopyProgramCache* cache = nullptr;  // its options' `programs`, read by its core's copier
 
-  // Whether this run's regions begin elsewhere than the last run's (and, if
-  // so, remembers them). Allocates only when the number of regions changes.
-  bool regions_moved(const CopyRegions& r) {
-    const std::size_t sends = r.send.size();
-    bool moved = region_starts.size() != sends + r.recv.size();
-    if (moved) region_starts.resize(sends + r.recv.size());
-    auto note = [&](std::size_t i, const std::byte* start) {
-      if (region_starts[i] != start) moved = true, region_starts[i] = start;
-    };
-    for (std::size_t i = 0; i < sends; ++i) note(i, r.send[i].data());
-    for (std::size_t j = 0; j < r.recv.size(); ++j) note(sends + j, r.recv[j].data());
-    return moved;
+  // Whether this run's span lists differ from the last run's kept ones.
+  bool regions_differ(const CopyRegions& r) const {
+    const std::span<const std::byte> send = std::as_bytes(r.send), recv = std::as_bytes(r.recv);
+    return last_regions.size() != send.size() + recv.size() ||
+           (!send.empty() && std::memcmp(last_regions.data(), send.data(), send.size()) != 0) ||
+           (!recv.empty() && std::memcmp(last_regions.data() + send.size(), recv.data(), recv.size()) != 0);
+  }
+  // Keeps them for the next run's comparison. Allocates only when the number
+  // of regions changes.
+  void keep_regions(const CopyRegions& r) {
+    const std::span<const std::byte> send = std::as_bytes(r.send), recv = std::as_bytes(r.recv);
+    last_regions.resize(send.size() + recv.size());
+    if (!send.empty()) std::memcpy(last_regions.data(), send.data(), send.size());
+    if (!recv.empty()) std::memcpy(last_regions.data() + send.size(), recv.data(), recv.size());
   }
 };
 static_assert(kOwnsCacheLines<CopyMemberRun>, "written on its member's core alone");
@@ -245,8 +248,72 @@ struct alignas(kCacheLine) CopyCoreProgram {
   };
   std::vector<Sender> senders;
   std::vector<std::uint32_t> pending;
+  // What the program was compiled for (CopyProgramCache): per participant,
+  // the worker it is on (kNoCore: another node), and the parts of `members`
+  // in their order. The cache it goes back to at the end of the job, if any.
+  std::vector<std::uint32_t> layout;
+  std::vector<const CopyMember*> parts;
+  std::shared_ptr<CopyProgramCache> home;
 };
 static_assert(kOwnsCacheLines<CopyCoreProgram>, "the cores' programs lie side by side in one vector");
+
+// Exchanges what a core's compiling made (all of it: what it was made for
+// too), leaving the job's own (members, per-run counts, staging) in place.
+inline void swap_compiled(CopyCoreProgram& a, CopyCoreProgram& b) noexcept {
+  using std::swap;
+  swap(a.compiled, b.compiled);
+  swap(a.steps, b.steps);
+  swap(a.step_core, b.step_core);
+  swap(a.blocks, b.blocks);
+  swap(a.rounds, b.rounds);
+  swap(a.round_share, b.round_share);
+  swap(a.sources, b.sources);
+  swap(a.readers, b.readers);
+  swap(a.others, b.others);
+  swap(a.deferred, b.deferred);
+  swap(a.seen_published, b.seen_published);
+  swap(a.resolved, b.resolved);
+  swap(a.resolved_with, b.resolved_with);
+  swap(a.packed_from, b.packed_from);
+  swap(a.unpacked_into, b.unpacked_into);
+  swap(a.senders, b.senders);
+  swap(a.pending, b.pending);
+  swap(a.layout, b.layout);
+  swap(a.parts, b.parts);
+}
+
+}  // namespace switchyard::detail
+
+namespace switchyard {
+
+// copy_exchange.hpp. Each core's kept program by worker index; taken by
+// that core's copier in a job's first run, given back when the job's
+// exchange state goes. Under a mutex: twice per core and job.
+class CopyProgramCache : public std::enable_shared_from_this<CopyProgramCache> {
+ public:
+  // Swaps core's kept program into `prog` if there is one and fits(it).
+  template <class Fits>
+  bool take(std::uint32_t core, detail::CopyCoreProgram& prog, Fits&& fits) {
+    const std::lock_guard lock(mutex_);
+    if (core >= kept_.size() || !kept_[core].compiled || !fits(kept_[core])) return false;
+    detail::swap_compiled(kept_[core], prog);
+    return true;
+  }
+  // Keeps `prog`'s compiled part (replacing one kept already).
+  void keep(std::uint32_t core, detail::CopyCoreProgram& prog) {
+    const std::lock_guard lock(mutex_);
+    if (kept_.size() <= core) kept_.resize(core + 1);
+    detail::swap_compiled(kept_[core], prog);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<detail::CopyCoreProgram> kept_;
+};
+
+}  // namespace switchyard
+
+namespace switchyard::detail {
 
 class CopyExchangeState final : public GroupAttachment {
  public:
@@ -257,6 +324,15 @@ class CopyExchangeState final : public GroupAttachment {
         member_runs_(std::make_unique<CopyMemberRun[]>(participants)),
         progress_(std::make_unique<CopyCoreProgress[]>(workers)),
         programs_(workers) {}
+  // Gives each compiled program back to its cache, for the next job.
+  ~CopyExchangeState() override {
+    for (std::uint32_t w = 0; w < programs_.size(); ++w) {
+      CopyCoreProgram& prog = programs_[w];
+      if (prog.compiled && prog.home) prog.home->keep(w, prog);
+    }
+  }
+  CopyExchangeState(const CopyExchangeState&) = delete;
+  CopyExchangeState& operator=(const CopyExchangeState&) = delete;
 
   Rank participants() const noexcept { return participants_; }
   const CopyExchangeOptions& options() const noexcept { return options_; }
@@ -291,7 +367,7 @@ class CopyExchangeState final : public GroupAttachment {
 // and groups of the job (friend of Process and Communicator).
 struct CopyEngine {
   static Task<CopyRunStats> run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                                CopyRegions regions, CopyExchangeOptions options);
+                                CopyRegions regions, CopyExchangeOptions options, CopyRegionCheck check);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
                             CopyExchangeOptions options);
 
@@ -332,9 +408,16 @@ struct CopyEngine {
   static CopyExchangeState& enter(Process& p, const Group& g, Rank me, std::uint64_t key, Rank participants,
                                   const CopyExchangeOptions& options);
   static void compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
+  static void compile_anew(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
+  static std::uint32_t core_of(const Group& g, const Job& job, Rank r);
+  static bool compiled_for(const CopyCoreProgram& kept, CopyExchangeState& s, const Group& g, const Job& job,
+                           const CopyCoreProgram& prog);
   static void compile_senders(CopyCoreProgram& prog);
   static bool writes_pages(const CopyCoreProgram& prog);
-  static void merge_strided(CopyCoreProgram& prog);
+  static std::vector<std::uint32_t> collect_steps(CopyExchangeState& s, const Group& g, Process& p,
+                                                  std::uint32_t core);
+  static void order_steps(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core,
+                          const std::vector<std::uint32_t>& ordinal);
   // Whether `peer`'s members have published their regions of this run: one
   // acquire of its `published` per run, remembered after (the store it pairs
   // with is made once per run).

@@ -36,15 +36,6 @@ BusyLock& Group::busy_lock(Rank comm_rank) const {
   return locks[comm_rank];
 }
 
-const Group* Group::cached_library(std::uint64_t key) const noexcept {
-  for (const auto& slot : libraries_) {
-    const Group* g = slot.load(std::memory_order_acquire);
-    if (!g) return nullptr;
-    if (g->library_key() == key) return g;
-  }
-  return nullptr;
-}
-
 namespace {
 std::size_t attachment_slot(std::uint64_t key, std::size_t probe) noexcept {
   return static_cast<std::size_t>(splitmix64(key) + probe) & (Group::kCachedAttachments - 1);

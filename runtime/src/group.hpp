@@ -138,7 +138,15 @@ class Group {
   }
 
   // The duplicate reserved for a library, if it was made and cached here.
-  const Group* cached_library(std::uint64_t key) const noexcept;
+  // Inline: every compiled run of a plan asks for its library's duplicate.
+  const Group* cached_library(std::uint64_t key) const noexcept {
+    for (const auto& slot : libraries_) {
+      const Group* g = slot.load(std::memory_order_acquire);  // pairs with the release in cache_library()
+      if (!g) return nullptr;
+      if (g->library_key() == key) return g;
+    }
+    return nullptr;
+  }
   // Caches it; called under the job's registry mutex. False if the cache is full.
   bool cache_library(const Group* g) const noexcept;
 

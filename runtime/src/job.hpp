@@ -112,6 +112,10 @@ class Job {
   std::exception_ptr error() const;
   std::string stall_report() const;
 
+  // Cores' programs of compiled exchanges compiled in this job, rather than
+  // taken from a CopyProgramCache (JobStats). Relaxed: a tally, read after
+  // the workers have joined.
+  std::atomic<std::uint64_t> copy_programs_compiled{0};
   // Set once, by fail() or stall(); acquire pairs with their release so that a
   // worker seeing it also sees stalled_ and the recorded error.
   std::atomic<bool> cancelled{false};

@@ -330,6 +330,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
       stats.kernel_calls += w->kernel_calls();
     }
     stats.job = job.serial();
+    stats.copy_programs_compiled = job.copy_programs_compiled.load(std::memory_order_relaxed);
     unreceived = unreceived_report(job, workers, stats.unreceived);
     error = job.error();
     if (job.stalled()) stall_report = job.stall_report();

@@ -75,6 +75,7 @@
 // an InvalidArgument.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "switchyard/communicator.hpp"
@@ -98,6 +99,13 @@ struct CopyStep {
 };
 static_assert(sizeof(CopyStep) == 64, "a step is one cache line");
 
+// Whether `next` continues `run` as one more piece of one strided step (the
+// same members, regions, size and phase; `next` a single piece, `run`'s
+// strides past its last one, or its second piece, which sets the strides),
+// and if so makes it so. A core's compiling merges its members' steps so,
+// and a maker of many small steps may merge them before.
+bool extend_strided(CopyStep& run, const CopyStep& next) noexcept;
+
 enum class CopySide : std::uint8_t {
   receiver,  // pull: a core copies the steps into its members
   sender,    // push: a core copies the steps out of its members
@@ -116,6 +124,17 @@ class BusyLockObserver {
   ~BusyLockObserver() = default;
 };
 
+// Where the cores' programs of a compiled exchange outlive its job: the
+// owner of an exchange (an ExchangePlan) makes one and passes it with every
+// run. At the end of a job each core's program goes back to it (to the cache
+// of the core's first participant); the first run of a later job on a core
+// whose participants, and the cores of every participant, are those the
+// program was compiled for takes it back instead of compiling again, its
+// addresses looked up anew. Thread-safe; the programs it holds are freed
+// with the last of the cache and the jobs that borrowed from it.
+class CopyProgramCache;
+std::shared_ptr<CopyProgramCache> make_copy_program_cache();
+
 struct CopyExchangeOptions {
   CopySide side = CopySide::receiver;
   CopyOrder order = CopyOrder::any;
@@ -123,6 +142,9 @@ struct CopyExchangeOptions {
   std::uint64_t seed = 0;          // busy_locks: each run's orders derive from it, the run and the sender
   std::uint32_t retry_yields = 1;  // busy_locks: yields after a pass in which every lock was taken
   BusyLockObserver* observer = nullptr;
+  // From make_copy_program_cache(), alive for as long as runs use it; nullptr:
+  // each job compiles its programs.
+  CopyProgramCache* programs = nullptr;
 };
 
 // One member's part, the same in every run: its steps as receiver and as
@@ -139,6 +161,16 @@ struct CopyRegions {
   std::span<const std::span<std::byte>> recv;
 };
 
+// A check of a member's regions (their sizes against the caller's plan, say)
+// that a run makes only when its span lists differ from the member's last
+// run's in the job: a run on the same spans again was checked already. It
+// throws to refuse them, before the member publishes anything; the task
+// rethrows it.
+struct CopyRegionCheck {
+  void (*check)(const void* context, const CopyRegions& regions) = nullptr;
+  const void* context = nullptr;
+};
+
 struct CopyRunStats {
   std::uint64_t busy_lock_inquiries = 0;  // busy_locks: test-and-sets made for this member's messages
 };
@@ -150,7 +182,8 @@ struct CopyRunStats {
 // InvalidArgument for a step of another member or of a rank beyond the
 // participants, or options that differ from the first run's in the job.
 Task<CopyRunStats> run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
-                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options);
+                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options,
+                                     CopyRegionCheck check = {});
 
 // Compiles the cores' programs of the exchange `key` on comm ahead of its
 // first run (which then costs what every run costs): a collective of the

@@ -115,6 +115,10 @@ struct JobStats {
   // Messages that arrived and that no process received before the job ended
   // (on this node): dropped with the job. See RunOptions::strict.
   std::uint64_t unreceived = 0;
+  // Cores' programs of compiled exchanges that this job compiled; a plan's
+  // later jobs on the same cores take them from the plan instead
+  // (CopyProgramCache, copy_exchange.hpp).
+  std::uint64_t copy_programs_compiled = 0;
 };
 
 // A job ended with messages that no process received, under RunOptions::strict.

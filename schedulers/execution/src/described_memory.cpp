@@ -79,26 +79,45 @@ Described describe_side(Rank me, bool send, std::span<const MatrixEntry> entries
   return out;
 }
 
-// Two cores could write one byte at once: refused.
+[[noreturn, gnu::cold]] void overlapping(Rank me, std::span<const MatrixEntry> receives, std::size_t a, std::size_t b,
+                                         std::uint64_t at) {
+  refuse(me, "the blocks described for " + entry_name(false, a, receives[a]) + " and " +
+                 entry_name(false, b, receives[b]) + " overlap at byte " + std::to_string(at));
+}
+
+// Two cores could write one byte at once: refused. A run's blocks lie in the
+// order of their offsets (strides are unsigned), so
+// the runs' blocks are merged in that order through a heap of the runs, each
+// at its next block, and each block checked against the one before: no list
+// of every block, no sort of one (a redistribution's receiver has thousands
+// of blocks in a few runs).
 void check_receives_disjoint(Rank me, const Described& recv, std::span<const MatrixEntry> receives) {
-  struct Block {
-    std::uint64_t offset, length;
+  struct NextBlock {
+    std::uint64_t offset, k;
+    const StridedRun* run;
     std::size_t entry;
   };
-  std::vector<Block> blocks;
+  std::vector<NextBlock> heap;
   for (std::size_t e = 0; e < receives.size(); ++e) {
     for (const StridedRun& r : recv.of(e)) {
-      for (std::uint64_t k = 0; k < r.count; ++k) blocks.push_back({r.offset + k * r.stride, r.length, e});
+      heap.push_back({r.offset, 0, &r, e});
     }
   }
-  std::sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.offset < b.offset; });
-  for (std::size_t i = 1; i < blocks.size(); ++i) {
-    const Block& a = blocks[i - 1];
-    const Block& b = blocks[i];
-    if (a.offset + a.length > b.offset) {
-      refuse(me, "the blocks described for " + entry_name(false, a.entry, receives[a.entry]) + " and " +
-                     entry_name(false, b.entry, receives[b.entry]) + " overlap at byte " +
-                     std::to_string(b.offset));
+  const auto later = [](const NextBlock& a, const NextBlock& b) { return a.offset > b.offset; };
+  std::make_heap(heap.begin(), heap.end(), later);
+  std::uint64_t end = 0;  // of the block before
+  std::size_t entry = 0;  // its entry
+  for (bool first = true; !heap.empty(); first = false) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    NextBlock& b = heap.back();
+    if (!first && end > b.offset) overlapping(me, receives, entry, b.entry, b.offset);
+    end = b.offset + b.run->length;
+    entry = b.entry;
+    if (++b.k < b.run->count) {
+      b.offset += b.run->stride;
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
     }
   }
 }
@@ -134,7 +153,9 @@ class BlockCursor {
 // Appends the pieces of entry step `st` (its bytes of the sender's message at
 // st.src_offset, landing at st.dst_offset of the receiver's) that are
 // contiguous in both memories, each merged into the step before it where both
-// sides continue it.
+// sides continue it, or else where it is one more piece of a strided step
+// (extend_strided): a redistribution's message is then a step per row of its
+// pieces, not one per piece.
 void add_pieces(std::vector<CopyStep>& out, const CopyStep& st, std::span<const StridedRun> from,
                 std::span<const StridedRun> into) {
   if (st.bytes == 0) return;
@@ -143,11 +164,12 @@ void add_pieces(std::vector<CopyStep>& out, const CopyStep& st, std::span<const 
     const std::uint64_t n = std::min({left, src.left_in_block(), dst.left_in_block()});
     const std::uint64_t s = src.at(), t = dst.at();
     CopyStep* last = out.empty() ? nullptr : &out.back();
-    if (last && last->src == st.src && last->dst == st.dst && last->phase == st.phase &&
+    const CopyStep piece{st.src, st.dst, 0, 0, s, t, n, st.phase};
+    if (last && last->count == 1 && last->src == st.src && last->dst == st.dst && last->phase == st.phase &&
         last->src_offset + last->bytes == s && last->dst_offset + last->bytes == t) {
       last->bytes += n;
-    } else {
-      out.push_back(CopyStep{st.src, st.dst, 0, 0, s, t, n, st.phase});
+    } else if (!last || !extend_strided(*last, piece)) {
+      out.push_back(piece);
     }
     src.advance(n);
     dst.advance(n);

@@ -33,6 +33,7 @@ enum class Scheme : std::uint8_t { phased, ac, drsn };
 // One member's side of a plan: its messages, for phased plans its program,
 // and the steps of a compiled run.
 struct ExchangePart {
+  Rank rank = 0;  // the member whose part it is
   std::vector<MatrixEntry> sends, receives;
   ProcessPlan program;
   MemberSteps steps;
@@ -79,6 +80,11 @@ struct ExchangePlanData {
   // across nodes is at local_copy_key() and shared_copy_key().
   std::uint64_t copy_key = 0;
   CopyExchangeOptions copy_options;  // set once the plan is made (set_copy_options)
+  // The cores' programs of the compiled runs, kept from job to job: those of
+  // copy_key, and those of the described memory's key (with its options).
+  std::shared_ptr<CopyProgramCache> copy_programs = make_copy_program_cache();
+  std::shared_ptr<CopyProgramCache> described_programs = make_copy_program_cache();
+  CopyExchangeOptions described_copy_options;
   std::optional<model::MachineFile> machine;  // options.machine's copy
   // Plans from the whole pattern: the direct copies of hooks that describe memory.
   std::unique_ptr<DescribedMemory> described;
@@ -175,6 +181,7 @@ void set_entries(ExchangePlanData& d, const CommMatrix& m) {
   const std::vector<std::vector<std::uint32_t>> position = detail::column_positions(m);
   std::vector<std::vector<std::uint32_t>> at_sender(m.size());  // per column entry: its row entry at the sender
   for (Rank i = 0; i < m.size(); ++i) {
+    d.parts[i].rank = i;
     d.parts[i].sends.assign(m.row(i).begin(), m.row(i).end());
     for (std::size_t k = 0; k < m.row(i).size(); ++k) {
       const MatrixEntry& e = m.row(i)[k];
@@ -215,6 +222,9 @@ void set_copy_options(ExchangePlanData& d) {
       break;
   }
   o.phases = static_cast<std::uint32_t>(d.phases);
+  o.programs = d.copy_programs.get();
+  d.described_copy_options = o;
+  d.described_copy_options.programs = d.described_programs.get();
 }
 
 Schedule timed_schedule(ExchangePlanData& d, const CommMatrix& m) {
@@ -487,6 +497,7 @@ Task<ExchangePlan> ExchangePlan::create_on(Communicator comm, std::span<const Ma
   std::unique_ptr<ExchangePlanData> d = new_data(std::move(options), scheme, comm.size(), 1);
   d->owner = comm.rank();
   ExchangePart& mine = d->parts.front();
+  mine.rank = comm.rank();
   mine.sends.assign(sends.begin(), sends.end());
   sort_sends(comm.rank(), mine.sends);
   if (d->scheme == Scheme::phased) {
@@ -542,9 +553,17 @@ bool compiled(const ExchangePlanData& d, const Communicator&) {
 // The compiled run of `part` with its buffers in `regions`, on the plan's
 // duplicate of comm: the runtime's own task, with no frame of the plan's around it.
 Task<ExchangeRunStats> run_copies(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
-                                  CopyRegions regions) {
+                                  CopyRegions regions, CopyRegionCheck check = {}) {
   return run_copy_exchange(comm.library(kExchangePlanLibrary), d.copy_key, d.processes, part.member, regions,
-                           d.copy_options);
+                           d.copy_options, check);
+}
+
+// The span form's buffer sizes against the part's entries: made by the
+// compiled run only when the spans differ from the member's last run's
+// (CopyRegionCheck), so a run on the same buffers again checks nothing.
+void check_part_sizes(const void* part, const CopyRegions& regions) {
+  const auto& p = *static_cast<const ExchangePart*>(part);
+  detail::check_buffer_sizes("ExchangePlan::run", p.rank, p.sends, p.receives, regions.send, regions.recv);
 }
 
 // The buffer lists of a compiled run of the displacement or hook form: the
@@ -595,7 +614,7 @@ Task<ExchangeRunStats> run_hooks_copied(const ExchangePlanData& d, const Exchang
     const std::span<const std::byte> send[]{memory.send};
     const std::span<std::byte> recv[]{memory.recv};
     co_return co_await run_copy_exchange(comm.library(kExchangePlanLibrary), d.described->copy_key(), d.processes,
-                                         *direct, CopyRegions{send, recv}, d.copy_options);
+                                         *direct, CopyRegions{send, recv}, d.described_copy_options);
   }
   RunRegions regions(d.scratch[part_index(d, part)], part);
   detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part.sends, part.receives, hooks, regions.send(),
@@ -639,13 +658,18 @@ class SpanHooks final : public ExchangeHooks {
   std::span<const std::span<std::byte>> recv_;
 };
 
+[[noreturn, gnu::cold, gnu::noinline]] void wrong_span_counts(Rank me, const ExchangePart& part, std::size_t sends,
+                                                              std::size_t recvs) {
+  throw InvalidArgument("switchyard: ExchangePlan::run on rank " + std::to_string(me) + ": given " +
+                        std::to_string(sends) + " send and " + std::to_string(recvs) +
+                        " receive buffers, the plan has " + std::to_string(part.sends.size()) + " send and " +
+                        std::to_string(part.receives.size()) + " receive entries");
+}
+
+// Two compares inline on every run; the message built out of line.
 void check_span_counts(Rank me, const ExchangePart& part, std::size_t sends, std::size_t recvs) {
-  if (sends != part.sends.size() || recvs != part.receives.size()) {
-    throw InvalidArgument("switchyard: ExchangePlan::run on rank " + std::to_string(me) + ": given " +
-                          std::to_string(sends) + " send and " + std::to_string(recvs) +
-                          " receive buffers, the plan has " + std::to_string(part.sends.size()) + " send and " +
-                          std::to_string(part.receives.size()) + " receive entries");
-  }
+  if (sends != part.sends.size() || recvs != part.receives.size()) [[unlikely]]
+    wrong_span_counts(me, part, sends, recvs);
 }
 
 Task<ExchangeRunStats> run_span_messages(const ExchangePlanData& d, Communicator comm,
@@ -657,8 +681,9 @@ Task<ExchangeRunStats> run_span_messages(const ExchangePlanData& d, Communicator
 
 Task<ExchangeRunStats> no_run() { co_return ExchangeRunStats{}; }
 
-// Not a coroutine: the checks throw at the call, and a compiled run is the
-// runtime's task alone (one frame per run, not three).
+// Not a coroutine: the counts' check throws at the call, and a compiled run
+// is the runtime's task alone (one frame per run, not three), which checks
+// the sizes of buffers that are not the last run's before it publishes them.
 Task<ExchangeRunStats> run_spans(const ExchangePlanData& d, const Communicator& comm,
                                  std::span<const std::span<const std::byte>> send,
                                  std::span<const std::span<std::byte>> recv) {
@@ -666,8 +691,7 @@ Task<ExchangeRunStats> run_spans(const ExchangePlanData& d, const Communicator& 
   if (!part) return no_run();
   check_span_counts(comm.rank(), *part, send.size(), recv.size());
   if (!compiled(d, comm)) return run_span_messages(d, comm, send, recv);
-  detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part->sends, part->receives, send, recv);
-  return run_copies(d, *part, comm, CopyRegions{send, recv});
+  return run_copies(d, *part, comm, CopyRegions{send, recv}, CopyRegionCheck{&check_part_sizes, part});
 }
 
 // The Alltoallv form: message q of each side at its displacement[q].

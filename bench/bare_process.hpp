@@ -1,0 +1,58 @@
+#pragma once
+// The process floor's processes (bench_exchange): each a bare C++20
+// coroutine, with none of the runtime around it. Its thread resumes it once
+// per exchange; it copies its own incoming messages, straight from their
+// senders' buffers, and suspends. Between two exchanges it keeps state live in
+// its frame, as a process of a real program would.
+
+#include <coroutine>
+#include <cstddef>
+#include <cstring>
+#include <exception>
+#include <span>
+#include <utility>
+
+namespace sybench {
+
+// One message a process receives: its sender's bytes and where they go.
+struct IncomingCopy {
+  std::span<const std::byte> from;
+  std::span<std::byte> into;
+};
+
+class BareProcess {
+ public:
+  struct promise_type {
+    BareProcess get_return_object() noexcept {
+      return BareProcess(std::coroutine_handle<promise_type>::from_promise(*this));
+    }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    std::suspend_always final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }
+  };
+
+  BareProcess(BareProcess&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+  BareProcess& operator=(BareProcess&&) = delete;
+  ~BareProcess() {
+    if (handle_) handle_.destroy();
+  }
+  // One exchange of this process: it runs until it suspends again.
+  void resume() const { handle_.resume(); }
+
+ private:
+  explicit BareProcess(std::coroutine_handle<promise_type> h) noexcept : handle_(h) {}
+  std::coroutine_handle<promise_type> handle_;
+};
+
+// A process that, on each resume, copies `incoming` (which outlives it) and suspends.
+inline BareProcess copying_process(std::span<const IncomingCopy> incoming) {
+  volatile unsigned char state[256];  // live state in the frame, touched once per exchange
+  for (unsigned round = 0;; ++round) {
+    state[round % sizeof state] = static_cast<unsigned char>(round);
+    for (const IncomingCopy& c : incoming) std::memcpy(c.into.data(), c.from.data(), c.into.size());
+    co_await std::suspend_always{};
+  }
+}
+
+}  // namespace sybench
