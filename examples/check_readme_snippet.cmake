@@ -1,7 +1,7 @@
-# Checks that a documentation page (README.md or docs/*.md) quotes, verbatim, the part of an example between the
-# lines "// [readme-begin]" and "// [readme-end]", so the README's code is the
-# code that is compiled and tested.
-#   cmake -DSOURCE=<example.cpp> -DREADME=<page.md> -P check_readme_snippet.cmake
+# Checks that a documentation page (README.md or a page of docs/) quotes,
+# verbatim, the part of an example between the lines "// [readme-begin]" and
+# "// [readme-end]", so the page's code is the code that is compiled and tested.
+#   cmake -DSOURCE=<example.cpp> -DPAGE=<page.md> -P check_readme_snippet.cmake
 cmake_minimum_required(VERSION 3.25)
 file(READ "${SOURCE}" source)
 string(FIND "${source}" "// [readme-begin]\n" begin)
@@ -12,8 +12,8 @@ endif()
 math(EXPR begin "${begin} + 18")
 math(EXPR length "${end} - ${begin}")
 string(SUBSTRING "${source}" ${begin} ${length} snippet)
-file(READ "${README}" readme)
-string(FIND "${readme}" "${snippet}" at)
+file(READ "${PAGE}" page)
+string(FIND "${page}" "${snippet}" at)
 if(at EQUAL -1)
-  message(FATAL_ERROR "${README} does not contain the current code of ${SOURCE} between its readme markers:\n${snippet}")
+  message(FATAL_ERROR "${PAGE} does not contain the current code of ${SOURCE} between its readme markers:\n${snippet}")
 endif()
