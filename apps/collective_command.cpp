@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 #include <switchyard/bounded_read.hpp>
-#include <switchyard/collectives/choice.hpp>
-#include <switchyard/collectives/measure.hpp>
+#include <switchyard/model/collectives/choice.hpp>
+#include <switchyard/model/collectives/measure.hpp>
 #include <switchyard/errors.hpp>
 #include <switchyard/model/machine_file.hpp>
 #include <switchyard/runtime.hpp>
@@ -27,7 +27,7 @@
 
 namespace switchyard::cli {
 
-namespace co = switchyard::collectives;
+namespace co = switchyard::model::collectives;
 
 struct CollectiveCommand::Args {
   std::string op, algorithm = "all", processes, bytes, repeat = "5", batch = "1", root = "0", machine, variant, json,

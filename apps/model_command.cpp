@@ -16,9 +16,9 @@
 #include <thread>
 #include <switchyard/errors.hpp>
 #include <switchyard/model/algorithms.hpp>
-#include <switchyard/model/calibration.hpp>
+#include <switchyard/model/calibration/calibration.hpp>
 #include <switchyard/model/cost.hpp>
-#include <switchyard/model/host_state.hpp>
+#include <switchyard/model/calibration/host_state.hpp>
 #include <switchyard/median.hpp>
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/auto_scheduler.hpp>
@@ -28,10 +28,11 @@
 namespace switchyard::cli {
 
 namespace sm = switchyard::model;
+namespace smc = switchyard::model::calibration;
 namespace sys = switchyard::schedulers;
 
 struct ModelCommand::Args {
-  std::string out = "machine.json", repeat = std::to_string(model::CalibrationOptions{}.repetitions);
+  std::string out = "machine.json", repeat = std::to_string(model::calibration::CalibrationOptions{}.repetitions);
   std::string op, processes, bytes, matrix, machine, variant, root = "0";
   std::string probe_rounds = "7", probe_repeat = "5", probe_pause = "0";
   TraceOption trace;  // calibrate's jobs
@@ -139,12 +140,12 @@ int predict(const ModelCommand::Args& a) {
 
 int calibrate(const ModelCommand::Args& a) {
   OutputFile out("--out", a.out);
-  sm::CalibrationOptions options;
+  smc::CalibrationOptions options;
   options.repetitions = static_cast<std::uint32_t>(parse_uint(a.repeat, "--repeat", 1, 10000));
   Runtime rt(a.trace.runtime_options());
   ProgressLine progress("model calibrate");
   options.progress = progress.callback();
-  const sm::MachineFile f = sm::calibrate(rt, options);
+  const sm::MachineFile f = smc::calibrate(rt, options);
   progress.clear();
   out.write(sm::to_json(f));
   if (f.colocated)
@@ -200,8 +201,8 @@ struct HostStateRound {
 };
 
 HostStateRound host_state_round(const Runtime& rt, std::uint32_t runs) {
-  const sm::CalibrationCores cores = sm::calibration_cores(rt);
-  const sm::HostStateSamples h = sm::sample_host_state(rt.topology(), cores.a, cores.b, runs);
+  const smc::CalibrationCores cores = smc::calibration_cores(rt);
+  const smc::HostStateSamples h = smc::sample_host_state(rt.topology(), cores.a, cores.b, runs);
   return {median(h.private_copy_ns_per_line), median(h.gather_ns_per_piece),
           h.line_round_trip_ns.empty() ? 0 : median(h.line_round_trip_ns)};
 }
@@ -230,7 +231,7 @@ int probe(const ModelCommand::Args& a) {
   std::vector<bool> colocated;  // each round judged on its own hand-offs
   for (std::uint32_t r = 0; r < rounds; ++r) {
     if (r > 0) std::this_thread::sleep_for(pause);
-    const sm::ColocationProbe p = sm::probe_colocation(rt, 1, runs);
+    const smc::ColocationProbe p = smc::probe_colocation(rt, 1, runs);
     cross.push_back(p.cross_core_one_way_ns.front());
     same.push_back(p.same_core_one_way_ns.front());
     colocated.push_back(p.verdict.colocated.front());

@@ -29,7 +29,7 @@
 
 namespace switchyard::cli {
 
-namespace rd = switchyard::redistribution;
+namespace rd = switchyard::schedulers::redistribution;
 
 struct RedistributeCommand::Args {
   std::string extent, from, to, schedule = "all", repeat = "5", json, dump_tables;

@@ -1,7 +1,7 @@
 #pragma once
 // `switchyard redistribute`: an array of doubles moved from one block-cyclic
 // layout to another on the runtime, with each schedule kind of
-// switchyard::redistribution (Guo-Nakata-Yamashita's tables, their Fig. 1 and
+// switchyard::schedulers::redistribution (Guo-Nakata-Yamashita's tables, their Fig. 1 and
 // Fig. 4 baselines, and the optimal schedulers), every element verified.
 //
 //   switchyard redistribute --extent 120000 --from 'cyclic(6)@4' --to 'cyclic(2)@4'

@@ -100,7 +100,7 @@
 #include "bench_common.hpp"
 
 using namespace switchyard;
-using namespace switchyard::redistribution;
+using namespace switchyard::schedulers::redistribution;
 
 namespace {
 

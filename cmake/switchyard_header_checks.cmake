@@ -57,4 +57,6 @@ function(switchyard_header_check_target)
   add_library(switchyard_header_check OBJECT ${sources})
   target_link_libraries(switchyard_header_check PRIVATE switchyard::switchyard)
   target_compile_options(switchyard_header_check PRIVATE -Wall -Wextra -Wpedantic -O0)
+  # The deprecated forwarding headers (deprecated/) warn when included, on purpose.
+  target_compile_definitions(switchyard_header_check PRIVATE SWITCHYARD_QUIET_DEPRECATED_HEADERS)
 endfunction()

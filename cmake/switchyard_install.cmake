@@ -6,9 +6,9 @@ include(CMakePackageConfigHelpers)
 
 # Every library, in link order (each before what it depends on): the .pc file's Libs.
 set(switchyard_libraries
-  switchyard_contention switchyard_halo switchyard_dynamic switchyard_dynamic_core switchyard_collective_timing switchyard_model_collectives switchyard_model_calibration
-  switchyard_primitives switchyard_redistribution switchyard_schedulers switchyard_schedulers_core
-  switchyard_primitives_core switchyard_model switchyard_runtime switchyard_transport)
+  switchyard_contention switchyard_halo switchyard_dynamic switchyard_dynamic_core switchyard_model_collectives switchyard_model_calibration
+  switchyard_primitives switchyard_schedulers_redistribution switchyard_schedulers switchyard_schedulers_core
+  switchyard_primitives_core switchyard_model_core switchyard_runtime switchyard_transport)
 set(switchyard_header_only switchyard_base)
 
 # Exported as switchyard::<name>, the names of their aliases in the build tree.

@@ -11,18 +11,19 @@ set(SWITCHYARD_LAYERS
   "transport:base"              # switchyard::transport
   "transport/mpi:transport"     # switchyard::transport_mpi (headers private: see switchyard_check_no_mpi)
   "runtime:transport"           # switchyard::runtime
-  "model"                       # switchyard::model (pure)
-  "schedulers/core:model"       # switchyard::schedulers_core (pure)
-  "schedulers/execution:schedulers/core,model,runtime"  # switchyard::schedulers
-  "schedulers/redistribution:schedulers/execution,schedulers/core,runtime"  # switchyard::redistribution
-  "model_calibration:model,schedulers/execution,schedulers/core,runtime,transport"  # switchyard::model_calibration
-  "model_collectives:model,schedulers/execution,runtime"  # switchyard::model_collectives, collective_timing
+  "model/core"                  # switchyard::model_core (pure)
+  "schedulers/core:model/core"  # switchyard::schedulers_core (pure)
+  "schedulers/runtime:schedulers/core,model/core,runtime"  # switchyard::schedulers
+  "schedulers/redistribution:schedulers/runtime,schedulers/core,runtime"  # switchyard::schedulers_redistribution
+  "model/calibration:model/core,schedulers/runtime,schedulers/core,runtime,transport"  # switchyard::model_calibration
+  "model/collectives:model/core,schedulers/runtime,runtime"  # switchyard::model_collectives
   "primitives/core"             # switchyard::primitives_core (pure)
-  "primitives/runtime:primitives/core,schedulers/execution,schedulers/core,runtime"  # switchyard::primitives
+  "primitives/runtime:primitives/core,schedulers/runtime,schedulers/core,runtime"  # switchyard::primitives
   "dynamic/core:primitives/core"  # switchyard::dynamic_core (pure)
-  "dynamic/runtime:dynamic/core,primitives/runtime,primitives/core,schedulers/execution,runtime"  # switchyard::dynamic
-  "halo:schedulers/execution,schedulers/core,runtime"  # switchyard::halo
-  "contention:schedulers/execution,schedulers/core,runtime")  # switchyard::contention
+  "dynamic/runtime:dynamic/core,primitives/runtime,primitives/core,schedulers/runtime,runtime"  # switchyard::dynamic
+  "halo:schedulers/runtime,schedulers/core,runtime"  # switchyard::halo
+  "contention:schedulers/runtime,schedulers/core,runtime"  # switchyard::contention
+  "deprecated:model/calibration,model/collectives")  # forwarding headers of earlier include paths
 
 function(switchyard_check_layering)
   # Which folder's include/ each public header comes from.
@@ -107,6 +108,81 @@ function(switchyard_check_no_mpi)
                               "switchyard/transport/network_session.hpp and network_transport.hpp")
         endif()
       endforeach()
+    endforeach()
+  endforeach()
+endfunction()
+
+# switchyard_check_names(<page>): the table of folders, targets, include
+# prefixes and namespaces in <page> (docs/layout.md) is the tree's. Every
+# library folder of SWITCHYARD_LAYERS has its row (deprecated/ excepted); each
+# row's target is defined in its folder; each public header lies under the
+# row's prefix (directly, or under detail/); and each header and source opens
+# namespaces only within the row's or enclosing it (forward declarations,
+# deprecated aliases).
+function(switchyard_check_names page)
+  file(STRINGS ${PROJECT_SOURCE_DIR}/${page} rows REGEX "^\\| `[a-z_/]+/` \\|")
+  set(listed "")
+  foreach(row IN LISTS rows)
+    string(REGEX MATCH "^\\| `([a-z_/]+)/` \\| `([a-z_:]+)` \\| ([^|]+) \\| `([a-z_:]+)` \\|$" matched "${row}")
+    if(NOT matched)
+      message(FATAL_ERROR "${page}: a row of the names table is not `folder/` | `target` | `prefix/` or none | `namespace`: ${row}")
+    endif()
+    set(folder ${CMAKE_MATCH_1})
+    set(target ${CMAKE_MATCH_2})
+    string(STRIP "${CMAKE_MATCH_3}" prefix)
+    set(namespace ${CMAKE_MATCH_4})
+    list(APPEND listed ${folder})
+    switchyard_check_name_row(${page} ${folder} ${target} "${prefix}" ${namespace})
+  endforeach()
+  foreach(entry IN LISTS SWITCHYARD_LAYERS)
+    string(REGEX REPLACE ":.*" "" folder "${entry}")
+    if(NOT folder STREQUAL "deprecated" AND NOT folder IN_LIST listed)
+      message(FATAL_ERROR "${page}: the library folder ${folder}/ has no row in the names table")
+    endif()
+  endforeach()
+endfunction()
+
+function(switchyard_check_name_row page folder target prefix namespace)
+  set(where "${page}, row ${folder}/")
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "${where}: no target ${target}")
+  endif()
+  get_target_property(real ${target} ALIASED_TARGET)
+  get_target_property(defined_in ${real} SOURCE_DIR)
+  if(NOT defined_in STREQUAL "${PROJECT_SOURCE_DIR}/${folder}")
+    message(FATAL_ERROR "${where}: ${target} is defined in ${defined_in}, not in ${folder}/")
+  endif()
+  file(GLOB_RECURSE headers RELATIVE ${PROJECT_SOURCE_DIR}/${folder}/include ${PROJECT_SOURCE_DIR}/${folder}/include/*)
+  if(prefix STREQUAL "none (private)")
+    if(headers)
+      message(FATAL_ERROR "${where}: no public header, but ${folder}/include/ holds ${headers}")
+    endif()
+  else()
+    string(REGEX REPLACE "^`(.*)`$" "\\1" prefix "${prefix}")
+    foreach(header IN LISTS headers)
+      string(FIND "${header}" "${prefix}" at)
+      string(LENGTH "${prefix}" length)
+      string(SUBSTRING "${header}" ${length} -1 rest)
+      if(NOT at EQUAL 0 OR (rest MATCHES "/" AND NOT rest MATCHES "^detail/"))
+        message(FATAL_ERROR "${where}: ${folder}/include/${header} is not directly under the prefix ${prefix}")
+      endif()
+    endforeach()
+  endif()
+  # Each namespace opened: the row's, one inside it, or one enclosing it.
+  string(REPLACE "::" "\\:\\:" escaped "${namespace}")
+  file(GLOB_RECURSE files ${PROJECT_SOURCE_DIR}/${folder}/*.hpp ${PROJECT_SOURCE_DIR}/${folder}/*.cpp)
+  foreach(file IN LISTS files)
+    file(RELATIVE_PATH relative ${PROJECT_SOURCE_DIR} ${file})
+    if(NOT relative MATCHES "^${folder}/(include|src)/")
+      continue()  # a nested library folder (schedulers/core inside schedulers) has its own row
+    endif()
+    file(STRINGS ${file} opened REGEX "^namespace switchyard[a-z_:]* {")
+    foreach(line IN LISTS opened)
+      string(REGEX REPLACE "^namespace ([a-z_:]+) {.*$" "\\1" name "${line}")
+      string(FIND "${namespace}::" "${name}::" enclosing)
+      if(NOT enclosing EQUAL 0 AND NOT name MATCHES "^${escaped}::")
+        message(FATAL_ERROR "${relative} opens namespace ${name}, outside ${namespace} (${where})")
+      endif()
     endforeach()
   endforeach()
 endfunction()

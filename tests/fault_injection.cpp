@@ -37,7 +37,7 @@
 namespace {
 
 namespace sy = switchyard;
-namespace rd = switchyard::redistribution;
+namespace rd = switchyard::schedulers::redistribution;
 using sy::Process;
 using sy::Rank;
 using sy::Task;

@@ -7,16 +7,17 @@
 #include <stdexcept>
 #include <string>
 
-#include "switchyard/model/calibration.hpp"
+#include "switchyard/model/calibration/calibration.hpp"
 #include "switchyard/model/machine_file.hpp"
 #include "switchyard/runtime.hpp"
 
 namespace sm = switchyard::model;
+namespace smc = switchyard::model::calibration;
 
 namespace {
 
-sm::CalibrationOptions short_calibration() {
-  sm::CalibrationOptions o;
+smc::CalibrationOptions short_calibration() {
+  smc::CalibrationOptions o;
   o.repetitions = 14;  // 2 runs in each of the 7 rounds
   o.attempts = 1;      // no retry (and no 5 s pause) when the host co-locates the cores
   return o;
@@ -26,7 +27,7 @@ sm::CalibrationOptions short_calibration() {
 
 TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
   switchyard::Runtime rt;
-  const sm::MachineFile f = sm::calibrate(rt, short_calibration());
+  const sm::MachineFile f = smc::calibrate(rt, short_calibration());
   EXPECT_NO_THROW(f.core.validate());
   EXPECT_EQ(f.core.cores, rt.cores().size());
   EXPECT_GT(f.core.unit_ns, 0);
@@ -86,7 +87,7 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
 
 TEST(ModelCalibration, ProbeJudgesEveryRoundOnItsOwnHandOffs) {
   switchyard::Runtime rt;
-  const sm::ColocationProbe p = sm::probe_colocation(rt, 3, 2);
+  const smc::ColocationProbe p = smc::probe_colocation(rt, 3, 2);
   ASSERT_EQ(p.cross_core_one_way_ns.size(), 3u);
   ASSERT_EQ(p.same_core_one_way_ns.size(), 3u);
   ASSERT_EQ(p.verdict.colocated.size(), 3u);
@@ -100,17 +101,17 @@ TEST(ModelCalibration, ProbeJudgesEveryRoundOnItsOwnHandOffs) {
     normal += !colocated;
   }
   EXPECT_EQ(p.verdict.normal, normal);
-  EXPECT_THROW(sm::probe_colocation(rt, 0, 2), std::invalid_argument);
-  EXPECT_THROW(sm::probe_colocation(rt, 3, 0), std::invalid_argument);
+  EXPECT_THROW(smc::probe_colocation(rt, 0, 2), std::invalid_argument);
+  EXPECT_THROW(smc::probe_colocation(rt, 3, 0), std::invalid_argument);
 }
 
 TEST(ModelCalibration, RejectsZeroRepetitionsRoundsOrAttempts) {
   switchyard::Runtime rt;
-  for (const auto zero : {&sm::CalibrationOptions::repetitions, &sm::CalibrationOptions::rounds,
-                          &sm::CalibrationOptions::attempts}) {
-    sm::CalibrationOptions o = short_calibration();
+  for (const auto zero : {&smc::CalibrationOptions::repetitions, &smc::CalibrationOptions::rounds,
+                          &smc::CalibrationOptions::attempts}) {
+    smc::CalibrationOptions o = short_calibration();
     o.*zero = 0;
-    EXPECT_THROW(sm::calibrate(rt, o), std::invalid_argument);
+    EXPECT_THROW(smc::calibrate(rt, o), std::invalid_argument);
   }
 }
 

@@ -16,7 +16,7 @@
 namespace {
 
 using namespace switchyard;
-using namespace switchyard::redistribution;
+using namespace switchyard::schedulers::redistribution;
 
 std::string parse_error(const std::string& text) {
   try {

@@ -39,7 +39,7 @@ namespace {
 
 using namespace switchyard;
 using namespace switchyard::schedulers;
-namespace rd = switchyard::redistribution;
+namespace rd = switchyard::schedulers::redistribution;
 using sytest::BufferForms;
 using sytest::Execution;
 using sytest::kExecutions;

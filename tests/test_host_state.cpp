@@ -9,10 +9,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "switchyard/model/host_state.hpp"
+#include "switchyard/model/calibration/host_state.hpp"
 #include "switchyard/topology.hpp"
 
 namespace sm = switchyard::model;
+namespace smc = switchyard::model::calibration;
 
 namespace {
 
@@ -27,17 +28,17 @@ void expect_positive(const std::vector<double>& samples, std::size_t count, cons
 }  // namespace
 
 TEST(HostState, GatheredLinesAreEachLineOnce) {
-  for (const std::uint64_t pieces : {sm::detail::kGatherRun, std::uint64_t{1024}}) {
+  for (const std::uint64_t pieces : {smc::detail::kGatherRun, std::uint64_t{1024}}) {
     std::vector<std::uint64_t> lines;
-    for (std::uint64_t j = 0; j < pieces; ++j) lines.push_back(sm::detail::gathered_line(j, pieces));
+    for (std::uint64_t j = 0; j < pieces; ++j) lines.push_back(smc::detail::gathered_line(j, pieces));
     std::vector<std::uint64_t> sorted = lines, expected(pieces);
     std::sort(sorted.begin(), sorted.end());
     std::iota(expected.begin(), expected.end(), 0);
     EXPECT_EQ(sorted, expected) << pieces;
   }
   // Down the columns: pieces 0 and 1 are a column (pieces / kGatherRun lines) apart.
-  EXPECT_EQ(sm::detail::gathered_line(1, 1024), 1024 / sm::detail::kGatherRun);
-  EXPECT_EQ(sm::detail::gathered_line(sm::detail::kGatherRun, 1024), 1u);
+  EXPECT_EQ(smc::detail::gathered_line(1, 1024), 1024 / smc::detail::kGatherRun);
+  EXPECT_EQ(smc::detail::gathered_line(smc::detail::kGatherRun, 1024), 1u);
 }
 
 TEST(HostState, SamplesEveryFigureOnTwoCoresAndNoRoundTripOnOne) {
@@ -45,11 +46,11 @@ TEST(HostState, SamplesEveryFigureOnTwoCoresAndNoRoundTripOnOne) {
   const auto& cores = topology.allowed_cores();
   ASSERT_FALSE(cores.empty());
   const int a = cores.front().os_index, b = cores.back().os_index;
-  const sm::HostStateSamples two = sm::sample_host_state(topology, a, b, 3);
+  const smc::HostStateSamples two = smc::sample_host_state(topology, a, b, 3);
   expect_positive(two.private_copy_ns_per_line, 3, "copy");
   expect_positive(two.gather_ns_per_piece, 3, "gather");
   expect_positive(two.line_round_trip_ns, a != b ? 3 : 0, "round trip");
-  const sm::HostStateSamples one = sm::sample_host_state(topology, a, a, 2);
+  const smc::HostStateSamples one = smc::sample_host_state(topology, a, a, 2);
   expect_positive(one.private_copy_ns_per_line, 2, "copy on one core");
   expect_positive(one.gather_ns_per_piece, 2, "gather on one core");
   EXPECT_TRUE(one.line_round_trip_ns.empty());
@@ -58,7 +59,7 @@ TEST(HostState, SamplesEveryFigureOnTwoCoresAndNoRoundTripOnOne) {
 TEST(HostState, RejectsNoRunsAndCoresNotAllowed) {
   const switchyard::Topology topology;
   const int a = topology.allowed_cores().front().os_index;
-  EXPECT_THROW(sm::sample_host_state(topology, a, a, 0), std::invalid_argument);
-  EXPECT_THROW(sm::sample_host_state(topology, a, -1, 1), std::invalid_argument);
-  EXPECT_THROW(sm::sample_host_state(topology, 1 << 20, a, 1), std::invalid_argument);
+  EXPECT_THROW(smc::sample_host_state(topology, a, a, 0), std::invalid_argument);
+  EXPECT_THROW(smc::sample_host_state(topology, a, -1, 1), std::invalid_argument);
+  EXPECT_THROW(smc::sample_host_state(topology, 1 << 20, a, 1), std::invalid_argument);
 }

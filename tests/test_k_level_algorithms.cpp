@@ -1,9 +1,9 @@
-// The k-level algorithms of the C3 paper (switchyard::collectives): every
+// The k-level algorithms of the C3 paper (switchyard::model::collectives): every
 // algorithm of every operation at p in {1, 2, 3, 7, 16, 64, 100}, each message
 // a distinct pattern checked to the byte at its destination, twice per plan;
 // and each algorithm's sent messages against the model's superstep description.
 
-#include <switchyard/collectives/collective_plan.hpp>
+#include <switchyard/model/collectives/collective_plan.hpp>
 #include <switchyard/model/algorithms.hpp>
 #include <switchyard/runtime.hpp>
 
@@ -19,7 +19,7 @@
 namespace {
 
 using namespace switchyard;
-using namespace switchyard::collectives;
+using namespace switchyard::model::collectives;
 using sytest::fill_pattern;
 using sytest::first_mismatch;
 using sytest::message_key;

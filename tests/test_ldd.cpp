@@ -15,7 +15,7 @@
 namespace {
 
 using namespace switchyard;
-using namespace switchyard::redistribution;
+using namespace switchyard::schedulers::redistribution;
 
 std::vector<Index> brute_intersection(const LddSet& a, const LddSet& c) {
   const auto x = index_set(a), y = index_set(c);

@@ -28,7 +28,7 @@ namespace {
 
 using namespace switchyard;
 using namespace switchyard::schedulers;
-namespace rd = switchyard::redistribution;
+namespace rd = switchyard::schedulers::redistribution;
 
 const std::vector<std::string> kSchedulers{"ac", "drsn", "lp", "cgm", "optimal", "optimal-bytes"};
 

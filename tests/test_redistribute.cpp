@@ -25,7 +25,7 @@
 namespace {
 
 using namespace switchyard;
-using namespace switchyard::redistribution;
+using namespace switchyard::schedulers::redistribution;
 
 // The reference: each process's local array under `l`, built from the
 // definition, for a global array whose element at row-major offset e is value(e).

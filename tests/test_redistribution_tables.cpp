@@ -21,7 +21,7 @@
 namespace {
 
 using namespace switchyard;
-using namespace switchyard::redistribution;
+using namespace switchyard::schedulers::redistribution;
 
 Layout layout(const std::string& extent, const std::string& distribution) {
   return Layout(parse_extent(extent), Distribution::parse(distribution));

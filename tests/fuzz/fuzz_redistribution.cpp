@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace rd = switchyard::redistribution;
+namespace rd = switchyard::schedulers::redistribution;
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include "switchyard/errors.hpp"
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 namespace {
 
@@ -162,4 +162,4 @@ std::vector<Index> parse_extent(std::string_view text) {
   return extent;
 }
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution

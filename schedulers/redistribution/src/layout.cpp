@@ -4,7 +4,7 @@
 
 #include "switchyard/errors.hpp"
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 namespace {
 
@@ -228,4 +228,4 @@ std::vector<double> Layout::gather(std::span<const std::span<const double>> loca
   return global;
 }
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution

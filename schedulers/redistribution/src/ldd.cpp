@@ -7,7 +7,7 @@
 
 #include "switchyard/errors.hpp"
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 namespace {
 
@@ -192,4 +192,4 @@ MultiLdd intersect(const MultiLdd& a, const MultiLdd& c) {
   return out;
 }
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution

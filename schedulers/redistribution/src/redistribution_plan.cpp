@@ -15,7 +15,7 @@
 #include "switchyard/schedulers/optimal.hpp"
 #include "switchyard/span_timer.hpp"
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 using schedulers::Schedule;
 using schedulers::Transfer;
@@ -661,4 +661,4 @@ void redistribute(Runtime& rt, const Layout& source, const Layout& target,
   RedistributionPlan(source, target, kind).execute(rt, local_in, local_out);
 }
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution

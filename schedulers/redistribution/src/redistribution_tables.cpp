@@ -9,7 +9,7 @@
 #include "switchyard/errors.hpp"
 #include "switchyard/machine_memory.hpp"
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 using schedulers::CommMatrix;
 using schedulers::Schedule;
@@ -595,4 +595,4 @@ std::vector<std::vector<std::vector<Rank>>> receiving_lists(const Schedule& s, R
   return out;
 }
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 // Global and local array indices, extents, block sizes. Signed: the closed-form
 // LDD arithmetic takes differences and floors of them.
@@ -56,4 +56,11 @@ struct Distribution {
 // separated by 'x', or an array of more than kMaxElements elements.
 std::vector<Index> parse_extent(std::string_view text);
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution
+
+namespace switchyard {
+/// The namespace this library had before it joined its folder's
+/// (switchyard::schedulers): deprecated, kept so that applications written
+/// against it still build. Every redistribution header includes this one.
+namespace redistribution = schedulers::redistribution;
+}  // namespace switchyard

@@ -26,7 +26,7 @@
 #include "switchyard/schedulers/redistribution/ldd.hpp"
 #include "switchyard/types.hpp"
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 class Layout {
  public:
@@ -78,4 +78,4 @@ class Layout {
   Rank processes_ = 0;
 };
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution

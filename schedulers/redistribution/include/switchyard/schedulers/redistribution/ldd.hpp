@@ -21,7 +21,7 @@
 
 #include "switchyard/schedulers/redistribution/distribution.hpp"
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 struct Ldd {
   Index o = 0;  // first index
@@ -59,4 +59,4 @@ struct MultiLdd {
 // Lemma 2: dimension by dimension. Throws InvalidArgument if the ranks differ.
 MultiLdd intersect(const MultiLdd& a, const MultiLdd& c);
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution

@@ -49,7 +49,7 @@
 #include "switchyard/schedulers/schedule.hpp"
 #include "switchyard/task.hpp"
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 inline constexpr LibraryKey kRedistributionLibrary{"switchyard.redistribution"};
 
@@ -159,4 +159,4 @@ void redistribute(Runtime& rt, const Layout& source, const Layout& target,
                   std::span<const std::span<const double>> local_in, std::span<const std::span<double>> local_out,
                   ScheduleKind kind = ScheduleKind::table);
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution

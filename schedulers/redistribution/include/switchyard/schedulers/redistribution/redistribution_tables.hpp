@@ -38,7 +38,7 @@
 #include "switchyard/schedulers/redistribution/layout.hpp"
 #include "switchyard/schedulers/schedule.hpp"
 
-namespace switchyard::redistribution {
+namespace switchyard::schedulers::redistribution {
 
 class CommTable {
  public:
@@ -160,4 +160,4 @@ SchedulingTable table_of(const schedulers::Schedule& s, Rank sources);
 // receives from in step k (one at most in a contention-free schedule).
 std::vector<std::vector<std::vector<Rank>>> receiving_lists(const schedulers::Schedule& s, Rank targets);
 
-}  // namespace switchyard::redistribution
+}  // namespace switchyard::schedulers::redistribution
