@@ -128,10 +128,13 @@ class HaloExchange {
   CsrMatrix<V> local_rows(const CsrMatrix<V>& a, Rank r) const;
 
   // Like SFBcast: every ghost gets its owner's entry. owned and ghosts are
-  // comm.rank()'s, map().owned.size() and map().ghosts.size() long.
+  // comm.rank()'s, map().owned.size() and map().ghosts.size() long. The call
+  // checks the spans and packs what `owned` sends; awaiting the task moves it.
   Task<void> forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const;
   // Like SFReduce: owned[i] = op(owned[i], ghost) for every ghost copy of
   // owned entry i held elsewhere, in the holders' rank order; op(T, T) -> T.
+  // The call checks the spans; awaiting the task moves the ghosts and adds
+  // them in.
   template <class Op>
   Task<void> reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned, Op op) const;
 
@@ -163,9 +166,16 @@ class HaloExchange {
     }
     return t;
   }
-  Task<void> forward_on(Communicator comm, std::span<const T> owned, std::span<T> ghosts) const;
+  Task<void> forward_on(Communicator comm, Part& p) const;
   template <class Op>
-  Task<void> reverse_on(Communicator comm, std::span<const T> ghosts, std::span<T> owned, Op op) const;
+  Task<void> reverse_on(Communicator comm, Part& p, std::span<T> owned, Op op) const;
+  // The packing and unpacking loops, outside the coroutines: in a coroutine,
+  // the compiler keeps a loop's index in the frame and stores it there on
+  // every iteration.
+  static void pack_forward(Part& p, std::span<const T> owned, std::span<T> ghosts);
+  static void point_reverse(Part& p, std::span<const T> ghosts);
+  template <class Op>
+  static void unpack_reverse(const Part& p, std::span<T> owned, Op& op);
   static Task<HaloExchange> create_on(Communicator comm, std::span<const GlobalIndex> owned,
                                       std::span<const GlobalIndex> needed, schedulers::ExchangePlanOptions options);
   Part& part(Rank r) const {
@@ -251,30 +261,46 @@ CsrMatrix<V> HaloExchange<T>::local_rows(const CsrMatrix<V>& a, Rank r) const {
 // time the task is awaited.
 template <class T>
 Task<void> HaloExchange<T>::forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const {
-  return forward_on(comm, owned, ghosts);
+  Part& p = checked_part(comm, "forward", owned.size(), ghosts.size());
+  pack_forward(p, owned, ghosts);
+  return forward_on(comm, p);
 }
 
 template <class T>
 template <class Op>
 Task<void> HaloExchange<T>::reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned,
                                     Op op) const {
-  return reverse_on(comm, ghosts, owned, std::move(op));
+  Part& p = checked_part(comm, "reverse", owned.size(), ghosts.size());
+  point_reverse(p, ghosts);
+  return reverse_on(comm, p, owned, std::move(op));
 }
 
 template <class T>
-Task<void> HaloExchange<T>::forward_on(Communicator comm, std::span<const T> owned, std::span<T> ghosts) const {
-  Part& p = checked_part(comm, "forward", owned.size(), ghosts.size());
-  for (std::size_t k = 0; k < p.packed.size(); ++k) p.packed[k] = owned[p.map.sent[k]];
-  for (std::size_t s = 0; s < p.map.sources.size(); ++s) p.ghosts_in[s] = std::as_writable_bytes(from_source(p.map, ghosts, s));
+Task<void> HaloExchange<T>::forward_on(Communicator comm, Part& p) const {
   co_await forward_->run(comm, p.packed_out, p.ghosts_in);
 }
 
 template <class T>
 template <class Op>
-Task<void> HaloExchange<T>::reverse_on(Communicator comm, std::span<const T> ghosts, std::span<T> owned, Op op) const {
-  Part& p = checked_part(comm, "reverse", owned.size(), ghosts.size());
-  for (std::size_t s = 0; s < p.map.sources.size(); ++s) p.ghosts_out[s] = std::as_bytes(from_source(p.map, ghosts, s));
+Task<void> HaloExchange<T>::reverse_on(Communicator comm, Part& p, std::span<T> owned, Op op) const {
   co_await reverse_->run(comm, p.ghosts_out, p.packed_in);
+  unpack_reverse(p, owned, op);
+}
+
+template <class T>
+void HaloExchange<T>::pack_forward(Part& p, std::span<const T> owned, std::span<T> ghosts) {
+  for (std::size_t k = 0; k < p.packed.size(); ++k) p.packed[k] = owned[p.map.sent[k]];
+  for (std::size_t s = 0; s < p.map.sources.size(); ++s) p.ghosts_in[s] = std::as_writable_bytes(from_source(p.map, ghosts, s));
+}
+
+template <class T>
+void HaloExchange<T>::point_reverse(Part& p, std::span<const T> ghosts) {
+  for (std::size_t s = 0; s < p.map.sources.size(); ++s) p.ghosts_out[s] = std::as_bytes(from_source(p.map, ghosts, s));
+}
+
+template <class T>
+template <class Op>
+void HaloExchange<T>::unpack_reverse(const Part& p, std::span<T> owned, Op& op) {
   for (std::size_t k = 0; k < p.packed.size(); ++k) owned[p.map.sent[k]] = op(owned[p.map.sent[k]], p.packed[k]);
 }
 
