@@ -14,7 +14,7 @@
 //                                         Counters: GiBps (the figure), memcpy_GiBps
 //                                         (measured in the same batch), x_memcpy =
 //                                         GiBps / memcpy_GiBps, target_x = 0.8 (the
-//                                         issue's target from 64 KiB up).
+//                                         target from 64 KiB up).
 //
 // Correctness: see single_copy.hpp.
 

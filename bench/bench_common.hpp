@@ -20,7 +20,7 @@
 // K operations, with the runtime's workers asleep, and reports it in user
 // counters on the same line:
 //   limit_ns  the limit, per operation       x_limit   figure / limit
-//   target_ns the target             x_target  figure / target (<= 1 meets it)
+//   target_ns the line's target              x_target  figure / target (<= 1 meets it)
 //   target_x  a target stated as a multiple of the limit (target_ns is then that
 //             multiple of limit_ns)
 // The baselines also have lines of their own.

@@ -1,5 +1,6 @@
-// Compute inside a process (issue 35): the same sparse kernel, one block of
-// lund_a's rows (73 of them, 1223 entries), written three ways:
+// Compute inside a process (a user's kernel, written inside the coroutine, ran
+// slower than the same loops in a function): the same sparse kernel, one block
+// of lund_a's rows (73 of them, 1223 entries), written three ways:
 //  * BM_KernelInCoroutine: the loops inside the process's coroutine, as a
 //    user first writes them, a co_await after each product (as a solver's
 //    halo exchange would be);

@@ -20,7 +20,8 @@
 //                               d = 512; optimal's x_target = time / target
 //                               (10 ms and 250 ms on one core), <= 1 meets it.
 //   BM_OptimalBytes/<shape>/<name>
-//                               optimal-bytes on the three shapes of issue 16
+//                               optimal-bytes on the three shapes of its work
+//                               bounds (the largest it must schedule in time)
 //                               with optimal (exactly Δ phases, whole messages)
 //                               beside it as the baseline: fig7 (n = 512,
 //                               d = 128, 1 KiB messages), star (one receiver,
@@ -30,9 +31,11 @@
 //                               delta = Δ, optimal's phase count; x_lower must
 //                               be 1 for optimal-bytes. 3 repetitions of one
 //                               iteration for the big shapes. The dense
-//                               optimal-bytes line takes 8-11 s CPU per run
-//                               (2967 phases, 5.3 million pieces): filter it
-//                               out for quick runs.
+//                               optimal-bytes line is by far the slowest
+//                               (2967 phases, 5.3 million pieces; its time
+//                               in docs/benchmarks.md, "Figures behind the
+//                               schedulers' comments"): filter it out for
+//                               quick runs.
 //   BM_Compaction/<kind>/n:N/parallel:P
 //                               CCOM alone (Fig. 5), d = 64, n = 1024 and 4096.
 //                               kind sparse: from CommMatrix rows, O(n d);
@@ -128,7 +131,8 @@ void BM_Optimal(benchmark::State& state, const std::string& name) {
   schedule_line(state, name, m, target_ms);
 }
 
-// Issue 16's shapes for optimal-bytes: each message 1..32 KiB.
+// The shapes that bound optimal-bytes' work (the largest it must schedule
+// within its targets): each message 1..32 KiB.
 struct OptimalBytesShape {
   const char* name;
   double target_ms;

@@ -322,9 +322,10 @@ TEST(ActiveMessages, HandlerExceptionFailsTheJob) {
   }
 }
 
-// The issue-36 reproduction: an active message posted (or sent) as a process's
-// last act runs its handler before the job ends, on one core and on every
-// core, job after job; and a handler that throws then fails the job every time.
+// Active messages once lost at the job's end: an active message posted (or
+// sent) as a process's last act runs its handler before the job ends, on one
+// core and on every core, job after job; and a handler that throws then fails
+// the job every time.
 void last_act_jobs(Runtime& rt, std::uint64_t n, int jobs, bool use_send_active) {
   std::atomic<std::uint64_t> ran{0};
   RunOptions o;

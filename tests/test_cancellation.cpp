@@ -290,10 +290,11 @@ std::vector<std::string> lines_beginning(const std::string& report, const std::s
   return out;
 }
 
-// Issue 51, defect 3: rank 0 computes without yielding past the stall
-// timeout, then joins a barrier; rank 1, on the other core, waits in that
-// barrier. The report counts 2 processes, names rank 0 once, as running, and
-// rank 1 once, as waiting in a barrier (not for "a message (recv)").
+// A stall report that misnamed: rank 0 computes without yielding past the
+// stall timeout, then joins a barrier; rank 1, on the other core, waits in
+// that barrier. The report counts 2 processes (not 3), names rank 0 once (not
+// twice), as running, and rank 1 once, as waiting in a barrier (not for "a
+// message (recv)").
 TEST(Stall, ARunningProcessAndABarrierAreEachNamedOnce) {
   Runtime rt;
   if (rt.cores().size() < 2) GTEST_SKIP() << "needs two cores: rank 1 waits while rank 0 runs";

@@ -321,8 +321,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 namespace {
 
-// A sparse matrix given where a communication matrix is expected (issue 35):
-// the error says how to get its product's halo exchange.
+// A sparse matrix given where a communication matrix is expected, as a new
+// user did: the error says how to get its product's halo exchange.
 TEST(CommMatrix, ASparseMatrixSaysHowToGetItsHaloExchange) {
   for (const std::string header : {"%%MatrixMarket matrix coordinate real symmetric", "%%MatrixMarket matrix coordinate pattern general",
                                    "%%MatrixMarket matrix coordinate integer symmetric", "%%MatrixMarket matrix coordinate complex hermitian"}) {

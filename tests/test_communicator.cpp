@@ -417,11 +417,11 @@ TEST(Communicator, WaitAllAndWaitAny) {
       options_for(0));
 }
 
-// A communicator kept past its job (issue 35, defect 1). The old runtime
-// answered valid() and rank() from the handle, then read the job's freed
-// state: size() died with SIGSEGV, and so did a send on it in the next job.
-// Now it is no longer valid(), and every call is an InvalidArgument naming
-// the job that made it, from outside every job and from a process of the next.
+// A communicator kept past its job. The old runtime answered valid() and
+// rank() from the handle, then read the job's freed state: size() died with
+// SIGSEGV, and so did a send on it in the next job. Now it is no longer
+// valid(), and every call is an InvalidArgument naming the job that made it,
+// from outside every job and from a process of the next.
 TEST(Communicator, KeptPastItsJobIsInvalidNamingThatJob) {
   Runtime rt;
   Communicator world, dup;

@@ -198,7 +198,7 @@ TEST(NodeContention, EveryExecutionWithAndWithoutTheBusyLock) {
   }
 }
 
-// The upper end: 64 senders, compiled with busy locks and on messages.
+// The upper end: 64 senders, compiled with busy locks and on messages.
 TEST(NodeContention, SixtyFourSenders) {
   switchyard::Runtime rt;
   for (const auto execution : {sys::ExchangeExecution::copy, sys::ExchangeExecution::messages}) {

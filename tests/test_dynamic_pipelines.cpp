@@ -270,13 +270,14 @@ double resident_bytes() {
   return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
 }
 
-// The issue-36 reproduction: eight application threads feed a rate-0 pipeline
-// on hypercube(3) with 24-byte requests as fast as they can, then stop() it.
-// feed() blocks past feed_capacity, so memory stays bounded; the drain takes
-// time proportional to what was accepted; every accepted request reaches
-// every other node once. (Before back-pressure, 0.1 s of this grew to 1.7 GB
-// and the direct-broadcast pipeline had not drained 300 s after stop().)
-// SWITCHYARD_TEST_FEED_SECONDS sets how long the threads feed (default 0.3).
+// A pipeline fed faster than it can serve once never drained: eight
+// application threads feed a rate-0 pipeline on hypercube(3) with 24-byte
+// requests as fast as they can, then stop() it. feed() blocks past
+// feed_capacity, so memory stays bounded; the drain takes time proportional to
+// what was accepted; every accepted request reaches every other node once.
+// (Before back-pressure, 0.1 s of this grew to 1.7 GB and the direct-broadcast
+// pipeline had not drained 300 s after stop().) SWITCHYARD_TEST_FEED_SECONDS
+// sets how long the threads feed (default 0.3).
 TEST_P(Schemes, OverfedPipelineAppliesBackPressureAndDrains) {
   const VirtualNetwork network = VirtualNetwork::hypercube(3);
   const Rank n = network.size();

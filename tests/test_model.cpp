@@ -747,9 +747,10 @@ TEST(ModelEstimators, LowQuantileAndMedian) {
   EXPECT_THROW(sm::low_quantile({}), std::invalid_argument);
 }
 
-// Rounds of a calibration as measured on this machine: normally a cross-core
-// 8-byte hand-off takes ~15x the same-core one (520 / 34.5 ns), co-located
-// ~4.5x (155 / 34.5 ns). The threshold (8x) sits between them.
+// Rounds of a calibration as measured on this machine (ns): normally a
+// cross-core 8-byte hand-off takes ~15x the same-core one, co-located ~4.5x
+// (docs/cost-model.md, "The host's states"). The threshold (8x) sits between
+// them.
 TEST(ModelColocation, DetectsRoundsWhereCrossCoreIsAsCheapAsSameCore) {
   const std::vector<double> cross{521, 155, 548, 153, 530}, same{34.5, 34.1, 56.4, 34.7, 35};
   const sm::ColocationVerdict v = sm::detect_colocation(cross, same);

@@ -261,9 +261,9 @@ TEST(Redistribute, RunInsideTheCallersJob) {
 }
 
 // The compiled runs copy straight from each source's local_in into its
-// targets' local_out: on 1 to 8 processes, in 1 and 2 dimensions (the issue's
-// Fig. 9 and 2-D layouts among them), inside a job of more processes than the
-// grids, run after run with new data each time.
+// targets' local_out: on 1 to 8 processes, in 1 and 2 dimensions
+// (Guo-Nakata-Yamashita's Fig. 9 and 2-D layouts among them), inside a job of
+// more processes than the grids, run after run with new data each time.
 TEST(Redistribute, DirectCopiesOnOneToEightProcessesInALargerJob) {
   std::vector<std::pair<Layout, Layout>> layouts;
   for (Index p = 1; p <= 8; ++p) {

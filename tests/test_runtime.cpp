@@ -396,7 +396,7 @@ TEST(Runtime, RepeatedJobsLayTheirProcessesOutAlike) {
   for (int k = 0; k < 3; ++k) EXPECT_EQ(layout(), first) << "job " << k + 2 << " after the one compared with";
 }
 
-// RuntimeOptions::realtime_priority (issue 35, the tails): the workers run
+// RuntimeOptions::realtime_priority (for the tails): the workers run
 // under SCHED_FIFO, or the Runtime is refused with the reason; out of range
 // is refused up front.
 TEST(Runtime, RealtimeWorkersOrARefusalThatSaysWhy) {

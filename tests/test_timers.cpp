@@ -55,9 +55,9 @@ double load_average() {
 }
 
 // More than 4 runnable threads per usable core: timed wake-ups then wait for
-// a CPU for milliseconds, whoever asks for them (on this 2-vCPU machine
-// shared by builds, at load 25 the kernel's own semaphore wait after a
-// membarrier, the doorbell's park, is ~3 ms late at the median).
+// a CPU for milliseconds, whoever asks for them (the kernel's own semaphore
+// wait after a membarrier, the doorbell's park, as well: docs/benchmarks.md,
+// "Figures behind the tests' comments").
 bool oversubscribed() { return load_average() > 4.0 * static_cast<double>(Topology().allowed_cores().size()); }
 
 struct Boom : std::runtime_error {

@@ -41,7 +41,8 @@ struct CorrectionScale {
 constexpr CorrectionScale kCorrectionScales[] = {{kCorrectionProcesses, 4}, {64, 16}};
 constexpr std::uint32_t kRoundTrips = 200;
 // Runs of each hand-off in a probe of the co-located state around the exchange
-// corrections: 15 x 200 round trips, about 3 ms cross-core (0.5 us each way).
+// corrections: 15 x 200 round trips, a few milliseconds cross-core
+// (docs/cost-model.md, "Calibration's probes").
 constexpr std::uint32_t kColocationProbeRuns = 15;
 // Matching: kMatchOutOfCacheEntries 8-byte messages with distinct tags,
 // received in the order sent and in reverse (tags from kFirstStreamTag on;
@@ -56,21 +57,21 @@ constexpr Tag kFirstStreamTag = 2;
 // 8-byte message to the next in kLockstepSteps supersteps of a ring shift.
 constexpr Rank kLockstepProcesses = 64;
 constexpr std::uint32_t kLockstepSteps = 32;
-// Packing: a lockstep message of kGatherWords 8-byte pieces, written in
-// order or gathered one piece per cache line (a stride of kGatherStrideWords)
-// with a copy each, as the collectives pack blocks of their buffers
+// Packing: a lockstep message of kGatherWords 8-byte pieces, written in order
+// or gathered one piece per cache line (a stride of kGatherStrideWords) with
+// a copy each, as the collectives pack blocks of their buffers
 // (Transfer::packed), in kGatherSteps supersteps (16 MiB of sources in all,
 // 8 MiB a core: past the private cache, as a collective's buffers are at
 // p = 300). The pieces are read down the columns of a grid kGatherRun lines
 // wide (gathered_line), as 2-lev-r,c reads R blocks C blocks apart: read line
-// after line, the prefetcher streamed them and packing came out at 1.8-1.9
-// units a piece, where a standalone gather of 40-byte blocks as 2-lev-r,c
-// packs them at p = 300 cost 2.3-3.4 ns (1.8-2.6 units), and auto took
-// 2-lev-r,c there, 29-31 % slower than 2-lev-sq; read down the columns,
-// 2.0-3.8 units (what the shared cache costs moves with the other tenants),
-// and auto took 2-lev-sq. (8 KiB messages: with 512 B ones the gathering
-// was 5 of 11 us of the superstep and moved by up to 24 % between
-// calibrations.)
+// after line, the prefetcher streamed them and packing came out at
+// 1.8-1.9 units a piece, where a standalone gather of 40-byte blocks as
+// 2-lev-r,c packs them at p = 300 cost 1.8-2.6 units, and auto took 2-lev-r,c
+// there, 29-31 % slower than 2-lev-sq; read down the columns, 2.0-3.8 units
+// (what the shared cache costs moves with the other tenants), and auto took
+// 2-lev-sq. (8 KiB messages: with 512 B ones the gathering was under half the
+// superstep and moved by up to 24 % between calibrations; docs/cost-model.md,
+// "Calibration's probes".)
 constexpr std::uint64_t kGatherWords = 1024;
 constexpr std::uint32_t kGatherSteps = 4;
 constexpr std::uint64_t kGatherPieceWords = 1;
@@ -510,8 +511,9 @@ RoundSamples measure_rounds(const std::vector<Figure>& all, const CalibrationOpt
 // repetitions in the kept rounds: each repetition gives a paired difference,
 // and the two of a pair (which ran the kinds in opposite orders, lockstep())
 // are averaged. The kind that runs second inherits the cache the first left:
-// at scale on one core, the difference was 225 us with the packed kind second
-// and 79 us with it first, and the median of the unpaired differences fell
+// at scale on one core, the difference was nearly three times as large with
+// the packed kind second as with it first (docs/cost-model.md,
+// "Calibration's probes"), and the median of the unpaired differences fell
 // between the two modes, moving by 18 % (bootstrap standard error) with
 // the samples; averaged over both orders, 1.5 %.
 std::vector<double> order_balanced_differences(const RoundSamples& samples, const std::vector<bool>& keep,

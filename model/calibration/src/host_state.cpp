@@ -24,7 +24,8 @@ constexpr std::size_t kCopyBytes = 16 * 1024, kCopyMessages = 8;
 // them: 8 MiB of lines, eight times this machine's 1 MiB L2.
 constexpr std::uint64_t kPieces = 1024, kMessages = 128;
 static_assert(kPieces % detail::kGatherRun == 0);
-// Round trips per sample: 0.5-0.8 ms here.
+// Round trips per sample: under a millisecond a sample here
+// (docs/cost-model.md, "Calibration's probes").
 constexpr std::uint32_t kRoundTrips = 1000;
 // The answering thread's sleep once it has backed off (Backoff): the serve it
 // waits for comes after the serving thread's copy, a few microseconds.
@@ -141,9 +142,10 @@ struct Side {
 // order (one swap), where one core gathering alone ranked four in another
 // order. (It does not follow the packing round by round within a
 // calibration: the packing's extra time moves with the lockstep's own
-// states, 176-327 us a superstep over the rounds of one, while the gather
-// stayed at 3.4-4.5 ns a piece.) Then the first thread copies alone (the
-// copy is the private cache's), and then the round trips.
+// states, nearly doubling over the rounds of one, while the gather stayed
+// within a third; docs/cost-model.md, "Calibration's probes".) Then the
+// first thread copies alone (the copy is the private cache's), and then the
+// round trips.
 HostStateSamples sample_host_state(const switchyard::Topology& topology, int core_a, int core_b, std::uint32_t runs) {
   if (runs == 0) throw std::invalid_argument("switchyard::model::sample_host_state: runs must be >= 1");
   for (const int core : {core_a, core_b})

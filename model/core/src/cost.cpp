@@ -157,7 +157,8 @@ double expected_receives_passed(const Traffic& t) {
 // match once they are far past it, log-interpolated between the two list
 // sizes calibration measured (machine.hpp). (Charged match alone, a gather's
 // 1-lev-dir at p = 300 came to 44 k units against 32 k on one core, where it
-// took the same 45 us on two cores as on one.)
+// took the same time on two cores as on one; docs/cost-model.md,
+// "Calibration's probes".)
 double match_per_entry(const Machine& m, double posted) {
   const double lo = std::log2(double{kMatchInCacheEntries}), hi = std::log2(double{kMatchOutOfCacheEntries});
   const double t = std::clamp((std::log2(std::max(posted, 1.0)) - lo) / (hi - lo), 0.0, 1.0);

@@ -66,12 +66,13 @@ CompactMatrix allocate(Rank n, std::uint32_t width) {
   return c;
 }
 
-// A row is the unit of work, as a processor is in the paper, and its own
-// random stream makes the result independent of how rows are grouped. TBB's
-// auto_partitioner groups them into tasks: a sparse row of d = 64 takes about
-// 0.2 us, less than a task costs, and with one row per task (simple_partitioner,
-// grain 1) the parallel build ran at 0.96x (n = 1024) and 1.15x (n = 4096) of
-// the serial one, against 1.5x and 1.7x grouped.
+// A row is the unit of work, as a processor is in the paper, and its own random
+// stream makes the result independent of how rows are grouped. TBB's
+// auto_partitioner groups them into tasks: a sparse row of d = 64 takes less
+// than a task costs (docs/benchmarks.md, "Figures behind the schedulers'
+// comments"), and with one row per task (simple_partitioner, grain 1) the
+// parallel build ran at 0.96x (n = 1024) and 1.15x (n = 4096) of the serial
+// one, against 1.5x and 1.7x grouped.
 template <class Body>
 void for_each_row(Rank n, bool parallel, const Body& body) {
   if (parallel) {

@@ -160,7 +160,8 @@ std::vector<Phase> cap_phases(const CommMatrix& m, const std::vector<Phase>& ful
 // Whether every message has the same size b: then the lower bound is b·Δ and
 // the Δ-colouring of whole messages reaches it, in O(E log Δ), where the open
 // shop, every line tight, repairs a perfect matching per phase (the same Δ
-// phases at n = 512, d = 128, but 0.11 s CPU instead of 5 ms).
+// phases at n = 512, d = 128, but over 20 times the CPU time;
+// docs/benchmarks.md, "Figures behind the schedulers' comments").
 bool one_message_size(const CommMatrix& m) {
   std::uint64_t size = 0;
   for (Rank i = 0; i < m.size(); ++i)

@@ -14,9 +14,10 @@ namespace switchyard::schedulers::detail {
 
 // The per-row generator of the CCOM compaction is SplitMix64: a row shuffles
 // only d entries, and constructing a std::mt19937_64 (2.5 KB of state, seeded
-// and twisted before its first output) costs about 3 us: for n = 512 rows,
-// three quarters of CGM's 2 ms budget. It is seeded per row from a
-// mt19937_64 draw.
+// and twisted before its first output) costs so much that for n = 512 rows
+// it would take three quarters of CGM's time budget (bench_schedulers'
+// target; docs/benchmarks.md, "Figures behind the schedulers' comments").
+// It is seeded per row from a mt19937_64 draw.
 using switchyard::SplitMix64;
 
 // A uniform draw from 0..bound-1 (bound > 0) with Lemire's multiply-and-reject

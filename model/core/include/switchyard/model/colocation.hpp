@@ -1,9 +1,10 @@
 #pragma once
-// The "co-located" state of this machine's two cores. At a load of 8-15 the
+// The "co-located" state of this machine's two cores. At a high host load the
 // cross-core figures of a calibration sometimes fall to same-core values for
-// whole calibrations, minutes on end (one-way 8 B 153-156 ns against 502-548
-// ns; h 105 units against 390-440; w 12 against 62-75), while every same-core
-// figure stays where it was (a 64-byte message on one core 21-22 ns in both).
+// whole calibrations, minutes on end (the cross-core one-way time to under a
+// third of its normal value, h and w to a quarter or less), while every
+// same-core figure stays where it was (the figures: docs/cost-model.md, "The
+// host's states").
 // Most likely the host then runs the two vCPUs on sibling hardware threads of
 // one physical core. It cannot be seen from inside: lscpu, hwloc and
 // /sys/devices/system/cpu/cpu*/topology report one thread per core and
@@ -19,11 +20,11 @@
 namespace switchyard::model {
 
 // A round whose cross-core one-way time is below this multiple of the
-// same-core one is co-located. The same-core hand-off (a coroutine switch and
-// a message) took 34.5 ns; normally the cross-core one takes 502-548 ns, 15
-// times that (the peer's worker must be woken), and co-located 153-156 ns,
-// 4.5 times (the two threads share a core's caches): the threshold is about
-// their geometric mean, 8.3.
+// same-core one is co-located. Against the same-core hand-off (a coroutine
+// switch and a message), the cross-core one normally takes about 15 times as
+// long (the peer's worker must be woken), and co-located about 4.5 times (the
+// two threads share a core's caches): the threshold is about their geometric
+// mean, 8.3 (docs/cost-model.md, "The host's states").
 inline constexpr double kColocatedRatio = 8.0;
 
 struct ColocationVerdict {

@@ -53,12 +53,12 @@ struct ExchangeCorrection {
   std::map<std::string, std::vector<std::vector<double>>> ratio;
   // What an exchange costs beyond any schedule's units, per process: every
   // process started from the barrier and finished, measured on an exchange
-  // with nothing to send (2.2-3.7 us at 16 processes, up to half of the
-  // calibration's fastest exchange). The ratios are over the time less it:
-  // taken whole, it raised ac's ratio (fewer units, the same fixed time) to
-  // 1.7 at 256 B against optimal's 1.1, and auto took optimal for sparse
-  // exchanges of 256 B and 2 KiB where ac was up to 1.35 times faster.
-  // Files without it: 0 (their ratios include it).
+  // with nothing to send (at 16 processes up to half of the calibration's
+  // fastest exchange; docs/cost-model.md, "Calibration's probes"). The ratios
+  // are over the time less it: taken whole, it raised ac's ratio (fewer
+  // units, the same fixed time) to 1.7 at 256 B against optimal's 1.1, and
+  // auto took optimal for sparse exchanges of 256 B and 2 KiB where ac was up
+  // to 1.35 times faster. Files without it: 0 (their ratios include it).
   double overhead_ns_per_process = 0;
   // The ratio of `scheduler` for messages of `message_bytes` on average,
   // `per_core` of them over the cores: interpolated in log(bytes) and in

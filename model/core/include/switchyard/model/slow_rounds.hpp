@@ -3,16 +3,16 @@
 // Besides the co-located state (colocation.hpp), the host has others that
 // come and go within seconds, seen in calibrations on the same day:
 // - in one, a 16 KiB copy on one core took 2.2-3.7 times its normal time
-//   (739-1226 ns against 294-364) while a 64-byte message on one core took at
-//   most 1.5 times (23-31 ns against 21-22);
-// - in another, both took 1.3-1.6 times as long (422-538 ns, 30-34 ns).
+//   while a 64-byte message on one core took at most 1.5 times;
+// - in another, both took 1.3-1.6 times as long.
 // A calibration that kept such rounds described neither state: its unit came
-// out at 1.66 ns against 1.32-1.35 before and after, its packing at 7.0 units
-// a piece against 2.9-3.8, and auto's worst collective regret measured with it
-// was 1.57. They show in those two figures, each against the same figure in
-// the calibration's fastest round for it. (So a calibration taken in such a
-// state from its first round to its last is not told apart: one came out
-// at 2.39 ns a packet with its 3 slowest rounds left out.)
+// out about a quarter above the calibrations before and after, its packing
+// at 7.0 units a piece against 2.9-3.8, and auto's worst collective regret
+// measured with it was 1.57. They show in those two figures, each against the
+// same figure in the calibration's fastest round for it. (So a calibration
+// taken in such a state from its first round to its last is not told apart:
+// one came out at about 1.8 times the normal unit with its 3 slowest rounds
+// left out.) The times: docs/cost-model.md, "The host's states".
 
 #include <span>
 #include <vector>

@@ -52,8 +52,10 @@ struct MatrixShape {
 // The elementary steps (a row visited, an entry scanned, a bit of a table
 // cleared, an edge of an alternating path followed) that scheduler `name` may
 // take on a matrix of this shape: the bound of its loops, not a prediction.
-// Measured here a step costs 0.1-100 ns (optimal-bytes the most), so callers
-// refuse work beyond a limit the user can raise, rather than run for hours.
+// A step's cost differs by about three orders of magnitude between
+// schedulers (optimal-bytes the most; docs/benchmarks.md, "Figures behind
+// the schedulers' comments"), so callers refuse work beyond a limit the user
+// can raise, rather than run for hours.
 // Throws InvalidArgument for an unknown name.
 double schedule_work(const std::string& name, const MatrixShape& shape);
 // The working memory of scheduler `name` beyond a few words per message and

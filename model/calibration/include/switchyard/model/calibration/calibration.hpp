@@ -68,28 +68,28 @@
 //    by no parameter: two files that differ say whether the host did.
 //  - repeatability (scripts/calibration_repeatability.py): l, s, h, b, the
 //    unit, m and w mostly repeat within 10 % between calibrations in the
-//    normal state (they move more when the host slows cross-core traffic
-//    for a minute, as in two of twelve calibrations once: s by 18 %).
-//    x, x_p, the beyond-cache fractions and pack_piece do not: they
-//    measure the shared cache, and on this VM it goes through states that
-//    last 30-60 s, in which a round's packing difference was 90-110, 120-140,
-//    190-210 or 270-300 us with every round of one calibration alike. A
+//    normal state (they move more when the host slows cross-core traffic for a
+//    minute, as in two of twelve calibrations once: s by 18 %). x, x_p, the
+//    beyond-cache fractions and pack_piece do not: they measure the shared
+//    cache, and on this VM it goes through states that last half a minute to a
+//    minute, in which a round's packing difference sat at one of four levels
+//    up to three times apart, with every round of one calibration alike. A
 //    calibration takes one state's values; more rounds, a low quantile over
-//    the rounds, and two-minute windows of 35-round calibrations did not
-//    make two of them agree. With each of 37 calibrations taken over 20
-//    minutes, the collectives' auto chose alike in 34 of the regret grid's
-//    35 cases, and its worst regret on the same measurements moved by 0.013
-//    at most. Combining back-to-back calibrations did not help either: files
-//    each holding the median of 7 or 11, or the interquartile mean of 15
-//    (2-5 minutes each), agreed within 10 % on 27, 42 and 29 of the 48
-//    numbers scripts/calibration_repeatability.py compares, three files a
-//    set, where triples of single calibrations taken the same day agreed on
-//    4-40 (set medians 6.5-25). The host's states outlast minutes: one
-//    15-calibration file recorded pack_piece 5.3 and the 16 KiB exchange
-//    corrections 1.5 where the two before it had 3.7-4.0 and 1.1-1.2, and a
-//    gather beyond the private cache on a bare thread, outside switchyard,
-//    took 2.2 ns a piece (median) for 100 s, then 7.7 for 70 s, then 2.2
-//    again (with 2 MiB pages 2.2, 5.2, 2.2).
+//    the rounds, and two-minute windows of 35-round calibrations did not make
+//    two of them agree. With each of 37 calibrations taken over 20 minutes,
+//    the collectives' auto chose alike in 34 of the regret grid's 35 cases,
+//    and its worst regret on the same measurements moved by 0.013 at most.
+//    Combining back-to-back calibrations did not help either: files each
+//    holding the median of 7 or 11, or the interquartile mean of 15 (2-5
+//    minutes each), agreed within 10 % on 27, 42 and 29 of the 48 numbers
+//    scripts/calibration_repeatability.py compares, three files a set, where
+//    triples of single calibrations taken the same day agreed on 4-40 (set
+//    medians 6.5-25). The host's states outlast minutes: one 15-calibration
+//    file recorded pack_piece 5.3 and the 16 KiB exchange corrections 1.5
+//    where the two before it had 3.7-4.0 and 1.1-1.2, and a gather beyond the
+//    private cache on a bare thread, outside switchyard, ran 3.5 times as slow
+//    for over a minute, then as fast as before (with 2 MiB pages, 2.4 times).
+//    The times: docs/cost-model.md, "Repeatability of a calibration".
 //  - same core: no link and no latency; the messages are copies on that core,
 //    charged through its S_i + R_i (recorded as same_core_* in `measured`).
 // The node-to-node level (between nodes, the MPI transport) is left empty.

@@ -4,23 +4,22 @@
 // and not switchyard.
 //  - private copy: one core copying 8 messages of 16 KiB (its private cache),
 //    ns per 64-byte line. The unit's own work; the host moves it less, but
-//    it moves: over the same 2 min 40 s, 16-second windows' medians of 0.76
-//    to 1.43 ns; and a whole calibration ran at 1.21 ns (the four after it at
-//    0.65-0.94) with its unit at 1.87 ns against their 1.30-1.35: the host
-//    slowing the core itself all through, which slow_rounds.hpp cannot tell
-//    within one calibration.
+//    it moves: short windows' medians nearly two-fold apart over minutes,
+//    and a whole calibration ran 1.3-1.9 times as slow as the four after it,
+//    with its unit 1.4 times theirs: the host slowing the core itself all
+//    through, which slow_rounds.hpp cannot tell within one calibration.
 //  - beyond-cache gather: each core reading 8-byte pieces one per cache line
 //    out of 8 MiB of its own, down the columns of a grid as calibrate's
 //    packing does (gathered_line), ns per piece. What the shared cache and
 //    memory cost, where calibrate's packing and its coherence terms beyond
-//    the private cache are measured. The host moves it several-fold: over
-//    2 min 40 s of `model probe --rounds 150 --pause 1000`, the medians of
-//    16-second windows ranged from 4.5 to 9.2 ns a piece.
+//    the private cache are measured. The host moves it several-fold over
+//    minutes (a `model probe` series: docs/cost-model.md, "The host's
+//    states").
 //  - cross-core line round trip: two threads on different cores passing one
 //    cache line back and forth, ns per round trip. What coherence costs
-//    between the two cores (the coherence terms x and x_p): 16-second
-//    windows' medians of 437-499 ns over the same 2 min 40 s, single rounds
-//    up to 9 times apart, a VM's two vCPUs being wherever the host runs them.
+//    between the two cores (the coherence terms x and x_p): windows' medians
+//    within 15 % of each other over minutes, single rounds up to 9 times
+//    apart, a VM's two vCPUs being wherever the host runs them.
 // A calibration records them (measured["host_*"]), so that two machine files
 // that differ say whether the host differed when they were taken, and
 // `switchyard model probe` prints them round by round.

@@ -5,14 +5,15 @@
 // (balanced_order.hpp), so that the algorithms share whatever the machine's
 // other tenants do during the job and none always runs after the same other.
 // A sample is `batch` back-to-back runs from a barrier to the end of a
-// barrier after them, divided by batch (the clock of rank 0): a collective
-// of ~10 us is near the barriers' and the wake-ups' noise, and a batch
-// averages it out. Receive buffers are poisoned before every sample and
-// every byte is checked where it lands after it (within a batch, the runs
-// after the first rewrite the same bytes; the untimed run and every
-// batch-of-one sample are each checked alone); a wrong byte throws
-// schedulers::PayloadError. `root` scatters (one-to-all) or gathers
-// (all-to-one); all-to-all requires 0 (CollectivePlan::create).
+// barrier after them, divided by batch (the clock of rank 0): a small
+// collective takes little longer than the barriers' and the wake-ups' noise
+// (docs/cost-model.md, "Calibration's probes"), and a batch averages it out.
+// Receive buffers are poisoned before every sample and every byte is checked
+// where it lands after it (within a batch, the runs after the first rewrite
+// the same bytes; the untimed run and every batch-of-one sample are each
+// checked alone); a wrong byte throws schedulers::PayloadError. `root`
+// scatters (one-to-all) or gathers (all-to-one); all-to-all requires 0
+// (CollectivePlan::create).
 
 #include <cstdint>
 #include <string>
