@@ -35,13 +35,12 @@ void copy_tail(std::string_view text, char (&into)[N]) {
   into[at + text.size()] = '\0';
 }
 
-std::string demangled(const std::type_info& type) {
-  const char* name = type.name();
-  if (*name == '*') ++name;  // GCC marks a type of internal linkage so
+// A type's name as the compiler writes it (`mangled`), readable where it can be.
+std::string demangled(const char* mangled) {
   int status = 0;
-  const std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(name, nullptr, nullptr, &status),
+  const std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(mangled, nullptr, nullptr, &status),
                                                          std::free);
-  return status == 0 && readable ? std::string(readable.get()) : std::string(name);
+  return status == 0 && readable ? std::string(readable.get()) : std::string(mangled);
 }
 
 }  // namespace
@@ -56,7 +55,9 @@ JobRecord job_record(std::uint64_t call, std::uint64_t processes, const ProcessB
   r.placement = hash_bytes(map.data(), map.size() * sizeof(int)) ^ kind;
   const std::string placement = options.placement.name();
   copy_tail(placement, r.placement_name);
-  const std::string name = demangled(body.target_type());
+  // Mangled: demangled only to say so when the nodes disagree (run() allocates nothing for it).
+  std::string_view name = body.target_type().name();
+  if (name.starts_with('*')) name.remove_prefix(1);  // GCC's mark of a type of internal linkage
   r.body = hash_bytes(name.data(), name.size());
   copy_tail(name, r.body_name);
   return r;
@@ -100,7 +101,7 @@ std::string job_disagreement(std::span<const JobRecord> nodes) {
           nodes, "makes its call ", "its call ", [](R r) { return std::to_string(r.call) + " of run()"; },
           [](R a, R b) { return a.call == b.call; }),
       clause(
-          nodes, "runs the body ", "the body ", [](R r) { return std::string(r.body_name); },
+          nodes, "runs the body ", "the body ", [](R r) { return demangled(r.body_name); },
           [](R a, R b) { return a.body == b.body; }),
       clause(
           nodes, "places ranks ", "", placement_text,

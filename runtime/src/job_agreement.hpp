@@ -27,7 +27,7 @@ struct JobRecord {
   std::uint64_t placement = 0;  // the kind, and an explicit map's cores, hashed
   std::uint64_t body = 0;       // the body's type name (the closure type of a lambda), hashed
   char placement_name[16]{};
-  char body_name[160]{};  // demangled; its end when longer (where a lambda's number stands)
+  char body_name[224]{};  // mangled; its end when longer (where a lambda's number stands)
 };
 static_assert(std::is_trivially_copyable_v<JobRecord>);
 
