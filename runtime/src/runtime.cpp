@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <sched.h>
 #include <thread>
 
 #include "job.hpp"
+#include "job_agreement.hpp"
 #include "job_trace.hpp"
 #include "node_staging_pool.hpp"
 #include "switchyard/machine_memory.hpp"
@@ -151,24 +153,29 @@ std::string unreceived_report(detail::Job& job, const std::vector<detail::Worker
          " message(s) that no process received" + where + ", dropped with it (the first: " + first + ")";
 }
 
-// Every node runs the same job: its size alike on every node, or every node
-// throws, naming each node's. A node that does not start a job within the
-// stall timeout ends the program on every node: the collective it left open
-// cannot be taken back.
-void check_nodes_agree(detail::NetworkSession& network, std::uint64_t processes, std::chrono::milliseconds timeout) {
-  const std::optional<std::vector<std::uint64_t>> sizes = network.agree_on_job(processes, timeout);
-  if (!sizes) {
+// Every node runs the same job (job_agreement.hpp): alike on every node, or
+// every node throws, naming each node's; the nodes then count their calls of
+// run() on from the largest count (`calls`), so that a program that goes on
+// after the error pairs its next jobs again. A node that does not start a job
+// within the stall timeout ends the program on every node: the collective it
+// left open cannot be taken back.
+void check_nodes_agree(detail::NetworkSession& network, const detail::JobRecord& mine,
+                       std::chrono::milliseconds timeout, std::atomic<std::uint64_t>& calls) {
+  const std::optional<std::vector<std::byte>> all = network.agree_on_job(std::as_bytes(std::span(&mine, 1)), timeout);
+  if (!all) {
     std::fprintf(stderr,
                  "switchyard: node %u starts a job of %llu processes; some node has not started one within %lld ms "
                  "(every node runs the same jobs, in the same order): aborting every node (MPI_Abort)\n",
-                 network.node(), static_cast<unsigned long long>(processes), static_cast<long long>(timeout.count()));
+                 network.node(), static_cast<unsigned long long>(mine.processes),
+                 static_cast<long long>(timeout.count()));
     network.abort(1);
   }
-  if (std::all_of(sizes->begin(), sizes->end(), [&](std::uint64_t n) { return n == processes; })) return;
-  std::string text = "switchyard: run: the nodes disagree on the job (every node runs the same jobs, in the same "
-                     "order): node 0 runs a job of " + std::to_string(sizes->front()) + " processes";
-  for (std::size_t k = 1; k < sizes->size(); ++k) {
-    text += ", node " + std::to_string(k) + " one of " + std::to_string((*sizes)[k]) + " processes";
+  std::vector<detail::JobRecord> records(network.nodes());
+  std::memcpy(records.data(), all->data(), all->size());
+  const std::string text = detail::job_disagreement(records);
+  if (text.empty()) return;
+  for (const detail::JobRecord& r : records) {
+    if (r.call > calls.load(std::memory_order_relaxed)) calls.store(r.call, std::memory_order_relaxed);
   }
   throw InvalidArgument(text);
 }
@@ -271,7 +278,11 @@ void Runtime::watch_network(detail::Job& job, std::optional<std::chrono::steady_
   network_->abort(1);
 }
 
-JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptions options) {
+namespace {
+
+// What run() refuses before a job starts (InvalidArgument), `workers` the Runtime's.
+void check_run_arguments(std::uint64_t processes, const ProcessBody& body, const RunOptions& options,
+                         const std::vector<std::unique_ptr<detail::Worker>>& workers) {
   if (processes == 0) throw InvalidArgument("switchyard: run needs at least one process");
   if (processes >= kAnySource) {
     throw InvalidArgument("switchyard: run: " + std::to_string(processes) + " processes is more than a rank can number");
@@ -300,7 +311,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
     if (!handler) throw InvalidArgument("switchyard: run: active-message handler " + std::to_string(id) + " is empty");
   }
 
-  for (const auto& w : workers_) {
+  for (const auto& w : workers) {
     if (w->thread_id() == std::this_thread::get_id()) {
       // The outer job holds run_mutex_ and waits for this very worker: it would never return.
       throw InvalidArgument("switchyard: run called from inside a process of the same Runtime (worker " +
@@ -309,9 +320,24 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
                             "communicators (split) inside the job");
     }
   }
+}
 
+}  // namespace
+
+JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptions options) {
+  try {
+    check_run_arguments(processes, body, options, workers_);
+  } catch (const InvalidArgument&) {
+    // Counted all the same: a call refused on one node alone leaves the
+    // others waiting at its start, and its next call tells them (JobRecord::call).
+    if (network_) calls_.fetch_add(1, std::memory_order_relaxed);
+    throw;
+  }
   std::lock_guard lock(run_mutex_);
-  if (network_) check_nodes_agree(*network_, processes, options.stall_timeout);
+  if (network_) {
+    const std::uint64_t call = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
+    check_nodes_agree(*network_, detail::job_record(call, processes, body, options), options.stall_timeout, calls_);
+  }
   std::vector<detail::Worker*> workers;
   for (auto& w : workers_) workers.push_back(w.get());
   detail::JobTrace trace(options, default_trace_);

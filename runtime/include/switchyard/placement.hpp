@@ -24,6 +24,8 @@ class Placement {
   }
 
   Kind kind() const noexcept { return kind_; }
+  // An explicit map's OS cores, by rank; empty for the other kinds.
+  const std::vector<int>& explicit_map() const noexcept { return map_; }
 
   // Worker index (position in `cores`) of every rank. Throws InvalidArgument
   // naming the offending rank if an explicit map does not fit.

@@ -15,6 +15,7 @@
 // mpirun, or built without MPI (SWITCHYARD_WITH_MPI), a job is one node.
 // One Runtime at a time per OS process may run jobs across nodes.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -200,6 +201,10 @@ class Runtime {
   std::mutex run_mutex_;  // one job at a time
   TraceLog* default_trace_ = nullptr;
   std::unique_ptr<detail::NetworkSession> network_;  // set when jobs span nodes
+  // Calls of run() across nodes, refused ones too (detail::JobRecord::call):
+  // relaxed, as run_mutex_ orders the jobs that start and a refused call
+  // only counts.
+  std::atomic<std::uint64_t> calls_{0};
   std::uint32_t node_ = 0;
   std::vector<std::vector<int>> node_cores_;  // per node: its workers' OS cores
   std::unique_ptr<detail::NodeStagingPool> staging_;  // compiled exchanges' buffers between nodes, from job to job

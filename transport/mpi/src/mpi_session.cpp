@@ -49,7 +49,8 @@ class MpiSession final : public NetworkSession {
   std::uint32_t nodes() const noexcept override { return world_.nodes(); }
   std::vector<std::vector<int>> allgather(const std::vector<int>& mine) override { return world_.allgather(mine); }
   void combine(std::span<std::int64_t> sums, std::span<std::int64_t> maxima) override;
-  std::optional<std::vector<std::uint64_t>> agree_on_job(std::uint64_t mine, std::chrono::milliseconds timeout) override;
+  std::optional<std::vector<std::byte>> agree_on_job(std::span<const std::byte> mine,
+                                                     std::chrono::milliseconds timeout) override;
   std::unique_ptr<NetworkJob> begin_job(std::uint32_t workers, std::function<void()> wake_workers) override {
     return std::make_unique<MpiJob>(world_, workers, std::move(wake_workers));
   }
@@ -63,18 +64,20 @@ class MpiSession final : public NetworkSession {
   MPI_Comm reductions_ = MPI_COMM_NULL;
 };
 
-std::optional<std::vector<std::uint64_t>> MpiSession::agree_on_job(std::uint64_t mine,
-                                                                   std::chrono::milliseconds timeout) {
+std::optional<std::vector<std::byte>> MpiSession::agree_on_job(std::span<const std::byte> mine,
+                                                               std::chrono::milliseconds timeout) {
   // On the heap: a gather left open at the timeout may still write them
   // before the program ends, so they are then never freed.
-  auto sent = std::make_unique<std::uint64_t>(mine);
-  auto all = std::make_unique<std::uint64_t[]>(nodes());
+  const int size = static_cast<int>(mine.size());
+  auto sent = std::make_unique<std::byte[]>(mine.size());
+  std::copy(mine.begin(), mine.end(), sent.get());
+  auto all = std::make_unique<std::byte[]>(mine.size() * nodes());
   MPI_Request r;
-  check(MPI_Iallgather(sent.get(), 1, MPI_UINT64_T, all.get(), 1, MPI_UINT64_T, reductions_, &r), "MPI_Iallgather");
+  check(MPI_Iallgather(sent.get(), size, MPI_BYTE, all.get(), size, MPI_BYTE, reductions_, &r), "MPI_Iallgather");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (int done = 0, polls = 0;; ++polls) {
     check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (done) return std::vector<std::uint64_t>(all.get(), all.get() + nodes());
+    if (done) return std::vector<std::byte>(all.get(), all.get() + mine.size() * nodes());
     if (std::chrono::steady_clock::now() >= deadline) {
       (void)sent.release();
       (void)all.release();

@@ -8,6 +8,7 @@
 // (no_mpi.cpp) under which every job is one node.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,11 +62,12 @@ class NetworkSession {
   // length on every node).
   virtual void combine(std::span<std::int64_t> sums, std::span<std::int64_t> maxima) = 0;
   // Before a job starts, collective over every node, from one thread of
-  // each: every node's `mine` (its size of the job), by node; nothing if
-  // some node has not joined within `timeout` (it runs other jobs, or none:
-  // the collective cannot be taken back, and the caller ends the program).
-  virtual std::optional<std::vector<std::uint64_t>> agree_on_job(std::uint64_t mine,
-                                                                 std::chrono::milliseconds timeout) = 0;
+  // each: every node's `mine` (its record of the job, of one length on every
+  // node), concatenated by node; nothing if some node has not joined within
+  // `timeout` (it runs other jobs, or none: the collective cannot be taken
+  // back, and the caller ends the program).
+  virtual std::optional<std::vector<std::byte>> agree_on_job(std::span<const std::byte> mine,
+                                                             std::chrono::milliseconds timeout) = 0;
   // A job starting across the nodes, with `workers` workers on this node.
   // Jobs start in the same order on every node, one at a time (each ends on
   // every node before the next begins). wake_workers rings every worker of
