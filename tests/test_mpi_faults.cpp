@@ -1,4 +1,4 @@
-// The fault-injection and misuse harness for jobs across MPI nodes (issue 51).
+// The fault-injection and misuse harness for jobs across MPI nodes.
 // Each scenario injects, drawn from a seed (SWITCHYARD_FAULT_SEED, 1 unless
 // set; every node draws the same choices from it), faults or misuses into
 // jobs on 2 or 3 nodes, and checks on every node the exact error it is told,
