@@ -23,6 +23,7 @@ constexpr std::uint32_t kNoCore = ~std::uint32_t{0};
 constexpr std::size_t kMaxExchangesPerCommunicator = 4096;
 constexpr std::uint64_t kPageBytes = 4096;  // writes_pages: a receiver's share worth writing in order
 constexpr std::uint64_t kRoundBytes = 32 * 1024, kLeastPiecesPerRound = 16;  // lay_out_rounds
+constexpr std::uint64_t kSmallStepBytes = 64, kSmallProgramBytes = 64 * 1024;  // is_small
 
 void add_unique(std::vector<std::uint32_t>& cores, std::uint32_t core) {
   if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);
@@ -145,6 +146,7 @@ void CopyEngine::compile_anew(CopyExchangeState& s, const Group& g, Process& p, 
     prog.blocks.back().end = i + 1;
   }
   if (s.options().side == CopySide::receiver && o == CopyOrder::phases) lay_out_rounds(prog);
+  prog.small = is_small(prog);
   prog.deferred.reserve(prog.blocks.size());
   prog.seen_published.assign(s.cores(), 0);
   prog.resolved.resize(prog.steps.size());
@@ -240,6 +242,17 @@ bool CopyEngine::writes_pages(const CopyCoreProgram& prog) {
   std::uint64_t bytes = 0;
   for (const CopyStep& st : prog.steps) bytes += st.count * st.bytes;
   return bytes >= kPageBytes * prog.participants;
+}
+
+// Whether every step is one piece of at most kSmallStepBytes and all of them
+// together at most kSmallProgramBytes (CopyCoreProgram::small).
+bool CopyEngine::is_small(const CopyCoreProgram& prog) {
+  std::uint64_t bytes = 0;
+  for (const CopyStep& st : prog.steps) {
+    if (st.count != 1 || st.bytes > kSmallStepBytes) return false;
+    bytes += st.bytes;
+  }
+  return bytes <= kSmallProgramBytes;
 }
 
 // Rounds of about kRoundBytes of the strided steps' spans each (the bytes

@@ -211,6 +211,10 @@ struct alignas(kCacheLine) CopyCoreProgram {
   // A traced run copies each step whole, as one span.
   std::uint32_t rounds = 1;
   std::vector<std::uint32_t> round_share;
+  // Every step a single piece of at most kSmallStepBytes, and all of them
+  // together at most kSmallProgramBytes, which the caches keep from one run
+  // to the next (copy_resolved).
+  bool small = false;
   std::vector<std::uint32_t> sources;  // cores this program copies out of or into
   std::vector<std::uint32_t> readers;  // cores that copy out of or into this core's members
   std::vector<std::uint32_t> others;   // strict_phases: every other core with participants
@@ -267,6 +271,7 @@ inline void swap_compiled(CopyCoreProgram& a, CopyCoreProgram& b) noexcept {
   swap(a.blocks, b.blocks);
   swap(a.rounds, b.rounds);
   swap(a.round_share, b.round_share);
+  swap(a.small, b.small);
   swap(a.sources, b.sources);
   swap(a.readers, b.readers);
   swap(a.others, b.others);
@@ -414,6 +419,7 @@ struct CopyEngine {
                            const CopyCoreProgram& prog);
   static void compile_senders(CopyCoreProgram& prog);
   static bool writes_pages(const CopyCoreProgram& prog);
+  static bool is_small(const CopyCoreProgram& prog);
   static std::vector<std::uint32_t> collect_steps(CopyExchangeState& s, const Group& g, Process& p,
                                                   std::uint32_t core);
   static void order_steps(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core,
@@ -437,10 +443,7 @@ struct CopyEngine {
     }
     const std::size_t steps = prog.steps.size();
     if (still_resolved(s, prog, core, b.peer_core)) {
-      for (std::size_t i = b.begin; i < b.end; ++i) {
-        if (i + kDataAhead < steps) prefetch_data(prog.resolved[i + kDataAhead]);
-        copy_at(prog.resolved[i], prog.steps[i]);
-      }
+      copy_resolved(prog, b);
       return;
     }
     for (std::size_t i = b.begin; i < b.end; ++i) {
@@ -449,6 +452,29 @@ struct CopyEngine {
       if (next < steps && published(s, prog, core, prog.step_core[next], run)) prefetch_regions(s, prog.steps[next]);
       resolve_and_copy(s, prog, i);
     }
+  }
+  // A block's steps at the addresses its last run found. The arrays are
+  // read through locals: the copies store bytes, which may alias anything,
+  // and would otherwise make each step load the vectors' pointers and ends
+  // again. A program of small single pieces (CopyCoreProgram::small) copies
+  // each with a few moves and prefetches nothing: its data stays in the
+  // caches from run to run, where a prefetch is two instructions per step
+  // for nothing.
+  static void copy_resolved(const CopyCoreProgram& prog, const CopyBlock& b) {
+    const CopyCoreProgram::Resolved* const r = prog.resolved.data();
+    const std::size_t begin = b.begin, end = b.end;
+    if (prog.small) {
+      for (std::size_t i = begin; i < end; ++i) copy_bytes(r[i].to, r[i].from, r[i].bytes);
+      return;
+    }
+    const CopyStep* const st = prog.steps.data();
+    const std::size_t ahead = std::min(end, prog.steps.size() > kDataAhead ? prog.steps.size() - kDataAhead : 0);
+    std::size_t i = begin;
+    for (; i < ahead; ++i) {
+      prefetch_data(r[i + kDataAhead]);
+      copy_at(r[i], st[i]);
+    }
+    for (; i < end; ++i) copy_at(r[i], st[i]);
   }
   // Whether a block's resolved addresses still hold: no participant of its
   // own core or of its peer's has had regions move since they were found
