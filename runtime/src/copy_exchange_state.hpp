@@ -96,6 +96,10 @@ struct alignas(kCacheLine) CopyMemberRun {
   // copies (CopyCoreProgram::resolved) good, and is found so by one memcmp.
   std::vector<std::byte> last_regions;
   CopyProgramCache* cache = nullptr;  // its options' `programs`, read by its core's copier
+  // While it waits parked in its CopyRun: the call its process was inside
+  // before (Process::activity_, for the stall report), given back when it resumes.
+  const char* outer_what = nullptr;
+  ContextId outer_context = 0;
 
   // Whether this run's span lists differ from the last run's kept ones.
   bool regions_differ(const CopyRegions& r) const {
@@ -194,6 +198,11 @@ struct NodeStaging {
 struct alignas(kCacheLine) CopyCoreProgram {
   std::uint32_t participants = 0, arrived = 0;
   std::uint64_t done = 0;  // the last run this core has completed: its participants may return
+  // Whether this core's last run is complete: set by its copier with `done`,
+  // cleared by the first participant to arrive at the next run (every
+  // participant parked on it has been woken by then). The flag its parked
+  // participants wait on (Process::suspend_until): nothing else wakes them.
+  bool finished = false;
   bool compiled = false;
   bool crosses_nodes = false;     // some participant of the node has a step with another node
   std::vector<Process*> members;  // the participants on this core
@@ -371,8 +380,14 @@ class CopyExchangeState final : public GroupAttachment {
 // The runtime's side of run_copy_exchange: it reaches the processes, workers
 // and groups of the job (friend of Process and Communicator).
 struct CopyEngine {
-  static Task<CopyRunStats> run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                                CopyRegions regions, CopyExchangeOptions options, CopyRegionCheck check);
+  // CopyRun: its making, and its awaiting's three calls.
+  static CopyRun make_run(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
+                          CopyRegions regions, const CopyExchangeOptions& options, CopyRegionCheck check) noexcept {
+    return CopyRun(comm, key, participants, mine, regions, options, check);
+  }
+  static bool arrive(CopyRun& r);
+  static std::coroutine_handle<> suspend(CopyRun& r, std::coroutine_handle<> awaiter);
+  static CopyRunStats resume(CopyRun& r);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
                             CopyExchangeOptions options);
 
@@ -560,6 +575,12 @@ struct CopyEngine {
                                          std::uint64_t run);
   static std::size_t busy_lock_pass(CopyExchangeState& s, const Group& g, Process& p, CopyCoreProgram::Sender& sender,
                                     CopyCoreProgram& prog, std::uint64_t run, std::uint32_t& unpublished);
+
+  // A run's part after its member's arrival: the core's copier's (the last
+  // of its participants to arrive), and a node's leader's that is not its
+  // core's copier.
+  static Task<CopyRunStats> copy_as_copier(Communicator comm, CopyExchangeState& s, std::uint64_t run);
+  static Task<CopyRunStats> wait_as_leader(Communicator comm, CopyExchangeState& s, std::uint64_t run);
 
   // --- between nodes (copy_exchange_nodes.cpp) ---
   // The node's staging, laid out by the first core to ask once every core of
