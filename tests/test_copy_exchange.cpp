@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <switchyard/copy_exchange.hpp>
 #include <switchyard/runtime.hpp>
@@ -325,6 +327,86 @@ TEST(CopyExchange, ASendBufferIsFreeWhenTheRunReturns) {
       co_await p.barrier();
     }
   });
+}
+
+// A run awaited where it is made parks a waiting participant in the
+// caller's own coroutine until its core's copier has finished: a message
+// that reaches the parked one meanwhile (which notifies it) does not end its
+// wait. On each core the other participant sends it a message, then sleeps
+// before it arrives itself, last, as the copier: a waiter woken by the
+// message would return before the copies and find its receives unfilled.
+TEST(CopyExchange, AParkedParticipantWaitsForItsCoresCopierThroughOtherEvents) {
+  const Rank n = 4;  // round robin: ranks 0 and 2 on one core, 1 and 3 on the other
+  const Ring ring(n, 64);
+  runtime().run(n, [&](Process& p) -> Task<void> {
+    const Rank me = p.rank();
+    std::vector<std::byte> out(2 * 64), in(2 * 64);
+    const std::span<const std::byte> send[] = {{out.data(), 64}, {out.data() + 64, 64}};
+    const std::span<std::byte> recv[] = {{in.data(), 64}, {in.data() + 64, 64}};
+    for (int k = 0; k < 6; ++k) {
+      for (std::size_t at = 0; at < 64; ++at) {
+        out[at] = payload(me, (me + 1) % n, at + k);
+        out[64 + at] = payload(me, (me + 2) % n, at + k);
+      }
+      std::fill(in.begin(), in.end(), std::byte{0xee});
+      co_await p.barrier();
+      const bool waiter = me < 2;
+      if (!waiter) {
+        const std::uint64_t word = k;
+        co_await p.send(me - 2, std::as_bytes(std::span(&word, 1)), 5);
+        co_await p.sleep_for(std::chrono::milliseconds(5));
+      }
+      co_await run_copy_exchange(p, 9, n, ring.members[me], CopyRegions{send, recv}, CopyExchangeOptions{});
+      for (std::size_t at = 0; at < 64; ++at) {
+        SY_CHECK(in[at] == payload((me + n - 1) % n, me, at + k), "run " << k << ", byte " << at << " from rank-1");
+        SY_CHECK(in[64 + at] == payload((me + n - 2) % n, me, at + k), "run " << k << ", byte " << at << " from rank-2");
+      }
+      if (waiter) {
+        const Message m = co_await p.recv(me + 2, 5);
+        SY_CHECK(m.size() == sizeof(std::uint64_t), "the message's size");
+      }
+    }
+  });
+}
+
+// A run kept as a Task (CopyRun converts to one) and awaited later copies
+// every byte as one awaited at once does; and a participant parked in a run
+// when the job fails unwinds with the job (the job's error, no hang).
+TEST(CopyExchange, KeptAsATaskAndParkedWhenTheJobFails) {
+  const Rank n = 4;
+  const Ring ring(n, 16);
+  runtime().run(n, [&](Process& p) -> Task<void> {
+    const Rank me = p.rank();
+    std::vector<std::byte> out(2 * 16), in(2 * 16, std::byte{0xee});
+    for (std::size_t at = 0; at < 16; ++at) {
+      out[at] = payload(me, (me + 1) % n, at);
+      out[16 + at] = payload(me, (me + 2) % n, at);
+    }
+    const std::span<const std::byte> send[] = {{out.data(), 16}, {out.data() + 16, 16}};
+    const std::span<std::byte> recv[] = {{in.data(), 16}, {in.data() + 16, 16}};
+    Task<CopyRunStats> kept = run_copy_exchange(p, 3, n, ring.members[me], CopyRegions{send, recv}, {});
+    co_await p.barrier();
+    co_await kept;
+    for (std::size_t at = 0; at < 16; ++at) {
+      SY_CHECK(in[at] == payload((me + n - 1) % n, me, at), "byte " << at << " from rank-1");
+      SY_CHECK(in[16 + at] == payload((me + n - 2) % n, me, at), "byte " << at << " from rank-2");
+    }
+  });
+  try {
+    runtime().run(n, [&](Process& p) -> Task<void> {
+      std::vector<std::byte> out(2 * 16), in(2 * 16);
+      const std::span<const std::byte> send[] = {{out.data(), 16}, {out.data() + 16, 16}};
+      const std::span<std::byte> recv[] = {{in.data(), 16}, {in.data() + 16, 16}};
+      if (p.rank() == 3) {
+        co_await p.sleep_for(std::chrono::milliseconds(5));  // the others are parked by now
+        throw std::runtime_error("rank 3 fails");
+      }
+      co_await run_copy_exchange(p, 4, n, ring.members[p.rank()], CopyRegions{send, recv}, {});
+    });
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 3 fails"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ constexpr std::uint32_t kNoCore = ~std::uint32_t{0};
 constexpr std::size_t kMaxExchangesPerCommunicator = 4096;
 constexpr std::uint64_t kPageBytes = 4096;  // writes_pages: a receiver's share worth writing in order
 constexpr std::uint64_t kRoundBytes = 32 * 1024, kLeastPiecesPerRound = 16;  // lay_out_rounds
+constexpr std::uint64_t kSmallStepBytes = 64, kSmallProgramBytes = 64 * 1024;  // is_small
 
 void add_unique(std::vector<std::uint32_t>& cores, std::uint32_t core) {
   if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);
@@ -145,6 +146,7 @@ void CopyEngine::compile_anew(CopyExchangeState& s, const Group& g, Process& p, 
     prog.blocks.back().end = i + 1;
   }
   if (s.options().side == CopySide::receiver && o == CopyOrder::phases) lay_out_rounds(prog);
+  prog.small = is_small(prog);
   prog.deferred.reserve(prog.blocks.size());
   prog.seen_published.assign(s.cores(), 0);
   prog.resolved.resize(prog.steps.size());
@@ -242,6 +244,17 @@ bool CopyEngine::writes_pages(const CopyCoreProgram& prog) {
   return bytes >= kPageBytes * prog.participants;
 }
 
+// Whether every step is one piece of at most kSmallStepBytes and all of them
+// together at most kSmallProgramBytes (CopyCoreProgram::small).
+bool CopyEngine::is_small(const CopyCoreProgram& prog) {
+  std::uint64_t bytes = 0;
+  for (const CopyStep& st : prog.steps) {
+    if (st.count != 1 || st.bytes > kSmallStepBytes) return false;
+    bytes += st.bytes;
+  }
+  return bytes <= kSmallProgramBytes;
+}
+
 // Rounds of about kRoundBytes of the strided steps' spans each (the bytes
 // from a step's first piece to its last, both sides), which a core's L1
 // holds across a round: the lines of a receiver that one message's pieces
@@ -307,37 +320,87 @@ Task<void> CopyEngine::prepare(Communicator comm, std::uint64_t key, Rank partic
   for (Process* q : prog.members) q->notify();
 }
 
-Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                                   CopyRegions regions, CopyExchangeOptions options, CopyRegionCheck check) {
-  Process& p = comm.process();
-  const Group& g = comm.group();
-  const Process::ActivityScope activity(p, "a compiled exchange run", g.context());
-  const Rank me = comm.rank();
-  CopyExchangeState& s = enter(p, g, me, key, participants, options);
+// Step 1 of a run, in the awaiting process: its checks, its publication and
+// its arrival at its core. Never complete here: a participant that is not the
+// last of its core waits for the copier, and the last one copies.
+bool CopyEngine::arrive(CopyRun& r) {
+  const Group& g = r.comm_.group();  // checks that the communicator is of the running job
+  Process& p = *r.comm_.process_;
+  const Rank me = r.comm_.rank();
+  CopyExchangeState& s = enter(p, g, me, r.key_, r.participants_, r.options_);
   CopyMemberRun& counts = s.member_run(me);
   // The same span lists as the last run: checked then, and the core's
   // resolved copies still good. Otherwise checked here, before anything is
   // published, and kept.
-  const bool moved = counts.regions_differ(regions);
-  if (moved && check.check) check.check(check.context, regions);
-  s.slot(me).publish(regions.send.data(), regions.recv.data(), mine);
+  const bool moved = counts.regions_differ(r.regions_);
+  if (moved && r.check_.check) r.check_.check(r.check_.context, r.regions_);
+  s.slot(me).publish(r.regions_.send.data(), r.regions_.recv.data(), r.mine_);
   counts.inquiries = 0;
-  counts.cache = options.programs;
-  const std::uint64_t run = ++counts.runs;
-  const std::uint32_t core = p.worker_.index();
-  const bool leads = s.spans_nodes && me == s.leader;
-  CopyCoreProgram& prog = s.program(core);
+  counts.cache = r.options_.programs;
+  r.run_ = ++counts.runs;
+  r.state_ = &s;
+  CopyCoreProgram& prog = s.program(p.worker_.index());
   if (moved) {
-    counts.keep_regions(regions);
+    counts.keep_regions(r.regions_);
     prog.regions_moved = true;
   }
   if (++prog.arrived < prog.participants) {
-    if (leads) co_await lead(s, comm, run);
-    while (prog.done < run) co_await p.park("the copies of its compiled exchange");
-    co_return CopyRunStats{counts.inquiries};
+    if (prog.arrived == 1) prog.finished = false;
+    r.step_ = s.spans_nodes && me == s.leader ? CopyRun::Step::leader : CopyRun::Step::parked;
+    return false;
   }
-  // The last participant of this core: the copier.
-  prog.arrived = 0;  // nobody here arrives again before `done` says this run is over
+  prog.arrived = 0;  // nobody here arrives again before `finished` says this run is over
+  r.step_ = CopyRun::Step::copier;
+  return false;
+}
+
+// A waiting participant parks on its core's `finished`, in the awaiting
+// coroutine itself; the copier and a leader go on in a task of their own.
+std::coroutine_handle<> CopyEngine::suspend(CopyRun& r, std::coroutine_handle<> awaiter) {
+  if (r.step_ == CopyRun::Step::parked) {
+    Process& p = *r.comm_.process_;
+    CopyMemberRun& counts = r.state_->member_run(r.comm_.rank());
+    counts.outer_what = p.activity_.what;
+    counts.outer_context = p.activity_.context;
+    p.activity_ = Process::Activity{"a compiled exchange run", r.comm_.group_->context()};
+    p.suspend_until(awaiter, &r.state_->program(p.worker_.index()).finished, "the copies of its compiled exchange",
+                    kAnySource);
+    return std::noop_coroutine();
+  }
+  if (r.step_ == CopyRun::Step::copier) {
+    r.task_ = copy_as_copier(r.comm_, *r.state_, r.run_);
+  } else if (r.step_ == CopyRun::Step::leader) {
+    r.task_ = wait_as_leader(r.comm_, *r.state_, r.run_);
+  }
+  return r.task_.await_suspend(awaiter);
+}
+
+CopyRunStats CopyEngine::resume(CopyRun& r) {
+  if (r.step_ != CopyRun::Step::parked) return r.task_.await_resume();
+  Process& p = *r.comm_.process_;
+  const CopyMemberRun& counts = r.state_->member_run(r.comm_.rank());
+  p.activity_ = Process::Activity{counts.outer_what, counts.outer_context};
+  p.resumed();  // throws if the job was cancelled meanwhile
+  return CopyRunStats{counts.inquiries};
+}
+
+Task<CopyRunStats> CopyEngine::wait_as_leader(Communicator comm, CopyExchangeState& s, std::uint64_t run) {
+  Process& p = comm.process();
+  const Process::ActivityScope activity(p, "a compiled exchange run", comm.group().context());
+  co_await lead(s, comm, run);
+  const CopyCoreProgram& prog = s.program(p.worker_.index());
+  while (prog.done < run) co_await p.park("the copies of its compiled exchange");
+  co_return CopyRunStats{s.member_run(comm.rank()).inquiries};
+}
+
+Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeState& s, std::uint64_t run) {
+  Process& p = comm.process();
+  const Group& g = comm.group();
+  const Process::ActivityScope activity(p, "a compiled exchange run", g.context());
+  const Rank me = comm.rank();
+  const std::uint32_t core = p.worker_.index();
+  const bool leads = s.spans_nodes && me == s.leader;
+  CopyCoreProgram& prog = s.program(core);
   if (!prog.compiled) compile(s, g, p, core);
   CopyCoreProgress& mine_done = s.progress(core);
   if (prog.regions_moved) {
@@ -377,8 +440,9 @@ Task<CopyRunStats> CopyEngine::run(Communicator comm, std::uint64_t key, Rank pa
     co_await WatchAwaiter(p, s.progress(c).copied, run, "the copies of another core in its compiled exchange");
   }
   prog.done = run;
+  prog.finished = true;
   for (Process* q : prog.members) q->notify();  // the copier itself is running: notify() passes it by
-  co_return CopyRunStats{counts.inquiries};
+  co_return CopyRunStats{s.member_run(me).inquiries};
 }
 
 Task<void> CopyEngine::copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
@@ -555,10 +619,26 @@ std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Pro
 
 namespace switchyard {
 
-Task<CopyRunStats> run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
-                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options,
-                                     CopyRegionCheck check) {
-  return detail::CopyEngine::run(comm, key, participants, &mine, regions, options, check);
+bool CopyRun::await_ready() {
+  if (step_ == Step::task) return task_.await_ready();
+  return detail::CopyEngine::arrive(*this);
+}
+
+std::coroutine_handle<> CopyRun::await_suspend(std::coroutine_handle<> awaiter) {
+  return detail::CopyEngine::suspend(*this, awaiter);
+}
+
+CopyRunStats CopyRun::await_resume() { return detail::CopyEngine::resume(*this); }
+
+namespace {
+Task<CopyRunStats> await_in_task(CopyRun run) { co_return co_await run; }
+}  // namespace
+
+CopyRun::operator Task<CopyRunStats>() && { return await_in_task(std::move(*this)); }
+
+CopyRun run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
+                          CopyRegions regions, const CopyExchangeOptions& options, CopyRegionCheck check) {
+  return detail::CopyEngine::make_run(comm, key, participants, mine, regions, options, check);
 }
 
 Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,

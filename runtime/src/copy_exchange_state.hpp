@@ -96,6 +96,10 @@ struct alignas(kCacheLine) CopyMemberRun {
   // copies (CopyCoreProgram::resolved) good, and is found so by one memcmp.
   std::vector<std::byte> last_regions;
   CopyProgramCache* cache = nullptr;  // its options' `programs`, read by its core's copier
+  // While it waits parked in its CopyRun: the call its process was inside
+  // before (Process::activity_, for the stall report), given back when it resumes.
+  const char* outer_what = nullptr;
+  ContextId outer_context = 0;
 
   // Whether this run's span lists differ from the last run's kept ones.
   bool regions_differ(const CopyRegions& r) const {
@@ -194,6 +198,11 @@ struct NodeStaging {
 struct alignas(kCacheLine) CopyCoreProgram {
   std::uint32_t participants = 0, arrived = 0;
   std::uint64_t done = 0;  // the last run this core has completed: its participants may return
+  // Whether this core's last run is complete: set by its copier with `done`,
+  // cleared by the first participant to arrive at the next run (every
+  // participant parked on it has been woken by then). The flag its parked
+  // participants wait on (Process::suspend_until): nothing else wakes them.
+  bool finished = false;
   bool compiled = false;
   bool crosses_nodes = false;     // some participant of the node has a step with another node
   std::vector<Process*> members;  // the participants on this core
@@ -211,6 +220,10 @@ struct alignas(kCacheLine) CopyCoreProgram {
   // A traced run copies each step whole, as one span.
   std::uint32_t rounds = 1;
   std::vector<std::uint32_t> round_share;
+  // Every step a single piece of at most kSmallStepBytes, and all of them
+  // together at most kSmallProgramBytes, which the caches keep from one run
+  // to the next (copy_resolved).
+  bool small = false;
   std::vector<std::uint32_t> sources;  // cores this program copies out of or into
   std::vector<std::uint32_t> readers;  // cores that copy out of or into this core's members
   std::vector<std::uint32_t> others;   // strict_phases: every other core with participants
@@ -267,6 +280,7 @@ inline void swap_compiled(CopyCoreProgram& a, CopyCoreProgram& b) noexcept {
   swap(a.blocks, b.blocks);
   swap(a.rounds, b.rounds);
   swap(a.round_share, b.round_share);
+  swap(a.small, b.small);
   swap(a.sources, b.sources);
   swap(a.readers, b.readers);
   swap(a.others, b.others);
@@ -366,8 +380,14 @@ class CopyExchangeState final : public GroupAttachment {
 // The runtime's side of run_copy_exchange: it reaches the processes, workers
 // and groups of the job (friend of Process and Communicator).
 struct CopyEngine {
-  static Task<CopyRunStats> run(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                                CopyRegions regions, CopyExchangeOptions options, CopyRegionCheck check);
+  // CopyRun: its making, and its awaiting's three calls.
+  static CopyRun make_run(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
+                          CopyRegions regions, const CopyExchangeOptions& options, CopyRegionCheck check) noexcept {
+    return CopyRun(comm, key, participants, mine, regions, options, check);
+  }
+  static bool arrive(CopyRun& r);
+  static std::coroutine_handle<> suspend(CopyRun& r, std::coroutine_handle<> awaiter);
+  static CopyRunStats resume(CopyRun& r);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
                             CopyExchangeOptions options);
 
@@ -414,6 +434,7 @@ struct CopyEngine {
                            const CopyCoreProgram& prog);
   static void compile_senders(CopyCoreProgram& prog);
   static bool writes_pages(const CopyCoreProgram& prog);
+  static bool is_small(const CopyCoreProgram& prog);
   static std::vector<std::uint32_t> collect_steps(CopyExchangeState& s, const Group& g, Process& p,
                                                   std::uint32_t core);
   static void order_steps(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core,
@@ -437,10 +458,7 @@ struct CopyEngine {
     }
     const std::size_t steps = prog.steps.size();
     if (still_resolved(s, prog, core, b.peer_core)) {
-      for (std::size_t i = b.begin; i < b.end; ++i) {
-        if (i + kDataAhead < steps) prefetch_data(prog.resolved[i + kDataAhead]);
-        copy_at(prog.resolved[i], prog.steps[i]);
-      }
+      copy_resolved(prog, b);
       return;
     }
     for (std::size_t i = b.begin; i < b.end; ++i) {
@@ -449,6 +467,29 @@ struct CopyEngine {
       if (next < steps && published(s, prog, core, prog.step_core[next], run)) prefetch_regions(s, prog.steps[next]);
       resolve_and_copy(s, prog, i);
     }
+  }
+  // A block's steps at the addresses its last run found. The arrays are
+  // read through locals: the copies store bytes, which may alias anything,
+  // and would otherwise make each step load the vectors' pointers and ends
+  // again. A program of small single pieces (CopyCoreProgram::small) copies
+  // each with a few moves and prefetches nothing: its data stays in the
+  // caches from run to run, where a prefetch is two instructions per step
+  // for nothing.
+  static void copy_resolved(const CopyCoreProgram& prog, const CopyBlock& b) {
+    const CopyCoreProgram::Resolved* const r = prog.resolved.data();
+    const std::size_t begin = b.begin, end = b.end;
+    if (prog.small) {
+      for (std::size_t i = begin; i < end; ++i) copy_bytes(r[i].to, r[i].from, r[i].bytes);
+      return;
+    }
+    const CopyStep* const st = prog.steps.data();
+    const std::size_t ahead = std::min(end, prog.steps.size() > kDataAhead ? prog.steps.size() - kDataAhead : 0);
+    std::size_t i = begin;
+    for (; i < ahead; ++i) {
+      prefetch_data(r[i + kDataAhead]);
+      copy_at(r[i], st[i]);
+    }
+    for (; i < end; ++i) copy_at(r[i], st[i]);
   }
   // Whether a block's resolved addresses still hold: no participant of its
   // own core or of its peer's has had regions move since they were found
@@ -534,6 +575,12 @@ struct CopyEngine {
                                          std::uint64_t run);
   static std::size_t busy_lock_pass(CopyExchangeState& s, const Group& g, Process& p, CopyCoreProgram::Sender& sender,
                                     CopyCoreProgram& prog, std::uint64_t run, std::uint32_t& unpublished);
+
+  // A run's part after its member's arrival: the core's copier's (the last
+  // of its participants to arrive), and a node's leader's that is not its
+  // core's copier.
+  static Task<CopyRunStats> copy_as_copier(Communicator comm, CopyExchangeState& s, std::uint64_t run);
+  static Task<CopyRunStats> wait_as_leader(Communicator comm, CopyExchangeState& s, std::uint64_t run);
 
   // --- between nodes (copy_exchange_nodes.cpp) ---
   // The node's staging, laid out by the first core to ask once every core of

@@ -74,6 +74,7 @@
 // communicator takes at most 4096 exchanges in a job, and refuses more with
 // an InvalidArgument.
 
+#include <coroutine>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -175,15 +176,60 @@ struct CopyRunStats {
   std::uint64_t busy_lock_inquiries = 0;  // busy_locks: test-and-sets made for this member's messages
 };
 
+namespace detail {
+struct CopyEngine;
+class CopyExchangeState;
+}  // namespace detail
+
+// A run of a compiled exchange, to co_await where it is made: no coroutine
+// frame of its own. Awaited, the process arrives (step 1 above) in its own
+// frame; a participant that is not its core's copier then parks in the
+// awaiting coroutine itself until its core wakes it; the copier (and a node's
+// leader across nodes) goes on in a task made then, one per core and run
+// rather than one per process. It may also carry any other run as a Task (a
+// plan's other forms). Awaited once, not moved once awaited; a caller that
+// keeps Tasks converts it to one (a frame around it).
+class [[nodiscard]] CopyRun {
+ public:
+  explicit CopyRun(Task<CopyRunStats> task) noexcept : task_(std::move(task)) {}
+  CopyRun(CopyRun&&) noexcept = default;
+  CopyRun& operator=(CopyRun&&) noexcept = default;
+
+  bool await_ready();
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter);
+  CopyRunStats await_resume();
+  operator Task<CopyRunStats>() &&;  // NOLINT(google-explicit-constructor): where callers keep Tasks
+
+ private:
+  friend struct detail::CopyEngine;
+  enum class Step : std::uint8_t { task, arrive, parked, copier, leader };
+  CopyRun(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine, CopyRegions regions,
+          const CopyExchangeOptions& options, CopyRegionCheck check) noexcept
+      : comm_(comm), key_(key), participants_(participants), mine_(&mine), regions_(regions), options_(options),
+        check_(check), step_(Step::arrive) {}
+
+  Communicator comm_;
+  std::uint64_t key_ = 0;
+  Rank participants_ = 0;
+  const CopyMember* mine_ = nullptr;
+  CopyRegions regions_;
+  CopyExchangeOptions options_;
+  CopyRegionCheck check_;
+  Step step_ = Step::task;
+  std::uint64_t run_ = 0;                          // once arrived: the member's run number
+  detail::CopyExchangeState* state_ = nullptr;     // once arrived
+  Task<CopyRunStats> task_;                        // Step::task, copier and leader
+};
+
 // Runs comm.rank()'s part of the exchange `key` (the same on every member of
 // a node, distinct from every other exchange run on comm in the job). The
 // members of rank below `participants` take part; the others must not call.
 // Options and participants are the same on every member. Throws
 // InvalidArgument for a step of another member or of a rank beyond the
 // participants, or options that differ from the first run's in the job.
-Task<CopyRunStats> run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
-                                     const CopyMember& mine, CopyRegions regions, CopyExchangeOptions options,
-                                     CopyRegionCheck check = {});
+// Awaited in the calling process (CopyRun).
+CopyRun run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
+                          CopyRegions regions, const CopyExchangeOptions& options, CopyRegionCheck check = {});
 
 // Compiles the cores' programs of the exchange `key` on comm ahead of its
 // first run (which then costs what every run costs): a collective of the

@@ -551,8 +551,8 @@ bool compiled(const ExchangePlanData& d, const Communicator&) {
 }
 
 // The compiled run of `part` with its buffers in `regions`, on the plan's
-// duplicate of comm: the runtime's own task, with no frame of the plan's around it.
-Task<ExchangeRunStats> run_copies(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
+// duplicate of comm: the runtime's own run, with no frame of the plan's around it.
+ExchangeRun run_copies(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
                                   CopyRegions regions, CopyRegionCheck check = {}) {
   return run_copy_exchange(comm.library(kExchangePlanLibrary), d.copy_key, d.processes, part.member, regions,
                            d.copy_options, check);
@@ -682,15 +682,15 @@ Task<ExchangeRunStats> run_span_messages(const ExchangePlanData& d, Communicator
 Task<ExchangeRunStats> no_run() { co_return ExchangeRunStats{}; }
 
 // Not a coroutine: the counts' check throws at the call, and a compiled run
-// is the runtime's task alone (one frame per run, not three), which checks
+// is the runtime's run alone (no frame for the awaiting process), which checks
 // the sizes of buffers that are not the last run's before it publishes them.
-Task<ExchangeRunStats> run_spans(const ExchangePlanData& d, const Communicator& comm,
+ExchangeRun run_spans(const ExchangePlanData& d, const Communicator& comm,
                                  std::span<const std::span<const std::byte>> send,
                                  std::span<const std::span<std::byte>> recv) {
   const ExchangePart* part = part_for_run(d, comm);
-  if (!part) return no_run();
+  if (!part) return ExchangeRun(no_run());
   check_span_counts(comm.rank(), *part, send.size(), recv.size());
-  if (!compiled(d, comm)) return run_span_messages(d, comm, send, recv);
+  if (!compiled(d, comm)) return ExchangeRun(run_span_messages(d, comm, send, recv));
   return run_copies(d, *part, comm, CopyRegions{send, recv}, CopyRegionCheck{&check_part_sizes, part});
 }
 
@@ -760,20 +760,19 @@ Task<ExchangeRunStats> run_displaced(const ExchangePlanData& d, Communicator com
 // The public calls copy the communicator into the coroutine's frame (or, for
 // a compiled run, take its library duplicate at once): a caller's temporary (a
 // Process converted on the way in) may be gone by the time the task is awaited.
-Task<ExchangeRunStats> ExchangePlan::run(const Communicator& comm, std::span<const std::span<const std::byte>> send,
-                                         std::span<const std::span<std::byte>> recv) const {
+ExchangeRun ExchangePlan::run(const Communicator& comm, std::span<const std::span<const std::byte>> send,
+                              std::span<const std::span<std::byte>> recv) const {
   return run_spans(*data_, comm, send, recv);
 }
 
-Task<ExchangeRunStats> ExchangePlan::run(const Communicator& comm, std::span<const std::byte> send_buffer,
-                                         std::span<const std::uint64_t> send_displacements,
-                                         std::span<std::byte> recv_buffer,
-                                         std::span<const std::uint64_t> recv_displacements) const {
-  return run_displaced(*data_, comm, send_buffer, send_displacements, recv_buffer, recv_displacements);
+ExchangeRun ExchangePlan::run(const Communicator& comm, std::span<const std::byte> send_buffer,
+                              std::span<const std::uint64_t> send_displacements, std::span<std::byte> recv_buffer,
+                              std::span<const std::uint64_t> recv_displacements) const {
+  return ExchangeRun(run_displaced(*data_, comm, send_buffer, send_displacements, recv_buffer, recv_displacements));
 }
 
-Task<ExchangeRunStats> ExchangePlan::run(const Communicator& comm, ExchangeHooks& hooks) const {
-  return run_part(*data_, comm, hooks);
+ExchangeRun ExchangePlan::run(const Communicator& comm, ExchangeHooks& hooks) const {
+  return ExchangeRun(run_part(*data_, comm, hooks));
 }
 
 }  // namespace switchyard::schedulers

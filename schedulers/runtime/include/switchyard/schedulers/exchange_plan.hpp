@@ -129,6 +129,10 @@ static_assert(std::is_trivially_copyable_v<ExchangePlanOptions>, "options safe a
 // busy_lock_inquiries, this process's test-and-set attempts. The compiled
 // run's statistics themselves, so that a run returns the runtime's task as it is.
 using ExchangeRunStats = CopyRunStats;
+// A run, to co_await (or to keep as a Task<ExchangeRunStats>, which it
+// converts to): a compiled run awaited at once makes no coroutine frame for
+// the process that awaits it (CopyRun).
+using ExchangeRun = CopyRun;
 
 namespace detail {
 struct ExchangePlanData;
@@ -176,15 +180,15 @@ class ExchangePlan {
   // Runs comm.rank()'s part: send[i] is the message to sends(rank)[i].peer, of
   // exactly sends(rank)[i].bytes; recv[j] receives the message from
   // receives(rank)[j].peer, exactly receives(rank)[j].bytes long.
-  Task<ExchangeRunStats> run(const Communicator& comm, std::span<const std::span<const std::byte>> send,
-                             std::span<const std::span<std::byte>> recv) const;
+  ExchangeRun run(const Communicator& comm, std::span<const std::span<const std::byte>> send,
+                  std::span<const std::span<std::byte>> recv) const;
   // MPI_Alltoallv form: one buffer each way; the message to (from) peer q
   // starts at send_displacements[q] (recv_displacements[q]), both indexed by
   // rank and comm.size() long; counts are the plan's.
-  Task<ExchangeRunStats> run(const Communicator& comm, std::span<const std::byte> send_buffer,
-                             std::span<const std::uint64_t> send_displacements, std::span<std::byte> recv_buffer,
-                             std::span<const std::uint64_t> recv_displacements) const;
-  Task<ExchangeRunStats> run(const Communicator& comm, ExchangeHooks& hooks) const;
+  ExchangeRun run(const Communicator& comm, std::span<const std::byte> send_buffer,
+                  std::span<const std::uint64_t> send_displacements, std::span<std::byte> recv_buffer,
+                  std::span<const std::uint64_t> recv_displacements) const;
+  ExchangeRun run(const Communicator& comm, ExchangeHooks& hooks) const;
 
  private:
   explicit ExchangePlan(std::unique_ptr<detail::ExchangePlanData> data);
