@@ -37,6 +37,7 @@
 // forwards and reverses, as with MPI collectives.
 
 #include <algorithm>
+#include <coroutine>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -129,14 +130,17 @@ class HaloExchange {
 
   // Like SFBcast: every ghost gets its owner's entry. owned and ghosts are
   // comm.rank()'s, map().owned.size() and map().ghosts.size() long. The call
-  // checks the spans and packs what `owned` sends; awaiting the task moves it.
-  Task<void> forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const;
+  // checks the spans and packs what `owned` sends; awaiting what it returns,
+  // the forward plan's run (no coroutine frame of its own), moves it.
+  schedulers::ExchangeRun forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const;
   // Like SFReduce: owned[i] = op(owned[i], ghost) for every ghost copy of
   // owned entry i held elsewhere, in the holders' rank order; op(T, T) -> T.
-  // The call checks the spans; awaiting the task moves the ghosts and adds
-  // them in.
+  // The call checks the spans; awaiting what it returns moves the ghosts and
+  // adds them in.
   template <class Op>
-  Task<void> reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned, Op op) const;
+  class ReverseRun;
+  template <class Op>
+  ReverseRun<Op> reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned, Op op) const;
 
  private:
   // A process's map and its scratch: one entry per value it sends (forward)
@@ -166,12 +170,9 @@ class HaloExchange {
     }
     return t;
   }
-  Task<void> forward_on(Communicator comm, Part& p) const;
-  template <class Op>
-  Task<void> reverse_on(Communicator comm, Part& p, std::span<T> owned, Op op) const;
-  // The packing and unpacking loops, outside the coroutines: in a coroutine,
-  // the compiler keeps a loop's index in the frame and stores it there on
-  // every iteration.
+  // The packing and unpacking loops, in functions of their own: inside a
+  // coroutine, the compiler keeps a loop's index in the frame and stores it
+  // there on every iteration.
   static void pack_forward(Part& p, std::span<const T> owned, std::span<T> ghosts);
   static void point_reverse(Part& p, std::span<const T> ghosts);
   template <class Op>
@@ -211,6 +212,28 @@ class HaloExchange {
   // pattern, rank 0's node and count for plans from create()
   // (exchange_plan.cpp, local_copy_key and shared_copy_key).
   std::unique_ptr<schedulers::ExchangePlan> forward_, reverse_;
+};
+
+// What reverse() returns: the reverse plan's run, and then, as its awaiting
+// ends, the sums into the owned entries. Awaited once, where it is made.
+template <class T>
+template <class Op>
+class [[nodiscard]] HaloExchange<T>::ReverseRun {
+ public:
+  ReverseRun(schedulers::ExchangeRun run, const Part& part, std::span<T> owned, Op op)
+      : run_(std::move(run)), part_(&part), owned_(owned), op_(std::move(op)) {}
+  bool await_ready() { return run_.await_ready(); }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter) { return run_.await_suspend(awaiter); }
+  void await_resume() {
+    run_.await_resume();
+    unpack_reverse(*part_, owned_, op_);
+  }
+
+ private:
+  schedulers::ExchangeRun run_;
+  const Part* part_;
+  std::span<T> owned_;
+  Op op_;
 };
 
 template <class T>
@@ -256,35 +279,25 @@ CsrMatrix<V> HaloExchange<T>::local_rows(const CsrMatrix<V>& a, Rank r) const {
   return local;
 }
 
-// forward and reverse copy the communicator into the coroutine's frame: a
-// caller's temporary (a Process converted on the way in) may be gone by the
-// time the task is awaited.
+// The plans' runs keep their own copy of the communicator: a caller's
+// temporary (a Process converted on the way in) may be gone by the time the
+// run is awaited.
 template <class T>
-Task<void> HaloExchange<T>::forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const {
+schedulers::ExchangeRun HaloExchange<T>::forward(const Communicator& comm, std::span<const T> owned,
+                                                 std::span<T> ghosts) const {
   Part& p = checked_part(comm, "forward", owned.size(), ghosts.size());
   pack_forward(p, owned, ghosts);
-  return forward_on(comm, p);
+  return forward_->run(comm, p.packed_out, p.ghosts_in);
 }
 
 template <class T>
 template <class Op>
-Task<void> HaloExchange<T>::reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned,
-                                    Op op) const {
+typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::reverse(const Communicator& comm,
+                                                                           std::span<const T> ghosts,
+                                                                           std::span<T> owned, Op op) const {
   Part& p = checked_part(comm, "reverse", owned.size(), ghosts.size());
   point_reverse(p, ghosts);
-  return reverse_on(comm, p, owned, std::move(op));
-}
-
-template <class T>
-Task<void> HaloExchange<T>::forward_on(Communicator comm, Part& p) const {
-  co_await forward_->run(comm, p.packed_out, p.ghosts_in);
-}
-
-template <class T>
-template <class Op>
-Task<void> HaloExchange<T>::reverse_on(Communicator comm, Part& p, std::span<T> owned, Op op) const {
-  co_await reverse_->run(comm, p.ghosts_out, p.packed_in);
-  unpack_reverse(p, owned, op);
+  return ReverseRun<Op>(reverse_->run(comm, p.ghosts_out, p.packed_in), p, owned, std::move(op));
 }
 
 template <class T>
