@@ -137,10 +137,9 @@ bool SharedMemoryTransport::poll(ArrivalSink& sink) {
   for (std::uint32_t c = 0; c < in_.size(); ++c) {
     Inbox& in = in_[c];
     if (!in.ring) continue;
-    for (bool first = true;; first = false) {
+    for (;;) {
       const std::size_t n = in.ring->pop(batch_.get(), kBatchSlots);
       if (n == 0) break;
-      if (first) out_[c].ring->touch_consumer_index();  // the answer to this core is likely next
       any = true;
       stats_.slots_received += n;
       parse(in, batch_.get(), n, sink);

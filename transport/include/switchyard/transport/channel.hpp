@@ -72,16 +72,6 @@ class alignas(kCacheLine) Channel {
     }
     return pushed;
   }
-  // Producer side: reloads the consumer's position. push() calls it when its
-  // view says full; the transport calls it right after this core took the
-  // consumer's answer, so that the miss overlaps whatever this core does
-  // before it sends again.
-  void touch_consumer_index() noexcept {
-    // Acquire: pairs with the release store of popped in pop(); the consumer
-    // has finished reading the cells it counts before this side refills them.
-    producer_.popped_seen = consumer_.popped.load(std::memory_order_acquire);
-  }
-
   // Consumer side: pops up to `max` slots, in order; returns how many.
   std::size_t pop(Slot* out, std::size_t max) noexcept {
     Consumer& c = consumer_;
@@ -131,6 +121,16 @@ class alignas(kCacheLine) Channel {
     std::atomic<std::uint64_t> popped{0};  // cells popped so far
   };
 
+  // Producer side: reloads the consumer's position, only when the view kept
+  // says the ring is full. Never ahead of need: the consumer stores that
+  // position on every pop, so a load of it is a miss on the consumer's line,
+  // one more transfer between cores; reloading it after every answer taken
+  // (before issue 49's last step) put that transfer on every ping-pong's path.
+  void touch_consumer_index() noexcept {
+    // Acquire: pairs with the release store of popped in pop(); the consumer
+    // has finished reading the cells it counts before this side refills them.
+    producer_.popped_seen = consumer_.popped.load(std::memory_order_acquire);
+  }
   // Consumer side: whether the cell at `position` is filled.
   bool ready(std::uint64_t position) const noexcept {
     // Acquire: pairs with the release store in push(); the cell's slots and
