@@ -76,6 +76,9 @@ class SharedMemoryTransport final : public Transport {
   std::uint64_t post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
   bool accepted(const Route& to, std::uint64_t seq) const override;
   bool publish(const Route& to) override;
+  // Into the ring at once, without staging, when nothing waits before it
+  // towards that core and the ring has room; else post() and publish().
+  std::uint64_t post_published(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
   bool flush() override;
   bool poll(ArrivalSink& sink) override;
   bool has_arrivals() const override;
