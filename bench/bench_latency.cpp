@@ -64,6 +64,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <switchyard/transport/backoff.hpp>
@@ -151,10 +152,11 @@ double ring_round_trip(int per_chunk) {
   auto take = [](Channel& in, std::uint64_t expected) {
     std::array<Slot, kPacketSlots> packet{};
     const auto give_up = Clock::now() + sybench::kStallTimeout;
+    detail::Backoff backoff;  // as a worker polls: checks back to back at first, then a pause between them
     for (std::size_t got = 0, spins = 0; got < kPacketSlots; ++spins) {
       const std::size_t n = in.pop(packet.data() + got, kPacketSlots - got);
       got += n;
-      if (n == 0) detail::cpu_relax();  // as a worker polls: a pause only between empty polls (Backoff)
+      if (n == 0) backoff.wait([] { std::this_thread::yield(); });
       if (spins % 65536 == 65535 && Clock::now() > give_up) throw std::runtime_error("ring: no packet came");
     }
     std::uint64_t value = 0;
