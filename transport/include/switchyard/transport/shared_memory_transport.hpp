@@ -8,7 +8,10 @@
 // into its ring with one bulk push (one store of the ring's write index) and
 // then check the destination's doorbell once: a relaxed load while the peer is
 // awake, no fence (doorbell.hpp says why no wake-up is lost). A destination
-// whose staged packets pass kAutoFlushSlots is pushed at once.
+// whose staged packets pass kAutoFlushSlots is pushed at once. A running
+// process's packet (post_published) skips the staging buffer: it is written
+// straight into the ring's cells when nothing waits before it towards that
+// core and the ring has room for it whole.
 //
 // Receiving: poll() drains each incoming ring in bulk pops of up to
 // kBatchSlots into a batch buffer and hands each packet to the sink straight
