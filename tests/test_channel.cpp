@@ -158,6 +158,47 @@ TEST(Channel, WrapAroundManyTimes) {
   }
 }
 
+// push_packet writes a packet as append_packet lays it out (header, payload
+// from the slot after it), over as many cells as it takes, whole or not at
+// all, in order with what push() pushed around it.
+TEST(Channel, PushPacketLaysOutAsStagedAndRefusesWhatDoesNotFitWhole) {
+  Channel ch(4);  // one cell for the slot pushed before each packet, 3 for it: up to 112 payload bytes
+  std::uint64_t key = 0;
+  std::vector<Slot> out(16);
+  for (std::size_t bytes : {0u, 1u, 8u, 16u, 17u, 48u, 63u, 64u, 65u, 100u, 112u}) {
+    SCOPED_TRACE(std::to_string(bytes) + " payload bytes");
+    WireHeader h{};
+    h.kind = WireKind::kEager;
+    h.size = bytes;
+    h.tag = static_cast<switchyard::Tag>(++key);
+    std::vector<std::byte> payload(bytes);
+    sytest::fill_pattern(payload.data(), payload.size(), key);
+    const Slot before = make_slot(key);
+    ASSERT_EQ(ch.push(&before, 1), 1u);
+    ASSERT_TRUE(ch.push_packet(h, payload));
+    const std::size_t slots = packet_slots(bytes);
+    ASSERT_EQ(ch.pop(out.data(), out.size()), 1 + slots);
+    EXPECT_EQ(check_slot(out[0], key), "");
+    WireHeader got;
+    std::memcpy(&got, &out[1], sizeof got);
+    EXPECT_EQ(got.tag, h.tag);
+    EXPECT_EQ(got.size, bytes);
+    if (bytes) EXPECT_EQ(std::memcmp(&out[1 + kHeaderSlots], payload.data(), bytes), 0);
+  }
+  // 3 cells taken: a packet of 2 cells does not fit, one of 1 cell does.
+  const Slot filler[9] = {};
+  ASSERT_EQ(ch.push(filler, 9), 9u);
+  WireHeader h{};
+  h.kind = WireKind::kEager;
+  h.size = 64;  // 6 slots: 2 cells
+  const std::vector<std::byte> payload(64, std::byte{5});
+  EXPECT_FALSE(ch.push_packet(h, payload)) << "a packet of 2 cells went into a ring with 1 free";
+  h.size = 8;  // 3 slots: 1 cell
+  EXPECT_TRUE(ch.push_packet(h, std::span(payload).first(8)));
+  EXPECT_EQ(ch.pop(out.data(), out.size()), 12u);
+  EXPECT_FALSE(ch.has_slots()) << "the refused packet left part of itself";
+}
+
 // One producer thread, one consumer thread, as the runtime uses it: every slot
 // arrives once, in order, intact, even with a one-line ring.
 void spsc_stress(std::size_t capacity, std::uint64_t count) {

@@ -107,20 +107,17 @@ void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager
   Transport& transport = transport_for(to);
   if (!eager && to.node != node_) {
     const std::uint64_t unused = s.size;  // the payload slot: read by nobody
-    transport.post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&unused, 1)));
-    posted(transport, to);
+    post(transport, to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&unused, 1)));
     s.over_network = true;
     network_->send_payload(to, s);
     return;  // complete once the receive took the payload
   }
   if (!eager) {
     const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.data));
-    transport.post(to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&address, 1)));
-    posted(transport, to, s.size >= kFlushAtOnceBytes);
+    post(transport, to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&address, 1)), s.size >= kFlushAtOnceBytes);
     return;  // complete on kSendDone
   }
-  const std::uint64_t seq = transport.post(to, h, {s.data, static_cast<std::size_t>(s.size)});
-  posted(transport, to);
+  const std::uint64_t seq = post(transport, to, h, {s.data, static_cast<std::size_t>(s.size)});
   if (synchronous) return;  // complete on kSendDone
   if (transport.accepted(to, seq)) {
     s.done = true;
@@ -158,8 +155,7 @@ SendState* Endpoint::post_active(Rank src, Rank dst, ContextId context, Tag hand
   h.size = body.size();
   const Route& to = route(dst);
   Transport& transport = transport_for(to);
-  const std::uint64_t seq = transport.post(to, h, body);
-  posted(transport, to);
+  const std::uint64_t seq = post(transport, to, h, body);
   if (transport.accepted(to, seq)) return nullptr;
   SendState* s = sends_.acquire();
   s->owner = src;
@@ -194,9 +190,7 @@ void Endpoint::post_lock_packet(Rank to, WireKind kind, std::uint8_t flags, Cont
   h.src = src;
   h.dst = dst;
   h.request = request;
-  Transport& transport = transport_for(route(to));
-  transport.post(route(to), h, {});
-  posted(transport, route(to));
+  post(transport_for(route(to)), route(to), h, {});
 }
 
 // The owner's side of a try: a job being cancelled grants nothing more.
@@ -237,9 +231,7 @@ void Endpoint::complete_send(Rank sender, RequestId request, std::uint64_t bytes
   h.kind = WireKind::kSendDone;
   h.dst = sender;
   h.request = request;
-  Transport& transport = transport_for(route(sender));
-  transport.post(route(sender), h, {});
-  posted(transport, route(sender), bytes >= kFlushAtOnceBytes);
+  post(transport_for(route(sender)), route(sender), h, {}, bytes >= kFlushAtOnceBytes);
 }
 
 // --- receiving ---

@@ -85,6 +85,22 @@ std::uint64_t SharedMemoryTransport::post(const Route& to, const WireHeader& hea
 
 bool SharedMemoryTransport::publish(const Route& to) { return push(out_[to.core]); }
 
+std::uint64_t SharedMemoryTransport::post_published(const Route& to, const WireHeader& header,
+                                                    std::span<const std::byte> payload) {
+  assert(to.core != core_ && payload.size() == wire_payload_bytes(header));
+  Outbox& out = out_[to.core];
+  if (out.head != out.staged.size() || !out.ring->push_packet(header, payload)) {
+    const std::uint64_t seq = post(to, header, payload);
+    push(out);
+    return seq;
+  }
+  const std::size_t slots = packet_slots(payload.size());
+  out.posted += slots;
+  out.pushed += slots;
+  out.doorbell->ring();
+  return out.posted;
+}
+
 bool SharedMemoryTransport::accepted(const Route& to, std::uint64_t seq) const {
   return seq <= out_[to.core].pushed + window_;
 }
@@ -137,10 +153,9 @@ bool SharedMemoryTransport::poll(ArrivalSink& sink) {
   for (std::uint32_t c = 0; c < in_.size(); ++c) {
     Inbox& in = in_[c];
     if (!in.ring) continue;
-    for (bool first = true;; first = false) {
+    for (;;) {
       const std::size_t n = in.ring->pop(batch_.get(), kBatchSlots);
       if (n == 0) break;
-      if (first) out_[c].ring->touch_consumer_index();  // the answer to this core is likely next
       any = true;
       stats_.slots_received += n;
       parse(in, batch_.get(), n, sink);

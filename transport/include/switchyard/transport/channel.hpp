@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 
 #include "switchyard/transport/wire.hpp"
 
@@ -72,14 +73,39 @@ class alignas(kCacheLine) Channel {
     }
     return pushed;
   }
-  // Producer side: reloads the consumer's position. push() calls it when its
-  // view says full; the transport calls it right after this core took the
-  // consumer's answer, so that the miss overlaps whatever this core does
-  // before it sends again.
-  void touch_consumer_index() noexcept {
-    // Acquire: pairs with the release store of popped in pop(); the consumer
-    // has finished reading the cells it counts before this side refills them.
-    producer_.popped_seen = consumer_.popped.load(std::memory_order_acquire);
+  // Producer side: one packet (header, then payload rounded up to whole
+  // slots) written straight into its cells, whole or not at all: what a
+  // running process posts when nothing of its core waits for this ring, with
+  // no trip through a staging buffer. Whether it fitted.
+  bool push_packet(const WireHeader& header, std::span<const std::byte> payload) noexcept {
+    Producer& p = producer_;
+    const std::size_t slots = packet_slots(payload.size());
+    const std::size_t cells = (slots + kSlotsPerCell - 1) / kSlotsPerCell;
+    if (p.position + cells - p.popped_seen > p.capacity) {
+      touch_consumer_index();
+      if (p.position + cells - p.popped_seen > p.capacity) return false;
+    }
+    const std::byte* from = payload.data();
+    std::size_t left = payload.size();
+    for (std::size_t i = 0; i < cells; ++i) {
+      Cell& cell = p.cells[p.cell];
+      auto* to = reinterpret_cast<std::byte*>(cell.slots);
+      std::size_t room = sizeof cell.slots;
+      if (i == 0) {
+        std::memcpy(to, &header, sizeof header);
+        to += sizeof header;
+        room -= sizeof header;
+      }
+      const std::size_t n = std::min(room, left);
+      if (n) std::memcpy(to, from, n);  // the last slot's padding is left as it was: nobody reads it
+      from += n;
+      left -= n;
+      cell.count = std::min(kSlotsPerCell, slots - i * kSlotsPerCell);
+      // Release: as in push().
+      cell.sequence.store(++p.position, std::memory_order_release);
+      if (++p.cell == p.capacity) p.cell = 0;
+    }
+    return true;
   }
 
   // Consumer side: pops up to `max` slots, in order; returns how many.
@@ -131,6 +157,16 @@ class alignas(kCacheLine) Channel {
     std::atomic<std::uint64_t> popped{0};  // cells popped so far
   };
 
+  // Producer side: reloads the consumer's position, only when the view kept
+  // says the ring is full. Never ahead of need: the consumer stores that
+  // position on every pop, so a load of it is a miss on the consumer's line,
+  // one more transfer between cores; reloading it after every answer taken
+  // (before issue 49's last step) put that transfer on every ping-pong's path.
+  void touch_consumer_index() noexcept {
+    // Acquire: pairs with the release store of popped in pop(); the consumer
+    // has finished reading the cells it counts before this side refills them.
+    producer_.popped_seen = consumer_.popped.load(std::memory_order_acquire);
+  }
   // Consumer side: whether the cell at `position` is filled.
   bool ready(std::uint64_t position) const noexcept {
     // Acquire: pairs with the release store in push(); the cell's slots and

@@ -183,10 +183,11 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   Transport& transport_for(const Route& to) noexcept {
     return to.node == node_ ? *transport_ : static_cast<Transport&>(*network_);
   }
-  // A packet towards `to` was just posted on `transport`: published now when
-  // a running process posted it (or `now`), else at the end of the poll.
-  void posted(Transport& transport, const Route& to, bool now = false) {
-    if (!polling_ || now) transport.publish(to);
+  // Posts a packet towards `to` on `transport`: published at once when a
+  // running process posts it (or `now`), else at the end of the poll.
+  std::uint64_t post(Transport& transport, const Route& to, const WireHeader& header,
+                     std::span<const std::byte> payload, bool now = false) {
+    return !polling_ || now ? transport.post_published(to, header, payload) : transport.post(to, header, payload);
   }
   void send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   void send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);

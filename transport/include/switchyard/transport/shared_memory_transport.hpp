@@ -8,7 +8,10 @@
 // into its ring with one bulk push (one store of the ring's write index) and
 // then check the destination's doorbell once: a relaxed load while the peer is
 // awake, no fence (doorbell.hpp says why no wake-up is lost). A destination
-// whose staged packets pass kAutoFlushSlots is pushed at once.
+// whose staged packets pass kAutoFlushSlots is pushed at once. A running
+// process's packet (post_published) skips the staging buffer: it is written
+// straight into the ring's cells when nothing waits before it towards that
+// core and the ring has room for it whole.
 //
 // Receiving: poll() drains each incoming ring in bulk pops of up to
 // kBatchSlots into a batch buffer and hands each packet to the sink straight
@@ -76,6 +79,9 @@ class SharedMemoryTransport final : public Transport {
   std::uint64_t post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
   bool accepted(const Route& to, std::uint64_t seq) const override;
   bool publish(const Route& to) override;
+  // Into the ring at once, without staging, when nothing waits before it
+  // towards that core and the ring has room; else post() and publish().
+  std::uint64_t post_published(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
   bool flush() override;
   bool poll(ArrivalSink& sink) override;
   bool has_arrivals() const override;

@@ -51,6 +51,14 @@ class Transport {
   // switches, and flushes, only once the process waits). A packet that finds
   // no room stays queued, for flush(). Returns whether anything moved.
   virtual bool publish(const Route& to) = 0;
+  // post() and then publish() of `to`, in one call: what a running process
+  // posts. A transport may move the packet straight to its link when nothing
+  // posted before waits for it.
+  virtual std::uint64_t post_published(const Route& to, const WireHeader& header, std::span<const std::byte> payload) {
+    const std::uint64_t seq = post(to, header, payload);
+    publish(to);
+    return seq;
+  }
   // Publishes what post() queued: one bulk push per destination, each followed
   // by one check of the destination's doorbell. Returns whether anything moved.
   virtual bool flush() = 0;
