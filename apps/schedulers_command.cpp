@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 #include <switchyard/schedulers/auto_scheduler.hpp>
+#include <switchyard/schedulers/redistribution/redistribution_plan.hpp>
 #include <switchyard/schedulers/scheduler_table.hpp>
 
 #include "cli_support.hpp"
@@ -11,6 +13,7 @@
 namespace switchyard::cli {
 
 namespace sys = switchyard::schedulers;
+namespace rd = switchyard::redistribution;
 
 namespace {
 
@@ -35,14 +38,18 @@ int run_command() {
   std::printf("%-*sonly when named: per message size, the one of %s that the C3 cost model predicts fastest\n\n",
               kName, sys::kAutoScheduler, join(sys::auto_scheduler_candidates()).c_str());
   std::printf("static: a schedule of contention-free phases made before the exchange (schedule, phases --scheduler)\n"
-              "online: no schedule; the processes decide as they run\n");
+              "online: no schedule; the processes decide as they run\n\n");
+  std::vector<std::string> kinds;
+  for (const rd::ScheduleKind k : rd::all_schedule_kinds()) kinds.emplace_back(rd::name(k));
+  std::printf("redistribution schedules, in the order of redistribute --schedule all: %s\n", join(kinds).c_str());
   return kExitOk;
 }
 
 }  // namespace
 
 SchedulersCommand::SchedulersCommand(CLI::App& app) {
-  command_ = app.add_subcommand("schedulers", "List the exchange schedulers: kind, auto's candidates, what each reports");
+  command_ = app.add_subcommand(
+      "schedulers", "List the exchange schedulers (kind, auto's candidates, what each reports) and the redistribution schedules");
 }
 
 int SchedulersCommand::run() const { return run_command(); }

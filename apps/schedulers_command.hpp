@@ -1,7 +1,8 @@
 #pragma once
 // `switchyard schedulers`: the exchange schedulers of the registry
 // (scheduler_table.hpp), in the order `exchange` runs them by default, each
-// with its kind, whether auto may choose it, and what exchange reports for it.
+// with its kind, whether auto may choose it, and what exchange reports for it;
+// then redistribute's schedule kinds.
 //
 //   switchyard schedulers
 

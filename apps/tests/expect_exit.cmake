@@ -21,15 +21,18 @@
 #
 # Arguments are separated by '|' so that they pass through add_test unharmed.
 #
-# The exchange schedulers come from the registry, as `SWITCHYARD schedulers`
-# lists it (-DSWITCHYARD=<the CLI>), so that adding a scheduler breaks no
-# test: the JSON checks of exchange, schedule and phases take the names and
-# kinds from it, and EXPECT_STDERR, EXPECT_STDOUT, STDOUT_ONCE and
-# JSON_RESULTS may hold placeholders, replaced before they are used:
-#   @SCHEDULERS@               the default list as exchange's table heads it: "ac +lp +... +drsn"
-#   @SCHEDULER_NAMES@          the default list as an error lists it: "ac, lp, ..., drsn"
-#   @STATIC_SCHEDULER_NAMES@   the static schedulers, likewise: "lp, gm, ..., optimal-bytes"
-#   @SCHEDULER_COUNT@          how many the default list holds
+# The exchange schedulers and the redistribution schedules come from their
+# registries, as `SWITCHYARD schedulers` lists them (-DSWITCHYARD=<the CLI>),
+# so that adding one breaks no test: the JSON checks of exchange, schedule,
+# phases, redistribute and tables take the names and kinds from there, and
+# EXPECT_STDERR, EXPECT_STDOUT, STDOUT_ONCE and JSON_RESULTS may hold
+# placeholders, replaced before they are used:
+#   @SCHEDULERS@                    the default list as exchange's table heads it: "ac +lp +... +drsn"
+#   @SCHEDULER_NAMES@               the default list as an error lists it: "ac, lp, ..., drsn"
+#   @STATIC_SCHEDULER_NAMES@        the static schedulers, likewise: "lp, gm, ..., optimal-bytes"
+#   @SCHEDULER_COUNT@               how many the default list holds
+#   @REDISTRIBUTE_SCHEDULES@        redistribute's kinds, in the order of --schedule all: "naive, ..., optimal-bytes"
+#   @REDISTRIBUTE_SCHEDULE_COUNT@   how many kinds there are
 # JSON_RESULTS is then evaluated as an expression, e.g. 2*@SCHEDULER_COUNT@.
 
 cmake_minimum_required(VERSION 3.25)
@@ -43,7 +46,8 @@ endforeach()
 # read_scheduler_registry(): sets schedulers, static_schedulers,
 # online_schedulers, auto_candidates and inquiring (those whose results report
 # busy-lock inquiries) from `SWITCHYARD schedulers`, whose rows are
-# "<name> <static|online> <auto: yes|no> <reports: phases|inquiries|->".
+# "<name> <static|online> <auto: yes|no> <reports: phases|inquiries|->", and
+# redistribute_schedules from its line of redistribution schedules.
 macro(read_scheduler_registry)
   if(NOT DEFINED SWITCHYARD)
     message(FATAL_ERROR "expect_exit.cmake: the scheduler registry needs -DSWITCHYARD=<the CLI>")
@@ -53,7 +57,7 @@ macro(read_scheduler_registry)
   if(NOT listed STREQUAL "0")
     message(FATAL_ERROR "'${SWITCHYARD} schedulers' exited '${listed}':\n${listing}${listing_err}")
   endif()
-  foreach(names schedulers static_schedulers online_schedulers auto_candidates inquiring)
+  foreach(names schedulers static_schedulers online_schedulers auto_candidates inquiring redistribute_schedules)
     set(${names} "")
   endforeach()
   string(REPLACE "\n" ";" listing_lines "${listing}")
@@ -67,10 +71,14 @@ macro(read_scheduler_registry)
       if(CMAKE_MATCH_4 STREQUAL "inquiries")
         list(APPEND inquiring ${CMAKE_MATCH_1})
       endif()
+    elseif(line MATCHES "^redistribution schedules, in the order of redistribute --schedule all: ([a-z0-9, -]+)$")
+      string(REPLACE ", " ";" redistribute_schedules "${CMAKE_MATCH_1}")
     endif()
   endforeach()
-  if(schedulers STREQUAL "" OR static_schedulers STREQUAL "" OR auto_candidates STREQUAL "")
-    message(FATAL_ERROR "'${SWITCHYARD} schedulers' lists no scheduler, static scheduler or auto candidate:\n${listing}")
+  if(schedulers STREQUAL "" OR static_schedulers STREQUAL "" OR auto_candidates STREQUAL ""
+     OR redistribute_schedules STREQUAL "")
+    message(FATAL_ERROR "'${SWITCHYARD} schedulers' lists no scheduler, static scheduler, auto candidate "
+                        "or redistribution schedule:\n${listing}")
   endif()
 endmacro()
 
@@ -81,7 +89,7 @@ foreach(var ${placeholders})
     set(registry_needed ON)
   endif()
 endforeach()
-if(DEFINED JSON_FILE AND (NOT DEFINED JSON_KIND OR JSON_KIND MATCHES "^(exchange|schedule|phases)$"))
+if(DEFINED JSON_FILE AND (NOT DEFINED JSON_KIND OR JSON_KIND MATCHES "^(exchange|schedule|phases|redistribute|tables)$"))
   set(registry_needed ON)
 endif()
 if(registry_needed)
@@ -90,8 +98,11 @@ if(registry_needed)
   list(JOIN schedulers ", " SCHEDULER_NAMES)
   list(JOIN static_schedulers ", " STATIC_SCHEDULER_NAMES)
   list(LENGTH schedulers SCHEDULER_COUNT)
+  list(JOIN redistribute_schedules ", " REDISTRIBUTE_SCHEDULES)
+  list(LENGTH redistribute_schedules REDISTRIBUTE_SCHEDULE_COUNT)
   foreach(var ${placeholders})
-    foreach(name SCHEDULERS SCHEDULER_NAMES STATIC_SCHEDULER_NAMES SCHEDULER_COUNT)
+    foreach(name SCHEDULERS SCHEDULER_NAMES STATIC_SCHEDULER_NAMES SCHEDULER_COUNT REDISTRIBUTE_SCHEDULES
+                 REDISTRIBUTE_SCHEDULE_COUNT)
       if(DEFINED ${var})
         string(REPLACE "@${name}@" "${${name}}" ${var} "${${var}}")
       endif()
@@ -199,10 +210,11 @@ endfunction()
 set(count "^[0-9]+$")
 set(number "^[0-9.eE+-]+$")
 
-# The registry's names as regex alternatives (names are [a-z0-9-]+).
+# The registries' names as regex alternatives (names are [a-z0-9-]+).
 list(JOIN schedulers "|" any_scheduler)
 list(JOIN static_schedulers "|" any_static)
 list(JOIN auto_candidates "|" any_candidate)
+list(JOIN redistribute_schedules "|" any_redistribute_schedule)
 
 if(JSON_KIND STREQUAL "exchange")
   foreach(key processes density cores)
@@ -290,7 +302,7 @@ elseif(JSON_KIND STREQUAL "redistribute")
   require_json("@" to)
   results_array(last)
   foreach(i RANGE ${last})
-    require_json("^(naive|offset|table|optimal|optimal-bytes)$" results ${i} schedule)
+    require_json("^(${any_redistribute_schedule})$" results ${i} schedule)
     string(JSON available GET "${json}" results ${i} available)
     if(available)
       require_json("${count}" results ${i} steps)
@@ -341,7 +353,7 @@ elseif(JSON_KIND STREQUAL "collective")
 elseif(JSON_KIND STREQUAL "tables")
   require_json("@" from)
   require_json("@" to)
-  require_json("^(naive|offset|table|optimal|optimal-bytes)$" schedule)
+  require_json("^(${any_redistribute_schedule})$" schedule)
   require_json("${count}" steps)
   string(JSON steps GET "${json}" steps)
   if(DEFINED JSON_RESULTS AND NOT steps EQUAL JSON_RESULTS)
