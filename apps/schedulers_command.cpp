@@ -2,10 +2,10 @@
 
 #include <cstdio>
 #include <string>
-#include <vector>
 #include <switchyard/schedulers/auto_scheduler.hpp>
 #include <switchyard/schedulers/redistribution/redistribution_plan.hpp>
 #include <switchyard/schedulers/scheduler_table.hpp>
+#include <vector>
 
 #include "cli_support.hpp"
 #include "option_parsers.hpp"
