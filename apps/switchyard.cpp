@@ -11,6 +11,8 @@
 //   switchyard phases --processes N --density D --samples S --scheduler NAME
 //       Phases and scheduling time of a static scheduler over random Fig. 7
 //       matrices (phases_command.hpp).
+//   switchyard schedulers
+//       The exchange schedulers of the registry: kind, auto's candidates (schedulers_command.hpp).
 //   switchyard redistribute --extent E --from DIST --to DIST [--schedule KIND] ...
 //       A block-cyclic array moved between process grids (redistribute_command.hpp).
 //   switchyard primitive --task NAME --topology SPEC --processes N [--mode slots|mailboxes|both] ...
@@ -44,6 +46,7 @@
 #include "primitive_command.hpp"
 #include "redistribute_command.hpp"
 #include "schedule_command.hpp"
+#include "schedulers_command.hpp"
 #include "topology_command.hpp"
 
 namespace sy = switchyard;
@@ -94,6 +97,7 @@ int main(int argc, char** argv) {
   commands.push_back(std::make_unique<ExchangeCommand>(app));
   commands.push_back(std::make_unique<ScheduleCommand>(app));
   commands.push_back(std::make_unique<PhasesCommand>(app));
+  commands.push_back(std::make_unique<SchedulersCommand>(app));
   commands.push_back(std::make_unique<RedistributeCommand>(app));
   commands.push_back(std::make_unique<PrimitiveCommand>(app));
   commands.push_back(std::make_unique<ModelCommand>(app));

@@ -58,7 +58,7 @@ endfunction()
 
 # switchyard_mpi_expect_exit(NAME target NODES CODE STDERR_REGEX args...):
 # ctest entry mpi.NAME.npNODES expecting `target args` on NODES MPI ranks to
-# exit with CODE and print STDERR_REGEX (apps/expect_exit.cmake), with
+# exit with CODE and print STDERR_REGEX (apps/tests/expect_exit.cmake), with
 # SWITCHYARD_TEST_MPI_ABORT=1 in its environment. Label "mpi".
 function(switchyard_mpi_expect_exit name target nodes code stderr)
   if(NOT SWITCHYARD_MPI OR NOT SWITCHYARD_MPIEXEC)
@@ -69,7 +69,7 @@ function(switchyard_mpi_expect_exit name target nodes code stderr)
   add_test(NAME ${test}
            COMMAND ${CMAKE_COMMAND}
                    "-DCOMMAND=${SWITCHYARD_MPIEXEC}|--allow-run-as-root|--oversubscribe|-np|${nodes}|$<TARGET_FILE:${target}>|${args}"
-                   -DEXPECT_CODE=${code} "-DEXPECT_STDERR=${stderr}" -P ${PROJECT_SOURCE_DIR}/apps/expect_exit.cmake)
+                   -DEXPECT_CODE=${code} "-DEXPECT_STDERR=${stderr}" -P ${PROJECT_SOURCE_DIR}/apps/tests/expect_exit.cmake)
   set(environment ${SWITCHYARD_TEST_ENVIRONMENT} SWITCHYARD_TEST_MPI_ABORT=1)
   if(SWITCHYARD_SANITIZE STREQUAL "address")
     list(APPEND environment "ASAN_OPTIONS=detect_leaks=0")

@@ -7,6 +7,7 @@
 #         [-DSTDOUT_ONCE=<regex>] [-DJSON_NODES=<R>] [-DJSON_COMM_MS_BELOW=<ms>]
 #         [-DNO_FILE=<path>: must not exist after the run]
 #         [-DTIMEOUT=<seconds>: the most the command may take, default 120]
+#         [-DSWITCHYARD=<the CLI>: where the scheduler registry is read, below]
 #         [-DJSON_FILE=<path> [-DJSON_KIND=exchange|schedule|phases|redistribute|tables|primitive|collective|trace|dynamic|contention] [-DJSON_RESULTS=<n>]]
 #         -P expect_exit.cmake
 #
@@ -19,6 +20,20 @@
 # dynamic --sweep.
 #
 # Arguments are separated by '|' so that they pass through add_test unharmed.
+#
+# The exchange schedulers and the redistribution schedules come from their
+# registries, as `SWITCHYARD schedulers` lists them (-DSWITCHYARD=<the CLI>),
+# so that adding one breaks no test: the JSON checks of exchange, schedule,
+# phases, redistribute and tables take the names and kinds from there, and
+# EXPECT_STDERR, EXPECT_STDOUT, STDOUT_ONCE and JSON_RESULTS may hold
+# placeholders, replaced before they are used:
+#   @SCHEDULERS@                    the default list as exchange's table heads it: "ac +lp +... +drsn"
+#   @SCHEDULER_NAMES@               the default list as an error lists it: "ac, lp, ..., drsn"
+#   @STATIC_SCHEDULER_NAMES@        the static schedulers, likewise: "lp, gm, ..., optimal-bytes"
+#   @SCHEDULER_COUNT@               how many the default list holds
+#   @REDISTRIBUTE_SCHEDULES@        redistribute's kinds, in the order of --schedule all: "naive, ..., optimal-bytes"
+#   @REDISTRIBUTE_SCHEDULE_COUNT@   how many kinds there are
+# JSON_RESULTS is then evaluated as an expression, e.g. 2*@SCHEDULER_COUNT@.
 
 cmake_minimum_required(VERSION 3.25)
 
@@ -27,6 +42,81 @@ foreach(var COMMAND EXPECT_CODE)
     message(FATAL_ERROR "expect_exit.cmake: -D${var}=... is required")
   endif()
 endforeach()
+
+# read_scheduler_registry(): sets schedulers, static_schedulers,
+# online_schedulers, auto_candidates and inquiring (those whose results report
+# busy-lock inquiries) from `SWITCHYARD schedulers`, whose rows are
+# "<name> <static|online> <auto: yes|no> <reports: phases|inquiries|->", and
+# redistribute_schedules from its line of redistribution schedules.
+macro(read_scheduler_registry)
+  if(NOT DEFINED SWITCHYARD)
+    message(FATAL_ERROR "expect_exit.cmake: the scheduler registry needs -DSWITCHYARD=<the CLI>")
+  endif()
+  execute_process(COMMAND ${SWITCHYARD} schedulers RESULT_VARIABLE listed OUTPUT_VARIABLE listing
+                  ERROR_VARIABLE listing_err TIMEOUT 30)
+  if(NOT listed STREQUAL "0")
+    message(FATAL_ERROR "'${SWITCHYARD} schedulers' exited '${listed}':\n${listing}${listing_err}")
+  endif()
+  foreach(names schedulers static_schedulers online_schedulers auto_candidates inquiring redistribute_schedules)
+    set(${names} "")
+  endforeach()
+  string(REPLACE "\n" ";" listing_lines "${listing}")
+  foreach(line IN LISTS listing_lines)
+    if(line MATCHES "^([a-z0-9-]+) +(static|online) +(yes|no) +(phases|inquiries|-)$")
+      list(APPEND schedulers ${CMAKE_MATCH_1})
+      list(APPEND ${CMAKE_MATCH_2}_schedulers ${CMAKE_MATCH_1})
+      if(CMAKE_MATCH_3 STREQUAL "yes")
+        list(APPEND auto_candidates ${CMAKE_MATCH_1})
+      endif()
+      if(CMAKE_MATCH_4 STREQUAL "inquiries")
+        list(APPEND inquiring ${CMAKE_MATCH_1})
+      endif()
+    elseif(line MATCHES "^redistribution schedules, in the order of redistribute --schedule all: ([a-z0-9, -]+)$")
+      string(REPLACE ", " ";" redistribute_schedules "${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  if(schedulers STREQUAL "" OR static_schedulers STREQUAL "" OR auto_candidates STREQUAL ""
+     OR redistribute_schedules STREQUAL "")
+    message(FATAL_ERROR "'${SWITCHYARD} schedulers' lists no scheduler, static scheduler, auto candidate "
+                        "or redistribution schedule:\n${listing}")
+  endif()
+endmacro()
+
+set(placeholders EXPECT_STDERR EXPECT_STDOUT STDOUT_ONCE JSON_RESULTS)
+set(registry_needed OFF)
+foreach(var ${placeholders})
+  if(DEFINED ${var} AND "${${var}}" MATCHES "@[A-Z_]+@")
+    set(registry_needed ON)
+  endif()
+endforeach()
+if(DEFINED JSON_FILE AND (NOT DEFINED JSON_KIND OR JSON_KIND MATCHES "^(exchange|schedule|phases|redistribute|tables)$"))
+  set(registry_needed ON)
+endif()
+if(registry_needed)
+  read_scheduler_registry()
+  list(JOIN schedulers " +" SCHEDULERS)
+  list(JOIN schedulers ", " SCHEDULER_NAMES)
+  list(JOIN static_schedulers ", " STATIC_SCHEDULER_NAMES)
+  list(LENGTH schedulers SCHEDULER_COUNT)
+  list(JOIN redistribute_schedules ", " REDISTRIBUTE_SCHEDULES)
+  list(LENGTH redistribute_schedules REDISTRIBUTE_SCHEDULE_COUNT)
+  foreach(var ${placeholders})
+    foreach(name SCHEDULERS SCHEDULER_NAMES STATIC_SCHEDULER_NAMES SCHEDULER_COUNT REDISTRIBUTE_SCHEDULES
+                 REDISTRIBUTE_SCHEDULE_COUNT)
+      if(DEFINED ${var})
+        string(REPLACE "@${name}@" "${${name}}" ${var} "${${var}}")
+      endif()
+    endforeach()
+  endforeach()
+  foreach(var ${placeholders})
+    if(DEFINED ${var} AND "${${var}}" MATCHES "@[A-Z_]+@")
+      message(FATAL_ERROR "expect_exit.cmake: ${var} has an unknown placeholder: ${${var}}")
+    endif()
+  endforeach()
+  if(DEFINED JSON_RESULTS)
+    math(EXPR JSON_RESULTS "${JSON_RESULTS}")
+  endif()
+endif()
 
 string(REPLACE "|" ";" argv "${COMMAND}")
 if(DEFINED NO_FILE)
@@ -120,6 +210,12 @@ endfunction()
 set(count "^[0-9]+$")
 set(number "^[0-9.eE+-]+$")
 
+# The registries' names as regex alternatives (names are [a-z0-9-]+).
+list(JOIN schedulers "|" any_scheduler)
+list(JOIN static_schedulers "|" any_static)
+list(JOIN auto_candidates "|" any_candidate)
+list(JOIN redistribute_schedules "|" any_redistribute_schedule)
+
 if(JSON_KIND STREQUAL "exchange")
   foreach(key processes density cores)
     require_json("${count}" ${key})
@@ -129,7 +225,7 @@ if(JSON_KIND STREQUAL "exchange")
   endif()
   results_array(last)
   foreach(i RANGE ${last})
-    require_json("^(ac|lp|gm|cgm|rsn|rsnh|optimal|optimal-bytes|drsn|auto)$" results ${i} scheduler)
+    require_json("^(${any_scheduler}|auto)$" results ${i} scheduler)
     string(JSON scheduler GET "${json}" results ${i} scheduler)
     require_json("${count}" results ${i} bytes)
     require_json("^ON$" results ${i} verified)
@@ -144,27 +240,27 @@ if(JSON_KIND STREQUAL "exchange")
       endif()
     endif()
     # auto: what it chose runs (one plan for all repetitions, no inquiries counted).
+    set(ran ${scheduler})
     if(scheduler STREQUAL "auto")
-      require_json("^(ac|lp|cgm|optimal|optimal-bytes|drsn)$" results ${i} chosen)
-      string(JSON scheduler GET "${json}" results ${i} chosen)
-      forbid_json(results ${i} inquiries)
-      set(scheduler "auto-${scheduler}")
+      require_json("^(${any_candidate})$" results ${i} chosen)
+      string(JSON ran GET "${json}" results ${i} chosen)
     endif()
-    # phases belong to the static schedulers, inquiries to DRS_N.
-    if(scheduler MATCHES "^(auto-)?(ac|drsn)$")
+    # phases belong to the static schedulers, inquiries to those that report
+    # them (DRS_N's busy locks).
+    if(ran IN_LIST online_schedulers)
       forbid_json(results ${i} phases)
     else()
       require_json("${count}" results ${i} phases)
     endif()
-    if(scheduler STREQUAL "drsn")
+    if(scheduler IN_LIST inquiring)
       require_json("${count}" results ${i} inquiries)
-    elseif(NOT scheduler MATCHES "^auto-")
+    else()
       forbid_json(results ${i} inquiries)
     endif()
   endforeach()
 elseif(JSON_KIND STREQUAL "schedule")
   require_json("${count}" processes)
-  require_json("^(lp|gm|cgm|rsn|rsnh|optimal|optimal-bytes)$" scheduler)
+  require_json("^(${any_static})$" scheduler)
   string(JSON phases ERROR_VARIABLE json_error LENGTH "${json}" phases)
   if(json_error)
     message(FATAL_ERROR "${JSON_FILE}: no 'phases' array (${json_error})\n${json}")
@@ -189,7 +285,7 @@ elseif(JSON_KIND STREQUAL "schedule")
     message(FATAL_ERROR "${JSON_FILE}: ${transfers} transfers, expected ${JSON_RESULTS}\n${json}")
   endif()
 elseif(JSON_KIND STREQUAL "phases")
-  require_json("^(lp|gm|cgm|rsn|rsnh|optimal|optimal-bytes)$" scheduler)
+  require_json("^(${any_static})$" scheduler)
   foreach(key processes density samples)
     require_json("${count}" ${key})
   endforeach()
@@ -206,7 +302,7 @@ elseif(JSON_KIND STREQUAL "redistribute")
   require_json("@" to)
   results_array(last)
   foreach(i RANGE ${last})
-    require_json("^(naive|offset|table|optimal|optimal-bytes)$" results ${i} schedule)
+    require_json("^(${any_redistribute_schedule})$" results ${i} schedule)
     string(JSON available GET "${json}" results ${i} available)
     if(available)
       require_json("${count}" results ${i} steps)
@@ -257,7 +353,7 @@ elseif(JSON_KIND STREQUAL "collective")
 elseif(JSON_KIND STREQUAL "tables")
   require_json("@" from)
   require_json("@" to)
-  require_json("^(naive|offset|table|optimal|optimal-bytes)$" schedule)
+  require_json("^(${any_redistribute_schedule})$" schedule)
   require_json("${count}" steps)
   string(JSON steps GET "${json}" steps)
   if(DEFINED JSON_RESULTS AND NOT steps EQUAL JSON_RESULTS)
