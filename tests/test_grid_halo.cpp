@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <map>
+#include <thread>
 #include <sstream>
 
 #include "allocation_counter.hpp"  // every allocation of the program, counted
@@ -277,6 +278,45 @@ TEST(GridHalo, WrongCommunicatorIsRefused) {
     }
   });
   EXPECT_TRUE(Says(error, "forward on a communicator of 2 members; the grid has 4 processes"));
+}
+
+// Two jobs (on two runtimes) running one halo at once: rank 0 of the second
+// is refused while rank 0 of the first waits in its forward for rank 1.
+TEST(GridHalo, TwoJobsAtOnceAreRefused) {
+  const GridHalo<double> h(shape_of(1, {8}, {1}, {}, false), 2);
+  Runtime other(RuntimeOptions{{sytest::runtime().cores().back()}});
+  // Release/acquire: `entered` from the first job's rank 0 to this thread,
+  // `tried` from the second job to the first job's rank 1.
+  std::atomic<bool> entered{false}, tried{false};
+  std::thread first([&] {
+    one_core().run(2, [&](Process& p) -> Task<void> {
+      std::vector<double> a(h.local_elements(p.rank()));
+      if (p.rank() == 0) entered.store(true, std::memory_order_release);
+      while (p.rank() == 1 && !tried.load(std::memory_order_acquire)) co_await p.sleep_for(std::chrono::milliseconds(1));
+      co_await h.forward(p, a);
+    });
+  });
+  while (!entered.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0 is in its forward by now
+  std::string error = "(accepted)";
+  RunOptions options;
+  options.stall_timeout = std::chrono::milliseconds(5'000);  // were rank 0 accepted, it would wait for rank 1
+  try {
+    other.run(2, [&](Process& p) -> Task<void> {
+      if (p.rank() != 0) co_return;
+      std::vector<double> a(h.local_elements(0));
+      try {
+        co_await h.forward(p, a);
+      } catch (const InvalidArgument& e) {
+        error = e.what();
+      }
+    }, options);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  tried.store(true, std::memory_order_release);
+  first.join();
+  EXPECT_TRUE(Says(error, "rank 0 runs the halo in two jobs at once"));
 }
 
 // The allocations of a job whose processes each run forward and reverse

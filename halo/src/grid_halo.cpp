@@ -359,9 +359,16 @@ const GridRank& GridPattern::checked(const Communicator& comm, const char* call,
   return me;
 }
 
+GridClaim::GridClaim(GridScratch& s, Rank r) : s_(s) {
+  if (s.busy.exchange(true, std::memory_order_acquire)) {
+    refuse("rank " + std::to_string(r) + " runs the halo in two jobs at once (one job at a time runs a halo)");
+  }
+}
+
 Task<void> grid_forward(const GridPattern& g, const schedulers::ExchangePlan& plan, Communicator comm,
                         GridScratch& scratch, std::span<std::byte> array) {
   const GridRank& me = g.rank(comm.rank());
+  const GridClaim claim(scratch, comm.rank());
   GridHooks hooks(me, g.element_bytes(), scratch, array, array, false);
   co_await plan.run(comm, hooks);
   for (const GridTransfer* t : me.own) copy_box(t->from, array.data(), t->to, array.data(), me.local, g.element_bytes());

@@ -42,13 +42,23 @@
 // sending ranks and, from one rank, of the directions: the same order every
 // run, so the result is reproducible bit for bit.
 //
+// Made once, outside the job, from the shape alone: every process would
+// compute the same decomposition, with nothing to gather, so there is no
+// collective create() (as HaloExchange has). The processes of a node share
+// the one object (a compiled run that copies between arrays needs the plan
+// from the whole pattern, exchange_plan.hpp); in an MPI job each node makes
+// the same one, and runs between nodes go through the packing path above.
+//
 // A run allocates nothing once its process has run the halo before in the
 // job (the plan's rule, exchange_plan.hpp). One process's runs of one halo
-// follow each other; every member runs the same sequence of forwards and
+// follow each other, and one job at a time runs a halo (a process's scratch
+// is the halo's: a rank that runs in two at once is an InvalidArgument);
+// every member runs the same sequence of forwards and
 // reverses, as with MPI collectives. Bad shapes and arrays of the wrong
 // length are an InvalidArgument naming the dimension, the rank and the sizes.
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <cstdint>
 #include <memory>
@@ -167,6 +177,22 @@ class GridPattern {
 // receives (forward's receive staging, reverse's send staging).
 struct GridScratch {
   std::unique_ptr<std::byte[]> sends, recvs;
+  // Claimed by a run for its whole length (exchange, then reverse's sums):
+  // acquire on the claim pairs with the release of the previous run's end,
+  // so that a run sees the scratch as the one before left it.
+  std::atomic<bool> busy{false};
+};
+
+// A run's claim on its process's scratch, ended however the run ends.
+class GridClaim {
+ public:
+  GridClaim(GridScratch& s, Rank r);
+  ~GridClaim() { s_.busy.store(false, std::memory_order_release); }
+  GridClaim(const GridClaim&) = delete;
+  GridClaim& operator=(const GridClaim&) = delete;
+
+ private:
+  GridScratch& s_;
 };
 
 // Calls f(offset in b, offset in c, elements) for each contiguous row of the
@@ -237,6 +263,7 @@ class GridHalo {
   Task<void> reverse_on(Communicator comm, std::span<T> array, Op op) const {
     const detail::GridRank& me = pattern_->checked(comm, "reverse", array.size());
     detail::GridScratch& s = scratch_[comm.rank()];
+    const detail::GridClaim claim(s, comm.rank());
     co_await detail::grid_reverse(*pattern_, *reverse_, comm, s, std::as_bytes(array));
     add_contributions(me, s, array, op);
   }
