@@ -1,11 +1,12 @@
 // The structured-grid halo (GridHalo) on bench_stencil's 2-D Jacobi, beside
 // its plain-MPI twin, and its exchange alone beside a plain ExchangePlan.
 //
-//   BM_GridStencil/processes:P   512 x 512 doubles, the sweep of
+//   BM_GridStencil/processes:P/strips:S   512 x 512 doubles, the sweep of
 //                      examples/stencil_grid_kernel.hpp (the same arithmetic as
 //                      stencil_kernel.hpp's), P blocks on a process grid chosen
-//                      like MPI_Dims_create (2: 2 x 1, strips as MPI's ranks;
-//                      8: 4 x 2; 32: 8 x 4), placed in blocks on the two cores.
+//                      like MPI_Dims_create (strips:0; 2: 2 x 1, strips as MPI's
+//                      ranks; 8: 4 x 2; 32: 8 x 4) or P x 1 strips of whole rows
+//                      (strips:1), placed in blocks on the two cores.
 //                      Every iteration: GridHalo::forward (faces, one ghost
 //                      layer), sweep. Time = one iteration (rank 0's median
 //                      chunk of a batch of kIterations); after each batch every
@@ -16,8 +17,9 @@
 //                      line, before its batches; x_mpi = Time / mpi_us,
 //                      ips_x_mpi = mpi_us / Time (iterations per second against
 //                      MPI's: >= 1 is at least MPI's).
-//   BM_GridHaloForward/processes:P   the exchange alone: GridHalo::forward on
-//                      the same grid (straight from array to array), and in the
+//   BM_GridHaloForward/processes:P/strips:S   the exchange alone:
+//                      GridHalo::forward on the same grid (straight from array
+//                      to array), and in the
 //                      same batch the same messages through a plain
 //                      ExchangePlan from contiguous buffers (nothing to pack:
 //                      the floor a halo that packs by hand would still pay its
@@ -47,10 +49,13 @@ constexpr int kExchanges = 400;   // per batch and form in the exchange lines
 
 const std::vector<double>& reference() { return stencil::reference<kIterations>(); }
 
-halo::GridHalo<double> grid_halo(Rank processes) {
+// strips: P x 1 blocks of whole rows (as stencil_mpi's ranks), else a
+// process grid chosen like MPI_Dims_create.
+halo::GridHalo<double> grid_halo(Rank processes, bool strips) {
   halo::GridShape shape;
   shape.dims = 2;
   shape.extents = {stencil::kN, stencil::kN};
+  if (strips) shape.processes = {processes, 1};
   return halo::GridHalo<double>(shape, processes);
 }
 
@@ -93,7 +98,7 @@ void BM_GridStencil(benchmark::State& state) {
   const std::optional<double> mpi_us = stencil::mpi_iteration_us(kIterations, "bench_grid_halo");
   double figures = 0;
   try {
-    const halo::GridHalo<double> h = grid_halo(processes);
+    const halo::GridHalo<double> h = grid_halo(processes, state.range(1) != 0);
     for (auto _ : state) {
       const double f = stencil_iteration(h);
       state.SetIterationTime(f);
@@ -160,7 +165,7 @@ void BM_GridHaloForward(benchmark::State& state) {
   const auto processes = static_cast<Rank>(state.range(0));
   double figures = 0, plains = 0;
   try {
-    const halo::GridHalo<double> h = grid_halo(processes);
+    const halo::GridHalo<double> h = grid_halo(processes, state.range(1) != 0);
     const schedulers::ExchangePlan plain(messages_of(h.forward_plan()));
     for (auto _ : state) {
       const double f = exchange_time(processes, [&](Process& p) {
@@ -185,9 +190,11 @@ void BM_GridHaloForward(benchmark::State& state) {
   state.counters["x_plan"] = figures / plains;
 }
 
-// Both kinds of line: P = 2, 8 and 32, kBatches batches per repetition.
+// Both kinds of line: P = 2, 8 and 32 (8 and 32 also in strips), kBatches
+// batches per repetition.
 void grid_lines(benchmark::internal::Benchmark* b) {
-  b->ArgName("processes")->Arg(2)->Arg(8)->Arg(32)->UseManualTime()->Iterations(sybench::kBatches);
+  b->ArgNames({"processes", "strips"})->Args({2, 0})->Args({8, 0})->Args({8, 1})->Args({32, 0})->Args({32, 1});
+  b->UseManualTime()->Iterations(sybench::kBatches);
   b->ReportAggregatesOnly(true)->Unit(benchmark::kMicrosecond);
 }
 BENCHMARK(BM_GridStencil)->Apply(grid_lines);
