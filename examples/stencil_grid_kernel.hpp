@@ -1,0 +1,89 @@
+#pragma once
+// The 2-D 5-point Jacobi sweep of one block of an n x n grid on a GridHalo
+// (examples/stencil.cpp, bench/bench_grid_halo.cpp): the grid's outer rows
+// and columns are fixed (the boundary), every inner point becomes the mean
+// of its four neighbours in each sweep, computed as
+// 0.25 * ((up + down) + (left + right)) everywhere (bench/stencil_kernel.hpp
+// does the same), so that any decomposition gives the same bits.
+
+#include <switchyard/halo/grid_halo.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+namespace stencil_grid {
+
+// A process's block and one ghost layer on every side, twice: the current
+// sweep's input and its output, row-major, (size[0] + 2) x (size[1] + 2).
+class JacobiBlock {
+ public:
+  // initial(i, j): the value of global point (i, j) before the first sweep.
+  template <class Initial>
+  JacobiBlock(const switchyard::halo::GridBlock& b, int n, Initial initial)
+      : first_i_(static_cast<int>(b.first[0])),
+        first_j_(static_cast<int>(b.first[1])),
+        rows_(static_cast<int>(b.size[0])),
+        columns_(static_cast<int>(b.size[1])),
+        n_(n),
+        width_(static_cast<std::size_t>(columns_) + 2),
+        cur_(width_ * (static_cast<std::size_t>(rows_) + 2)),
+        next_(cur_.size()) {
+    for (int r = 1; r <= rows_; ++r) {
+      for (int c = 1; c <= columns_; ++c) cur_[r * width_ + c] = initial(first_i_ + r - 1, first_j_ + c - 1);
+    }
+    next_ = cur_;  // the fixed boundary is in both
+  }
+  // The array the halo exchanges: the current values, ghosts included.
+  std::span<double> current() noexcept { return cur_; }
+  // One sweep of the block's points that are inner points of the grid, from
+  // the current values (ghosts included) into the next; then the next are current.
+  void sweep() noexcept {
+    for (int r = 1; r <= rows_; ++r) {
+      const int i = first_i_ + r - 1;
+      if (i == 0 || i == n_ - 1) continue;
+      const double* up = cur_.data() + (r - 1) * width_;
+      const double* mid = up + width_;
+      const double* down = mid + width_;
+      double* out = next_.data() + r * width_;
+      const int from = first_j_ == 0 ? 2 : 1, to = first_j_ + columns_ == n_ ? columns_ - 1 : columns_;
+      for (int c = from; c <= to; ++c) out[c] = 0.25 * ((up[c] + down[c]) + (mid[c - 1] + mid[c + 1]));
+    }
+    cur_.swap(next_);
+  }
+  // How many of the block's points differ from `grid` (n x n, row-major) in any bit.
+  std::uint64_t wrong_points(const std::vector<double>& grid) const noexcept {
+    std::uint64_t wrong = 0;
+    for (int r = 1; r <= rows_; ++r) {
+      const double* mine = cur_.data() + r * width_ + 1;
+      const double* theirs = grid.data() + static_cast<std::size_t>(first_i_ + r - 1) * n_ + first_j_;
+      for (int c = 0; c < columns_; ++c) wrong += std::memcmp(mine + c, theirs + c, sizeof(double)) != 0;
+    }
+    return wrong;
+  }
+  // The block's points, row-major (a whole grid's, for a block of all of it).
+  std::vector<double> interior() const {
+    std::vector<double> v;
+    for (int r = 1; r <= rows_; ++r) v.insert(v.end(), cur_.begin() + r * width_ + 1, cur_.begin() + r * width_ + 1 + columns_);
+    return v;
+  }
+
+ private:
+  int first_i_, first_j_, rows_, columns_, n_;
+  std::size_t width_;
+  std::vector<double> cur_, next_;
+};
+
+// The whole grid after `iterations` sweeps on one thread: the reference.
+template <class Initial>
+std::vector<double> sequential(int n, int iterations, Initial initial) {
+  switchyard::halo::GridBlock all;
+  all.size = {static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n), 0};
+  JacobiBlock grid(all, n, initial);
+  for (int k = 0; k < iterations; ++k) grid.sweep();
+  return grid.interior();
+}
+
+}  // namespace stencil_grid
