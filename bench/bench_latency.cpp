@@ -67,8 +67,8 @@
 #include <thread>
 #include <vector>
 
-#include <switchyard/transport/backoff.hpp>
-#include <switchyard/transport/channel.hpp>
+#include "backoff.hpp"
+#include "channel.hpp"
 
 #include "bench_common.hpp"
 

@@ -24,9 +24,9 @@
 #include "switchyard/cache_line.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/runtime.hpp"
-#include "switchyard/transport/network_session.hpp"
-#include "switchyard/transport/route_table.hpp"
-#include "switchyard/transport/shared_memory_transport.hpp"
+#include "network_session.hpp"
+#include "route_table.hpp"
+#include "shared_memory_transport.hpp"
 
 namespace switchyard::detail {
 

@@ -1,4 +1,4 @@
-#include "switchyard/transport/doorbell.hpp"
+#include "doorbell.hpp"
 
 #include <linux/membarrier.h>
 #include <sys/syscall.h>

@@ -1,4 +1,4 @@
-#include "switchyard/transport/endpoint.hpp"
+#include "endpoint.hpp"
 
 #include <cstring>
 #include <utility>

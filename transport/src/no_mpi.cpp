@@ -4,7 +4,7 @@
 // strong definitions) gets those instead, so that MPI is linked into the
 // programs that ask for it and into no other (issue 35).
 
-#include "switchyard/transport/network_session.hpp"
+#include "network_session.hpp"
 
 namespace switchyard::detail {
 

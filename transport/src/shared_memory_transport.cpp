@@ -1,4 +1,4 @@
-#include "switchyard/transport/shared_memory_transport.hpp"
+#include "shared_memory_transport.hpp"
 
 #include <algorithm>
 #include <cassert>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "switchyard/topology.hpp"
-#include "switchyard/transport/backoff.hpp"
+#include "backoff.hpp"
 
 namespace switchyard::model::calibration {
 namespace {

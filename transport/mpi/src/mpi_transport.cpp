@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "mpi_check.hpp"
-#include "switchyard/transport/shared_memory_transport.hpp"  // SlotBuffer
+#include "shared_memory_transport.hpp"  // SlotBuffer
 
 namespace switchyard::detail {
 

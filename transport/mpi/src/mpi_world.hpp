@@ -58,8 +58,8 @@
 #include <string>
 #include <vector>
 
-#include "switchyard/transport/network_session.hpp"
-#include "switchyard/transport/network_transport.hpp"
+#include "network_session.hpp"
+#include "network_transport.hpp"
 
 namespace switchyard::detail {
 

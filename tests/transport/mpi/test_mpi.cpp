@@ -7,8 +7,8 @@
 #include <switchyard/runtime.hpp>
 #include <switchyard/node_reduction.hpp>
 #include <switchyard/span_timer.hpp>
-#include <switchyard/transport/network_session.hpp>
-#include <switchyard/transport/network_transport.hpp>
+#include "network_session.hpp"
+#include "network_transport.hpp"
 
 #include <gtest/gtest.h>
 

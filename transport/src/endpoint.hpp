@@ -34,12 +34,12 @@
 #include <span>
 #include <vector>
 
-#include "switchyard/transport/mailbox.hpp"
-#include "switchyard/transport/network_transport.hpp"
+#include "mailbox.hpp"
+#include "network_transport.hpp"
 #include "switchyard/transport/requests.hpp"
-#include "switchyard/transport/route_table.hpp"
-#include "switchyard/transport/staging_pool.hpp"
-#include "switchyard/transport/transport.hpp"
+#include "route_table.hpp"
+#include "staging_pool.hpp"
+#include "transport.hpp"
 
 namespace switchyard::detail {
 

@@ -7,7 +7,7 @@
 // entry of its own on 2 and on 3 nodes (mpi.faults.<scenario>.npR), under ASan
 // too; as one node (the plain suite) the scenarios that need nodes skip.
 // A node killed outright (MpiFaultsKill) is run only by its ctest entries,
-// which check mpirun's exit, what it says, and the time (tests/mpi_kill.cmake).
+// which check mpirun's exit, what it says, and the time (tests/transport/mpi/mpi_kill.cmake).
 
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>

@@ -1,7 +1,7 @@
 // detail::Channel (the core-to-core SPSC ring of 16-byte slots) and the wire
 // layout of packets in it.
 
-#include <switchyard/transport/channel.hpp>
+#include "channel.hpp"
 #include <switchyard/transport/wire.hpp>
 
 #include <gtest/gtest.h>

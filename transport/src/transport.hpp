@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <span>
 
-#include "switchyard/transport/route_table.hpp"
+#include "route_table.hpp"
 #include "switchyard/transport/wire.hpp"
 
 namespace switchyard::detail {

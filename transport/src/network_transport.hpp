@@ -8,8 +8,8 @@
 #include <cstdint>
 
 #include "switchyard/transport/requests.hpp"
-#include "switchyard/transport/route_table.hpp"
-#include "switchyard/transport/transport.hpp"
+#include "route_table.hpp"
+#include "transport.hpp"
 
 namespace switchyard::detail {
 

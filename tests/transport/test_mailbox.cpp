@@ -1,7 +1,7 @@
 // detail::Mailbox: MPI-style matching of arrived messages and posted receives,
 // plus the Message / ByteBuffer value types it hands out.
 
-#include <switchyard/transport/mailbox.hpp>
+#include "mailbox.hpp"
 #include <switchyard/message.hpp>
 
 #include <gtest/gtest.h>

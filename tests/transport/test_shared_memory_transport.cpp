@@ -2,8 +2,8 @@
 // detail::Doorbell (sleeping and waking without a fence on the waker's side),
 // driven by plain threads standing in for two workers.
 
-#include <switchyard/transport/doorbell.hpp>
-#include <switchyard/transport/shared_memory_transport.hpp>
+#include "doorbell.hpp"
+#include "shared_memory_transport.hpp"
 
 #include <gtest/gtest.h>
 

@@ -23,9 +23,9 @@
 #include <span>
 #include <vector>
 
-#include "switchyard/transport/channel.hpp"
-#include "switchyard/transport/doorbell.hpp"
-#include "switchyard/transport/transport.hpp"
+#include "channel.hpp"
+#include "doorbell.hpp"
+#include "transport.hpp"
 
 namespace switchyard::detail {
 
