@@ -1,11 +1,15 @@
 #pragma once
-// SWITCHYARD_ASSERT(condition): checks one of the runtime's invariants (the
-// ready queue's bounds, a pool's ownership, a route's range, a job's epoch)
-// in the builds that look for bugs: Debug and the sanitizer builds, where
-// CMake defines SWITCHYARD_ASSERTIONS. Elsewhere it compiles to nothing and
-// the condition is not evaluated, so it costs the hot paths nothing. A failed
-// assertion prints what failed and where, then aborts: it is a bug of
-// switchyard, never the caller's bad input (that gets InvalidArgument).
+/// @file
+/// SWITCHYARD_ASSERT, the check of the runtime's internal invariants.
+
+/// @def SWITCHYARD_ASSERT(condition)
+/// SWITCHYARD_ASSERT(condition): checks one of the runtime's invariants (the
+/// ready queue's bounds, a pool's ownership, a route's range, a job's epoch)
+/// in the builds that look for bugs: Debug and the sanitizer builds, where
+/// CMake defines SWITCHYARD_ASSERTIONS. Elsewhere it compiles to nothing and
+/// the condition is not evaluated, so it costs the hot paths nothing. A failed
+/// assertion prints what failed and where, then aborts: it is a bug of
+/// switchyard, never the caller's bad input (that gets InvalidArgument).
 
 #if defined(SWITCHYARD_ASSERTIONS)
 #include <cstdio>

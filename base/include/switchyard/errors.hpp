@@ -1,4 +1,8 @@
 #pragma once
+/// @file
+/// The errors switchyard raises, all under Error, and the helpers that format
+/// what an error message quotes.
+
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -6,25 +10,25 @@
 
 namespace switchyard {
 
-// Every error switchyard raises derives from Error.
+/// Every error switchyard raises derives from Error.
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-// A bad argument to an API call, a bad option or a bad input file. The message
-// says what was wrong and where.
+/// A bad argument to an API call, a bad option or a bad input file. The message
+/// says what was wrong and where.
 class InvalidArgument : public Error {
  public:
   using Error::Error;
 };
 
-// `text` as it may appear inside a one-line error message: control characters
-// (C0, DEL, and C1 as UTF-8 encodes them) written as escapes (\n, \t, \xNN),
-// so that a hostile value or file line can neither break the line nor drive the
-// terminal; other text, UTF-8 included, stays readable. Backslashes stay as
-// they are, which makes it idempotent: a message built from printable parts
-// may be made printable again where it is shown.
+/// `text` as it may appear inside a one-line error message: control characters
+/// (C0, DEL, and C1 as UTF-8 encodes them) written as escapes (`\n`, `\t`, `\xNN`),
+/// so that a hostile value or file line can neither break the line nor drive the
+/// terminal; other text, UTF-8 included, stays readable. Backslashes stay as
+/// they are, which makes it idempotent: a message built from printable parts
+/// may be made printable again where it is shown.
 inline std::string printable(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -52,24 +56,24 @@ inline std::string printable(std::string_view text) {
   return out;
 }
 
-// A measured or computed quantity as an error message shows it: six
-// significant digits at any magnitude ("1.6e+301", where std::to_string
-// writes 300 digits and a cast to an integer wraps).
+/// A measured or computed quantity as an error message shows it: six
+/// significant digits at any magnitude ("1.6e+301", where std::to_string
+/// writes 300 digits and a cast to an integer wraps).
 inline std::string number_text(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", v);
   return text;
 }
 
-// Thrown inside every process of a job that is being cancelled, so that it
-// unwinds. Run() never rethrows it: it rethrows the error that caused the cancel.
+/// Thrown inside every process of a job that is being cancelled, so that it
+/// unwinds. Run() never rethrows it: it rethrows the error that caused the cancel.
 class JobCancelled : public Error {
  public:
   JobCancelled() : Error("switchyard: job cancelled") {}
 };
 
-// A job made no progress for longer than its stall timeout. The message names
-// every blocked process and what it was waiting for.
+/// A job made no progress for longer than its stall timeout. The message names
+/// every blocked process and what it was waiting for.
 class StallError : public Error {
  public:
   using Error::Error;

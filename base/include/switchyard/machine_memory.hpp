@@ -1,12 +1,13 @@
 #pragma once
-// The memory a request may take here, for the checks that refuse up front what
-// would not fit: switchyard refuses a request estimated at more than half of
-// the smaller of the machine's physical memory and the process's address-space
-// limit (RLIMIT_AS, `ulimit -v`), before any of that memory is touched (an
-// InvalidArgument in the API, exit 2 on the command line), rather than growing
-// into swap or std::bad_alloc. Half, because an estimate counts what a request
-// keeps, not the libraries, thread stacks, allocator arenas and vectors that
-// double as they grow, which under an address-space limit all count too.
+/// @file
+/// The memory a request may take here, for the checks that refuse up front what
+/// would not fit: switchyard refuses a request estimated at more than half of
+/// the smaller of the machine's physical memory and the process's address-space
+/// limit (RLIMIT_AS, `ulimit -v`), before any of that memory is touched (an
+/// InvalidArgument in the API, exit 2 on the command line), rather than growing
+/// into swap or std::bad_alloc. Half, because an estimate counts what a request
+/// keeps, not the libraries, thread stacks, allocator arenas and vectors that
+/// double as they grow, which under an address-space limit all count too.
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,19 +18,22 @@
 
 namespace switchyard {
 
-// Physical memory in bytes; 0 if the system does not say.
+/// Physical memory in bytes; 0 if the system does not say.
 inline std::uint64_t physical_memory() noexcept {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
 }
 
-// The tighter of the two limits, and which one it is; a request may take half of it.
+/// The tighter of the two limits, and which one it is; a request may take half of it.
 struct MemoryLimit {
-  double bytes = 0;  // 0: neither limit is known, and nothing is refused
-  const char* what = "physical memory";
+  double bytes = 0;  ///< the limit; 0: neither limit is known, and nothing is refused
+  const char* what = "physical memory";  ///< which limit it is, for messages
+  /// The bytes a request may take: half of the limit.
   double budget() const noexcept { return bytes / 2; }
 };
 
+/// The smaller of physical memory and the address-space limit (RLIMIT_AS), as
+/// this process has them now.
 inline MemoryLimit memory_limit() noexcept {
   MemoryLimit limit{static_cast<double>(physical_memory())};
   rlimit as{};
@@ -40,13 +44,13 @@ inline MemoryLimit memory_limit() noexcept {
   return limit;
 }
 
-// Whether `bytes` is more than a request may take here.
+/// Whether `bytes` is more than a request may take here.
 inline bool beyond_memory_bound(double bytes) noexcept {
   const MemoryLimit limit = memory_limit();
   return limit.bytes > 0 && bytes > limit.budget();
 }
 
-// "1.5 GiB": bytes in the largest binary unit that keeps a number of at least 1.
+/// "1.5 GiB": bytes in the largest binary unit that keeps a number of at least 1.
 inline std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
@@ -56,9 +60,9 @@ inline std::string human_bytes(double b) {
   return text;
 }
 
-// Why `needed` bytes cannot be had here, for an error message ("needs about
-// 9.3 GiB, the machine has 7.6 GiB (its address-space limit ...), of which a
-// request may take half"), or "" when they can.
+/// Why `needed` bytes cannot be had here, for an error message ("needs about
+/// 9.3 GiB, the machine has 7.6 GiB (its address-space limit ...), of which a
+/// request may take half"), or "" when they can.
 inline std::string memory_shortfall(double needed) {
   if (!beyond_memory_bound(needed)) return "";
   const MemoryLimit limit = memory_limit();

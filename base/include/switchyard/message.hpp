@@ -1,7 +1,8 @@
 #pragma once
-// What a receive hands back: the payload bytes with their source and tag.
-// Small payloads live inside the object; larger ones in one heap block that is
-// never zero-filled, so a single-copy receive touches each byte exactly once.
+/// @file
+/// What a receive hands back: the payload bytes with their source and tag.
+/// Small payloads live inside the object; larger ones in one heap block that is
+/// never zero-filled, so a single-copy receive touches each byte exactly once.
 
 #include <cstddef>
 #include <cstdint>
@@ -14,14 +15,16 @@
 
 namespace switchyard {
 
+/// A message's tag, chosen by its sender; a receive matches it (see kFirstReservedTag).
 using Tag = std::uint32_t;
-// Names a communicator in every packet: messages match only receives posted on
-// the same communicator. The job's world communicator is context 0. 64 bits:
-// a library's duplicate of a communicator across nodes is named from its key
-// (GroupRegistry::library_id), which takes 63 of them.
+/// Names a communicator in every packet: messages match only receives posted on
+/// the same communicator. The job's world communicator is context 0. 64 bits:
+/// a library's duplicate of a communicator across nodes is named from its key
+/// (GroupRegistry::library_id), which takes 63 of them.
 using ContextId = std::uint64_t;
+/// A receive's source that matches a message from any rank (MPI_ANY_SOURCE).
 inline constexpr Rank kAnySource = std::numeric_limits<Rank>::max();
-// Tags at or above this value are reserved for switchyard's own collectives.
+/// Tags at or above this value are reserved for switchyard's own collectives.
 inline constexpr Tag kFirstReservedTag = Tag{1} << 31;
 
 namespace detail {
@@ -61,15 +64,22 @@ class ByteBuffer {
 
 }  // namespace detail
 
+/// A received message: its payload, and the rank and tag it was sent with. Moved, never copied.
 class Message {
  public:
   Message() = default;
+  /// For the runtime: a message of `source` with `tag` and the payload `bytes`.
   Message(Rank source, Tag tag, detail::ByteBuffer bytes) : source_(source), tag_(tag), bytes_(std::move(bytes)) {}
 
+  /// The sender's rank, in the communicator the message was received on.
   Rank source() const noexcept { return source_; }
+  /// The tag it was sent with.
   Tag tag() const noexcept { return tag_; }
+  /// The payload's size in bytes.
   std::uint64_t size() const noexcept { return bytes_.size(); }
+  /// The payload.
   std::span<const std::byte> bytes() const noexcept { return {bytes_.data(), static_cast<std::size_t>(bytes_.size())}; }
+  /// The payload, writable: the message owns it.
   std::span<std::byte> bytes() noexcept { return {bytes_.data(), static_cast<std::size_t>(bytes_.size())}; }
 
  private:

@@ -1,78 +1,79 @@
 #pragma once
-// Compiled exchanges: a persistent personalized exchange run as copies that
-// the cores make straight from the senders' buffers into the receivers', with
-// nothing announced, matched or woken per message. ExchangePlan runs on it by
-// default (exchange_plan.hpp); this is the runtime's half, which knows cores.
-//
-// What is compiled. Each message (or piece of one) is a CopyStep: from a
-// region that its sender publishes, at an offset, into a region that its
-// receiver publishes. Every member hands the run its steps both ways; the
-// steps a core performs are those of its members on one side: the receivers'
-// (CopySide::receiver, "pull": a core copies out of the senders' buffers into
-// its own members') or the senders' ("push": into the receivers'). The first
-// run of a job on a core merges its members' steps into the core's program, in
-// the order the options ask for, and later runs of the job reuse it.
-//
-// A run. Every participating member calls run_copy_exchange() with the same
-// key on the same communicator, once per run, in the same sequence of runs:
-//   1. it publishes its regions in a slot of its own, and parks unless it is
-//      the last participant of its core to arrive;
-//   2. that last one, the core's copier, says that its core has published
-//      (one release store per core and run), then runs the core's program:
-//      each step as soon as the core at its other end has published, so cores
-//      wait for the cores they copy from, never for a global barrier;
-//   3. it says that its core has copied, waits until every core that copies
-//      out of or into its members has copied too, and wakes the core's other
-//      participants: their sends may be reused and their receives are in.
-// A waiting copier is parked: its worker checks the word it waits for every
-// turn (Worker::watch) and the core that stores it rings that worker's
-// doorbell, so the core runs its other processes meanwhile and sleeps in the
-// kernel when it has none. Per step a run costs one memcpy and the step it
-// reads, with the step's two addresses as the core found them in its last
-// run: a member whose regions begin where they began in its last run leaves
-// them good, one whose regions moved has its core say so when it publishes,
-// and the cores at both ends of its steps then look them up again through
-// the members' slots. Per core and run, a few cache lines cross cores.
-//
-// Orders (CopyOrder): `any` copies each core's steps grouped by the core at
-// their other end, its own first (AC), or, pulling where a receiver takes a
-// page or more, each receiver's steps together, its own core's first (so its
-// buffers are written one after the other); `phases` in the order of their phases,
-// each step as soon as its peer core has published (a static schedule run
-// loosely synchronously), and, pulling where a member takes several strided
-// steps (a redistribution's messages, whose pieces interleave in the
-// receiver's memory), in rounds: each round copies a share of every strided
-// step's pieces in that order, so a receiver's lines stay in the cache from
-// one message's pieces to the next's (pulled, only the receiver's core writes
-// it: rounds change no contention); `strict_phases` puts a barrier of the
-// node's cores between phases (the papers' synchronous model); `busy_locks` (push only)
-// copies each sender's messages as DRS_N sends them: in an order shuffled per
-// run, each one only once its receiver's busy lock is held, which is released
-// right after the copy, passes over the pending messages repeated until all
-// are copied, with yields between passes in which every lock was taken.
-//
-// Safety. A core copies only inside a resume of one of its processes, and
-// cancellation quiesces every worker between resumes before any process
-// unwinds (Worker::quiesce_before_unwinding), so no core reads or writes a
-// region whose process has started to unwind; a member's run completes only
-// once every core that reads or writes its regions has copied.
-//
-// Across nodes. A step between two nodes is packed by its sender's core
-// straight from the sender's region into a staging buffer for the receiver's
-// node, the two nodes' leaders (each node's lowest participant) move each
-// buffer as one message per node pair and run, and the receiver's core
-// unpacks it straight into the receiver's region (copy_exchange_nodes.cpp),
-// each core at its members' addresses of the last run while none moved.
-// Strict phases and busy locks then order the copies within each node; the
-// pieces between nodes travel once per run.
-//
-// Limits. Each region must hold the bytes its steps copy, which the caller
-// checks. An exchange keeps its state (a slot per participant, the cores'
-// programs, the staging buffers) on its communicator until the job ends (the
-// staging buffers then go back to the Runtime, which keeps the last job's for
-// the next, so their pages are mapped once per Runtime, not per job); a
-// communicator takes at most 4096 exchanges in a job, and refuses more with
-// an InvalidArgument.
+/// @file
+/// Compiled exchanges: a persistent personalized exchange run as copies that
+/// the cores make straight from the senders' buffers into the receivers', with
+/// nothing announced, matched or woken per message. ExchangePlan runs on it by
+/// default (exchange_plan.hpp); this is the runtime's half, which knows cores.
+///
+/// What is compiled. Each message (or piece of one) is a CopyStep: from a
+/// region that its sender publishes, at an offset, into a region that its
+/// receiver publishes. Every member hands the run its steps both ways; the
+/// steps a core performs are those of its members on one side: the receivers'
+/// (CopySide::receiver, "pull": a core copies out of the senders' buffers into
+/// its own members') or the senders' ("push": into the receivers'). The first
+/// run of a job on a core merges its members' steps into the core's program, in
+/// the order the options ask for, and later runs of the job reuse it.
+///
+/// A run. Every participating member calls run_copy_exchange() with the same
+/// key on the same communicator, once per run, in the same sequence of runs:
+///   1. it publishes its regions in a slot of its own, and parks unless it is
+///      the last participant of its core to arrive;
+///   2. that last one, the core's copier, says that its core has published
+///      (one release store per core and run), then runs the core's program:
+///      each step as soon as the core at its other end has published, so cores
+///      wait for the cores they copy from, never for a global barrier;
+///   3. it says that its core has copied, waits until every core that copies
+///      out of or into its members has copied too, and wakes the core's other
+///      participants: their sends may be reused and their receives are in.
+/// A waiting copier is parked: its worker checks the word it waits for every
+/// turn (Worker::watch) and the core that stores it rings that worker's
+/// doorbell, so the core runs its other processes meanwhile and sleeps in the
+/// kernel when it has none. Per step a run costs one memcpy and the step it
+/// reads, with the step's two addresses as the core found them in its last
+/// run: a member whose regions begin where they began in its last run leaves
+/// them good, one whose regions moved has its core say so when it publishes,
+/// and the cores at both ends of its steps then look them up again through
+/// the members' slots. Per core and run, a few cache lines cross cores.
+///
+/// Orders (CopyOrder): `any` copies each core's steps grouped by the core at
+/// their other end, its own first (AC), or, pulling where a receiver takes a
+/// page or more, each receiver's steps together, its own core's first (so its
+/// buffers are written one after the other); `phases` in the order of their phases,
+/// each step as soon as its peer core has published (a static schedule run
+/// loosely synchronously), and, pulling where a member takes several strided
+/// steps (a redistribution's messages, whose pieces interleave in the
+/// receiver's memory), in rounds: each round copies a share of every strided
+/// step's pieces in that order, so a receiver's lines stay in the cache from
+/// one message's pieces to the next's (pulled, only the receiver's core writes
+/// it: rounds change no contention); `strict_phases` puts a barrier of the
+/// node's cores between phases (the papers' synchronous model); `busy_locks` (push only)
+/// copies each sender's messages as DRS_N sends them: in an order shuffled per
+/// run, each one only once its receiver's busy lock is held, which is released
+/// right after the copy, passes over the pending messages repeated until all
+/// are copied, with yields between passes in which every lock was taken.
+///
+/// Safety. A core copies only inside a resume of one of its processes, and
+/// cancellation quiesces every worker between resumes before any process
+/// unwinds (Worker::quiesce_before_unwinding), so no core reads or writes a
+/// region whose process has started to unwind; a member's run completes only
+/// once every core that reads or writes its regions has copied.
+///
+/// Across nodes. A step between two nodes is packed by its sender's core
+/// straight from the sender's region into a staging buffer for the receiver's
+/// node, the two nodes' leaders (each node's lowest participant) move each
+/// buffer as one message per node pair and run, and the receiver's core
+/// unpacks it straight into the receiver's region (copy_exchange_nodes.cpp),
+/// each core at its members' addresses of the last run while none moved.
+/// Strict phases and busy locks then order the copies within each node; the
+/// pieces between nodes travel once per run.
+///
+/// Limits. Each region must hold the bytes its steps copy, which the caller
+/// checks. An exchange keeps its state (a slot per participant, the cores'
+/// programs, the staging buffers) on its communicator until the job ends (the
+/// staging buffers then go back to the Runtime, which keeps the last job's for
+/// the next, so their pages are mapped once per Runtime, not per job); a
+/// communicator takes at most 4096 exchanges in a job, and refuses more with
+/// an InvalidArgument.
 
 #include <coroutine>
 #include <cstdint>
@@ -84,96 +85,113 @@
 
 namespace switchyard {
 
-// `bytes` bytes from member src's send region `src_region`, at `src_offset`,
-// into member dst's receive region `dst_region` at `dst_offset`; or, with a
-// count above one, `count` such pieces, the k-th at src_offset + k *
-// src_stride and dst_offset + k * dst_stride (a strided run, one step: a
-// core's compiling merges consecutive steps that form one). Ranks are the
-// communicator's. One cache line.
+/// `bytes` bytes from member src's send region `src_region`, at `src_offset`,
+/// into member dst's receive region `dst_region` at `dst_offset`; or, with a
+/// count above one, `count` such pieces, the k-th at src_offset + k *
+/// src_stride and dst_offset + k * dst_stride (a strided run, one step: a
+/// core's compiling merges consecutive steps that form one). Ranks are the
+/// communicator's. One cache line.
 struct CopyStep {
-  Rank src = 0, dst = 0;
-  std::uint32_t src_region = 0, dst_region = 0;
-  std::uint64_t src_offset = 0, dst_offset = 0, bytes = 0;
-  std::uint32_t phase = 0;
-  std::uint32_t count = 1;
-  std::uint64_t src_stride = 0, dst_stride = 0;
+  Rank src = 0,                  ///< the sending member
+      dst = 0;                   ///< the receiving member
+  std::uint32_t src_region = 0,  ///< the sender's region: an index into its CopyRegions::send
+      dst_region = 0;            ///< the receiver's region: an index into its CopyRegions::recv
+  std::uint64_t src_offset = 0,  ///< where the (first) piece starts in the send region, in bytes
+      dst_offset = 0,            ///< where the (first) piece starts in the receive region, in bytes
+      bytes = 0;                 ///< the bytes of each piece
+  std::uint32_t phase = 0;       ///< the schedule's phase (CopyOrder::phases and strict_phases)
+  std::uint32_t count = 1;       ///< pieces: above one, a strided run
+  std::uint64_t src_stride = 0,  ///< bytes from one piece's start to the next's in the send region
+      dst_stride = 0;            ///< the same in the receive region
 };
 static_assert(sizeof(CopyStep) == 64, "a step is one cache line");
 
-// Whether `next` continues `run` as one more piece of one strided step (the
-// same members, regions, size and phase; `next` a single piece, `run`'s
-// strides past its last one, or its second piece, which sets the strides),
-// and if so makes it so. A core's compiling merges its members' steps so,
-// and a maker of many small steps may merge them before.
+/// Whether `next` continues `run` as one more piece of one strided step (the
+/// same members, regions, size and phase; `next` a single piece, `run`'s
+/// strides past its last one, or its second piece, which sets the strides),
+/// and if so makes it so. A core's compiling merges its members' steps so,
+/// and a maker of many small steps may merge them before.
 bool extend_strided(CopyStep& run, const CopyStep& next) noexcept;
 
+/// Which side's steps a core copies (see the file's description).
 enum class CopySide : std::uint8_t {
-  receiver,  // pull: a core copies the steps into its members
-  sender,    // push: a core copies the steps out of its members
+  receiver,  ///< pull: a core copies the steps into its members
+  sender,    ///< push: a core copies the steps out of its members
 };
 
-enum class CopyOrder : std::uint8_t { any, phases, strict_phases, busy_locks };
+/// The order in which a core copies its steps (see the file's description, "Orders").
+enum class CopyOrder : std::uint8_t {
+  any,            ///< by the core at the other end, the core's own first (AC), or by receiver for large pulls
+  phases,         ///< in the order of their phases, each as soon as its peer core has published
+  strict_phases,  ///< phases, with a barrier of the node's cores between phases
+  busy_locks      ///< push only: each message under its receiver's busy lock, as DRS_N sends
+};
 
-// Sees each busy-lock holder while it copies (tests count the copies into
-// each receiver at once, which the locks keep at one).
+/// Sees each busy-lock holder while it copies (tests count the copies into
+/// each receiver at once, which the locks keep at one).
 class BusyLockObserver {
  public:
+  /// A copy into `receiver` starts, its busy lock held.
   virtual void enter(Rank receiver) noexcept = 0;
+  /// That copy is done; the lock is released next.
   virtual void leave(Rank receiver) noexcept = 0;
 
  protected:
   ~BusyLockObserver() = default;
 };
 
-// Where the cores' programs of a compiled exchange outlive its job: the
-// owner of an exchange (an ExchangePlan) makes one and passes it with every
-// run. At the end of a job each core's program goes back to it (to the cache
-// of the core's first participant); the first run of a later job on a core
-// whose participants, and the cores of every participant, are those the
-// program was compiled for takes it back instead of compiling again, its
-// addresses looked up anew. Thread-safe; the programs it holds are freed
-// with the last of the cache and the jobs that borrowed from it.
+/// Where the cores' programs of a compiled exchange outlive its job: the
+/// owner of an exchange (an ExchangePlan) makes one and passes it with every
+/// run. At the end of a job each core's program goes back to it (to the cache
+/// of the core's first participant); the first run of a later job on a core
+/// whose participants, and the cores of every participant, are those the
+/// program was compiled for takes it back instead of compiling again, its
+/// addresses looked up anew. Thread-safe; the programs it holds are freed
+/// with the last of the cache and the jobs that borrowed from it.
 class CopyProgramCache;
+/// A new, empty CopyProgramCache, for CopyExchangeOptions::programs.
 std::shared_ptr<CopyProgramCache> make_copy_program_cache();
 
+/// How an exchange is run: the same on every member and in every run of a job.
 struct CopyExchangeOptions {
-  CopySide side = CopySide::receiver;
-  CopyOrder order = CopyOrder::any;
-  std::uint32_t phases = 0;        // strict_phases: the schedule's phases (every core passes each)
-  std::uint64_t seed = 0;          // busy_locks: each run's orders derive from it, the run and the sender
-  std::uint32_t retry_yields = 1;  // busy_locks: yields after a pass in which every lock was taken
-  BusyLockObserver* observer = nullptr;
-  // From make_copy_program_cache(), alive for as long as runs use it; nullptr:
-  // each job compiles its programs.
+  CopySide side = CopySide::receiver;  ///< whose steps each core copies
+  CopyOrder order = CopyOrder::any;    ///< in what order
+  std::uint32_t phases = 0;        ///< strict_phases: the schedule's phases (every core passes each)
+  std::uint64_t seed = 0;          ///< busy_locks: each run's orders derive from it, the run and the sender
+  std::uint32_t retry_yields = 1;  ///< busy_locks: yields after a pass in which every lock was taken
+  BusyLockObserver* observer = nullptr;  ///< busy_locks: sees each copy under a lock (tests); not owned
+  /// From make_copy_program_cache(), alive for as long as runs use it; nullptr:
+  /// each job compiles its programs.
   CopyProgramCache* programs = nullptr;
 };
 
-// One member's part, the same in every run: its steps as receiver and as
-// sender (each exactly once in the whole exchange). The steps must stay alive
-// and unchanged for as long as a job runs the exchange.
+/// One member's part, the same in every run: its steps as receiver and as
+/// sender (each exactly once in the whole exchange). The steps must stay alive
+/// and unchanged for as long as a job runs the exchange.
 struct CopyMember {
-  std::span<const CopyStep> incoming;  // dst == this member
-  std::span<const CopyStep> outgoing;  // src == this member
+  std::span<const CopyStep> incoming;  ///< dst == this member
+  std::span<const CopyStep> outgoing;  ///< src == this member
 };
 
-// This member's regions for one run: they must stay alive until the run returns.
+/// This member's regions for one run: they must stay alive until the run returns.
 struct CopyRegions {
-  std::span<const std::span<const std::byte>> send;
-  std::span<const std::span<std::byte>> recv;
+  std::span<const std::span<const std::byte>> send;  ///< the regions its outgoing steps copy from
+  std::span<const std::span<std::byte>> recv;        ///< the regions its incoming steps copy into
 };
 
-// A check of a member's regions (their sizes against the caller's plan, say)
-// that a run makes only when its span lists differ from the member's last
-// run's in the job: a run on the same spans again was checked already. It
-// throws to refuse them, before the member publishes anything; the task
-// rethrows it.
+/// A check of a member's regions (their sizes against the caller's plan, say)
+/// that a run makes only when its span lists differ from the member's last
+/// run's in the job: a run on the same spans again was checked already. It
+/// throws to refuse them, before the member publishes anything; the task
+/// rethrows it.
 struct CopyRegionCheck {
-  void (*check)(const void* context, const CopyRegions& regions) = nullptr;
-  const void* context = nullptr;
+  void (*check)(const void* context, const CopyRegions& regions) = nullptr;  ///< the check; nullptr: none
+  const void* context = nullptr;  ///< passed to check, as the caller's state
 };
 
+/// What one member's run counted.
 struct CopyRunStats {
-  std::uint64_t busy_lock_inquiries = 0;  // busy_locks: test-and-sets made for this member's messages
+  std::uint64_t busy_lock_inquiries = 0;  ///< busy_locks: test-and-sets made for this member's messages
 };
 
 namespace detail {
@@ -181,23 +199,32 @@ struct CopyEngine;
 class CopyExchangeState;
 }  // namespace detail
 
-// A run of a compiled exchange, to co_await where it is made: no coroutine
-// frame of its own. Awaited, the process arrives (step 1 above) in its own
-// frame; a participant that is not its core's copier then parks in the
-// awaiting coroutine itself until its core wakes it; the copier (and a node's
-// leader across nodes) goes on in a task made then, one per core and run
-// rather than one per process. It may also carry any other run as a Task (a
-// plan's other forms). Awaited once, not moved once awaited; a caller that
-// keeps Tasks converts it to one (a frame around it).
+/// A run of a compiled exchange, to co_await where it is made: no coroutine
+/// frame of its own. Awaited, the process arrives (step 1 above) in its own
+/// frame; a participant that is not its core's copier then parks in the
+/// awaiting coroutine itself until its core wakes it; the copier (and a node's
+/// leader across nodes) goes on in a task made then, one per core and run
+/// rather than one per process. It may also carry any other run as a Task (a
+/// plan's other forms). Awaited once, not moved once awaited; a caller that
+/// keeps Tasks converts it to one (a frame around it).
 class [[nodiscard]] CopyRun {
  public:
+  /// A run that is `task` (another form of a plan's run), awaited as it is.
   explicit CopyRun(Task<CopyRunStats> task) noexcept : task_(std::move(task)) {}
+  /// Moves a run that has not been awaited.
   CopyRun(CopyRun&&) noexcept = default;
+  /// Moves a run that has not been awaited.
   CopyRun& operator=(CopyRun&&) noexcept = default;
 
+  /// Step 1: checks and publishes this member's regions and arrives at its
+  /// core; false, as the run is not complete then (a run that is a Task: as the Task).
   bool await_ready();
+  /// Parks a participant until its core has copied, or starts the copier's
+  /// (or the leader's) task; returns the coroutine to run next.
   std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter);
+  /// The member's run is complete: its counts. Rethrows what failed the run.
   CopyRunStats await_resume();
+  /// The run as a Task (a coroutine frame around it), for a caller that keeps Tasks.
   operator Task<CopyRunStats>() &&;  // NOLINT(google-explicit-constructor): where callers keep Tasks
 
  private:
@@ -216,25 +243,25 @@ class [[nodiscard]] CopyRun {
   CopyExchangeOptions options_;
   CopyRegionCheck check_;
   Step step_ = Step::task;
-  std::uint64_t run_ = 0;                          // once arrived: the member's run number
-  detail::CopyExchangeState* state_ = nullptr;     // once arrived
-  Task<CopyRunStats> task_;                        // Step::task, copier and leader
+  std::uint64_t run_ = 0;                          ///< once arrived: the member's run number
+  detail::CopyExchangeState* state_ = nullptr;     ///< once arrived
+  Task<CopyRunStats> task_;                        ///< Step::task, copier and leader
 };
 
-// Runs comm.rank()'s part of the exchange `key` (the same on every member of
-// a node, distinct from every other exchange run on comm in the job). The
-// members of rank below `participants` take part; the others must not call.
-// Options and participants are the same on every member. Throws
-// InvalidArgument for a step of another member or of a rank beyond the
-// participants, or options that differ from the first run's in the job.
-// Awaited in the calling process (CopyRun).
+/// Runs comm.rank()'s part of the exchange `key` (the same on every member of
+/// a node, distinct from every other exchange run on comm in the job). The
+/// members of rank below `participants` take part; the others must not call.
+/// Options and participants are the same on every member. Throws
+/// InvalidArgument for a step of another member or of a rank beyond the
+/// participants, or options that differ from the first run's in the job.
+/// Awaited in the calling process (CopyRun).
 CopyRun run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
                           CopyRegions regions, const CopyExchangeOptions& options, CopyRegionCheck check = {});
 
-// Compiles the cores' programs of the exchange `key` on comm ahead of its
-// first run (which then costs what every run costs): a collective of the
-// participants of each core, which call it once, as they would run it, with
-// the same arguments but regions.
+/// Compiles the cores' programs of the exchange `key` on comm ahead of its
+/// first run (which then costs what every run costs): a collective of the
+/// participants of each core, which call it once, as they would run it, with
+/// the same arguments but regions.
 Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
                                  const CopyMember& mine, CopyExchangeOptions options);
 

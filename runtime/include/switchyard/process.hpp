@@ -1,13 +1,14 @@
 #pragma once
-// A software process: one rank of an SPMD job. It runs as a coroutine on the
-// worker of the core it was placed on and never leaves that core. Every runtime
-// call that may block is a Task to co_await; while a process waits, its core runs
-// other processes, and a process that waits for nothing at all costs no CPU.
-//
-// Thread model: a Process and everything in it (wait state, its sends and
-// receives in its core's endpoint) is touched only by its own worker thread.
-// Other cores reach it only through the core-to-core rings, and through the
-// busy locks of its communicators.
+/// @file
+/// A software process: one rank of an SPMD job. It runs as a coroutine on the
+/// worker of the core it was placed on and never leaves that core. Every runtime
+/// call that may block is a Task to co_await; while a process waits, its core runs
+/// other processes, and a process that waits for nothing at all costs no CPU.
+///
+/// Thread model: a Process and everything in it (wait state, its sends and
+/// receives in its core's endpoint) is touched only by its own worker thread.
+/// Other cores reach it only through the core-to-core rings, and through the
+/// busy locks of its communicators.
 
 #include <chrono>
 #include <coroutine>
@@ -30,10 +31,11 @@ namespace switchyard {
 
 class Process;
 class Communicator;
+/// The id under which an active-message handler is registered (RunOptions::handlers).
 using HandlerId = std::uint32_t;
-// Runs on the destination's core, in the destination's context, as soon as the
-// destination's worker sees the message. It must not block; it may post replies.
-// `src` is the sender's rank in the communicator the message was posted on.
+/// Runs on the destination's core, in the destination's context, as soon as the
+/// destination's worker sees the message. It must not block; it may post replies.
+/// `src` is the sender's rank in the communicator the message was posted on.
 using ActiveMessageHandler = std::function<void(Process& self, Rank src, std::span<const std::byte> body)>;
 
 namespace detail {
@@ -92,14 +94,14 @@ template <>
 void Ticket<RecvState>::release() noexcept;
 }  // namespace detail
 
-// A non-blocking send in flight. Complete once the payload may be reused: for an
-// eager send, when it is in the receiver's mailbox; for a single-copy send, when
-// the receiver has copied it. Keep the payload alive and unchanged until then,
-// and the ticket too: letting go of a ticket whose send is not complete (not
-// waited for, outside an exception) fails the job with an InvalidArgument
-// naming the rank, the destination and the tag, since the receiver may still
-// read the payload after the caller reused or freed it. It first stops every
-// core from reading, so the buffer may go.
+/// A non-blocking send in flight. Complete once the payload may be reused: for an
+/// eager send, when it is in the receiver's mailbox; for a single-copy send, when
+/// the receiver has copied it. Keep the payload alive and unchanged until then,
+/// and the ticket too: letting go of a ticket whose send is not complete (not
+/// waited for, outside an exception) fails the job with an InvalidArgument
+/// naming the rank, the destination and the tag, since the receiver may still
+/// read the payload after the caller reused or freed it. It first stops every
+/// core from reading, so the buffer may go.
 class [[nodiscard]] SendTicket : public detail::Ticket<detail::SendState> {
  public:
   SendTicket() = default;
@@ -109,15 +111,19 @@ class [[nodiscard]] SendTicket : public detail::Ticket<detail::SendState> {
   SendTicket(detail::SendState* s, Process* owner) noexcept : Ticket(s, owner) {}
 };
 
-// A non-blocking receive. Once complete: source(), size() and (for post_recv)
-// take_message(). A receive into a caller's buffer writes nothing else. A
-// ticket let go before its message came withdraws the receive.
+/// A non-blocking receive. Once complete: source(), size() and (for post_recv)
+/// take_message(). A receive into a caller's buffer writes nothing else. A
+/// ticket let go before its message came withdraws the receive.
 class [[nodiscard]] RecvTicket : public detail::Ticket<detail::RecvState> {
  public:
   RecvTicket() = default;
+  /// Whether the receive is complete (false for an empty ticket); never blocks.
   bool done() const noexcept { return state_ && state_->done; }
+  /// The sender's rank in the receive's communicator, once complete.
   Rank source() const;
+  /// The message's size in bytes, once complete.
   std::uint64_t size() const;
+  /// The message of a complete post_recv, moved out of the ticket.
   Message take_message();
 
  private:
@@ -125,40 +131,48 @@ class [[nodiscard]] RecvTicket : public detail::Ticket<detail::RecvState> {
   RecvTicket(detail::RecvState* s, Process* owner) noexcept : Ticket(s, owner) {}
 };
 
-// Cache-line aligned: processes of different cores are made one after the
-// other, and each one's fields are written by its core's worker; sharing a
-// line would make every wake-up a transfer between cores.
+/// One software process of a job, as its body sees it: its rank and core, its
+/// point-to-point calls, collectives and scheduling on the world communicator.
+/// Made by Runtime::run; only its own worker thread touches it.
+///
+/// Cache-line aligned: processes of different cores are made one after the
+/// other, and each one's fields are written by its core's worker; sharing a
+/// line would make every wake-up a transfer between cores.
 class alignas(kCacheLine) Process {
  public:
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
-  // A job makes its processes one after another, n of them at once: from the
-  // frame cache (a pointer pop or bump), not one memalign each.
+  /// A job makes its processes one after another, n of them at once: from the
+  /// frame cache (a pointer pop or bump), not one memalign each.
   static void* operator new(std::size_t size, std::align_val_t) { return detail::FrameCache::allocate_line_aligned(size); }
+  /// Gives a process's memory back to the frame cache.
   static void operator delete(void* p, std::align_val_t) noexcept { detail::FrameCache::deallocate_line_aligned(p); }
 
+  /// This process's rank in the job, 0 to size() - 1.
   Rank rank() const noexcept { return rank_; }
+  /// The number of processes in the job, over every node.
   Rank size() const noexcept;
-  int core() const noexcept;  // OS CPU number
-  // This node's index of the core (its worker), 0 to Runtime::cores().size() - 1,
-  // and how many of the job's processes that core runs: the processes of one
-  // core run one at a time, so what they share per core needs no atomics.
+  int core() const noexcept;  ///< OS CPU number
+  /// This node's index of the core (its worker), 0 to Runtime::cores().size() - 1,
+  /// and how many of the job's processes that core runs: the processes of one
+  /// core run one at a time, so what they share per core needs no atomics.
   std::uint32_t core_index() const noexcept;
+  /// How many of the job's processes this process's core runs (see core_index()).
   std::uint32_t processes_on_core() const noexcept;
-  // The job's world communicator, as seen by this process. Every call below
-  // without a communicator is the same call on it.
+  /// The job's world communicator, as seen by this process. Every call below
+  /// without a communicator is the same call on it.
   Communicator world() noexcept;
 
   class SendAwaiter;
   template <bool kIntoBuffer>
   class ReceiveAwaiter;
-  using RecvAwaiter = ReceiveAwaiter<false>;
-  using RecvIntoAwaiter = ReceiveAwaiter<true>;
+  using RecvAwaiter = ReceiveAwaiter<false>;     ///< what recv() returns: co_await yields the Message
+  using RecvIntoAwaiter = ReceiveAwaiter<true>;  ///< what recv_into() returns: co_await yields the size
   class SendWaitAwaiter;
   class RecvWaitAwaiter;
   class YieldAwaiter;
   class SleepAwaiter;
-  using Clock = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;  ///< the clock of sleep_until()
 
   // --- point to point. Tags below kFirstReservedTag are the caller's. ---
   // The blocking calls are awaitables without a coroutine frame of their own:
@@ -178,73 +192,97 @@ class alignas(kCacheLine) Process {
   // next looks; a packet that finds its ring full leaves as room appears, at
   // the latest when this core next switches. Towards another node, packets go as the network transport
   // sends them (network_transport.hpp).
+  /// Sends `bytes` to rank `dst` with `tag`; co_await returns once the payload
+  /// may be reused (as a SendTicket completes).
   SendAwaiter send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
-  RecvAwaiter recv(Rank src, Tag tag = 0);  // src may be kAnySource; yields a Message
-  // Receives straight into `buffer`; yields the message size. A message larger
-  // than the buffer is an InvalidArgument error.
+  RecvAwaiter recv(Rank src, Tag tag = 0);  ///< src may be kAnySource; yields a Message
+  /// Receives straight into `buffer`; yields the message size. A message larger
+  /// than the buffer is an InvalidArgument error.
   RecvIntoAwaiter recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
 
+  /// Posts a send of `bytes` to `dst` and returns at once; see SendTicket for
+  /// when it completes and how long the payload must stay.
   [[nodiscard]] SendTicket post_send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
-  // Synchronous send (MPI_Ssend): complete only once the receiver has taken the
-  // message in, whatever its size. DRS_N releases a receiver's busy lock on it.
+  /// Synchronous send (MPI_Ssend): complete only once the receiver has taken the
+  /// message in, whatever its size. DRS_N releases a receiver's busy lock on it.
   [[nodiscard]] SendTicket post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
+  /// A synchronous send (as post_ssend), awaited.
   SendAwaiter ssend(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
+  /// Posts a receive of a message from `src` (or kAnySource) with `tag` and
+  /// returns at once; the message is the ticket's once complete.
   [[nodiscard]] RecvTicket post_recv(Rank src, Tag tag = 0);
+  /// Posts a receive straight into `buffer`, which must stay alive until it
+  /// completes; a larger message is an InvalidArgument.
   [[nodiscard]] RecvTicket post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag = 0);
-  // True once complete; never blocks.
+  /// True once complete; never blocks.
   bool test(SendTicket& t) { return state_of(t).done; }
+  /// True once complete; never blocks. A message larger than the receive's buffer is an InvalidArgument.
   bool test(RecvTicket& t) {
     const detail::RecvState& r = state_of(t);
     check_truncation(r);
     return r.done;
   }
+  /// Waits until the send is complete.
   SendWaitAwaiter wait(SendTicket& t);
+  /// Waits until the receive is complete; a message larger than its buffer is an InvalidArgument.
   RecvWaitAwaiter wait(RecvTicket& t);
-  // Waits for every ticket; empty tickets are skipped.
+  /// Waits for every ticket; empty tickets are skipped.
   Task<void> wait_all(std::span<SendTicket> tickets);
+  /// Waits for every ticket; empty tickets are skipped.
   Task<void> wait_all(std::span<RecvTicket> tickets);
-  // Waits until one ticket is complete and returns the lowest index of a
-  // complete one; empty tickets are skipped; tickets.size() if all are empty.
+  /// Waits until one ticket is complete and returns the lowest index of a
+  /// complete one; empty tickets are skipped; tickets.size() if all are empty.
   Task<std::size_t> wait_any(std::span<SendTicket> tickets);
+  /// Waits until one ticket is complete and returns the lowest index of a
+  /// complete one; empty tickets are skipped; tickets.size() if all are empty.
   Task<std::size_t> wait_any(std::span<RecvTicket> tickets);
 
   // --- active messages ---
-  void post_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // never waits
-  Task<void> send_active(Rank dst, HandlerId handler, std::span<const std::byte> body);  // waits for ring room
+  /// Runs handler `handler` with `body` on `dst`'s core (ActiveMessageHandler);
+  /// never waits: a full ring sends it once room appears.
+  void post_active(Rank dst, HandlerId handler, std::span<const std::byte> body);
+  /// The same, waiting for ring room if the ring to `dst`'s core is full.
+  Task<void> send_active(Rank dst, HandlerId handler, std::span<const std::byte> body);
 
   // --- the receivers' busy locks (one per process, shared by all) ---
   // As the Communicator calls of the same names, on the world communicator.
   class BusyLockAwaiter;
+  /// Tries the busy lock of rank `r` (Communicator::try_busy_lock).
   BusyLockAwaiter try_busy_lock(Rank r);
+  /// Gives back the busy lock of rank `r` that this process holds (Communicator::release_busy_lock).
   void release_busy_lock(Rank r);
+  /// The busy lock of rank `r` of this node (Communicator::busy_lock).
   BusyLock& busy_lock(Rank r);
 
   // --- collectives: every process of the job calls them in the same order ---
+  /// Returns once every process of the job has called it.
   Task<void> barrier();
-  // The papers' concatenate: every process's bytes, in rank order.
+  /// The papers' concatenate: every process's bytes, in rank order.
   Task<std::vector<std::byte>> allgather(std::span<const std::byte> mine);
+  /// allgather of one trivially copyable value per process: every process's `mine`, in rank order.
   template <class T>
   Task<std::vector<T>> allgather_value(const T& mine);
-  // The papers' parallel vector sum: element-wise sum over all processes. Every
-  // process passes a vector of the same length.
+  /// The papers' parallel vector sum: element-wise sum over all processes. Every
+  /// process passes a vector of the same length.
   Task<std::vector<std::int64_t>> allreduce(std::span<const std::int64_t> mine);
-  // Element-wise sum of the vectors of all lower ranks (rank 0 gets zeros).
+  /// Element-wise sum of the vectors of all lower ranks (rank 0 gets zeros).
   Task<std::vector<std::int64_t>> exclusive_scan(std::span<const std::int64_t> mine);
-  // The root's bytes, on every process. Non-roots' `bytes` are ignored.
+  /// The root's bytes, on every process. Non-roots' `bytes` are ignored.
   Task<std::vector<std::byte>> broadcast(Rank root, std::span<const std::byte> bytes);
 
   // --- scheduling ---
-  // Lets the other processes of this core run, then continues.
+  /// Lets the other processes of this core run, then continues.
   YieldAwaiter yield();
-  // Waits until pred() holds. pred is re-evaluated whenever something happens to
-  // this process: a message arrives for it or an active-message handler runs in it.
+  /// Waits until pred() holds. pred is re-evaluated whenever something happens to
+  /// this process: a message arrives for it or an active-message handler runs in it.
   template <class Pred>
   Task<void> wait_until(Pred pred, const char* what = "a condition");
-  // Waits until `deadline` (at once if it has passed), costing no CPU
-  // meanwhile: the process sits in its core's timer heap, and a core with
-  // nothing else to do sleeps in the kernel until the earliest deadline.
-  // Messages that arrive meanwhile wait for it; cancellation wakes it.
+  /// Waits until `deadline` (at once if it has passed), costing no CPU
+  /// meanwhile: the process sits in its core's timer heap, and a core with
+  /// nothing else to do sleeps in the kernel until the earliest deadline.
+  /// Messages that arrive meanwhile wait for it; cancellation wakes it.
   SleepAwaiter sleep_until(Clock::time_point deadline);
+  /// Waits for the duration `d`, as sleep_until(now + d).
   template <class Rep, class Period>
   SleepAwaiter sleep_for(std::chrono::duration<Rep, Period> d);
 
@@ -258,16 +296,16 @@ class alignas(kCacheLine) Process {
   friend class TraceSpan;
   friend struct detail::CopyEngine;
   struct ParkAwaiter;
-  // A member, not a friend: the awaiters' common base reaches suspend_until as they do.
+  /// A member, not a friend: the awaiters' common base reaches suspend_until as they do.
   class FlagAwaiterBase;
-  // The call a process is inside, for the stall report: "a barrier (a
-  // collective)" on communicator `context`.
+  /// The call a process is inside, for the stall report: "a barrier (a
+  /// collective)" on communicator `context`.
   struct Activity {
     const char* what = nullptr;
     ContextId context = 0;
   };
-  // Sets the process's activity for its own lifetime (a collective's or a
-  // compiled run's frame), then gives the enclosing call's back.
+  /// Sets the process's activity for its own lifetime (a collective's or a
+  /// compiled run's frame), then gives the enclosing call's back.
   class ActivityScope {
    public:
     ActivityScope(Process& p, const char* what, ContextId context) noexcept : process_(p), outer_(p.activity_) {
@@ -295,7 +333,7 @@ class alignas(kCacheLine) Process {
   void check_message_size(std::size_t bytes, const char* what) const;
   [[noreturn, gnu::cold, gnu::noinline]] void message_too_large(std::size_t bytes, const char* what) const;
   ParkAwaiter park(const char* what, Rank peer = kAnySource);
-  // Parks until *flag is true (or the job is cancelled).
+  /// Parks until *flag is true (or the job is cancelled).
   void suspend_until(std::coroutine_handle<> h, const bool* flag, const char* what, Rank peer) noexcept {
     wake_when_ = flag;
     waiting_for_ = what;
@@ -312,12 +350,12 @@ class alignas(kCacheLine) Process {
     wake_when_ = nullptr;
     check_cancelled();
   }
-  // Something happened to this process: if it is parked and what it waits for
-  // may now hold, it is put back in its core's ready queue.
+  /// Something happened to this process: if it is parked and what it waits for
+  /// may now hold, it is put back in its core's ready queue.
   void notify() {
     if (parked_ && (!wake_when_ || *wake_when_)) wake();
   }
-  void wake();  // unconditionally, if parked
+  void wake();  ///< unconditionally, if parked
   const detail::SendState& state_of(const SendTicket& t) const {
     if (!t.state_) [[unlikely]]
       empty_ticket("send");
@@ -329,46 +367,46 @@ class alignas(kCacheLine) Process {
     return *t.state_;
   }
   [[noreturn, gnu::cold, gnu::noinline]] void empty_ticket(const char* kind) const;
-  // A SendTicket let go of before its send completed, outside an exception: fails the job.
+  /// A SendTicket let go of before its send completed, outside an exception: fails the job.
   [[gnu::cold, gnu::noinline]] void dropped_send(const detail::SendState& s) noexcept;
-  // Parks in the worker's timer heap until `deadline`.
+  /// Parks in the worker's timer heap until `deadline`.
   void sleep_in_heap(std::coroutine_handle<> h, Clock::time_point deadline) noexcept;
-  // Called by the worker when this process's deadline has come.
+  /// Called by the worker when this process's deadline has come.
   void timer_expired() {
     if (parked_ && wake_when_ == &timer_expired_) {
       timer_expired_ = true;
       wake();
     }
   }
-  // Ranks are the group's; tags are checked by the public callers.
+  /// Ranks are the group's; tags are checked by the public callers.
   SendTicket post_send_on(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag, bool synchronous);
   RecvTicket post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target, bool has_target);
-  // nullptr once the message is on its way, else a send that completes when a full ring has room.
+  /// nullptr once the message is on its way, else a send that completes when a full ring has room.
   detail::SendState* post_active_on(const detail::Group& g, Rank dst, HandlerId handler,
                                     std::span<const std::byte> body);
   Task<void> send_active_on(const detail::Group& g, Rank dst, HandlerId handler, std::span<const std::byte> body);
   BusyLockAwaiter try_busy_lock_on(const detail::Group& g, Rank r);
   void release_busy_lock_on(const detail::Group& g, Rank r);
-  // Whether job rank r lives on this node (its busy lock is this node's to arbitrate).
+  /// Whether job rank r lives on this node (its busy lock is this node's to arbitrate).
   bool on_this_node(Rank job_rank) const noexcept;
   void check_truncation(const detail::RecvState& r) const {
     if (r.truncated) [[unlikely]]
       truncated(r);
   }
   [[noreturn, gnu::cold, gnu::noinline]] void truncated(const detail::RecvState& r) const;
-  // Tracing (trace.cpp): a blocked stretch of this process, and a send with its post timed.
+  /// Tracing (trace.cpp): a blocked stretch of this process, and a send with its post timed.
   [[gnu::noinline]] void trace_wait_begin(const char* name) const noexcept;
   [[gnu::noinline]] void trace_wait_end() const noexcept;
   [[gnu::noinline]] SendTicket traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
                                            bool synchronous);
 
-  // Appends a stamp of the call (kind, root) to a non-empty blob, checked by the receivers.
+  /// Appends a stamp of the call (kind, root) to a non-empty blob, checked by the receivers.
   Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, detail::CollectiveKind kind,
                            std::uint64_t seq, Rank root, std::uint32_t root_worker, std::vector<std::byte>& blob);
-  // split: allgather_split's, for that kind only. Result: the member's copy
-  // of the result (std::vector<std::byte>), or void where there is none to
-  // hand back (a barrier: the caller's task is then this one, not a frame
-  // around it).
+  /// split: allgather_split's, for that kind only. Result: the member's copy
+  /// of the result (std::vector<std::byte>), or void where there is none to
+  /// hand back (a barrier: the caller's task is then this one, not a frame
+  /// around it).
   template <class Result>
   Task<Result> collective(const detail::Group& g, Rank me, detail::CollectiveKind kind, std::span<const std::byte> mine,
                           Rank root,
@@ -378,75 +416,90 @@ class alignas(kCacheLine) Process {
   detail::Job& job_;
   detail::Worker& worker_;
   Rank rank_;
-  std::uint64_t job_serial_;  // job_.serial(), kept here for the Communicators made from this process
-  const detail::Group* world_ = nullptr;  // the job's world communicator, set once the job has made it
+  std::uint64_t job_serial_;  ///< job_.serial(), kept here for the Communicators made from this process
+  const detail::Group* world_ = nullptr;  ///< the job's world communicator, set once the job has made it
 
   // All below: written only by this process's worker thread.
-  std::coroutine_handle<> resume_point_;  // where to continue when resumed
+  std::coroutine_handle<> resume_point_;  ///< where to continue when resumed
   Task<void> main_;
   bool parked_ = false;
   bool started_ = false;
   bool finished_ = false;
-  bool timer_expired_ = false;  // the flag a sleeper parks on: only its deadline sets it
-  mutable const char* waiting_for_ = nullptr;  // for the stall diagnostic
+  bool timer_expired_ = false;  ///< the flag a sleeper parks on: only its deadline sets it
+  mutable const char* waiting_for_ = nullptr;  ///< for the stall diagnostic
   mutable Rank waiting_peer_ = kAnySource;
-  Activity activity_;  // for the stall diagnostic: see ActivityScope
-  mutable const bool* wake_when_ = nullptr;    // parked on one completion flag: other events need not wake it
-  // This core's buffer when the job records a trace, else nullptr: set once, before the job starts.
+  Activity activity_;  ///< for the stall diagnostic: see ActivityScope
+  mutable const bool* wake_when_ = nullptr;    ///< parked on one completion flag: other events need not wake it
+  /// This core's buffer when the job records a trace, else nullptr: set once, before the job starts.
   detail::TraceBuffer* trace_ = nullptr;
-  mutable detail::TraceEvent* wait_event_ = nullptr;  // the open wait or yield span, if any
-  std::uint64_t run_began_ = 0;                      // traced: when the body was first resumed
+  mutable detail::TraceEvent* wait_event_ = nullptr;  ///< the open wait or yield span, if any
+  std::uint64_t run_began_ = 0;                      ///< traced: when the body was first resumed
 };
 static_assert(kOwnsCacheLines<Process>, "shared across cores: cache lines of its own");
 
+/// Parks the process until something wakes it (park()): the step of wait_until().
 struct Process::ParkAwaiter {
-  Process& process;
+  Process& process;  ///< the process that parks
+  /// Never ready: awaiting it always parks.
   bool await_ready() const noexcept { return false; }
+  /// Parks the process, to be resumed at `h`.
   void await_suspend(std::coroutine_handle<> h) noexcept {
     process.resume_point_ = h;
     process.parked_ = true;
     if (process.trace_) [[unlikely]]
       process.trace_wait_begin("wait");
   }
+  /// Back on the core; throws JobCancelled if the job is being cancelled.
   void await_resume() const { process.resumed(); }
 };
 
-// Waits for one completion flag of the process; the common shape of the awaiters below.
+/// Waits for one completion flag of the process; the common shape of the awaiters below.
 class Process::FlagAwaiterBase {
  public:
+  /// Parks the process, to be resumed at `h`, until the flag is set.
   void await_suspend(std::coroutine_handle<> h) noexcept { process_.suspend_until(h, flag_, what_, peer_); }
 
  protected:
+  /// Waits for `*flag`; `what` and `peer` say what for in the stall report.
   FlagAwaiterBase(Process& p, const bool* flag, const char* what, Rank peer)
       : process_(p), flag_(flag), what_(what), peer_(peer) {}
+  /// Whether the flag is set.
   bool ready() const noexcept { return *flag_; }
-  Process& process_;
-  const bool* flag_;
-  const char* what_;
-  Rank peer_;
+  Process& process_;  ///< the waiting process
+  const bool* flag_;  ///< the completion flag, set by the process's own worker
+  const char* what_;  ///< what it waits for, in the stall report's words
+  Rank peer_;         ///< on whom it waits, for the stall report
 };
 
+/// What send() and ssend() return: co_await waits until the send is complete.
+/// It holds the send's ticket.
 class [[nodiscard]] Process::SendAwaiter : FlagAwaiterBase {
  public:
+  /// Waits for the send of ticket `t`, which it takes over.
   SendAwaiter(Process& p, SendTicket t)
       : FlagAwaiterBase(p, &p.state_of(t).done, "completion of its send to", p.state_of(t).dst), ticket_(std::move(t)) {}
+  /// Whether the send is complete already.
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
+  /// Back on the core; throws JobCancelled if the job is being cancelled.
   void await_resume() const { process_.resumed(); }
 
  private:
   SendTicket ticket_;
 };
 
-// recv() yields the Message; recv_into() yields the size, the payload being in the caller's buffer.
+/// recv() yields the Message; recv_into() yields the size, the payload being in the caller's buffer.
 template <bool kIntoBuffer>
 class [[nodiscard]] Process::ReceiveAwaiter : FlagAwaiterBase {
  public:
+  /// Waits for the receive of ticket `t` (from `src`, for the stall report), which it takes over.
   ReceiveAwaiter(Process& p, RecvTicket t, Rank src)
       : FlagAwaiterBase(p, &p.state_of(t).done, kIntoBuffer ? "a message (recv_into) from" : "a message (recv) from", src),
         ticket_(std::move(t)) {}
+  /// Whether the message is in already.
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
+  /// The Message, or for recv_into() its size; InvalidArgument if it did not fit the buffer.
   auto await_resume() {
     process_.resumed();
     process_.check_truncation(process_.state_of(ticket_));
@@ -461,22 +514,30 @@ class [[nodiscard]] Process::ReceiveAwaiter : FlagAwaiterBase {
   RecvTicket ticket_;
 };
 
+/// What wait(SendTicket&) returns: co_await waits until the send is complete.
 class [[nodiscard]] Process::SendWaitAwaiter : FlagAwaiterBase {
  public:
+  /// Waits for the send of `t`, which stays the caller's and must outlive the wait.
   SendWaitAwaiter(Process& p, const SendTicket& t)
       : FlagAwaiterBase(p, &p.state_of(t).done, "completion of its send to", p.state_of(t).dst) {}
+  /// Whether the send is complete already.
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
+  /// Back on the core; throws JobCancelled if the job is being cancelled.
   void await_resume() const { process_.resumed(); }
 };
 
+/// What wait(RecvTicket&) returns: co_await waits until the receive is complete.
 class [[nodiscard]] Process::RecvWaitAwaiter : FlagAwaiterBase {
  public:
-  // what: the wait in the stall report's words, followed by the sender's rank.
+  /// Waits for the receive of `t`, which stays the caller's and must outlive
+  /// the wait. what: the wait in the stall report's words, followed by the sender's rank.
   RecvWaitAwaiter(Process& p, RecvTicket& t, const char* what = "a message (recv) from")
       : FlagAwaiterBase(p, &p.state_of(t).done, what, p.state_of(t).src), state_(p.state_of(t)) {}
+  /// Whether the message is in already.
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
+  /// Back on the core; InvalidArgument if the message did not fit the receive's buffer.
   void await_resume() const {
     process_.resumed();
     process_.check_truncation(state_);
@@ -486,34 +547,44 @@ class [[nodiscard]] Process::RecvWaitAwaiter : FlagAwaiterBase {
   detail::RecvState& state_;
 };
 
-// co_await yields whether the busy lock is now this process's. A lock of this
-// node is tried when the call is made; another node's is asked for then, and
-// the process waits for the answer.
+/// co_await yields whether the busy lock is now this process's. A lock of this
+/// node is tried when the call is made; another node's is asked for then, and
+/// the process waits for the answer.
 class [[nodiscard]] Process::BusyLockAwaiter {
  public:
+  /// For the runtime: the answer `granted` already (request nullptr), or the
+  /// request to `peer`'s node still to be answered.
   BusyLockAwaiter(Process& p, detail::SendState* request, Rank peer, bool granted) noexcept
       : process_(p), request_(request), peer_(peer), granted_(granted) {}
   BusyLockAwaiter(const BusyLockAwaiter&) = delete;
   BusyLockAwaiter& operator=(const BusyLockAwaiter&) = delete;
   ~BusyLockAwaiter();
+  /// Whether the answer is here already (always, for a lock of this node).
   bool await_ready() const noexcept { return !request_ || request_->done; }
+  /// Parks the process, to be resumed at `h`, until the answer comes.
   void await_suspend(std::coroutine_handle<> h) noexcept {
     process_.suspend_until(h, &request_->done, "the answer about the busy lock of", peer_);
   }
+  /// Whether the lock is now this process's.
   bool await_resume();
 
  private:
   Process& process_;
-  detail::SendState* request_;  // nullptr: answered on this node, in granted_
-  Rank peer_;                   // the lock's process (job rank), for the stall diagnostic
+  detail::SendState* request_;  ///< nullptr: answered on this node, in granted_
+  Rank peer_;                   ///< the lock's process (job rank), for the stall diagnostic
   bool granted_;
 };
 
+/// What yield() returns: co_await lets the core's other ready processes run first.
 class [[nodiscard]] Process::YieldAwaiter {
  public:
+  /// A yield of `p`.
   explicit YieldAwaiter(Process& p) : process_(p) {}
+  /// Never ready: awaiting it always yields.
   bool await_ready() const noexcept { return false; }
+  /// Puts the process back in its core's ready queue, to be resumed at `h`.
   void await_suspend(std::coroutine_handle<> h) noexcept;
+  /// Back on the core; throws JobCancelled if the job is being cancelled.
   void await_resume() const {
     if (process_.wait_event_) [[unlikely]]
       process_.trace_wait_end();
@@ -524,11 +595,16 @@ class [[nodiscard]] Process::YieldAwaiter {
   Process& process_;
 };
 
+/// What sleep_until() and sleep_for() return: co_await waits until the deadline.
 class [[nodiscard]] Process::SleepAwaiter {
  public:
+  /// A sleep of `p` until `deadline`.
   SleepAwaiter(Process& p, Clock::time_point deadline) : process_(p), deadline_(deadline) {}
+  /// Whether the deadline has passed already.
   bool await_ready() const noexcept { return deadline_ <= Clock::now(); }
+  /// Parks the process in its core's timer heap, to be resumed at `h`.
   void await_suspend(std::coroutine_handle<> h) noexcept { process_.sleep_in_heap(h, deadline_); }
+  /// Back on the core; throws JobCancelled if the job is being cancelled.
   void await_resume() const { process_.resumed(); }
 
  private:
@@ -540,9 +616,9 @@ inline Process::SleepAwaiter Process::sleep_until(Clock::time_point deadline) {
   check_cancelled();
   return SleepAwaiter(*this, deadline);
 }
-// A duration past the clock's range (hours::max(), 1e300 s, infinity) sleeps
-// until Clock::time_point::max(), which only cancellation ends: now + d would
-// overflow and, wrapped negative, return at once. NaN is refused.
+/// A duration past the clock's range (hours::max(), 1e300 s, infinity) sleeps
+/// until Clock::time_point::max(), which only cancellation ends: now + d would
+/// overflow and, wrapped negative, return at once. NaN is refused.
 template <class Rep, class Period>
 Process::SleepAwaiter Process::sleep_for(std::chrono::duration<Rep, Period> d) {
   if constexpr (std::is_floating_point_v<Rep>) {

@@ -1,19 +1,20 @@
 #pragma once
-// The Runtime: one worker thread per chosen core, bound to it with hwloc, that
-// runs SPMD jobs of software processes. Create it once in an application and
-// call run() as often as needed; one job runs at a time (concurrent run() calls
-// queue up). Workers with no job sleep in the kernel.
-//
-// Across machines: started by `mpirun -np R program`, each MPI rank is one
-// node of every job. Every node constructs its Runtime and calls run() with
-// the same arguments in the same order (SPMD over nodes); the job's ranks are
-// numbered across all nodes, placed in blocks over the nodes (node k has ranks
-// [k*ceil(N/R), (k+1)*ceil(N/R))), then by RunOptions::placement over the
-// node's cores. switchyard initialises MPI (MPI_THREAD_MULTIPLE) when it sees
-// mpirun's environment and finalises it at exit; a program that initialised
-// MPI itself must have asked for MPI_THREAD_MULTIPLE, and finalises it. Without
-// mpirun, or built without MPI (SWITCHYARD_WITH_MPI), a job is one node.
-// One Runtime at a time per OS process may run jobs across nodes.
+/// @file
+/// The Runtime: one worker thread per chosen core, bound to it with hwloc, that
+/// runs SPMD jobs of software processes. Create it once in an application and
+/// call run() as often as needed; one job runs at a time (concurrent run() calls
+/// queue up). Workers with no job sleep in the kernel.
+///
+/// Across machines: started by `mpirun -np R program`, each MPI rank is one
+/// node of every job. Every node constructs its Runtime and calls run() with
+/// the same arguments in the same order (SPMD over nodes); the job's ranks are
+/// numbered across all nodes, placed in blocks over the nodes (node k has ranks
+/// [k*ceil(N/R), (k+1)*ceil(N/R))), then by RunOptions::placement over the
+/// node's cores. switchyard initialises MPI (MPI_THREAD_MULTIPLE) when it sees
+/// mpirun's environment and finalises it at exit; a program that initialised
+/// MPI itself must have asked for MPI_THREAD_MULTIPLE, and finalises it. Without
+/// mpirun, or built without MPI (SWITCHYARD_WITH_MPI), a job is one node.
+/// One Runtime at a time per OS process may run jobs across nodes.
 
 #include <atomic>
 #include <chrono>
@@ -38,62 +39,66 @@ namespace switchyard {
 
 class TraceLog;
 
+/// How a Runtime starts its workers.
 struct RuntimeOptions {
-  // OS CPU numbers to start workers on; empty means every CPU this process may use.
+  /// OS CPU numbers to start workers on; empty means every CPU this process may use.
   std::vector<int> cores{};
-  // Bind each worker to its core. Off only for experiments.
+  /// Bind each worker to its core. Off only for experiments.
   bool bind = true;
-  // Run the workers under SCHED_FIFO at this priority, 1..99 (0: the OS's
-  // normal policy). On a machine that other programs load, the rare slow
-  // exchanges are workers runnable but not running for whole scheduler ticks
-  // (docs/embedding.md, "Tails"); a real-time worker takes its core back at once. It
-  // still sleeps in the kernel when it has nothing to do. InvalidArgument
-  // where the OS refuses it (it needs CAP_SYS_NICE or RLIMIT_RTPRIO).
+  /// Run the workers under SCHED_FIFO at this priority, 1..99 (0: the OS's
+  /// normal policy). On a machine that other programs load, the rare slow
+  /// exchanges are workers runnable but not running for whole scheduler ticks
+  /// (docs/embedding.md, "Tails"); a real-time worker takes its core back at once. It
+  /// still sleeps in the kernel when it has nothing to do. InvalidArgument
+  /// where the OS refuses it (it needs CAP_SYS_NICE or RLIMIT_RTPRIO).
   int realtime_priority = 0;
-  // Every job of this runtime records its trace into this log (trace.hpp),
-  // unless its RunOptions name another. Not owned.
+  /// Every job of this runtime records its trace into this log (trace.hpp),
+  /// unless its RunOptions name another. Not owned.
   TraceLog* trace = nullptr;
 };
 
+/// How run() runs one job.
 struct RunOptions {
+  /// Which of this node's cores each of its ranks runs on.
   Placement placement = Placement::round_robin();
-  // Cache lines (cells) each core-to-core ring holds, each up to 3 slots of 16
-  // bytes (an 8-byte message is one cell). 1 works; more lets senders run ahead.
+  /// Cache lines (cells) each core-to-core ring holds, each up to 3 slots of 16
+  /// bytes (an 8-byte message is one cell). 1 works; more lets senders run ahead.
   std::size_t ring_capacity = 1024;
-  // Messages up to this many bytes are copied into the ring and the sender
-  // continues at once; larger ones are copied once, by the receiver, out of the
-  // sender's buffer. At most 1 MiB. 512 by measurement (docs/concepts.md, "Where does a
-  // message go"): below it eager exchanges win, from 1 KiB up single copy does.
+  /// Messages up to this many bytes are copied into the ring and the sender
+  /// continues at once; larger ones are copied once, by the receiver, out of the
+  /// sender's buffer. At most 1 MiB. 512 by measurement (docs/concepts.md, "Where does a
+  /// message go"): below it eager exchanges win, from 1 KiB up single copy does.
   std::uint64_t eager_limit = 512;
-  // The same limit for messages to processes on other nodes (over MPI), at
-  // most 1 MiB. 4096, Open MPI's own shared-memory eager limit (btl vader):
-  // up to it, a copy into the batch costs less than the rendezvous's second
-  // MPI message (bench_nodes: 1 KiB one-way 2.06 us by rendezvous).
+  /// The same limit for messages to processes on other nodes (over MPI), at
+  /// most 1 MiB. 4096, Open MPI's own shared-memory eager limit (btl vader):
+  /// up to it, a copy into the batch costs less than the rendezvous's second
+  /// MPI message (bench_nodes: 1 KiB one-way 2.06 us by rendezvous).
   std::uint64_t network_eager_limit = 4096;
-  // A job in which no process makes progress for this long is aborted with a
-  // StallError. A process that runs this long without yielding is named on
-  // stderr at once, and the job fails with a StallError when it yields.
+  /// A job in which no process makes progress for this long is aborted with a
+  /// StallError. A process that runs this long without yielding is named on
+  /// stderr at once, and the job fails with a StallError when it yields.
   std::chrono::milliseconds stall_timeout{60'000};
-  // Active-message handlers by id, for this job.
+  /// Active-message handlers by id, for this job.
   std::map<HandlerId, ActiveMessageHandler> handlers;
-  // Records the job's trace (trace.hpp) into this log, not owned; or, with
-  // trace_file, into that file alone (opened before the job starts, written
-  // once it is over, also when it fails). Neither (and no RuntimeOptions::trace):
-  // no trace, and no cost.
+  /// Records the job's trace (trace.hpp) into this log, not owned; or, with
+  /// trace_file, into that file alone (opened before the job starts, written
+  /// once it is over, also when it fails). Neither (and no RuntimeOptions::trace):
+  /// no trace, and no cost.
   TraceLog* trace = nullptr;
-  std::string trace_file;
-  // A job that ends with messages nobody received (they are dropped with it)
-  // fails with UnreceivedMessagesError; without strict, run() says so on
-  // stderr and returns, the count in JobStats::unreceived.
+  std::string trace_file;  ///< the file of this job's trace alone; empty: none (see trace)
+  /// A job that ends with messages nobody received (they are dropped with it)
+  /// fails with UnreceivedMessagesError; without strict, run() says so on
+  /// stderr and returns, the count in JobStats::unreceived.
   bool strict = false;
 
+  /// Registers `h` under `id`, replacing any handler there; returns *this, for chaining.
   RunOptions& on_active_message(HandlerId id, ActiveMessageHandler h) {
     handlers[id] = std::move(h);
     return *this;
   }
-  // For libraries: registers h under `preferred`, or under the next id above it
-  // that is free, and returns the id, so that two users of one preferred id
-  // (two instances of a library in one job) never replace each other.
+  /// For libraries: registers h under `preferred`, or under the next id above it
+  /// that is free, and returns the id, so that two users of one preferred id
+  /// (two instances of a library in one job) never replace each other.
   HandlerId add_handler(HandlerId preferred, ActiveMessageHandler h) {
     HandlerId id = preferred;
     while (handlers.count(id)) ++id;
@@ -102,51 +107,53 @@ struct RunOptions {
   }
 };
 
-// Statistics of the last job, for benchmarks and diagnostics.
+/// Statistics of the last job, for benchmarks and diagnostics.
 struct JobStats {
-  std::uint64_t resumes = 0;       // process switches
-  std::uint64_t slots = 0;         // 16-byte ring slots that crossed cores (headers and eager payloads)
-  std::uint64_t ring_full = 0;  // times a sender found a core-to-core ring full
-  // Times a worker entered the kernel to wait: it slept, was woken, or yielded
-  // its core. Nothing else on a job's path calls the kernel once its pools are warm.
+  std::uint64_t resumes = 0;       ///< process switches
+  std::uint64_t slots = 0;         ///< 16-byte ring slots that crossed cores (headers and eager payloads)
+  std::uint64_t ring_full = 0;  ///< times a sender found a core-to-core ring full
+  /// Times a worker entered the kernel to wait: it slept, was woken, or yielded
+  /// its core. Nothing else on a job's path calls the kernel once its pools are warm.
   std::uint64_t kernel_calls = 0;
-  // The job's number in this program: 1 for the first job of any Runtime,
-  // then counted up. Errors about a communicator kept past its job name it.
+  /// The job's number in this program: 1 for the first job of any Runtime,
+  /// then counted up. Errors about a communicator kept past its job name it.
   std::uint64_t job = 0;
-  // Messages that arrived and that no process received before the job ended
-  // (on this node): dropped with the job. See RunOptions::strict.
+  /// Messages that arrived and that no process received before the job ended
+  /// (on this node): dropped with the job. See RunOptions::strict.
   std::uint64_t unreceived = 0;
-  // Cores' programs of compiled exchanges that this job compiled; a plan's
-  // later jobs on the same cores take them from the plan instead
-  // (CopyProgramCache, copy_exchange.hpp).
+  /// Cores' programs of compiled exchanges that this job compiled; a plan's
+  /// later jobs on the same cores take them from the plan instead
+  /// (CopyProgramCache, copy_exchange.hpp).
   std::uint64_t copy_programs_compiled = 0;
 };
 
-// A job ended with messages that no process received, under RunOptions::strict.
+/// A job ended with messages that no process received, under RunOptions::strict.
 class UnreceivedMessagesError : public Error {
  public:
   using Error::Error;
 };
 
+/// The body of every process of a job: a coroutine of the process it runs in.
 using ProcessBody = std::function<Task<void>(Process&)>;
 
-// Ranks [first, end) of a job: those a node hosts (Runtime::local_ranks).
+/// Ranks [first, end) of a job: those a node hosts (Runtime::local_ranks).
 struct RankRange {
-  std::uint64_t first = 0, end = 0;
+  std::uint64_t first = 0,  ///< the first rank
+      end = 0;              ///< one past the last rank
 };
-// The block of ranks node `node` of `nodes` hosts in a job of `processes`
-// processes: [node*ceil(N/R), (node+1)*ceil(N/R)), cut at N (empty for the last
-// nodes of a job with fewer processes than nodes).
+/// The block of ranks node `node` of `nodes` hosts in a job of `processes`
+/// processes: [node*ceil(N/R), (node+1)*ceil(N/R)), cut at N (empty for the last
+/// nodes of a job with fewer processes than nodes).
 RankRange node_ranks(std::uint64_t processes, std::uint32_t nodes, std::uint32_t node) noexcept;
 
-// This OS process's node (MPI rank) among the nodes of its jobs, 0 without
-// mpirun: for a program that makes no Runtime yet and lets node 0 alone print.
-// Under mpirun it initialises MPI, as the first Runtime would.
+/// This OS process's node (MPI rank) among the nodes of its jobs, 0 without
+/// mpirun: for a program that makes no Runtime yet and lets node 0 alone print.
+/// Under mpirun it initialises MPI, as the first Runtime would.
 std::uint32_t this_node();
 
-// What run() throws on every node of a job across nodes but the one where a
-// process failed (or the job stalled): the message names that node and rank,
-// and says what they raised.
+/// What run() throws on every node of a job across nodes but the one where a
+/// process failed (or the job stalled): the message names that node and rank,
+/// and says what they raised.
 class RemoteFailure : public Error {
  public:
   using Error::Error;
@@ -159,55 +166,63 @@ class NetworkSession;
 class NodeStagingPool;
 }  // namespace detail
 
+/// The runtime: a worker thread per core that runs jobs of processes (see the
+/// file's description). Not copyable; one job at a time.
 class Runtime {
  public:
+  /// Starts a worker on each core of `options` and, under mpirun, joins the
+  /// other nodes. InvalidArgument for a core this process may not use, a core
+  /// listed twice, or a realtime priority out of range or refused.
   explicit Runtime(RuntimeOptions options = {});
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  // Runs `processes` software processes, each executing body(process), and
-  // returns when all have finished. If one throws, the others are cancelled and
-  // the first exception is rethrown here. Calling it from inside one of this
-  // runtime's processes is an InvalidArgument (it could never return).
+  /// Runs `processes` software processes, each executing body(process), and
+  /// returns when all have finished. If one throws, the others are cancelled and
+  /// the first exception is rethrown here. Calling it from inside one of this
+  /// runtime's processes is an InvalidArgument (it could never return).
   JobStats run(std::uint64_t processes, const ProcessBody& body, RunOptions options = {});
 
+  /// The OS CPU numbers of this node's workers, in worker order.
   const std::vector<int>& cores() const noexcept { return cores_; }
-  // This node (MPI rank) and how many nodes every job spans: 0 and 1 without mpirun.
+  /// This node (MPI rank) among the nodes of every job: 0 without mpirun.
   std::uint32_t node() const noexcept { return node_; }
+  /// How many nodes every job spans: 1 without mpirun.
   std::uint32_t nodes() const noexcept { return static_cast<std::uint32_t>(node_cores_.size()); }
-  // The ranks this node hosts in a job of `processes` processes (all of them on one node).
+  /// The ranks this node hosts in a job of `processes` processes (all of them on one node).
   RankRange local_ranks(std::uint64_t processes) const noexcept { return node_ranks(processes, nodes(), node_); }
-  // Element-wise sum of every node's `mine` (of one length on every node),
-  // returned on every node: how a node's results of a job (its processes'
-  // timings, counts) join those of the others. Across nodes a job of its own
-  // (one process per node, allreduce), after the job it combines; on one node
-  // `mine` itself, no job. Every node calls it at the same point.
+  /// Element-wise sum of every node's `mine` (of one length on every node),
+  /// returned on every node: how a node's results of a job (its processes'
+  /// timings, counts) join those of the others. Across nodes a job of its own
+  /// (one process per node, allreduce), after the job it combines; on one node
+  /// `mine` itself, no job. Every node calls it at the same point.
   std::vector<std::int64_t> sum_over_nodes(std::span<const std::int64_t> mine);
-  // In place, on every node: `sums` element-wise summed and `maxima`
-  // element-wise maximised over the nodes (each of one length on every node),
-  // in one MPI reduction (NodeReduction gathers a row's values for it). On
-  // one node they stay as they are. Every node calls it at the same point,
-  // outside any job.
+  /// In place, on every node: `sums` element-wise summed and `maxima`
+  /// element-wise maximised over the nodes (each of one length on every node),
+  /// in one MPI reduction (NodeReduction gathers a row's values for it). On
+  /// one node they stay as they are. Every node calls it at the same point,
+  /// outside any job.
   void combine_over_nodes(std::span<std::int64_t> sums, std::span<std::int64_t> maxima);
+  /// The machine as hwloc sees it.
   const Topology& topology() const noexcept { return *topology_; }
-  // How each worker is bound, one line per worker, read back from the OS.
+  /// How each worker is bound, one line per worker, read back from the OS.
   std::vector<std::string> worker_bindings() const;
 
  private:
   std::unique_ptr<Topology> topology_;
   std::vector<int> cores_;
   std::vector<std::unique_ptr<detail::Worker>> workers_;
-  std::mutex run_mutex_;  // one job at a time
+  std::mutex run_mutex_;  ///< one job at a time
   TraceLog* default_trace_ = nullptr;
-  std::unique_ptr<detail::NetworkSession> network_;  // set when jobs span nodes
-  // Calls of run() across nodes, refused ones too (detail::JobRecord::call):
-  // relaxed, as run_mutex_ orders the jobs that start and a refused call
-  // only counts.
+  std::unique_ptr<detail::NetworkSession> network_;  ///< set when jobs span nodes
+  /// Calls of run() across nodes, refused ones too (detail::JobRecord::call):
+  /// relaxed, as run_mutex_ orders the jobs that start and a refused call
+  /// only counts.
   std::atomic<std::uint64_t> calls_{0};
   std::uint32_t node_ = 0;
-  std::vector<std::vector<int>> node_cores_;  // per node: its workers' OS cores
-  std::unique_ptr<detail::NodeStagingPool> staging_;  // compiled exchanges' buffers between nodes, from job to job
+  std::vector<std::vector<int>> node_cores_;  ///< per node: its workers' OS cores
+  std::unique_ptr<detail::NodeStagingPool> staging_;  ///< compiled exchanges' buffers between nodes, from job to job
 
   void start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers);
   void watch_network(detail::Job& job, std::optional<std::chrono::steady_clock::time_point>& cancelled_at,

@@ -1,8 +1,9 @@
 #pragma once
-// Task<T>: the coroutine type of software processes and of every runtime call
-// that may block. A Task starts when awaited (lazily) and hands control straight
-// back to its awaiter when it finishes (symmetric transfer), so a chain of nested
-// calls costs no stack and no kernel: switching processes is a function return.
+/// @file
+/// Task<T>: the coroutine type of software processes and of every runtime call
+/// that may block. A Task starts when awaited (lazily) and hands control straight
+/// back to its awaiter when it finishes (symmetric transfer), so a chain of nested
+/// calls costs no stack and no kernel: switching processes is a function return.
 
 #include <coroutine>
 #include <cstddef>
@@ -66,15 +67,21 @@ struct Promise<void> : PromiseBase {
 
 }  // namespace detail
 
+/// A lazily started coroutine that yields a T (see the file's description):
+/// co_await runs it and returns its value, or rethrows what it threw. It owns
+/// its frame; moved, never copied.
 template <class T>
 class [[nodiscard]] Task {
  public:
-  using promise_type = detail::Promise<T>;
-  using Handle = std::coroutine_handle<promise_type>;
+  using promise_type = detail::Promise<T>;              ///< what makes a function returning Task a coroutine
+  using Handle = std::coroutine_handle<promise_type>;  ///< the handle of its frame
 
   Task() = default;
+  /// Takes over the frame `h` (the promise's get_return_object).
   explicit Task(Handle h) noexcept : handle_(h) {}
+  /// Takes over other's frame; other is left empty.
   Task(Task&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+  /// Destroys this task's frame, if any, and takes over other's.
   Task& operator=(Task&& other) noexcept {
     if (this != &other) {
       if (handle_) handle_.destroy();
@@ -86,14 +93,17 @@ class [[nodiscard]] Task {
     if (handle_) handle_.destroy();
   }
 
+  /// Whether there is nothing to run: an empty task, or one that has finished.
   bool await_ready() const noexcept { return !handle_ || handle_.done(); }
+  /// Starts (or resumes) the task, which resumes `awaiter` when it finishes.
   std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter) noexcept {
     handle_.promise().continuation = awaiter;
     return handle_;
   }
+  /// The task's value, or what it threw, rethrown.
   T await_resume() { return handle_.promise().take(); }
 
-  // For the runtime: the handle of a process's main task.
+  /// For the runtime: the handle of a process's main task.
   Handle handle() const noexcept { return handle_; }
 
  private:

@@ -1,8 +1,9 @@
 #pragma once
-// Sends and receives in flight, and the pools they live in. A request lives in
-// the pool of the core of the process that made it, at a stable address, and is
-// named across cores by its index there (RequestId), never by a pointer. Every
-// field is touched only by that core's worker thread.
+/// @file
+/// Sends and receives in flight, and the pools they live in. A request lives in
+/// the pool of the core of the process that made it, at a stable address, and is
+/// named across cores by its index there (RequestId), never by a pointer. Every
+/// field is touched only by that core's worker thread.
 
 #include <cstdint>
 #include <deque>

@@ -1,25 +1,28 @@
 #pragma once
-// What crosses from one core to another: a stream of 16-byte slots. A packet
-// is a 32-byte header (two slots) followed by its payload rounded up to whole
-// slots, so payloads start 16-byte aligned and a message of up to 16 bytes
-// takes three slots: one cell (cache line) of the ring (channel.hpp).
-//
-// Packet kinds:
-//   kEager       a message whose payload follows the header
-//   kRendezvous  a message whose payload stays in the sender's buffer; the
-//                payload is that buffer's address (8 bytes): a receiver on the
-//                same machine copies straight out of it, once
-//   kSendDone    the receiver has taken in message `request` of the sender
-//                (rendezvous, or a synchronous send); no payload
-//   kActive      an active message: `tag` is the handler id, the body follows
-//   kLockTry     a test-and-set of the busy lock of `dst` (on `context`) by
-//                `src`, a process of another node; no payload. The receiver's
-//                core arbitrates it with the same CPU atomic its node's
-//                processes use, and answers with a kLockReply
-//   kLockReply   the answer to kLockTry `request` of `dst`: kGranted in flags
-//                if the lock was free and is now the requester's; no payload
-//   kLockRelease `src` gives back the busy lock of `dst` it was granted; no
-//                payload, no answer
+/// @file
+/// What crosses from one core to another: a stream of 16-byte slots. A packet
+/// is a 32-byte header (two slots) followed by its payload rounded up to whole
+/// slots, so payloads start 16-byte aligned and a message of up to 16 bytes
+/// takes three slots: one cell (cache line) of the ring (channel.hpp).
+///
+/// Packet kinds:
+/// @verbatim
+///   kEager       a message whose payload follows the header
+///   kRendezvous  a message whose payload stays in the sender's buffer; the
+///                payload is that buffer's address (8 bytes): a receiver on the
+///                same machine copies straight out of it, once
+///   kSendDone    the receiver has taken in message `request` of the sender
+///                (rendezvous, or a synchronous send); no payload
+///   kActive      an active message: `tag` is the handler id, the body follows
+///   kLockTry     a test-and-set of the busy lock of `dst` (on `context`) by
+///                `src`, a process of another node; no payload. The receiver's
+///                core arbitrates it with the same CPU atomic its node's
+///                processes use, and answers with a kLockReply
+///   kLockReply   the answer to kLockTry `request` of `dst`: kGranted in flags
+///                if the lock was free and is now the requester's; no payload
+///   kLockRelease `src` gives back the busy lock of `dst` it was granted; no
+///                payload, no answer
+/// @endverbatim
 
 #include <cstddef>
 #include <cstdint>
