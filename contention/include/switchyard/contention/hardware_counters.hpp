@@ -23,67 +23,71 @@
 
 namespace switchyard::contention {
 
-// One event: perf_event_attr's type and config, and a name to print.
+/// One event: perf_event_attr's type and config, and a name to print.
 struct CounterEvent {
-  std::string name;
-  std::uint32_t type = 0;    // PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE, PERF_TYPE_RAW
-  std::uint64_t config = 0;  // the event within its type
-  std::string source;        // where the encoding comes from, for the reader of a report
+  std::string name;  ///< as reports print it, e.g. "cycles"
+  std::uint32_t type = 0;    ///< PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE, PERF_TYPE_RAW
+  std::uint64_t config = 0;  ///< the event within its type
+  std::string source;        ///< where the encoding comes from, for the reader of a report
 };
 
-// The events a contention run counts on this machine: cycles and cache misses
-// (the kernel's generic hardware events), and cache-to-cache transfers where
-// this CPU's vendor names an event for them (cache_to_cache_event()).
+/// The events a contention run counts on this machine: cycles and cache misses
+/// (the kernel's generic hardware events), and cache-to-cache transfers where
+/// this CPU's vendor names an event for them (cache_to_cache_event()).
 std::vector<CounterEvent> hardware_events();
-// The cache-to-cache transfer event of a CPU (/proc/cpuinfo's vendor_id and
-// cpu family), or none: Intel family 6, MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM
-// (XSNP_FWD from Ice Lake on; loads served from another core's modified
-// line, event 0xD2 umask 0x04); AMD families 0x19 and 0x1A (Zen 3 to 5),
-// ls_dmnd_fills_from_sys from another CCX's cache or another node's (event
-// 0x43, umask 0x14; within a CCX the PMU counts other cores' L2s together
-// with the shared L3 and cannot tell them apart). From the vendors' event
-// lists; not yet checked on such a machine by this project.
+/// The cache-to-cache transfer event of a CPU (/proc/cpuinfo's vendor_id and
+/// cpu family), or none: Intel family 6, MEM_LOAD_L3_HIT_RETIRED.XSNP_HITM
+/// (XSNP_FWD from Ice Lake on; loads served from another core's modified
+/// line, event 0xD2 umask 0x04); AMD families 0x19 and 0x1A (Zen 3 to 5),
+/// ls_dmnd_fills_from_sys from another CCX's cache or another node's (event
+/// 0x43, umask 0x14; within a CCX the PMU counts other cores' L2s together
+/// with the shared L3 and cannot tell them apart). From the vendors' event
+/// lists; not yet checked on such a machine by this project.
 std::vector<CounterEvent> cache_to_cache_event(const std::string& vendor, unsigned family);
-// task-clock and page faults: software events, for the tests.
+/// task-clock and page faults: software events, for the tests.
 std::vector<CounterEvent> software_events();
 
-// Opens `event` for the calling thread, user-space work only, in the group of
-// `group_fd` (-1: as its leader); returns the file descriptor, or -errno.
-// open_event is the kernel's perf_event_open; tests pass another to simulate
-// a machine without a PMU.
+/// Opens `event` for the calling thread, user-space work only, in the group of
+/// `group_fd` (-1: as its leader); returns the file descriptor, or -errno.
+/// open_event is the kernel's perf_event_open; tests pass another to simulate
+/// a machine without a PMU.
 using EventOpener = std::function<int(const CounterEvent& event, int group_fd)>;
+/// The kernel's perf_event_open for `event` (see EventOpener): a file descriptor, or -errno.
 int open_event(const CounterEvent& event, int group_fd);
 
+/// The perf_event counters of one thread, opened as one group so that a single
+/// read() returns every count over the same window. Events the kernel refuses
+/// (no PMU, a virtual machine, perf_event_paranoid) are left out and named in absent().
 class CounterGroup {
  public:
-  static constexpr std::size_t kMaxEvents = 8;
+  static constexpr std::size_t kMaxEvents = 8;  ///< the most events one group holds
 
-  // Opens each event that the kernel accepts, the first one accepted leading
-  // the group. At most kMaxEvents; more is a programming error (InvalidArgument).
+  /// Opens each event that the kernel accepts, the first one accepted leading
+  /// the group. At most kMaxEvents; more is a programming error (InvalidArgument).
   explicit CounterGroup(std::span<const CounterEvent> events, const EventOpener& open = open_event);
-  ~CounterGroup();
-  CounterGroup(CounterGroup&&) noexcept;
-  CounterGroup& operator=(CounterGroup&&) noexcept;
+  ~CounterGroup();  ///< closes every event it opened
+  CounterGroup(CounterGroup&&) noexcept;  ///< takes over the other group's events, leaving it with none
+  CounterGroup& operator=(CounterGroup&&) noexcept;  ///< closes this group's events, then takes over the other's
   CounterGroup(const CounterGroup&) = delete;
   CounterGroup& operator=(const CounterGroup&) = delete;
 
-  bool available() const noexcept { return !fds_.empty(); }
-  // The events that count, in the order read() returns them.
+  bool available() const noexcept { return !fds_.empty(); }  ///< whether at least one event opened
+  /// The events that count, in the order read() returns them.
   const std::vector<CounterEvent>& counting() const noexcept { return counting_; }
-  // "cycles: No such file or directory", one per event that did not open.
+  /// "cycles: No such file or directory", one per event that did not open.
   const std::vector<std::string>& absent() const noexcept { return absent_; }
 
-  // The counts so far of counting(), one read() of the group: false if the
-  // group is not available or the read failed. Allocates nothing.
+  /// The counts so far of counting(), one read() of the group: false if the
+  /// group is not available or the read failed. Allocates nothing.
   bool read(std::span<std::uint64_t> values) const noexcept;
 
  private:
-  std::vector<int> fds_;  // the leader first
+  std::vector<int> fds_;  ///< the leader first
   std::vector<CounterEvent> counting_;
   std::vector<std::string> absent_;
 };
 
-// One line for a report: the events that count, or that none do here and why.
+/// One line for a report: the events that count, or that none do here and why.
 std::string describe(const CounterGroup& group);
 
 }  // namespace switchyard::contention

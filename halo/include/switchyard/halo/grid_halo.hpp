@@ -73,58 +73,58 @@
 
 namespace switchyard::halo {
 
-// The decomposition: the first `dims` entries of each array count.
+/// The decomposition: the first `dims` entries of each array count.
 struct GridShape {
-  int dims = 2;                                  // 1, 2 or 3
-  std::array<std::uint64_t, 3> extents{};        // the global array's, every one >= its processes
-  std::array<std::uint32_t, 3> processes{};      // the process grid's; 0: chosen (dims_create)
-  std::array<std::uint32_t, 3> ghost{1, 1, 1};   // ghost width, <= every block's extent
-  std::array<bool, 3> periodic{};
-  bool corners = false;                          // also edges and corners (see above)
+  int dims = 2;                                  ///< 1, 2 or 3
+  std::array<std::uint64_t, 3> extents{};        ///< the global array's, every one >= its processes
+  std::array<std::uint32_t, 3> processes{};      ///< the process grid's; 0: chosen (dims_create)
+  std::array<std::uint32_t, 3> ghost{1, 1, 1};   ///< ghost width, <= every block's extent
+  std::array<bool, 3> periodic{};  ///< per dimension: whether it wraps around
+  bool corners = false;                          ///< also edges and corners (see the file's description)
 };
 
-// MPI_Dims_create: `fixed`'s zero entries among its first `dims` filled so
-// that the product is `processes` and the chosen entries are as close to
-// each other as they can be, in non-increasing order. InvalidArgument if the
-// fixed entries do not divide `processes`.
+/// MPI_Dims_create: `fixed`'s zero entries among its first `dims` filled so
+/// that the product is `processes` and the chosen entries are as close to
+/// each other as they can be, in non-increasing order. InvalidArgument if the
+/// fixed entries do not divide `processes`.
 std::array<std::uint32_t, 3> dims_create(Rank processes, int dims, std::array<std::uint32_t, 3> fixed = {});
 
-// A process's block, in the user's dimensions (the first `dims` entries).
+/// A process's block, in the user's dimensions (the first `dims` entries).
 struct GridBlock {
-  std::array<std::uint32_t, 3> coords{};    // in the process grid
-  std::array<std::uint64_t, 3> first{};     // global index of its first interior element
-  std::array<std::uint64_t, 3> size{};      // interior extents
-  std::array<std::uint64_t, 3> local{};     // size + 2 ghost: its array's extents
+  std::array<std::uint32_t, 3> coords{};    ///< in the process grid
+  std::array<std::uint64_t, 3> first{};     ///< global index of its first interior element
+  std::array<std::uint64_t, 3> size{};      ///< interior extents
+  std::array<std::uint64_t, 3> local{};     ///< size + 2 ghost: its array's extents
 };
 
 namespace detail {
 
-// Elements of a process's array, internally always 3-D: a grid of fewer
-// dimensions has leading ones of extent 1, one process and no ghosts.
+/// Elements of a process's array, internally always 3-D: a grid of fewer
+/// dimensions has leading ones of extent 1, one process and no ghosts.
 struct GridBox {
   std::array<std::uint64_t, 3> lo{}, size{};
   std::uint64_t elements() const noexcept { return size[0] * size[1] * size[2]; }
 };
 
-// One ghost box: `to` in dst's array is filled from `from` in src's.
+/// One ghost box: `to` in dst's array is filled from `from` in src's.
 struct GridTransfer {
   Rank src = 0, dst = 0;
   GridBox from, to;
 };
 
-// A process's side of the exchange: its transfers grouped by peer in
-// ascending order, as the plan's sends(r) and receives(r) are, each group
-// [start[k], start[k + 1]) of its list, and where each group lies in packed
-// scratch (element offsets).
+/// A process's side of the exchange: its transfers grouped by peer in
+/// ascending order, as the plan's sends(r) and receives(r) are, each group
+/// [start[k], start[k + 1]) of its list, and where each group lies in packed
+/// scratch (element offsets).
 struct GridSide {
   std::vector<const GridTransfer*> transfers;
   std::vector<std::uint32_t> start{0};
   std::vector<std::uint64_t> packed_start{0};
 };
 
-// What a rank adds into its interior box `transfer->from` in reverse: the
-// ghost box `transfer->to` of transfer->dst, received packed at element
-// `packed_at` of its scratch, or its own (transfer->dst is the rank).
+/// What a rank adds into its interior box `transfer->from` in reverse: the
+/// ghost box `transfer->to` of transfer->dst, received packed at element
+/// `packed_at` of its scratch, or its own (transfer->dst is the rank).
 struct GridContribution {
   const GridTransfer* transfer = nullptr;
   std::uint64_t packed_at = 0;
@@ -133,57 +133,57 @@ struct GridContribution {
 struct GridRank {
   GridBlock block;
   std::array<std::uint64_t, 3> local{};  // padded to 3-D
-  // Forward's sends and receives with other processes; reverse's receives
-  // are forward's sends transposed (the same packed layout), its sends
-  // forward's receives.
+  /// Forward's sends and receives with other processes; reverse's receives
+  /// are forward's sends transposed (the same packed layout), its sends
+  /// forward's receives.
   GridSide sends, recvs;
-  std::vector<const GridTransfer*> own;  // src == dst == this rank
-  // reverse's additions, in the order of the forward receivers' ranks (this
-  // one among them), then of their directions.
+  std::vector<const GridTransfer*> own;  ///< src == dst == this rank
+  /// reverse's additions, in the order of the forward receivers' ranks (this
+  /// one among them), then of their directions.
   std::vector<GridContribution> reverse_in;
   std::uint64_t elements() const noexcept { return local[0] * local[1] * local[2]; }
 };
 
-// The whole decomposition and its messages, for elements of element_bytes.
+/// The whole decomposition and its messages, for elements of element_bytes.
 class GridPattern {
  public:
   GridPattern(const GridShape& shape, Rank processes, std::uint64_t element_bytes);
   GridPattern(const GridPattern&) = delete;
   GridPattern& operator=(const GridPattern&) = delete;
 
-  // The user's shape, its process grid chosen.
+  /// The user's shape, its process grid chosen.
   const GridShape& shape() const noexcept { return user_; }
   Rank processes() const noexcept { return static_cast<Rank>(ranks_.size()); }
   const GridRank& rank(Rank r) const;
-  // The forward exchange's messages, or the reverse's: their transpose.
+  /// The forward exchange's messages, or the reverse's: their transpose.
   schedulers::CommMatrix matrix(bool reverse) const;
   std::uint64_t element_bytes() const noexcept { return element_bytes_; }
-  // comm.rank()'s part, once `elements` is its array's length.
+  /// comm.rank()'s part, once `elements` is its array's length.
   const GridRank& checked(const Communicator& comm, const char* call, std::size_t elements) const;
 
  private:
   void decompose();
   void connect();
   void group_by_peer();
-  GridShape user_, shape_;  // shape_: padded to 3-D, the user's dimensions last
+  GridShape user_, shape_;  ///< shape_: padded to 3-D, the user's dimensions last
   std::uint64_t element_bytes_;
-  std::vector<GridTransfer> transfers_;  // sorted by (src, dst, direction)
+  std::vector<GridTransfer> transfers_;  ///< sorted by (src, dst, direction)
   std::vector<GridRank> ranks_;
 };
 
-// A process's scratch, made on first use, named after forward's sides:
-// `sends` is as long as its forward sends packed (forward's staging where a
-// run goes through buffers, reverse's receive area), `recvs` as its forward
-// receives (forward's receive staging, reverse's send staging).
+/// A process's scratch, made on first use, named after forward's sides:
+/// `sends` is as long as its forward sends packed (forward's staging where a
+/// run goes through buffers, reverse's receive area), `recvs` as its forward
+/// receives (forward's receive staging, reverse's send staging).
 struct GridScratch {
   std::unique_ptr<std::byte[]> sends, recvs;
-  // Claimed by a run for its whole length (exchange, then reverse's sums):
-  // acquire on the claim pairs with the release of the previous run's end,
-  // so that a run sees the scratch as the one before left it.
+  /// Claimed by a run for its whole length (exchange, then reverse's sums):
+  /// acquire on the claim pairs with the release of the previous run's end,
+  /// so that a run sees the scratch as the one before left it.
   std::atomic<bool> busy{false};
 };
 
-// A run's claim on its process's scratch, ended however the run ends.
+/// A run's claim on its process's scratch, ended however the run ends.
 class GridClaim {
  public:
   GridClaim(GridScratch& s, Rank r);
@@ -195,9 +195,9 @@ class GridClaim {
   GridScratch& s_;
 };
 
-// Calls f(offset in b, offset in c, elements) for each contiguous row of the
-// boxes b and c (of equal sizes) in arrays of extents `local`, in row-major
-// order.
+/// Calls f(offset in b, offset in c, elements) for each contiguous row of the
+/// boxes b and c (of equal sizes) in arrays of extents `local`, in row-major
+/// order.
 template <class F>
 void for_each_row(const GridBox& b, const GridBox& c, const std::array<std::uint64_t, 3>& local, F f) {
   const auto at = [&](const GridBox& x, std::uint64_t i, std::uint64_t j) {
@@ -208,57 +208,59 @@ void for_each_row(const GridBox& b, const GridBox& c, const std::array<std::uint
   }
 }
 
-// One run of forward (ghosts <- interiors) on comm.rank()'s array.
+/// One run of forward (ghosts <- interiors) on comm.rank()'s array.
 Task<void> grid_forward(const GridPattern& g, const schedulers::ExchangePlan& plan, Communicator comm,
                         GridScratch& scratch, std::span<std::byte> array);
-// One run of reverse's exchange: the neighbours' ghost boxes that
-// comm.rank() owns, packed into scratch.sends (what GridHalo then adds).
+/// One run of reverse's exchange: the neighbours' ghost boxes that
+/// comm.rank() owns, packed into scratch.sends (what GridHalo then adds).
 Task<void> grid_reverse(const GridPattern& g, const schedulers::ExchangePlan& plan, Communicator comm,
                         GridScratch& scratch, std::span<const std::byte> array);
 
 }  // namespace detail
 
 template <class T>
+/// The ghost exchange of a structured grid, elements of type T (see the file's description).
 class GridHalo {
   static_assert(std::is_trivially_copyable_v<T>, "a halo moves trivially copyable elements");
 
  public:
-  // Every process's part, shared by all the processes of a job of
-  // `processes` (the product of shape.processes once chosen).
+  /// Every process's part, shared by all the processes of a job of
+  /// `processes` (the product of shape.processes once chosen).
   GridHalo(const GridShape& shape, Rank processes, schedulers::ExchangePlanOptions options = {})
       : pattern_(std::make_unique<detail::GridPattern>(shape, processes, sizeof(T))),
         forward_(std::make_unique<schedulers::ExchangePlan>(pattern_->matrix(false), options)),
         reverse_(std::make_unique<schedulers::ExchangePlan>(pattern_->matrix(true), options)),
         scratch_(std::make_unique<detail::GridScratch[]>(processes)) {}
-  GridHalo(GridHalo&&) noexcept = default;
-  GridHalo& operator=(GridHalo&&) noexcept = default;
+  GridHalo(GridHalo&&) noexcept = default;  ///< takes over the other halo's pattern, plans and scratch
+  GridHalo& operator=(GridHalo&&) noexcept = default;  ///< takes over the other halo's pattern, plans and scratch
 
-  Rank processes() const noexcept { return pattern_->processes(); }
-  // The shape, its process grid chosen.
+  Rank processes() const noexcept { return pattern_->processes(); }  ///< the job's processes
+  /// The shape, its process grid chosen.
   const GridShape& shape() const noexcept { return pattern_->shape(); }
-  const GridBlock& block(Rank r) const { return pattern_->rank(r).block; }
-  // The length of process r's array: the product of block(r).local.
+  const GridBlock& block(Rank r) const { return pattern_->rank(r).block; }  ///< process r's block
+  /// The length of process r's array: the product of block(r).local.
   std::size_t local_elements(Rank r) const { return pattern_->rank(r).elements(); }
-  const schedulers::ExchangePlan& forward_plan() const noexcept { return *forward_; }
+  const schedulers::ExchangePlan& forward_plan() const noexcept { return *forward_; }  ///< the plan forward() runs
+  /// The plan reverse() runs: forward's transposed.
   const schedulers::ExchangePlan& reverse_plan() const noexcept { return *reverse_; }
 
-  // Every ghost element of comm.rank()'s array (local_elements long) that a
-  // neighbour owns gets the neighbour's value.
+  /// Every ghost element of comm.rank()'s array (local_elements long) that a
+  /// neighbour owns gets the neighbour's value.
   Task<void> forward(const Communicator& comm, std::span<T> array) const {
     (void)pattern_->checked(comm, "forward", array.size());
     return detail::grid_forward(*pattern_, *forward_, comm, scratch_[comm.rank()], std::as_writable_bytes(array));
   }
-  // Every interior element that neighbours hold as ghosts becomes
-  // op(element, ghost) for each such ghost, in a fixed order (see above);
-  // op(T, T) -> T. The array's ghosts are read, never written.
+  /// Every interior element that neighbours hold as ghosts becomes
+  /// op(element, ghost) for each such ghost, in a fixed order (see above);
+  /// op(T, T) -> T. The array's ghosts are read, never written.
   template <class Op>
   Task<void> reverse(const Communicator& comm, std::span<T> array, Op op) const {
     return reverse_on(comm, array, std::move(op));
   }
 
  private:
-  // The communicator copied into the frame: a caller's temporary (a Process
-  // converted on the way in) may be gone by the time the task is awaited.
+  /// The communicator copied into the frame: a caller's temporary (a Process
+  /// converted on the way in) may be gone by the time the task is awaited.
   template <class Op>
   Task<void> reverse_on(Communicator comm, std::span<T> array, Op op) const {
     const detail::GridRank& me = pattern_->checked(comm, "reverse", array.size());
@@ -290,7 +292,7 @@ class GridHalo {
 
   std::unique_ptr<detail::GridPattern> pattern_;
   std::unique_ptr<schedulers::ExchangePlan> forward_, reverse_;
-  // One per process; a process's runs follow each other.
+  /// One per process; a process's runs follow each other.
   std::unique_ptr<detail::GridScratch[]> scratch_;
 };
 

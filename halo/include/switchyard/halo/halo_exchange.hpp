@@ -57,40 +57,44 @@
 
 namespace switchyard::halo {
 
-// The pattern of a matrix: where its rows' entries are, not what they hold.
+/// The pattern of a matrix: where its rows' entries are, not what they hold.
 struct SparsityPattern {
-  std::uint64_t rows = 0, columns = 0;
-  std::span<const std::uint64_t> row_start;
-  std::span<const ColumnIndex> column;
+  /// The number of rows.
+  std::uint64_t rows = 0, columns = 0;  ///< the number of columns
+  std::span<const std::uint64_t> row_start;  ///< row i's entries are [row_start[i], row_start[i + 1]) of column
+  std::span<const ColumnIndex> column;  ///< each entry's column, row after row
 };
+/// The pattern of `a`; it refers to a's arrays, which must outlive it.
 template <class V>
 SparsityPattern pattern_of(const CsrMatrix<V>& a) {
   return {a.rows, a.columns, a.row_start, a.column};
 }
 
-// Every part's map: part p owns the entries of its rows and needs every
-// column of its rows that another part owns. The matrix must be square.
+/// Every part's map: part p owns the entries of its rows and needs every
+/// column of its rows that another part owns. The matrix must be square.
 std::vector<HaloMap> halo_maps(const SparsityPattern& a, const RowPartition& rows);
-// The forward exchange's messages: (owner, needer) carries element_bytes per
-// entry (the reverse exchange's are its transpose).
+/// The forward exchange's messages: (owner, needer) carries element_bytes per
+/// entry (the reverse exchange's are its transpose).
 schedulers::CommMatrix halo_matrix(std::span<const HaloMap> maps, std::uint64_t element_bytes);
-// This member's map, collectively over comm: it owns `owned` (its local
-// order) and needs `needed` (in any order; repeats and its own indices are
-// left out). Every global index is owned by one member at most, and every
-// needed one by some member: else InvalidArgument, naming the index and ranks.
+/// This member's map, collectively over comm: it owns `owned` (its local
+/// order) and needs `needed` (in any order; repeats and its own indices are
+/// left out). Every global index is owned by one member at most, and every
+/// needed one by some member: else InvalidArgument, naming the index and ranks.
 Task<HaloMap> halo_map_create(const Communicator& comm, std::span<const GlobalIndex> owned,
                               std::span<const GlobalIndex> needed);
 
 template <class T>
+/// The ghost exchange of a distributed sparse matrix, entries of type T (see the file's description).
 class HaloExchange {
   static_assert(std::is_trivially_copyable_v<T>, "a halo moves trivially copyable entries");
 
  public:
-  // Every part's exchange, shared by all the processes of a job of
-  // rows.parts() processes (like an ExchangePlan from a CommMatrix).
+  /// Every part's exchange, shared by all the processes of a job of
+  /// rows.parts() processes (like an ExchangePlan from a CommMatrix).
   template <class V>
   HaloExchange(const CsrMatrix<V>& a, const RowPartition& rows, schedulers::ExchangePlanOptions options = {})
       : HaloExchange(pattern_of(a), rows, std::move(options)) {}
+  /// Every part's exchange from the matrix's pattern alone (see the constructor above).
   HaloExchange(const SparsityPattern& a, const RowPartition& rows, schedulers::ExchangePlanOptions options = {})
       : first_(0) {
     std::vector<HaloMap> maps = halo_maps(a, rows);
@@ -99,52 +103,54 @@ class HaloExchange {
     reverse_ = std::make_unique<schedulers::ExchangePlan>(transpose(forward), std::move(options));
     for (HaloMap& m : maps) parts_.push_back(std::make_unique<Part>(std::move(m)));
   }
-  // Collective over comm, inside a job: this member's part alone, from what
-  // it owns and needs (halo_map_create). No default argument for the options:
-  // GCC 12 corrupts a temporary with a std::string made in a co_await
-  // expression, as `co_await create(p, owned, needed)` would make one.
+  /// Collective over comm, inside a job: this member's part alone, from what
+  /// it owns and needs (halo_map_create). No default argument for the options:
+  /// GCC 12 corrupts a temporary with a std::string made in a co_await
+  /// expression, as `co_await create(p, owned, needed)` would make one.
   static Task<HaloExchange> create(const Communicator& comm, std::span<const GlobalIndex> owned,
                                    std::span<const GlobalIndex> needed, schedulers::ExchangePlanOptions options) {
     return create_on(comm, owned, needed, std::move(options));
   }
+  /// As above, with the default ExchangePlanOptions.
   static Task<HaloExchange> create(const Communicator& comm, std::span<const GlobalIndex> owned,
                                    std::span<const GlobalIndex> needed) {
     return create_on(comm, owned, needed, schedulers::ExchangePlanOptions{});
   }
 
-  HaloExchange(HaloExchange&&) noexcept = default;
-  HaloExchange& operator=(HaloExchange&&) noexcept = default;
+  HaloExchange(HaloExchange&&) noexcept = default;  ///< takes over the other halo's plans and parts
+  HaloExchange& operator=(HaloExchange&&) noexcept = default;  ///< takes over the other halo's plans and parts
 
-  Rank processes() const noexcept { return forward_->processes(); }
-  // Process r's maps; a halo from create() has its own member's only.
+  Rank processes() const noexcept { return forward_->processes(); }  ///< the job's processes (the plans')
+  /// Process r's maps; a halo from create() has its own member's only.
   const HaloMap& map(Rank r) const { return part(r).map; }
-  const schedulers::ExchangePlan& forward_plan() const noexcept { return *forward_; }
+  const schedulers::ExchangePlan& forward_plan() const noexcept { return *forward_; }  ///< the plan forward() runs
+  /// The plan reverse() runs: forward's transposed.
   const schedulers::ExchangePlan& reverse_plan() const noexcept { return *reverse_; }
 
-  // Process r's rows of `a` (a matrix of its pattern), its columns in r's
-  // local numbering: y's owned entries = local_rows * (owned, then ghosts).
-  // Each row keeps a's order of entries, so that a product sums in the same
-  // order as the global one and gives the same bits.
+  /// Process r's rows of `a` (a matrix of its pattern), its columns in r's
+  /// local numbering: y's owned entries = local_rows * (owned, then ghosts).
+  /// Each row keeps a's order of entries, so that a product sums in the same
+  /// order as the global one and gives the same bits.
   template <class V>
   CsrMatrix<V> local_rows(const CsrMatrix<V>& a, Rank r) const;
 
-  // Like SFBcast: every ghost gets its owner's entry. owned and ghosts are
-  // comm.rank()'s, map().owned.size() and map().ghosts.size() long. The call
-  // checks the spans and packs what `owned` sends; awaiting what it returns,
-  // the forward plan's run (no coroutine frame of its own), moves it.
+  /// Like SFBcast: every ghost gets its owner's entry. owned and ghosts are
+  /// comm.rank()'s, map().owned.size() and map().ghosts.size() long. The call
+  /// checks the spans and packs what `owned` sends; awaiting what it returns,
+  /// the forward plan's run (no coroutine frame of its own), moves it.
   schedulers::ExchangeRun forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const;
-  // Like SFReduce: owned[i] = op(owned[i], ghost) for every ghost copy of
-  // owned entry i held elsewhere, in the holders' rank order; op(T, T) -> T.
-  // The call checks the spans; awaiting what it returns moves the ghosts and
-  // adds them in.
   template <class Op>
   class ReverseRun;
+  /// Like SFReduce: owned[i] = op(owned[i], ghost) for every ghost copy of
+  /// owned entry i held elsewhere, in the holders' rank order; op(T, T) -> T.
+  /// The call checks the spans; awaiting what it returns moves the ghosts and
+  /// adds them in.
   template <class Op>
   ReverseRun<Op> reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned, Op op) const;
 
  private:
-  // A process's map and its scratch: one entry per value it sends (forward)
-  // or receives (reverse), and the spans plan.run takes, cut once.
+  /// A process's map and its scratch: one entry per value it sends (forward)
+  /// or receives (reverse), and the spans plan.run takes, cut once.
   struct Part {
     explicit Part(HaloMap m) : map(std::move(m)), packed(map.sent.size()) {
       for (std::size_t d = 0; d < map.destinations.size(); ++d) {
@@ -170,9 +176,9 @@ class HaloExchange {
     }
     return t;
   }
-  // The packing and unpacking loops, in functions of their own: inside a
-  // coroutine, the compiler keeps a loop's index in the frame and stores it
-  // there on every iteration.
+  /// The packing and unpacking loops, in functions of their own: inside a
+  /// coroutine, the compiler keeps a loop's index in the frame and stores it
+  /// there on every iteration.
   static void pack_forward(Part& p, std::span<const T> owned, std::span<T> ghosts);
   static void point_reverse(Part& p, std::span<const T> ghosts);
   template <class Op>
@@ -188,7 +194,7 @@ class HaloExchange {
     }
     return *parts_[r - first_];
   }
-  // comm.rank()'s part, once the spans' lengths are its map's.
+  /// comm.rank()'s part, once the spans' lengths are its map's.
   Part& checked_part(const Communicator& comm, const char* call, std::size_t owned, std::size_t ghosts) const {
     Part& p = part(comm.rank());
     if (owned != p.map.owned.size() || ghosts != p.map.ghosts.size()) {
@@ -199,32 +205,34 @@ class HaloExchange {
     }
     return p;
   }
-  // The stretch of `ghosts` that source s fills (forward) or is sent (reverse).
+  /// The stretch of `ghosts` that source s fills (forward) or is sent (reverse).
   template <class Span>
   static Span from_source(const HaloMap& m, Span ghosts, std::size_t s) {
     return ghosts.subspan(m.source_start[s], m.source_start[s + 1] - m.source_start[s]);
   }
 
-  Rank first_ = 0;  // the rank of parts_[0]
-  // unique_ptr: a Part's spans point into its own buffer, which must not move.
+  Rank first_ = 0;  ///< the rank of parts_[0]
+  /// unique_ptr: a Part's spans point into its own buffer, which must not move.
   std::vector<std::unique_ptr<Part>> parts_;
-  // Their compiled runs' keys: each node's own for plans from the whole
-  // pattern, rank 0's node and count for plans from create()
-  // (exchange_plan.cpp, local_copy_key and shared_copy_key).
+  /// Their compiled runs' keys: each node's own for plans from the whole
+  /// pattern, rank 0's node and count for plans from create()
+  /// (exchange_plan.cpp, local_copy_key and shared_copy_key).
   std::unique_ptr<schedulers::ExchangePlan> forward_, reverse_;
 };
 
-// What reverse() returns: the reverse plan's run, and then, as its awaiting
-// ends, the sums into the owned entries. Awaited once, where it is made.
+/// What reverse() returns: the reverse plan's run, and then, as its awaiting
+/// ends, the sums into the owned entries. Awaited once, where it is made.
 template <class T>
 template <class Op>
 class [[nodiscard]] HaloExchange<T>::ReverseRun {
  public:
+  /// The reverse plan's run of `part`'s ghosts, to add into `owned` with `op`.
   ReverseRun(schedulers::ExchangeRun run, const Part& part, std::span<T> owned, Op op)
       : run_(std::move(run)), part_(&part), owned_(owned), op_(std::move(op)) {}
-  bool await_ready() { return run_.await_ready(); }
+  bool await_ready() { return run_.await_ready(); }  ///< whether the reverse exchange has completed already
+  /// Waits for the reverse exchange.
   std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter) { return run_.await_suspend(awaiter); }
-  void await_resume() {
+  void await_resume() {  ///< completes the exchange, then adds the received ghosts into the owned entries
     run_.await_resume();
     unpack_reverse(*part_, owned_, op_);
   }
@@ -279,9 +287,9 @@ CsrMatrix<V> HaloExchange<T>::local_rows(const CsrMatrix<V>& a, Rank r) const {
   return local;
 }
 
-// The plans' runs keep their own copy of the communicator: a caller's
-// temporary (a Process converted on the way in) may be gone by the time the
-// run is awaited.
+/// The plans' runs keep their own copy of the communicator: a caller's
+/// temporary (a Process converted on the way in) may be gone by the time the
+/// run is awaited.
 template <class T>
 schedulers::ExchangeRun HaloExchange<T>::forward(const Communicator& comm, std::span<const T> owned,
                                                  std::span<T> ghosts) const {
@@ -290,6 +298,7 @@ schedulers::ExchangeRun HaloExchange<T>::forward(const Communicator& comm, std::
   return forward_->run(comm, p.packed_out, p.ghosts_in);
 }
 
+/// Checks the spans, points the run at comm.rank()'s ghosts, and starts the reverse plan's run.
 template <class T>
 template <class Op>
 typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::reverse(const Communicator& comm,

@@ -9,8 +9,11 @@
 
 namespace switchyard::dynamic {
 
+/// The Poisson request streams of N nodes (one PoissonArrivals each, stream = the
+/// node), handed out in time order per node up to a given time.
 class ArrivalStreams {
  public:
+  /// `nodes` streams of `rate` requests per node per time unit, drawn from `seed`.
   ArrivalStreams(std::int32_t nodes, double rate, std::uint64_t seed) {
     streams_.reserve(static_cast<std::size_t>(nodes));
     for (std::int32_t v = 0; v < nodes; ++v) {
@@ -18,8 +21,8 @@ class ArrivalStreams {
       next_.push_back(streams_.back().next());
     }
   }
-  // Calls on_request(node, time) for every request generated before `time`
-  // not handed out yet: node by node, each node's in time order.
+  /// Calls on_request(node, time) for every request generated before `time`
+  /// not handed out yet: node by node, each node's in time order.
   template <class OnRequest>
   void until(double time, OnRequest&& on_request) {
     for (std::size_t v = 0; v < streams_.size(); ++v) {

@@ -16,15 +16,19 @@
 
 namespace switchyard::dynamic {
 
+/// A PMNS whose time is linear in M: the parallel prefix, then the M single-node
+/// scatters one after another (see the file's description). Its X is the longest
+/// single-node scatter, its V the prefix's 2H slots.
 class SequentialScatterPmns final : public StaticAlgorithm {
  public:
-  // Routes (and checks in the slot simulator) the N single-node scatters once.
+  /// Routes (and checks in the slot simulator) the N single-node scatters once.
   explicit SequentialScatterPmns(const primitives::VirtualNetwork& network);
-  std::string name() const override { return "PMNS"; }
-  std::int32_t nodes() const override { return nodes_; }
+  std::string name() const override { return "PMNS"; }  ///< "PMNS"
+  std::int32_t nodes() const override { return nodes_; }  ///< N
   double per_request_slots() const override { return static_cast<double>(longest_scatter_); }
   double fixed_slots() const override { return static_cast<double>(prefix_); }
   std::int64_t execute(std::span<const std::int32_t> origins, DeliverySink& sink) override;
+  /// The registry's name of the single-node scatter algorithm it routes with.
   std::string scatter_algorithm() const { return scatter_algorithm_; }
 
  private:
@@ -32,8 +36,8 @@ class SequentialScatterPmns final : public StaticAlgorithm {
   std::int64_t prefix_;
   std::int64_t longest_scatter_ = 0;
   std::string scatter_algorithm_;
-  std::vector<std::int32_t> scatter_slots_;  // T_SNS(s)
-  std::vector<std::int32_t> arrival_;        // arrival_[s * N + d]: slot (from 1) the packet s -> d arrives
+  std::vector<std::int32_t> scatter_slots_;  ///< T_SNS(s)
+  std::vector<std::int32_t> arrival_;        ///< arrival_[s * N + d]: slot (from 1) the packet s -> d arrives
 };
 
 }  // namespace switchyard::dynamic

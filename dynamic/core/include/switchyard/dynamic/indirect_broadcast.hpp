@@ -9,16 +9,18 @@
 
 namespace switchyard::dynamic {
 
+/// The PMNB of primitives/pmnb.hpp as a StaticAlgorithm: X = 1/k, V = Lbar + 2 delta.
 class PmnbAlgorithm final : public StaticAlgorithm {
  public:
-  // `network` must outlive the algorithm; throws InvalidArgument when `trees`
-  // are not edge-disjoint spanning trees of it.
+  /// `network` must outlive the algorithm; throws InvalidArgument when `trees`
+  /// are not edge-disjoint spanning trees of it.
   PmnbAlgorithm(const primitives::VirtualNetwork& network, const primitives::EdgeDisjointTrees& trees);
-  std::string name() const override { return "PMNB"; }
-  std::int32_t nodes() const override { return nodes_; }
+  std::string name() const override { return "PMNB"; }  ///< "PMNB"
+  std::int32_t nodes() const override { return nodes_; }  ///< N
   double per_request_slots() const override { return 1.0 / planner_.trees(); }
   double fixed_slots() const override { return planner_.mean_tree_diameter() + 2.0 * planner_.diameter(); }
   std::int64_t execute(std::span<const std::int32_t> origins, DeliverySink& sink) override;
+  /// The planner every execution plans with.
   const primitives::PmnbPlanner& planner() const noexcept { return planner_; }
 
  private:

@@ -12,10 +12,11 @@
 
 namespace switchyard::dynamic {
 
+/// One producer's request times (see the file's description).
 class PoissonArrivals {
  public:
-  // `rate` requests per time unit (a slot, or a second); `stream` names the
-  // producer, so that producers of one seed draw unrelated gaps.
+  /// `rate` requests per time unit (a slot, or a second); `stream` names the
+  /// producer, so that producers of one seed draw unrelated gaps.
   PoissonArrivals(double rate, std::uint64_t seed, std::uint64_t stream)
       : rng_(splitmix64(seed ^ splitmix64(stream))), rate_(rate) {
     if (!(rate > 0) || !std::isfinite(rate)) {
@@ -23,14 +24,14 @@ class PoissonArrivals {
     }
   }
 
-  // The time of the next request since the start, each gap exponential with
-  // mean 1/rate: -ln(1 - u)/rate for u uniform in [0, 1), never infinite.
+  /// The time of the next request since the start, each gap exponential with
+  /// mean 1/rate: -ln(1 - u)/rate for u uniform in [0, 1), never infinite.
   double next() noexcept {
     now_ += -std::log1p(-unit_interval(rng_())) / rate_;
     return now_;
   }
 
-  double rate() const noexcept { return rate_; }
+  double rate() const noexcept { return rate_; }  ///< requests per time unit
 
  private:
   SplitMix64 rng_;

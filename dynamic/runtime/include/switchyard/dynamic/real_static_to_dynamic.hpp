@@ -23,26 +23,27 @@
 
 namespace switchyard::dynamic {
 
+/// A static task of the real-mode static-to-dynamic wrapper: runs one period's requests among the routers.
 class RealStaticAlgorithm {
  public:
   virtual ~RealStaticAlgorithm() = default;
-  // Bytes of one request as a producer hands it to its router, for packets
-  // of `packet_bytes` (header and payload) among `nodes` routers.
+  /// Bytes of one request as a producer hands it to its router, for packets
+  /// of `packet_bytes` (header and payload) among `nodes` routers.
   virtual std::size_t request_bytes(std::size_t packet_bytes, Rank nodes) const = 0;
-  // One period: every router calls it with every router's count (the
-  // prefix's result) and its own counts[me] requests, back to back in `mine`.
-  // `receive` is called with every packet that reaches this router.
+  /// One period: every router calls it with every router's count (the
+  /// prefix's result) and its own counts[me] requests, back to back in `mine`.
+  /// `receive` is called with every packet that reaches this router.
   virtual Task<void> run(Communicator routers, std::span<const std::uint64_t> counts, std::span<const std::byte> mine,
                          std::size_t packet_bytes, const std::function<void(std::span<const std::byte>)>& receive) = 0;
 };
 
-// Indirect broadcasting's static task: the period's M packets (a request is
-// one packet, to every other node) in one primitives::pmnb among the routers
-// that hold some, each sender's block its packets padded to the largest count.
+/// Indirect broadcasting's static task: the period's M packets (a request is
+/// one packet, to every other node) in one primitives::pmnb among the routers
+/// that hold some, each sender's block its packets padded to the largest count.
 std::unique_ptr<RealStaticAlgorithm> real_pmnb_broadcast();
-// Dynamic scattering's static task: a request is one packet per node (its own
-// slot unused); the period's requests in one primitives::pmns, each block the
-// sender's packets for that destination padded to the largest count.
+/// Dynamic scattering's static task: a request is one packet per node (its own
+/// slot unused); the period's requests in one primitives::pmns, each block the
+/// sender's packets for that destination padded to the largest count.
 std::unique_ptr<RealStaticAlgorithm> real_pmns_scatter();
 
 }  // namespace switchyard::dynamic

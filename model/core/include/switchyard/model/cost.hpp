@@ -89,34 +89,38 @@
 
 namespace switchyard::model {
 
+/// What one superstep costs, in units: its most expensive submachine's terms.
 struct SuperstepCost {
-  double max_send_receive = 0;      // max_i (S_i + R_i) (per core: calibrated)
-  double link_congestion = 0;       // C_l
-  double processor_congestion = 0;  // C_p
-  double synchronisation = 0;       // ring_sync: the superstep's hand-off and ring refills
-  double communication = 0;         // the sum of the four
-  double computation = 0;           // max_i ceil(t_i / l), at least 1
-  double total() const noexcept { return communication + computation; }
+  double max_send_receive = 0;      ///< max_i (S_i + R_i) (per core: calibrated)
+  double link_congestion = 0;       ///< C_l
+  double processor_congestion = 0;  ///< C_p
+  double synchronisation = 0;       ///< ring_sync: the superstep's hand-off and ring refills
+  double communication = 0;         ///< the sum of the four
+  double computation = 0;           ///< max_i ceil(t_i / l), at least 1
+  double total() const noexcept { return communication + computation; }  ///< communication + computation
 };
 
-// S_i and R_i of one process in one submachine's transfers (Fig. 1).
+/// S_i and R_i of one process in one submachine's transfers (Fig. 1).
 struct SendReceive {
-  double send = 0;
-  double receive = 0;
+  double send = 0;  ///< S_i, in units
+  double receive = 0;  ///< R_i, in units
 };
 
-// Fig. 1 for every member of a submachine: result[k] is members[k]'s S and R.
+/// Fig. 1 for every member of a submachine: result[k] is members[k]'s S and R.
 std::vector<SendReceive> send_receive_times(const Machine& machine, const Submachine& submachine);
 
+/// The charges of one superstep on `machine` (by machine.variant; see the file's description).
 SuperstepCost cost(const Machine& machine, const Superstep& step);
 
+/// What an algorithm costs, in units: the sums over its supersteps.
 struct AlgorithmCost {
-  double communication = 0;
-  double computation = 0;
-  std::vector<SuperstepCost> steps;
-  double total() const noexcept { return communication + computation; }
+  double communication = 0;  ///< sum of the supersteps' communication
+  double computation = 0;  ///< sum of the supersteps' computation
+  std::vector<SuperstepCost> steps;  ///< each superstep's cost, in order
+  double total() const noexcept { return communication + computation; }  ///< communication + computation
 };
 
+/// The charges of every superstep of `algorithm`, and their sums.
 AlgorithmCost cost(const Machine& machine, const Algorithm& algorithm);
 
 }  // namespace switchyard::model

@@ -19,17 +19,17 @@
 
 namespace switchyard::model {
 
-// A round in which a figure exceeds this multiple of the figure's fastest
-// round is slow. In normal rounds the copy came within 1.22 of the fastest
-// (often the first round, whose copy runs 12 % faster than the rest's) and
-// the message within 1.19; in slow ones the copy took 1.25-4 times as long,
-// the message 1.4-1.6 times when the copy was under 1.4 (the second state).
+/// A round in which a figure exceeds this multiple of the figure's fastest
+/// round is slow. In normal rounds the copy came within 1.22 of the fastest
+/// (often the first round, whose copy runs 12 % faster than the rest's) and
+/// the message within 1.19; in slow ones the copy took 1.25-4 times as long,
+/// the message 1.4-1.6 times when the copy was under 1.4 (the second state).
 inline constexpr double kSlowRoundFactor = 1.3;
 
-// Per round, whether it is slow: figures[f][k] is figure f's time in round k
-// (ns). Needs at least one figure, each with one time per round (the same
-// number of rounds, at least one), all finite and > 0, and a finite factor >=
-// 1; else std::invalid_argument.
+/// Per round, whether it is slow: figures[f][k] is figure f's time in round k
+/// (ns). Needs at least one figure, each with one time per round (the same
+/// number of rounds, at least one), all finite and > 0, and a finite factor >=
+/// 1; else std::invalid_argument.
 std::vector<bool> detect_slow_rounds(std::span<const std::vector<double>> figures, double factor = kSlowRoundFactor);
 
 }  // namespace switchyard::model

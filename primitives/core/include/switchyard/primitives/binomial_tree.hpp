@@ -13,31 +13,33 @@
 
 namespace switchyard::primitives {
 
-// Slots a binomial broadcast over n nodes takes: ceil(log2 n); 0 for n <= 1.
+/// Slots a binomial broadcast over n nodes takes: ceil(log2 n); 0 for n <= 1.
 constexpr int binomial_slots(std::int64_t n) noexcept {
   return n <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<std::uint64_t>(n - 1)));
 }
 
-// The rank of `rank` relative to `root` in a group of n, and back.
+/// The rank of `rank` relative to `root` in a group of n, and back.
 constexpr std::int64_t relative_rank(std::int64_t rank, std::int64_t root, std::int64_t n) noexcept {
   return (rank - root + n) % n;
 }
+/// The absolute rank of relative rank `relative` (relative_rank's inverse).
 constexpr std::int64_t absolute_rank(std::int64_t relative, std::int64_t root, std::int64_t n) noexcept {
   return (relative + root) % n;
 }
 
-// The slot in which relative rank v > 0 receives: the index of its highest set
-// bit. Its parent (who sends to it then) is v without that bit.
+/// The slot in which relative rank v > 0 receives: the index of its highest set
+/// bit. Its parent (who sends to it then) is v without that bit.
 constexpr int binomial_receive_slot(std::int64_t v) noexcept {
   return static_cast<int>(std::bit_width(static_cast<std::uint64_t>(v))) - 1;
 }
+/// The parent of relative rank v > 0: v without its highest set bit.
 constexpr std::int64_t binomial_parent(std::int64_t v) noexcept {
   return v - (std::int64_t{1} << binomial_receive_slot(v));
 }
 
-// Calls f(child, slot) for each child of relative rank v in a tree over n
-// nodes, in slot order (the first child receives the largest subtree last, so
-// reversing the order gives the accumulation/gather schedule).
+/// Calls f(child, slot) for each child of relative rank v in a tree over n
+/// nodes, in slot order (the first child receives the largest subtree last, so
+/// reversing the order gives the accumulation/gather schedule).
 template <class F>
 constexpr void for_each_binomial_child(std::int64_t v, std::int64_t n, F&& f) {
   const int first = v == 0 ? 0 : binomial_receive_slot(v) + 1;
@@ -48,21 +50,21 @@ constexpr void for_each_binomial_child(std::int64_t v, std::int64_t n, F&& f) {
   }
 }
 
-// Nodes in the subtree of relative rank v (v itself included): the u < n
-// that agree with v in the bits up to v's receive slot, u = v (mod 2^(slot+1)),
-// which is what a scatter sends to v in one message.
+/// Nodes in the subtree of relative rank v (v itself included): the u < n
+/// that agree with v in the bits up to v's receive slot, u = v (mod 2^(slot+1)),
+/// which is what a scatter sends to v in one message.
 constexpr std::int64_t binomial_subtree_size(std::int64_t v, std::int64_t n) noexcept {
   if (v == 0) return n;
   const std::int64_t stride = std::int64_t{2} << binomial_receive_slot(v);
   return (n - v + stride - 1) / stride;
 }
 
-// The tree in preorder, each node's children by decreasing slot: every
-// subtree is a range of consecutive positions starting at its root, so a
-// scatter's relay holds its subtree's blocks in one piece, and an accumulation
-// that combines a node's children by decreasing slot (the reverse of the
-// broadcast's order) combines the positions in order. binomial_position(v, n)
-// is v's position, binomial_node_at its inverse.
+/// The tree in preorder, each node's children by decreasing slot: every
+/// subtree is a range of consecutive positions starting at its root, so a
+/// scatter's relay holds its subtree's blocks in one piece, and an accumulation
+/// that combines a node's children by decreasing slot (the reverse of the
+/// broadcast's order) combines the positions in order. binomial_position(v, n)
+/// is v's position, binomial_node_at its inverse.
 constexpr std::int64_t binomial_position(std::int64_t v, std::int64_t n) noexcept {
   std::int64_t position = 0;
   std::int64_t node = 0;
@@ -75,6 +77,7 @@ constexpr std::int64_t binomial_position(std::int64_t v, std::int64_t n) noexcep
   }
   return position;
 }
+/// The relative rank at preorder position `position` (binomial_position's inverse).
 constexpr std::int64_t binomial_node_at(std::int64_t position, std::int64_t n) noexcept {
   std::int64_t node = 0;
   std::int64_t at = 0;  // node's position

@@ -8,9 +8,9 @@
 
 namespace switchyard::primitives {
 
-// A random tree (node v > 0 joins a uniformly drawn earlier node, after a
-// random relabelling) plus `extra_links` distinct random links more (fewer if
-// the complete graph runs out). Throws InvalidArgument for n < 1.
+/// A random tree (node v > 0 joins a uniformly drawn earlier node, after a
+/// random relabelling) plus `extra_links` distinct random links more (fewer if
+/// the complete graph runs out). Throws InvalidArgument for n < 1.
 VirtualNetwork random_connected_graph(Node n, std::int64_t extra_links, std::uint64_t seed);
 
 }  // namespace switchyard::primitives

@@ -41,31 +41,36 @@ namespace switchyard::primitives {
 
 using switchyard::Rank;
 
+/// The static tasks of Fig. 1, in its order.
 enum class StaticTask {
   kOneToOne, kSnb, kSna, kSsnb, kSsna, kSns, kSng, kSsns, kSsng,
   kPermutation, kMnb, kPmnb, kPmna, kTe, kPmns, kPmng,
 };
-inline constexpr std::size_t kStaticTasks = 16;
+inline constexpr std::size_t kStaticTasks = 16;  ///< the number of static tasks
 
+/// Who sends in a task: one process, some, or everyone.
 enum class Senders { kOne, kSome, kEveryone };
+/// To whom a task's senders send.
 enum class Receivers {
-  kOne,         // one destination, common to all senders
-  kSomeCommon,  // a set of destinations common to all senders (each sender skips itself)
-  kEveryone,    // every other process
-  kOneEach,     // one destination per sender, no two the same
+  kOne,         ///< one destination, common to all senders
+  kSomeCommon,  ///< a set of destinations common to all senders (each sender skips itself)
+  kEveryone,    ///< every other process
+  kOneEach,     ///< one destination per sender, no two the same
 };
+/// What a task's packets are: copied to every destination, combined on the way, or personalized.
 enum class Packets { kCopied, kCombined, kPersonal };
 
+/// A task's shape: a box of Fig. 1.
 struct TaskShape {
-  StaticTask task;
-  std::string_view name;  // as on the command line
-  Senders senders;
-  Receivers receivers;
-  Packets packets;
-  int level;  // Fig. 1's order, least expensive first
+  StaticTask task;  ///< the task
+  std::string_view name;  ///< as on the command line
+  Senders senders;  ///< who sends
+  Receivers receivers;  ///< to whom
+  Packets packets;  ///< copied, combined or personal packets
+  int level;  ///< Fig. 1's order, least expensive first
 };
 
-// Fig. 1, the boxes.
+/// Fig. 1, the boxes.
 inline constexpr std::array<TaskShape, kStaticTasks> kTasks{{
     {StaticTask::kOneToOne, "one-to-one", Senders::kOne, Receivers::kOne, Packets::kPersonal, 0},
     {StaticTask::kSnb, "snb", Senders::kOne, Receivers::kEveryone, Packets::kCopied, 1},
@@ -85,20 +90,24 @@ inline constexpr std::array<TaskShape, kStaticTasks> kTasks{{
     {StaticTask::kPmng, "pmng", Senders::kEveryone, Receivers::kSomeCommon, Packets::kPersonal, 9},
 }};
 
+/// The shape of task t.
 inline const TaskShape& shape_of(StaticTask t) { return kTasks[static_cast<std::size_t>(t)]; }
+/// The task's name, as on the command line.
 inline std::string_view task_name(StaticTask t) { return shape_of(t).name; }
 
-// Fig. 1, the arcs: `from` covers every pattern of `to`.
+/// Fig. 1, the arcs: `from` covers every pattern of `to`.
 enum class Arc {
-  kGeneralizes,  // box inclusion: `to` is a special case of `from`
-  kCanSolve,     // solid arc: an algorithm for `from` solves `to`
-  kMultinode,    // dashed arc: `from` is a multinode version of `to`
+  kGeneralizes,  ///< box inclusion: `to` is a special case of `from`
+  kCanSolve,     ///< solid arc: an algorithm for `from` solves `to`
+  kMultinode,    ///< dashed arc: `from` is a multinode version of `to`
 };
+/// One arc of Fig. 1.
 struct HierarchyArc {
-  StaticTask from;
-  StaticTask to;
-  Arc kind;
+  StaticTask from;  ///< the task that covers
+  StaticTask to;  ///< the task it covers
+  Arc kind;  ///< which kind of arc
 };
+/// Fig. 1, every arc.
 inline constexpr std::array<HierarchyArc, 25> kArcs{{
     {StaticTask::kSsnb, StaticTask::kSnb, Arc::kGeneralizes},
     {StaticTask::kSsna, StaticTask::kSna, Arc::kGeneralizes},
@@ -127,30 +136,31 @@ inline constexpr std::array<HierarchyArc, 25> kArcs{{
     {StaticTask::kPmns, StaticTask::kSsng, Arc::kCanSolve},
 }};
 
-// What one process sends.
+/// What one process sends.
 struct PatternSends {
-  std::vector<Rank> to;      // destinations, strictly increasing, never the process itself
-  bool same_packet = false;  // one packet, copied to every destination
+  std::vector<Rank> to;      ///< destinations, strictly increasing, never the process itself
+  bool same_packet = false;  ///< one packet, copied to every destination
 };
 
+/// A communication pattern: who sends a packet to whom (see the file's description).
 struct Pattern {
-  Rank processes = 0;
-  std::vector<PatternSends> sends;  // one per process
-  bool combinable = false;          // packets to one destination may be combined
-  std::uint64_t bytes = 0;          // of every packet
+  Rank processes = 0;  ///< the processes, ranks 0 .. processes - 1
+  std::vector<PatternSends> sends;  ///< one per process
+  bool combinable = false;          ///< packets to one destination may be combined
+  std::uint64_t bytes = 0;          ///< of every packet
 };
 
-// A task instance that executes a pattern.
+/// A task instance that executes a pattern.
 struct Classification {
-  StaticTask task = StaticTask::kTe;
-  std::vector<Rank> senders;    // the instance's senders (everyone: all ranks)
-  std::vector<Rank> receivers;  // its common destinations (kOne, kSomeCommon); everyone: all ranks; kOneEach: empty
-  std::uint64_t transmissions = 0;  // packets the instance sends
+  StaticTask task = StaticTask::kTe;  ///< the task of the instance
+  std::vector<Rank> senders;    ///< the instance's senders (everyone: all ranks)
+  std::vector<Rank> receivers;  ///< its common destinations (kOne, kSomeCommon); everyone: all ranks; kOneEach: empty
+  std::uint64_t transmissions = 0;  ///< packets the instance sends
 };
 
 namespace detail {
 
-// Throws InvalidArgument naming the process and entry of a malformed pattern.
+/// Throws InvalidArgument naming the process and entry of a malformed pattern.
 inline void check_pattern(const Pattern& p) {
   const auto bad = [](const std::string& m) { throw InvalidArgument("switchyard::primitives::classify: " + m); };
   if (p.sends.size() != p.processes) {
@@ -178,7 +188,7 @@ inline std::vector<Rank> all_ranks(Rank n) {
   return r;
 }
 
-// The cheapest instance of `shape` covering p, if any (p checked).
+/// The cheapest instance of `shape` covering p, if any (p checked).
 inline std::optional<Classification> cover(const TaskShape& shape, const Pattern& p) {
   const Rank n = p.processes;
   std::vector<Rank> sources, destinations;
@@ -233,15 +243,15 @@ inline std::optional<Classification> cover(const TaskShape& shape, const Pattern
 
 }  // namespace detail
 
-// Whether `task` can execute p, and with which instance (the cheapest).
+/// Whether `task` can execute p, and with which instance (the cheapest).
 inline std::optional<Classification> covering_instance(StaticTask task, const Pattern& p) {
   detail::check_pattern(p);
   return detail::cover(shape_of(task), p);
 }
 
-// The least expensive task of the hierarchy that executes p: fewest packet
-// transmissions, then lowest in Fig. 1. Throws InvalidArgument for a
-// malformed or empty pattern. TE covers every pattern, so there always is one.
+/// The least expensive task of the hierarchy that executes p: fewest packet
+/// transmissions, then lowest in Fig. 1. Throws InvalidArgument for a
+/// malformed or empty pattern. TE covers every pattern, so there always is one.
 inline Classification classify(const Pattern& p) {
   detail::check_pattern(p);
   std::optional<Classification> best;

@@ -20,27 +20,28 @@
 
 namespace switchyard::primitives {
 
+/// Greedy forwarding on edge-disjoint spanning trees (see the file's description).
 class GreedyTreeForwarding {
  public:
-  // `trees` must be spanning trees over `nodes` nodes (checked by the caller:
-  // check_edge_disjoint_spanning_trees).
+  /// `trees` must be spanning trees over `nodes` nodes (checked by the caller:
+  /// check_edge_disjoint_spanning_trees).
   GreedyTreeForwarding(Node nodes, const EdgeDisjointTrees& trees, Duplex duplex);
 
-  // Packet `packet` enters at `source` as a packet of class `tree`: queued on
-  // every tree link of `source`. It can first cross a link in the next step().
+  /// Packet `packet` enters at `source` as a packet of class `tree`: queued on
+  /// every tree link of `source`. It can first cross a link in the next step().
   void inject(PacketId packet, int tree, Node source);
-  // One slot: every link sends what the rule allows; each packet that arrives
-  // is queued onward (it can leave again next slot). Returns the slot's
-  // transmissions, in link order, valid until the next call.
+  /// One slot: every link sends what the rule allows; each packet that arrives
+  /// is queued onward (it can leave again next slot). Returns the slot's
+  /// transmissions, in link order, valid until the next call.
   std::span<const Transmission> step();
-  // Packets waiting on links (a packet queued on three links counts three times).
+  /// Packets waiting on links (a packet queued on three links counts three times).
   std::int64_t queued() const noexcept { return queued_; }
-  bool idle() const noexcept { return queued_ == 0; }
-  int trees() const noexcept { return static_cast<int>(tree_begin_.size()) - 1; }
+  bool idle() const noexcept { return queued_ == 0; }  ///< no packet is queued
+  int trees() const noexcept { return static_cast<int>(tree_begin_.size()) - 1; }  ///< k, the number of trees
 
  private:
-  // A FIFO that reuses its storage once drained (and compacts when half of it
-  // is consumed), so a busy link's queue never grows with the packets it ever held.
+  /// A FIFO that reuses its storage once drained (and compacts when half of it
+  /// is consumed), so a busy link's queue never grows with the packets it ever held.
   struct Queue {
     std::vector<PacketId> items;
     std::size_t head = 0;
@@ -53,18 +54,18 @@ class GreedyTreeForwarding {
 
   Duplex duplex_;
   Node nodes_;
-  std::vector<Node> arc_to_;      // arcs 2i and 2i + 1 are the two directions of tree link i
+  std::vector<Node> arc_to_;      ///< arcs 2i and 2i + 1 are the two directions of tree link i
   std::vector<Node> arc_from_;
   std::vector<std::int32_t> arc_tree_;
   std::vector<Queue> queue_;
-  // The arcs leaving node v in tree j: out_[out_begin_[j * N + v] .. out_begin_[j * N + v + 1]).
+  /// The arcs leaving node v in tree j: out_[out_begin_[j * N + v] .. out_begin_[j * N + v + 1]).
   std::vector<std::int64_t> out_begin_;
   std::vector<std::int64_t> out_;
-  std::vector<std::int64_t> tree_begin_;  // tree j's links are tree_begin_[j] .. tree_begin_[j + 1]
-  std::vector<std::int64_t> busy_;        // links with a packet queued, each once
-  std::vector<std::uint8_t> listed_;      // per link: in busy_
+  std::vector<std::int64_t> tree_begin_;  ///< tree j's links are tree_begin_[j] .. tree_begin_[j + 1]
+  std::vector<std::int64_t> busy_;        ///< links with a packet queued, each once
+  std::vector<std::uint8_t> listed_;      ///< per link: in busy_
   std::vector<Transmission> sent_;
-  std::vector<std::int32_t> sent_tree_;   // the class of each of sent_
+  std::vector<std::int32_t> sent_tree_;   ///< the class of each of sent_
   std::int64_t queued_ = 0;
 };
 

@@ -31,12 +31,14 @@
 
 namespace switchyard::primitives {
 
-// An associative operator on byte spans holding elements: acc = acc (+) in.
-// Made from a typed operator by combiner_for.
+/// An associative operator on byte spans holding elements: acc = acc (+) in.
+/// Made from a typed operator by combiner_for.
 struct Combiner {
-  const void* state = nullptr;
+  const void* state = nullptr;  ///< what combine reads the operator from (the typed operator, for combiner_for)
+  /// Combines in into acc, element by element (both whole numbers of element_size bytes).
   void (*combine)(const void* state, std::span<std::byte> acc, std::span<const std::byte> in) = nullptr;
-  std::size_t element_size = 1;
+  std::size_t element_size = 1;  ///< bytes per element
+  /// Acc = acc (+) in.
   void operator()(std::span<std::byte> acc, std::span<const std::byte> in) const { combine(state, acc, in); }
 };
 
@@ -45,7 +47,7 @@ concept SpanOperator = std::invocable<const Op&, std::span<T>, std::span<const T
 template <class T, class Op>
 concept ElementOperator = std::is_invocable_r_v<T, const Op&, T, T>;
 
-// A Combiner calling `op` (which must outlive it) on T elements.
+/// A Combiner calling `op` (which must outlive it) on T elements.
 template <class T, class Op>
   requires(SpanOperator<T, Op> || ElementOperator<T, Op>)
 Combiner combiner_for(const Op& op) {
@@ -66,33 +68,35 @@ Combiner combiner_for(const Op& op) {
   return c;
 }
 
-// The byte-level calls the typed ones below forward to: `mine` and `result`
-// are whole numbers of op.element_size; `op` must outlive the call.
+/// The byte-level calls the typed ones below forward to: `mine` and `result`
+/// are whole numbers of op.element_size; `op` must outlive the call.
 Task<void> sna_bytes(Communicator comm, Rank root, std::span<const std::byte> mine, std::span<std::byte> result,
                      Combiner op, CallOptions options = {});
+/// ssna() on bytes.
 Task<void> ssna_bytes(Communicator comm, Rank root, std::span<const Rank> members, std::span<const std::byte> mine,
                       std::span<std::byte> result, Combiner op, CallOptions options = {});
+/// pmna() on bytes.
 Task<void> pmna_bytes(Communicator comm, std::span<const Rank> destinations, std::span<const std::byte> mine,
                       std::span<std::byte> result, Combiner op, CallOptions options = {});
 
-// SNA: the root's `result` (mine.size() elements) = every member's `mine`
-// combined in rank order. Non-roots' `result` is ignored.
+/// SNA: the root's `result` (mine.size() elements) = every member's `mine`
+/// combined in rank order. Non-roots' `result` is ignored.
 template <class T, class Op>
 Task<void> sna(Communicator comm, Rank root, std::span<const T> mine, std::span<T> result, Op op,
                CallOptions options = {}) {
   co_await sna_bytes(comm, root, std::as_bytes(mine), std::as_writable_bytes(result), combiner_for<T>(op), options);
 }
-// SSNA: as SNA over `members` only (the root need not be one).
+/// SSNA: as SNA over `members` only (the root need not be one).
 template <class T, class Op>
 Task<void> ssna(Communicator comm, Rank root, std::span<const Rank> members, std::span<const T> mine,
                 std::span<T> result, Op op, CallOptions options = {}) {
   co_await ssna_bytes(comm, root, members, std::as_bytes(mine), std::as_writable_bytes(result), combiner_for<T>(op),
                       options);
 }
-// PMNA: every member's `mine` holds destinations.size() blocks of
-// result.size() elements (block j for destinations[j]); destination j's
-// `result` = block j of every member combined. Non-destinations' `result` is
-// ignored (pass an empty span).
+/// PMNA: every member's `mine` holds destinations.size() blocks of
+/// result.size() elements (block j for destinations[j]); destination j's
+/// `result` = block j of every member combined. Non-destinations' `result` is
+/// ignored (pass an empty span).
 template <class T, class Op>
 Task<void> pmna(Communicator comm, std::span<const Rank> destinations, std::span<const T> mine, std::span<T> result,
                 Op op, CallOptions options = {}) {

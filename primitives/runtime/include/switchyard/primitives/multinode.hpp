@@ -28,34 +28,34 @@
 
 namespace switchyard::primitives {
 
-// A permutation entry for a member that sends nothing.
+/// A permutation entry for a member that sends nothing.
 inline constexpr Rank kNoPacket = kAnySource;
 
-// Member r sends `send` to destination[r] (itself: it keeps it; kNoPacket:
-// nothing). destination has comm.size() entries, the same on every member, and
-// no two members name the same destination. A member that some r names
-// receives into `recv`, exactly that packet's size.
+/// Member r sends `send` to destination[r] (itself: it keeps it; kNoPacket:
+/// nothing). destination has comm.size() entries, the same on every member, and
+/// no two members name the same destination. A member that some r names
+/// receives into `recv`, exactly that packet's size.
 Task<void> permutation(Communicator comm, std::span<const Rank> destination, std::span<const std::byte> send,
                        std::span<std::byte> recv, CallOptions options = {});
 
-// MNB: `all` (comm.size() blocks) receives every member's `mine`, in rank order.
+/// MNB: `all` (comm.size() blocks) receives every member's `mine`, in rank order.
 Task<void> mnb(Communicator comm, std::span<const std::byte> mine, std::span<std::byte> all, CallOptions options = {});
-// PMNB: every member's `all` (senders.size() blocks) receives the senders'
-// `mine`, in senders' order. Other members' `mine` is ignored.
+/// PMNB: every member's `all` (senders.size() blocks) receives the senders'
+/// `mine`, in senders' order. Other members' `mine` is ignored.
 Task<void> pmnb(Communicator comm, std::span<const Rank> senders, std::span<const std::byte> mine,
                 std::span<std::byte> all, CallOptions options = {});
 
-// TE: block d of `send` goes to rank d and lands as block s (the sender's
-// rank) of d's `recv`; both hold comm.size() blocks.
+/// TE: block d of `send` goes to rank d and lands as block s (the sender's
+/// rank) of d's `recv`; both hold comm.size() blocks.
 Task<void> te(Communicator comm, std::span<const std::byte> send, std::span<std::byte> recv, CallOptions options = {});
-// PMNS: each sender's `send` holds comm.size() blocks (block d for rank d);
-// every member's `recv` holds senders.size() blocks, in senders' order.
-// Non-senders' `send` is ignored.
+/// PMNS: each sender's `send` holds comm.size() blocks (block d for rank d);
+/// every member's `recv` holds senders.size() blocks, in senders' order.
+/// Non-senders' `send` is ignored.
 Task<void> pmns(Communicator comm, std::span<const Rank> senders, std::span<const std::byte> send,
                 std::span<std::byte> recv, CallOptions options = {});
-// PMNG: every member's `send` holds gatherers.size() blocks (block j for
-// gatherers[j]); each gatherer's `recv` holds comm.size() blocks in rank order.
-// Non-gatherers' `recv` is ignored.
+/// PMNG: every member's `send` holds gatherers.size() blocks (block j for
+/// gatherers[j]); each gatherer's `recv` holds comm.size() blocks in rank order.
+/// Non-gatherers' `recv` is ignored.
 Task<void> pmng(Communicator comm, std::span<const Rank> gatherers, std::span<const std::byte> send,
                 std::span<std::byte> recv, CallOptions options = {});
 

@@ -27,12 +27,14 @@
 
 namespace switchyard::primitives {
 
+/// This member's buffers for run() (see the file's description).
 struct PatternBuffers {
-  std::span<const std::span<const std::byte>> send;
+  std::span<const std::span<const std::byte>> send;  ///< one packet per destination, in the order of p.sends[rank].to
+  /// One buffer per source, in rank order (one for the combined packet, if combinable).
   std::span<const std::span<std::byte>> recv;
 };
 
-// Collective over comm (comm.size() == p.processes). Returns the classification it ran.
+/// Collective over comm (comm.size() == p.processes). Returns the classification it ran.
 Task<Classification> run(Communicator comm, const Pattern& p, PatternBuffers buffers, const Combiner* combine = nullptr,
                          CallOptions options = {});
 

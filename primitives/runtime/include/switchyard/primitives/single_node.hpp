@@ -28,31 +28,31 @@
 
 namespace switchyard::primitives {
 
-// `source` sends `send`; `destination` receives it into `recv` (exactly
-// send.size() bytes). Other members return at once. source == destination copies.
+/// `source` sends `send`; `destination` receives it into `recv` (exactly
+/// send.size() bytes). Other members return at once. source == destination copies.
 Task<void> one_to_one(Communicator comm, Rank source, Rank destination, std::span<const std::byte> send,
                       std::span<std::byte> recv);
 
-// SNB: the root's `buffer` is copied into every member's `buffer` (same size everywhere).
+/// SNB: the root's `buffer` is copied into every member's `buffer` (same size everywhere).
 Task<void> snb(Communicator comm, Rank root, std::span<std::byte> buffer, CallOptions options = {});
-// SSNB: as SNB, to `members` only (and the root).
+/// SSNB: as SNB, to `members` only (and the root).
 Task<void> ssnb(Communicator comm, Rank root, std::span<const Rank> members, std::span<std::byte> buffer,
                 CallOptions options = {});
 
-// SNS: the root's `send` holds comm.size() blocks in rank order; block r lands
-// in rank r's `recv` (the block size is recv.size()). Non-roots' `send` is ignored.
+/// SNS: the root's `send` holds comm.size() blocks in rank order; block r lands
+/// in rank r's `recv` (the block size is recv.size()). Non-roots' `send` is ignored.
 Task<void> sns(Communicator comm, Rank root, std::span<const std::byte> send, std::span<std::byte> recv,
                CallOptions options = {});
-// SSNS: the root's `send` holds members.size() blocks in members' order; a
-// member's `recv` gets its block. Non-members (other than the root) return at once.
+/// SSNS: the root's `send` holds members.size() blocks in members' order; a
+/// member's `recv` gets its block. Non-members (other than the root) return at once.
 Task<void> ssns(Communicator comm, Rank root, std::span<const Rank> members, std::span<const std::byte> send,
                 std::span<std::byte> recv, CallOptions options = {});
 
-// SNG: every member's `send` (one block) lands at position rank of the root's
-// `recv`, which holds comm.size() blocks. Non-roots' `recv` is ignored.
+/// SNG: every member's `send` (one block) lands at position rank of the root's
+/// `recv`, which holds comm.size() blocks. Non-roots' `recv` is ignored.
 Task<void> sng(Communicator comm, Rank root, std::span<const std::byte> send, std::span<std::byte> recv,
                CallOptions options = {});
-// SSNG: members' blocks land in the root's `recv` in members' order.
+/// SSNG: members' blocks land in the root's `recv` in members' order.
 Task<void> ssng(Communicator comm, Rank root, std::span<const Rank> members, std::span<const std::byte> send,
                 std::span<std::byte> recv, CallOptions options = {});
 

@@ -37,45 +37,49 @@ namespace switchyard::primitives {
 using schedulers::CommMatrix;
 using schedulers::MatrixEntry;
 
-// An n x n matrix with `dense_columns` full columns and `dense_rows` full rows
-// at random positions, plus each other entry nonzero with probability
-// `scattered` (kept below one so that no other line fills up), values in
-// [1, 10^9]. Deterministic in `seed`.
+/// An n x n matrix with `dense_columns` full columns and `dense_rows` full rows
+/// at random positions, plus each other entry nonzero with probability
+/// `scattered` (kept below one so that no other line fills up), values in
+/// [1, 10^9]. Deterministic in `seed`.
 CommMatrix dense_lines_matrix(Rank n, Rank dense_columns, Rank dense_rows, double scattered, std::uint64_t seed);
 
-// The sequential reference: row j of a as column j of the transpose.
+/// The sequential reference: row j of a as column j of the transpose.
 std::vector<MatrixEntry> transposed_column(const CommMatrix& a, Rank j);
 
+/// How the transposition moves the entries.
 enum class TransposeMethod {
-  kPmnsPmng,      // the paper's: PMNS for the dense columns, PMNG for the dense rows, scattered entries directly
-  kTotalExchange, // TE of one 8-byte value per pair (zero: none)
-  kExchangePlan,  // an ExchangePlan of the nonzeros with options.scheduler
+  kPmnsPmng,      ///< the paper's: PMNS for the dense columns, PMNG for the dense rows, scattered entries directly
+  kTotalExchange, ///< TE of one 8-byte value per pair (zero: none)
+  kExchangePlan,  ///< an ExchangePlan of the nonzeros with options.scheduler
 };
-const char* to_string(TransposeMethod m) noexcept;
+const char* to_string(TransposeMethod m) noexcept;  ///< the method's name, for reports
 
+/// How a SparseTransposer transposes.
 struct SparseTransposeOptions {
-  TransposeMethod method = TransposeMethod::kPmnsPmng;
-  std::string scheduler = "optimal";  // kExchangePlan only
-  CallOptions calls{};                // the tasks' algorithms (a workspace here must not be run()'s)
+  TransposeMethod method = TransposeMethod::kPmnsPmng;  ///< the paper's, the dense TE or an ExchangePlan
+  std::string scheduler = "optimal";  ///< kExchangePlan only: the schedulers' algorithm
+  CallOptions calls{};                ///< the tasks' algorithms (a workspace here must not be run()'s)
 };
 
+/// The transposition of one matrix structure, planned once and run by every process (see the file's description).
 class SparseTransposer {
  public:
-  // From the whole matrix's structure, which every process knows (the
-  // positions of its dense lines, and of the scattered entries). A line is
-  // dense when it holds n nonzeros.
+  /// From the whole matrix's structure, which every process knows (the
+  /// positions of its dense lines, and of the scattered entries). A line is
+  /// dense when it holds n nonzeros.
   explicit SparseTransposer(const CommMatrix& a, SparseTransposeOptions options = {});
-  ~SparseTransposer();
-  SparseTransposer(SparseTransposer&&) noexcept;
+  ~SparseTransposer();  ///< frees the plan
+  SparseTransposer(SparseTransposer&&) noexcept;  ///< takes over the other transposer's plan
 
+  /// The dense columns' indices, increasing.
   std::span<const Rank> dense_columns() const noexcept { return dense_columns_; }
-  std::span<const Rank> dense_rows() const noexcept { return dense_rows_; }
-  std::uint64_t scattered_entries() const noexcept { return scattered_; }
-  const SparseTransposeOptions& options() const noexcept { return options_; }
+  std::span<const Rank> dense_rows() const noexcept { return dense_rows_; }  ///< the dense rows' indices, increasing
+  std::uint64_t scattered_entries() const noexcept { return scattered_; }  ///< nonzeros outside the dense lines
+  const SparseTransposeOptions& options() const noexcept { return options_; }  ///< as given
 
-  // Collective over comm (comm.size() == n): member j passes column j of A and
-  // gets column j of A's transpose (row j of A), sorted by index; `transposed`
-  // keeps its capacity between calls.
+  /// Collective over comm (comm.size() == n): member j passes column j of A and
+  /// gets column j of A's transpose (row j of A), sorted by index; `transposed`
+  /// keeps its capacity between calls.
   Task<void> run(Communicator comm, std::span<const MatrixEntry> column, std::vector<MatrixEntry>& transposed,
                  Workspace& workspace) const;
 
@@ -91,10 +95,10 @@ class SparseTransposer {
   SparseTransposeOptions options_;
   std::vector<Rank> dense_columns_, dense_rows_;
   std::uint64_t scattered_ = 0;
-  // Scattered entries (i, j) outside the dense lines: rows i of column j (sent
-  // by j), and columns j of row i (received by i), per process.
+  /// Scattered entries (i, j) outside the dense lines: rows i of column j (sent
+  /// by j), and columns j of row i (received by i), per process.
   std::vector<std::vector<Rank>> scattered_to_, scattered_from_;
-  std::unique_ptr<schedulers::ExchangePlan> plan_;  // kExchangePlan
+  std::unique_ptr<schedulers::ExchangePlan> plan_;  ///< kExchangePlan
 };
 
 }  // namespace switchyard::primitives

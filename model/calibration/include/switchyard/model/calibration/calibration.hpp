@@ -120,44 +120,49 @@ class Runtime;
 
 namespace switchyard::model::calibration {
 
+/// How calibrate() samples: runs per figure, rounds, and retries of a disturbed measurement.
 struct CalibrationOptions {
-  // Runs per figure, in all, rounded up to an even number per round (the
-  // paired figures difference pairs of runs).
-  // measured["runs"] says how many ran.
+  /// Runs per figure, in all, rounded up to an even number per round (the
+  /// paired figures difference pairs of runs).
+  /// measured["runs"] says how many ran.
   std::uint32_t repetitions = 210;
-  // The runs of every figure are split into this many rounds, each running
-  // every figure in turn: a burst of load then hits a few runs of each.
+  /// The runs of every figure are split into this many rounds, each running
+  /// every figure in turn: a burst of load then hits a few runs of each.
   std::uint32_t rounds = 7;
-  // Tries of the whole measurement while every round is found in the
-  // co-located state (colocation.hpp), or more than half are slow
-  // (slow_rounds.hpp), a pause between them.
+  /// Tries of the whole measurement while every round is found in the
+  /// co-located state (colocation.hpp), or more than half are slow
+  /// (slow_rounds.hpp), a pause between them.
   std::uint32_t attempts = 3;
-  std::chrono::milliseconds retry_pause{5000};
-  // Hears of each measurement done (optional).
+  std::chrono::milliseconds retry_pause{5000};  ///< the pause between two attempts
+  /// Hears of each measurement done (optional).
   Progress progress;
 };
 
-// Measures the core level on rt (which must have at least one core; with one
-// core the cross-core figures are those of the same core). Every payload byte
-// is verified; a wrong one throws std::runtime_error.
+/// Measures the core level on rt (which must have at least one core; with one
+/// core the cross-core figures are those of the same core). Every payload byte
+/// is verified; a wrong one throws std::runtime_error.
 MachineFile calibrate(Runtime& rt, const CalibrationOptions& options = {});
 
-// The two cores every cross-core figure runs between (OS CPU numbers): the
-// runtime's first two, or its one core twice. `model probe` samples the same.
+/// The two cores every cross-core figure runs between (OS CPU numbers): the
+/// runtime's first two, or its one core twice. `model probe` samples the same.
 struct CalibrationCores {
-  int a = 0, b = 0;
+  /// The first core's OS CPU number.
+  int a = 0, b = 0;  ///< the second's (a, when the runtime has one core)
 };
+/// The two cores calibrate() and `model probe` run the cross-core figures between.
 CalibrationCores calibration_cores(const Runtime& rt);
 
-// The co-location check (colocation.hpp) alone, as calibrate() makes it at
-// both ends of every round: `rounds` rounds, each timing `runs` cross-core and
-// then `runs` same-core 8-byte hand-offs (ns, one way); per round the lower
-// decile of each, and the verdict on them. Both must be >= 1, else
-// std::invalid_argument. On one core every round is normal.
+/// The co-location check (colocation.hpp) alone, as calibrate() makes it at
+/// both ends of every round: `rounds` rounds, each timing `runs` cross-core and
+/// then `runs` same-core 8-byte hand-offs (ns, one way); per round the lower
+/// decile of each, and the verdict on them. Both must be >= 1, else
+/// std::invalid_argument. On one core every round is normal.
 struct ColocationProbe {
-  std::vector<double> cross_core_one_way_ns, same_core_one_way_ns;  // per round
-  ColocationVerdict verdict;
+  /// Per round: the lower decile of the cross-core hand-offs (ns, one way).
+  std::vector<double> cross_core_one_way_ns, same_core_one_way_ns;  ///< per round
+  ColocationVerdict verdict;  ///< co-located or normal, per round
 };
+/// The co-location probe on rt (see ColocationProbe).
 ColocationProbe probe_colocation(Runtime& rt, std::uint32_t rounds, std::uint32_t runs);
 
 }  // namespace switchyard::model::calibration

@@ -34,27 +34,29 @@ class Topology;
 namespace switchyard::model::calibration {
 
 namespace detail {
-// The gathers read the pieces of a message down the columns of a grid
-// kGatherRun lines wide, as 2-lev-r,c reads R blocks C blocks apart: read
-// line after line, the prefetcher streams them (calibration.cpp, packing).
+/// The gathers read the pieces of a message down the columns of a grid
+/// kGatherRun lines wide, as 2-lev-r,c reads R blocks C blocks apart: read
+/// line after line, the prefetcher streams them (calibration.cpp, packing).
 inline constexpr std::uint64_t kGatherRun = 32;
-// The line of a message's piece j (of `pieces`, a multiple of kGatherRun).
+/// The line of a message's piece j (of `pieces`, a multiple of kGatherRun).
 constexpr std::uint64_t gathered_line(std::uint64_t j, std::uint64_t pieces) {
   return j % kGatherRun * (pieces / kGatherRun) + j / kGatherRun;
 }
 }  // namespace detail
 
+/// Samples of the three host-state figures (see the file's description), one per
+/// run: recorded beside a calibration, not used by any parameter.
 struct HostStateSamples {
-  std::vector<double> private_copy_ns_per_line;    // per run
-  std::vector<double> gather_ns_per_piece;         // per run
-  std::vector<double> line_round_trip_ns;          // per run; empty when both cores are one
+  std::vector<double> private_copy_ns_per_line;    ///< per run
+  std::vector<double> gather_ns_per_piece;         ///< per run
+  std::vector<double> line_round_trip_ns;          ///< per run; empty when both cores are one
 };
 
-// `runs` samples of each figure: the copy and the gather on core_a, the
-// round trip between core_a and core_b (OS CPU numbers the topology allows).
-// Every byte copied or gathered is checked; a wrong one throws
-// std::runtime_error. runs == 0, or a core the topology does not allow:
-// std::invalid_argument.
+/// `runs` samples of each figure: the copy and the gather on core_a, the
+/// round trip between core_a and core_b (OS CPU numbers the topology allows).
+/// Every byte copied or gathered is checked; a wrong one throws
+/// std::runtime_error. runs == 0, or a core the topology does not allow:
+/// std::invalid_argument.
 HostStateSamples sample_host_state(const switchyard::Topology& topology, int core_a, int core_b, std::uint32_t runs);
 
 }  // namespace switchyard::model::calibration

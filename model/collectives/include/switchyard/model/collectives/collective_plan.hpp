@@ -31,38 +31,43 @@
 
 namespace switchyard::model::collectives {
 
+/// A collective's buffers on one member; their sizes per operation are in the file's description.
 struct Buffers {
-  std::span<const std::byte> send;
-  std::span<std::byte> recv;
+  std::span<const std::byte> send;  ///< what this member sends (empty where it sends nothing)
+  std::span<std::byte> recv;  ///< where this member receives (empty where it receives nothing)
 };
 
 namespace detail {
 class AlgorithmState;
 }
 
+/// One k-level algorithm of the C3 paper planned for a communicator, operation and
+/// message size: sub-communicators split and staging sized once, so that run()
+/// allocates nothing. Every member of the communicator makes and runs it in the same order.
 class CollectivePlan {
  public:
-  // Collective over comm. `algorithm` is one of algorithm_names(op) (or any
-  // logp-lev-rec(gamma)), or "auto": the fewest units `machine` predicts for
-  // (op, p, L, root); "auto" without a machine is an InvalidArgument. `root`
-  // is the rank of comm that scatters (one-to-all) or gathers (all-to-one);
-  // all-to-all has none and requires 0. root >= p is an InvalidArgument.
+  /// Collective over comm. `algorithm` is one of algorithm_names(op) (or any
+  /// logp-lev-rec(gamma)), or "auto": the fewest units `machine` predicts for
+  /// (op, p, L, root); "auto" without a machine is an InvalidArgument. `root`
+  /// is the rank of comm that scatters (one-to-all) or gathers (all-to-one);
+  /// all-to-all has none and requires 0. root >= p is an InvalidArgument.
   static Task<CollectivePlan> create(Communicator comm, Operation op, std::string algorithm, std::uint64_t bytes,
                                      const model::Machine* machine = nullptr, Rank root = 0);
 
-  CollectivePlan(CollectivePlan&&) noexcept;
-  CollectivePlan& operator=(CollectivePlan&&) noexcept;
+  CollectivePlan(CollectivePlan&&) noexcept;  ///< takes over the other plan's communicators and staging
+  CollectivePlan& operator=(CollectivePlan&&) noexcept;  ///< takes over the other plan's communicators and staging
   ~CollectivePlan();
 
-  // Collective over the plan's communicator; buffers as above (checked: a wrong
-  // size is an InvalidArgument naming the buffer).
+  /// Collective over the plan's communicator; buffers as above (checked: a wrong
+  /// size is an InvalidArgument naming the buffer).
   Task<void> run(Buffers buffers);
 
-  Operation operation() const noexcept { return op_; }
-  const std::string& algorithm() const noexcept { return algorithm_; }  // the one auto chose, for auto
-  std::uint64_t bytes() const noexcept { return bytes_; }
+  Operation operation() const noexcept { return op_; }  ///< one-to-all, all-to-one or all-to-all
+  const std::string& algorithm() const noexcept { return algorithm_; }  ///< the one auto chose, for auto
+  std::uint64_t bytes() const noexcept { return bytes_; }  ///< L, the message size
+  /// The rank of the communicator that scatters or gathers (0 for all-to-all).
   Rank root() const noexcept { return root_; }
-  // Every later run appends each message it sends to `log` (nullptr: stop).
+  /// Every later run appends each message it sends to `log` (nullptr: stop).
   void record_into(TransferLog* log) noexcept { log_ = log; }
 
  private:
@@ -76,7 +81,7 @@ class CollectivePlan {
   std::unique_ptr<detail::AlgorithmState> state_;
 };
 
-// Plans and runs once: for a collective run a single time.
+/// Plans and runs once: for a collective run a single time.
 Task<void> collective(Communicator comm, Operation op, std::string algorithm, Buffers buffers,
                       const model::Machine* machine = nullptr, Rank root = 0);
 

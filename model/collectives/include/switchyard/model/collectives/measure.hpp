@@ -24,17 +24,17 @@
 
 namespace switchyard::model::collectives {
 
-// Milliseconds per run of each sample: result[a][k] is algorithms[a]'s k-th.
+/// Milliseconds per run of each sample: result[a][k] is algorithms[a]'s k-th.
 std::vector<std::vector<double>> measure_collectives(Runtime& rt, Operation op,
                                                      const std::vector<std::string>& algorithms, Rank processes,
                                                      std::uint64_t bytes, std::uint32_t repeat, std::uint32_t batch = 1,
                                                      std::uint64_t seed = 1, Rank root = 0);
 
-// Bytes a job of one algorithm takes over all processes, at most (a double:
-// p^2 L overflows 64 bits): the
-// buffers and staging of a run, and what each message posted at once and each
-// process cost beside them; what a caller checks against the machine's memory
-// (machine_memory.hpp) before measuring.
+/// Bytes a job of one algorithm takes over all processes, at most (a double:
+/// p^2 L overflows 64 bits): the
+/// buffers and staging of a run, and what each message posted at once and each
+/// process cost beside them; what a caller checks against the machine's memory
+/// (machine_memory.hpp) before measuring.
 double memory_needed(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes);
 
 }  // namespace switchyard::model::collectives
