@@ -16,8 +16,9 @@ packages=(
   libopenmpi-dev openmpi-bin clang libclang-rt-14-dev
   # optional: ScaLAPACK for Open MPI, bench_redistribution's pdgemr2d baseline
   libscalapack-openmpi-dev
-  # optional: Doxygen for the API reference (the docs target)
-  doxygen
+  # optional: Doxygen for the API reference (the docs target), clang-format
+  # for the house style (scripts/format.sh, checked by .ci/run)
+  doxygen clang-format
 )
 
 die() {
