@@ -133,8 +133,8 @@ struct Estimate {
 // validation. A process of an exchange or a redistribution: its frame,
 // mailbox, route and plans, and a redistribution's tables, about 10 KB with
 // every scheduler or schedule kind.
-inline constexpr double kBytesPerMessage = 1536;          // exchange, beyond its buffers
-inline constexpr double kBufferAlignment = 64;            // each buffer rounds up to a cache line
+inline constexpr double kBytesPerMessage = 1536;  // exchange, beyond its buffers
+inline constexpr double kBufferAlignment = 64;  // each buffer rounds up to a cache line
 inline constexpr double kBytesPerScheduledMessage = 192;  // phases, schedule
 inline constexpr double kBytesPerProcess = 16384;
 
@@ -169,7 +169,8 @@ class OutputFile {
   OutputFile(std::string option, std::string path) : option_(std::move(option)), path_(std::move(path)) {
     std::error_code ec;
     existed_ = std::filesystem::exists(path_, ec);
-    if (std::filesystem::is_directory(path_, ec)) throw UsageError(option_ + ": '" + printable(path_) + "' is a directory");
+    if (std::filesystem::is_directory(path_, ec))
+      throw UsageError(option_ + ": '" + printable(path_) + "' is a directory");
     if (existed_ && !std::filesystem::is_regular_file(path_, ec)) {
       probe_device();
     } else {

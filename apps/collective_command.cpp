@@ -2,17 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <switchyard/bounded_read.hpp>
+#include <switchyard/errors.hpp>
 #include <switchyard/model/collectives/choice.hpp>
 #include <switchyard/model/collectives/measure.hpp>
-#include <switchyard/errors.hpp>
 #include <switchyard/model/machine_file.hpp>
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/exchange.hpp>
@@ -21,9 +21,9 @@
 #include "cli_support.hpp"
 #include "json_report.hpp"
 #include "model_command.hpp"
+#include "option_parsers.hpp"
 #include "progress_line.hpp"
 #include "trace_option.hpp"
-#include "option_parsers.hpp"
 
 namespace switchyard::cli {
 
@@ -31,7 +31,7 @@ namespace co = switchyard::model::collectives;
 
 struct CollectiveCommand::Args {
   std::string op, algorithm = "all", processes, bytes, repeat = "5", batch = "1", root = "0", machine, variant, json,
-      rescore, rank_by = "median";
+                  rescore, rank_by = "median";
   TraceOption trace;
 };
 
@@ -49,7 +49,7 @@ struct SizeResult {
   std::vector<Row> rows;
   std::string chosen, table;
   std::vector<std::string> skipped;  // too big for this machine's memory: why
-  std::optional<double> spearman;    // with at least two algorithms
+  std::optional<double> spearman;  // with at least two algorithms
 };
 
 // Ranks 1..n of values (ties: the average of their ranks).
@@ -95,8 +95,7 @@ std::vector<std::string> parse_algorithms(co::Operation op, const std::string& t
   std::string valid;
   for (const std::string& a : co::algorithm_names(op)) valid += a + ", ";
   throw UsageError("--algorithm: unknown " + std::string(co::operation_name(op)) + " algorithm '" + text +
-                   "' (valid: " + valid + (op == co::Operation::all_to_all ? "" : "logp-lev-rec(G), ") +
-                   "auto, all)");
+                   "' (valid: " + valid + (op == co::Operation::all_to_all ? "" : "logp-lev-rec(G), ") + "auto, all)");
 }
 
 model::Machine load_machine(const std::string& path, const std::string& variant, Rank processes) {
@@ -128,8 +127,7 @@ void print_size(const SizeResult& s, co::Operation op, Rank p, bool all, bool ra
   if (s.spearman) std::printf("  Spearman (predicted vs measured order): %.3f\n", *s.spearman);
   if (all) {
     std::printf("  regret (over the best, by %s): auto %.3f, table %.3f\n", rank_by_min ? "min" : "median",
-                regret(s, s.chosen),
-                regret(s, s.table));
+                regret(s, s.chosen), regret(s, s.table));
   }
 }
 
@@ -183,8 +181,8 @@ double prediction_bytes(co::Operation op, Rank p) {
 
 // Refused before any prediction is made.
 void check_prediction_memory(co::Operation op, Rank p) {
-  check_memory(prediction_bytes(op, p), "--op " + std::string(co::operation_name(op)) + " on " +
-                                            std::to_string(p) + " processes: the model's predictions of its algorithms");
+  check_memory(prediction_bytes(op, p), "--op " + std::string(co::operation_name(op)) + " on " + std::to_string(p) +
+                                            " processes: the model's predictions of its algorithms");
 }
 
 // Charges the measured rows of s with `machine`: their units, auto's and the
@@ -207,9 +205,10 @@ void score(SizeResult& s, co::Operation op, Rank p, Rank root, const model::Mach
 void report(const std::vector<SizeResult>& results, co::Operation op, Rank p, Rank root, std::uint32_t repeat,
             const model::Machine& machine, std::size_t cores, bool all, bool rank_by_min,
             std::optional<OutputFile>& json) {
-  std::printf("\nevery byte verified: yes; times: median of %u samples, barrier to barrier, the algorithms' samples "
-              "interleaved\n",
-              repeat);
+  std::printf(
+      "\nevery byte verified: yes; times: median of %u samples, barrier to barrier, the algorithms' samples "
+      "interleaved\n",
+      repeat);
   if (json) {
     write_json_report(*json, to_json(results, op, p, root, repeat, machine, cores, all, rank_by_min));
   }
@@ -292,10 +291,10 @@ Rank parse_root(const std::string& text, co::Operation op, Rank p) {
   return root;
 }
 
-int run_command(const std::string& op_text, const std::string& algorithm_text,
-                const std::string& processes_text, const std::string& bytes_text, const std::string& repeat_text,
-                const std::string& batch_text, const std::string& root_text, const std::string& machine_path, const std::string& variant, bool rank_by_min,
-                const std::string& json_path, const TraceOption& trace) {
+int run_command(const std::string& op_text, const std::string& algorithm_text, const std::string& processes_text,
+                const std::string& bytes_text, const std::string& repeat_text, const std::string& batch_text,
+                const std::string& root_text, const std::string& machine_path, const std::string& variant,
+                bool rank_by_min, const std::string& json_path, const TraceOption& trace) {
   const co::Operation op = parse_op(op_text);
   const std::vector<std::string> algorithms = parse_algorithms(op, algorithm_text);
   const auto p = static_cast<Rank>(parse_uint(processes_text, "--processes", 1, 1u << 16));
@@ -309,9 +308,9 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   // out of that size's table, and says so.
   auto memory_refusal = [&](const std::string& name, std::uint64_t L) -> std::optional<std::string> {
     try {
-      check_memory(co::memory_needed(op, name, p, L) + prediction_bytes(op, p),
-                   "--op " + op_text + " " + name + " on " + std::to_string(p) + " processes at --bytes " +
-                       std::to_string(L));
+      check_memory(
+          co::memory_needed(op, name, p, L) + prediction_bytes(op, p),
+          "--op " + op_text + " " + name + " on " + std::to_string(p) + " processes at --bytes " + std::to_string(L));
     } catch (const UsageError& e) {
       if (!all) throw;
       return std::string(e.what());
@@ -320,7 +319,8 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
   };
   check_prediction_memory(op, p);
   for (std::uint64_t L : sizes) {
-    for (const std::string& a : algorithms) memory_refusal(a == "auto" ? co::choose_algorithm(op, p, L, &machine, root) : a, L);
+    for (const std::string& a : algorithms)
+      memory_refusal(a == "auto" ? co::choose_algorithm(op, p, L, &machine, root) : a, L);
   }
   std::optional<OutputFile> json;
   if (!json_path.empty()) json.emplace("--json", json_path);
@@ -362,9 +362,11 @@ int run_command(const std::string& op_text, const std::string& algorithm_text,
     if (interleave) {
       samples = co::measure_collectives(rt, op, measured, p, L, repeat, batch, 1, root);
     } else {
-      for (const std::string& a : measured) samples.push_back(co::measure_collectives(rt, op, {a}, p, L, repeat, batch, 1, root)[0]);
+      for (const std::string& a : measured)
+        samples.push_back(co::measure_collectives(rt, op, {a}, p, L, repeat, batch, 1, root)[0]);
     }
-    for (std::size_t a = 0; a < measured.size(); ++a) s.rows.push_back({measured[a], 0, schedulers::summarize(samples[a])});
+    for (std::size_t a = 0; a < measured.size(); ++a)
+      s.rows.push_back({measured[a], 0, schedulers::summarize(samples[a])});
     score(s, op, p, root, machine, rank_by_min);
     progress.clear();
     print_size(s, op, p, all, rank_by_min);
@@ -412,7 +414,9 @@ CollectiveCommand::CollectiveCommand(CLI::App& app) : args_(std::make_unique<Arg
       ->add_option("--machine", args_->machine,
                    "Machine file of `switchyard model calibrate` (default: the uncalibrated two-core defaults)")
       ->type_name("FILE");
-  command_->add_option("--variant", args_->variant, "Charge with the paper's metric, the calibrated one or ring-sync (default: the file's)")
+  command_
+      ->add_option("--variant", args_->variant,
+                   "Charge with the paper's metric, the calibrated one or ring-sync (default: the file's)")
       ->type_name("paper|calibrated|ring-sync");
   command_->add_option("--json", args_->json, "Also write the results as JSON to FILE")->type_name("FILE");
   args_->trace.add_to(*command_);

@@ -49,8 +49,8 @@ struct Setting {
 // The CPUs the senders of one table go to, and how they were chosen.
 struct SenderPool {
   std::string placement;  // spread, packed, distance
-  std::string distance;   // distance: the class's key, else ""
-  std::string label;      // for the table's title
+  std::string distance;  // distance: the class's key, else ""
+  std::string label;  // for the table's title
   std::vector<int> cpus;
 };
 

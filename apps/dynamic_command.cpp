@@ -24,7 +24,7 @@ namespace sp = switchyard::primitives;
 struct DynamicCommand::Args {
   std::string scheme, topology = "complete", processes, rate, sweep, mode = "slots", slots = "20000", seed = "1", json;
   std::string duration = "1", slot_us;  // real mode
-  TraceOption trace;                     // real mode: its jobs
+  TraceOption trace;  // real mode: its jobs
 };
 
 namespace {
@@ -54,9 +54,11 @@ std::vector<double> parse_sweep(const std::string& text) {
   const double from = parse_positive_real(parts[0], "--sweep FROM");
   const double to = parse_positive_real(parts[1], "--sweep TO");
   const auto steps = parse_uint(parts[2], "--sweep STEPS", 2, 1000);
-  if (to <= from) throw UsageError("--sweep: TO (" + std::string(parts[1]) + ") must be above FROM (" + std::string(parts[0]) + ")");
+  if (to <= from)
+    throw UsageError("--sweep: TO (" + std::string(parts[1]) + ") must be above FROM (" + std::string(parts[0]) + ")");
   std::vector<double> rates;
-  for (std::uint64_t i = 0; i < steps; ++i) rates.push_back(from + (to - from) * static_cast<double>(i) / static_cast<double>(steps - 1));
+  for (std::uint64_t i = 0; i < steps; ++i)
+    rates.push_back(from + (to - from) * static_cast<double>(i) / static_cast<double>(steps - 1));
   return rates;
 }
 
@@ -101,8 +103,10 @@ void write_json(OutputFile& out, const std::vector<Row>& rows, bool sweep) {
 std::string with_error(const sd::DelayEstimate& e) {
   char text[64];
   if (e.samples == 0) return "none completed in the window";
-  if (e.half_width > 0) std::snprintf(text, sizeof text, "%.3f ± %.3f", e.mean, e.half_width);
-  else std::snprintf(text, sizeof text, "%.3f (error unknown)", e.mean);
+  if (e.half_width > 0)
+    std::snprintf(text, sizeof text, "%.3f ± %.3f", e.mean, e.half_width);
+  else
+    std::snprintf(text, sizeof text, "%.3f (error unknown)", e.mean);
   return text;
 }
 
@@ -292,7 +296,8 @@ int run_command(const DynamicCommand::Args& a) {
   const auto n = parse_uint(a.processes, "--processes", 2, 1 << 16);
   if (a.rate.empty() == a.sweep.empty()) throw UsageError("--rate or --sweep: give exactly one of them");
   const bool sweep = !a.sweep.empty();
-  const std::vector<double> rates = sweep ? parse_sweep(a.sweep) : std::vector<double>{parse_positive_real(a.rate, "--rate")};
+  const std::vector<double> rates =
+      sweep ? parse_sweep(a.sweep) : std::vector<double>{parse_positive_real(a.rate, "--rate")};
   const Mode mode = parse_mode(a.mode);
   const auto slots = parse_uint(a.slots, "--slots", 16, 100'000'000);
   const auto seed = parse_uint(a.seed, "--seed", 0, ~std::uint64_t{0});
@@ -337,21 +342,25 @@ DynamicCommand::DynamicCommand(CLI::App& app) : args_(std::make_unique<Args>()) 
       "dynamic",
       "Run a dynamic communication scheme (indirect or direct broadcasting, dynamic scattering) under Poisson "
       "arrivals: throughput and delays beside the theorems, or with --sweep the delay against the load");
-  command_->add_option("--scheme", args_->scheme, "indirect (successive PMNBs), direct (greedy on spanning trees) or scatter (PMNS wrapper)")
+  command_
+      ->add_option("--scheme", args_->scheme,
+                   "indirect (successive PMNBs), direct (greedy on spanning trees) or scatter (PMNS wrapper)")
       ->type_name("NAME")
       ->required();
-  command_
-      ->add_option("--topology", args_->topology, kTopologyHelp)
-      ->type_name("SPEC")
-      ->capture_default_str();
+  command_->add_option("--topology", args_->topology, kTopologyHelp)->type_name("SPEC")->capture_default_str();
   command_->add_option("--processes,-n", args_->processes, "Nodes = processes; must agree with --topology")
       ->type_name("N")
       ->required();
-  command_->add_option("--rate", args_->rate, "λ: requests per process per time unit (slot mode: per slot; real mode: per second)")->type_name("λ");
-  command_->add_option("--sweep", args_->sweep, "STEPS rates from FROM to TO, both included")->type_name("FROM:TO:STEPS");
-  command_->add_option("--mode", args_->mode,
-                       "slots (the slot simulator, where the theorems apply exactly) or real (pipelines on the "
-                       "runtime's mailboxes: rates per second, delays in microseconds)")
+  command_
+      ->add_option("--rate", args_->rate,
+                   "λ: requests per process per time unit (slot mode: per slot; real mode: per second)")
+      ->type_name("λ");
+  command_->add_option("--sweep", args_->sweep, "STEPS rates from FROM to TO, both included")
+      ->type_name("FROM:TO:STEPS");
+  command_
+      ->add_option("--mode", args_->mode,
+                   "slots (the slot simulator, where the theorems apply exactly) or real (pipelines on the "
+                   "runtime's mailboxes: rates per second, delays in microseconds)")
       ->type_name("MODE")
       ->capture_default_str();
   command_->add_option("--slots", args_->slots, "Slot mode: slots of arrivals before the stop (then the run drains)")
@@ -360,9 +369,10 @@ DynamicCommand::DynamicCommand(CLI::App& app) : args_(std::make_unique<Args>()) 
   command_->add_option("--duration", args_->duration, "Real mode: seconds of arrivals per rate (then the run drains)")
       ->type_name("S")
       ->capture_default_str();
-  command_->add_option("--slot-us", args_->slot_us,
-                       "Real mode: microseconds per slot for the theorems' figures (default: measured, the per-hop "
-                       "time of a light-load direct broadcast)")
+  command_
+      ->add_option("--slot-us", args_->slot_us,
+                   "Real mode: microseconds per slot for the theorems' figures (default: measured, the per-hop "
+                   "time of a light-load direct broadcast)")
       ->type_name("US");
   command_->add_option("--seed", args_->seed, "Seed of the arrivals (and of the direct scheme's tree choices)")
       ->type_name("S")

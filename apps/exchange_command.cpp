@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <complex>
 #include <switchyard/halo/halo_exchange.hpp>
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/auto_scheduler.hpp>
@@ -35,8 +35,8 @@ namespace sys = switchyard::schedulers;
 struct ExchangeCommand::Args {
   std::string processes = "32", density = "8", bytes = "16,1024,65536", repeat = "5", seed = "1";
   std::string schedulers = join(sys::default_exchange_schedulers(), ",");
-  std::string matrix, sparse, blocks, realtime_priority, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases, json, csv, machine,
-      max_work;
+  std::string matrix, sparse, blocks, realtime_priority, cores, ring_capacity, ac_strip, drsn_retry_yields, max_phases,
+      json, csv, machine, max_work;
   std::string execution = "copy", copy = "pull";
   bool nonuniform = false, interleave = false, strict = false;
   TraceOption trace;
@@ -64,11 +64,10 @@ Estimate exchange_estimate(const sys::MatrixShape& shape, double total_bytes, co
   const auto messages = static_cast<double>(shape.messages);
   return {2 * (total_bytes + kBufferAlignment * messages) + messages * kBytesPerMessage +
               static_cast<double>(shape.processes) * kBytesPerProcess + table,
-          static_cast<double>(matrices) * (sys::exchange_work(o.schedulers, shape, o.repeat) +
-                                           (generated ? generation_work(shape) : 0) +
-                                           static_cast<double>(shape.messages + shape.processes))};
+          static_cast<double>(matrices) *
+              (sys::exchange_work(o.schedulers, shape, o.repeat) + (generated ? generation_work(shape) : 0) +
+               static_cast<double>(shape.messages + shape.processes))};
 }
-
 
 // What the halo exchange's matrix is made from, beyond what the reader takes
 // (halo::csr_read_bytes): per row, the pattern's copy of row_start, the
@@ -106,7 +105,7 @@ sys::CommMatrix load_sparse_halo(const std::string& path, Rank blocks) {
 
 // One matrix of the run: a message size (or unit) of the generated pattern, or the file.
 struct MatrixRun {
-  std::string label;    // first column of the table
+  std::string label;  // first column of the table
   std::uint64_t bytes;  // the size, the unit, or the file's largest message
   sys::ExchangeReport report;
   double floor_ms = 0;  // copy_floor_ms of the matrix
@@ -195,9 +194,10 @@ ExchangeInput parse_exchange_input(const ExchangeCommand::Args& a, const sys::Ex
                    "and the message sizes\n",
                    join(a.pattern_options_given).c_str(), which);
     }
-    file_matrix = a.matrix.empty()
-                      ? load_sparse_halo(a.sparse, static_cast<Rank>(parse_uint(a.blocks, "--blocks", 1, kMaxProcesses)))
-                      : load_matrix(a.matrix);
+    file_matrix =
+        a.matrix.empty()
+            ? load_sparse_halo(a.sparse, static_cast<Rank>(parse_uint(a.blocks, "--blocks", 1, kMaxProcesses)))
+            : load_matrix(a.matrix);
     shape = sys::MatrixShape::of(*file_matrix);
     processes = shape.processes;
     density = shape.max_degree;
@@ -252,8 +252,9 @@ sys::ExchangeOptions parse_exchange_options(const ExchangeCommand::Args& a) {
   return options;
 }
 
-void write_exchange_json(const ExchangeCommand::Args& a, const ExchangeInput& input, const sys::ExchangeOptions& options,
-                         const Runtime& runtime, const std::vector<MatrixRun>& runs, OutputFile& output) {
+void write_exchange_json(const ExchangeCommand::Args& a, const ExchangeInput& input,
+                         const sys::ExchangeOptions& options, const Runtime& runtime,
+                         const std::vector<MatrixRun>& runs, OutputFile& output) {
   const auto& [file_matrix, processes, density, sizes] = input;
   nlohmann::ordered_json j;
   j["processes"] = processes;
@@ -313,11 +314,12 @@ void write_exchange_csv(const ExchangeInput& input, const sys::ExchangeOptions& 
          "comm_ms_p90,comm_ms_p99,schedule_ms,phases,inquiries,messages,megabytes,verified\n";
   for (const MatrixRun& run : runs) {
     for (const auto& r : run.report.results) {
-      out << r.scheduler << "," << processes << "," << density << "," << runtime.cores().size() << "," << run.bytes << ","
-          << options.repeat << "," << r.comm_ms.median << "," << r.comm_ms.min << "," << r.comm_ms.max << ","
-          << r.comm_ms.mean << "," << r.comm_ms.p90 << "," << r.comm_ms.p99 << "," << r.schedule_ms.median << "," << (r.phases ? std::to_string(*r.phases) : "") << ","
-          << (r.inquiries ? std::to_string(*r.inquiries) : "") << "," << run.report.messages << ","
-          << static_cast<double>(run.report.total_bytes) / 1e6 << "," << (r.verified ? "yes" : "no") << "\n";
+      out << r.scheduler << "," << processes << "," << density << "," << runtime.cores().size() << "," << run.bytes
+          << "," << options.repeat << "," << r.comm_ms.median << "," << r.comm_ms.min << "," << r.comm_ms.max << ","
+          << r.comm_ms.mean << "," << r.comm_ms.p90 << "," << r.comm_ms.p99 << "," << r.schedule_ms.median << ","
+          << (r.phases ? std::to_string(*r.phases) : "") << "," << (r.inquiries ? std::to_string(*r.inquiries) : "")
+          << "," << run.report.messages << "," << static_cast<double>(run.report.total_bytes) / 1e6 << ","
+          << (r.verified ? "yes" : "no") << "\n";
     }
   }
   output.write(out.str());
@@ -337,13 +339,12 @@ int run_exchange(const ExchangeCommand::Args& a) {
                              : static_cast<int>(parse_uint(a.realtime_priority, "--realtime-priority", 1, 99)));
 
   const std::string pattern = !a.sparse.empty() ? "the halo exchange of sparse matrix " + a.sparse + " in " + a.blocks +
-                                                     " blocks of rows (8 bytes per ghost entry)"
-                              : file_matrix      ? "matrix file " + a.matrix
+                                                      " blocks of rows (8 bytes per ghost entry)"
+                              : file_matrix  ? "matrix file " + a.matrix
                               : a.nonuniform ? "Wang-Lin-Ranka test set 2 (Fig. 7 pattern, sizes unit x 1..32)"
                                              : "Ranka-Wang-Fox Fig. 7 (uniform sizes)";
-  std::printf("switchyard exchange: %llu processes on %s, %s %llu, %s\n",
-              static_cast<unsigned long long>(processes), where_it_runs(*rt).c_str(),
-              file_matrix ? "most messages sent or received by one process" : "density",
+  std::printf("switchyard exchange: %llu processes on %s, %s %llu, %s\n", static_cast<unsigned long long>(processes),
+              where_it_runs(*rt).c_str(), file_matrix ? "most messages sent or received by one process" : "density",
               static_cast<unsigned long long>(density), pattern.c_str());
   std::printf("%u repetition(s), seed %llu, ring capacity %zu cache lines, AC strip %s\n\n", options.repeat,
               static_cast<unsigned long long>(options.seed), options.run_options.ring_capacity,
@@ -386,9 +387,10 @@ int run_exchange(const ExchangeCommand::Args& a) {
 
 ExchangeCommand::ExchangeCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
   Args& ex = *args_;
-  auto* exchange = command_ = app.add_subcommand("exchange", "Run all-to-many personalized exchanges with each scheduler (" +
-                                                      join(sys::default_exchange_schedulers()) +
-                                                      "), check every payload byte, and print the papers' table");
+  auto* exchange = command_ =
+      app.add_subcommand("exchange", "Run all-to-many personalized exchanges with each scheduler (" +
+                                         join(sys::default_exchange_schedulers()) +
+                                         "), check every payload byte, and print the papers' table");
   auto* ex_processes = exchange->add_option("--processes,-n", ex.processes, "Number of software processes")
                            ->type_name("N")
                            ->capture_default_str();

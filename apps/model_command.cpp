@@ -1,9 +1,9 @@
 #include "model_command.hpp"
 
 #include "cli_support.hpp"
+#include "option_parsers.hpp"
 #include "progress_line.hpp"
 #include "trace_option.hpp"
-#include "option_parsers.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,16 +13,16 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <switchyard/errors.hpp>
+#include <switchyard/median.hpp>
 #include <switchyard/model/algorithms.hpp>
 #include <switchyard/model/calibration/calibration.hpp>
-#include <switchyard/model/cost.hpp>
 #include <switchyard/model/calibration/host_state.hpp>
-#include <switchyard/median.hpp>
+#include <switchyard/model/cost.hpp>
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/auto_scheduler.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>
+#include <thread>
 #include <vector>
 
 namespace switchyard::cli {
@@ -93,7 +93,8 @@ int predict(const ModelCommand::Args& a) {
     try {
       op = sm::parse_operation(a.op);
     } catch (const std::invalid_argument&) {
-      throw UsageError("--op: '" + a.op + "' is not an operation (valid: one-to-all, all-to-one, all-to-all, exchange)");
+      throw UsageError("--op: '" + a.op +
+                       "' is not an operation (valid: one-to-all, all-to-one, all-to-all, exchange)");
     }
   }
   sm::MachineFile file = machine_of(a);
@@ -105,8 +106,8 @@ int predict(const ModelCommand::Args& a) {
     if (m.size() > kMaxProcesses)
       throw UsageError("--matrix " + a.matrix + ": " + std::to_string(m.size()) + " processes; at most " +
                        std::to_string(kMaxProcesses));
-    what = "exchange of " + a.matrix + " (" + std::to_string(m.size()) + " processes, " +
-           std::to_string(m.messages()) + " messages)";
+    what = "exchange of " + a.matrix + " (" + std::to_string(m.size()) + " processes, " + std::to_string(m.messages()) +
+           " messages)";
     rows = exchange_rows(m, file);
   } else {
     if (a.processes.empty()) throw UsageError("--processes is required (or --matrix FILE with --op exchange)");
@@ -116,23 +117,24 @@ int predict(const ModelCommand::Args& a) {
     const std::uint64_t L = parse_byte_count(a.bytes, "--bytes", std::uint64_t{1} << 30);
     const auto root = static_cast<sm::ProcessId>(parse_uint(a.root, "--root", 0, p - 1));
     machine = machine_for(file, "", p);
-    what = std::string(exchange ? "exchange (all-to-all matrix)" : sm::operation_name(op)) + ", " +
-           std::to_string(p) + " processes, " + std::to_string(L) + " bytes per message";
+    what = std::string(exchange ? "exchange (all-to-all matrix)" : sm::operation_name(op)) + ", " + std::to_string(p) +
+           " processes, " + std::to_string(L) + " bytes per message";
     rows = exchange ? exchange_rows(all_to_all_matrix(p, L), file) : collective_rows(op, machine, p, L, root);
   }
-  std::printf("model predict: %s\nmachine: %s, %s model, l = %llu B, s = %.3g, h = %.3g, b = %.3g units, "
-              "unit = %.3g ns, %u core(s)\n\n",
-              what.c_str(), machine.name.c_str(), std::string(sm::model_variant_name(machine.variant)).c_str(),
-              static_cast<unsigned long long>(machine.packet_bytes), machine.setup, machine.latency, machine.bisection,
-              machine.unit_ns, machine.cores);
+  std::printf(
+      "model predict: %s\nmachine: %s, %s model, l = %llu B, s = %.3g, h = %.3g, b = %.3g units, "
+      "unit = %.3g ns, %u core(s)\n\n",
+      what.c_str(), machine.name.c_str(), std::string(sm::model_variant_name(machine.variant)).c_str(),
+      static_cast<unsigned long long>(machine.packet_bytes), machine.setup, machine.latency, machine.bisection,
+      machine.unit_ns, machine.cores);
   std::printf("  %-22s %14s %12s %14s %10s %10s %12s\n", "algorithm", "comm units", "comp units", "total units",
               "supersteps", "measured/", "predicted us");
   std::printf("  %-22s %14s %12s %14s %10s %10s\n", "", "", "", "", "", "predicted");
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const Row& r = rows[k];
     std::printf("%s %-22s %14.1f %12.1f %14.1f %10llu %10.2f %12.2f\n", k == 0 ? "*" : " ", r.name.c_str(),
-                r.communication, r.computation, r.total(), static_cast<unsigned long long>(r.supersteps),
-                r.correction, r.predicted_us);
+                r.communication, r.computation, r.total(), static_cast<unsigned long long>(r.supersteps), r.correction,
+                r.predicted_us);
   }
   std::printf("\n* chosen: %s (least predicted time)\n", rows.front().name.c_str());
   return kExitOk;
@@ -169,27 +171,28 @@ int calibrate(const ModelCommand::Args& a) {
   else
     std::snprintf(rounds_kept, sizeof rounds_kept, "%.0f co-located and %.0f slow, left out",
                   f.measured.at("colocated_rounds"), f.measured.at("slow_rounds"));
-  std::printf("model calibrate: %u core(s), %u runs of each figure in %u interleaved rounds (%s)\n"
-              "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
-              "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
-              "  ring-sync (units): wake w %.2f, match m %.3f per entry (%.3f in cache),\n"
-              "    coherence x %.2f per packed rendezvous message of %.0f packets (the smallest), + %.3f per packet "
-              "beyond;\n"
-              "    beyond a core's %llu KiB private cache, %.3f of it to another core, %.3f to the same one;\n"
-              "    packing %.2f per piece copied\n"
-              "wrote %s\n",
-              m.cores, static_cast<unsigned>(f.measured.at("runs")), options.rounds, rounds_kept,
-              static_cast<unsigned long long>(m.packet_bytes),
-              m.unit_ns, m.setup, m.latency, m.bisection, m.wake, m.match, m.match_in_cache, m.coherence,
-              m.smallest_rendezvous_packets(),
-              m.coherence_per_packet, static_cast<unsigned long long>(m.private_cache_bytes / 1024),
-              m.coherence_beyond_cache, m.coherence_beyond_cache_same_core, m.pack_piece, a.out.c_str());
+  std::printf(
+      "model calibrate: %u core(s), %u runs of each figure in %u interleaved rounds (%s)\n"
+      "  packet l     %llu B (a cache line)\n  unit         %.3f ns (one core copying one packet)\n"
+      "  set-up s     %.2f units\n  latency h    %.2f units\n  bisection b  %.2f packets per unit\n"
+      "  ring-sync (units): wake w %.2f, match m %.3f per entry (%.3f in cache),\n"
+      "    coherence x %.2f per packed rendezvous message of %.0f packets (the smallest), + %.3f per packet "
+      "beyond;\n"
+      "    beyond a core's %llu KiB private cache, %.3f of it to another core, %.3f to the same one;\n"
+      "    packing %.2f per piece copied\n"
+      "wrote %s\n",
+      m.cores, static_cast<unsigned>(f.measured.at("runs")), options.rounds, rounds_kept,
+      static_cast<unsigned long long>(m.packet_bytes), m.unit_ns, m.setup, m.latency, m.bisection, m.wake, m.match,
+      m.match_in_cache, m.coherence, m.smallest_rendezvous_packets(), m.coherence_per_packet,
+      static_cast<unsigned long long>(m.private_cache_bytes / 1024), m.coherence_beyond_cache,
+      m.coherence_beyond_cache_same_core, m.pack_piece, a.out.c_str());
   const auto round_trip = f.measured.find("host_line_round_trip_ns");
-  std::printf("the host meanwhile (model/host_state.hpp):\n"
-              "  private copy %.3f ns a line, beyond-cache gather %.2f ns a piece, cross-core line round trip %s\n",
-              f.measured.at("host_private_copy_ns"), f.measured.at("host_gather_ns"),
-              round_trip == f.measured.end() ? "- (one core)"
-                                             : (std::to_string(std::lround(round_trip->second)) + " ns").c_str());
+  std::printf(
+      "the host meanwhile (model/host_state.hpp):\n"
+      "  private copy %.3f ns a line, beyond-cache gather %.2f ns a piece, cross-core line round trip %s\n",
+      f.measured.at("host_private_copy_ns"), f.measured.at("host_gather_ns"),
+      round_trip == f.measured.end() ? "- (one core)"
+                                     : (std::to_string(std::lround(round_trip->second)) + " ns").c_str());
   a.trace.write();
   return kExitOk;
 }
@@ -213,7 +216,8 @@ void print_host_state_spread(const std::vector<HostStateRound>& rounds) {
     std::vector<double> v;
     for (const HostStateRound& r : rounds) v.push_back(r.*field);
     const auto [low, high] = std::minmax_element(v.begin(), v.end());
-    if (*low > 0) std::printf("  %-28s median %7.2f %s, largest / smallest %.2f\n", name, median(v), unit, *high / *low);
+    if (*low > 0)
+      std::printf("  %-28s median %7.2f %s, largest / smallest %.2f\n", name, median(v), unit, *high / *low);
   };
   std::printf("the host's state over the rounds (model/host_state.hpp):\n");
   spread("private copy", &HostStateRound::copy_ns, "ns a line");
@@ -241,10 +245,11 @@ int probe(const ModelCommand::Args& a) {
               static_cast<std::size_t>(std::count(colocated.begin(), colocated.end(), true)), rounds,
               sm::kColocatedRatio);
   for (std::uint32_t r = 0; r < rounds; ++r)
-    std::printf("  round %u: cross-core %.0f ns, same core %.0f ns%s; private copy %.3f ns a line, beyond-cache "
-                "gather %.2f ns a piece, cross-core line round trip %.0f ns\n",
-                r, cross[r], same[r], colocated[r] ? "  co-located" : "", host[r].copy_ns, host[r].gather_ns,
-                host[r].round_trip_ns);
+    std::printf(
+        "  round %u: cross-core %.0f ns, same core %.0f ns%s; private copy %.3f ns a line, beyond-cache "
+        "gather %.2f ns a piece, cross-core line round trip %.0f ns\n",
+        r, cross[r], same[r], colocated[r] ? "  co-located" : "", host[r].copy_ns, host[r].gather_ns,
+        host[r].round_trip_ns);
   print_host_state_spread(host);
   return kExitOk;
 }
@@ -268,7 +273,9 @@ sm::Machine machine_for(const sm::MachineFile& file, const std::string& variant,
   sm::Machine m = file.core;
   if (!variant.empty()) {
     const std::optional<sm::ModelVariant> v = sm::parse_model_variant(variant);
-    if (!v) throw UsageError("--variant: '" + variant + "' is not a model variant (valid: " + sm::model_variant_names() + ")");
+    if (!v)
+      throw UsageError("--variant: '" + variant + "' is not a model variant (valid: " + sm::model_variant_names() +
+                       ")");
     m.variant = *v;
   }
   m.processes = processes;
@@ -291,14 +298,16 @@ ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
       ->type_name("K")
       ->capture_default_str();
   args_->trace.add_to(*calibrate_);
-  probe_ = command_->add_subcommand(
-      "probe", "The host's state now: calibrate's co-location check, and the figures it records of the host (model/host_state.hpp)");
+  probe_ = command_->add_subcommand("probe",
+                                    "The host's state now: calibrate's co-location check, and the figures it records "
+                                    "of the host (model/host_state.hpp)");
   probe_->add_option("--rounds", args_->probe_rounds, "Rounds of hand-offs, each judged on its own")
       ->type_name("N")
       ->capture_default_str();
-  probe_->add_option("--repeat,-r", args_->probe_repeat,
-                     "Runs of each hand-off per round (the lower decile is kept), and of each host-state figure (the "
-                     "median)")
+  probe_
+      ->add_option("--repeat,-r", args_->probe_repeat,
+                   "Runs of each hand-off per round (the lower decile is kept), and of each host-state figure (the "
+                   "median)")
       ->type_name("K")
       ->capture_default_str();
   probe_->add_option("--pause", args_->probe_pause, "Milliseconds between rounds (a time series of the host's state)")
@@ -313,14 +322,16 @@ ModelCommand::ModelCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
       ->type_name("L");
   predict_->add_option("--matrix", args_->matrix, "--op exchange: the Matrix Market file of the exchange")
       ->type_name("FILE");
-  predict_->add_option("--machine", args_->machine,
-                       "Machine file, or 'delta': the paper's 256-processor Intel Delta (default: an uncalibrated "
-                       "two-core node)")
+  predict_
+      ->add_option("--machine", args_->machine,
+                   "Machine file, or 'delta': the paper's 256-processor Intel Delta (default: an uncalibrated "
+                   "two-core node)")
       ->type_name("FILE");
-  predict_->add_option("--variant", args_->variant,
-                       "paper, calibrated or ring-sync (default: the machine file's)")
+  predict_->add_option("--variant", args_->variant, "paper, calibrated or ring-sync (default: the machine file's)")
       ->type_name("V");
-  predict_->add_option("--root", args_->root, "Root of one-to-all and all-to-one")->type_name("R")->capture_default_str();
+  predict_->add_option("--root", args_->root, "Root of one-to-all and all-to-one")
+      ->type_name("R")
+      ->capture_default_str();
 }
 
 ModelCommand::~ModelCommand() = default;

@@ -22,8 +22,8 @@
 #include <memory>
 #include <string>
 
-#include "switchyard/model/machine_file.hpp"
 #include "command.hpp"
+#include "switchyard/model/machine_file.hpp"
 
 namespace switchyard::cli {
 

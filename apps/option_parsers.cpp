@@ -145,7 +145,8 @@ primitives::VirtualNetwork parse_topology(const std::string& spec, std::uint64_t
       std::uint64_t nodes = 1;
       for (std::string_view rest = std::string_view(spec).substr(6);;) {
         const auto x = rest.find('x');
-        sides.push_back(static_cast<primitives::Node>(parse_uint(rest.substr(0, x), what + ": a side", 1, primitives::kMaxNodes)));
+        sides.push_back(
+            static_cast<primitives::Node>(parse_uint(rest.substr(0, x), what + ": a side", 1, primitives::kMaxNodes)));
         nodes = std::min<std::uint64_t>(nodes * static_cast<std::uint64_t>(sides.back()), std::uint64_t{1} << 40);
         if (x == std::string_view::npos) break;
         rest.remove_prefix(x + 1);
@@ -159,14 +160,15 @@ primitives::VirtualNetwork parse_topology(const std::string& spec, std::uint64_t
     }
     if (spec.ends_with(".mtx")) {
       auto g = primitives::VirtualNetwork::read_matrix_market_file(spec);
-      agree(static_cast<std::uint64_t>(g.size()), " (its matrix is " + std::to_string(g.size()) + " x " +
-                                                        std::to_string(g.size()) + ")");
+      agree(static_cast<std::uint64_t>(g.size()),
+            " (its matrix is " + std::to_string(g.size()) + " x " + std::to_string(g.size()) + ")");
       return g;
     }
   } catch (const switchyard::InvalidArgument& e) {
     throw UsageError(what + ": " + e.what());
   }
-  throw UsageError(what + ": not complete, hypercube:D, torus:AxB[xC...], tree:K (a K-ary tree in heap order) or a "
+  throw UsageError(what +
+                   ": not complete, hypercube:D, torus:AxB[xC...], tree:K (a K-ary tree in heap order) or a "
                    ".mtx adjacency file");
 }
 

@@ -2,8 +2,8 @@
 
 #include "cli_support.hpp"
 #include "json_report.hpp"
-#include "trace_option.hpp"
 #include "option_parsers.hpp"
+#include "trace_option.hpp"
 
 #include <charconv>
 #include <cstdio>
@@ -53,12 +53,18 @@ double parse_fraction(const std::string& text) {
 
 sp::LinkModel parse_link_model(const std::string& ports, const std::string& duplex) {
   sp::LinkModel m;
-  if (ports == "one") m.ports = sp::Ports::one_port;
-  else if (ports == "all") m.ports = sp::Ports::all_port;
-  else throw UsageError("--ports: '" + ports + "' is not one or all");
-  if (duplex == "full") m.duplex = sp::Duplex::full;
-  else if (duplex == "half") m.duplex = sp::Duplex::half;
-  else throw UsageError("--duplex: '" + duplex + "' is not full or half");
+  if (ports == "one")
+    m.ports = sp::Ports::one_port;
+  else if (ports == "all")
+    m.ports = sp::Ports::all_port;
+  else
+    throw UsageError("--ports: '" + ports + "' is not one or all");
+  if (duplex == "full")
+    m.duplex = sp::Duplex::full;
+  else if (duplex == "half")
+    m.duplex = sp::Duplex::half;
+  else
+    throw UsageError("--duplex: '" + duplex + "' is not full or half");
   return m;
 }
 
@@ -143,13 +149,14 @@ int run_command(const PrimitiveCommand::Args& a) {
   if (sp::task_uses_active_set(task)) std::printf("active nodes: %zu of %d\n", instance.active.size(), g.size());
   std::printf("algorithm: %s\n", routed.algorithm.c_str());
   const sp::SlotBound& bound = routed.bounds.front();
-  const std::string beside = std::string(sp::bound_kind_name(bound.kind)) + " " + std::to_string(bound.slots) + " (" +
-                             bound.name + ")";
+  const std::string beside =
+      std::string(sp::bound_kind_name(bound.kind)) + " " + std::to_string(bound.slots) + " (" + bound.name + ")";
   // An algorithm that moves packets of its own (the PMNB prefix's counts and
   // offsets) hands back the set it moves: the task's packets, then those.
   const sp::PacketSet& packets = routed.packets ? *routed.packets : instance.packets;
   if (routed.packets) {
-    std::printf("control packets of the algorithm: %lld\n", static_cast<long long>(packets.size() - instance.packets.size()));
+    std::printf("control packets of the algorithm: %lld\n",
+                static_cast<long long>(packets.size() - instance.packets.size()));
   }
   Outcome o;
   if (a.mode != "mailboxes") {
@@ -180,10 +187,7 @@ PrimitiveCommand::PrimitiveCommand(CLI::App& app) : args_(std::make_unique<Args>
       "Run a task of the Varvarigos hierarchy on a virtual network: its slot algorithm in the slot simulator and on "
       "real mailboxes (one process per node, every packet verified), slots beside the bound or optimum");
   command_->add_option("--task", args_->task, "Task: " + task_names())->type_name("NAME")->required();
-  command_
-      ->add_option("--topology", args_->topology, kTopologyHelp)
-      ->type_name("SPEC")
-      ->capture_default_str();
+  command_->add_option("--topology", args_->topology, kTopologyHelp)->type_name("SPEC")->capture_default_str();
   command_->add_option("--processes,-n", args_->processes, "Nodes = processes; must agree with --topology")
       ->type_name("N")
       ->required();
@@ -192,7 +196,9 @@ PrimitiveCommand::PrimitiveCommand(CLI::App& app) : args_(std::make_unique<Args>
                    "Share of the nodes in the active set of the selective and partial tasks (drawn with a fixed seed)")
       ->type_name("FRACTION")
       ->capture_default_str();
-  command_->add_option("--bytes,-b", args_->bytes, "Bytes per packet on mailboxes")->type_name("B")->capture_default_str();
+  command_->add_option("--bytes,-b", args_->bytes, "Bytes per packet on mailboxes")
+      ->type_name("B")
+      ->capture_default_str();
   command_->add_option("--mode", args_->mode, "slots (simulator), mailboxes, or both")
       ->type_name("MODE")
       ->capture_default_str();

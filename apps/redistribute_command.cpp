@@ -80,7 +80,6 @@ void check_redistribution_memory(const rd::Layout& src, const rd::Layout& dst, c
                            " targets");
 }
 
-
 struct Result {
   rd::ScheduleKind kind;
   std::optional<rd::RedistributionPlan> plan;  // none: the table kind does not apply
@@ -164,7 +163,8 @@ std::string tables_json(const std::vector<Result>& results, const rd::CommTable&
 
 // Each kind's plan; a table that does not apply is bad input when it was the
 // one asked for, and a row saying why otherwise.
-std::vector<Result> plan_each(const rd::Layout& src, const rd::Layout& dst, const std::vector<rd::ScheduleKind>& kinds) {
+std::vector<Result> plan_each(const rd::Layout& src, const rd::Layout& dst,
+                              const std::vector<rd::ScheduleKind>& kinds) {
   std::vector<Result> results;
   for (rd::ScheduleKind kind : kinds) {
     Result r{kind, std::nullopt, "", {}};
@@ -202,7 +202,8 @@ void run_each(Runtime& rt, const rd::Layout& src, const rd::Layout& dst, std::ui
       // Each node checks the targets it hosts; every node fails if one found a wrong element.
       const RankRange mine = rt.local_ranks(r.plan->processes());
       std::string wrong;
-      for (auto j = static_cast<Rank>(mine.first); j < std::min<std::uint64_t>(mine.end, out.size()) && wrong.empty(); ++j) {
+      for (auto j = static_cast<Rank>(mine.first); j < std::min<std::uint64_t>(mine.end, out.size()) && wrong.empty();
+           ++j) {
         const auto bad = std::mismatch(out[j].begin(), out[j].end(), want[j].begin());
         if (bad.first != out[j].end()) {
           wrong = "target " + std::to_string(j) + "'s local element " + std::to_string(bad.first - out[j].begin()) +
@@ -226,8 +227,8 @@ void print_results(const std::vector<Result>& results, std::uint32_t repeat) {
               "plan (ms)", "redist. (ms)", "mean", "p90", "p99", "max", "how");
   for (const Result& r : results) {
     if (!r.plan) {
-      std::printf("%-14s %6s  %-15s %10s %15s %10s %10s %10s %10s  %s\n", std::string(rd::name(r.kind)).c_str(),
-                  "n/a", "", "", "", "", "", "", "", r.reason.c_str());
+      std::printf("%-14s %6s  %-15s %10s %15s %10s %10s %10s %10s  %s\n", std::string(rd::name(r.kind)).c_str(), "n/a",
+                  "", "", "", "", "", "", "", r.reason.c_str());
       continue;
     }
     std::printf("%-14s %6u  %-15s %10.3f %15.3f %10.3f %10.3f %10.3f %10.3f  %s\n",
@@ -270,8 +271,8 @@ nlohmann::ordered_json results_json(const std::vector<rd::Index>& extent, const 
       row["steps"] = r.plan->steps();
       row["contention_free"] = r.plan->contention_free();
       row["method"] = r.plan->method();
-      row["plan_ms"] = {{"total", t.total_ms()}, {"com", t.com_ms}, {"schedule", t.schedule_ms},
-                        {"descriptors", t.descriptors_ms}};
+      row["plan_ms"] = {
+          {"total", t.total_ms()}, {"com", t.com_ms}, {"schedule", t.schedule_ms}, {"descriptors", t.descriptors_ms}};
       row["redistribute_ms"] = time_json(r.ms);
       row["samples_ms"] = r.ms.samples;
       row["verified"] = true;
@@ -281,9 +282,9 @@ nlohmann::ordered_json results_json(const std::vector<rd::Index>& extent, const 
   return j;
 }
 
-int run_command(const std::string& extent_text, const std::string& from,
-                const std::string& to, const std::string& schedule, const std::string& repeat_text,
-                const std::string& json_path, const std::string& dump_path, const TraceOption& trace) {
+int run_command(const std::string& extent_text, const std::string& from, const std::string& to,
+                const std::string& schedule, const std::string& repeat_text, const std::string& json_path,
+                const std::string& dump_path, const TraceOption& trace) {
   std::vector<rd::Index> extent;
   try {
     extent = rd::parse_extent(extent_text);
@@ -315,8 +316,9 @@ int run_command(const std::string& extent_text, const std::string& from,
   std::printf("switchyard redistribute: %s elements, %s -> %s, %u processes on %s, %u repetition(s)\n",
               extent_text.c_str(), src.distribution().str().c_str(), dst.distribution().str().c_str(), processes,
               where_it_runs(rt).c_str(), repeat);
-  std::printf("COM: %llu messages; a source sends to at most K = %u targets, a target receives from at most K' = %u\n\n",
-              static_cast<unsigned long long>(com.messages()), com.max_sends(), com.max_receives());
+  std::printf(
+      "COM: %llu messages; a source sends to at most K = %u targets, a target receives from at most K' = %u\n\n",
+      static_cast<unsigned long long>(com.messages()), com.max_sends(), com.max_receives());
   std::fflush(stdout);
 
   run_each(rt, src, dst, repeat, results);

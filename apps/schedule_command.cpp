@@ -66,7 +66,8 @@ int run_command(const ScheduleCommand::Args& a) {
 
 ScheduleCommand::ScheduleCommand(CLI::App& app) : args_(std::make_unique<Args>()) {
   Args& sc = *args_;
-  auto* schedule = command_ = app.add_subcommand("schedule", "Schedule a Matrix Market matrix with a static scheduler and write it as JSON");
+  auto* schedule = command_ =
+      app.add_subcommand("schedule", "Schedule a Matrix Market matrix with a static scheduler and write it as JSON");
   schedule->add_option("--matrix", sc.matrix, "Matrix Market file (row = sender, column = receiver, value = bytes)")
       ->type_name("FILE")
       ->required();

@@ -35,10 +35,11 @@ int run_command() {
                 d.kind == sys::SchedulerKind::static_phases ? "static" : "online", kAuto,
                 d.traits.auto_candidate ? "yes" : "no", reports(d));
   }
-  std::printf("%-*sonly when named: per message size, the one of %s that the C3 cost model predicts fastest\n\n",
-              kName, sys::kAutoScheduler, join(sys::auto_scheduler_candidates()).c_str());
-  std::printf("static: a schedule of contention-free phases made before the exchange (schedule, phases --scheduler)\n"
-              "online: no schedule; the processes decide as they run\n\n");
+  std::printf("%-*sonly when named: per message size, the one of %s that the C3 cost model predicts fastest\n\n", kName,
+              sys::kAutoScheduler, join(sys::auto_scheduler_candidates()).c_str());
+  std::printf(
+      "static: a schedule of contention-free phases made before the exchange (schedule, phases --scheduler)\n"
+      "online: no schedule; the processes decide as they run\n\n");
   std::vector<std::string> kinds;
   for (const rd::ScheduleKind k : rd::all_schedule_kinds()) kinds.emplace_back(rd::name(k));
   std::printf("redistribution schedules, in the order of redistribute --schedule all: %s\n", join(kinds).c_str());
@@ -49,7 +50,8 @@ int run_command() {
 
 SchedulersCommand::SchedulersCommand(CLI::App& app) {
   command_ = app.add_subcommand(
-      "schedulers", "List the exchange schedulers (kind, auto's candidates, what each reports) and the redistribution schedules");
+      "schedulers",
+      "List the exchange schedulers (kind, auto's candidates, what each reports) and the redistribution schedules");
 }
 
 int SchedulersCommand::run() const { return run_command(); }

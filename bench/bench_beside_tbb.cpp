@@ -99,7 +99,8 @@ double rate(Work&& work, const std::atomic<bool>* stop) {
 }
 
 void pin_this_thread(const cpu_set_t& set) {
-  if (sched_setaffinity(0, sizeof set, &set) != 0) throw std::runtime_error("bench_beside_tbb: sched_setaffinity failed");
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    throw std::runtime_error("bench_beside_tbb: sched_setaffinity failed");
 }
 
 cpu_set_t cpu_set_of(const std::vector<int>& cpus) {
@@ -140,7 +141,7 @@ struct Sharing {
   sy::Runtime& rt;
   tbb::task_arena& arena;
   std::vector<int> driver_cpus;  // where the thread driving the jobs runs (none: anywhere)
-  std::vector<int> tbb_cpus;     // where this thread runs TBB's rounds (none: anywhere)
+  std::vector<int> tbb_cpus;  // where this thread runs TBB's rounds (none: anywhere)
 };
 
 struct Rates {

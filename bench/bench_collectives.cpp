@@ -37,7 +37,7 @@ using sybench::kCoreB;
 namespace {
 
 // Operations per chunk; a batch is sybench::kChunks chunks (see bench_common.hpp).
-constexpr int kStdBarrierRounds = 200;   // std::barrier blocks in the kernel: microseconds per round
+constexpr int kStdBarrierRounds = 200;  // std::barrier blocks in the kernel: microseconds per round
 constexpr int kSpinBarrierRounds = 1000;
 constexpr double kBarrier32TargetNs = 5000;
 
@@ -97,7 +97,8 @@ double collective_time(Op op, int processes, int per_chunk) {
           for (Rank r = 0; r < p.size(); ++r) {
             std::uint64_t v;
             std::memcpy(&v, all.data() + r * sizeof v, sizeof v);
-            if (v != r) throw std::runtime_error("allgather: slot " + std::to_string(r) + " holds " + std::to_string(v));
+            if (v != r)
+              throw std::runtime_error("allgather: slot " + std::to_string(r) + " holds " + std::to_string(v));
           }
         };
         const bool timing = p.rank() == 0;

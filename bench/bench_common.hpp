@@ -34,8 +34,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -223,7 +223,8 @@ inline void report_vs_limit(benchmark::State& state, double figure, double limit
 // `mpirun` on 2 ranks, one bound to each core, within `timeout_s`.
 inline std::string mpirun_two_ranks(const char* mpirun, const char* program, const std::string& arguments,
                                     int timeout_s = 300) {
-  return std::string("'") + mpirun + "' --allow-run-as-root --oversubscribe -np 2 --bind-to core --map-by core --timeout " +
+  return std::string("'") + mpirun +
+         "' --allow-run-as-root --oversubscribe -np 2 --bind-to core --map-by core --timeout " +
          std::to_string(timeout_s) + " '" + program + "' " + arguments;
 }
 
@@ -301,7 +302,8 @@ inline bool initialize(int argc, char** argv, const char* what, bool output_file
 // themselves to their cores, and puts their bindings into the context header.
 inline void add_worker_context(switchyard::Runtime& rt, std::uint64_t processes, const switchyard::RunOptions& options,
                                const std::string& prefix = "worker") {
-  rt.run(processes, [](switchyard::Process&) -> switchyard::Task<void> { co_return; }, options);
+  rt.run(
+      processes, [](switchyard::Process&) -> switchyard::Task<void> { co_return; }, options);
   const auto bindings = rt.worker_bindings();
   for (std::size_t i = 0; i < bindings.size(); ++i) {
     benchmark::AddCustomContext(prefix + std::to_string(i), bindings[i]);

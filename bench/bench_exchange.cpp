@@ -89,7 +89,7 @@ namespace halo = switchyard::halo;
 
 namespace {
 
-constexpr Rank kDensity = 8;          // of the Generate_Recv lines
+constexpr Rank kDensity = 8;  // of the Generate_Recv lines
 constexpr std::uint32_t kCalls = 20;  // Generate_Recv calls per method and batch
 constexpr std::uint64_t kMatrixSeed = 42;
 
@@ -108,11 +108,11 @@ constexpr const char* kMpirun = nullptr;
 struct Config {
   Rank n, d;
   std::uint64_t bytes;
-  double target_us;                     // an absolute target, or 0
-  double target_x_floor;                // a target as a multiple of the floor, or 0
-  std::uint32_t exchanges;              // per batch, for the figure and for the floor
+  double target_us;  // an absolute target, or 0
+  double target_x_floor;  // a target as a multiple of the floor, or 0
+  std::uint32_t exchanges;  // per batch, for the figure and for the floor
   std::vector<std::string> schedulers;  // empty: every one of default_exchange_schedulers()
-  double target_x_process_floor = 0;    // a target as a multiple of the process floor, or 0
+  double target_x_process_floor = 0;  // a target as a multiple of the process floor, or 0
 };
 
 // The compiled exchange's issue: at most 1.5x the floor at n = 32 and 512,
@@ -123,8 +123,12 @@ struct Config {
 const std::vector<Config>& configs() {
   static const std::vector<std::string> fewer{"ac", "lp", "cgm", "optimal", "optimal-bytes", "drsn"};
   static const std::vector<Config> all{
-      {32, 8, 16, 0, 2, 20, {}, 1.5},       {32, 8, 1024, 0, 1.5, 20, {}, 1.5},  {32, 8, 65536, 0, 1.5, 10, {}, 1.1},
-      {512, 16, 16, 0, 2, 10, fewer, 1.5},  {512, 16, 1024, 0, 1.5, 10, {}, 1.3}, {512, 16, 65536, 0, 1.5, 3, fewer},
+      {32, 8, 16, 0, 2, 20, {}, 1.5},
+      {32, 8, 1024, 0, 1.5, 20, {}, 1.5},
+      {32, 8, 65536, 0, 1.5, 10, {}, 1.1},
+      {512, 16, 16, 0, 2, 10, fewer, 1.5},
+      {512, 16, 1024, 0, 1.5, 10, {}, 1.3},
+      {512, 16, 65536, 0, 1.5, 3, fewer},
       {4096, 8, 1024, 0, 2, 5, {"ac", "optimal"}},
   };
   return all;
@@ -322,8 +326,8 @@ void BM_Exchange(benchmark::State& state, const Config& c, const std::string& sc
 // matrices; examples/spmv and bench/spmv_mpi compare the whole product).
 void BM_ExchangeHalo(benchmark::State& state, Rank blocks, const std::string& scheduler) {
   const auto a = halo::read_csr_matrix_market_file<double>(SWITCHYARD_HALO_MATRIX);
-  const CommMatrix m =
-      halo::halo_matrix(halo::halo_maps(halo::pattern_of(a), halo::RowPartition::blocks(a.rows, blocks)), sizeof(double));
+  const CommMatrix m = halo::halo_matrix(
+      halo::halo_maps(halo::pattern_of(a), halo::RowPartition::blocks(a.rows, blocks)), sizeof(double));
   ExchangeOptions options;
   options.schedulers = {scheduler};
   const Config c{blocks, 0, 0, 0, 2, 20, {}, 1.5};

@@ -45,7 +45,7 @@ using namespace switchyard;
 namespace {
 
 constexpr int kIterations = 200;  // per batch: kChunks chunks of 10
-constexpr int kExchanges = 400;   // per batch and form in the exchange lines
+constexpr int kExchanges = 400;  // per batch and form in the exchange lines
 
 const std::vector<double>& reference() { return stencil::reference<kIterations>(); }
 
@@ -203,6 +203,7 @@ BENCHMARK(BM_GridHaloForward)->Apply(grid_lines);
 }  // namespace
 
 int main(int argc, char** argv) {
-  return sybench::main(argc, argv,
-                       "grid halo: Time = us per iteration (stencil) or per forward (exchange) of a 512 x 512 grid on 2 cores");
+  return sybench::main(
+      argc, argv,
+      "grid halo: Time = us per iteration (stencil) or per forward (exchange) of a 512 x 512 grid on 2 cores");
 }

@@ -86,27 +86,30 @@ void BM_HaloForward(benchmark::State& state, sy::Rank blocks) {
     for (auto _ : state) {
       sybench::ChunkTimer halo_timer(kCallsPerChunk), plan_timer(kCallsPerChunk);
       std::atomic<std::uint64_t> batch_wrong{0};
-      sybench::runtime().run(blocks, [&](sy::Process& p) -> sy::Task<void> {
-        const halo::HaloMap& m = h.map(p.rank());
-        ProcessBuffers& b = buffers[p.rank()];
-        for (int chunk = 0; chunk < 2 * sybench::kChunks; ++chunk) {
-          const bool through_halo = chunk % 2 == 0;
-          sybench::ChunkTimer& timer = through_halo ? halo_timer : plan_timer;
-          set_owned(m, b, chunk);
-          co_await p.barrier();
-          if (p.rank() == 0) timer.start();
-          for (int call = 0; call < kCallsPerChunk; ++call) {
-            if (through_halo) {
-              co_await h.forward(p, b.owned, b.ghosts);
-            } else {
-              co_await plan.run(p, b.packed_out, b.ghosts_in);
+      sybench::runtime().run(
+          blocks,
+          [&](sy::Process& p) -> sy::Task<void> {
+            const halo::HaloMap& m = h.map(p.rank());
+            ProcessBuffers& b = buffers[p.rank()];
+            for (int chunk = 0; chunk < 2 * sybench::kChunks; ++chunk) {
+              const bool through_halo = chunk % 2 == 0;
+              sybench::ChunkTimer& timer = through_halo ? halo_timer : plan_timer;
+              set_owned(m, b, chunk);
+              co_await p.barrier();
+              if (p.rank() == 0) timer.start();
+              for (int call = 0; call < kCallsPerChunk; ++call) {
+                if (through_halo) {
+                  co_await h.forward(p, b.owned, b.ghosts);
+                } else {
+                  co_await plan.run(p, b.packed_out, b.ghosts_in);
+                }
+              }
+              co_await p.barrier();
+              if (p.rank() == 0) timer.lap();
+              batch_wrong += wrong_ghosts(m, b, chunk);
             }
-          }
-          co_await p.barrier();
-          if (p.rank() == 0) timer.lap();
-          batch_wrong += wrong_ghosts(m, b, chunk);
-        }
-      }, sybench::round_robin());
+          },
+          sybench::round_robin());
       halo_seconds.push_back(halo_timer.per_op());
       plan_seconds.push_back(plan_timer.per_op());
       state.SetIterationTime(halo_seconds.back());

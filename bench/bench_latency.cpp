@@ -365,15 +365,13 @@ void figure_vs_limit(benchmark::State& state, Figure figure, Limit limit, double
 double cacheline_one_way() { return cacheline_round_trip(kCachelineRoundTrips) / 2; }
 
 void BM_OneWay_CrossCore(benchmark::State& state) {
-  figure_vs_limit(
-      state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB) / 2; }, cacheline_one_way, 0,
-      kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
+  figure_vs_limit(state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB) / 2; },
+                  cacheline_one_way, 0, kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
 }
 
 void BM_OneWay_CrossCore_RecvInto(benchmark::State& state) {
-  figure_vs_limit(
-      state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB, true) / 2; },
-      cacheline_one_way, 0, kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
+  figure_vs_limit(state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB, true) / 2; },
+                  cacheline_one_way, 0, kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
 }
 
 void BM_RingOneWay_CrossCore(benchmark::State& state) {
@@ -382,9 +380,8 @@ void BM_RingOneWay_CrossCore(benchmark::State& state) {
 }
 
 void BM_Burst64_CrossCore(benchmark::State& state) {
-  figure_vs_limit(
-      state, [] { return burst_per_message(kBursts); }, cacheline_one_way, kBurstTargetNs, 0,
-      {"burst", kBurstTargetXMpi});
+  figure_vs_limit(state, [] { return burst_per_message(kBursts); }, cacheline_one_way, kBurstTargetNs, 0,
+                  {"burst", kBurstTargetXMpi});
 }
 
 void BM_CoroutineSwitch_SameCore(benchmark::State& state) {
@@ -422,12 +419,12 @@ double plain_allocation(std::uint64_t n) {
   const auto start = Clock::now();
   for (std::uint64_t i = 0; i < n; ++i) {
     frames[i] = [](Process*) -> PlainTask { co_return; }(nullptr);
-    objects[i] = ::operator new(sizeof(Process), std::align_val_t{alignof(Process)});
+    objects[i] = ::operator new (sizeof(Process), std::align_val_t{alignof(Process)});
     std::memset(objects[i], 0, sizeof(Process));
   }
   for (std::uint64_t i = 0; i < n; ++i) {
     frames[i].handle.destroy();
-    ::operator delete(objects[i], std::align_val_t{alignof(Process)});
+    ::operator delete (objects[i], std::align_val_t{alignof(Process)});
   }
   return sybench::seconds_between(start, Clock::now()) / static_cast<double>(n);
 }
@@ -435,7 +432,8 @@ double plain_allocation(std::uint64_t n) {
 // Seconds per process of one job of n processes that return at once.
 double empty_job(std::uint64_t n) {
   const auto start = Clock::now();
-  sybench::runtime().run(n, [](Process&) -> Task<void> { co_return; }, sybench::round_robin());
+  sybench::runtime().run(
+      n, [](Process&) -> Task<void> { co_return; }, sybench::round_robin());
   return sybench::seconds_between(start, Clock::now()) / static_cast<double>(n);
 }
 
@@ -461,5 +459,7 @@ BENCHMARK(BM_EmptyJob)->Apply(common)->ArgName("procs")->Arg(100000);
 }  // namespace
 
 int main(int argc, char** argv) {
-  return sybench::main(argc, argv, "latency: Time = ns per round trip (cache line), per one-way message, per switch, per process of an empty job");
+  return sybench::main(
+      argc, argv,
+      "latency: Time = ns per round trip (cache line), per one-way message, per switch, per process of an empty job");
 }

@@ -133,7 +133,7 @@ bool skip_unless_two_nodes(benchmark::State& state) {
   return true;
 }
 
-constexpr double kLatencyTargetRatio = 1.2;    // switchyard / MPI, at most
+constexpr double kLatencyTargetRatio = 1.2;  // switchyard / MPI, at most
 constexpr double kBandwidthTargetRatio = 0.9;  // switchyard / MPI, at least
 constexpr int kRoundTripsPerChunk = 100;
 constexpr int kBandwidthInFlight = 2;
@@ -427,7 +427,7 @@ struct ExchangeConfig {
   Rank n, d;
   std::uint64_t bytes;
   std::uint32_t exchanges;  // per batch, for each of switchyard and MPI
-  int batches;              // per repetition: fewer where one exchange moves hundreds of MiB
+  int batches;  // per repetition: fewer where one exchange moves hundreds of MiB
 };
 
 const std::vector<ExchangeConfig>& exchange_configs() {
@@ -455,8 +455,7 @@ using BufferSet = std::vector<std::unique_ptr<ExchangeBuffers>>;
 // (drsn), the plan of the whole matrix, made once.
 class SwitchyardExchange {
  public:
-  SwitchyardExchange(const CommMatrix& m, const std::string& scheduler, BufferSet& buffers)
-      : m_(m), buffers_(buffers) {
+  SwitchyardExchange(const CommMatrix& m, const std::string& scheduler, BufferSet& buffers) : m_(m), buffers_(buffers) {
     options_.scheduler = scheduler;
     options_.seed = kMatrixSeed;
     if (!find_scheduler(scheduler)->traits.plan_per_run) plan_.emplace(m, options_);
@@ -624,10 +623,14 @@ constexpr Rank kCollectiveProcessesPerNode = 4;
 
 const char* collective_name(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::barrier: return "barrier";
-    case CollectiveOp::broadcast: return "broadcast";
-    case CollectiveOp::allreduce: return "allreduce";
-    default: return "allgather";
+    case CollectiveOp::barrier:
+      return "barrier";
+    case CollectiveOp::broadcast:
+      return "broadcast";
+    case CollectiveOp::allreduce:
+      return "allreduce";
+    default:
+      return "allgather";
   }
 }
 
@@ -946,9 +949,12 @@ void BM_BusyLock(benchmark::State& state, LockMethod method) {
     for (auto _ : state) {
       const auto [seconds, tries] = agreed<2>([&] {
         switch (method) {
-          case LockMethod::switchyard: return switchyard_lock_batch();
-          case LockMethod::rma_in_runtime: return rma_in_runtime_batch(win, *word);
-          default: return lock_batch(method, win, *word);
+          case LockMethod::switchyard:
+            return switchyard_lock_batch();
+          case LockMethod::rma_in_runtime:
+            return rma_in_runtime_batch(win, *word);
+          default:
+            return lock_batch(method, win, *word);
         }
       });
       state.SetIterationTime(seconds);
@@ -999,9 +1005,10 @@ const int registered = [] {
         ->Arg(1024)
         ->Arg(64 << 10);
   }
-  for (const auto& [name, method] :
-       {std::pair{"BM_BusyLock/rma", LockMethod::rma}, {"BM_BusyLock/am", LockMethod::am},
-        {"BM_BusyLock/switchyard", LockMethod::switchyard}, {"BM_BusyLock/rma_in_runtime", LockMethod::rma_in_runtime}}) {
+  for (const auto& [name, method] : {std::pair{"BM_BusyLock/rma", LockMethod::rma},
+                                     {"BM_BusyLock/am", LockMethod::am},
+                                     {"BM_BusyLock/switchyard", LockMethod::switchyard},
+                                     {"BM_BusyLock/rma_in_runtime", LockMethod::rma_in_runtime}}) {
     benchmark::RegisterBenchmark(name, BM_BusyLock, method)->Apply(sybench::mpi::mpi_line);
   }
   return 0;

@@ -72,7 +72,9 @@ void check(std::span<const std::byte> got, Rank source, Rank destination, const 
     }
   }
 }
-std::int64_t element(Rank r, std::size_t i) { return static_cast<std::int64_t>((r * 1'000'003ull + i * 7919) % 1'000'000); }
+std::int64_t element(Rank r, std::size_t i) {
+  return static_cast<std::int64_t>((r * 1'000'003ull + i * 7919) % 1'000'000);
+}
 
 std::vector<Rank> every(Rank n, Rank step, Rank offset) {
   std::vector<Rank> s;
@@ -155,7 +157,11 @@ std::vector<TaskBench> tasks() {
     b.send.resize(me == j.root ? j.block : 0);
     fill(b.send, j.root, kAll);
   };
-  t.push_back({"snb", {"binomial", "direct", "runtime"}, "direct", false, broadcast_setup,
+  t.push_back({"snb",
+               {"binomial", "direct", "runtime"},
+               "direct",
+               false,
+               broadcast_setup,
                [](const Job& j, Communicator c, Buffers& b, const std::string& a) -> Task<void> {
                  if (a == "runtime") {
                    auto got = co_await c.broadcast(j.root, b.send);
@@ -166,7 +172,11 @@ std::vector<TaskBench> tasks() {
                  co_await prim::snb(c, j.root, b.recv, options_for(a, b));
                },
                [](const Job& j, Rank, Buffers& b) { check(b.recv, j.root, kAll, "snb"); }});
-  t.push_back({"ssnb", {"binomial", "direct"}, "direct", false, broadcast_setup,
+  t.push_back({"ssnb",
+               {"binomial", "direct"},
+               "direct",
+               false,
+               broadcast_setup,
                [](const Job& j, Communicator c, Buffers& b, const std::string& a) -> Task<void> {
                  if (c.rank() == j.root) std::memcpy(b.recv.data(), b.send.data(), j.block);
                  co_await prim::ssnb(c, j.root, j.half, b.recv, options_for(a, b));
@@ -187,7 +197,11 @@ std::vector<TaskBench> tasks() {
       if (got[i] != want) throw std::runtime_error(std::string(what) + ": element " + std::to_string(i) + " wrong");
     }
   };
-  t.push_back({"sna", {"binomial", "naive", "runtime"}, "naive", false, sum_setup,
+  t.push_back({"sna",
+               {"binomial", "naive", "runtime"},
+               "naive",
+               false,
+               sum_setup,
                [](const Job& j, Communicator c, Buffers& b, const std::string& a) -> Task<void> {
                  if (a == "runtime") {
                    auto got = co_await c.allreduce(b.mine);
@@ -203,7 +217,11 @@ std::vector<TaskBench> tasks() {
                [sum_check](const Job& j, Rank me, Buffers& b) {
                  if (me == j.root) sum_check(every(j.n, 1, 0), b.sum, "sna");
                }});
-  t.push_back({"ssna", {"binomial", "naive"}, "naive", false, sum_setup,
+  t.push_back({"ssna",
+               {"binomial", "naive"},
+               "naive",
+               false,
+               sum_setup,
                [](const Job& j, Communicator c, Buffers& b, const std::string& a) -> Task<void> {
                  if (a == "naive") {
                    std::vector<std::int64_t> scratch;
@@ -216,7 +234,10 @@ std::vector<TaskBench> tasks() {
                [sum_check](const Job& j, Rank me, Buffers& b) {
                  if (me == j.root) sum_check(j.half, b.sum, "ssna");
                }});
-  t.push_back({"pmna", {"bruck", "trees", "naive"}, "naive", true,
+  t.push_back({"pmna",
+               {"bruck", "trees", "naive"},
+               "naive",
+               true,
                [](const Job& j, Rank me, Buffers& b) {
                  const std::size_t count = std::max<std::size_t>(1, j.block / 8);
                  b.mine.resize(j.eighth.size() * count);
@@ -253,13 +274,17 @@ std::vector<TaskBench> tasks() {
   // --- scatters and gathers ---
   for (bool selective : {false, true}) {
     const std::string s = selective ? "ss" : "s";
-    t.push_back({s + "ns", {"binomial", "direct"}, "direct", false,
+    t.push_back({s + "ns",
+                 {"binomial", "direct"},
+                 "direct",
+                 false,
                  [selective](const Job& j, Rank me, Buffers& b) {
                    const std::vector<Rank> m = selective ? j.half : every(j.n, 1, 0);
                    b.recv.assign(j.block, std::byte{0});
                    if (me != j.root) return;
                    b.send.resize(m.size() * j.block);
-                   for (std::size_t k = 0; k < m.size(); ++k) fill(std::span(b.send).subspan(k * j.block, j.block), j.root, m[k]);
+                   for (std::size_t k = 0; k < m.size(); ++k)
+                     fill(std::span(b.send).subspan(k * j.block, j.block), j.root, m[k]);
                  },
                  [selective](const Job& j, Communicator c, Buffers& b, const std::string& a) -> Task<void> {
                    if (selective) {
@@ -272,7 +297,10 @@ std::vector<TaskBench> tasks() {
                    if (selective && !in(j.half, me)) return;
                    check(b.recv, j.root, me, "scatter");
                  }});
-    t.push_back({s + "ng", {"binomial", "direct"}, "direct", false,
+    t.push_back({s + "ng",
+                 {"binomial", "direct"},
+                 "direct",
+                 false,
                  [selective](const Job& j, Rank me, Buffers& b) {
                    const std::vector<Rank> m = selective ? j.half : every(j.n, 1, 0);
                    b.send.resize(j.block);
@@ -291,25 +319,31 @@ std::vector<TaskBench> tasks() {
                  [selective](const Job& j, Rank me, Buffers& b) {
                    if (me != j.root) return;
                    const std::vector<Rank> m = selective ? j.half : every(j.n, 1, 0);
-                   for (std::size_t k = 0; k < m.size(); ++k) check(std::span(b.recv).subspan(k * j.block, j.block), m[k], j.root, "gather");
+                   for (std::size_t k = 0; k < m.size(); ++k)
+                     check(std::span(b.recv).subspan(k * j.block, j.block), m[k], j.root, "gather");
                  }});
   }
   // --- permutation: a rotation by n/2 ---
-  t.push_back({"permutation", {"direct"}, "", false,
-               [](const Job& j, Rank me, Buffers& b) {
-                 b.send.resize(j.block);
-                 fill(b.send, me, (me + j.n / 2) % j.n);
-                 b.recv.assign(j.block, std::byte{0});
-               },
-               [](const Job& j, Communicator c, Buffers& b, const std::string& a) -> Task<void> {
-                 std::vector<Rank> destination(j.n);
-                 for (Rank r = 0; r < j.n; ++r) destination[r] = (r + j.n / 2) % j.n;
-                 co_await prim::permutation(c, destination, b.send, b.recv, options_for(a, b));
-               },
-               [](const Job& j, Rank me, Buffers& b) {
-                 check(b.recv, (me + j.n - j.n / 2) % j.n, me, "permutation");
-               }});
-  t.push_back({"one-to-one", {"direct"}, "", false,
+  t.push_back(
+      {"permutation",
+       {"direct"},
+       "",
+       false,
+       [](const Job& j, Rank me, Buffers& b) {
+         b.send.resize(j.block);
+         fill(b.send, me, (me + j.n / 2) % j.n);
+         b.recv.assign(j.block, std::byte{0});
+       },
+       [](const Job& j, Communicator c, Buffers& b, const std::string& a) -> Task<void> {
+         std::vector<Rank> destination(j.n);
+         for (Rank r = 0; r < j.n; ++r) destination[r] = (r + j.n / 2) % j.n;
+         co_await prim::permutation(c, destination, b.send, b.recv, options_for(a, b));
+       },
+       [](const Job& j, Rank me, Buffers& b) { check(b.recv, (me + j.n - j.n / 2) % j.n, me, "permutation"); }});
+  t.push_back({"one-to-one",
+               {"direct"},
+               "",
+               false,
                [](const Job& j, Rank, Buffers& b) {
                  b.send.resize(j.block);
                  fill(b.send, 1 % j.n, j.n - 1);
@@ -345,7 +379,8 @@ std::vector<TaskBench> tasks() {
                  },
                  [partial](const Job& j, Rank, Buffers& b) {
                    const std::vector<Rank> s = partial ? j.eighth : every(j.n, 1, 0);
-                   for (std::size_t k = 0; k < s.size(); ++k) check(std::span(b.recv).subspan(k * j.block, j.block), s[k], kAll, "allgather");
+                   for (std::size_t k = 0; k < s.size(); ++k)
+                     check(std::span(b.recv).subspan(k * j.block, j.block), s[k], kAll, "allgather");
                  }});
   }
   // --- personalized exchanges ---
@@ -359,7 +394,8 @@ std::vector<TaskBench> tasks() {
                    const std::vector<Rank> to = kind == kPmng ? j.eighth : every(j.n, 1, 0);
                    const std::vector<Rank> from = kind == kPmns ? j.eighth : every(j.n, 1, 0);
                    b.send.resize(kind == kPmns && !in(j.eighth, me) ? 0 : to.size() * j.block);
-                   for (std::size_t k = 0; k * j.block < b.send.size(); ++k) fill(std::span(b.send).subspan(k * j.block, j.block), me, to[k]);
+                   for (std::size_t k = 0; k * j.block < b.send.size(); ++k)
+                     fill(std::span(b.send).subspan(k * j.block, j.block), me, to[k]);
                    b.recv.assign(kind == kPmng && !in(j.eighth, me) ? 0 : from.size() * j.block, std::byte{0});
                  },
                  [kind](const Job& j, Communicator c, Buffers& b, const std::string& a) -> Task<void> {
@@ -378,7 +414,8 @@ std::vector<TaskBench> tasks() {
                  },
                  [kind](const Job& j, Rank me, Buffers& b) {
                    const std::vector<Rank> from = kind == kPmns ? j.eighth : every(j.n, 1, 0);
-                   for (std::size_t k = 0; k * j.block < b.recv.size(); ++k) check(std::span(b.recv).subspan(k * j.block, j.block), from[k], me, "exchange");
+                   for (std::size_t k = 0; k * j.block < b.recv.size(); ++k)
+                     check(std::span(b.recv).subspan(k * j.block, j.block), from[k], me, "exchange");
                  }});
   }
   return t;
@@ -473,36 +510,42 @@ void register_all() {
     for (Rank n : {32u, 512u}) {
       for (std::size_t block : {std::size_t{16}, std::size_t{1024}, std::size_t{65536}}) {
         if (job_bytes(t, n, block) > kMaxJobBytes) continue;
-        if (t.multinode_memory && double(n) * n * block > kMaxMultinodeBytesPerCall && !std::getenv("BENCH_PRIMITIVES_LARGE")) {
+        if (t.multinode_memory && double(n) * n * block > kMaxMultinodeBytesPerCall &&
+            !std::getenv("BENCH_PRIMITIVES_LARGE")) {
           continue;
         }
         for (const std::string& a : t.algorithms) {
           const std::string name =
               "BM_Primitive/" + t.name + "/" + a + "/n:" + std::to_string(n) + "/bytes:" + std::to_string(block);
-          benchmark::RegisterBenchmark(name.c_str(), [&t, a, n, block](benchmark::State& state) {
-            Job j;
-            j.n = n;
-            j.block = block;
-            j.root = n / 3;
-            j.half = every(n, 2, 1);
-            j.eighth = every(n, 8, 3);
-            try {
-              if (a == "plan") j.plan = &te_plan(n, block);
-              double figure = 0, naive = 0;
-              for (auto _ : state) {
-                const auto [f, b] = measure(t, j, a);
-                state.SetIterationTime(f);
-                figure += f;
-                naive += b;
-              }
-              if (naive > 0) {
-                state.counters["naive_ns"] = naive / state.iterations() * 1e9;
-                state.counters["x_naive"] = figure / naive;
-              }
-            } catch (const std::exception& e) {
-              sybench::fail(state, e);
-            }
-          })->UseManualTime()->Iterations(1)->ReportAggregatesOnly(true)->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark(name.c_str(),
+                                       [&t, a, n, block](benchmark::State& state) {
+                                         Job j;
+                                         j.n = n;
+                                         j.block = block;
+                                         j.root = n / 3;
+                                         j.half = every(n, 2, 1);
+                                         j.eighth = every(n, 8, 3);
+                                         try {
+                                           if (a == "plan") j.plan = &te_plan(n, block);
+                                           double figure = 0, naive = 0;
+                                           for (auto _ : state) {
+                                             const auto [f, b] = measure(t, j, a);
+                                             state.SetIterationTime(f);
+                                             figure += f;
+                                             naive += b;
+                                           }
+                                           if (naive > 0) {
+                                             state.counters["naive_ns"] = naive / state.iterations() * 1e9;
+                                             state.counters["x_naive"] = figure / naive;
+                                           }
+                                         } catch (const std::exception& e) {
+                                           sybench::fail(state, e);
+                                         }
+                                       })
+              ->UseManualTime()
+              ->Iterations(1)
+              ->ReportAggregatesOnly(true)
+              ->Unit(benchmark::kMicrosecond);
         }
       }
     }
@@ -528,7 +571,9 @@ std::pair<double, double> measure_transpose(const prim::CommMatrix& a, const pri
         prim::Workspace ws;
         std::vector<prim::MatrixEntry> got;
         const auto verify = [&](const char* when) {
-          if (got != want) throw std::runtime_error(std::string("sparse transpose: column ") + std::to_string(c.rank()) + " wrong " + when);
+          if (got != want)
+            throw std::runtime_error(std::string("sparse transpose: column ") + std::to_string(c.rank()) + " wrong " +
+                                     when);
         };
         co_await figure.run(c, column, got, ws);
         verify("on the first call");
@@ -552,32 +597,38 @@ void register_transpose() {
       for (const char* method : {"pmns+pmng", "optimal", "cgm", "ac"}) {
         const std::string name = "BM_SparseTranspose/" + std::string(method) + "/n:" + std::to_string(n) +
                                  "/M1:" + std::to_string(l.m1) + "/M2:" + std::to_string(l.m2);
-        benchmark::RegisterBenchmark(name.c_str(), [n, l, method](benchmark::State& state) {
-          try {
-            const prim::CommMatrix a = prim::dense_lines_matrix(n, l.m1, l.m2, 0.0, 42 + n + l.m1 * 7 + l.m2);
-            prim::SparseTransposeOptions options;
-            if (std::string(method) != "pmns+pmng") {
-              options.method = prim::TransposeMethod::kExchangePlan;
-              options.scheduler = method;
-            }
-            const prim::SparseTransposer figure(a, options);
-            prim::SparseTransposeOptions te;
-            te.method = prim::TransposeMethod::kTotalExchange;
-            const prim::SparseTransposer dense(a, te);
-            double f = 0, d = 0;
-            for (auto _ : state) {
-              const auto [x, y] = measure_transpose(a, figure, dense);
-              state.SetIterationTime(x);
-              f += x;
-              d += y;
-            }
-            state.counters["te_ns"] = d / state.iterations() * 1e9;
-            state.counters["x_te"] = f / d;
-            state.counters["nonzeros"] = static_cast<double>(a.messages());
-          } catch (const std::exception& e) {
-            sybench::fail(state, e);
-          }
-        })->UseManualTime()->Iterations(1)->ReportAggregatesOnly(true)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [n, l, method](benchmark::State& state) {
+                                       try {
+                                         const prim::CommMatrix a =
+                                             prim::dense_lines_matrix(n, l.m1, l.m2, 0.0, 42 + n + l.m1 * 7 + l.m2);
+                                         prim::SparseTransposeOptions options;
+                                         if (std::string(method) != "pmns+pmng") {
+                                           options.method = prim::TransposeMethod::kExchangePlan;
+                                           options.scheduler = method;
+                                         }
+                                         const prim::SparseTransposer figure(a, options);
+                                         prim::SparseTransposeOptions te;
+                                         te.method = prim::TransposeMethod::kTotalExchange;
+                                         const prim::SparseTransposer dense(a, te);
+                                         double f = 0, d = 0;
+                                         for (auto _ : state) {
+                                           const auto [x, y] = measure_transpose(a, figure, dense);
+                                           state.SetIterationTime(x);
+                                           f += x;
+                                           d += y;
+                                         }
+                                         state.counters["te_ns"] = d / state.iterations() * 1e9;
+                                         state.counters["x_te"] = f / d;
+                                         state.counters["nonzeros"] = static_cast<double>(a.messages());
+                                       } catch (const std::exception& e) {
+                                         sybench::fail(state, e);
+                                       }
+                                     })
+            ->UseManualTime()
+            ->Iterations(1)
+            ->ReportAggregatesOnly(true)
+            ->Unit(benchmark::kMicrosecond);
       }
     }
   }

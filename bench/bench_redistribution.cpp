@@ -108,7 +108,7 @@ constexpr Index kElements = 120000;
 constexpr int kRuns = 10;  // redistributions per batch and schedule
 constexpr int kPlans = 5;  // plan builds timed per line
 constexpr double kScalingTargetX = 1.5;
-constexpr double kFloorTargetX = 3;             // BM_RedistributeVsFloor: at most 3 x the plain floor
+constexpr double kFloorTargetX = 3;  // BM_RedistributeVsFloor: at most 3 x the plain floor
 constexpr double kScalapackTargetSpeedup = 20;  // and at least 20 x faster than pdgemr2d
 
 #if defined(SWITCHYARD_REDISTRIBUTION_SCALAPACK) && defined(SWITCHYARD_MPIRUN)
@@ -315,19 +315,29 @@ struct FloorCase {
 // copy of a fixed size, one load and one store, not a call into memcpy.
 inline void copy_element_run(const ElementRun& run) {
   switch (run.bytes) {
-    case 8: std::memcpy(run.to, run.from, 8); return;
-    case 16: std::memcpy(run.to, run.from, 16); return;
-    case 24: std::memcpy(run.to, run.from, 24); return;
-    case 32: std::memcpy(run.to, run.from, 32); return;
-    default: std::memcpy(run.to, run.from, run.bytes);
+    case 8:
+      std::memcpy(run.to, run.from, 8);
+      return;
+    case 16:
+      std::memcpy(run.to, run.from, 16);
+      return;
+    case 24:
+      std::memcpy(run.to, run.from, 24);
+      return;
+    case 32:
+      std::memcpy(run.to, run.from, 32);
+      return;
+    default:
+      std::memcpy(run.to, run.from, run.bytes);
   }
 }
 
 FloorCase floor_case(Layout src, Layout dst) {
   FloorCase c{arrays_of(std::move(src), std::move(dst)), {}};
   Arrays& a = c.arrays;
-  std::vector<std::size_t> last(a.dst.processes(), std::numeric_limits<std::size_t>::max());  // per target, its last run
-  std::vector<Index> g(a.src.rank(), 0);                                                        // row-major, last fastest
+  std::vector<std::size_t> last(a.dst.processes(),
+                                std::numeric_limits<std::size_t>::max());  // per target, its last run
+  std::vector<Index> g(a.src.rank(), 0);  // row-major, last fastest
   for (Index e = 0; e < a.src.elements(); ++e) {
     const Rank s = a.src.owner(g), t = a.dst.owner(g);
     const double* from = a.in[s].data() + a.src.local_offset(s, g);
@@ -491,7 +501,8 @@ void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
       floor += floor_s(c, false);
       std::vector<double> ms;
       for (int run = 0; run < kRuns; ++run) {
-        for (std::vector<double>& block : a.out) std::fill(block.begin(), block.end(), std::numeric_limits<double>::quiet_NaN());
+        for (std::vector<double>& block : a.out)
+          std::fill(block.begin(), block.end(), std::numeric_limits<double>::quiet_NaN());
         ms.push_back(plan.execute(sybench::runtime(), in, out, sybench::round_robin()));
         if (a.out != a.want) throw std::runtime_error("first run: a target holds a wrong element");
       }
@@ -550,6 +561,6 @@ const int registered = [] {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return sybench::main(argc, argv,
-                       "redistribution: Time = one redistribution of Fig. 9's 120000-element array (median of a batch)");
+  return sybench::main(
+      argc, argv, "redistribution: Time = one redistribution of Fig. 9's 120000-element array (median of a batch)");
 }

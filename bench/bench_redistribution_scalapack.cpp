@@ -112,8 +112,8 @@ struct Local {
       for (int i = 0; i < rows; ++i) {
         const double got = a[static_cast<std::size_t>(j) * rows + i];
         if (got != value(c, g, i, j)) {
-          return "local element (" + std::to_string(i) + ", " + std::to_string(j) + ") holds " +
-                 std::to_string(got) + ", not " + std::to_string(value(c, g, i, j));
+          return "local element (" + std::to_string(i) + ", " + std::to_string(j) + ") holds " + std::to_string(got) +
+                 ", not " + std::to_string(value(c, g, i, j));
         }
       }
     }

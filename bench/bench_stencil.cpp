@@ -82,7 +82,8 @@ double p2p_iteration() {
       },
       sybench::placed({sybench::kCoreA, sybench::kCoreB}));
   for (std::size_t r = 0; r < right.size(); ++r) {
-    if (!right[r]) throw std::runtime_error("stencil: rank " + std::to_string(r) + "'s rows differ from the sequential sweeps");
+    if (!right[r])
+      throw std::runtime_error("stencil: rank " + std::to_string(r) + "'s rows differ from the sequential sweeps");
   }
   return timer.per_op();
 }
@@ -145,5 +146,6 @@ BENCHMARK(BM_Stencil2D_P2P)
 }  // namespace
 
 int main(int argc, char** argv) {
-  return sybench::main(argc, argv, "stencil: Time = us per iteration (halo exchange + sweep) of a 512 x 512 Jacobi on 2 cores");
+  return sybench::main(argc, argv,
+                       "stencil: Time = us per iteration (halo exchange + sweep) of a 512 x 512 Jacobi on 2 cores");
 }

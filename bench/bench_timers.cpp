@@ -41,12 +41,15 @@ double runtime_lateness(Rank n, std::chrono::microseconds gap) {
   std::vector<Clock::duration> lateness(n);
   Clock::time_point start;
   std::vector<int> cores(n, sybench::kCoreA);
-  sybench::runtime().run(n, [&](Process& p) -> Task<void> {
-    if (p.rank() == 0) start = Clock::now() + std::chrono::milliseconds(5);  // rank 0 starts first
-    const auto deadline = deadline_of(start, p.rank(), n, gap);
-    co_await p.sleep_until(deadline);
-    lateness[p.rank()] = Clock::now() - deadline;
-  }, sybench::placed(cores));
+  sybench::runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == 0) start = Clock::now() + std::chrono::milliseconds(5);  // rank 0 starts first
+        const auto deadline = deadline_of(start, p.rank(), n, gap);
+        co_await p.sleep_until(deadline);
+        lateness[p.rank()] = Clock::now() - deadline;
+      },
+      sybench::placed(cores));
   return median_seconds(lateness);
 }
 

@@ -30,8 +30,9 @@ void check(bool ok, const std::string& what) {
   }
 }
 
-std::int32_t simulate_isotropic(const sp::VirtualNetwork& g, const sp::IsotropicLattice& lattice, const sp::TaskMatrix& m,
-                                const sp::IsotropicSchedule& schedule, const sp::PacketSet& packets) {
+std::int32_t simulate_isotropic(const sp::VirtualNetwork& g, const sp::IsotropicLattice& lattice,
+                                const sp::TaskMatrix& m, const sp::IsotropicSchedule& schedule,
+                                const sp::PacketSet& packets) {
   sp::SlotSimulator simulator(g, {sp::Ports::all_port, sp::Duplex::full}, packets);
   sp::IsotropicExpander expander(lattice, m, schedule);
   for (std::int32_t t = 0; t < expander.slots(); ++t) simulator.run_slot(expander.next());
@@ -50,9 +51,10 @@ void total_exchange_row(const sp::VirtualNetwork& g) {
   const std::int32_t optimal = simulate_isotropic(g, lattice, m, sp::optimal_isotropic_schedule(m), packets);
   check(optimal == h, g.name() + ": optimal TE took " + std::to_string(optimal) + " slots, h = " + std::to_string(h));
   std::string greedy;
-  for (auto priority : {sp::GreedyPriority::row_order, sp::GreedyPriority::farthest_first, sp::GreedyPriority::nearest_first,
-                        sp::GreedyPriority::random}) {
-    const std::int32_t slots = simulate_isotropic(g, lattice, m, sp::greedy_isotropic_schedule(m, priority, 1), packets);
+  for (auto priority : {sp::GreedyPriority::row_order, sp::GreedyPriority::farthest_first,
+                        sp::GreedyPriority::nearest_first, sp::GreedyPriority::random}) {
+    const std::int32_t slots =
+        simulate_isotropic(g, lattice, m, sp::greedy_isotropic_schedule(m, priority, 1), packets);
     check(slots >= h, g.name() + ": greedy beat the lower bound h");
     char cell[64];
     std::snprintf(cell, sizeof cell, " %d (+%lld, %.4f) |", slots, static_cast<long long>(slots - h),
@@ -60,15 +62,16 @@ void total_exchange_row(const sp::VirtualNetwork& g) {
     greedy += cell;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("| %s | %d | %d | %lld | %d |%s %.1f |\n", g.name().c_str(), g.size(), g.diameter(), static_cast<long long>(h),
-              optimal, greedy.c_str(), seconds);
+  std::printf("| %s | %d | %d | %lld | %d |%s %.1f |\n", g.name().c_str(), g.size(), g.diameter(),
+              static_cast<long long>(h), optimal, greedy.c_str(), seconds);
   std::fflush(stdout);
 }
 
 void total_exchange_tables(int max_cube, int max_torus) {
   std::printf("\n### Total exchange, all-port full duplex: optimal = h; greedy slots (excess over h, ratio)\n\n");
-  std::printf("| network | N | diameter | h | optimal (simulated) | greedy row order | greedy farthest first | "
-              "greedy nearest first | greedy random | seconds |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| network | N | diameter | h | optimal (simulated) | greedy row order | greedy farthest first | "
+      "greedy nearest first | greedy random | seconds |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (int d = 1; d <= max_cube; ++d) total_exchange_row(sp::VirtualNetwork::hypercube(d));
   std::vector<std::vector<sp::Node>> tori = {{3, 3}, {4, 4}, {5, 5}, {7, 9}, {2, 4, 6}, {4, 4, 4}};
   for (sp::Node s = 8; s <= max_torus; s *= 2) tori.push_back({s, s});
@@ -78,14 +81,15 @@ void total_exchange_tables(int max_cube, int max_torus) {
 
 void pmnb_table(const std::vector<sp::VirtualNetwork>& networks) {
   std::printf("\n### PMNB and PMNA on k edge-disjoint spanning trees, all-port: slots against the bounds\n\n");
-  std::printf("| network | N | trees | k | Lbar | delta | prefix | M | full: max(M/2k,delta) | full: T | M/k+Lbar+2delta | "
-              "half: max(M/k,delta) | half: T | PMNA full: T |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| network | N | trees | k | Lbar | delta | prefix | M | full: max(M/2k,delta) | full: T | M/k+Lbar+2delta | "
+      "half: max(M/k,delta) | half: T | PMNA full: T |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937_64 rng(2024);
   for (const auto& g : networks) {
     const auto trees = sp::edge_disjoint_spanning_trees(g);
     const sp::Node n = g.size();
-    for (std::int64_t m : {std::int64_t{1}, std::int64_t{n} / 8 + 1, std::int64_t{n} / 2, std::int64_t{n}, 2 * std::int64_t{n},
-                           4 * std::int64_t{n}}) {
+    for (std::int64_t m : {std::int64_t{1}, std::int64_t{n} / 8 + 1, std::int64_t{n} / 2, std::int64_t{n},
+                           2 * std::int64_t{n}, 4 * std::int64_t{n}}) {
       std::vector<sp::Node> nodes;
       for (std::int64_t i = 0; i < m; ++i) nodes.push_back(std::uniform_int_distribution<sp::Node>(0, n - 1)(rng));
       std::int32_t slots[3] = {};
@@ -103,10 +107,10 @@ void pmnb_table(const std::vector<sp::VirtualNetwork>& networks) {
               what + ": below the lower bound");
       }
       const auto& p = plans[0];
-      std::printf("| %s | %d | %s | %d | %.1f | %d | %d | %lld | %.1f | %d | %.1f | %.1f | %d | %d |\n", g.name().c_str(),
-                  n, trees.construction.c_str(), p.trees, p.mean_tree_diameter, p.diameter, p.prefix_slots,
-                  static_cast<long long>(m), p.lower_bound_full(), slots[0], p.upper_bound(), p.lower_bound_half(), slots[1],
-                  slots[2]);
+      std::printf("| %s | %d | %s | %d | %.1f | %d | %d | %lld | %.1f | %d | %.1f | %.1f | %d | %d |\n",
+                  g.name().c_str(), n, trees.construction.c_str(), p.trees, p.mean_tree_diameter, p.diameter,
+                  p.prefix_slots, static_cast<long long>(m), p.lower_bound_full(), slots[0], p.upper_bound(),
+                  p.lower_bound_half(), slots[1], slots[2]);
       std::fflush(stdout);
     }
   }
@@ -136,21 +140,24 @@ int main(int argc, char** argv) {
       max_torus = 16;
     } else if ((arg == "--max-cube" || arg == "--max-torus") && i + 1 < argc) {
       const char* option = argv[i++];
-      if (arg == "--max-cube") max_cube = parse_int(argv[i], option, 13);
-      else max_torus = parse_int(argv[i], option, 90);
+      if (arg == "--max-cube")
+        max_cube = parse_int(argv[i], option, 13);
+      else
+        max_torus = parse_int(argv[i], option, 90);
     } else {
       std::fprintf(stderr, "usage: primitive_theorems [--quick] [--max-cube D] [--max-torus S]\n");
       return 2;
     }
   }
   total_exchange_tables(max_cube, max_torus);
-  std::vector<sp::VirtualNetwork> networks = {sp::VirtualNetwork::hypercube(4), sp::VirtualNetwork::hypercube(6),
-                                              sp::VirtualNetwork::torus({8, 8}), sp::VirtualNetwork::torus({4, 4, 4}),
-                                              sp::VirtualNetwork::complete(16), sp::random_connected_graph(64, 128, 1)};
+  std::vector<sp::VirtualNetwork> networks = {
+      sp::VirtualNetwork::hypercube(4),     sp::VirtualNetwork::hypercube(6), sp::VirtualNetwork::torus({8, 8}),
+      sp::VirtualNetwork::torus({4, 4, 4}), sp::VirtualNetwork::complete(16), sp::random_connected_graph(64, 128, 1)};
   if (!quick) {
-    for (auto& g : {sp::VirtualNetwork::hypercube(8), sp::VirtualNetwork::hypercube(10), sp::VirtualNetwork::torus({16, 16}),
-                    sp::VirtualNetwork::torus({32, 32}), sp::VirtualNetwork::complete(64),
-                    sp::random_connected_graph(256, 512, 2), sp::random_connected_graph(512, 2048, 3)}) {
+    for (auto& g :
+         {sp::VirtualNetwork::hypercube(8), sp::VirtualNetwork::hypercube(10), sp::VirtualNetwork::torus({16, 16}),
+          sp::VirtualNetwork::torus({32, 32}), sp::VirtualNetwork::complete(64),
+          sp::random_connected_graph(256, 512, 2), sp::random_connected_graph(512, 2048, 3)}) {
       networks.push_back(g);
     }
   }

@@ -70,9 +70,10 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < n; ++i) wrong += x[i] != xs[m.owned[i]];
   MPI_Reduce(&wrong, &all_wrong, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    std::printf("spmv_mpi: %s, %d ranks (one block each), %u iterations: %.2f us per iteration; %lld wrong entries "
-                "against the sequential product\n",
-                argv[1], size, iterations, slowest * 1e6 / iterations, all_wrong);
+    std::printf(
+        "spmv_mpi: %s, %d ranks (one block each), %u iterations: %.2f us per iteration; %lld wrong entries "
+        "against the sequential product\n",
+        argv[1], size, iterations, slowest * 1e6 / iterations, all_wrong);
   }
   MPI_Finalize();
   return all_wrong == 0 ? 0 : 1;

@@ -69,8 +69,8 @@ class Block {
   }
   // Whether the block's own rows are bit for bit those of the whole grid `grid` (kN x kN).
   bool matches(const std::vector<double>& grid) const noexcept {
-    return std::memcmp(cur_.data() + kN, grid.data() + first_ * std::size_t{kN}, rows_ * std::size_t{kN} * sizeof(double)) ==
-           0;
+    return std::memcmp(cur_.data() + kN, grid.data() + first_ * std::size_t{kN},
+                       rows_ * std::size_t{kN} * sizeof(double)) == 0;
   }
 
  private:

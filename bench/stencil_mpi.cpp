@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   repetition(me, ranks, iterations, reference);  // warm-up: connections, first touches
   std::vector<double> figures;
   for (int r = 0; r < repetitions; ++r) figures.push_back(repetition(me, ranks, iterations, reference));
-  if (me == 0) std::printf("{\"iterations\": %d, \"median_us\": %.3f}\n", iterations, switchyard::median(figures) * 1e6);
+  if (me == 0)
+    std::printf("{\"iterations\": %d, \"median_us\": %.3f}\n", iterations, switchyard::median(figures) * 1e6);
   MPI_Finalize();
   return 0;
 }

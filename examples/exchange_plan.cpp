@@ -56,7 +56,8 @@ std::uint64_t neighbour_exchange(sy::Runtime& rt, sy::Rank n, sy::Rank d, std::s
 // send[i] goes to plan.sends(p.rank())[i].peer (my_sends sorted by
 // destination); recv[j] comes from plan.receives(p.rank())[j].peer.
 sy::Task<void> exchange_once(sy::Process& p, std::span<const sys::MatrixEntry> my_sends,
-                             std::span<const std::span<const std::byte>> send, std::span<const std::span<std::byte>> recv) {
+                             std::span<const std::span<const std::byte>> send,
+                             std::span<const std::span<std::byte>> recv) {
   const sys::ExchangePlan plan = co_await sys::ExchangePlan::create(p, my_sends, {.scheduler = "optimal"});
   co_await plan.run(p, send, recv);
 }

@@ -22,7 +22,7 @@ int main() {
     for (sy::Rank peer : {(i + 1) % n, (i + n - 1) % n}) pattern.set(i, peer, words * sizeof(double));
   }
   const sy::schedulers::ExchangePlan plan(pattern);  // scheduled once, run many times
-  sy::Runtime rt;                                    // one pinned worker per core
+  sy::Runtime rt;  // one pinned worker per core
   std::atomic<int> wrong{0};
   rt.run(n, [&](sy::Process& p) -> sy::Task<void> {
     const sy::Rank a = (p.rank() + n - 1) % n, b = (p.rank() + 1) % n;

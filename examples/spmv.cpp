@@ -136,14 +136,16 @@ int main(int argc, char** argv) {
     sy::Runtime rt(sy::RuntimeOptions{.realtime_priority = o.realtime_priority});
     double us = 0;
     const std::uint64_t wrong = distributed(rt, a, o, scale, expected, us);
-    const std::uint64_t all_wrong = static_cast<std::uint64_t>(rt.sum_over_nodes(std::vector<std::int64_t>{static_cast<std::int64_t>(wrong)})[0]);
+    const std::uint64_t all_wrong =
+        static_cast<std::uint64_t>(rt.sum_over_nodes(std::vector<std::int64_t>{static_cast<std::int64_t>(wrong)})[0]);
     if (rt.node() == 0) {
-      std::printf("spmv: %s, %llu x %llu, %llu entries, %u blocks on %u node(s) x %zu core(s), %s placement, %s, "
-                  "%u iterations: %.2f us per iteration; %llu wrong entries against the sequential product\n",
-                  o.matrix.c_str(), static_cast<unsigned long long>(a.rows), static_cast<unsigned long long>(a.columns),
-                  static_cast<unsigned long long>(a.nonzeros()), o.blocks, rt.nodes(), rt.cores().size(),
-                  o.block_placement ? "block" : "round-robin", o.scheduler.c_str(), o.iterations, us,
-                  static_cast<unsigned long long>(all_wrong));
+      std::printf(
+          "spmv: %s, %llu x %llu, %llu entries, %u blocks on %u node(s) x %zu core(s), %s placement, %s, "
+          "%u iterations: %.2f us per iteration; %llu wrong entries against the sequential product\n",
+          o.matrix.c_str(), static_cast<unsigned long long>(a.rows), static_cast<unsigned long long>(a.columns),
+          static_cast<unsigned long long>(a.nonzeros()), o.blocks, rt.nodes(), rt.cores().size(),
+          o.block_placement ? "block" : "round-robin", o.scheduler.c_str(), o.iterations, us,
+          static_cast<unsigned long long>(all_wrong));
     }
     return all_wrong == 0 ? 0 : 1;
   } catch (const std::exception& e) {

@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   Options o;
   try {
     if (!parse(argc, argv, o)) {
-      std::fprintf(stderr, "usage: stencil [--n N >= 3] [--processes P] [--iterations K] [--placement block|round-robin]\n");
+      std::fprintf(stderr,
+                   "usage: stencil [--n N >= 3] [--processes P] [--iterations K] [--placement block|round-robin]\n");
       return 2;
     }
     syh::GridShape shape;
@@ -91,10 +92,11 @@ int main(int argc, char** argv) {
         },
         run);
     const auto& grid = halo.shape().processes;
-    std::printf("stencil: %d x %d, %u processes (%u x %u), %d iterations: %.2f us per iteration, %llu wrong points "
-                "against the sequential sweeps\n",
-                o.n, o.n, o.processes, grid[0], grid[1], o.iterations, timer.milliseconds(rt)[0] * 1000.0 / o.iterations,
-                static_cast<unsigned long long>(wrong.load()));
+    std::printf(
+        "stencil: %d x %d, %u processes (%u x %u), %d iterations: %.2f us per iteration, %llu wrong points "
+        "against the sequential sweeps\n",
+        o.n, o.n, o.processes, grid[0], grid[1], o.iterations, timer.milliseconds(rt)[0] * 1000.0 / o.iterations,
+        static_cast<unsigned long long>(wrong.load()));
     return wrong.load() == 0 ? 0 : 1;
   } catch (const sy::InvalidArgument& e) {
     std::fprintf(stderr, "stencil: %s\n", e.what());

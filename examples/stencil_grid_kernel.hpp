@@ -66,7 +66,8 @@ class JacobiBlock {
   // The block's points, row-major (a whole grid's, for a block of all of it).
   std::vector<double> interior() const {
     std::vector<double> v;
-    for (int r = 1; r <= rows_; ++r) v.insert(v.end(), cur_.begin() + r * width_ + 1, cur_.begin() + r * width_ + 1 + columns_);
+    for (int r = 1; r <= rows_; ++r)
+      v.insert(v.end(), cur_.begin() + r * width_ + 1, cur_.begin() + r * width_ + 1 + columns_);
     return v;
   }
 

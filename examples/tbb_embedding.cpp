@@ -84,7 +84,8 @@ bool pin_this_thread(const std::vector<int>& cpus) {
 // Keeps every thread that joins the TBB arena off switchyard's core.
 class PinArenaThreads : public tbb::task_scheduler_observer {
  public:
-  PinArenaThreads(tbb::task_arena& arena, std::vector<int> cpus) : tbb::task_scheduler_observer(arena), cpus_(std::move(cpus)) {
+  PinArenaThreads(tbb::task_arena& arena, std::vector<int> cpus)
+      : tbb::task_scheduler_observer(arena), cpus_(std::move(cpus)) {
     observe(true);
   }
   ~PinArenaThreads() override { observe(false); }

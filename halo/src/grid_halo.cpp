@@ -16,11 +16,11 @@ namespace switchyard::halo {
 
 namespace {
 
-using schedulers::StridedRun;
 using detail::GridBox;
 using detail::GridRank;
 using detail::GridSide;
 using detail::GridTransfer;
+using schedulers::StridedRun;
 
 [[noreturn]] void refuse(const std::string& what) { throw InvalidArgument("switchyard: GridHalo: " + what); }
 
@@ -113,7 +113,8 @@ class GridHooks final : public schedulers::ExchangeHooks {
 
   bool describes_memory() const override { return true; }
   void describe_send(std::size_t i, std::vector<StridedRun>& runs) override {
-    for (const GridTransfer* t : group(send_side(), i)) describe_box(reverse_ ? t->to : t->from, me_.local, bytes_, runs);
+    for (const GridTransfer* t : group(send_side(), i))
+      describe_box(reverse_ ? t->to : t->from, me_.local, bytes_, runs);
   }
   void describe_recv(std::size_t j, std::vector<StridedRun>& runs) override {
     if (reverse_) {
@@ -371,7 +372,8 @@ Task<void> grid_forward(const GridPattern& g, const schedulers::ExchangePlan& pl
   const GridClaim claim(scratch, comm.rank());
   GridHooks hooks(me, g.element_bytes(), scratch, array, array, false);
   co_await plan.run(comm, hooks);
-  for (const GridTransfer* t : me.own) copy_box(t->from, array.data(), t->to, array.data(), me.local, g.element_bytes());
+  for (const GridTransfer* t : me.own)
+    copy_box(t->from, array.data(), t->to, array.data(), me.local, g.element_bytes());
 }
 
 Task<void> grid_reverse(const GridPattern& g, const schedulers::ExchangePlan& plan, Communicator comm,

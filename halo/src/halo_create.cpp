@@ -30,7 +30,6 @@ std::uint64_t word_at(const std::byte* p, std::uint64_t i) {
   return v;
 }
 
-
 std::vector<MemberLists> parse_lists(std::span<const std::byte> gathered, Rank n) {
   std::vector<MemberLists> lists(n);
   const std::byte* p = gathered.data();
@@ -54,10 +53,10 @@ std::vector<std::pair<GlobalIndex, Rank>> directory_of(const std::vector<MemberL
   std::sort(dir.begin(), dir.end());
   for (std::size_t k = 1; k < dir.size(); ++k) {
     if (dir[k].first == dir[k - 1].first) {
-      throw InvalidArgument("switchyard: HaloExchange::create: global index " + std::to_string(dir[k].first) +
-                            " is owned by rank " + std::to_string(dir[k - 1].second) +
-                            (dir[k].second == dir[k - 1].second ? " twice"
-                                                                : " and by rank " + std::to_string(dir[k].second)));
+      throw InvalidArgument(
+          "switchyard: HaloExchange::create: global index " + std::to_string(dir[k].first) + " is owned by rank " +
+          std::to_string(dir[k - 1].second) +
+          (dir[k].second == dir[k - 1].second ? " twice" : " and by rank " + std::to_string(dir[k].second)));
     }
   }
   return dir;

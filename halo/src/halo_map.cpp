@@ -29,8 +29,8 @@ namespace {
 // Appends `value` to `items`, in the stretch of `key`: a new stretch when the
 // key changes. Keeps starts.size() == keys.size() + 1, starts.back() == items.size().
 template <class Item>
-void append_in_stretch(std::vector<Rank>& keys, std::vector<std::uint64_t>& starts, std::vector<Item>& items,
-                       Rank key, Item value) {
+void append_in_stretch(std::vector<Rank>& keys, std::vector<std::uint64_t>& starts, std::vector<Item>& items, Rank key,
+                       Item value) {
   if (keys.empty() || keys.back() != key) {
     keys.push_back(key);
     starts.push_back(starts.back());
@@ -83,16 +83,19 @@ void find_ghosts(const SparsityPattern& a, const RowPartition& rows, Rank p, std
 
 std::vector<HaloMap> halo_maps(const SparsityPattern& a, const RowPartition& rows) {
   if (a.rows != a.columns) {
-    throw InvalidArgument("switchyard: HaloExchange: x is partitioned like the rows, so the matrix must be square; "
-                          "this one is " + std::to_string(a.rows) + " x " + std::to_string(a.columns));
+    throw InvalidArgument(
+        "switchyard: HaloExchange: x is partitioned like the rows, so the matrix must be square; "
+        "this one is " +
+        std::to_string(a.rows) + " x " + std::to_string(a.columns));
   }
   if (rows.rows() != a.rows) {
     throw InvalidArgument("switchyard: HaloExchange: the partition has " + std::to_string(rows.rows()) +
                           " rows, the matrix " + std::to_string(a.rows));
   }
   if (a.row_start.size() != a.rows + 1 || a.row_start.back() != a.column.size()) {
-    throw InvalidArgument("switchyard: HaloExchange: row_start must have rows + 1 entries, the last the number of "
-                          "entries");
+    throw InvalidArgument(
+        "switchyard: HaloExchange: row_start must have rows + 1 entries, the last the number of "
+        "entries");
   }
   const Rank parts = rows.parts();
   std::vector<HaloMap> maps(parts);

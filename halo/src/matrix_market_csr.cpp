@@ -7,28 +7,36 @@
 #include <type_traits>
 
 #include "switchyard/errors.hpp"
-#include "switchyard/machine_memory.hpp"
 #include "switchyard/halo/csr_matrix.hpp"
+#include "switchyard/machine_memory.hpp"
 #include "switchyard/matrix_market_lines.hpp"
 
 namespace switchyard::halo {
 
 const char* field_name(MatrixField f) noexcept {
   switch (f) {
-    case MatrixField::real: return "real";
-    case MatrixField::integer: return "integer";
-    case MatrixField::complex: return "complex";
-    case MatrixField::pattern: return "pattern";
+    case MatrixField::real:
+      return "real";
+    case MatrixField::integer:
+      return "integer";
+    case MatrixField::complex:
+      return "complex";
+    case MatrixField::pattern:
+      return "pattern";
   }
   return "?";
 }
 
 const char* symmetry_name(MatrixSymmetry s) noexcept {
   switch (s) {
-    case MatrixSymmetry::general: return "general";
-    case MatrixSymmetry::symmetric: return "symmetric";
-    case MatrixSymmetry::skew_symmetric: return "skew-symmetric";
-    case MatrixSymmetry::hermitian: return "hermitian";
+    case MatrixSymmetry::general:
+      return "general";
+    case MatrixSymmetry::symmetric:
+      return "symmetric";
+    case MatrixSymmetry::skew_symmetric:
+      return "skew-symmetric";
+    case MatrixSymmetry::hermitian:
+      return "hermitian";
   }
   return "?";
 }
@@ -174,11 +182,9 @@ void mirror(std::vector<Entry<T>>& entries, MatrixSymmetry symmetry) {
 // Sorted by (row, column) into CSR; an entry given twice (or in both
 // triangles of a symmetric kind) is refused with both lines.
 template <class T>
-CsrMatrix<T> to_csr(std::vector<Entry<T>>& entries, std::uint64_t rows, std::uint64_t cols,
-                    const std::string& source) {
-  std::sort(entries.begin(), entries.end(), [](const Entry<T>& a, const Entry<T>& b) {
-    return a.row != b.row ? a.row < b.row : a.column < b.column;
-  });
+CsrMatrix<T> to_csr(std::vector<Entry<T>>& entries, std::uint64_t rows, std::uint64_t cols, const std::string& source) {
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry<T>& a, const Entry<T>& b) { return a.row != b.row ? a.row < b.row : a.column < b.column; });
   CsrMatrix<T> m;
   m.rows = rows;
   m.columns = cols;
@@ -214,10 +220,11 @@ MatrixMarketSize read_size(MatrixMarketLines& lines, bool complex_ok) {
     lines.fail(std::string("a ") + symmetry_name(header.symmetry) + " matrix is square, this one is " + rows_text +
                " x " + cols_text);
   }
-  const std::uint64_t stored_limit = header.symmetry == MatrixSymmetry::general ? kMaxSparseEntries : kMaxSparseEntries / 2;
+  const std::uint64_t stored_limit =
+      header.symmetry == MatrixSymmetry::general ? kMaxSparseEntries : kMaxSparseEntries / 2;
   if (entries > stored_limit) {
-    lines.fail(std::to_string(entries) + " entries are more than the " + std::to_string(stored_limit) +
-               " supported (" + std::to_string(kMaxSparseEntries) + " once mirrored)");
+    lines.fail(std::to_string(entries) + " entries are more than the " + std::to_string(stored_limit) + " supported (" +
+               std::to_string(kMaxSparseEntries) + " once mirrored)");
   }
   return {rows, cols, entries, header};
 }
@@ -261,7 +268,7 @@ CsrMatrix<T> read_csr_matrix_market_file(const std::string& path) {
 
 template CsrMatrix<double> read_csr_matrix_market<double>(std::istream&, const std::string&);
 template CsrMatrix<std::complex<double>> read_csr_matrix_market<std::complex<double>>(std::istream&,
-                                                                                    const std::string&);
+                                                                                      const std::string&);
 template CsrMatrix<double> read_csr_matrix_market_file<double>(const std::string&);
 template CsrMatrix<std::complex<double>> read_csr_matrix_market_file<std::complex<double>>(const std::string&);
 

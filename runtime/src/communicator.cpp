@@ -24,8 +24,8 @@ Communicator::Communicator(Process& p) noexcept : Communicator(p.world()) {}
 void Communicator::not_valid() const {
   if (!group_) throw InvalidArgument("switchyard: a null communicator (from split with kUndefined, or default-made)");
   // Nothing of the job is read: once it has ended, its processes and groups are gone.
-  const std::string here = detail::running_job == 0 ? "on a thread outside every job"
-                                                    : "in job " + std::to_string(detail::running_job);
+  const std::string here =
+      detail::running_job == 0 ? "on a thread outside every job" : "in job " + std::to_string(detail::running_job);
   throw InvalidArgument("switchyard: a communicator of job " + std::to_string(job_) + " (rank " +
                         std::to_string(rank_) + ") used " + here + ": job " + std::to_string(job_) +
                         " has ended, or runs elsewhere; a communicator is valid only in the processes of the job "
@@ -66,7 +66,8 @@ BusyLock& Communicator::busy_lock(Rank r) const {
   BusyLock* lock = busy_lock_if_local(r);
   if (!lock) {
     throw InvalidArgument("switchyard: busy_lock on rank " + std::to_string(process_->rank()) + ": rank " +
-                          std::to_string(r) + " lives on another node, which alone holds its lock "
+                          std::to_string(r) +
+                          " lives on another node, which alone holds its lock "
                           "(try_busy_lock and release_busy_lock reach it)");
   }
   return *lock;
@@ -161,16 +162,18 @@ Task<void> Communicator::drain_for_free(std::vector<const detail::Group*> family
     const auto total = co_await allreduce(std::span<const std::int64_t>(pending));
     if (total[1] != 0) {
       throw InvalidArgument("switchyard: free of communicator " + std::to_string(g.context()) + ": " +
-                            std::to_string(total[1]) + " receive(s) posted on it (or on its library duplicates) "
+                            std::to_string(total[1]) +
+                            " receive(s) posted on it (or on its library duplicates) "
                             "never matched, or message(s) that arrived on it never received; every member completes "
                             "what it started on a communicator before freeing it");
     }
     if (total[0] == 0) co_return;
     if (Process::Clock::now() > deadline) {
-      throw InvalidArgument("switchyard: free of communicator " + std::to_string(g.context()) + ": " +
-                            std::to_string(total[0]) + " message(s), active message(s) or busy-lock release(s) "
-                            "sent on it (or on its library duplicates) were still not taken by a receive or a handler "
-                            "after the stall timeout; every message sent on a communicator is received before it is freed");
+      throw InvalidArgument(
+          "switchyard: free of communicator " + std::to_string(g.context()) + ": " + std::to_string(total[0]) +
+          " message(s), active message(s) or busy-lock release(s) "
+          "sent on it (or on its library duplicates) were still not taken by a receive or a handler "
+          "after the stall timeout; every message sent on a communicator is received before it is freed");
     }
     co_await p.sleep_for(pause);
   }

@@ -11,6 +11,7 @@
 #include "copy_exchange_state.hpp"
 #include "group.hpp"
 #include "job.hpp"
+#include "switchyard/assert.hpp"
 #include "switchyard/errors.hpp"
 #include "switchyard/splitmix64.hpp"
 #include "worker.hpp"
@@ -231,11 +232,12 @@ void CopyEngine::order_steps(CopyExchangeState& s, CopyCoreProgram& prog, std::u
 // AC's order, pulling: whether each receiver's messages go together (its own
 // core's senders first), rather than every receiver's own-core messages
 // before any from other cores. Together, a receiver's buffers are written one
-// after the other, as the floor writes them: 3-10 % faster at n=512 and 1 KiB,
-// where each receiver takes 16 KiB (the floor's own two threads are 15 %
-// slower in the other order). Where a receiver takes less than a page,
-// there is no stream of writes to keep, and the copies of each core's blocks
-// cost more than they save (n=32 at 16 bytes: 1.8 against 1.4 us). Pushing,
+// after the other, as the floor writes them: faster where each receiver takes
+// pages (n=512 at 1 KiB: 16 KiB each; the floor's own two threads are slower
+// in the other order too). Where a receiver takes less than a page, there is
+// no stream of writes to keep, and the copies of each core's blocks cost more
+// than they save (docs/benchmarks.md, "Figures behind the runtime's
+// comments"). Pushing,
 // the writes scatter either way, and grouped by the receivers' cores they are
 // faster.
 bool CopyEngine::writes_pages(const CopyCoreProgram& prog) {
@@ -344,6 +346,9 @@ bool CopyEngine::arrive(CopyRun& r) {
     counts.keep_regions(r.regions_);
     prog.regions_moved = true;
   }
+  // Each participant of the core arrives once a run: the last one copies and
+  // starts the count again before any of them can arrive at the next run.
+  SWITCHYARD_ASSERT(prog.arrived < prog.participants);
   if (++prog.arrived < prog.participants) {
     if (prog.arrived == 1) prog.finished = false;
     r.step_ = s.spans_nodes && me == s.leader ? CopyRun::Step::leader : CopyRun::Step::parked;
@@ -419,8 +424,8 @@ Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeSta
     ring(p, std::span(&s.leader_core, 1));
     // The leader's sends leave before this core copies within the node: the
     // other nodes then pull this node's pieces while they copy, rather than
-    // after, and none waits on this core (at n=512 and 1 KiB across 2 nodes,
-    // 0.2 ms of a 1.1 ms run).
+    // after, and none waits on this core (a fifth of a run at n=512 and 1 KiB
+    // across 2 nodes).
     if (core == s.leader_core && !leads) {
       p.worker_.end_watches_now();
       co_await p.yield();
@@ -448,17 +453,27 @@ Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeSta
 Task<void> CopyEngine::copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                     std::uint64_t run) {
   switch (s.options().order) {
-    case CopyOrder::any: co_await copy_any(s, g, p, core, run); break;
-    case CopyOrder::phases: co_await copy_phases(s, g, p, core, run); break;
-    case CopyOrder::strict_phases: co_await copy_strict(s, g, p, core, run); break;
-    case CopyOrder::busy_locks: co_await copy_with_busy_locks(s, g, p, core, run); break;
+    case CopyOrder::any:
+      co_await copy_any(s, g, p, core, run);
+      break;
+    case CopyOrder::phases:
+      co_await copy_phases(s, g, p, core, run);
+      break;
+    case CopyOrder::strict_phases:
+      co_await copy_strict(s, g, p, core, run);
+      break;
+    case CopyOrder::busy_locks:
+      co_await copy_with_busy_locks(s, g, p, core, run);
+      break;
   }
 }
 
 void CopyEngine::copy_traced(CopyExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name) {
   const Membership& members = g.members();
   const TraceSpan span(p, TraceCategory::message, name,
-                       TraceArgs{.src = members.to_job(st.src), .dst = members.to_job(st.dst), .has_bytes = true,
+                       TraceArgs{.src = members.to_job(st.src),
+                                 .dst = members.to_job(st.dst),
+                                 .has_bytes = true,
                                  .bytes = st.count * st.bytes});
   copy_step(s, st);
 }
@@ -558,7 +573,8 @@ Task<void> CopyEngine::copy_with_busy_locks(CopyExchangeState& s, const Group& g
   while (left > 0) {
     std::uint32_t unpublished = kNoCore;
     std::size_t copied = 0;
-    for (CopyCoreProgram::Sender& sender : prog.senders) copied += busy_lock_pass(s, g, p, sender, prog, run, unpublished);
+    for (CopyCoreProgram::Sender& sender : prog.senders)
+      copied += busy_lock_pass(s, g, p, sender, prog, run, unpublished);
     left -= copied;
     if (copied > 0 || left == 0) continue;
     if (unpublished != kNoCore) {
@@ -641,8 +657,8 @@ CopyRun run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank part
   return detail::CopyEngine::make_run(comm, key, participants, mine, regions, options, check);
 }
 
-Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
-                                 const CopyMember& mine, CopyExchangeOptions options) {
+Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
+                                 CopyExchangeOptions options) {
   return detail::CopyEngine::prepare(comm, key, participants, &mine, options);
 }
 

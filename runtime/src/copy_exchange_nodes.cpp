@@ -22,7 +22,6 @@ namespace switchyard::detail {
 
 namespace {
 
-
 inline constexpr LibraryKey kStagingLibrary{"switchyard.copy_exchange.staging"};
 
 // A step between this node and another, with the other node.
@@ -36,15 +35,15 @@ struct CrossingStep {
 // Appends each piece, at its place, to the list of the worker of `local(step)`.
 template <class Local>
 void lay_out(std::vector<CrossingStep>& crossing, const std::vector<std::uint32_t>& nodes, NodeStagingPool& pool,
-             std::vector<StagingBuffer>& buffers, std::vector<std::vector<StagedPiece>>& by_worker,
-             Local&& local) {
+             std::vector<StagingBuffer>& buffers, std::vector<std::vector<StagedPiece>>& by_worker, Local&& local) {
   std::sort(crossing.begin(), crossing.end(), [](const CrossingStep& a, const CrossingStep& b) {
     return std::tie(a.node, a.step.src, a.step.dst, a.step.src_offset) <
            std::tie(b.node, b.step.src, b.step.dst, b.step.src_offset);
   });
   std::vector<std::uint64_t> filled(nodes.size(), 0);
   for (const CrossingStep& c : crossing) {
-    const auto buffer = static_cast<std::uint32_t>(std::lower_bound(nodes.begin(), nodes.end(), c.node) - nodes.begin());
+    const auto buffer =
+        static_cast<std::uint32_t>(std::lower_bound(nodes.begin(), nodes.end(), c.node) - nodes.begin());
     const auto [worker, piece] = local(c.step, buffer, filled[buffer]);
     by_worker[worker].push_back(piece);
     filled[buffer] += std::uint64_t{c.step.count} * c.step.bytes;
@@ -90,14 +89,16 @@ std::unique_ptr<NodeStaging> CopyEngine::make_staging(CopyExchangeState& s, cons
   st.in.resize(st.nodes.size());
   st.pack.resize(s.cores());
   st.unpack.resize(s.cores());
-  lay_out(out, st.nodes, job.staging_pool(), st.out, st.pack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
-    return std::pair{route(step.src).core, StagedPiece{step.src, step.src_region, step.src_offset, buffer, step.count,
-                                                       at, step.bytes, step.src_stride}};
-  });
-  lay_out(in, st.nodes, job.staging_pool(), st.in, st.unpack, [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
-    return std::pair{route(step.dst).core, StagedPiece{step.dst, step.dst_region, step.dst_offset, buffer, step.count,
-                                                       at, step.bytes, step.dst_stride}};
-  });
+  lay_out(out, st.nodes, job.staging_pool(), st.out, st.pack,
+          [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
+            return std::pair{route(step.src).core, StagedPiece{step.src, step.src_region, step.src_offset, buffer,
+                                                               step.count, at, step.bytes, step.src_stride}};
+          });
+  lay_out(in, st.nodes, job.staging_pool(), st.in, st.unpack,
+          [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
+            return std::pair{route(step.dst).core, StagedPiece{step.dst, step.dst_region, step.dst_offset, buffer,
+                                                               step.count, at, step.bytes, step.dst_stride}};
+          });
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     if (!st.pack[w].empty() || !st.unpack[w].empty() || w == s.leader_core) st.staging_cores.push_back(w);
   }
@@ -189,7 +190,8 @@ Task<void> CopyEngine::lead(CopyExchangeState& s, Communicator comm, std::uint64
     if (!st.out[i].empty()) sends.emplace(i, [&] { return staging.post_send(st.leaders[i], st.out[i].bytes(), tag); });
   }
   for (std::size_t i = 0; i < st.nodes.size(); ++i) {
-    if (!st.in[i].empty()) recvs.emplace(i, [&] { return staging.post_recv_into(st.leaders[i], st.in[i].bytes(), tag); });
+    if (!st.in[i].empty())
+      recvs.emplace(i, [&] { return staging.post_recv_into(st.leaders[i], st.in[i].bytes(), tag); });
   }
   for (RecvTicket& t : recvs) {
     if (t.valid()) co_await p.wait(t);

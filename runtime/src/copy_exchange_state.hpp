@@ -89,7 +89,7 @@ static_assert(kOwnsCacheLines<CopyMemberSlot>, "each member writes its slot from
 // What a member's run counts, on its own core: kept off its slot, which other
 // cores read every run.
 struct alignas(kCacheLine) CopyMemberRun {
-  std::uint64_t runs = 0;       // this member's runs in the job: the run number it is in
+  std::uint64_t runs = 0;  // this member's runs in the job: the run number it is in
   std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
   // Its last run's region lists, sends then receives, as the bytes of their
   // spans: a run whose lists hold the same spans leaves its core's resolved
@@ -186,8 +186,8 @@ struct NodeStaging {
 
   NodeStagingPool* pool;
   std::vector<std::uint32_t> nodes;  // the other nodes this node exchanges pieces with
-  std::vector<Rank> leaders;         // each one's leader
-  Rank leader = 0;                   // this node's
+  std::vector<Rank> leaders;  // each one's leader
+  Rank leader = 0;  // this node's
   std::vector<StagingBuffer> out, in;  // per other node
   std::vector<std::vector<StagedPiece>> pack, unpack;  // per worker: its members' pieces
   std::vector<std::uint32_t> staging_cores;  // workers with pieces to pack or unpack, and the leader's
@@ -204,9 +204,9 @@ struct alignas(kCacheLine) CopyCoreProgram {
   // participants wait on (Process::suspend_until): nothing else wakes them.
   bool finished = false;
   bool compiled = false;
-  bool crosses_nodes = false;     // some participant of the node has a step with another node
+  bool crosses_nodes = false;  // some participant of the node has a step with another node
   std::vector<Process*> members;  // the participants on this core
-  std::vector<CopyStep> steps;    // the program within the node, in order
+  std::vector<CopyStep> steps;  // the program within the node, in order
   std::vector<std::uint32_t> step_core;  // per step: the core at its other end
   std::vector<CopyBlock> blocks;
   // phases, pulling, where a member takes several strided steps (a
@@ -226,8 +226,8 @@ struct alignas(kCacheLine) CopyCoreProgram {
   bool small = false;
   std::vector<std::uint32_t> sources;  // cores this program copies out of or into
   std::vector<std::uint32_t> readers;  // cores that copy out of or into this core's members
-  std::vector<std::uint32_t> others;   // strict_phases: every other core with participants
-  std::vector<std::size_t> deferred;   // any: blocks whose peer had not published, per run
+  std::vector<std::uint32_t> others;  // strict_phases: every other core with participants
+  std::vector<std::size_t> deferred;  // any: blocks whose peer had not published, per run
   std::vector<std::uint64_t> seen_published;  // per core: the last run this core has seen it publish
   // Per step, its addresses as the last run found them: good while neither
   // core at its two ends has had regions move since (`resolved_with`, per
@@ -252,7 +252,7 @@ struct alignas(kCacheLine) CopyCoreProgram {
   std::vector<std::byte*> unpacked_into;
   std::uint64_t staged_with = ~std::uint64_t{0};
   bool regions_moved = false;  // this run: set by a participant whose regions moved, cleared when published
-  NodeStaging* staging = nullptr;      // crosses_nodes: the node's, once laid out
+  NodeStaging* staging = nullptr;  // crosses_nodes: the node's, once laid out
   // busy_locks: per sender (a member of this core with steps), its steps'
   // range in `steps` and, per run, its pending steps in `pending`.
   struct Sender {
@@ -365,16 +365,16 @@ class CopyExchangeState final : public GroupAttachment {
   // by this node's leader once its sends and receives are complete; acquire
   // by the cores before they unpack, and before they let the next run pack.
   alignas(kCacheLine) std::atomic<std::uint64_t> exchanged{0};
-  std::mutex staging_mutex;             // guards the making of `staging`
+  std::mutex staging_mutex;  // guards the making of `staging`
   std::unique_ptr<NodeStaging> staging;  // jobs across nodes
 
  private:
   const Rank participants_;
   const CopyExchangeOptions options_;
-  std::unique_ptr<CopyMemberSlot[]> slots_;      // by comm rank
+  std::unique_ptr<CopyMemberSlot[]> slots_;  // by comm rank
   std::unique_ptr<CopyMemberRun[]> member_runs_;  // by comm rank
   std::unique_ptr<CopyCoreProgress[]> progress_;  // by worker
-  std::vector<CopyCoreProgram> programs_;         // by worker
+  std::vector<CopyCoreProgram> programs_;  // by worker
 };
 
 // The runtime's side of run_copy_exchange: it reaches the processes, workers
@@ -435,8 +435,7 @@ struct CopyEngine {
   static void compile_senders(CopyCoreProgram& prog);
   static bool writes_pages(const CopyCoreProgram& prog);
   static bool is_small(const CopyCoreProgram& prog);
-  static std::vector<std::uint32_t> collect_steps(CopyExchangeState& s, const Group& g, Process& p,
-                                                  std::uint32_t core);
+  static std::vector<std::uint32_t> collect_steps(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
   static void order_steps(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core,
                           const std::vector<std::uint32_t>& ordinal);
   // Whether `peer`'s members have published their regions of this run: one

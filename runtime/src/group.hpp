@@ -37,9 +37,9 @@ struct CoreCollective {
   Rank root = 0;  // a broadcast's, as its first member here named it
   bool complete = false;
   std::vector<std::pair<Rank, std::vector<std::byte>>> contributions;  // local members' inputs, by comm rank
-  std::vector<std::int64_t> sum;                                       // allreduce: local partial sum
-  std::vector<std::byte> result;                                       // shared result bytes
-  std::vector<std::vector<std::byte>> per_member;                      // exclusive scan: result per local member
+  std::vector<std::int64_t> sum;  // allreduce: local partial sum
+  std::vector<std::byte> result;  // shared result bytes
+  std::vector<std::vector<std::byte>> per_member;  // exclusive scan: result per local member
 };
 
 // Who is in a communicator, and where. Immutable; duplicates share it.
@@ -95,7 +95,7 @@ class Group {
   // Written only by member r's process.
   struct alignas(kCacheLine) MemberState {
     std::uint64_t collectives = 0;  // collective calls made on this communicator
-    std::uint64_t derived = 0;      // dup and split calls made on this communicator
+    std::uint64_t derived = 0;  // dup and split calls made on this communicator
   };
   static_assert(kOwnsCacheLines<MemberState>, "shared across cores: cache lines of its own");
   MemberState& member(Rank comm_rank) const noexcept { return members_state_[comm_rank]; }
@@ -176,7 +176,7 @@ class Group {
     std::atomic<GroupAttachment*> value{nullptr};
   };
   mutable CachedAttachment attachment_cache_[kCachedAttachments];
-  mutable std::mutex attachments_mutex_;                                  // guards attachments_
+  mutable std::mutex attachments_mutex_;  // guards attachments_
   mutable std::map<std::uint64_t, std::unique_ptr<GroupAttachment>> attachments_;  // owns them all
 };
 

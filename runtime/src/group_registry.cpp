@@ -105,7 +105,8 @@ ContextId GroupRegistry::allocate_id_locked() {
     if (next_index_ >= kMaxContexts) {
       throw InvalidArgument("switchyard: node " + std::to_string(node_) + " has handed out all its " +
                             std::to_string(kMaxContexts) + " communicator ids: a job may hold at most " +
-                            std::to_string(kMaxContexts) + " communicators at once (the world, and every dup, "
+                            std::to_string(kMaxContexts) +
+                            " communicators at once (the world, and every dup, "
                             "split and library duplicate not yet freed); free() those no longer needed");
     }
     index = next_index_++;
@@ -231,7 +232,8 @@ void GroupRegistry::build_split(const Group& parent, PendingSplit& split,
   std::vector<Rank> order(parent.size());
   std::iota(order.begin(), order.end(), Rank{0});
   std::sort(order.begin(), order.end(), [&](Rank a, Rank b) {
-    return std::tie(contributions[a][0], contributions[a][1], a) < std::tie(contributions[b][0], contributions[b][1], b);
+    return std::tie(contributions[a][0], contributions[a][1], a) <
+           std::tie(contributions[b][0], contributions[b][1], b);
   });
   split.result.assign(parent.size(), {nullptr, 0});
   for (std::size_t begin = 0; begin < order.size();) {

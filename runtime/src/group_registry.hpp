@@ -101,16 +101,16 @@ class GroupRegistry {
  private:
   struct PendingSplit {
     std::vector<std::pair<const Group*, Rank>> result;  // per member of the parent
-    Rank taken = 0;                                     // by the parent's members on this node
-    std::map<std::int64_t, ContextId> proposals;        // this node's, by color
+    Rank taken = 0;  // by the parent's members on this node
+    std::map<std::int64_t, ContextId> proposals;  // this node's, by color
   };
   struct PendingDup {
     const Group* group = nullptr;
     Rank taken = 0;  // by the parent's members on this node
   };
   struct Freeing {
-    Rank left = 0, finished = 0;         // members of this node
-    std::vector<const Group*> family;    // once taken out of the table
+    Rank left = 0, finished = 0;  // members of this node
+    std::vector<const Group*> family;  // once taken out of the table
   };
 
   // Under mutex_: a new group with context id `id`, in the table.
@@ -134,7 +134,7 @@ class GroupRegistry {
   std::map<std::pair<ContextId, std::uint64_t>, PendingSplit> splits_;
   std::unordered_map<const Group*, Freeing> freeing_;
   std::vector<std::uint32_t> free_indices_;  // of this node's class, given back
-  std::uint32_t next_index_ = 0;             // never handed out yet from here up
+  std::uint32_t next_index_ = 0;  // never handed out yet from here up
   std::size_t in_table_ = 0;
   // Slot i of the id table is contexts_[i / kChunk][i % kChunk]. A slot is
   // empty (group null: a probe stops), a tombstone (kTombstone: a freed

@@ -107,8 +107,7 @@ Job::~Job() {
   // destroyed after this body), so that the next job, popping those LIFO
   // lists, lays its ranks out as this one did: in rank order, ascending. Freed
   // in rank order, every other job found them descending, and a lockstep
-  // ring shift of 64 processes took 45 % longer in those jobs (5.0-5.5 us per
-  // superstep against 7.3-7.8).
+  // ring shift of 64 processes took almost half as long again in those jobs.
   for (auto p = processes_.rbegin(); p != processes_.rend(); ++p) (*p)->main_ = Task<void>{};
   std::reverse(processes_.begin(), processes_.end());
 }
@@ -205,8 +204,10 @@ std::string Job::stall_report() const {
     out << stall_cause_;
   }
   out << "; " << report_.size() << " process(es) ";
-  if (running) out << "stalled, " << running << " running and " << report_.size() - running << " blocked";
-  else out << "blocked";
+  if (running)
+    out << "stalled, " << running << " running and " << report_.size() - running << " blocked";
+  else
+    out << "blocked";
   out << ":";
   for (const auto& [r, line] : report_) out << "\n  " << line.text;
   return out.str();

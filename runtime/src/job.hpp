@@ -21,12 +21,12 @@
 #include <vector>
 
 #include "group_registry.hpp"
-#include "switchyard/cache_line.hpp"
-#include "switchyard/process.hpp"
-#include "switchyard/runtime.hpp"
 #include "network_session.hpp"
 #include "route_table.hpp"
 #include "shared_memory_transport.hpp"
+#include "switchyard/cache_line.hpp"
+#include "switchyard/process.hpp"
+#include "switchyard/runtime.hpp"
 
 namespace switchyard::detail {
 
@@ -39,7 +39,7 @@ struct JobNodes {
   NetworkSession* session = nullptr;  // the Runtime's; nullptr: a one-node job
   std::uint32_t node = 0;
   std::vector<std::vector<int>> cores;  // per node: the OS cores of its workers
-  NodeStagingPool* staging = nullptr;   // the Runtime's, kept from job to job (node_staging_pool.hpp)
+  NodeStagingPool* staging = nullptr;  // the Runtime's, kept from job to job (node_staging_pool.hpp)
 };
 
 // Every rank's (node, core): ranks in blocks over the nodes, then `placement`
@@ -76,7 +76,9 @@ class Job {
   const std::vector<Process*>& local_processes(std::uint32_t w) const noexcept { return local_[w]; }
   const RunOptions& options() const noexcept { return options_; }
   // Worker w's buffer when the job records a trace (options().trace), else nullptr.
-  TraceBuffer* trace_buffer(std::uint32_t w) const noexcept { return trace_buffers_.empty() ? nullptr : trace_buffers_[w]; }
+  TraceBuffer* trace_buffer(std::uint32_t w) const noexcept {
+    return trace_buffers_.empty() ? nullptr : trace_buffers_[w];
+  }
   // The job's communicators; the world's context is 0.
   GroupRegistry& groups() noexcept { return *groups_; }
   const Group& world() const noexcept { return groups_->world(); }
@@ -151,7 +153,7 @@ class Job {
   std::unique_ptr<NetworkJob> network_;
   RouteTable routes_;
   std::vector<std::unique_ptr<Process>> processes_;  // this node's
-  std::vector<Process*> by_rank_;                    // by job rank; nullptr on other nodes
+  std::vector<Process*> by_rank_;  // by job rank; nullptr on other nodes
   std::vector<std::vector<Process*>> local_;
   std::unique_ptr<RingSet> rings_;
   std::unique_ptr<GroupRegistry> groups_;  // after the processes: the world's membership points at them
@@ -160,7 +162,7 @@ class Job {
   std::atomic<bool> stalled_{false};  // release/acquire with `cancelled`'s ordering (set before it)
   // Whether cancel_everywhere() announced; only its exchange reads it (relaxed: it guards one announcement).
   std::atomic<bool> cancel_announced_{false};
-  mutable std::mutex mutex_;          // guards first_error_, report_ and stall_cause_
+  mutable std::mutex mutex_;  // guards first_error_, report_ and stall_cause_
   std::exception_ptr first_error_;
   struct StallLine {
     bool running = false;  // not_yielding(): it ran, nothing blocked it

@@ -39,7 +39,7 @@ void copy_tail(std::string_view text, char (&into)[N]) {
 std::string demangled(const char* mangled) {
   int status = 0;
   const std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(mangled, nullptr, nullptr, &status),
-                                                         std::free);
+                                                        std::free);
   return status == 0 && readable ? std::string(readable.get()) : std::string(mangled);
 }
 
@@ -103,9 +103,7 @@ std::string job_disagreement(std::span<const JobRecord> nodes) {
       clause(
           nodes, "runs the body ", "the body ", [](R r) { return demangled(r.body_name); },
           [](R a, R b) { return a.body == b.body; }),
-      clause(
-          nodes, "places ranks ", "", placement_text,
-          [](R a, R b) { return a.placement == b.placement; }),
+      clause(nodes, "places ranks ", "", placement_text, [](R a, R b) { return a.placement == b.placement; }),
       clause(
           nodes, "has rings of ", "of ", [](R r) { return std::to_string(r.ring_capacity) + " cells"; },
           [](R a, R b) { return a.ring_capacity == b.ring_capacity; }),
@@ -118,7 +116,8 @@ std::string job_disagreement(std::span<const JobRecord> nodes) {
   }
   if (text.empty()) return {};
   return "switchyard: run: the nodes disagree on the job (every node runs the same jobs, with the same arguments, in "
-         "the same order): " + text;
+         "the same order): " +
+         text;
 }
 
 }  // namespace switchyard::detail

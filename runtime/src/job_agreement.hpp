@@ -1,5 +1,5 @@
 #pragma once
-// What the nodes of a job compare at its start (issue 51). Every node calls
+// What the nodes of a job compare at its start. Every node calls
 // Runtime::run with the same arguments in the same order; each sends the
 // others its JobRecord of the job it starts (NetworkSession::agree_on_job, a
 // collective that pairs each node's k-th job with every other node's k-th).
@@ -25,7 +25,7 @@ struct JobRecord {
   std::uint64_t processes = 0;
   std::uint64_t ring_capacity = 0;
   std::uint64_t placement = 0;  // the kind, and an explicit map's cores, hashed
-  std::uint64_t body = 0;       // the body's type name (the closure type of a lambda), hashed
+  std::uint64_t body = 0;  // the body's type name (the closure type of a lambda), hashed
   char placement_name[16]{};
   char body_name[224]{};  // mangled; its end when longer (where a lambda's number stands)
 };

@@ -3,7 +3,7 @@
 // from job to job. A buffer's pages are mapped by the run that first writes
 // it: for the 128 MiB that a node sends another in a 512-process exchange of
 // 64 KiB messages, those page faults cost about as much as the copies
-// themselves (measured: 290 ms against 145 ms for a run whose buffers were
+// themselves (a first run took twice as long as one whose buffers were
 // written before). A plan run in one job after another then pays them once
 // per Runtime, not once per job. The pool holds at most what the last job
 // that staged anything gave back.

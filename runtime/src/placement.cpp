@@ -49,9 +49,12 @@ Placement Placement::slice(std::uint64_t first, std::uint64_t count, std::uint64
 
 std::string Placement::name() const {
   switch (kind_) {
-    case Kind::kRoundRobin: return "round-robin";
-    case Kind::kBlock: return "block";
-    case Kind::kExplicit: return "explicit";
+    case Kind::kRoundRobin:
+      return "round-robin";
+    case Kind::kBlock:
+      return "block";
+    case Kind::kExplicit:
+      return "explicit";
   }
   return "?";
 }

@@ -51,8 +51,8 @@ void Process::bad_rank(const detail::Group& g, Rank r, const char* what) const {
                           " processes)");
   }
   throw InvalidArgument("switchyard: " + std::string(what) + " on rank " + std::to_string(rank_) + ": rank " +
-                        std::to_string(r) + " is out of range (communicator " + std::to_string(g.context()) +
-                        " has " + std::to_string(g.size()) + " processes)");
+                        std::to_string(r) + " is out of range (communicator " + std::to_string(g.context()) + " has " +
+                        std::to_string(g.size()) + " processes)");
 }
 
 void Process::reserved_tag(Tag t, const char* what) const {
@@ -105,7 +105,8 @@ SendTicket Process::post_send_on(const detail::Group& g, Rank dst, std::span<con
   ++g.core(job_.global_core(rank_)).traffic;  // taken back by the receive it matches (free())
   if (trace_) [[unlikely]]
     return traced_send(g, dst, bytes, tag, synchronous);
-  return SendTicket(worker_.endpoint().send(rank_, g.members().to_job(dst), g.context(), tag, bytes, synchronous), this);
+  return SendTicket(worker_.endpoint().send(rank_, g.members().to_job(dst), g.context(), tag, bytes, synchronous),
+                    this);
 }
 
 RecvTicket Process::post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target,
@@ -124,7 +125,6 @@ void Process::truncated(const RecvState& r) const {
                         "-byte buffer");
 }
 
-
 // --- active messages ---
 
 void Process::post_active(Rank dst, HandlerId handler, std::span<const std::byte> body) {
@@ -140,8 +140,8 @@ detail::SendState* Process::post_active_on(const detail::Group& g, Rank dst, Han
   check_rank(g, dst, "post_active");
   check_message_size(body.size(), "post_active");
   if (!job_.handler(handler)) {
-    throw InvalidArgument("switchyard: post_active on rank " + std::to_string(rank_) + ": no handler registered for id " +
-                          std::to_string(handler));
+    throw InvalidArgument("switchyard: post_active on rank " + std::to_string(rank_) +
+                          ": no handler registered for id " + std::to_string(handler));
   }
   const Rank to = g.members().to_job(dst);
   // Counted until its handler has run (Job::active_pending); another node's count is that node's own.
@@ -245,8 +245,12 @@ void Process::trace_wait_begin(const char* name) const noexcept {
   wait_event_ = trace_->reserve();
   if (!wait_event_) return;
   // A yield is not parked: it waits for nothing but its turn.
-  *wait_event_ = TraceEvent{.begin = TraceBuffer::now(), .name = name, .note = parked_ ? waiting_for_ : nullptr,
-                            .rank = rank_, .src = parked_ ? waiting_peer_ : kAnySource, .job = wait_event_->job,
+  *wait_event_ = TraceEvent{.begin = TraceBuffer::now(),
+                            .name = name,
+                            .note = parked_ ? waiting_for_ : nullptr,
+                            .rank = rank_,
+                            .src = parked_ ? waiting_peer_ : kAnySource,
+                            .job = wait_event_->job,
                             .category = TraceCategory::wait};
 }
 
@@ -262,9 +266,19 @@ SendTicket Process::traced_send(const detail::Group& g, Rank dst, std::span<cons
   // message into a ring, or announces a larger one.
   if (TraceEvent* e = trace_->reserve()) {
     const std::uint64_t at = TraceBuffer::now();
-    *e = TraceEvent{.begin = at, .end = at, .name = synchronous ? "ssend" : "send", .label = "tag", .value = tag,
-                    .bytes = bytes.size(), .rank = rank_, .src = rank_, .dst = to, .context = g.context(),
-                    .job = e->job, .category = TraceCategory::message, .has_bytes = true};
+    *e = TraceEvent{.begin = at,
+                    .end = at,
+                    .name = synchronous ? "ssend" : "send",
+                    .label = "tag",
+                    .value = tag,
+                    .bytes = bytes.size(),
+                    .rank = rank_,
+                    .src = rank_,
+                    .dst = to,
+                    .context = g.context(),
+                    .job = e->job,
+                    .category = TraceCategory::message,
+                    .has_bytes = true};
   }
   return SendTicket(worker_.endpoint().send(rank_, to, g.context(), tag, bytes, synchronous), this);
 }

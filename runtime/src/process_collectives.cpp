@@ -33,16 +33,16 @@ using detail::CollectiveKind;
 using enum detail::CollectiveKind;
 
 const char* kind_name(CollectiveKind kind) {
-  static constexpr const char* names[] = {"barrier", "allgather", "allreduce", "exclusive_scan", "broadcast",
-                                                 "allgather_split"};
+  static constexpr const char* names[] = {"barrier",        "allgather", "allreduce",
+                                          "exclusive_scan", "broadcast", "allgather_split"};
   return names[static_cast<int>(kind)];
 }
 
 // The call, in the stall report's words (Process::ActivityScope).
 const char* activity_of(CollectiveKind kind) {
-  static constexpr const char* names[] = {"a barrier (a collective)",      "an allgather (a collective)",
-                                          "an allreduce (a collective)",   "an exclusive scan (a collective)",
-                                          "a broadcast (a collective)",    "an allgather_split (a collective)"};
+  static constexpr const char* names[] = {"a barrier (a collective)",    "an allgather (a collective)",
+                                          "an allreduce (a collective)", "an exclusive scan (a collective)",
+                                          "a broadcast (a collective)",  "an allgather_split (a collective)"};
   return names[static_cast<int>(kind)];
 }
 
@@ -162,8 +162,8 @@ void combine_ranked(detail::CoreCollective& slot, CollectiveKind kind, Rank n,
   for (Rank r = 0; r < n; ++r) {
     if (by_rank[r].size() != len) {
       throw InvalidArgument("switchyard: exclusive_scan: rank " + std::to_string(r) + " passed " +
-                            std::to_string(by_rank[r].size() / sizeof(std::int64_t)) +
-                            " elements, rank 0 passed " + std::to_string(len / sizeof(std::int64_t)));
+                            std::to_string(by_rank[r].size() / sizeof(std::int64_t)) + " elements, rank 0 passed " +
+                            std::to_string(len / sizeof(std::int64_t)));
     }
   }
   std::vector<std::int64_t> running(len / sizeof(std::int64_t), 0);
@@ -194,12 +194,15 @@ void add_sums(std::vector<std::int64_t>& sum, std::span<const std::span<const st
 std::span<const std::byte> unstamped(std::span<const std::byte> received, const CallStamp& mine, const detail::Group& g,
                                      std::uint64_t seq, Rank from) {
   CallStamp theirs{kNone, 0};
-  if (received.size() >= sizeof theirs) std::memcpy(&theirs, received.data() + received.size() - sizeof theirs, sizeof theirs);
-  const std::string call = "switchyard: collective #" + std::to_string(seq) + " on communicator " + std::to_string(g.context());
+  if (received.size() >= sizeof theirs)
+    std::memcpy(&theirs, received.data() + received.size() - sizeof theirs, sizeof theirs);
+  const std::string call =
+      "switchyard: collective #" + std::to_string(seq) + " on communicator " + std::to_string(g.context());
   if (theirs.kind != mine.kind) {
-    throw InvalidArgument(call + ": the processes of this core called " + kind_name(mine.kind) + ", those of rank " +
-                          std::to_string(from) + "'s core called " +
-                          (theirs.kind >= kBarrier && theirs.kind <= kAllgatherSplit ? kind_name(theirs.kind) : "something else"));
+    throw InvalidArgument(
+        call + ": the processes of this core called " + kind_name(mine.kind) + ", those of rank " +
+        std::to_string(from) + "'s core called " +
+        (theirs.kind >= kBarrier && theirs.kind <= kAllgatherSplit ? kind_name(theirs.kind) : "something else"));
   }
   if (mine.kind == kBroadcast && theirs.root != mine.root) {
     throw InvalidArgument(call + ": a broadcast from root " + std::to_string(mine.root) + " here, from root " +
@@ -214,8 +217,9 @@ template <class Result>
 Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind kind, std::span<const std::byte> mine,
                                  Rank root, const Communicator::GatherSplit* split) {
   check_cancelled();
-  const TraceSpan span(*this, TraceCategory::collective, kind_name(kind),
-                       TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
+  const TraceSpan span(
+      *this, TraceCategory::collective, kind_name(kind),
+      TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
   const ActivityScope activity(*this, activity_of(kind), g.context());
   const detail::Membership& members = g.members();
   const std::uint64_t seq = g.member(me).collectives++;
@@ -230,8 +234,8 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
     slot.kind = kind;
   } else if (slot.kind != kind) {
     throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + " on communicator " +
-                          std::to_string(g.context()) + ": rank " + std::to_string(me) + " called " +
-                          kind_name(kind) + " while other ranks called " + kind_name(slot.kind));
+                          std::to_string(g.context()) + ": rank " + std::to_string(me) + " called " + kind_name(kind) +
+                          " while other ranks called " + kind_name(slot.kind));
   }
 
   // 1. Contribute to the core's share.

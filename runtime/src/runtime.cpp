@@ -1,10 +1,10 @@
 #include "switchyard/runtime.hpp"
 
+#include <sched.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
-#include <sched.h>
 #include <thread>
 
 #include "job.hpp"
@@ -53,8 +53,8 @@ Runtime::Runtime(RuntimeOptions options)
                           " is outside 0.." + std::to_string(sched_get_priority_max(SCHED_FIFO)));
   }
   for (std::size_t i = 0; i < cores_.size(); ++i) {
-    workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_, options.bind,
-                                                        options.realtime_priority));
+    workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_,
+                                                        options.bind, options.realtime_priority));
   }
   for (auto& w : workers_) w->wait_started();  // worker_bindings() then reports the binding, not the inherited mask
   for (auto& w : workers_) {
@@ -194,8 +194,8 @@ void check_nodes_agree(detail::NetworkSession& network, const detail::JobRecord&
 // the deadline will come, whatever the others wait for.
 void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers) {
   const auto timeout = job.options().stall_timeout;
-  const auto poll = std::clamp<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(1),
-                                                          std::chrono::milliseconds(250));
+  const auto poll =
+      std::clamp<std::chrono::milliseconds>(timeout / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(250));
   std::uint64_t last_total = ~std::uint64_t{0};
   auto last_change = std::chrono::steady_clock::now();
   std::vector<std::uint64_t> resume_seen(workers.size(), 0);  // an odd progress value: one resume
@@ -233,8 +233,10 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
       last_total = total;
       last_change = now;
     } else if (now - last_change >= timeout && !job.cancelled.load(std::memory_order_acquire)) {
-      if (finished) job.set_stall_cause("every process of this node finished, but messages they sent to other nodes "
-                                        "were not received (their receivers finished without receiving them)");
+      if (finished)
+        job.set_stall_cause(
+            "every process of this node finished, but messages they sent to other nodes "
+            "were not received (their receivers finished without receiving them)");
       job.stall();
     }
   }
@@ -285,7 +287,8 @@ void check_run_arguments(std::uint64_t processes, const ProcessBody& body, const
                          const std::vector<std::unique_ptr<detail::Worker>>& workers) {
   if (processes == 0) throw InvalidArgument("switchyard: run needs at least one process");
   if (processes >= kAnySource) {
-    throw InvalidArgument("switchyard: run: " + std::to_string(processes) + " processes is more than a rank can number");
+    throw InvalidArgument("switchyard: run: " + std::to_string(processes) +
+                          " processes is more than a rank can number");
   }
   // What the runtime holds per process (its Process, its first frame, its
   // route, its mailbox): about 480 bytes, from the peak RSS of 10^7 processes
@@ -300,7 +303,8 @@ void check_run_arguments(std::uint64_t processes, const ProcessBody& body, const
                           std::to_string(options.ring_capacity));
   }
   if (options.eager_limit > (std::uint64_t{1} << 20)) {
-    throw InvalidArgument("switchyard: run: eager_limit must be at most 1 MiB, not " + std::to_string(options.eager_limit));
+    throw InvalidArgument("switchyard: run: eager_limit must be at most 1 MiB, not " +
+                          std::to_string(options.eager_limit));
   }
   if (options.network_eager_limit > (std::uint64_t{1} << 20)) {
     throw InvalidArgument("switchyard: run: network_eager_limit must be at most 1 MiB, not " +

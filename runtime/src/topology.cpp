@@ -45,7 +45,8 @@ Topology::Topology() : impl_(std::make_unique<Impl>()) {
   Bitmap usable;
   hwloc_bitmap_copy(usable.set, hwloc_topology_get_allowed_cpuset(t));
   Bitmap process;
-  if (hwloc_get_cpubind(t, process.set, HWLOC_CPUBIND_PROCESS) == 0) hwloc_bitmap_and(usable.set, usable.set, process.set);
+  if (hwloc_get_cpubind(t, process.set, HWLOC_CPUBIND_PROCESS) == 0)
+    hwloc_bitmap_and(usable.set, usable.set, process.set);
   unsigned id;
   hwloc_bitmap_foreach_begin(id, usable.set) {
     hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(t, id);

@@ -5,9 +5,10 @@
 
 #include "switchyard/machine_memory.hpp"
 
+#include <unistd.h>
 #include <algorithm>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -16,7 +17,6 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
-#include <unistd.h>
 
 #include "group.hpp"
 #include "job_trace.hpp"
@@ -35,9 +35,17 @@ using detail::TraceEvent;
 void TraceSpan::begin(Process& p, TraceCategory category, const char* name, const TraceArgs& args) noexcept {
   event_ = p.trace_->reserve();
   if (!event_) return;
-  *event_ = TraceEvent{.begin = TraceBuffer::now(), .name = name, .label = args.label, .value = args.value,
-                       .bytes = args.bytes, .rank = p.rank(), .src = args.src, .dst = args.dst,
-                       .job = event_->job, .category = category, .has_bytes = args.has_bytes};
+  *event_ = TraceEvent{.begin = TraceBuffer::now(),
+                       .name = name,
+                       .label = args.label,
+                       .value = args.value,
+                       .bytes = args.bytes,
+                       .rank = p.rank(),
+                       .src = args.src,
+                       .dst = args.dst,
+                       .job = event_->job,
+                       .category = category,
+                       .has_bytes = args.has_bytes};
 }
 
 void TraceSpan::finish() noexcept { event_->end = TraceBuffer::now(); }
@@ -53,15 +61,28 @@ void Worker::delivered(const RecvState& r, std::uint64_t started) {
   TraceEvent* e = trace_->reserve();
   if (!e) return;
   const std::uint64_t at = TraceBuffer::now();
-  *e = TraceEvent{
-      .begin = started ? started : at, .end = at, .name = "receive", .label = "tag", .value = r.tag, .bytes = r.size, .rank = r.owner,
-      .src = r.sender, .dst = r.owner, .context = r.context, .job = e->job, .category = TraceCategory::message,
-      .has_bytes = true};
+  *e = TraceEvent{.begin = started ? started : at,
+                  .end = at,
+                  .name = "receive",
+                  .label = "tag",
+                  .value = r.tag,
+                  .bytes = r.size,
+                  .rank = r.owner,
+                  .src = r.sender,
+                  .dst = r.owner,
+                  .context = r.context,
+                  .job = e->job,
+                  .category = TraceCategory::message,
+                  .has_bytes = true};
 }
 
 void Worker::trace_run(const Process& p) {
   if (TraceEvent* e = trace_->reserve()) {
-    *e = TraceEvent{.begin = p.run_began_, .end = TraceBuffer::now(), .name = "run", .rank = p.rank(), .job = e->job,
+    *e = TraceEvent{.begin = p.run_began_,
+                    .end = TraceBuffer::now(),
+                    .name = "run",
+                    .rank = p.rank(),
+                    .job = e->job,
                     .category = TraceCategory::run};
   }
 }
@@ -262,9 +283,10 @@ void append_flow(std::string& out, const char* phase, std::uint64_t id, const Fl
 
 void TraceLog::write(std::ostream& stream) const {
   const std::uint64_t ticks = TraceBuffer::now(), ns = TraceBuffer::steady_ns();
-  const Timeline time{origin_ticks_, ticks > origin_ticks_ && ns > origin_ns_
-                                         ? static_cast<double>(ns - origin_ns_) / static_cast<double>(ticks - origin_ticks_)
-                                         : 1.0};
+  const Timeline time{origin_ticks_,
+                      ticks > origin_ticks_ && ns > origin_ns_
+                          ? static_cast<double>(ns - origin_ns_) / static_cast<double>(ticks - origin_ticks_)
+                          : 1.0};
   std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   bool first = true;
   auto next = [&] {
@@ -285,8 +307,8 @@ void TraceLog::write(std::ostream& stream) const {
     next();
     const std::string ids = "\"pid\":" + std::to_string(pid_of(core)) + ",\"tid\":" + std::to_string(tid_of(rank));
     out += "{\"name\":\"thread_name\",\"ph\":\"M\"," + ids + ",\"args\":{\"name\":\"rank " + std::to_string(rank) +
-           "\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\"," + ids + ",\"args\":{\"sort_index\":" +
-           std::to_string(rank) + "}}";
+           "\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\"," + ids +
+           ",\"args\":{\"sort_index\":" + std::to_string(rank) + "}}";
   }
   std::map<FlowKey, std::pair<std::vector<FlowEnd>, std::vector<FlowEnd>>> flows;
   for (const auto& [core, b] : buffers_) {
@@ -324,7 +346,8 @@ void TraceLog::write(std::ostream& stream) const {
 
 void TraceLog::write_file(const std::string& path) const {
   std::ofstream file(path, std::ios::trunc);
-  if (!file) throw std::runtime_error("switchyard: cannot write the trace file '" + path + "': " + std::strerror(errno));
+  if (!file)
+    throw std::runtime_error("switchyard: cannot write the trace file '" + path + "': " + std::strerror(errno));
   write(file);
   file.close();
   if (!file) throw std::runtime_error("switchyard: writing the trace file '" + path + "' failed");

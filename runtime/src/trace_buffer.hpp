@@ -25,10 +25,10 @@ namespace switchyard::detail {
 // and `note` point at string literals (or strings that outlive the trace).
 struct TraceEvent {
   std::uint64_t begin = 0;  // TraceBuffer::now() ticks
-  std::uint64_t end = 0;    // 0 while the span is open
+  std::uint64_t end = 0;  // 0 while the span is open
   const char* name = nullptr;
   const char* label = nullptr;  // names `value`; no numeric argument when nullptr
-  const char* note = nullptr;   // a text argument ("what"), when not nullptr
+  const char* note = nullptr;  // a text argument ("what"), when not nullptr
   std::uint64_t value = 0;
   std::uint64_t bytes = 0;
   Rank rank = 0;  // whose track
@@ -47,8 +47,8 @@ class TraceBuffer {
 
   // The trace's clock. On x86-64 the time-stamp counter (constant and
   // synchronized across cores where the CPU says constant_tsc and nonstop_tsc):
-  // 40 ns a read on this machine's KVM guest against 100 ns for steady_clock,
-  // whose kvm-clock goes through the vDSO. TraceLog converts ticks to
+  // less than half of steady_clock's cost a read on a KVM guest, whose
+  // kvm-clock goes through the vDSO. TraceLog converts ticks to
   // steady_clock nanoseconds against two readings of both clocks.
   static std::uint64_t now() noexcept {
 #if defined(__x86_64__)

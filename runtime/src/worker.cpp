@@ -16,11 +16,11 @@ constexpr auto kIdleSleep = std::chrono::milliseconds(100);
 constexpr auto kBacklogSleep = std::chrono::microseconds(50);  // a full ring: its reader drains it soon
 // In a job across nodes nothing rings a worker's doorbell when a packet comes
 // from another node (MPI has no doorbell to ring): an idle worker polls MPI
-// at least this often. Only after spinning and yielding for 500 us first
-// (Backoff), so a conversation in progress never waits for it.
+// at least this often. Only after spinning and yielding first (Backoff's
+// kSpinFor and kYieldFor), so a conversation in progress never waits for it.
 constexpr auto kNetworkIdleSleep = std::chrono::milliseconds(1);
 // Resumes of processes made ready during a round that the round may add:
-// bounds how long arrivals from other cores wait for the next poll (~1 us).
+// bounds how long arrivals from other cores wait for the next poll.
 constexpr std::size_t kExtraResumes = 64;
 // A worker whose next event is a deadline sleeps in the kernel until this long
 // before it and spins the rest: a futex timeout wakes tens of microseconds
@@ -186,10 +186,9 @@ void Worker::expire_timers() {
 // something is rung, a full ring may have room, or the earliest sleeper's
 // deadline is kTimerSpin away (the last stretch is spun).
 void Worker::idle_wait() {
-  auto max = endpoint_.has_backlog() || !deferred_active_.empty()
-                 ? std::chrono::microseconds(kBacklogSleep)
-             : network_job_ ? std::chrono::microseconds(kNetworkIdleSleep)
-                            : std::chrono::microseconds(kIdleSleep);
+  auto max = endpoint_.has_backlog() || !deferred_active_.empty() ? std::chrono::microseconds(kBacklogSleep)
+             : network_job_                                       ? std::chrono::microseconds(kNetworkIdleSleep)
+                                                                  : std::chrono::microseconds(kIdleSleep);
   if (!cancel_seen_ && !timers_.empty()) {
     const auto until = timers_.earliest() - kTimerSpin - TimerHeap::Clock::now();
     if (until <= TimerHeap::Clock::duration::zero()) {
@@ -390,8 +389,7 @@ void Worker::run_active(ContextId context, Rank dst, Rank src, Tag handler, std:
   --g->core(job_->global_core(dst)).traffic;  // its post counted it on the sender's core (free())
   q.notify();
   // The last handler of a job whose processes have all finished lets the workers leave.
-  if (job_->routes()[src].node == job_->node() &&
-      job_->active_pending.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+  if (job_->routes()[src].node == job_->node() && job_->active_pending.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
       job_->remaining.load(std::memory_order_acquire) == 0) {
     job_->wake_all_workers();
   }

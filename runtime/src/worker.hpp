@@ -11,15 +11,15 @@
 #include <thread>
 #include <vector>
 
-#include "switchyard/assert.hpp"
-#include "switchyard/cache_line.hpp"
-#include "switchyard/process.hpp"
-#include "switchyard/topology.hpp"
 #include "backoff.hpp"
 #include "doorbell.hpp"
 #include "endpoint.hpp"
 #include "network_transport.hpp"
 #include "shared_memory_transport.hpp"
+#include "switchyard/assert.hpp"
+#include "switchyard/cache_line.hpp"
+#include "switchyard/process.hpp"
+#include "switchyard/topology.hpp"
 #include "timer_heap.hpp"
 #include "trace_buffer.hpp"
 
@@ -126,15 +126,15 @@ class Worker final : private EndpointClient {
   // Set by Runtime::run, taken by this worker (acquire/release hand-over of the Job).
   alignas(kCacheLine) std::atomic<Job*> next_job_{nullptr};
   std::atomic<bool> stop_{false};  // set by ~Worker
-  Doorbell doorbell_;              // rung by anyone with work for this worker (its own cache line)
+  Doorbell doorbell_;  // rung by anyone with work for this worker (its own cache line)
   // --- written by this worker, read by the watchdog and the Runtime ---
   struct alignas(kCacheLine) Published {
-    std::atomic<std::uint64_t> progress{0};   // bumped before and after every resume: odd means a process is running
-    std::atomic<Rank> running_rank{0};        // stored before progress turns odd
-    std::atomic<bool> bound{true};            // whether binding to the core succeeded; read by binding()
-    std::atomic<bool> started{false};         // set once the thread is bound; Runtime waits for it
-    std::atomic<bool> realtime{true};         // whether SCHED_FIFO was granted; final once started (its release)
-    std::atomic<std::uint32_t> sleepers{0};   // timers_.size(), for the watchdog
+    std::atomic<std::uint64_t> progress{0};  // bumped before and after every resume: odd means a process is running
+    std::atomic<Rank> running_rank{0};  // stored before progress turns odd
+    std::atomic<bool> bound{true};  // whether binding to the core succeeded; read by binding()
+    std::atomic<bool> started{false};  // set once the thread is bound; Runtime waits for it
+    std::atomic<bool> realtime{true};  // whether SCHED_FIFO was granted; final once started (its release)
+    std::atomic<std::uint32_t> sleepers{0};  // timers_.size(), for the watchdog
   };
   static_assert(kOwnsCacheLines<Published>, "shared across cores: cache lines of its own");
   Published published_;
@@ -178,7 +178,7 @@ class Worker final : private EndpointClient {
   std::size_t live_ = 0;  // processes of this core not finished
   SharedMemoryTransport transport_;
   std::unique_ptr<NetworkTransport> network_;  // made for the first job across nodes, kept for the next
-  bool network_job_ = false;                   // this job spans nodes: network_ is attached
+  bool network_job_ = false;  // this job spans nodes: network_ is attached
   struct Watch {
     const std::atomic<std::uint64_t>* word;
     std::uint64_t target;

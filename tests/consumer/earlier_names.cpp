@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <vector>
 
-#include <switchyard/collectives/operation.hpp>           // now switchyard/model/collectives/
-#include <switchyard/model/calibration.hpp>               // now switchyard/model/calibration/
+#include <switchyard/collectives/operation.hpp>  // now switchyard/model/collectives/
+#include <switchyard/model/calibration.hpp>  // now switchyard/model/calibration/
 #include <switchyard/schedulers/redistribution/ldd.hpp>  // its namespace is now schedulers::redistribution
 
 int main() {

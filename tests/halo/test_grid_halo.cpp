@@ -16,8 +16,8 @@
 
 #include <functional>
 #include <map>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include "allocation_counter.hpp"  // every allocation of the program, counted
 #include "exchange_cases.hpp"
@@ -131,8 +131,8 @@ void check_grid(Runtime& rt, const GridShape& shape, Rank processes, sys::Exchan
           for (std::uint64_t l = 0; l < a.size(); ++l) {
             if (!at[l].interior) continue;
             const std::uint64_t want = sums[index_of(shape, at[l].global)];
-            SY_CHECK(a[l] == want, what << ": reverse: rank " << me << " element " << l << " is " << a[l] << ", not "
-                                        << want);
+            SY_CHECK(a[l] == want,
+                     what << ": reverse: rank " << me << " element " << l << " is " << a[l] << ", not " << want);
           }
         }
       },
@@ -157,7 +157,8 @@ void check_every_grid(Runtime& rt, sys::ExchangeExecution execution) {
   for (const Rank p : {1u, 2u, 3u, 4u, 6u, 8u}) {
     for (const bool periodic : {false, true}) {
       for (const std::uint32_t g : {1u, 2u}) {
-        SCOPED_TRACE("P=" + std::to_string(p) + " periodic=" + std::to_string(periodic) + " ghost=" + std::to_string(g));
+        SCOPED_TRACE("P=" + std::to_string(p) + " periodic=" + std::to_string(periodic) +
+                     " ghost=" + std::to_string(g));
         // Uneven blocks everywhere: extents that no process count divides.
         check_grid(rt, shape_of(1, {37}, {g}, {periodic}, false), p, options);
         for (const bool corners : {false, true}) {
@@ -292,7 +293,8 @@ TEST(GridHalo, TwoJobsAtOnceAreRefused) {
     one_core().run(2, [&](Process& p) -> Task<void> {
       std::vector<double> a(h.local_elements(p.rank()));
       if (p.rank() == 0) entered.store(true, std::memory_order_release);
-      while (p.rank() == 1 && !tried.load(std::memory_order_acquire)) co_await p.sleep_for(std::chrono::milliseconds(1));
+      while (p.rank() == 1 && !tried.load(std::memory_order_acquire))
+        co_await p.sleep_for(std::chrono::milliseconds(1));
       co_await h.forward(p, a);
     });
   });
@@ -302,15 +304,18 @@ TEST(GridHalo, TwoJobsAtOnceAreRefused) {
   RunOptions options;
   options.stall_timeout = std::chrono::milliseconds(5'000);  // were rank 0 accepted, it would wait for rank 1
   try {
-    other.run(2, [&](Process& p) -> Task<void> {
-      if (p.rank() != 0) co_return;
-      std::vector<double> a(h.local_elements(0));
-      try {
-        co_await h.forward(p, a);
-      } catch (const InvalidArgument& e) {
-        error = e.what();
-      }
-    }, options);
+    other.run(
+        2,
+        [&](Process& p) -> Task<void> {
+          if (p.rank() != 0) co_return;
+          std::vector<double> a(h.local_elements(0));
+          try {
+            co_await h.forward(p, a);
+          } catch (const InvalidArgument& e) {
+            error = e.what();
+          }
+        },
+        options);
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -50,7 +50,7 @@ TEST(MatrixMarketCsr, LundAIsSymmetricAndMirrored) {
   EXPECT_EQ(a.rows, 147u);
   EXPECT_EQ(a.columns, 147u);
   EXPECT_EQ(a.nonzeros(), 2449u);  // 1298 stored, 147 of them on the diagonal
-  EXPECT_EQ(a.value[0], 7.5e7);    // (1, 1)
+  EXPECT_EQ(a.value[0], 7.5e7);  // (1, 1)
   for (std::uint64_t i = 0; i < a.rows; ++i) {
     const auto cols = a.row_columns(i);
     ASSERT_TRUE(std::is_sorted(cols.begin(), cols.end()));
@@ -205,7 +205,8 @@ CsrMatrix<double> laplacian(std::uint64_t side) {
       if (r > 0) lines.push_back(std::to_string(i) + " " + std::to_string(i - side) + " -0.7");
     }
   }
-  mm << "%%MatrixMarket matrix coordinate real symmetric\n" << side * side << " " << side * side << " " << lines.size() << "\n";
+  mm << "%%MatrixMarket matrix coordinate real symmetric\n"
+     << side * side << " " << side * side << " " << lines.size() << "\n";
   for (const auto& l : lines) mm << l << "\n";
   return read<double>(mm.str());
 }
@@ -266,7 +267,8 @@ void check_halo(Runtime& rt, const CsrMatrix<double>& a, const RowPartition& row
           }
           for (std::uint64_t i = 0; i < local.rows; ++i) {
             double yi = 0;
-            for (std::uint64_t k = local.row_start[i]; k < local.row_start[i + 1]; ++k) yi += local.value[k] * xl[local.column[k]];
+            for (std::uint64_t k = local.row_start[i]; k < local.row_start[i + 1]; ++k)
+              yi += local.value[k] * xl[local.column[k]];
             SY_CHECK(yi == y[m.owned[i]], what << ": y[" << m.owned[i] << "] on rank " << me);
           }
           for (std::size_t i = 0; i < owned.size(); ++i) owned[i] = start_of(m.owned[i]);
@@ -297,7 +299,8 @@ TEST(HaloExchange, LundAEveryBlockCountEveryScheduler) {
   Runtime rt;
   const auto a = read_csr_matrix_market_file<double>(kData + "/lund_a.mtx");
   for (Rank blocks : {1u, 2u, 7u, 16u, 64u, 147u, 200u}) {
-    for (const std::string& s : every_scheduler()) check_halo(rt, a, RowPartition::blocks(a.rows, blocks), s, run_options());
+    for (const std::string& s : every_scheduler())
+      check_halo(rt, a, RowPartition::blocks(a.rows, blocks), s, run_options());
   }
 }
 
@@ -307,7 +310,8 @@ TEST(HaloExchange, GeneratedAndPores1) {
                                                 read_csr_matrix_market_file<double>(kData + "/pores_1.mtx")};
   for (const auto& a : matrices) {
     for (Rank blocks : {1u, 2u, 7u, 16u, 64u, 147u}) {
-      for (const char* s : {"optimal", "ac", "drsn"}) check_halo(rt, a, RowPartition::blocks(a.rows, blocks), s, run_options());
+      for (const char* s : {"optimal", "ac", "drsn"})
+        check_halo(rt, a, RowPartition::blocks(a.rows, blocks), s, run_options());
     }
   }
 }
@@ -317,7 +321,8 @@ TEST(HaloExchange, OwnerPerRowPartition) {
   Runtime rt;
   const auto a = random_matrix(90, 5, 2);
   std::vector<Rank> owner(a.rows);
-  for (GlobalIndex i = 0; i < a.rows; ++i) owner[i] = static_cast<Rank>(sytest::mix(i, 3) % 9) * 2;  // odd parts own nothing
+  for (GlobalIndex i = 0; i < a.rows; ++i)
+    owner[i] = static_cast<Rank>(sytest::mix(i, 3) % 9) * 2;  // odd parts own nothing
   for (const char* s : {"optimal", "cgm", "ac"}) check_halo(rt, a, RowPartition::owners(owner, 18), s, run_options());
 }
 
@@ -330,34 +335,40 @@ TEST(HaloExchange, CreateFromOwnedAndNeededMatchesTheMatrix) {
     const auto rows = RowPartition::blocks(a.rows, blocks);
     const HaloExchange<double> whole(a, rows);
     for (const char* s : {"optimal", "ac", "lp"}) {
-      rt.run(blocks, [&](Process& p) -> Task<void> {
-        const Rank me = p.rank();
-        const auto owned = rows.rows_of(me);
-        std::vector<GlobalIndex> needed;
-        for (GlobalIndex i : owned) {
-          for (ColumnIndex j : a.row_columns(i)) needed.push_back(j);  // repeats and its own among them
-        }
-        sys::ExchangePlanOptions options;
-        options.scheduler = s;
-        const HaloExchange<double> mine = co_await HaloExchange<double>::create(p, owned, needed, options);
-        const HaloMap &got = mine.map(me), &want = whole.map(me);
-        SY_CHECK(got.owned == want.owned && got.ghosts == want.ghosts && got.sources == want.sources &&
-                     got.source_start == want.source_start && got.destinations == want.destinations &&
-                     got.destination_start == want.destination_start && got.sent == want.sent,
-                 "rank " << me << " of " << blocks << ": create's map differs from the matrix's");
-        std::vector<double> x(got.local_size());
-        for (std::size_t i = 0; i < owned.size(); ++i) x[i] = x_of(owned[i]);
-        co_await mine.forward(p, std::span<const double>(x).first(owned.size()), std::span(x).subspan(owned.size()));
-        for (std::size_t k = 0; k < got.ghosts.size(); ++k) SY_CHECK(x[owned.size() + k] == x_of(got.ghosts[k]), "ghost");
-        std::vector<double> back(got.ghosts.size(), 1.0), mine_owned(owned.size(), 0.0);
-        co_await mine.reverse(p, std::span<const double>(back), std::span(mine_owned), std::plus<>{});
-        for (std::size_t i = 0; i < owned.size(); ++i) {
-          // Every holder of owned[i] as a ghost added 1.
-          double holders = 0;
-          for (Rank q = 0; q < blocks; ++q) holders += whole.map(q).local_index(owned[i]) != HaloMap::kNotLocal && q != me;
-          SY_CHECK(mine_owned[i] == holders, "reverse count of " << owned[i]);
-        }
-      }, run_options());
+      rt.run(
+          blocks,
+          [&](Process& p) -> Task<void> {
+            const Rank me = p.rank();
+            const auto owned = rows.rows_of(me);
+            std::vector<GlobalIndex> needed;
+            for (GlobalIndex i : owned) {
+              for (ColumnIndex j : a.row_columns(i)) needed.push_back(j);  // repeats and its own among them
+            }
+            sys::ExchangePlanOptions options;
+            options.scheduler = s;
+            const HaloExchange<double> mine = co_await HaloExchange<double>::create(p, owned, needed, options);
+            const HaloMap &got = mine.map(me), &want = whole.map(me);
+            SY_CHECK(got.owned == want.owned && got.ghosts == want.ghosts && got.sources == want.sources &&
+                         got.source_start == want.source_start && got.destinations == want.destinations &&
+                         got.destination_start == want.destination_start && got.sent == want.sent,
+                     "rank " << me << " of " << blocks << ": create's map differs from the matrix's");
+            std::vector<double> x(got.local_size());
+            for (std::size_t i = 0; i < owned.size(); ++i) x[i] = x_of(owned[i]);
+            co_await mine.forward(p, std::span<const double>(x).first(owned.size()),
+                                  std::span(x).subspan(owned.size()));
+            for (std::size_t k = 0; k < got.ghosts.size(); ++k)
+              SY_CHECK(x[owned.size() + k] == x_of(got.ghosts[k]), "ghost");
+            std::vector<double> back(got.ghosts.size(), 1.0), mine_owned(owned.size(), 0.0);
+            co_await mine.reverse(p, std::span<const double>(back), std::span(mine_owned), std::plus<>{});
+            for (std::size_t i = 0; i < owned.size(); ++i) {
+              // Every holder of owned[i] as a ghost added 1.
+              double holders = 0;
+              for (Rank q = 0; q < blocks; ++q)
+                holders += whole.map(q).local_index(owned[i]) != HaloMap::kNotLocal && q != me;
+              SY_CHECK(mine_owned[i] == holders, "reverse count of " << owned[i]);
+            }
+          },
+          run_options());
     }
   }
 }
@@ -391,7 +402,8 @@ TEST(HaloExchange, BadInputIsInvalidArgument) {
     } catch (const InvalidArgument& e) {
       message = e.what();
     }
-    EXPECT_NE(message.find(twice ? "global index 5 is owned by rank 0 and by rank 1" : "needs global index 9, which no member owns"),
+    EXPECT_NE(message.find(twice ? "global index 5 is owned by rank 0 and by rank 1"
+                                 : "needs global index 9, which no member owns"),
               std::string::npos)
         << message;
   }

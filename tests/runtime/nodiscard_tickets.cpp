@@ -1,7 +1,7 @@
 // Not a test program: tests/runtime/expect_warnings.cmake compiles it and checks that
 // the compiler warns about every ticket dropped below (a dropped ticket must
 // not be silent: post_* and the tickets are [[nodiscard]]). One drop per line,
-// named in expect_warnings's list in tests/CMakeLists.txt.
+// named in expect_warnings's list in tests/runtime/CMakeLists.txt.
 
 #include <switchyard/runtime.hpp>
 

@@ -55,7 +55,7 @@ struct PingPongOptions {
   std::uint32_t pings = 10;  // per process
   std::size_t ring_capacity = 1024;
   Placement placement = Placement::round_robin();
-  bool flood = false;        // post every ping at once instead of one at a time
+  bool flood = false;  // post every ping at once instead of one at a time
   bool use_send_active = false;
 };
 
@@ -69,7 +69,8 @@ void ping_pong(Runtime& rt, const PingPongOptions& o) {
 
   // Checks made in every handler: right process, right core, right thread.
   auto check_context = [&](Process& self, const char* what) {
-    SY_CHECK(self.core() == core_of[self.rank()], what << " for rank " << self.rank() << " reports core " << self.core());
+    SY_CHECK(self.core() == core_of[self.rank()],
+             what << " for rank " << self.rank() << " reports core " << self.core());
     SY_CHECK(state[self.rank()].started, what << " ran for rank " << self.rank() << " before it had started");
     SY_CHECK(std::this_thread::get_id() == state[self.rank()].thread,
              what << " for rank " << self.rank() << " ran on another thread than the rank's worker");
@@ -236,7 +237,8 @@ TEST(ActiveMessages, CountersUpdatedInDestinationContext) {
           thread_of[p.rank()] = std::this_thread::get_id();
           co_await p.barrier();
           const std::uint64_t v = p.rank() + 1;
-          for (Rank d = 0; d < p.size(); ++d) co_await p.send_active((p.rank() + d) % p.size(), kAdd, sytest::bytes_of(v));
+          for (Rank d = 0; d < p.size(); ++d)
+            co_await p.send_active((p.rank() + d) % p.size(), kAdd, sytest::bytes_of(v));
           co_await p.wait_until([&] { return state[p.rank()].added == want; }, "every add");
           SY_CHECK(state[p.rank()].added == want, "sum " << state[p.rank()].added);
           co_await p.barrier();
@@ -298,7 +300,9 @@ TEST(ActiveMessages, EmptyHandlerRejectedByRun) {
   Runtime rt;
   RunOptions opts;
   opts.on_active_message(kPing, ActiveMessageHandler{});
-  EXPECT_THROW(rt.run(2, [](Process&) -> Task<void> { co_return; }, opts), InvalidArgument);
+  EXPECT_THROW(rt.run(
+                   2, [](Process&) -> Task<void> { co_return; }, opts),
+               InvalidArgument);
 }
 
 TEST(ActiveMessages, HandlerExceptionFailsTheJob) {
@@ -329,7 +333,8 @@ TEST(ActiveMessages, HandlerExceptionFailsTheJob) {
 void last_act_jobs(Runtime& rt, std::uint64_t n, int jobs, bool use_send_active) {
   std::atomic<std::uint64_t> ran{0};
   RunOptions o;
-  o.on_active_message(kAdd, [&](Process&, Rank, std::span<const std::byte>) { ran.fetch_add(1, std::memory_order_relaxed); });
+  o.on_active_message(kAdd,
+                      [&](Process&, Rank, std::span<const std::byte>) { ran.fetch_add(1, std::memory_order_relaxed); });
   int lost = 0;
   for (int job = 0; job < jobs; ++job) {
     ran.store(0);
@@ -371,14 +376,18 @@ TEST(ActiveMessages, PostedAsTheLastActRunBeforeTheJobEndsOnEveryCore) {
 TEST(ActiveMessages, AThrowingLastHandlerFailsEveryJob) {
   Runtime rt;
   RunOptions o;
-  o.on_active_message(kPing, [](Process&, Rank, std::span<const std::byte>) { throw std::domain_error("last handler"); });
+  o.on_active_message(kPing,
+                      [](Process&, Rank, std::span<const std::byte>) { throw std::domain_error("last handler"); });
   int returned = 0;
   for (int job = 0; job < 500; ++job) {
     try {
-      rt.run(2, [&](Process& p) -> Task<void> {
-        if (p.rank() == 0) p.post_active(1, kPing, {});
-        co_return;
-      }, o);
+      rt.run(
+          2,
+          [&](Process& p) -> Task<void> {
+            if (p.rank() == 0) p.post_active(1, kPing, {});
+            co_return;
+          },
+          o);
       ++returned;
     } catch (const std::domain_error& e) {
       EXPECT_STREQ(e.what(), "last handler");

@@ -2,8 +2,8 @@
 // software processes on every core. The protected counters are deliberately
 // non-atomic: only the lock's acquire/release makes the count exact.
 
-#include <switchyard/runtime.hpp>
 #include <switchyard/busy_lock.hpp>
+#include <switchyard/runtime.hpp>
 
 #include <gtest/gtest.h>
 
@@ -38,8 +38,8 @@ TEST(BusyLock, SingleThreadSemantics) {
 }
 
 struct Protected {
-  long counter = 0;   // plain: races without the lock
-  long shadow = 0;    // must always equal counter when the lock is free
+  long counter = 0;  // plain: races without the lock
+  long shadow = 0;  // must always equal counter when the lock is free
   bool inside = false;
 };
 
@@ -181,10 +181,11 @@ TEST(BusyLock, ProcessesAndForeignThreadsShareALock) {
 
 TEST(BusyLock, BusyLockRankOutOfRangeIsInvalidArgument) {
   Runtime rt;
-  EXPECT_THROW(rt.run(4, [](Process& p) -> Task<void> {
-    (void)p.busy_lock(p.size());
-    co_return;
-  }),
+  EXPECT_THROW(rt.run(4,
+                      [](Process& p) -> Task<void> {
+                        (void)p.busy_lock(p.size());
+                        co_return;
+                      }),
                InvalidArgument);
 }
 

@@ -80,8 +80,12 @@ TEST(Cancellation, ThrowWhileOthersAreBlockedEverywhere) {
               // A few harmless steps first, then throw at a point that depends on the seed.
               for (int s = 0; s < steps_before_throw; ++s) {
                 switch (local() % 3) {
-                  case 0: co_await p.yield(); break;
-                  case 1: p.post_active(static_cast<Rank>(local() % N), kPoke, {}); break;
+                  case 0:
+                    co_await p.yield();
+                    break;
+                  case 1:
+                    p.post_active(static_cast<Rank>(local() % N), kPoke, {});
+                    break;
                   case 2: {
                     // An eager message nobody receives: it waits as unexpected.
                     const std::byte b[8]{};
@@ -94,12 +98,22 @@ TEST(Cancellation, ThrowWhileOthersAreBlockedEverywhere) {
             }
             // Everybody else blocks, in one of several ways.
             switch ((me + seed) % 6) {
-              case 0: (void)co_await p.recv(thrower, 3); break;                           // by source
-              case 1: (void)co_await p.recv(kAnySource, 4); break;                        // any source
-              case 2: co_await p.send(thrower, buffers.big, 5); break;                    // single-copy send
-              case 3: co_await p.barrier(); break;                                        // collective
-              case 4: co_await p.wait_until([] { return false; }, "never"); break;      // a condition
-              case 5: {                                                                   // a posted receive
+              case 0:
+                (void)co_await p.recv(thrower, 3);
+                break;  // by source
+              case 1:
+                (void)co_await p.recv(kAnySource, 4);
+                break;  // any source
+              case 2:
+                co_await p.send(thrower, buffers.big, 5);
+                break;  // single-copy send
+              case 3:
+                co_await p.barrier();
+                break;  // collective
+              case 4:
+                co_await p.wait_until([] { return false; }, "never");
+                break;  // a condition
+              case 5: {  // a posted receive
                 std::vector<std::byte> into(10);
                 RecvTicket t = p.post_recv_into(thrower, into, 6);
                 co_await p.wait(t);
@@ -388,10 +402,18 @@ TEST(Stall, EveryKindOfWaitIsReported) {
         6,
         [&](Process& p) -> Task<void> {
           switch (p.rank()) {
-            case 0: (void)co_await p.recv(kAnySource, 1); break;
-            case 1: co_await p.send(0, big, 2); break;  // single-copy, never received
-            case 2: co_await p.wait_until([] { return false; }, "the moon"); break;
-            default: co_await p.barrier(); break;          // ranks 3..5: rank 0..2 never join
+            case 0:
+              (void)co_await p.recv(kAnySource, 1);
+              break;
+            case 1:
+              co_await p.send(0, big, 2);
+              break;  // single-copy, never received
+            case 2:
+              co_await p.wait_until([] { return false; }, "the moon");
+              break;
+            default:
+              co_await p.barrier();
+              break;  // ranks 3..5: rank 0..2 never join
           }
         },
         opts);

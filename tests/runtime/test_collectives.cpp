@@ -40,7 +40,9 @@ struct Value {
   std::uint32_t x;
   std::uint64_t y;
 };
-Value value_input(Rank r, std::uint64_t round) { return Value{r, static_cast<std::uint32_t>(mix(r, round, 5)), mix(r, round, 6)}; }
+Value value_input(Rank r, std::uint64_t round) {
+  return Value{r, static_cast<std::uint32_t>(mix(r, round, 5)), mix(r, round, 6)};
+}
 
 // --- sequential references ---
 
@@ -78,7 +80,7 @@ enum Kind { kBarrier, kAllgather, kAllgatherVariable, kAllgatherValue, kAllreduc
 struct Step {
   Kind kind = kBarrier;
   std::uint64_t round = 0;
-  std::size_t len = 0;   // allreduce / scan vector length, broadcast size
+  std::size_t len = 0;  // allreduce / scan vector length, broadcast size
   Rank root = 0;
   std::vector<std::byte> want_bytes;
   std::vector<std::int64_t> want_sum;
@@ -90,8 +92,12 @@ Step make_step(Kind kind, std::uint64_t round, Rank n, std::mt19937_64& rng) {
   s.kind = kind;
   s.round = round;
   switch (kind) {
-    case kAllgather: s.want_bytes = ref_allgather(n, round, false); break;
-    case kAllgatherVariable: s.want_bytes = ref_allgather(n, round, true); break;
+    case kAllgather:
+      s.want_bytes = ref_allgather(n, round, false);
+      break;
+    case kAllgatherVariable:
+      s.want_bytes = ref_allgather(n, round, true);
+      break;
     case kAllreduce:
       s.len = std::vector<std::size_t>{0, 1, 5, 300}[rng() % 4];
       s.want_sum = ref_allreduce(n, round, s.len);
@@ -107,7 +113,8 @@ Step make_step(Kind kind, std::uint64_t round, Rank n, std::mt19937_64& rng) {
       s.want_bytes = broadcast_input(s.root, round, s.len);
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return s;
 }
@@ -116,13 +123,15 @@ Step make_step(Kind kind, std::uint64_t round, Rank n, std::mt19937_64& rng) {
 Task<void> do_step(Process& p, const Step& s) {
   const Rank r = p.rank(), n = p.size();
   switch (s.kind) {
-    case kBarrier: co_await p.barrier(); break;
+    case kBarrier:
+      co_await p.barrier();
+      break;
     case kAllgather:
     case kAllgatherVariable: {
       const auto in = gather_input(r, s.round, s.kind == kAllgatherVariable);
       const auto got = co_await p.allgather(in);
       SY_CHECK(got == s.want_bytes, "allgather round " << s.round << " on rank " << r << ": " << got.size()
-                                                        << " bytes, expected " << s.want_bytes.size());
+                                                       << " bytes, expected " << s.want_bytes.size());
       break;
     }
     case kAllgatherValue: {
@@ -151,15 +160,17 @@ Task<void> do_step(Process& p, const Step& s) {
       // Non-roots pass garbage of another size: it must be ignored.
       const auto in = r == s.root ? broadcast_input(s.root, s.round, s.len) : pattern(r % 50, r);
       const auto got = co_await p.broadcast(s.root, in);
-      SY_CHECK(got == s.want_bytes, "broadcast round " << s.round << " from root " << s.root << " on rank " << r
-                                                        << ": " << got.size() << " bytes, expected " << s.len);
+      SY_CHECK(got == s.want_bytes, "broadcast round " << s.round << " from root " << s.root << " on rank " << r << ": "
+                                                       << got.size() << " bytes, expected " << s.len);
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
-void run_steps(Runtime& rt, std::uint64_t n, const std::vector<Step>& steps, Placement placement = Placement::round_robin()) {
+void run_steps(Runtime& rt, std::uint64_t n, const std::vector<Step>& steps,
+               Placement placement = Placement::round_robin()) {
   std::atomic<std::uint64_t> done{0};
   RunOptions opts;
   opts.placement = std::move(placement);
@@ -410,7 +421,8 @@ TEST(CollectivesErrors, BroadcastRootsMustAgree) {
         const std::byte b = static_cast<std::byte>(p.rank());
         (void)co_await p.broadcast(root, std::span(&b, 1));
       });
-      ADD_FAILURE() << "broadcasts from roots 0 and 1 were accepted (" << (across_cores ? "across cores" : "one core") << ")";
+      ADD_FAILURE() << "broadcasts from roots 0 and 1 were accepted (" << (across_cores ? "across cores" : "one core")
+                    << ")";
     } catch (const InvalidArgument& e) {
       EXPECT_NE(std::string(e.what()).find("root"), std::string::npos) << e.what();
     }

@@ -19,8 +19,8 @@ namespace {
 
 using namespace switchyard;
 using sytest::check_message;
-using sytest::message_key;
 using sytest::invalid_argument_of;
+using sytest::message_key;
 using sytest::pattern;
 
 RunOptions options_for(std::uint64_t eager_limit = 1024) {
@@ -119,42 +119,50 @@ TEST(Communicator, LibraryDuplicatesAreStableAndDistinct) {
 TEST(Communicator, ContextIdsAreDistinctUpToTheLimit) {
   Runtime rt;
   const auto limit = static_cast<std::size_t>(detail::GroupRegistry::kMaxContexts);
-  rt.run(2, [&](Process& p) -> Task<void> {
-    std::vector<ContextId> ids{p.world().context()};
-    Communicator last;
-    for (std::size_t i = 1; i < limit; ++i) {
-      last = p.world().library(LibraryKey("lib" + std::to_string(i)));
-      ids.push_back(last.context());
-    }
-    std::sort(ids.begin(), ids.end());
-    SY_CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end(), "two communicators share a context id");
-    const auto bytes = pattern(24, message_key(p.rank(), 1 - p.rank(), 7));
-    co_await last.send(1 - p.rank(), bytes, 5);
-    Message m = co_await last.recv(1 - p.rank(), 5);
-    check_message(m, 1 - p.rank(), p.rank(), 7, 24, "on the last communicator");
-    try {
-      (void)p.world().library(LibraryKey("one too many"));
-      SY_CHECK(false, "communicator " << limit + 1 << " was made");
-    } catch (const InvalidArgument& e) {
-      SY_CHECK(std::string(e.what()).find("at most " + std::to_string(limit) + " communicators") != std::string::npos,
-               e.what());
-    }
-  }, options_for());
+  rt.run(
+      2,
+      [&](Process& p) -> Task<void> {
+        std::vector<ContextId> ids{p.world().context()};
+        Communicator last;
+        for (std::size_t i = 1; i < limit; ++i) {
+          last = p.world().library(LibraryKey("lib" + std::to_string(i)));
+          ids.push_back(last.context());
+        }
+        std::sort(ids.begin(), ids.end());
+        SY_CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end(), "two communicators share a context id");
+        const auto bytes = pattern(24, message_key(p.rank(), 1 - p.rank(), 7));
+        co_await last.send(1 - p.rank(), bytes, 5);
+        Message m = co_await last.recv(1 - p.rank(), 5);
+        check_message(m, 1 - p.rank(), p.rank(), 7, 24, "on the last communicator");
+        try {
+          (void)p.world().library(LibraryKey("one too many"));
+          SY_CHECK(false, "communicator " << limit + 1 << " was made");
+        } catch (const InvalidArgument& e) {
+          SY_CHECK(
+              std::string(e.what()).find("at most " + std::to_string(limit) + " communicators") != std::string::npos,
+              e.what());
+        }
+      },
+      options_for());
   for (std::int64_t ways : {2, 4}) {
-    rt.run(4, [&](Process& p) -> Task<void> {
-      std::vector<ContextId> ids;
-      Communicator c = p.world();
-      const std::size_t splits = (limit - 1) / static_cast<std::size_t>(ways);
-      for (std::size_t i = 0; i < splits; ++i) {
-        // Every process takes part; the new ones are kept only in the id list (groups live until the job ends).
-        const Communicator part = co_await p.world().split(static_cast<std::int64_t>(p.rank()) % ways, 0);
-        ids.push_back(part.context());
-        c = part;
-      }
-      std::sort(ids.begin(), ids.end());
-      SY_CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end(), "a process's split communicators share an id");
-      co_await c.barrier();
-    }, options_for());
+    rt.run(
+        4,
+        [&](Process& p) -> Task<void> {
+          std::vector<ContextId> ids;
+          Communicator c = p.world();
+          const std::size_t splits = (limit - 1) / static_cast<std::size_t>(ways);
+          for (std::size_t i = 0; i < splits; ++i) {
+            // Every process takes part; the new ones are kept only in the id list (groups live until the job ends).
+            const Communicator part = co_await p.world().split(static_cast<std::int64_t>(p.rank()) % ways, 0);
+            ids.push_back(part.context());
+            c = part;
+          }
+          std::sort(ids.begin(), ids.end());
+          SY_CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end(),
+                   "a process's split communicators share an id");
+          co_await c.barrier();
+        },
+        options_for());
   }
 }
 
@@ -171,13 +179,16 @@ TEST(Communicator, FreedIdsAreReusedPastTheLimit) {
   RunOptions o = options_for();
   o.on_active_message(kTouch, [&](Process&, Rank, std::span<const std::byte>) { touched.fetch_add(1); });
   const std::size_t rounds = limit / 3 + 8;  // three communicators a round
-  rt.run(4, [&](Process& p) -> Task<void> {
-    std::set<ContextId> ids;
-    for (std::size_t i = 0; i < rounds; ++i) {
-      for (ContextId id : co_await sytest::make_use_and_free(p, i, 1, kTouch)) ids.insert(id);
-    }
-    SY_CHECK(ids.size() < 16, ids.size() << " ids used for " << 3 * rounds << " communicators");
-  }, o);
+  rt.run(
+      4,
+      [&](Process& p) -> Task<void> {
+        std::set<ContextId> ids;
+        for (std::size_t i = 0; i < rounds; ++i) {
+          for (ContextId id : co_await sytest::make_use_and_free(p, i, 1, kTouch)) ids.insert(id);
+        }
+        SY_CHECK(ids.size() < 16, ids.size() << " ids used for " << 3 * rounds << " communicators");
+      },
+      o);
   EXPECT_EQ(touched.load(), 4 * rounds) << "every active message ran before its communicator was freed";
 }
 
@@ -185,28 +196,30 @@ TEST(Communicator, FreedIdsAreReusedPastTheLimit) {
 // nobody received, a receive never matched. The job fails; nothing hangs.
 TEST(Communicator, FreeRefusesWhatIsLeftOnTheCommunicator) {
   Runtime rt;
-  const auto refused = [&](auto body) {
-    return invalid_argument_of([&] { rt.run(2, body, options_for()); });
-  };
+  const auto refused = [&](auto body) { return invalid_argument_of([&] { rt.run(2, body, options_for()); }); };
   EXPECT_NE(refused([](Process& p) -> Task<void> {
               Communicator w = p.world();
               co_await w.free();
-            }).find("the world communicator lasts as long as its job"), std::string::npos);
+            }).find("the world communicator lasts as long as its job"),
+            std::string::npos);
   EXPECT_NE(refused([](Process& p) -> Task<void> {
               Communicator lib = p.world().library(LibraryKey("x"));
               co_await lib.free();
-            }).find("a library's duplicate, freed with the communicator it duplicates"), std::string::npos);
+            }).find("a library's duplicate, freed with the communicator it duplicates"),
+            std::string::npos);
   EXPECT_NE(refused([](Process& p) -> Task<void> {
               Communicator d = co_await p.world().dup();
               if (p.rank() == 0) co_await d.send(1, pattern(8, 1), 4);
               co_await p.barrier();  // the message has arrived; nobody receives it
               co_await d.free();
-            }).find("message(s) that arrived on it never received"), std::string::npos);
+            }).find("message(s) that arrived on it never received"),
+            std::string::npos);
   EXPECT_NE(refused([](Process& p) -> Task<void> {
               Communicator d = co_await p.world().dup();
               RecvTicket never = d.post_recv(1 - p.rank(), 4);
               co_await d.free();
-            }).find("never matched"), std::string::npos);
+            }).find("never matched"),
+            std::string::npos);
 }
 
 // split by parity, ranked in reverse: each half numbers its members 0.. in

@@ -68,8 +68,8 @@ struct Ring {
 // a rhythm of its core's: in each run the members of one core alone move their
 // sends, or its even members their receives. A copy made at the addresses of
 // an earlier run reads stale payloads or leaves a receive unfilled.
-void run_ring(Rank n, std::uint64_t bytes, CopyExchangeOptions options, int runs,
-              BusyLockObserver* observer = nullptr, bool move_regions = false) {
+void run_ring(Rank n, std::uint64_t bytes, CopyExchangeOptions options, int runs, BusyLockObserver* observer = nullptr,
+              bool move_regions = false) {
   const Ring ring(n, bytes);
   options.phases = 3;
   options.observer = observer;
@@ -88,12 +88,14 @@ void run_ring(Rank n, std::uint64_t bytes, CopyExchangeOptions options, int runs
         out[bytes + at] = payload(me, (me + 2) % n, at + k);
       }
       std::fill(in.begin(), in.end(), std::byte{0xee});
-      const CopyRunStats stats = co_await run_copy_exchange(p, 42, n, ring.members[me], CopyRegions{send, recv}, options);
+      const CopyRunStats stats =
+          co_await run_copy_exchange(p, 42, n, ring.members[me], CopyRegions{send, recv}, options);
       const std::uint64_t pieces = bytes / 2 > 0 ? 4 : 2;  // an empty piece is not copied
       if (options.order == CopyOrder::busy_locks) SY_CHECK(stats.busy_lock_inquiries >= pieces, "inquiries");
       for (std::size_t at = 0; at < bytes; ++at) {
         SY_CHECK(in[at] == payload((me + n - 1) % n, me, at + k), "run " << k << ", byte " << at << " from rank-1");
-        SY_CHECK(in[bytes + at] == payload((me + n - 2) % n, me, at + k), "run " << k << ", byte " << at << " from rank-2");
+        SY_CHECK(in[bytes + at] == payload((me + n - 2) % n, me, at + k),
+                 "run " << k << ", byte " << at << " from rank-2");
       }
     }
   });
@@ -133,16 +135,15 @@ TEST_P(CopyRing, RegionsThatMoveBetweenRuns) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Orders, CopyRing,
-    ::testing::Values(Variant{"pull_any", CopySide::receiver, CopyOrder::any},
-                      Variant{"push_any", CopySide::sender, CopyOrder::any},
-                      Variant{"pull_phases", CopySide::receiver, CopyOrder::phases},
-                      Variant{"push_phases", CopySide::sender, CopyOrder::phases},
-                      Variant{"pull_strict", CopySide::receiver, CopyOrder::strict_phases},
-                      Variant{"push_strict", CopySide::sender, CopyOrder::strict_phases},
-                      Variant{"busy_locks", CopySide::sender, CopyOrder::busy_locks}),
-    [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Orders, CopyRing,
+                         ::testing::Values(Variant{"pull_any", CopySide::receiver, CopyOrder::any},
+                                           Variant{"push_any", CopySide::sender, CopyOrder::any},
+                                           Variant{"pull_phases", CopySide::receiver, CopyOrder::phases},
+                                           Variant{"push_phases", CopySide::sender, CopyOrder::phases},
+                                           Variant{"pull_strict", CopySide::receiver, CopyOrder::strict_phases},
+                                           Variant{"push_strict", CopySide::sender, CopyOrder::strict_phases},
+                                           Variant{"busy_locks", CopySide::sender, CopyOrder::busy_locks}),
+                         [](const auto& info) { return info.param.name; });
 
 // Member s sends to s, s-1 and s-2 (mod n) strided messages whose pieces
 // interleave: slot k of each period of 3 pieces, on both sides, goes to
@@ -319,7 +320,8 @@ TEST(CopyExchange, ASendBufferIsFreeWhenTheRunReturns) {
       co_await run_copy_exchange(p, 7, n, ring.members[me], CopyRegions{send, recv}, CopyExchangeOptions{});
       std::fill(out.begin(), out.end(), std::byte{0xff});  // nobody reads it any more
       co_await p.barrier();
-      const auto from1 = static_cast<unsigned char>((me + n - 1) % n), from2 = static_cast<unsigned char>((me + n - 2) % n);
+      const auto from1 = static_cast<unsigned char>((me + n - 1) % n),
+                 from2 = static_cast<unsigned char>((me + n - 2) % n);
       SY_CHECK(std::all_of(in.begin(), in.begin() + 4096, [&](std::byte b) { return b == std::byte{from1}; }) &&
                    std::all_of(in.begin() + 4096, in.end(), [&](std::byte b) { return b == std::byte{from2}; }),
                "run " << k << ": a copy read a send buffer after its run returned");
@@ -359,7 +361,8 @@ TEST(CopyExchange, AParkedParticipantWaitsForItsCoresCopierThroughOtherEvents) {
       co_await run_copy_exchange(p, 9, n, ring.members[me], CopyRegions{send, recv}, CopyExchangeOptions{});
       for (std::size_t at = 0; at < 64; ++at) {
         SY_CHECK(in[at] == payload((me + n - 1) % n, me, at + k), "run " << k << ", byte " << at << " from rank-1");
-        SY_CHECK(in[64 + at] == payload((me + n - 2) % n, me, at + k), "run " << k << ", byte " << at << " from rank-2");
+        SY_CHECK(in[64 + at] == payload((me + n - 2) % n, me, at + k),
+                 "run " << k << ", byte " << at << " from rank-2");
       }
       if (waiter) {
         const Message m = co_await p.recv(me + 2, 5);

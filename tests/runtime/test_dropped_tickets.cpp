@@ -99,7 +99,8 @@ TEST(DroppedTickets, DroppedCompleteTicketIsHarmless) {
       std::fill(payload.begin(), payload.end(), std::byte{6});
     } else {
       const Message m = co_await p.recv(0, 9);
-      right += m.size() == 64 && std::all_of(m.bytes().begin(), m.bytes().end(), [](std::byte b) { return b == std::byte{5}; });
+      right += m.size() == 64 &&
+               std::all_of(m.bytes().begin(), m.bytes().end(), [](std::byte b) { return b == std::byte{5}; });
     }
   });
   EXPECT_EQ(right.load(), 1);

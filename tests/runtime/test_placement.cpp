@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <map>
-#include <set>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "test_support.hpp"
@@ -178,7 +178,9 @@ TEST(PlacementInJob, RuntimeWithOneCoreRejectsTheOther) {
   Runtime rt(RuntimeOptions{.cores = {a}});
   RunOptions opts;
   opts.placement = Placement::explicit_map({a, b});
-  EXPECT_THROW(rt.run(2, [](Process&) -> Task<void> { co_return; }, opts), InvalidArgument);
+  EXPECT_THROW(rt.run(
+                   2, [](Process&) -> Task<void> { co_return; }, opts),
+               InvalidArgument);
 }
 
 }  // namespace

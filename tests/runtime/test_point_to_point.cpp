@@ -32,14 +32,14 @@ using sytest::pattern;
 struct Planned {
   Rank src, dst;
   Tag tag;
-  std::uint64_t seq;   // index among the messages from src to dst
+  std::uint64_t seq;  // index among the messages from src to dst
   std::uint32_t size;
 };
 
 std::uint32_t random_size(std::mt19937_64& rng, std::uint64_t eager_limit) {
   const std::uint64_t kind = rng() % 20;
-  if (kind < 7) return static_cast<std::uint32_t>(rng() % 33);                      // inline: 0..32 bytes, one packet
-  if (kind < 14) {                                                                   // eager: more packets
+  if (kind < 7) return static_cast<std::uint32_t>(rng() % 33);  // inline: 0..32 bytes, one packet
+  if (kind < 14) {  // eager: more packets
     const std::uint64_t lo = std::min<std::uint64_t>(33, eager_limit);
     return static_cast<std::uint32_t>(lo + rng() % (eager_limit - lo + 1));
   }
@@ -48,8 +48,8 @@ std::uint32_t random_size(std::mt19937_64& rng, std::uint64_t eager_limit) {
 
 enum class Traffic {
   kPostedPerSource,  // post every send, post every receive per (source, tag), wait in random order
-  kAnySource,        // post every send, then blocking recv(kAnySource, tag)
-  kBlockingPhases,   // blocking sends and receives: evens send to odds, then odds to evens
+  kAnySource,  // post every send, then blocking recv(kAnySource, tag)
+  kBlockingPhases,  // blocking sends and receives: evens send to odds, then odds to evens
 };
 
 void PrintTo(Traffic t, std::ostream* os) {
@@ -130,10 +130,12 @@ void run_traffic(Runtime& rt, const TrafficOptions& o) {
     for (const Planned* m : inbox[me]) streams[{m->src, m->tag}].push_back(m);
     std::vector<std::vector<std::byte>> payloads;
     payloads.reserve(outbox[me].size());
-    for (const Planned* m : outbox[me]) payloads.push_back(pattern(m->size, message_key(m->src, m->dst, m->seq, m->tag)));
+    for (const Planned* m : outbox[me])
+      payloads.push_back(pattern(m->size, message_key(m->src, m->dst, m->seq, m->tag)));
     auto count_sent = [&](const Planned& m) {
       totals.sent.fetch_add(1, std::memory_order_relaxed);
-      (worker_of[m.src] == worker_of[m.dst] ? totals.same_core : totals.cross_core).fetch_add(1, std::memory_order_relaxed);
+      (worker_of[m.src] == worker_of[m.dst] ? totals.same_core : totals.cross_core)
+          .fetch_add(1, std::memory_order_relaxed);
     };
     auto count_received = [&](const Planned& m) {
       totals.received.fetch_add(1, std::memory_order_relaxed);
@@ -190,7 +192,8 @@ void run_traffic(Runtime& rt, const TrafficOptions& o) {
           }
         } else {
           Message msg = r.ticket.take_message();
-          SY_CHECK(msg.source() == r.m->src && msg.tag() == r.m->tag, "message header " << msg.source() << "/" << msg.tag());
+          SY_CHECK(msg.source() == r.m->src && msg.tag() == r.m->tag,
+                   "message header " << msg.source() << "/" << msg.tag());
           check_payload(msg.bytes(), *r.m);
         }
         count_received(*r.m);
@@ -538,7 +541,8 @@ TEST(PointToPoint, ReservedTagsAndBadRanksAreInvalidArgument) {
   };
   const std::byte b[4]{};
   expect_invalid([&](Process& p) -> Task<void> { co_await p.send(1, b, kFirstReservedTag); }, "send reserved tag");
-  expect_invalid([&](Process& p) -> Task<void> { (void)co_await p.recv(1, kFirstReservedTag + 5); }, "recv reserved tag");
+  expect_invalid([&](Process& p) -> Task<void> { (void)co_await p.recv(1, kFirstReservedTag + 5); },
+                 "recv reserved tag");
   expect_invalid([&](Process& p) -> Task<void> { co_await p.send(2, b); }, "send to rank 2 of 2");
   // More than a packet's 48-bit size names (no machine of today maps so much;
   // the span is never read).
@@ -626,7 +630,8 @@ TEST(PointToPoint, RecvIntoLargerBufferWritesOnlyTheMessage) {
         std::vector<std::byte> buf(size + 100, std::byte{0xEE});
         const std::uint64_t got = co_await p.recv_into(0, buf);
         SY_CHECK(got == size, "size " << got);
-        check_payload(std::span<const std::byte>(buf).first(size), Planned{0, 1, 0, size, static_cast<std::uint32_t>(size)});
+        check_payload(std::span<const std::byte>(buf).first(size),
+                      Planned{0, 1, 0, size, static_cast<std::uint32_t>(size)});
         for (std::size_t i = size; i < buf.size(); ++i) SY_CHECK(buf[i] == std::byte{0xEE}, "byte " << i << " written");
         ok.fetch_add(1);
       }
@@ -663,8 +668,8 @@ TEST(PointToPoint, NonBlockingTicketsTestAndWait) {
               threw = true;
             }
             SY_CHECK(threw, "source() before completion must throw");
-            co_await p.send(0, std::span(&signal, 1), 9);      // go
-            (void)co_await p.recv(0, 10);                       // rank 0 has checked its single-copy send
+            co_await p.send(0, std::span(&signal, 1), 9);  // go
+            (void)co_await p.recv(0, 10);  // rank 0 has checked its single-copy send
             RecvTicket rb = p.post_recv(0, 1);
             // Poll one, wait for the other.
             while (!p.test(rs)) co_await p.yield();
@@ -735,23 +740,26 @@ TEST(PointToPoint, SynchronousSendCompletesWhenTakenIn) {
       RunOptions opts;
       opts.placement = Placement::explicit_map(placement);
       std::atomic<int> ok{0};
-      rt.run(2, [&](Process& p) -> Task<void> {
-        if (p.rank() == 0) {
-          const auto payload = pattern(size, message_key(0, 1, size));
-          SendTicket t = p.post_ssend(1, payload);
-          for (int i = 0; i < 20; ++i) co_await p.yield();
-          SY_CHECK(!p.test(t), "ssend of " << size << " bytes completed before its receive was posted");
-          std::byte go{1};
-          co_await p.send(1, std::span(&go, 1), 1);
-          co_await p.wait(t);
-          ok.fetch_add(1);
-        } else {
-          co_await p.recv(0, 1);
-          Message m = co_await p.recv(0);
-          check_payload(m.bytes(), Planned{0, 1, 0, size, size});
-          ok.fetch_add(1);
-        }
-      }, opts);
+      rt.run(
+          2,
+          [&](Process& p) -> Task<void> {
+            if (p.rank() == 0) {
+              const auto payload = pattern(size, message_key(0, 1, size));
+              SendTicket t = p.post_ssend(1, payload);
+              for (int i = 0; i < 20; ++i) co_await p.yield();
+              SY_CHECK(!p.test(t), "ssend of " << size << " bytes completed before its receive was posted");
+              std::byte go{1};
+              co_await p.send(1, std::span(&go, 1), 1);
+              co_await p.wait(t);
+              ok.fetch_add(1);
+            } else {
+              co_await p.recv(0, 1);
+              Message m = co_await p.recv(0);
+              check_payload(m.bytes(), Planned{0, 1, 0, size, size});
+              ok.fetch_add(1);
+            }
+          },
+          opts);
       EXPECT_EQ(ok.load(), 2);
     }
   }
@@ -810,33 +818,36 @@ TEST(PointToPoint, PostedWorkReachesPeerWhileProcessComputes) {
         }
         seen_while_computing.store(peer_done.load(std::memory_order_acquire));
       };
-      rt.run(2, [&](Process& p) -> Task<void> {
-        const auto payload = pattern(size, message_key(p.rank(), 1 - p.rank(), size));
-        std::vector<std::byte> in(size);
-        if (p.rank() == 0 && !take_in) {
-          SendTicket t = p.post_send(1, payload);
-          compute();
-          co_await p.wait(t);
-        } else if (p.rank() == 1 && !take_in) {
-          const std::uint64_t got = co_await p.recv_into(0, in);
-          check_payload(std::span(in.data(), got), Planned{0, 1, 0, size, size});
-          peer_done.store(true, std::memory_order_release);
-        } else if (p.rank() == 0) {
-          co_await p.recv(1, 1);  // rank 1's message, sent before this one, has arrived too
-          RecvTicket r = p.post_recv_into(1, in);
-          SY_CHECK(p.test(r), "the message that arrived first was not taken in when its receive was posted");
-          compute();
-          co_await p.wait(r);
-          check_payload(in, Planned{1, 0, 0, size, size});
-        } else {
-          // Eager and synchronous, or single copy: either way complete only once taken in.
-          SendTicket t = size <= 512 ? p.post_ssend(0, payload) : p.post_send(0, payload);
-          std::byte ready{1};
-          co_await p.send(0, std::span(&ready, 1), 1);
-          co_await p.wait(t);
-          peer_done.store(true, std::memory_order_release);
-        }
-      }, opts);
+      rt.run(
+          2,
+          [&](Process& p) -> Task<void> {
+            const auto payload = pattern(size, message_key(p.rank(), 1 - p.rank(), size));
+            std::vector<std::byte> in(size);
+            if (p.rank() == 0 && !take_in) {
+              SendTicket t = p.post_send(1, payload);
+              compute();
+              co_await p.wait(t);
+            } else if (p.rank() == 1 && !take_in) {
+              const std::uint64_t got = co_await p.recv_into(0, in);
+              check_payload(std::span(in.data(), got), Planned{0, 1, 0, size, size});
+              peer_done.store(true, std::memory_order_release);
+            } else if (p.rank() == 0) {
+              co_await p.recv(1, 1);  // rank 1's message, sent before this one, has arrived too
+              RecvTicket r = p.post_recv_into(1, in);
+              SY_CHECK(p.test(r), "the message that arrived first was not taken in when its receive was posted");
+              compute();
+              co_await p.wait(r);
+              check_payload(in, Planned{1, 0, 0, size, size});
+            } else {
+              // Eager and synchronous, or single copy: either way complete only once taken in.
+              SendTicket t = size <= 512 ? p.post_ssend(0, payload) : p.post_send(0, payload);
+              std::byte ready{1};
+              co_await p.send(0, std::span(&ready, 1), 1);
+              co_await p.wait(t);
+              peer_done.store(true, std::memory_order_release);
+            }
+          },
+          opts);
       EXPECT_TRUE(seen_while_computing.load()) << "rank 1's wait ended only after rank 0 stopped computing";
     }
   }

@@ -400,8 +400,9 @@ TEST(Runtime, RepeatedJobsLayTheirProcessesOutAlike) {
 // under SCHED_FIFO, or the Runtime is refused with the reason; out of range
 // is refused up front.
 TEST(Runtime, RealtimeWorkersOrARefusalThatSaysWhy) {
-  EXPECT_NE(sytest::invalid_argument_of([] { Runtime rt(RuntimeOptions{.realtime_priority = 100}); })
-                .find("realtime_priority 100 is outside 0..99"),
+  EXPECT_NE(sytest::invalid_argument_of([] {
+              Runtime rt(RuntimeOptions{.realtime_priority = 100});
+            }).find("realtime_priority 100 is outside 0..99"),
             std::string::npos);
   EXPECT_NE(sytest::invalid_argument_of([] { Runtime rt(RuntimeOptions{.realtime_priority = -1}); }).find("outside"),
             std::string::npos);

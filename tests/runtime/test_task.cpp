@@ -11,9 +11,9 @@
 
 #include <cstring>
 #include <memory>
-#include <thread>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -368,7 +368,8 @@ TEST(FrameCache, EverySizeIsUsableAndLargeFramesComeFromTheHeap) {
     live.emplace_back(p, size);
   }
   for (auto [p, size] : live) {
-    for (std::size_t i = 0; i < size; ++i) ASSERT_EQ(p[i], static_cast<std::byte>(size & 0xff)) << "overlap at " << size;
+    for (std::size_t i = 0; i < size; ++i)
+      ASSERT_EQ(p[i], static_cast<std::byte>(size & 0xff)) << "overlap at " << size;
     FrameCache::deallocate(p);
   }
 }

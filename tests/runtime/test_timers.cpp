@@ -10,9 +10,9 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <switchyard/runtime.hpp>
@@ -128,22 +128,25 @@ TEST(Timers, MessageWakesACoreThatHasASleeper) {
   RunOptions options;
   options.placement = Placement::explicit_map({a, a, b});
   Clock::duration latency{};
-  rt.run(3, [&](Process& p) -> Task<void> {
-    if (p.rank() == 0) {
-      co_await p.sleep_for(2s);
-      co_return;
-    }
-    if (p.rank() == 1) {
-      Message m = co_await p.recv(2);
-      Clock::time_point sent;
-      std::memcpy(&sent, m.bytes().data(), sizeof sent);
-      latency = Clock::now() - sent;
-      co_return;
-    }
-    co_await p.sleep_for(50ms);  // rank 0's core is asleep in the kernel by now
-    const Clock::time_point sent = Clock::now();
-    co_await p.send(1, sytest::bytes_of(sent));
-  }, options);
+  rt.run(
+      3,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == 0) {
+          co_await p.sleep_for(2s);
+          co_return;
+        }
+        if (p.rank() == 1) {
+          Message m = co_await p.recv(2);
+          Clock::time_point sent;
+          std::memcpy(&sent, m.bytes().data(), sizeof sent);
+          latency = Clock::now() - sent;
+          co_return;
+        }
+        co_await p.sleep_for(50ms);  // rank 0's core is asleep in the kernel by now
+        const Clock::time_point sent = Clock::now();
+        co_await p.send(1, sytest::bytes_of(sent));
+      },
+      options);
   EXPECT_LT(latency, 100ms) << "the message waited for the sleeper's deadline";
 }
 
@@ -213,26 +216,32 @@ TEST(Timers, WatchdogWaitsForSleepers) {
   options.stall_timeout = 150ms;
   // Every process but rank 0 waits for a message while rank 0 sleeps for four
   // stall timeouts: the job is waiting for a deadline, not stalled.
-  all_cores().run(8, [&](Process& p) -> Task<void> {
-    if (p.rank() == 0) {
-      co_await p.sleep_for(600ms);
-      for (Rank r = 1; r < p.size(); ++r) co_await p.send(r, sytest::bytes_of(r));
-    } else {
-      Message m = co_await p.recv(0);
-      SY_CHECK(m.size() == sizeof(Rank), "message size");
-    }
-  }, options);
+  all_cores().run(
+      8,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == 0) {
+          co_await p.sleep_for(600ms);
+          for (Rank r = 1; r < p.size(); ++r) co_await p.send(r, sytest::bytes_of(r));
+        } else {
+          Message m = co_await p.recv(0);
+          SY_CHECK(m.size() == sizeof(Rank), "message size");
+        }
+      },
+      options);
 }
 
 TEST(Timers, WatchdogStillCatchesAStallAfterSleeping) {
   RunOptions options;
   options.stall_timeout = 150ms;
   try {
-    all_cores().run(4, [&](Process& p) -> Task<void> {
-      co_await p.sleep_for(100ms);
-      Message m = co_await p.recv((p.rank() + 1) % p.size());  // nobody sends
-      SY_CHECK(false, "a message came from nowhere");
-    }, options);
+    all_cores().run(
+        4,
+        [&](Process& p) -> Task<void> {
+          co_await p.sleep_for(100ms);
+          Message m = co_await p.recv((p.rank() + 1) % p.size());  // nobody sends
+          SY_CHECK(false, "a message came from nowhere");
+        },
+        options);
     ADD_FAILURE() << "no StallError";
   } catch (const StallError& e) {
     EXPECT_NE(std::string(e.what()).find("rank 3"), std::string::npos) << e.what();

@@ -33,9 +33,9 @@ TEST(Topology, AllowedCoresAreNonEmptyAndConsistent) {
     ASSERT_NE(found, nullptr);
     EXPECT_EQ(found->os_index, c.os_index);
   }
-  EXPECT_TRUE(std::is_sorted(cores.begin(), cores.end(),
-                             [](const CoreInfo& a, const CoreInfo& b) { return a.os_index < b.os_index; }))
-      << "allowed cores are in OS order";
+  EXPECT_TRUE(std::is_sorted(cores.begin(), cores.end(), [](const CoreInfo& a, const CoreInfo& b) {
+    return a.os_index < b.os_index;
+  })) << "allowed cores are in OS order";
   EXPECT_EQ(topo.find(-1), nullptr);
   EXPECT_EQ(topo.find(1 << 20), nullptr);
 }
@@ -192,8 +192,6 @@ TEST(RuntimeCores, DuplicateCoreIsInvalidArgument) {
   EXPECT_THROW(Runtime(RuntimeOptions{.cores = {c, c}}), InvalidArgument);
 }
 
-TEST(RuntimeCores, InvalidArgumentIsASwitchyardError) {
-  EXPECT_THROW(Runtime(RuntimeOptions{.cores = {-1}}), Error);
-}
+TEST(RuntimeCores, InvalidArgumentIsASwitchyardError) { EXPECT_THROW(Runtime(RuntimeOptions{.cores = {-1}}), Error); }
 
 }  // namespace

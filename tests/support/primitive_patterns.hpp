@@ -10,8 +10,8 @@
 
 namespace sytest {
 
-using switchyard::primitives::Pattern;
 using switchyard::primitives::Packets;
+using switchyard::primitives::Pattern;
 using switchyard::primitives::Receivers;
 using switchyard::primitives::Senders;
 using switchyard::primitives::TaskShape;
@@ -32,7 +32,8 @@ inline void add(Pattern& p, PatternRank s, PatternRank d) {
 
 // The instance of a task with senders S and receivers R (kOneEach: the pairs
 // S[i] -> R[i]), as a pattern with the task's kind of packets.
-inline Pattern instance(const TaskShape& shape, PatternRank n, const std::vector<PatternRank>& senders, const std::vector<PatternRank>& receivers) {
+inline Pattern instance(const TaskShape& shape, PatternRank n, const std::vector<PatternRank>& senders,
+                        const std::vector<PatternRank>& receivers) {
   Pattern p = empty_pattern(n);
   if (shape.receivers == Receivers::kOneEach) {
     for (std::size_t i = 0; i < senders.size(); ++i) add(p, senders[i], receivers[i]);
@@ -63,14 +64,26 @@ inline Pattern random_instance(std::mt19937_64& rng, PatternRank n) {
   };
   std::vector<PatternRank> senders, receivers;
   switch (shape.senders) {
-    case Senders::kOne: senders = {static_cast<PatternRank>(rng() % n)}; break;
-    case Senders::kSome: senders = some(); break;
-    case Senders::kEveryone: senders = range(0, n); break;
+    case Senders::kOne:
+      senders = {static_cast<PatternRank>(rng() % n)};
+      break;
+    case Senders::kSome:
+      senders = some();
+      break;
+    case Senders::kEveryone:
+      senders = range(0, n);
+      break;
   }
   switch (shape.receivers) {
-    case Receivers::kOne: receivers = {static_cast<PatternRank>(rng() % n)}; break;
-    case Receivers::kSomeCommon: receivers = some(); break;
-    case Receivers::kEveryone: receivers = range(0, n); break;
+    case Receivers::kOne:
+      receivers = {static_cast<PatternRank>(rng() % n)};
+      break;
+    case Receivers::kSomeCommon:
+      receivers = some();
+      break;
+    case Receivers::kEveryone:
+      receivers = range(0, n);
+      break;
     case Receivers::kOneEach: {  // a rotation of the senders' ranks by a random shift
       const PatternRank shift = 1 + static_cast<PatternRank>(rng() % std::max<PatternRank>(1, n - 1));
       for (PatternRank s : senders) receivers.push_back((s + shift) % n);

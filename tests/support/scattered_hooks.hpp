@@ -69,9 +69,16 @@ class ScatteredHooks : public switchyard::schedulers::ExchangeHooks {
   // send_block and recv_block bytes (ScatteredLayout).
   ScatteredHooks(const switchyard::schedulers::CommMatrix& m, switchyard::Rank me, std::uint64_t seed,
                  std::uint64_t send_block, std::uint64_t recv_block, bool describe)
-      : me_(me), seed_(seed), describe_(describe), row_(m.row(me).begin(), m.row(me).end()), column_(m.column(me)),
-        send_layout_(row_, send_block), recv_layout_(column_, recv_block), send_region_(send_layout_.size()),
-        recv_region_(recv_layout_.size()), gap_(recv_region_.size(), true) {
+      : me_(me),
+        seed_(seed),
+        describe_(describe),
+        row_(m.row(me).begin(), m.row(me).end()),
+        column_(m.column(me)),
+        send_layout_(row_, send_block),
+        recv_layout_(column_, recv_block),
+        send_region_(send_layout_.size()),
+        recv_region_(recv_layout_.size()),
+        gap_(recv_region_.size(), true) {
     std::uint64_t most = 0;
     for (const auto& e : row_) send_staging_.emplace_back(e.bytes), most = std::max(most, e.bytes);
     for (const auto& e : column_) recv_staging_.emplace_back(e.bytes), most = std::max(most, e.bytes);

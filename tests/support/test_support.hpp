@@ -33,14 +33,13 @@ struct CheckFailed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-#define SY_CHECK(cond, msg)                                                         \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::ostringstream sy_check_os_;                                              \
-      sy_check_os_ << __FILE__ << ":" << __LINE__ << ": check `" #cond "` failed: " \
-                   << msg;                                                          \
-      throw ::sytest::CheckFailed(sy_check_os_.str());                              \
-    }                                                                               \
+#define SY_CHECK(cond, msg)                                                                 \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
+      std::ostringstream sy_check_os_;                                                      \
+      sy_check_os_ << __FILE__ << ":" << __LINE__ << ": check `" #cond "` failed: " << msg; \
+      throw ::sytest::CheckFailed(sy_check_os_.str());                                      \
+    }                                                                                       \
   } while (0)
 
 using switchyard::splitmix64;
@@ -141,7 +140,8 @@ JobFailure run_failing(switchyard::Runtime& rt, Rank n, Body body, const switchy
 // dup, 1 in the split), then an active message (`touch`) on the dup; both
 // freed. Returns the three context ids.
 inline switchyard::Task<std::vector<switchyard::ContextId>> make_use_and_free(switchyard::Process& p,
-                                                                              std::uint64_t round, switchyard::Rank stride,
+                                                                              std::uint64_t round,
+                                                                              switchyard::Rank stride,
                                                                               switchyard::HandlerId touch) {
   using namespace switchyard;
   Communicator d = co_await p.world().dup();

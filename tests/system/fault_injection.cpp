@@ -56,7 +56,7 @@ constexpr const char* kNames[] = {"point to point", "collectives", "active messa
 struct Fault {
   std::uint64_t trial;
   Rank rank;
-  std::uint32_t step;   // may be past the last step: then nothing is thrown
+  std::uint32_t step;  // may be past the last step: then nothing is thrown
   std::uint32_t point;  // scenario-specific: which point of the step
   bool at(Rank r, std::uint32_t s, std::uint32_t p) const { return r == rank && s == step && p == point; }
   void maybe_throw(Rank r, std::uint32_t s, std::uint32_t p) const {
@@ -69,7 +69,9 @@ constexpr std::uint32_t kSteps = 6;
 constexpr std::uint32_t kScenarioSteps[] = {kSteps, kSteps, kSteps, kSteps, 1};
 constexpr std::uint32_t kScenarioPoints[] = {3, 1, 1, 2, 8};
 
-std::uint64_t draw(std::uint64_t seed, std::uint64_t trial, std::uint64_t what) { return sytest::mix(seed, trial, what); }
+std::uint64_t draw(std::uint64_t seed, std::uint64_t trial, std::uint64_t what) {
+  return sytest::mix(seed, trial, what);
+}
 
 Task<void> point_to_point(Process& p, const Fault& f, std::uint64_t seed) {
   const Rank right = (p.rank() + 1) % p.size(), left = (p.rank() + p.size() - 1) % p.size();
@@ -81,8 +83,8 @@ Task<void> point_to_point(Process& p, const Fault& f, std::uint64_t seed) {
     sy::SendTicket t = p.post_send(right, out, 1);
     f.maybe_throw(p.rank(), s, 1);  // unwinds past a send in flight
     sy::Message m = co_await p.recv(left, 1);
-    SY_CHECK(m.size() == size && sytest::first_mismatch(m.bytes(), sytest::message_key(left, p.rank(), s)) ==
-                                     std::string::npos,
+    SY_CHECK(m.size() == size &&
+                 sytest::first_mismatch(m.bytes(), sytest::message_key(left, p.rank(), s)) == std::string::npos,
              "step " << s << ": wrong message from " << left);
     f.maybe_throw(p.rank(), s, 2);
     co_await p.wait(t);
@@ -153,7 +155,8 @@ Task<void> redistribution(Process& p, const Fault& f, const rd::RedistributionPl
   for (std::uint32_t y = 0; y < f.point; ++y) co_await p.yield();
   if (f.rank == p.rank() && f.step == 0) throw Injected(f.trial);
   co_await plan.run(p.world(), p.rank() < in.size() ? std::span<const double>(in[p.rank()]) : none, out);
-  if (p.rank() < want.size()) SY_CHECK(out == want[p.rank()], "rank " << p.rank() << "'s block after the redistribution");
+  if (p.rank() < want.size())
+    SY_CHECK(out == want[p.rank()], "rank " << p.rank() << "'s block after the redistribution");
 }
 
 struct Trials {
@@ -178,7 +181,8 @@ bool trial(sy::Runtime& rt, std::uint64_t seed, std::uint64_t t, Trials& totals)
     ++handled[self.rank()];
   });
   const rd::Layout source({rd::Index{n} * 6}, rd::Distribution::parse("cyclic@" + std::to_string(n)));
-  const rd::Layout target({rd::Index{n} * 6}, rd::Distribution::parse("block@" + std::to_string(std::max<Rank>(1, n / 2))));
+  const rd::Layout target({rd::Index{n} * 6},
+                          rd::Distribution::parse("block@" + std::to_string(std::max<Rank>(1, n / 2))));
   std::optional<rd::RedistributionPlan> plan;
   std::vector<double> global(static_cast<std::size_t>(n) * 6);
   for (std::size_t e = 0; e < global.size(); ++e) global[e] = static_cast<double>(e);
@@ -186,15 +190,23 @@ bool trial(sy::Runtime& rt, std::uint64_t seed, std::uint64_t t, Trials& totals)
   const auto start = Clock::now();
   std::string outcome = "returned normally";
   try {
-    rt.run(n, [&](Process& p) -> Task<void> {
-      switch (scenario) {
-        case kPointToPoint: return point_to_point(p, f, seed);
-        case kCollectives: return collectives(p, f, seed);
-        case kActiveMessages: return active_messages(p, f, handled);
-        case kSleepsAndLocks: return sleeps_and_locks(p, f);
-        default: return redistribution(p, f, *plan, source, target, global);
-      }
-    }, o);
+    rt.run(
+        n,
+        [&](Process& p) -> Task<void> {
+          switch (scenario) {
+            case kPointToPoint:
+              return point_to_point(p, f, seed);
+            case kCollectives:
+              return collectives(p, f, seed);
+            case kActiveMessages:
+              return active_messages(p, f, handled);
+            case kSleepsAndLocks:
+              return sleeps_and_locks(p, f);
+            default:
+              return redistribution(p, f, *plan, source, target, global);
+          }
+        },
+        o);
   } catch (const Injected& e) {
     outcome = e.what();
     ++totals.thrown[scenario];
@@ -249,7 +261,8 @@ int main(int argc, char** argv) {
   }
   sy::Runtime rt;
   Trials totals;
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t t = 0;
   for (; t == 0 || Clock::now() < deadline; ++t) {
     if (!trial(rt, seed, t, totals)) return 1;

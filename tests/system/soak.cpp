@@ -81,8 +81,8 @@ Draw draw(const Config& c, std::uint64_t epoch, Rank src, int i) {
 // What this process is owed from one source in an epoch, in order.
 struct Owed {
   std::vector<std::uint64_t> sizes;  // reused across epochs: no allocation once warm
-  std::size_t next = 0;              // the next one due this epoch
-  std::uint64_t sequence = 0;        // messages taken from this source so far, all epochs
+  std::size_t next = 0;  // the next one due this epoch
+  std::uint64_t sequence = 0;  // messages taken from this source so far, all epochs
 };
 
 void check_message(const Config& c, Rank src, Rank me, Owed& owed, std::span<const std::byte> got, Counts& counts) {
@@ -92,8 +92,8 @@ void check_message(const Config& c, Rank src, Rank me, Owed& owed, std::span<con
   SY_CHECK(got.size() == want, "message " << owed.sequence << " from rank " << src << " to " << me << " has "
                                           << got.size() << " bytes, expected " << want << " (lost or reordered)");
   const auto wrong = sy::schedulers::first_wrong_byte(got, sytest::mix(c.seed, owed.sequence), src, me);
-  SY_CHECK(!wrong, "message " << owed.sequence << " from rank " << src << " to " << me << ": byte " << *wrong
-                              << " is wrong");
+  SY_CHECK(!wrong,
+           "message " << owed.sequence << " from rank " << src << " to " << me << ": byte " << *wrong << " is wrong");
   ++owed.sequence;
   ++counts.messages;
   counts.bytes += got.size();
@@ -180,7 +180,9 @@ int self_test(const Config& c) {
     std::vector<std::size_t> arrivals;
     std::size_t corrupt_at;
   };
-  const Case cases[] = {{"a wrong byte", {0, 1}, 1234}, {"a duplicate", {0, 0}, kSize}, {"a duplicate beyond the owed", {0, 1, 1}, kSize},
+  const Case cases[] = {{"a wrong byte", {0, 1}, 1234},
+                        {"a duplicate", {0, 0}, kSize},
+                        {"a duplicate beyond the owed", {0, 1, 1}, kSize},
                         {"a reordering", {1, 0}, kSize}};
   try {
     deliver({0, 1}, kSize);
@@ -204,8 +206,7 @@ double parse_number(const char* option, const char* text) {
   char* end = nullptr;
   const double v = std::strtod(text, &end);
   if (end == text || *end != '\0' || !(v > 0)) {
-    std::fprintf(stderr, "switchyard_soak: %s: '%s' is not a positive number\n", option,
-                 sy::printable(text).c_str());
+    std::fprintf(stderr, "switchyard_soak: %s: '%s' is not a positive number\n", option, sy::printable(text).c_str());
     std::exit(2);
   }
   return v;
@@ -244,19 +245,21 @@ int main(int argc, char** argv) {
   options.stall_timeout = std::chrono::seconds(10);
   Totals totals;
   const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(c.seconds));
+  const auto deadline =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(c.seconds));
   try {
-    rt.run(c.processes, [&](Process& p) { return soak(p, c, totals, deadline); }, options);
+    rt.run(
+        c.processes, [&](Process& p) { return soak(p, c, totals, deadline); }, options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "switchyard_soak: FAILED after %llu messages: %s\n",
                  static_cast<unsigned long long>(totals.messages.load()), e.what());
     return 1;
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("switchyard_soak: %llu messages, %.1f MiB in %.1f s on %zu cores (%d processes, capacity %zu): "
-              "%.0f messages/s, 0 lost, 0 duplicated, 0 reordered, every byte verified\n",
-              static_cast<unsigned long long>(totals.messages.load()), totals.bytes.load() / 1048576.0, elapsed,
-              rt.cores().size(), static_cast<int>(c.processes), c.capacity, totals.messages.load() / elapsed);
+  std::printf(
+      "switchyard_soak: %llu messages, %.1f MiB in %.1f s on %zu cores (%d processes, capacity %zu): "
+      "%.0f messages/s, 0 lost, 0 duplicated, 0 reordered, every byte verified\n",
+      static_cast<unsigned long long>(totals.messages.load()), totals.bytes.load() / 1048576.0, elapsed,
+      rt.cores().size(), static_cast<int>(c.processes), c.capacity, totals.messages.load() / elapsed);
   return 0;
 }

@@ -1,8 +1,8 @@
 // detail::Channel (the core-to-core SPSC ring of 16-byte slots) and the wire
 // layout of packets in it.
 
-#include "channel.hpp"
 #include <switchyard/transport/wire.hpp>
+#include "channel.hpp"
 
 #include <gtest/gtest.h>
 

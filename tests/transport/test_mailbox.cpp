@@ -1,8 +1,8 @@
 // detail::Mailbox: MPI-style matching of arrived messages and posted receives,
 // plus the Message / ByteBuffer value types it hands out.
 
-#include "mailbox.hpp"
 #include <switchyard/message.hpp>
+#include "mailbox.hpp"
 
 #include <gtest/gtest.h>
 
@@ -258,8 +258,8 @@ TEST(Mailbox, RandomisedAgainstReferenceModel) {
 }
 
 TEST(Message, ByteBufferInlineAndHeap) {
-  for (std::size_t n : {std::size_t{0}, std::size_t{1}, ByteBuffer::kInlineBytes, ByteBuffer::kInlineBytes + 1,
-                        std::size_t{100000}}) {
+  for (std::size_t n :
+       {std::size_t{0}, std::size_t{1}, ByteBuffer::kInlineBytes, ByteBuffer::kInlineBytes + 1, std::size_t{100000}}) {
     ByteBuffer b(n);
     EXPECT_EQ(b.size(), n);
     sytest::fill_pattern(b.data(), n, n);

@@ -93,8 +93,9 @@ std::string stream(std::size_t capacity_lines, const std::vector<std::uint64_t>&
   // What a full ring left staged.
   while (!timed_out && (sender.flush() || sender.has_backlog())) std::this_thread::yield();
   consumer.join();
-  if (timed_out) return "packets missing after a minute: " + std::to_string(sink.next) + " of " +
-                        std::to_string(sizes.size()) + " arrived";
+  if (timed_out)
+    return "packets missing after a minute: " + std::to_string(sink.next) + " of " + std::to_string(sizes.size()) +
+           " arrived";
   EXPECT_FALSE(receiver.has_arrivals()) << "slots beyond the packets posted";
   return sink.error;
 }

@@ -28,12 +28,12 @@ class Backoff {
   // typically a cache line's transfer away, and a pause there would add up to
   // its own length to the time the arrival is noticed), then one pause between
   // checks (an arrival is noticed within tens of nanoseconds), for as long as
-  // a large single-copy transfer takes: a 4 MiB copy
-  // is ~150 us, and a worker that fell asleep meanwhile would pay a futex
-  // wake-up on every message. Then yield for a while, then block.
+  // a large single-copy transfer takes (a copy of a few MiB), since a worker
+  // that fell asleep meanwhile would pay a futex wake-up on every message.
+  // Then yield for a while, then block.
   static constexpr std::chrono::microseconds kSpinFor{250};
   static constexpr std::chrono::microseconds kYieldFor{250};
-  static constexpr std::uint32_t kChecksPerClockRead = 64;  // the clock costs ~20 ns: read it rarely
+  static constexpr std::uint32_t kChecksPerClockRead = 64;  // a clock read costs several checks: read it rarely
   static constexpr std::uint32_t kChecksWithoutPause = 256;  // a few microseconds of a worker's empty polls
 
   void reset() noexcept {

@@ -5,13 +5,14 @@
 // worker thread of the destination core pops, so no slot is contended and no
 // compare-and-swap is needed.
 //
-// Why not Boost.Lockfree's spsc_queue (the ring until issue 49): a message
+// Why not Boost.Lockfree's spsc_queue (the ring before this one): a message
 // through it crosses four cache lines in series. The producer loads the
 // consumer's index (written by the consumer's last pop: a miss), writes the
 // slots (a line the consumer read last: a miss), stores its write index (a
 // line the consumer spins on); the consumer then misses on that index and on
 // the slots. bench_latency's BM_RingOneWay_CrossCore measured 4-5 cache-line
-// transfers per one way through it (bench/README.md).
+// transfers per one way through it (docs/benchmarks.md, "The ring of one-line
+// cells").
 //
 // Here the ring is an array of cells, each one cache line: a sequence word,
 // a slot count and up to kSlotsPerCell slots (a header and 16 bytes of
@@ -38,6 +39,7 @@
 #include <memory>
 #include <span>
 
+#include "switchyard/assert.hpp"
 #include "switchyard/transport/wire.hpp"
 
 namespace switchyard::detail {
@@ -60,6 +62,9 @@ class alignas(kCacheLine) Channel {
         touch_consumer_index();
         if (p.position - p.popped_seen == p.capacity) break;
       }
+      // Never a cell the consumer has not popped; the cell follows the position.
+      SWITCHYARD_ASSERT(p.position - p.popped_seen < p.capacity);
+      SWITCHYARD_ASSERT(p.cell == p.position % p.capacity);
       Cell& cell = p.cells[p.cell];
       const std::size_t n = std::min(kSlotsPerCell, count - pushed);
       std::memcpy(cell.slots, slots + pushed, n * sizeof(Slot));
@@ -85,6 +90,7 @@ class alignas(kCacheLine) Channel {
       touch_consumer_index();
       if (p.position + cells - p.popped_seen > p.capacity) return false;
     }
+    SWITCHYARD_ASSERT(p.cell == p.position % p.capacity);
     const std::byte* from = payload.data();
     std::size_t left = payload.size();
     for (std::size_t i = 0; i < cells; ++i) {
@@ -117,6 +123,10 @@ class alignas(kCacheLine) Channel {
     std::size_t taken = 0;
     while (taken < max && ready(position)) {
       const Cell& cell = c.cells[c.cell];
+      // A filled cell holds 1 to kSlotsPerCell slots, and the consumer is
+      // inside it; the cell follows the position.
+      SWITCHYARD_ASSERT(cell.count >= 1 && cell.count <= kSlotsPerCell && c.offset < cell.count);
+      SWITCHYARD_ASSERT(c.cell == position % c.capacity);
       const std::size_t n = std::min<std::size_t>(cell.count - c.offset, max - taken);
       std::memcpy(out + taken, cell.slots + c.offset, n * sizeof(Slot));
       taken += n;
@@ -137,7 +147,7 @@ class alignas(kCacheLine) Channel {
  private:
   struct alignas(kCacheLine) Cell {
     std::atomic<std::uint64_t> sequence{0};  // the producer's position after filling it: 1, 2, ...
-    std::uint64_t count = 0;                 // slots it holds: written before sequence
+    std::uint64_t count = 0;  // slots it holds: written before sequence
     Slot slots[kSlotsPerCell];
   };
   static_assert(sizeof(Cell) == kCacheLine, "a cell is one cache line: its sequence word travels with its slots");
@@ -145,14 +155,14 @@ class alignas(kCacheLine) Channel {
   struct alignas(kCacheLine) Producer {  // the producer's alone
     std::unique_ptr<Cell[]> cells;
     std::size_t capacity = 0;
-    std::size_t cell = 0;             // where the next push writes
-    std::uint64_t position = 0;       // cells pushed so far
-    std::uint64_t popped_seen = 0;    // the consumer's `popped` as last loaded
+    std::size_t cell = 0;  // where the next push writes
+    std::uint64_t position = 0;  // cells pushed so far
+    std::uint64_t popped_seen = 0;  // the consumer's `popped` as last loaded
   };
   struct alignas(kCacheLine) Consumer {  // the consumer's, and `popped`, which the producer reads when full
     const Cell* cells = nullptr;
     std::size_t capacity = 0;
-    std::size_t cell = 0;    // the cell the next pop reads
+    std::size_t cell = 0;  // the cell the next pop reads
     std::size_t offset = 0;  // slots of that cell already popped
     std::atomic<std::uint64_t> popped{0};  // cells popped so far
   };
@@ -161,11 +171,14 @@ class alignas(kCacheLine) Channel {
   // says the ring is full. Never ahead of need: the consumer stores that
   // position on every pop, so a load of it is a miss on the consumer's line,
   // one more transfer between cores; reloading it after every answer taken
-  // (before issue 49's last step) put that transfer on every ping-pong's path.
+  // put that transfer on every ping-pong's path.
   void touch_consumer_index() noexcept {
     // Acquire: pairs with the release store of popped in pop(); the consumer
     // has finished reading the cells it counts before this side refills them.
-    producer_.popped_seen = consumer_.popped.load(std::memory_order_acquire);
+    const std::uint64_t seen = consumer_.popped.load(std::memory_order_acquire);
+    // The consumer's position only grows, and never passes what was pushed.
+    SWITCHYARD_ASSERT(seen >= producer_.popped_seen && seen <= producer_.position);
+    producer_.popped_seen = seen;
   }
   // Consumer side: whether the cell at `position` is filled.
   bool ready(std::uint64_t position) const noexcept {

@@ -28,7 +28,8 @@ bool process_wide_barrier() noexcept {
 
 void waker_barrier() noexcept {
   if (membarrier_available()) {
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler must not sink the publishing store below the check
+    std::atomic_signal_fence(
+        std::memory_order_seq_cst);  // the compiler must not sink the publishing store below the check
   } else {
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }

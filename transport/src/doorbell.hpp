@@ -56,13 +56,13 @@ class alignas(kCacheLine) Doorbell {
     }
   }
 
- // Calls into the kernel so far: the owner's sleeps (each a barrier and
+  // Calls into the kernel so far: the owner's sleeps (each a barrier and
   // mostly a wait) and the wakers' wake-ups of it. For statistics: read by
   // the owner, or once it has stopped.
   std::uint64_t kernel_calls() const noexcept { return sleeps_ + wakes_.load(std::memory_order_relaxed); }
 
  private:
-  std::uint64_t sleeps_ = 0;             // the owner's
+  std::uint64_t sleeps_ = 0;  // the owner's
   std::atomic<std::uint64_t> wakes_{0};  // any waker's
   // Set by the owner before it checks for work and blocks; cleared by the one
   // waker whose exchange sees it set (that waker then releases the semaphore),

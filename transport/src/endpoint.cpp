@@ -196,8 +196,7 @@ void Endpoint::post_lock_packet(Rank to, WireKind kind, std::uint8_t flags, Cont
 // The owner's side of a try: a job being cancelled grants nothing more.
 void Endpoint::answer_lock_try(const WireHeader& h) {
   const bool granted = !cancelling_ && client_->try_busy_lock(h.context, h.dst);
-  post_lock_packet(h.src, WireKind::kLockReply, granted ? WireHeader::kGranted : 0, h.context, h.dst, h.src,
-                   h.request);
+  post_lock_packet(h.src, WireKind::kLockReply, granted ? WireHeader::kGranted : 0, h.context, h.dst, h.src, h.request);
 }
 
 bool Endpoint::flush() {

@@ -36,9 +36,9 @@
 
 #include "mailbox.hpp"
 #include "network_transport.hpp"
-#include "switchyard/transport/requests.hpp"
 #include "route_table.hpp"
 #include "staging_pool.hpp"
+#include "switchyard/transport/requests.hpp"
 #include "transport.hpp"
 
 namespace switchyard::detail {
@@ -93,7 +93,7 @@ struct EndpointConfig {
   const RouteTable* routes = nullptr;
   std::uint32_t node = 0;
   std::uint32_t core = 0;
-  std::uint32_t cores = 0;        // on this node
+  std::uint32_t cores = 0;  // on this node
   std::uint32_t local_ranks = 0;  // processes on this core
   std::uint64_t eager_limit = 0;
   std::uint64_t network_eager_limit = 0;  // towards other nodes

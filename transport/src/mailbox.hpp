@@ -29,10 +29,10 @@ struct Envelope {
   Tag tag = 0;
   std::uint64_t size = 0;
   const std::byte* remote = nullptr;  // rendezvous: the sender's buffer, copied from when taken in
-  std::byte* staged = nullptr;        // eager: a copy of the payload, in `small` or the endpoint's staging pool
-  bool owes_send_done = false;        // rendezvous or synchronous: the sender's request completes on take-in
-  bool from_network = false;          // a rendezvous from another node: the payload is fetched when taken in
-  RequestId request = 0;              // ... that request
+  std::byte* staged = nullptr;  // eager: a copy of the payload, in `small` or the endpoint's staging pool
+  bool owes_send_done = false;  // rendezvous or synchronous: the sender's request completes on take-in
+  bool from_network = false;  // a rendezvous from another node: the payload is fetched when taken in
+  RequestId request = 0;  // ... that request
   RequestId id = 0;
   Envelope* next = nullptr;
   alignas(16) std::byte small[kInlineBytes];  // small eager payloads live here: no trip to the pool

@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "switchyard/transport/requests.hpp"
 #include "route_table.hpp"
+#include "switchyard/transport/requests.hpp"
 #include "transport.hpp"
 
 namespace switchyard::detail {

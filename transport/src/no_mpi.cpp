@@ -2,7 +2,7 @@
 // switchyard::transport_mpi: every job is one node. Both definitions are weak:
 // a program that links the MPI transport's objects (transport/mpi/, their
 // strong definitions) gets those instead, so that MPI is linked into the
-// programs that ask for it and into no other (issue 35).
+// programs that ask for it and into no other.
 
 #include "network_session.hpp"
 

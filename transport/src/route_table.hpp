@@ -20,7 +20,7 @@ namespace switchyard::detail {
 
 struct Route {
   std::uint32_t node = 0;
-  std::uint32_t core = 0;   // worker index on the node
+  std::uint32_t core = 0;  // worker index on the node
   std::uint32_t local = 0;  // index among the ranks of that core
 };
 

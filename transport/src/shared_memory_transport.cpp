@@ -123,7 +123,7 @@ bool SharedMemoryTransport::push(Outbox& out) {
     // that each slot is moved at most once on average. (Moving the rest after
     // every partial push made a flood's backlog of B slots cost B^2 / ring
     // capacity slot moves: 1-lev-dir at p = 300, L = 400 B spent most of its
-    // 55 ms in memmove.)
+    // time in memmove.)
     out.staged.drop_front(out.head);
     out.head = 0;
   }
@@ -174,8 +174,8 @@ std::size_t SharedMemoryTransport::slots_of(const Slot* header) noexcept {
 void SharedMemoryTransport::deliver(const Slot* packet, ArrivalSink& sink) {
   WireHeader h;
   std::memcpy(&h, packet, sizeof h);
-  sink.arrived(h, {reinterpret_cast<const std::byte*>(packet + kHeaderSlots),
-                   static_cast<std::size_t>(wire_payload_bytes(h))});
+  sink.arrived(
+      h, {reinterpret_cast<const std::byte*>(packet + kHeaderSlots), static_cast<std::size_t>(wire_payload_bytes(h))});
 }
 
 void SharedMemoryTransport::parse(Inbox& in, const Slot* slots, std::size_t count, ArrivalSink& sink) {

@@ -68,7 +68,7 @@ class SlotBuffer {
 
 class SharedMemoryTransport final : public Transport {
  public:
-  static constexpr std::size_t kBatchSlots = 512;       // 8 KiB: a bulk pop stays in L1
+  static constexpr std::size_t kBatchSlots = 512;  // 8 KiB: a bulk pop stays in L1
   static constexpr std::size_t kAutoFlushSlots = 1024;  // 16 KiB staged towards one core: push now
 
   SharedMemoryTransport();
@@ -100,7 +100,7 @@ class SharedMemoryTransport final : public Transport {
     Channel* ring = nullptr;
     Doorbell* doorbell = nullptr;
     SlotBuffer staged;
-    std::size_t head = 0;      // staged[head, size) is not in the ring yet
+    std::size_t head = 0;  // staged[head, size) is not in the ring yet
     std::uint64_t posted = 0;  // slots posted so far: a packet's sequence number is its last slot's
     std::uint64_t pushed = 0;  // slots the ring has taken
   };
@@ -116,7 +116,7 @@ class SharedMemoryTransport final : public Transport {
   static void deliver(const Slot* packet, ArrivalSink& sink);
 
   std::vector<Outbox> out_;  // by destination core; none for this core
-  std::vector<Inbox> in_;    // by source core
+  std::vector<Inbox> in_;  // by source core
   std::unique_ptr<Slot[]> batch_;
   std::uint64_t window_ = 0;  // the ring's capacity in slots
   std::uint32_t core_ = 0;

@@ -24,14 +24,14 @@ class StagingPool {
   StagingPool& operator=(const StagingPool&) = delete;
   ~StagingPool() {
     for (auto& list : free_) {
-      for (std::byte* b : list) ::operator delete(b, std::align_val_t{kSmallest});
+      for (std::byte* b : list) ::operator delete (b, std::align_val_t{kSmallest});
     }
   }
 
   std::byte* acquire(std::uint64_t bytes) {
     auto& list = free_[class_of(bytes)];
     if (list.empty()) {
-      return static_cast<std::byte*>(::operator new(kSmallest << class_of(bytes), std::align_val_t{kSmallest}));
+      return static_cast<std::byte*>(::operator new (kSmallest << class_of(bytes), std::align_val_t{kSmallest}));
     }
     std::byte* b = list.back();
     list.pop_back();

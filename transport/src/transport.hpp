@@ -31,7 +31,7 @@ class ArrivalSink {
 
 struct TransportStats {
   std::uint64_t slots_received = 0;  // 16-byte slots that arrived from other cores
-  std::uint64_t ring_full = 0;       // pushes that found a ring full
+  std::uint64_t ring_full = 0;  // pushes that found a ring full
 };
 
 class Transport {

@@ -28,7 +28,8 @@ inline constexpr std::size_t kCacheLine = std::hardware_destructive_interference
 #else
 inline constexpr std::size_t kCacheLine = 64;
 #endif
-static_assert(kCacheLine >= 64 && (kCacheLine & (kCacheLine - 1)) == 0, "a cache line is a power of two of 64 bytes or more");
+static_assert(kCacheLine >= 64 && (kCacheLine & (kCacheLine - 1)) == 0,
+              "a cache line is a power of two of 64 bytes or more");
 
 /// Whether T fills whole cache lines and starts on one: what every object
 /// written by one core and read by another asserts about its layout.

@@ -34,8 +34,8 @@ class MatrixMarketLines {
     for (char c; in_.get(c);) {
       if (c == '\n') return took_line();
       if (text_.size() == kMaxLineLength) {
-        fail_at(line_ + 1, "the line is longer than " + std::to_string(kMaxLineLength) +
-                               " characters: not a Matrix Market file");
+        fail_at(line_ + 1,
+                "the line is longer than " + std::to_string(kMaxLineLength) + " characters: not a Matrix Market file");
       }
       text_.push_back(c);
     }
@@ -56,10 +56,10 @@ class MatrixMarketLines {
   /// The 'rows columns entries' line after the header, its numbers and their text.
   struct Size {
     std::uint64_t rows = 0,  ///< the row count
-        columns = 0,         ///< the column count
-        entries = 0;         ///< the entry count
-    std::string rows_text,   ///< the row count as written, for messages
-        columns_text;        ///< the column count as written, for messages
+        columns = 0,  ///< the column count
+        entries = 0;  ///< the entry count
+    std::string rows_text,  ///< the row count as written, for messages
+        columns_text;  ///< the column count as written, for messages
   };
   /// The next data line as the size line; InvalidArgument unless it is three whole numbers.
   Size next_size() {

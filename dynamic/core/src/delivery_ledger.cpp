@@ -59,8 +59,8 @@ void check_slot_run_options(std::int32_t nodes, const SlotRunOptions& o) {
   const double bytes = requests * (nodes / 8.0 + 48.0) + static_cast<double>(o.slots) * 2 * sizeof(std::int64_t);
   if (bytes > 4.0 * (1ull << 30)) {
     throw InvalidArgument("rate " + number_text(o.rate) + " over " + std::to_string(o.slots) + " slots on " +
-                          std::to_string(nodes) + " nodes: about " + number_text(requests) +
-                          " requests and " + std::to_string(o.slots) + " slots, whose bookkeeping could need " +
+                          std::to_string(nodes) + " nodes: about " + number_text(requests) + " requests and " +
+                          std::to_string(o.slots) + " slots, whose bookkeeping could need " +
                           number_text(bytes / (1 << 20)) + " MiB (over 4 GiB): use fewer slots or a lower rate");
   }
 }
@@ -77,7 +77,8 @@ DeliveryLedger::DeliveryLedger(std::int32_t nodes, const SlotRunOptions& o)
 int DeliveryLedger::batch_of(double generated) const noexcept {
   if (generated < window_begin_ || generated >= static_cast<double>(slots_)) return -1;
   const double share = (generated - window_begin_) / (static_cast<double>(slots_) - window_begin_);
-  return std::min(static_cast<int>(share * static_cast<double>(batches_.size())), static_cast<int>(batches_.size()) - 1);
+  return std::min(static_cast<int>(share * static_cast<double>(batches_.size())),
+                  static_cast<int>(batches_.size()) - 1);
 }
 
 std::int32_t DeliveryLedger::open(std::int32_t origin, double time) {
@@ -108,7 +109,9 @@ void DeliveryLedger::deliver(std::int32_t id, std::int32_t node, std::int64_t ti
   if (node == r.origin || (word & bit) || static_cast<double>(time) <= r.generated) {
     throw DeliveryError("request " + std::to_string(id) + " from node " + std::to_string(r.origin) +
                         " delivered to node " + std::to_string(node) + " at " + std::to_string(time) +
-                        ((word & bit) ? ": a second time" : node == r.origin ? ": its origin" : ": before it was generated"));
+                        ((word & bit)       ? ": a second time"
+                         : node == r.origin ? ": its origin"
+                                            : ": before it was generated"));
   }
   word |= bit;
   ++delivered_;
@@ -146,10 +149,10 @@ SlotRunResult DeliveryLedger::finish(std::int64_t slots_run) const {
   out.generated = generated_;
   out.delivered = delivered_;
   out.slots_run = slots_run;
-  out.broadcast_delay = estimate(batches_, [](const Batch& b) { return b.broadcast_sum; },
-                                 [](const Batch& b) { return b.broadcasts; });
-  out.reception_delay = estimate(batches_, [](const Batch& b) { return b.reception_sum; },
-                                 [](const Batch& b) { return b.receptions; });
+  out.broadcast_delay = estimate(
+      batches_, [](const Batch& b) { return b.broadcast_sum; }, [](const Batch& b) { return b.broadcasts; });
+  out.reception_delay = estimate(
+      batches_, [](const Batch& b) { return b.reception_sum; }, [](const Batch& b) { return b.receptions; });
   // Q(t) for t = 1 .. K: generated before t, less completed by t.
   std::int64_t backlog = 0, completed = 0;
   double second = 0, last = 0;
@@ -162,8 +165,8 @@ SlotRunResult DeliveryLedger::finish(std::int64_t slots_run) const {
   }
   out.backlog.second_quarter = second / static_cast<double>(k / 2 - k / 4);
   out.backlog.last_quarter = last / static_cast<double>(k - 3 * k / 4);
-  out.backlog.stable = out.backlog.last_quarter <=
-                       1.25 * out.backlog.second_quarter + 2 * std::sqrt(out.backlog.second_quarter) + 1;
+  out.backlog.stable =
+      out.backlog.last_quarter <= 1.25 * out.backlog.second_quarter + 2 * std::sqrt(out.backlog.second_quarter) + 1;
   out.throughput = static_cast<double>(completed) / (static_cast<double>(nodes_) * static_cast<double>(k));
   return out;
 }

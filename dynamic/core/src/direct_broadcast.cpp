@@ -9,8 +9,8 @@
 
 namespace switchyard::dynamic {
 
-SlotRunResult run_direct_broadcast(const primitives::VirtualNetwork& network, const primitives::EdgeDisjointTrees& trees,
-                                   const SlotRunOptions& options) {
+SlotRunResult run_direct_broadcast(const primitives::VirtualNetwork& network,
+                                   const primitives::EdgeDisjointTrees& trees, const SlotRunOptions& options) {
   const std::int32_t n = network.size();
   check_slot_run_options(n, options);
   if (trees.count() == 0) throw InvalidArgument("direct broadcasting: no spanning tree to broadcast on");

@@ -30,7 +30,8 @@ SequentialScatterPmns::SequentialScatterPmns(const sp::VirtualNetwork& network)
     for (std::int32_t slot = 0; slot < routed.schedule.slots(); ++slot) {
       for (const auto& t : routed.schedule.slot(slot)) {
         if (t.packet < task.packets.size() && task.packets.destinations(t.packet)[0] == t.to) {
-          arrival_[static_cast<std::size_t>(s) * static_cast<std::size_t>(nodes_) + static_cast<std::size_t>(t.to)] = slot + 1;
+          arrival_[static_cast<std::size_t>(s) * static_cast<std::size_t>(nodes_) + static_cast<std::size_t>(t.to)] =
+              slot + 1;
         }
       }
     }

@@ -15,9 +15,12 @@ namespace sp = primitives;
 
 std::string scheme_name(DynamicScheme scheme) {
   switch (scheme) {
-    case DynamicScheme::indirect_broadcast: return "indirect";
-    case DynamicScheme::direct_broadcast: return "direct";
-    case DynamicScheme::scatter: return "scatter";
+    case DynamicScheme::indirect_broadcast:
+      return "indirect";
+    case DynamicScheme::direct_broadcast:
+      return "direct";
+    case DynamicScheme::scatter:
+      return "scatter";
   }
   return "unknown";
 }
@@ -25,22 +28,25 @@ std::string scheme_name(DynamicScheme scheme) {
 struct SlotModel::State {
   DynamicScheme scheme;
   const sp::VirtualNetwork& network;
-  sp::EdgeDisjointTrees trees;   // the broadcasts'
+  sp::EdgeDisjointTrees trees;  // the broadcasts'
   std::optional<PmnbAlgorithm> pmnb;
   std::optional<SequentialScatterPmns> pmns;
   std::optional<DirectBroadcastTheory> direct;
 };
 
 SlotModel::SlotModel(DynamicScheme scheme, const sp::VirtualNetwork& network) {
-  if (network.size() < 2) throw InvalidArgument("a dynamic scheme needs at least 2 nodes, not " + std::to_string(network.size()));
+  if (network.size() < 2)
+    throw InvalidArgument("a dynamic scheme needs at least 2 nodes, not " + std::to_string(network.size()));
   state_ = std::make_unique<State>(State{scheme, network, {}, std::nullopt, std::nullopt, std::nullopt});
   if (scheme == DynamicScheme::scatter) {
     state_->pmns.emplace(network);
     return;
   }
   state_->trees = sp::edge_disjoint_spanning_trees(network);
-  if (scheme == DynamicScheme::indirect_broadcast) state_->pmnb.emplace(network, state_->trees);
-  else state_->direct.emplace(network.size(), state_->trees);
+  if (scheme == DynamicScheme::indirect_broadcast)
+    state_->pmnb.emplace(network, state_->trees);
+  else
+    state_->direct.emplace(network.size(), state_->trees);
 }
 
 SlotModel::~SlotModel() = default;
@@ -60,9 +66,12 @@ double SlotModel::fixed_slots() const noexcept {
 double SlotModel::stability_limit() const noexcept {
   const std::int32_t n = state_->network.size();
   switch (state_->scheme) {
-    case DynamicScheme::indirect_broadcast: return indirect_limit(trees(), n);
-    case DynamicScheme::direct_broadcast: return state_->direct->limit();
-    case DynamicScheme::scatter: return static_to_dynamic_limit(per_request_slots(), n);
+    case DynamicScheme::indirect_broadcast:
+      return indirect_limit(trees(), n);
+    case DynamicScheme::direct_broadcast:
+      return state_->direct->limit();
+    case DynamicScheme::scatter:
+      return static_to_dynamic_limit(per_request_slots(), n);
   }
   return 0;
 }
@@ -74,7 +83,8 @@ std::string SlotModel::description() const {
                   fixed_slots(), state_->pmns->scatter_algorithm().c_str(), per_request_slots());
     return text;
   }
-  const std::string trees = std::to_string(this->trees()) + " edge-disjoint spanning trees (" + state_->trees.construction + ")";
+  const std::string trees =
+      std::to_string(this->trees()) + " edge-disjoint spanning trees (" + state_->trees.construction + ")";
   if (state_->pmnb) {
     std::snprintf(text, sizeof text, "successive PMNBs on %s, Lbar %.2f, delta %d: X = 1/k, V = %g", trees.c_str(),
                   state_->pmnb->planner().mean_tree_diameter(), state_->pmnb->planner().diameter(), fixed_slots());

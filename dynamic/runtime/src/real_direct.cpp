@@ -54,7 +54,8 @@ class PacketQueue {
 constexpr std::uint64_t kBusyTurns = 64;
 
 struct Link {
-  Link(TreeLink l, std::size_t packet_bytes) : peer(l.peer), tree(l.tree), queue(packet_bytes), in_flight(packet_bytes) {}
+  Link(TreeLink l, std::size_t packet_bytes)
+      : peer(l.peer), tree(l.tree), queue(packet_bytes), in_flight(packet_bytes) {}
   Rank peer;
   std::uint32_t tree;
   PacketQueue queue;
@@ -173,7 +174,7 @@ class DirectRouter {
   std::vector<std::byte> from_producer_buffer_, from_peers_buffer_;
   RecvTicket from_producer_, from_peers_;
   bool producer_done_ = false;
-  PacketHeader notice_;              // this node's done notice, being sent to every other router
+  PacketHeader notice_;  // this node's done notice, being sent to every other router
   std::vector<SendTicket> notices_;
   std::vector<std::int64_t> expected_;  // requests each node generated, -1 until its notice came
 };

@@ -22,7 +22,7 @@ namespace switchyard::dynamic::detail {
 using Clock = std::chrono::steady_clock;
 
 inline constexpr Tag kRequestTag = 1;  // producer -> its router (world)
-inline constexpr Tag kWakeTag = 2;     // router -> routers: the period after an empty one begins
+inline constexpr Tag kWakeTag = 2;  // router -> routers: the period after an empty one begins
 inline constexpr Tag kForwardTag = 3;  // direct broadcasting: a packet on a tree link, or a done notice
 inline constexpr Rank kEveryone = ~Rank{0};  // a broadcast packet's destination
 
@@ -35,7 +35,7 @@ struct PacketHeader {
   Rank destination = kEveryone;  // scattering: the receiver
   std::uint64_t sequence = 0;
   std::int64_t generated_ns = 0;  // steady_clock, since its epoch
-  std::uint32_t tree = 0;         // direct broadcasting: the packet's class
+  std::uint32_t tree = 0;  // direct broadcasting: the packet's class
   PacketKind kind = PacketKind::kData;
 };
 static_assert(sizeof(PacketHeader) == 32);
@@ -66,7 +66,12 @@ class Ledger {
   static constexpr std::uint64_t kSampleEvery = 4;
 
   Ledger(Rank me, Rank nodes, NodeCounters& counters, std::function<void(const Delivery&)> deliver)
-      : me_(me), seen_(nodes), received_(nodes, 0), sampled_(nodes), counters_(counters), deliver_(std::move(deliver)) {}
+      : me_(me),
+        seen_(nodes),
+        received_(nodes, 0),
+        sampled_(nodes),
+        counters_(counters),
+        deliver_(std::move(deliver)) {}
 
   void receive(std::span<const std::byte> packet) {
     const PacketHeader h = header_of(packet);

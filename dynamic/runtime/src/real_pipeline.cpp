@@ -44,7 +44,9 @@ Clock::time_point next_on_grid(Clock::time_point now, Clock::duration step) {
 }
 
 // The payload pattern's seed for request `sequence` of a run seeded `seed`.
-std::uint64_t request_seed(std::uint64_t seed, std::uint64_t sequence) { return splitmix64(seed ^ splitmix64(sequence)); }
+std::uint64_t request_seed(std::uint64_t seed, std::uint64_t sequence) {
+  return splitmix64(seed ^ splitmix64(sequence));
+}
 
 struct FeedItem {
   Clock::time_point fed;
@@ -58,8 +60,8 @@ struct Feed {
   std::mutex mutex;
   std::condition_variable room;  // notified by the producer as it takes an item, and by stop()
   std::deque<FeedItem> items;
-  std::size_t waiting = 0;       // feed() calls blocked on `room`
-  bool closed = false;           // set by stop(): nothing more is accepted
+  std::size_t waiting = 0;  // feed() calls blocked on `room`
+  bool closed = false;  // set by stop(): nothing more is accepted
 };
 
 }  // namespace
@@ -126,7 +128,8 @@ RealPipeline::Impl::Impl(RealPipelineOptions options) : options_(std::move(optio
   const Rank n = nodes();
   if (n < 2) throw InvalidArgument("switchyard dynamic: a pipeline needs at least 2 nodes, not " + std::to_string(n));
   if (options_.rate < 0 || !std::isfinite(options_.rate)) {
-    throw InvalidArgument("switchyard dynamic: rate must be finite and >= 0 requests/s, not " + number_text(options_.rate));
+    throw InvalidArgument("switchyard dynamic: rate must be finite and >= 0 requests/s, not " +
+                          number_text(options_.rate));
   }
   if (options_.feed_capacity == 0 || options_.window == 0) {
     throw InvalidArgument("switchyard dynamic: feed_capacity and window must be at least 1 request, not " +
@@ -169,8 +172,8 @@ bool RealPipeline::Impl::feed(Rank node, std::span<const std::byte> payload) {
     throw InvalidArgument("switchyard dynamic: feed: node " + std::to_string(node) + " out of range (" +
                           std::to_string(nodes()) + " nodes)");
   }
-  const std::size_t want = options_.scheme == DynamicScheme::scatter ? options_.payload_bytes * (nodes() - 1)
-                                                                     : options_.payload_bytes;
+  const std::size_t want =
+      options_.scheme == DynamicScheme::scatter ? options_.payload_bytes * (nodes() - 1) : options_.payload_bytes;
   if (payload.size() != want) {
     throw InvalidArgument("switchyard dynamic: feed: a request of this pipeline is " + std::to_string(want) +
                           " bytes, not " + std::to_string(payload.size()));
@@ -196,7 +199,8 @@ void RealPipeline::Impl::write_packet(std::span<std::byte> packet, Rank origin, 
   h.sequence = sequence;
   h.generated_ns = at.time_since_epoch().count();
   // Direct broadcasting: the packet's tree, chosen now, uniformly and independently of the others.
-  h.tree = static_cast<std::uint32_t>(splitmix64(options_.seed ^ splitmix64(origin * 0x9e3779b97f4a7c15ull + sequence)) % trees_);
+  h.tree = static_cast<std::uint32_t>(
+      splitmix64(options_.seed ^ splitmix64(origin * 0x9e3779b97f4a7c15ull + sequence)) % trees_);
   std::memcpy(packet.data(), &h, sizeof h);
 }
 
@@ -341,8 +345,8 @@ Task<void> RealPipeline::Impl::body(Process& p) {
 std::function<void(const Delivery&)> RealPipeline::Impl::checked_delivery() const {
   if (options_.rate == 0 || options_.generate) return options_.deliver;  // the application's own bytes
   return [this, deliver = options_.deliver](const Delivery& d) {
-    if (auto wrong = schedulers::first_wrong_byte(d.payload, request_seed(options_.seed, d.sequence), d.origin,
-                                                  d.destination)) {
+    if (auto wrong =
+            schedulers::first_wrong_byte(d.payload, request_seed(options_.seed, d.sequence), d.origin, d.destination)) {
       throw Error("switchyard dynamic: byte " + std::to_string(*wrong) + " of request " + std::to_string(d.sequence) +
                   " of node " + std::to_string(d.origin) + " is wrong at node " + std::to_string(d.node));
     }
@@ -363,7 +367,8 @@ void RealPipeline::Impl::sample_backlog(std::stop_token stop) {
     // Arrivals due but held back by a full pipeline are owed too: λ per second since the one due.
     for (Rank v = 0; v < n; ++v) {
       const std::int64_t due = counters_[v].due_ns.load(std::memory_order_relaxed);
-      const double late = due ? std::chrono::duration<double>(now.time_since_epoch() - Clock::duration(due)).count() : 0;
+      const double late =
+          due ? std::chrono::duration<double>(now.time_since_epoch() - Clock::duration(due)).count() : 0;
       if (late > 0) owed += late * options_.rate * (n - 1);
     }
     backlog_.emplace_back(std::chrono::duration<double>(now - start).count(), owed);
@@ -401,7 +406,8 @@ RealRunStats RealPipeline::Impl::run(Runtime& runtime, std::optional<std::chrono
   if (stop_after) stop_after_ = std::chrono::ceil<Clock::duration>(*stop_after);
   {
     std::jthread sampler([this](std::stop_token stop) { sample_backlog(stop); });
-    runtime.run(2 * static_cast<std::uint64_t>(n), [this](Process& p) { return body(p); }, options);
+    runtime.run(
+        2 * static_cast<std::uint64_t>(n), [this](Process& p) { return body(p); }, options);
   }
   return statistics();
 }

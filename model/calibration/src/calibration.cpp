@@ -12,9 +12,9 @@
 #include <utility>
 
 #include "switchyard/cache_line.hpp"
+#include "switchyard/model/calibration/host_state.hpp"
 #include "switchyard/model/colocation.hpp"
 #include "switchyard/model/estimators.hpp"
-#include "switchyard/model/calibration/host_state.hpp"
 #include "switchyard/model/slow_rounds.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
@@ -215,7 +215,7 @@ struct LockstepShape {
   Rank processes = kLockstepProcesses;
   std::uint32_t steps = kLockstepSteps;
   RunOptions placed{};  // the runtime's round robin unless a placement is given
-  Rank stride = 1;      // process i sends to i + stride
+  Rank stride = 1;  // process i sends to i + stride
 };
 
 std::vector<std::vector<double>> lockstep(Runtime& rt, std::uint32_t repetitions,
@@ -263,10 +263,9 @@ std::vector<std::vector<double>> lockstep(Runtime& rt, std::uint32_t repetitions
         const auto start = Clock::now();
         for (std::uint32_t k = 0; k < steps; ++k) {
           if (kinds[kind].packed) pack(kind, k);
-          RecvTicket got = p.post_recv_into(
-              from, std::as_writable_bytes(std::span(in[kind]).subspan(k * words, words)), kFirstStreamTag);
-          co_await p.send(to, std::as_bytes(std::span(out[kind]).subspan(k * words, words)),
-                          kFirstStreamTag);
+          RecvTicket got = p.post_recv_into(from, std::as_writable_bytes(std::span(in[kind]).subspan(k * words, words)),
+                                            kFirstStreamTag);
+          co_await p.send(to, std::as_bytes(std::span(out[kind]).subspan(k * words, words)), kFirstStreamTag);
           co_await p.wait(got);
           for (std::uint64_t i = 0; i < words; ++i)
             if (in[kind][k * words + i] != value(from, words, k, i))
@@ -428,8 +427,10 @@ std::vector<Figure> figures(Runtime& rt) {
   // same-core hand-offs by round; one pair opens the round, one closes it.
   std::vector<Figure> all = one_way_pair("one_way_8B_ns", "same_core_one_way_8B_ns");
   std::vector<Figure> middle{
-      one("large_message_ns", [&rt, cross](std::uint32_t r) { return stream(rt, cross, kLargeBytes, kLargeCount, false, r); }),
-      one("small_message_ns", [&rt, cross](std::uint32_t r) { return stream(rt, cross, kSmallBytes, kSmallCount, false, r); }),
+      one("large_message_ns",
+          [&rt, cross](std::uint32_t r) { return stream(rt, cross, kLargeBytes, kLargeCount, false, r); }),
+      one("small_message_ns",
+          [&rt, cross](std::uint32_t r) { return stream(rt, cross, kSmallBytes, kSmallCount, false, r); }),
       one("large_message_both_ways_ns",
           [&rt, cross](std::uint32_t r) { return stream(rt, cross, kLargeBytes, kLargeCount, true, r); }),
       // b pairs the two streams above and below by round: keep them adjacent.
@@ -449,8 +450,9 @@ std::vector<Figure> figures(Runtime& rt) {
       Figure{{"lockstep_rendezvous_ns", "lockstep_rendezvous_packed_ns", "lockstep_long_rendezvous_ns",
               "lockstep_long_rendezvous_packed_ns"},
              [&rt, rendezvous_words, long_words](std::uint32_t r) {
-               return lockstep(rt, r,
-                               {{rendezvous_words, false}, {rendezvous_words, true}, {long_words, false}, {long_words, true}});
+               return lockstep(
+                   rt, r,
+                   {{rendezvous_words, false}, {rendezvous_words, true}, {long_words, false}, {long_words, true}});
              },
              3},
       Figure{{"scale_rendezvous_ns", "scale_rendezvous_packed_ns"},
@@ -564,8 +566,8 @@ void derive_coherence(Machine& c, const RoundSamples& samples, const std::vector
   const double short_packets = std::ceil(8.0 * static_cast<double>(kRendezvousWords) / kCacheLine);
   const double long_packets = std::ceil(8.0 * static_cast<double>(kLongRendezvousBytes / 8) / kCacheLine);
   c.coherence_per_packet = std::max(0.0, median(growth) * to_units / (long_packets - short_packets));
-  c.coherence = std::max(0.0, median(short_extra) * to_units -
-                                  c.coherence_per_packet * (short_packets - c.smallest_rendezvous_packets()));
+  c.coherence = std::max(
+      0.0, median(short_extra) * to_units - c.coherence_per_packet * (short_packets - c.smallest_rendezvous_packets()));
   // Beyond the private cache: what a packed message of kScaleBytes costs more
   // than one sent in place there, as a fraction of the charge above, to
   // another core and to the same one.
@@ -575,9 +577,9 @@ void derive_coherence(Machine& c, const RoundSamples& samples, const std::vector
     m[extra_name] = 1e9 * median_paired_difference(samples, keep, in_place_name, packed_name);
     return charge > 0 ? std::max(0.0, m[extra_name] / per_core_at_scale / c.unit_ns / charge) : 1.0;
   };
-  c.coherence_beyond_cache = fraction("scale_rendezvous_ns", "scale_rendezvous_packed_ns",
-                                      "coherence_beyond_cache_extra_ns",
-                                      std::ceil(static_cast<double>(kScaleProcesses) / static_cast<double>(c.cores)));
+  c.coherence_beyond_cache =
+      fraction("scale_rendezvous_ns", "scale_rendezvous_packed_ns", "coherence_beyond_cache_extra_ns",
+               std::ceil(static_cast<double>(kScaleProcesses) / static_cast<double>(c.cores)));
   c.coherence_beyond_cache_same_core =
       fraction("scale_same_core_rendezvous_ns", "scale_same_core_rendezvous_packed_ns",
                "coherence_beyond_cache_same_core_extra_ns", static_cast<double>(kScaleProcesses));
@@ -598,8 +600,8 @@ void derive_pack_piece(Machine& c, const RoundSamples& samples, const std::vecto
 // that closed it say so: the state comes and goes within seconds, so a round
 // is kept only when it was normal at both ends.
 ColocationVerdict round_verdict(const RoundSamples& samples) {
-  ColocationVerdict v = detect_colocation(round_quantiles(samples, "one_way_8B_ns"),
-                                          round_quantiles(samples, "same_core_one_way_8B_ns"));
+  ColocationVerdict v =
+      detect_colocation(round_quantiles(samples, "one_way_8B_ns"), round_quantiles(samples, "same_core_one_way_8B_ns"));
   const ColocationVerdict closing = detect_colocation(round_quantiles(samples, "closing_one_way_8B_ns"),
                                                       round_quantiles(samples, "closing_same_core_one_way_8B_ns"));
   v.normal = 0;

@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "switchyard/topology.hpp"
 #include "backoff.hpp"
+#include "switchyard/topology.hpp"
 
 namespace switchyard::model::calibration {
 namespace {
@@ -182,8 +182,7 @@ HostStateSamples sample_host_state(const switchyard::Topology& topology, int cor
   for (std::size_t k = 0; k < sides.size(); ++k) threads.emplace_back(side, k);
   for (std::thread& t : threads) t.join();
   for (std::size_t k = 0; k < sides.size(); ++k) {
-    if (!sides[k].wrong.empty())
-      throw std::runtime_error("switchyard::model::sample_host_state: " + sides[k].wrong);
+    if (!sides[k].wrong.empty()) throw std::runtime_error("switchyard::model::sample_host_state: " + sides[k].wrong);
     if (!sides[k].bound)
       throw std::runtime_error("switchyard::model::sample_host_state: the OS refused to bind a thread to CPU " +
                                std::to_string(k == 0 ? core_a : core_b));

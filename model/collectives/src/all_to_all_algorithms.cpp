@@ -64,9 +64,7 @@ class Direct final : public AllToAllBase {
 class Permutation final : public AllToAllBase {
  public:
   Permutation(Communicator comm, std::uint64_t bytes, bool xor_pairs)
-      : AllToAllBase(comm, bytes),
-        xor_(xor_pairs),
-        steps_(xor_pairs ? std::bit_ceil(std::uint64_t{p_}) - 1 : p_ - 1) {}
+      : AllToAllBase(comm, bytes), xor_(xor_pairs), steps_(xor_pairs ? std::bit_ceil(std::uint64_t{p_}) - 1 : p_ - 1) {}
   Task<void> run(Buffers b, TransferLog* log) override {
     copy_block(b.recv, me_, b.send, me_, L_);
     for (std::uint64_t k = 1; k <= steps_; ++k) {
@@ -84,7 +82,6 @@ class Permutation final : public AllToAllBase {
   bool xor_;
   std::uint64_t steps_;
 };
-
 
 // Shared by the 2-level algorithms: the grid, its row and column
 // sub-communicators, two staging buffers of p blocks and the tickets.

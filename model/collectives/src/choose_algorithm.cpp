@@ -1,7 +1,7 @@
 #include <limits>
 
-#include "switchyard/model/collectives/choice.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/model/collectives/choice.hpp"
 #include "switchyard/model/cost.hpp"
 
 namespace switchyard::model::collectives {

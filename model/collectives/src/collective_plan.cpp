@@ -17,27 +17,29 @@ std::string valid_names(Operation op) {
 
 void check_size(std::span<const std::byte> buffer, std::uint64_t want, const char* which, Operation op, Rank rank) {
   if (buffer.size() != want) {
-    throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": rank " + std::to_string(rank) + "'s " +
-                          which + " buffer holds " + std::to_string(buffer.size()) + " bytes, expected " +
-                          std::to_string(want));
+    throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": rank " +
+                          std::to_string(rank) + "'s " + which + " buffer holds " + std::to_string(buffer.size()) +
+                          " bytes, expected " + std::to_string(want));
   }
 }
 
 }  // namespace
 
-Task<CollectivePlan> CollectivePlan::create(Communicator comm, Operation op, std::string algorithm,
-                                            std::uint64_t bytes, const model::Machine* machine, Rank root) {
-  if (bytes == 0) throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": L must be positive");
+Task<CollectivePlan> CollectivePlan::create(Communicator comm, Operation op, std::string algorithm, std::uint64_t bytes,
+                                            const model::Machine* machine, Rank root) {
+  if (bytes == 0)
+    throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": L must be positive");
   if (root >= comm.size() || (op == Operation::all_to_all && root != 0)) {
-    throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": root " + std::to_string(root) +
-                          (op == Operation::all_to_all ? " (all-to-all has no root; pass 0)"
-                                                       : " is not a rank of the " + std::to_string(comm.size()) +
-                                                             "-process communicator"));
+    throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": root " +
+                          std::to_string(root) +
+                          (op == Operation::all_to_all
+                               ? " (all-to-all has no root; pass 0)"
+                               : " is not a rank of the " + std::to_string(comm.size()) + "-process communicator"));
   }
   if (algorithm == "auto") algorithm = choose_algorithm(op, comm.size(), bytes, machine, root);
   if (!is_algorithm(op, algorithm)) {
-    throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": unknown algorithm '" + algorithm +
-                          "' (valid: " + valid_names(op) + ")");
+    throw InvalidArgument("switchyard: collective " + std::string(operation_name(op)) + ": unknown algorithm '" +
+                          algorithm + "' (valid: " + valid_names(op) + ")");
   }
   CollectivePlan plan;
   plan.op_ = op;
@@ -83,9 +85,15 @@ Task<void> collective(Communicator comm, Operation op, std::string algorithm, Bu
   const Rank p = comm.size();
   std::uint64_t bytes = 0;
   switch (op) {
-    case Operation::one_to_all: bytes = buffers.recv.size(); break;
-    case Operation::all_to_one: bytes = buffers.send.size(); break;
-    case Operation::all_to_all: bytes = buffers.send.size() / std::max<Rank>(p, 1); break;
+    case Operation::one_to_all:
+      bytes = buffers.recv.size();
+      break;
+    case Operation::all_to_one:
+      bytes = buffers.send.size();
+      break;
+    case Operation::all_to_all:
+      bytes = buffers.send.size() / std::max<Rank>(p, 1);
+      break;
   }
   CollectivePlan plan = co_await CollectivePlan::create(comm, op, std::move(algorithm), bytes, machine, root);
   co_await plan.run(buffers);

@@ -20,8 +20,7 @@ namespace sch = switchyard::schedulers;
 struct ProcessBuffers {
   std::vector<std::byte> send, recv;
   Rank root = 0;
-  ProcessBuffers(Operation op, Rank p, Rank me, std::uint64_t L, std::uint64_t seed, Rank root_rank)
-      : root(root_rank) {
+  ProcessBuffers(Operation op, Rank p, Rank me, std::uint64_t L, std::uint64_t seed, Rank root_rank) : root(root_rank) {
     const std::uint64_t all = std::uint64_t{p} * L;
     const bool is_root = me == root;
     send.resize(op == Operation::all_to_one ? L : (op == Operation::all_to_all || is_root ? all : 0));
@@ -43,8 +42,8 @@ struct ProcessBuffers {
       if (const auto bad = sch::first_wrong_byte(piece, seed, src, me)) {
         std::byte want{};
         sch::fill_payload(std::span(&want, 1), seed, src, me, *bad);
-        throw sch::PayloadError(what, {src, me, *bad, L, static_cast<std::uint8_t>(want),
-                                       static_cast<std::uint8_t>(piece[*bad])});
+        throw sch::PayloadError(
+            what, {src, me, *bad, L, static_cast<std::uint8_t>(want), static_cast<std::uint8_t>(piece[*bad])});
       }
     }
   }
@@ -63,7 +62,8 @@ std::vector<std::vector<double>> measure_collectives(Runtime& rt, Operation op,
     Communicator comm = self.world();
     const Rank me = comm.rank();
     std::vector<CollectivePlan> plans;
-    for (const std::string& a : algorithms) plans.push_back(co_await CollectivePlan::create(comm, op, a, bytes, nullptr, root));
+    for (const std::string& a : algorithms)
+      plans.push_back(co_await CollectivePlan::create(comm, op, a, bytes, nullptr, root));
     ProcessBuffers buffers(op, processes, me, bytes, seed, root);
     std::vector<std::string> what;
     for (const std::string& a : algorithms)
@@ -92,7 +92,8 @@ namespace {
 // root's p blocks, everyone's one and each leader's range.
 double payload_bytes(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes) {
   const double p = processes, all = p * static_cast<double>(bytes);
-  if (op == Operation::all_to_all) return p * all * (algorithm == "1-lev-dir" || algorithm.starts_with("1-lev-perm") ? 2 : 5);
+  if (op == Operation::all_to_all)
+    return p * all * (algorithm == "1-lev-dir" || algorithm.starts_with("1-lev-perm") ? 2 : 5);
   if (algorithm == "1-lev-our-br") return all + all + (p - 1) * all;  // the long message everywhere
   double blocks = 2 * p;
   const detail::TreeShape shape = detail::tree_shape(algorithm);
@@ -139,7 +140,8 @@ constexpr double kBytesPerProcess = 8192;
 
 double memory_needed(Operation op, const std::string& algorithm, Rank processes, std::uint64_t bytes) {
   const double p = processes;
-  return payload_bytes(op, algorithm, processes, bytes) + posted_messages(op, algorithm, processes) * kBytesPerPostedMessage +
+  return payload_bytes(op, algorithm, processes, bytes) +
+         posted_messages(op, algorithm, processes) * kBytesPerPostedMessage +
          (splits(op, algorithm) ? p * p * kBytesPerSplitPair : 0) + p * kBytesPerProcess;
 }
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "switchyard/model/collectives/operation.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/model/collectives/operation.hpp"
 
 namespace switchyard::model::collectives::detail {
 namespace {
@@ -29,9 +29,15 @@ std::vector<Range> split(const Range& r, double gamma) {
     for (std::uint32_t s = 0; s < r.size; s += width) out.push_back({r.start + s, std::min(width, r.size - s), child});
   };
   switch (r.kind) {
-    case TreeShape::kDirect: cut(1, TreeShape::kDirect); break;
-    case TreeShape::kRows: cut(ceil_sqrt(r.size), TreeShape::kDirect); break;
-    case TreeShape::kGroups: cut(ceil_sqrt(r.size), TreeShape::kRows); break;
+    case TreeShape::kDirect:
+      cut(1, TreeShape::kDirect);
+      break;
+    case TreeShape::kRows:
+      cut(ceil_sqrt(r.size), TreeShape::kDirect);
+      break;
+    case TreeShape::kGroups:
+      cut(ceil_sqrt(r.size), TreeShape::kRows);
+      break;
     case TreeShape::kGamma: {
       const double wanted = std::ceil(gamma * r.size - 1e-9);
       const auto keep = static_cast<std::uint32_t>(std::clamp(wanted, 1.0, static_cast<double>(r.size - 1)));
@@ -85,7 +91,8 @@ TreeRole tree_role(TreeShape shape, std::uint32_t processes, std::uint32_t rank)
     if (whole) role.color[depth] = node.start;
     for (std::uint32_t i = 0; i < parts.size(); ++i) {
       const Range& c = parts[i];
-      if (node.start == rank && i > 0) role.children.push_back({depth, c.start, c.size, whole ? c.start - node.start : i});
+      if (node.start == rank && i > 0)
+        role.children.push_back({depth, c.start, c.size, whole ? c.start - node.start : i});
       if (rank < c.start || rank >= c.start + c.size) continue;
       if (c.start == rank) {
         if (!whole) role.color[depth] = node.start;

@@ -32,16 +32,16 @@ TreeShape tree_shape(std::string_view algorithm);
 
 struct TreeChild {
   std::uint32_t depth = 0;
-  std::uint32_t start = 0;     // relative rank of the sub-range's leader
-  std::uint32_t size = 0;      // processes in the sub-range
+  std::uint32_t start = 0;  // relative rank of the sub-range's leader
+  std::uint32_t size = 0;  // processes in the sub-range
   std::uint32_t sub_rank = 0;  // its leader's rank in the level's sub-communicator (the sender is 0)
 };
 
 // One process's part of the tree.
 struct TreeRole {
   std::uint32_t depths = 0;  // levels of the whole tree
-  int recv_depth = -1;       // the level at which it gets its range from its parent; -1 for the root
-  std::uint32_t range = 1;   // processes in the range it leads (its own included)
+  int recv_depth = -1;  // the level at which it gets its range from its parent; -1 for the root
+  std::uint32_t range = 1;  // processes in the range it leads (its own included)
   std::vector<TreeChild> children;  // the sub-ranges it serves, by level
   // Per level: the color of its sub-communicator (the leader's relative rank), or -1 if not in one.
   std::vector<std::int64_t> color;

@@ -122,9 +122,9 @@ class TreeAlgorithm final : public AlgorithmState {
   Communicator comm_;
   TreeRole role_;
   std::vector<Communicator> comms_;  // per level; null where this process is in no sub-machine
-  std::uint32_t first_;              // this process's relative rank: its range starts here
+  std::uint32_t first_;  // this process's relative rank: its range starts here
   Rank root_rank_;
-  std::uint32_t parent_;             // the leader it hears from / reports to
+  std::uint32_t parent_;  // the leader it hears from / reports to
   std::uint64_t bytes_;
   std::vector<std::byte> staging_;
   std::vector<SendTicket> sends_;
@@ -146,7 +146,8 @@ Task<std::unique_ptr<AlgorithmState>> make_tree_algorithm(Communicator comm, Ope
   }
   std::uint32_t parent = 0;
   if (role.recv_depth >= 0) parent = comm.rank_of_job_rank(comms[role.recv_depth].job_rank(0));
-  co_return std::make_unique<TreeAlgorithm>(op, broadcast, comm, std::move(role), std::move(comms), parent, bytes, root);
+  co_return std::make_unique<TreeAlgorithm>(op, broadcast, comm, std::move(role), std::move(comms), parent, bytes,
+                                            root);
 }
 
 }  // namespace switchyard::model::collectives::detail

@@ -81,7 +81,7 @@ Superstep assemble(std::string label, std::uint64_t L, ProcessId p, std::vector<
       throw std::logic_error("switchyard::model: an algorithm moved a piece outside its group");
     Submachine sub{groups[g].members, groups[g].shape, {}, {}, 0};
     std::vector<std::uint64_t> packed(p, 0);
-    for (; k < moves.size() && group_of[moves[k].src] == g; ) {
+    for (; k < moves.size() && group_of[moves[k].src] == g;) {
       Transfer t{moves[k].src, moves[k].dst, 0, sub.pieces.size(), 0};
       for (; k < moves.size() && moves[k].src == t.src && moves[k].dst == t.dst; ++k) {
         sub.pieces.push_back(moves[k].piece);
@@ -89,8 +89,8 @@ Superstep assemble(std::string label, std::uint64_t L, ProcessId p, std::vector<
       }
       t.bytes = t.piece_count * L;
       if (t.piece_count > 1) packed[t.src] += t.bytes;
-      t.packed = t.piece_count > 1 && copies != Copies::forward &&
-                 !consecutive(sub.pieces, t.first_piece, t.piece_count, p);
+      t.packed =
+          t.piece_count > 1 && copies != Copies::forward && !consecutive(sub.pieces, t.first_piece, t.piece_count, p);
       t.unpacked = t.piece_count > 1 && copies == Copies::pack_and_unpack;
       sub.transfers.push_back(t);
     }
@@ -111,7 +111,9 @@ struct Range {
   Shape shape{};
 };
 
-ProcessId real(ProcessId v, ProcessId root, ProcessId p) { return static_cast<ProcessId>((v + std::uint64_t{root}) % p); }
+ProcessId real(ProcessId v, ProcessId root, ProcessId p) {
+  return static_cast<ProcessId>((v + std::uint64_t{root}) % p);
+}
 
 std::vector<ProcessId> members_of(ProcessId lo, ProcessId hi, ProcessId step, ProcessId root, ProcessId p) {
   std::vector<ProcessId> out;
@@ -221,7 +223,8 @@ std::vector<Group> whole(ProcessId p) { return {Group{members_of(0, p, 1, 0, p),
 // stride: the columns.
 std::vector<Group> rows(Shape g) {
   std::vector<Group> out;
-  for (ProcessId r = 0; r < g.rows; ++r) out.push_back(Group{members_of(r * g.cols, (r + 1) * g.cols, 1, 0, g.rows * g.cols), Shape{1, g.cols}});
+  for (ProcessId r = 0; r < g.rows; ++r)
+    out.push_back(Group{members_of(r * g.cols, (r + 1) * g.cols, 1, 0, g.rows * g.cols), Shape{1, g.cols}});
   return out;
 }
 std::vector<Group> columns(Shape g) {
@@ -238,9 +241,12 @@ std::vector<Group> columns(Shape g) {
 
 std::string_view operation_name(Operation op) noexcept {
   switch (op) {
-    case Operation::one_to_all: return "one-to-all";
-    case Operation::all_to_one: return "all-to-one";
-    case Operation::all_to_all: return "all-to-all";
+    case Operation::one_to_all:
+      return "one-to-all";
+    case Operation::all_to_one:
+      return "all-to-one";
+    case Operation::all_to_all:
+      return "all-to-all";
   }
   return "?";
 }
@@ -253,8 +259,8 @@ Operation parse_operation(std::string_view name) {
 }
 
 const std::vector<std::string>& algorithm_names(Operation op) {
-  static const std::vector<std::string> rooted{"1-lev-dir",   "1-lev-our-br", "2-lev-rec",
-                                               "3-lev-sq",    "logp-lev-sq",  "logp-lev-rec(0.75)"};
+  static const std::vector<std::string> rooted{"1-lev-dir", "1-lev-our-br", "2-lev-rec",
+                                               "3-lev-sq",  "logp-lev-sq",  "logp-lev-rec(0.75)"};
   // The reverse of a broadcast is a reduction, not a gather: all-to-one has
   // no 1-lev-our-br (nor had the paper's all-to-one family).
   static const std::vector<std::string> gather{"1-lev-dir", "2-lev-rec", "3-lev-sq", "logp-lev-sq",
@@ -270,8 +276,9 @@ namespace one_to_all {
 Algorithm direct(ProcessId p, std::uint64_t L, ProcessId root) {
   check(p, root);
   Algorithm out;
-  scatter_level(out, "direct sends", L, p, root, {Range{0, p, grid(p)}}, [](ProcessId) { return 1u; },
-                [](const Range& r) { return r.shape; });
+  scatter_level(
+      out, "direct sends", L, p, root, {Range{0, p, grid(p)}}, [](ProcessId) { return 1u; },
+      [](const Range& r) { return r.shape; });
   return out;
 }
 
@@ -282,10 +289,14 @@ Algorithm two_level_rows(ProcessId p, std::uint64_t L, ProcessId root) {
   Algorithm out;
   const auto size = [](ProcessId n) { return ceil_sqrt(n); };
   // The leaders form the first column of the grid, each group one row.
-  auto groups = scatter_level(out, "to the row leaders", L, p, root, {Range{0, p, grid(p)}}, size,
-                              [&](const Range& r) { return Shape{ceil_div(r.hi - r.lo, size(r.hi - r.lo)), 1}; });
-  scatter_level(out, "along the rows", L, p, root, groups, [](ProcessId) { return 1u; },
-                [](const Range& r) { return Shape{1, r.hi - r.lo}; });
+  auto groups = scatter_level(out, "to the row leaders", L, p, root, {Range{0, p, grid(p)}}, size, [&](const Range& r) {
+    return Shape{ceil_div(r.hi - r.lo, size(r.hi - r.lo)), 1};
+  });
+  scatter_level(
+      out, "along the rows", L, p, root, groups, [](ProcessId) { return 1u; },
+      [](const Range& r) {
+        return Shape{1, r.hi - r.lo};
+      });
   return out;
 }
 
@@ -298,10 +309,14 @@ Algorithm three_level_square(ProcessId p, std::uint64_t L, ProcessId root) {
   // runs in every block.
   auto blocks = scatter_level(out, "to the block leaders", L, p, root, {Range{0, p, grid(p)}}, size,
                               [](const Range& r) { return r.shape; });
-  auto rows = scatter_level(out, "to the row leaders of each block", L, p, root, blocks, size,
-                            [&](const Range& r) { return Shape{ceil_div(r.hi - r.lo, size(r.hi - r.lo)), 1}; });
-  scatter_level(out, "along the rows of each block", L, p, root, rows, [](ProcessId) { return 1u; },
-                [](const Range& r) { return Shape{1, r.hi - r.lo}; });
+  auto rows = scatter_level(out, "to the row leaders of each block", L, p, root, blocks, size, [&](const Range& r) {
+    return Shape{ceil_div(r.hi - r.lo, size(r.hi - r.lo)), 1};
+  });
+  scatter_level(
+      out, "along the rows of each block", L, p, root, rows, [](ProcessId) { return 1u; },
+      [](const Range& r) {
+        return Shape{1, r.hi - r.lo};
+      });
   return out;
 }
 
@@ -388,13 +403,14 @@ Algorithm butterfly(ProcessId p, std::uint64_t L) {
   Algorithm out;
   const bool power = std::has_single_bit(p);
   for (ProcessId bit = 1; bit < p; bit <<= 1)
-    route(out, power ? "exchange across a dimension" : "rotate by a power of two", L, p, holder, whole(p), false,
-          [&](ProcessId h, ProcessId s, ProcessId t) {
-            if (power) return (h ^ t) & bit ? h ^ bit : h;
-            const ProcessId offset = (t + p - s) % p;
-            return offset & bit ? (h + bit) % p : h;
-          },
-          Copies::pack_and_unpack);
+    route(
+        out, power ? "exchange across a dimension" : "rotate by a power of two", L, p, holder, whole(p), false,
+        [&](ProcessId h, ProcessId s, ProcessId t) {
+          if (power) return (h ^ t) & bit ? h ^ bit : h;
+          const ProcessId offset = (t + p - s) % p;
+          return offset & bit ? (h + bit) % p : h;
+        },
+        Copies::pack_and_unpack);
   return out;
 }
 
@@ -428,8 +444,7 @@ std::optional<Algorithm> rooted(std::string_view name, ProcessId p, std::uint64_
   char* end = nullptr;
   const double gamma = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size())
-    throw std::invalid_argument("switchyard::model: '" + std::string(name) + "': gamma '" + text +
-                                "' is not a number");
+    throw std::invalid_argument("switchyard::model: '" + std::string(name) + "': gamma '" + text + "' is not a number");
   return one_to_all::uneven_heap(p, L, root, gamma);
 }
 
@@ -448,8 +463,10 @@ std::optional<Algorithm> total_exchange(std::string_view name, ProcessId p, std:
 Algorithm supersteps(Operation op, std::string_view name, ProcessId p, std::uint64_t L, ProcessId root) {
   check(p, root);
   std::optional<Algorithm> a;
-  if (op == Operation::all_to_all) a = total_exchange(name, p, L);
-  else if (op == Operation::one_to_all || name != "1-lev-our-br") a = rooted(name, p, L, root);
+  if (op == Operation::all_to_all)
+    a = total_exchange(name, p, L);
+  else if (op == Operation::one_to_all || name != "1-lev-our-br")
+    a = rooted(name, p, L, root);
   if (a) return op == Operation::all_to_one ? reversed(*a) : std::move(*a);
   std::string known;
   for (const auto& n : algorithm_names(op)) known += (known.empty() ? "" : ", ") + n;

@@ -9,9 +9,9 @@ namespace switchyard::model {
 ColocationVerdict detect_colocation(std::span<const double> cross_core_one_way_ns,
                                     std::span<const double> same_core_one_way_ns, double ratio) {
   if (cross_core_one_way_ns.size() != same_core_one_way_ns.size() || cross_core_one_way_ns.empty())
-    throw std::invalid_argument("switchyard::model::detect_colocation: " + std::to_string(cross_core_one_way_ns.size()) +
-                                " cross-core and " + std::to_string(same_core_one_way_ns.size()) +
-                                " same-core rounds: need the same number, at least 1");
+    throw std::invalid_argument(
+        "switchyard::model::detect_colocation: " + std::to_string(cross_core_one_way_ns.size()) + " cross-core and " +
+        std::to_string(same_core_one_way_ns.size()) + " same-core rounds: need the same number, at least 1");
   if (!(ratio > 0) || !std::isfinite(ratio))
     throw std::invalid_argument("switchyard::model::detect_colocation: ratio must be a finite number > 0");
   ColocationVerdict v;

@@ -26,8 +26,7 @@ SendReceive fig1(const Machine& m, double h, const Traffic& t) {
   SendReceive out;
   const bool wormhole = m.routing == Routing::wormhole;
   if (m.sends == SendProtocol::nonblocking) {
-    if (t.sends > 0)
-      out.send = s * t.sends + (wormhole ? h : h * t.largest_sent) + t.sent_packets;
+    if (t.sends > 0) out.send = s * t.sends + (wormhole ? h : h * t.largest_sent) + t.sent_packets;
     out.receive = t.received_packets;
   } else {
     if (t.sends > 0) out.send = 2 * (s + h) * t.sends + (wormhole ? h + t.sent_packets : h * t.sent_packets);
@@ -267,9 +266,15 @@ std::vector<SendReceive> send_receive_times(const Machine& machine, const Submac
 SuperstepCost cost(const Machine& machine, const Superstep& step) {
   SuperstepCost c;
   switch (machine.variant) {
-    case ModelVariant::paper: c = paper_cost(machine, step); break;
-    case ModelVariant::calibrated: c = calibrated_cost(machine, step); break;
-    case ModelVariant::ring_sync: c = ring_sync_cost(machine, step); break;
+    case ModelVariant::paper:
+      c = paper_cost(machine, step);
+      break;
+    case ModelVariant::calibrated:
+      c = calibrated_cost(machine, step);
+      break;
+    case ModelVariant::ring_sync:
+      c = ring_sync_cost(machine, step);
+      break;
   }
   c.computation = computation_units(machine, step);
   return c;

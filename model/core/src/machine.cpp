@@ -82,9 +82,12 @@ SubmachineParameters Machine::submachine(Shape sub, std::uint64_t members) const
 
 std::string_view model_variant_name(ModelVariant v) noexcept {
   switch (v) {
-    case ModelVariant::paper: return "paper";
-    case ModelVariant::calibrated: return "calibrated";
-    case ModelVariant::ring_sync: return "ring-sync";
+    case ModelVariant::paper:
+      return "paper";
+    case ModelVariant::calibrated:
+      return "calibrated";
+    case ModelVariant::ring_sync:
+      return "ring-sync";
   }
   return "?";
 }

@@ -23,8 +23,10 @@ struct Names {
   Enum value;
   const char* name;
 };
-constexpr Names<Routing> kRoutings[] = {{Routing::wormhole, "wormhole"}, {Routing::store_and_forward, "store-and-forward"}};
-constexpr Names<SendProtocol> kSends[] = {{SendProtocol::nonblocking, "nonblocking"}, {SendProtocol::blocking, "blocking"}};
+constexpr Names<Routing> kRoutings[] = {{Routing::wormhole, "wormhole"},
+                                        {Routing::store_and_forward, "store-and-forward"}};
+constexpr Names<SendProtocol> kSends[] = {{SendProtocol::nonblocking, "nonblocking"},
+                                          {SendProtocol::blocking, "blocking"}};
 constexpr Names<Topology> kTopologies[] = {{Topology::fully_connected, "fully_connected"}, {Topology::mesh, "mesh"}};
 constexpr Names<ModelVariant> kVariants[] = {
     {ModelVariant::calibrated, "calibrated"}, {ModelVariant::paper, "paper"}, {ModelVariant::ring_sync, "ring-sync"}};
@@ -79,16 +81,27 @@ class Fields {
 };
 
 json level_json(const Machine& m) {
-  return json{{"packet_bytes", m.packet_bytes}, {"setup", m.setup},         {"latency", m.latency},
-              {"bisection", m.bisection},       {"unit_ns", m.unit_ns},     {"cores", m.cores},
-              {"routing", name_of(kRoutings, m.routing)},                   {"sends", name_of(kSends, m.sends)},
-              {"topology", name_of(kTopologies, m.topology)},               {"rows", m.shape.rows},
-              {"cols", m.shape.cols},                                       {"match", m.match},
+  return json{{"packet_bytes", m.packet_bytes},
+              {"setup", m.setup},
+              {"latency", m.latency},
+              {"bisection", m.bisection},
+              {"unit_ns", m.unit_ns},
+              {"cores", m.cores},
+              {"routing", name_of(kRoutings, m.routing)},
+              {"sends", name_of(kSends, m.sends)},
+              {"topology", name_of(kTopologies, m.topology)},
+              {"rows", m.shape.rows},
+              {"cols", m.shape.cols},
+              {"match", m.match},
               {"match_in_cache", m.match_in_cache},
-              {"wake", m.wake},                                             {"ring_bytes", m.ring_bytes},
-              {"eager_limit", m.eager_limit},                               {"coherence_smallest_rendezvous", m.coherence},
-              {"coherence_per_packet", m.coherence_per_packet},             {"pack_piece", m.pack_piece},
-              {"private_cache_bytes", m.private_cache_bytes},               {"coherence_beyond_cache", m.coherence_beyond_cache},
+              {"wake", m.wake},
+              {"ring_bytes", m.ring_bytes},
+              {"eager_limit", m.eager_limit},
+              {"coherence_smallest_rendezvous", m.coherence},
+              {"coherence_per_packet", m.coherence_per_packet},
+              {"pack_piece", m.pack_piece},
+              {"private_cache_bytes", m.private_cache_bytes},
+              {"coherence_beyond_cache", m.coherence_beyond_cache},
               {"coherence_beyond_cache_same_core", m.coherence_beyond_cache_same_core}};
 }
 
@@ -153,8 +166,8 @@ std::vector<T> increasing(const json& j, const char* field, double least, bool w
   for (const json& v : *values) {
     if (!(whole ? v.is_number_unsigned() : v.is_number()) || !(v.get<double>() >= least) ||
         !std::isfinite(v.get<double>()) || (!out.empty() && v.get<T>() <= out.back()))
-      f.fail(field, "must be increasing " + std::string(whole ? "whole " : "") + "numbers >= " +
-                        std::to_string(static_cast<int>(least)) + ", not " + values->dump());
+      f.fail(field, "must be increasing " + std::string(whole ? "whole " : "") +
+                        "numbers >= " + std::to_string(static_cast<int>(least)) + ", not " + values->dump());
     out.push_back(v.get<T>());
   }
   return out;
@@ -265,8 +278,7 @@ MachineFile parse_machine_file(const std::string& text, const std::string& sourc
     throw std::invalid_argument(source + ":" + std::to_string(line) + ": not JSON: " + e.what());
   }
   const Fields top(j, source);
-  if (!j.contains("format") || j["format"] != kFormat)
-    top.fail("format", std::string("must be \"") + kFormat + "\"");
+  if (!j.contains("format") || j["format"] != kFormat) top.fail("format", std::string("must be \"") + kFormat + "\"");
   const ModelVariant variant = top.choice("variant", kVariants);
   if (!j.contains("levels")) top.fail("levels", "missing");
   const Fields levels(j["levels"], source + ".levels");
@@ -279,7 +291,9 @@ MachineFile parse_machine_file(const std::string& text, const std::string& sourc
     for (const auto& [k, v] : it->items())
       if (v.is_number()) f.measured[k] = v.get<double>();
   if (const auto it = j["levels"]["core"].find("colocated"); it != j["levels"]["core"].end()) {
-    if (!it->is_boolean()) Fields(j["levels"]["core"], source + ".levels.core").fail("colocated", "must be true or false, not " + it->dump());
+    if (!it->is_boolean())
+      Fields(j["levels"]["core"], source + ".levels.core")
+          .fail("colocated", "must be true or false, not " + it->dump());
     f.colocated = it->get<bool>();
   }
   if (const auto it = j["levels"]["core"].find("exchange_correction"); it != j["levels"]["core"].end())

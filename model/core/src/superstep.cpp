@@ -31,8 +31,8 @@ void validate(const Algorithm& algorithm, std::uint64_t processes, std::uint64_t
         if (t.piece_count == 0) continue;
         if (t.first_piece + t.piece_count > sub.pieces.size()) bad(k, g, "transfer names pieces it does not have");
         if (t.bytes != t.piece_count * piece_bytes)
-          bad(k, g, "transfer of " + std::to_string(t.piece_count) + " pieces has " + std::to_string(t.bytes) +
-                        " bytes");
+          bad(k, g,
+              "transfer of " + std::to_string(t.piece_count) + " pieces has " + std::to_string(t.bytes) + " bytes");
       }
     }
   }

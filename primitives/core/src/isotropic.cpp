@@ -133,7 +133,8 @@ class EdgeColouring {
   EdgeColouring(std::int64_t rows, int columns, std::int64_t colours)
       : colours_(colours),
         row_(static_cast<std::size_t>(rows)),
-        column_row_(static_cast<std::size_t>(columns), std::vector<std::int32_t>(static_cast<std::size_t>(colours), -1)),
+        column_row_(static_cast<std::size_t>(columns),
+                    std::vector<std::int32_t>(static_cast<std::size_t>(colours), -1)),
         column_free_(static_cast<std::size_t>(columns)) {
     for (auto& free : column_free_) {
       for (std::int64_t a = 0; a < colours; ++a) free.insert(free.end(), static_cast<std::int32_t>(a));
@@ -173,7 +174,9 @@ class EdgeColouring {
     column_free_[static_cast<std::size_t>(c)].erase(a);
   }
   void flip_path(std::int32_t start, std::int32_t a, std::int32_t b) {
-    struct Edge { std::int32_t row, column, colour; };
+    struct Edge {
+      std::int32_t row, column, colour;
+    };
     std::vector<Edge> path;
     std::int32_t column = start;
     std::int32_t want = a;
@@ -240,7 +243,8 @@ std::vector<std::int32_t> priority_order(const TaskMatrix& m, GreedyPriority pri
   std::iota(order.begin(), order.end(), 0);
   const auto len = row_lengths(m);
   switch (priority) {
-    case GreedyPriority::row_order: break;
+    case GreedyPriority::row_order:
+      break;
     case GreedyPriority::farthest_first:
       std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return len[x] > len[y]; });
       break;
@@ -295,12 +299,14 @@ IsotropicSchedule greedy_isotropic_schedule(const TaskMatrix& m, GreedyPriority 
       auto& rows = waiting[static_cast<std::size_t>(c)];
       any_waiting = any_waiting || !rows.empty();
       // The first waiting row not already moving this slot (at most columns - 1 are).
-      const auto it = std::find_if(rows.begin(), rows.end(), [&](auto r) { return moved_in[static_cast<std::size_t>(r)] != t; });
+      const auto it =
+          std::find_if(rows.begin(), rows.end(), [&](auto r) { return moved_in[static_cast<std::size_t>(r)] != t; });
       if (it == rows.end()) continue;
       const std::int32_t r = *it;
       moved_in[static_cast<std::size_t>(r)] = t;
       slot.push_back({r, c});
-      if (--remaining[static_cast<std::size_t>(r) * static_cast<std::size_t>(m.columns) + static_cast<std::size_t>(c)] == 0) {
+      if (--remaining[static_cast<std::size_t>(r) * static_cast<std::size_t>(m.columns) +
+                      static_cast<std::size_t>(c)] == 0) {
         rows.erase(it);
       }
     }
@@ -315,8 +321,8 @@ PacketSet isotropic_packets(const IsotropicLattice& lattice, const TaskMatrix& m
   constexpr std::int64_t kMostPackets = std::int64_t{1} << 27;
   if (m.rows() * lattice.size() > kMostPackets) {
     throw InvalidArgument("isotropic_packets: " + std::to_string(m.rows()) + " packets from each of " +
-                                std::to_string(lattice.size()) + " nodes is more than the " +
-                                std::to_string(kMostPackets) + " that fit in memory");
+                          std::to_string(lattice.size()) + " nodes is more than the " + std::to_string(kMostPackets) +
+                          " that fit in memory");
   }
   PacketSet packets(lattice.size(), false);
   for (Node s = 0; s < lattice.size(); ++s) {
@@ -339,7 +345,8 @@ std::optional<IsotropicTask> as_isotropic(const IsotropicLattice& lattice, const
     row_of[static_cast<std::size_t>(o)] = static_cast<std::int32_t>(offsets.size());
     offsets.push_back(o);
   }
-  if (offsets.empty() || static_cast<std::int64_t>(offsets.size()) * lattice.size() != packets.size()) return std::nullopt;
+  if (offsets.empty() || static_cast<std::int64_t>(offsets.size()) * lattice.size() != packets.size())
+    return std::nullopt;
   IsotropicTask task{task_matrix(lattice, offsets), std::vector<PacketId>(offsets.size() * n, -1)};
   for (PacketId p = 0; p < packets.size(); ++p) {
     const Node s = packets.origins(p)[0];
@@ -354,7 +361,10 @@ std::optional<IsotropicTask> as_isotropic(const IsotropicLattice& lattice, const
 
 IsotropicExpander::IsotropicExpander(const IsotropicLattice& lattice, const TaskMatrix& matrix,
                                      const IsotropicSchedule& schedule, std::span<const PacketId> packet_ids)
-    : lattice_(&lattice), matrix_(&matrix), schedule_(&schedule), packet_ids_(packet_ids),
+    : lattice_(&lattice),
+      matrix_(&matrix),
+      schedule_(&schedule),
+      packet_ids_(packet_ids),
       displacement_(static_cast<std::size_t>(matrix.rows()), 0) {}
 
 std::span<const Transmission> IsotropicExpander::next() {
@@ -422,7 +432,8 @@ void check_isotropic_schedule(const TaskMatrix& m, const IsotropicSchedule& sche
         throw std::logic_error("isotropic schedule: " + where + ": the direction carries two packets");
       }
       row_slot[static_cast<std::size_t>(move.row)] = static_cast<std::int32_t>(t);
-      ++moved[static_cast<std::size_t>(move.row) * static_cast<std::size_t>(m.columns) + static_cast<std::size_t>(move.direction)];
+      ++moved[static_cast<std::size_t>(move.row) * static_cast<std::size_t>(m.columns) +
+              static_cast<std::size_t>(move.direction)];
     }
   }
   for (std::size_t i = 0; i < moved.size(); ++i) {

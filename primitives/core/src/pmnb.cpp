@@ -86,7 +86,8 @@ PrefixTree prefix_tree(const VirtualNetwork& g) {
   for (auto it = t.tree.order.rbegin(); it != t.tree.order.rend(); ++it) {
     const Node p = t.tree.parent[static_cast<std::size_t>(*it)];
     if (p >= 0) {
-      t.height[static_cast<std::size_t>(p)] = std::max(t.height[static_cast<std::size_t>(p)], t.height[static_cast<std::size_t>(*it)] + 1);
+      t.height[static_cast<std::size_t>(p)] =
+          std::max(t.height[static_cast<std::size_t>(p)], t.height[static_cast<std::size_t>(*it)] + 1);
     }
   }
   t.depth_max = t.height[static_cast<std::size_t>(root)];
@@ -107,8 +108,10 @@ std::vector<std::int64_t> packets_per_tree(std::int64_t m, std::span<const int> 
   std::int64_t lo = 0, hi = m + *std::max_element(diameters.begin(), diameters.end()) + 1;
   while (lo < hi) {
     const std::int64_t mid = (lo + hi) / 2;
-    if (fill(mid) >= m) hi = mid;
-    else lo = mid + 1;
+    if (fill(mid) >= m)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   std::int64_t surplus = fill(lo) - m;
   for (std::size_t j = 0; j < diameters.size(); ++j) n[j] = std::max<std::int64_t>(0, lo - diameters[j] + 1);
@@ -128,7 +131,8 @@ std::vector<std::int64_t> packets_per_tree(std::int64_t m, std::span<const int> 
 // packets of node v hold the ranks offset(v) .. offset(v) + count(v) - 1,
 // offsets in the prefix tree's preorder, and rank q goes to the tree whose run
 // of n_j ranks holds q.
-std::vector<int> choose_trees(const PrefixTree& t, std::span<const Node> sources, std::span<const std::int64_t> per_tree) {
+std::vector<int> choose_trees(const PrefixTree& t, std::span<const Node> sources,
+                              std::span<const std::int64_t> per_tree) {
   std::vector<std::int64_t> count(t.depth.size(), 0);
   for (Node s : sources) ++count[static_cast<std::size_t>(s)];
   std::vector<std::int64_t> offset(t.depth.size(), 0);
@@ -194,7 +198,8 @@ PmnbPlan PmnbPlanner::plan(const PacketSet& task, bool combining) {
   const VirtualNetwork& g = state_->network;
   const Node n = g.size();
   if (task.combining() != combining) {
-    throw InvalidArgument(combining ? "pmna_plan: the packets must be combining" : "pmnb_plan: the packets must be copying");
+    throw InvalidArgument(combining ? "pmna_plan: the packets must be combining"
+                                    : "pmnb_plan: the packets must be copying");
   }
   if (task.nodes() != n) throw InvalidArgument("pmnb/pmna plan: the packets are for another network size");
   // The node each packet spreads from: its origin (PMNB) or destination (PMNA).

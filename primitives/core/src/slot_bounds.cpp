@@ -101,17 +101,18 @@ SlotBound task_lower_bound(const VirtualNetwork& network, LinkModel model, const
   if (one_port) terms.push_back({doubling, "one-port doubling ceil(log2(k+1)) for k destinations"});
   for (Node v = 0; v < n; ++v) {
     const std::int64_t ports = one_port ? 1 : network.degree(v);
-    terms.push_back({ceil_div(receives[v], ports), one_port ? "receptions at a node, one per slot"
-                                                            : "receptions at a node over its links"});
-    terms.push_back({ceil_div(sends[v], ports), one_port ? "emissions at a node, one per slot"
-                                                         : "emissions at a node over its links"});
+    terms.push_back({ceil_div(receives[v], ports),
+                     one_port ? "receptions at a node, one per slot" : "receptions at a node over its links"});
+    terms.push_back({ceil_div(sends[v], ports),
+                     one_port ? "emissions at a node, one per slot" : "emissions at a node over its links"});
     if (!one_port && model.duplex == Duplex::half) {
       terms.push_back({ceil_div(sends[v] + receives[v], ports), "half-duplex traffic at a node over its links"});
     }
   }
   const std::int64_t capacity = one_port ? n : model.duplex == Duplex::full ? network.arcs() : network.links();
   terms.push_back({ceil_div(hops, capacity), "total hops over the links' capacity per slot"});
-  const auto best = std::max_element(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.slots < b.slots; });
+  const auto best =
+      std::max_element(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.slots < b.slots; });
   if (best->slots < 2 && model.duplex == Duplex::half && exchanges_across_a_link(network, packets)) {
     return {BoundKind::lower, 2, "half duplex: two neighbours send to each other"};
   }

@@ -18,8 +18,8 @@ struct Waiting {
 // pool, so a complete graph's millions of arcs cost an index each, not a heap each.
 class ArcQueues {
  public:
-  ArcQueues(const VirtualNetwork& g) : g_(g), heap_of_(static_cast<std::size_t>(g.arcs()), -1),
-                                       active_arcs_(static_cast<std::size_t>(g.size())) {}
+  ArcQueues(const VirtualNetwork& g)
+      : g_(g), heap_of_(static_cast<std::size_t>(g.arcs()), -1), active_arcs_(static_cast<std::size_t>(g.size())) {}
 
   void push(Node from, Node to, Waiting w) {
     const std::int64_t arc = g_.arc(from, to);
@@ -73,7 +73,10 @@ class ArcQueues {
 class SlotPorts {
  public:
   SlotPorts(const VirtualNetwork& g, LinkModel m)
-      : g_(g), model_(m), sent_(static_cast<std::size_t>(g.size()), -1), received_(sent_),
+      : g_(g),
+        model_(m),
+        sent_(static_cast<std::size_t>(g.size()), -1),
+        received_(sent_),
         arc_used_(static_cast<std::size_t>(g.arcs()), -1) {}
   bool free(std::int32_t slot, Node from, Node to, std::int64_t arc) const {
     if (arc_used_[arc] == slot) return false;

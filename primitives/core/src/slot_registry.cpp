@@ -6,17 +6,20 @@
 #include <string>
 
 #include "slot_support.hpp"
+#include "switchyard/errors.hpp"
 #include "switchyard/primitives/isotropic.hpp"
 #include "switchyard/primitives/pmnb.hpp"
-#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
 std::string_view bound_kind_name(BoundKind kind) noexcept {
   switch (kind) {
-    case BoundKind::lower: return "lower bound";
-    case BoundKind::upper: return "upper bound";
-    case BoundKind::optimum: return "optimum";
+    case BoundKind::lower:
+      return "lower bound";
+    case BoundKind::upper:
+      return "upper bound";
+    case BoundKind::optimum:
+      return "optimum";
   }
   return "bound";
 }
@@ -54,13 +57,20 @@ bool all_port(const VirtualNetwork&, LinkModel m) { return m.ports == Ports::all
 // its schedule reversed in time and direction executes the dual.
 TaskKind forward_task(TaskKind t) {
   switch (t) {
-    case TaskKind::sna: return TaskKind::snb;
-    case TaskKind::ssna: return TaskKind::ssnb;
-    case TaskKind::sng: return TaskKind::sns;
-    case TaskKind::ssng: return TaskKind::ssns;
-    case TaskKind::pmna: return TaskKind::pmnb;
-    case TaskKind::pmng: return TaskKind::pmns;
-    default: return t;
+    case TaskKind::sna:
+      return TaskKind::snb;
+    case TaskKind::ssna:
+      return TaskKind::ssnb;
+    case TaskKind::sng:
+      return TaskKind::sns;
+    case TaskKind::ssng:
+      return TaskKind::ssns;
+    case TaskKind::pmna:
+      return TaskKind::pmnb;
+    case TaskKind::pmng:
+      return TaskKind::pmns;
+    default:
+      return t;
   }
 }
 
@@ -70,7 +80,8 @@ TaskInstance forward_instance(const TaskInstance& task) {
   f.root = task.root;
   f.active = task.active;
   f.packets = PacketSet(task.packets.nodes(), false);
-  for (PacketId p = 0; p < task.packets.size(); ++p) f.packets.add(task.packets.destinations(p), task.packets.origins(p));
+  for (PacketId p = 0; p < task.packets.size(); ++p)
+    f.packets.add(task.packets.destinations(p), task.packets.origins(p));
   return f;
 }
 
@@ -132,11 +143,12 @@ SlotAlgorithmResult greedy_trees(const VirtualNetwork& g, LinkModel m, const Tas
   // trees of many origins load every dimension.
   using detail::TreeShape;
   const bool one_port = m.ports == Ports::one_port;
-  const TreeShape shape = g.kind() == NetworkKind::hypercube ? (one_port ? TreeShape::binomial : TreeShape::rotated_binomial)
+  const TreeShape shape = g.kind() == NetworkKind::hypercube
+                              ? (one_port ? TreeShape::binomial : TreeShape::rotated_binomial)
                           : g.kind() == NetworkKind::complete && one_port ? TreeShape::binomial
                                                                           : TreeShape::bfs;
   const detail::TreeForwarding forwarding(g, task.packets, shape);
-  return finish(shape == TreeShape::bfs ? "greedy forwarding on BFS trees"
+  return finish(shape == TreeShape::bfs        ? "greedy forwarding on BFS trees"
                 : shape == TreeShape::binomial ? "greedy forwarding on binomial trees"
                                                : "greedy forwarding on dimension-rotated binomial trees",
                 detail::greedy_schedule(g, m, task.packets, forwarding), g, m, task, false);
@@ -144,37 +156,61 @@ SlotAlgorithmResult greedy_trees(const VirtualNetwork& g, LinkModel m, const Tas
 
 constexpr SlotAlgorithmEntry kEntries[] = {
     // Complete graph, all-port: every packet straight to its destination.
-    {TaskKind::one_to_one, is_complete, direct}, {TaskKind::permutation, is_complete, direct},
-    {TaskKind::snb, complete_all_port, direct}, {TaskKind::sna, complete_all_port, direct},
-    {TaskKind::ssnb, complete_all_port, direct}, {TaskKind::ssna, complete_all_port, direct},
-    {TaskKind::sns, complete_all_port, direct}, {TaskKind::sng, complete_all_port, direct},
-    {TaskKind::ssns, complete_all_port, direct}, {TaskKind::ssng, complete_all_port, direct},
-    {TaskKind::mnb, complete_all_port, direct}, {TaskKind::pmnb, complete_all_port, direct},
-    {TaskKind::pmna, complete_all_port, direct}, {TaskKind::te, complete_all_port, direct},
-    {TaskKind::pmns, complete_all_port, direct}, {TaskKind::pmng, complete_all_port, direct},
+    {TaskKind::one_to_one, is_complete, direct},
+    {TaskKind::permutation, is_complete, direct},
+    {TaskKind::snb, complete_all_port, direct},
+    {TaskKind::sna, complete_all_port, direct},
+    {TaskKind::ssnb, complete_all_port, direct},
+    {TaskKind::ssna, complete_all_port, direct},
+    {TaskKind::sns, complete_all_port, direct},
+    {TaskKind::sng, complete_all_port, direct},
+    {TaskKind::ssns, complete_all_port, direct},
+    {TaskKind::ssng, complete_all_port, direct},
+    {TaskKind::mnb, complete_all_port, direct},
+    {TaskKind::pmnb, complete_all_port, direct},
+    {TaskKind::pmna, complete_all_port, direct},
+    {TaskKind::te, complete_all_port, direct},
+    {TaskKind::pmns, complete_all_port, direct},
+    {TaskKind::pmng, complete_all_port, direct},
     // Complete graph, one-port (the real machine).
-    {TaskKind::snb, complete_one_port, binomial}, {TaskKind::ssnb, complete_one_port, binomial},
-    {TaskKind::sna, complete_one_port, by_duality<binomial>}, {TaskKind::ssna, complete_one_port, by_duality<binomial>},
-    {TaskKind::sns, complete_one_port, sequential}, {TaskKind::ssns, complete_one_port, sequential},
-    {TaskKind::sng, complete_one_port, by_duality<sequential>}, {TaskKind::ssng, complete_one_port, by_duality<sequential>},
-    {TaskKind::mnb, complete_one_port, shifted}, {TaskKind::te, complete_one_port, shifted},
-    {TaskKind::pmns, complete_one_port, shifted}, {TaskKind::pmng, complete_one_port, by_duality<shifted>},
+    {TaskKind::snb, complete_one_port, binomial},
+    {TaskKind::ssnb, complete_one_port, binomial},
+    {TaskKind::sna, complete_one_port, by_duality<binomial>},
+    {TaskKind::ssna, complete_one_port, by_duality<binomial>},
+    {TaskKind::sns, complete_one_port, sequential},
+    {TaskKind::ssns, complete_one_port, sequential},
+    {TaskKind::sng, complete_one_port, by_duality<sequential>},
+    {TaskKind::ssng, complete_one_port, by_duality<sequential>},
+    {TaskKind::mnb, complete_one_port, shifted},
+    {TaskKind::te, complete_one_port, shifted},
+    {TaskKind::pmns, complete_one_port, shifted},
+    {TaskKind::pmng, complete_one_port, by_duality<shifted>},
     // Hypercube, one-port: the binomial tree is a spanning tree of the cube.
-    {TaskKind::snb, hypercube_one_port, binomial}, {TaskKind::ssnb, hypercube_one_port, binomial},
-    {TaskKind::sna, hypercube_one_port, by_duality<binomial>}, {TaskKind::ssna, hypercube_one_port, by_duality<binomial>},
+    {TaskKind::snb, hypercube_one_port, binomial},
+    {TaskKind::ssnb, hypercube_one_port, binomial},
+    {TaskKind::sna, hypercube_one_port, by_duality<binomial>},
+    {TaskKind::ssna, hypercube_one_port, by_duality<binomial>},
     // Hypercube and torus, all-port full duplex: TE as an isotropic task, in exactly h slots.
     {TaskKind::te, lattice_all_port_full, isotropic_optimal},
     // Any network, all-port: PMNB / PMNA on edge-disjoint spanning trees.
-    {TaskKind::pmnb, all_port, pmnb_on_trees}, {TaskKind::pmna, all_port, pmna_on_trees},
+    {TaskKind::pmnb, all_port, pmnb_on_trees},
+    {TaskKind::pmna, all_port, pmna_on_trees},
     // Any network, any link model.
-    {TaskKind::snb, nullptr, tree}, {TaskKind::ssnb, nullptr, tree},
-    {TaskKind::sna, nullptr, by_duality<tree>}, {TaskKind::ssna, nullptr, by_duality<tree>},
-    {TaskKind::one_to_one, nullptr, greedy_routed}, {TaskKind::permutation, nullptr, greedy_routed},
-    {TaskKind::sns, nullptr, greedy_routed}, {TaskKind::ssns, nullptr, greedy_routed},
-    {TaskKind::sng, nullptr, by_duality<greedy_routed>}, {TaskKind::ssng, nullptr, by_duality<greedy_routed>},
-    {TaskKind::te, nullptr, greedy_routed}, {TaskKind::pmns, nullptr, greedy_routed},
+    {TaskKind::snb, nullptr, tree},
+    {TaskKind::ssnb, nullptr, tree},
+    {TaskKind::sna, nullptr, by_duality<tree>},
+    {TaskKind::ssna, nullptr, by_duality<tree>},
+    {TaskKind::one_to_one, nullptr, greedy_routed},
+    {TaskKind::permutation, nullptr, greedy_routed},
+    {TaskKind::sns, nullptr, greedy_routed},
+    {TaskKind::ssns, nullptr, greedy_routed},
+    {TaskKind::sng, nullptr, by_duality<greedy_routed>},
+    {TaskKind::ssng, nullptr, by_duality<greedy_routed>},
+    {TaskKind::te, nullptr, greedy_routed},
+    {TaskKind::pmns, nullptr, greedy_routed},
     {TaskKind::pmng, nullptr, by_duality<greedy_routed>},
-    {TaskKind::mnb, nullptr, greedy_trees}, {TaskKind::pmnb, nullptr, greedy_trees},
+    {TaskKind::mnb, nullptr, greedy_trees},
+    {TaskKind::pmnb, nullptr, greedy_trees},
     {TaskKind::pmna, nullptr, by_duality<greedy_trees>},
 };
 
@@ -185,13 +221,13 @@ std::span<const SlotAlgorithmEntry> slot_algorithms() noexcept { return kEntries
 SlotAlgorithmResult route(const VirtualNetwork& network, LinkModel model, const TaskInstance& task) {
   if (task.packets.nodes() != network.size()) {
     throw InvalidArgument("route: the task is over " + std::to_string(task.packets.nodes()) + " nodes, " +
-                                network.name() + " has " + std::to_string(network.size()));
+                          network.name() + " has " + std::to_string(network.size()));
   }
   for (const auto& e : kEntries) {
     if (e.task == task.task && (!e.applies || e.applies(network, model))) return e.run(network, model, task);
   }
-  throw InvalidArgument("route: no slot algorithm for " + std::string(task_name(task.task)) + " on " +
-                              network.name() + " under " + to_string(model));
+  throw InvalidArgument("route: no slot algorithm for " + std::string(task_name(task.task)) + " on " + network.name() +
+                        " under " + to_string(model));
 }
 
 }  // namespace switchyard::primitives

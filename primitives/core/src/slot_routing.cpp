@@ -4,8 +4,8 @@
 #include <string>
 
 #include "slot_support.hpp"
-#include "switchyard/primitives/binomial_tree.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/primitives/binomial_tree.hpp"
 
 namespace switchyard::primitives::detail {
 
@@ -50,8 +50,10 @@ Router::Router(const VirtualNetwork& network) : network_(network) {
   if (network.kind() != NetworkKind::graph) return;
   const Node n = network.size();
   if (n > kMaxTableNodes) {
-    throw InvalidArgument(network.name() + ": routing packets on a graph from a file needs an all-pairs table, "
-                                "limited to " + std::to_string(kMaxTableNodes) + " nodes; this one has " + std::to_string(n));
+    throw InvalidArgument(network.name() +
+                          ": routing packets on a graph from a file needs an all-pairs table, "
+                          "limited to " +
+                          std::to_string(kMaxTableNodes) + " nodes; this one has " + std::to_string(n));
   }
   next_.assign(static_cast<std::size_t>(n) * n, -1);
   dist_.assign(static_cast<std::size_t>(n) * n, 0);
@@ -68,9 +70,12 @@ Router::Router(const VirtualNetwork& network) : network_(network) {
 
 Node Router::next_hop(Node at, Node to) const {
   switch (network_.kind()) {
-    case NetworkKind::complete: return to;
-    case NetworkKind::hypercube: return hypercube_next(at, to, network_.dimension());
-    case NetworkKind::torus: return torus_next(at, to, network_.sides());
+    case NetworkKind::complete:
+      return to;
+    case NetworkKind::hypercube:
+      return hypercube_next(at, to, network_.dimension());
+    case NetworkKind::torus:
+      return torus_next(at, to, network_.sides());
     case NetworkKind::tree: {
       // Up to the common ancestor, then down: `to`'s ancestor one level below `at`, if `at` is above `to`.
       const int k = network_.arity();
@@ -79,15 +84,18 @@ Node Router::next_hop(Node at, Node to) const {
       for (std::int32_t dx = tree_depth(to, k); dx > da + 1; --dx) x = (x - 1) / k;
       return x > 0 && (x - 1) / k == at && tree_depth(x, k) == da + 1 ? x : (at - 1) / k;
     }
-    case NetworkKind::graph: return next_[static_cast<std::size_t>(to) * network_.size() + at];
+    case NetworkKind::graph:
+      return next_[static_cast<std::size_t>(to) * network_.size() + at];
   }
   return to;
 }
 
 std::int32_t Router::distance(Node from, Node to) const {
   switch (network_.kind()) {
-    case NetworkKind::complete: return from == to ? 0 : 1;
-    case NetworkKind::hypercube: return std::popcount(static_cast<std::uint32_t>(from ^ to));
+    case NetworkKind::complete:
+      return from == to ? 0 : 1;
+    case NetworkKind::hypercube:
+      return std::popcount(static_cast<std::uint32_t>(from ^ to));
     case NetworkKind::torus: {
       std::int32_t d = 0;
       for (Node side : network_.sides()) {
@@ -106,7 +114,8 @@ std::int32_t Router::distance(Node from, Node to) const {
       for (; from != to; d += 2) from = (from - 1) / k, to = (to - 1) / k;
       return d;
     }
-    case NetworkKind::graph: return dist_[static_cast<std::size_t>(to) * network_.size() + from];
+    case NetworkKind::graph:
+      return dist_[static_cast<std::size_t>(to) * network_.size() + from];
   }
   return 0;
 }

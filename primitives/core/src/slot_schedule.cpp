@@ -18,8 +18,8 @@ void check_nodes(std::span<const Node> nodes, Node n, const char* what) {
   if (nodes.empty()) throw InvalidArgument(std::string("PacketSet::add: a packet needs at least one ") + what);
   for (Node v : nodes) {
     if (v < 0 || v >= n) {
-      throw InvalidArgument(std::string("PacketSet::add: ") + what + " " + std::to_string(v) +
-                                  " is outside 0.." + std::to_string(n - 1));
+      throw InvalidArgument(std::string("PacketSet::add: ") + what + " " + std::to_string(v) + " is outside 0.." +
+                            std::to_string(n - 1));
     }
   }
 }
@@ -33,17 +33,17 @@ PacketId PacketSet::add(std::span<const Node> origins, std::span<const Node> des
   const auto many = combining_ ? origins : destinations;
   if (single.size() != 1) {
     throw InvalidArgument(combining_ ? "PacketSet::add: a combining packet has exactly one destination"
-                                           : "PacketSet::add: a copying packet has exactly one origin");
+                                     : "PacketSet::add: a copying packet has exactly one origin");
   }
   std::vector<Node> sorted(many.begin(), many.end());
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
     throw InvalidArgument("PacketSet::add: node " + std::to_string(*std::adjacent_find(sorted.begin(), sorted.end())) +
-                                " is listed twice");
+                          " is listed twice");
   }
   if (std::binary_search(sorted.begin(), sorted.end(), single[0])) {
     throw InvalidArgument("PacketSet::add: node " + std::to_string(single[0]) +
-                                " is both an origin and a destination of one packet");
+                          " is both an origin and a destination of one packet");
   }
   if (static_cast<std::int64_t>(single_.size()) >= INT32_MAX) {
     throw InvalidArgument("PacketSet::add: more than 2^31 - 1 packets");
@@ -75,7 +75,7 @@ std::int64_t PacketSet::deliveries() const noexcept {
 void SlotSchedule::add(std::int32_t slot, Transmission t) {
   if (slot < slots() - 1 || slot < 0) {
     throw InvalidArgument("SlotSchedule::add: slot " + std::to_string(slot) + " is before the last slot " +
-                                std::to_string(slots() - 1) + " (use SlotScheduleBuilder for any order)");
+                          std::to_string(slots() - 1) + " (use SlotScheduleBuilder for any order)");
   }
   while (slots() <= slot) slot_begin_.push_back(slot_begin_.back());
   transmissions_.push_back(t);

@@ -27,16 +27,16 @@ struct SlotSimulator::State {
   const PacketSet& packets;
   std::int32_t slot = 0;
   std::int64_t transmissions = 0;
-  std::vector<std::int64_t> index;          // packet -> its bitset / count block, or -1 (routed)
-  std::vector<Node> location;               // routed packets: where it is; -1 while in a link
-  std::vector<std::uint64_t> holders;       // copying packets with several destinations: N bits each
-  std::vector<std::uint32_t> counts;        // combining packets: N counts each
+  std::vector<std::int64_t> index;  // packet -> its bitset / count block, or -1 (routed)
+  std::vector<Node> location;  // routed packets: where it is; -1 while in a link
+  std::vector<std::uint64_t> holders;  // copying packets with several destinations: N bits each
+  std::vector<std::uint32_t> counts;  // combining packets: N counts each
   std::vector<std::int32_t> last_send, last_receive, arc_used;  // the slot a port or arc was last used in
   struct Arrival {
     Transmission t;
     std::uint32_t amount;
   };
-  std::vector<Arrival> arrivals;            // of the slot being run, applied at its end
+  std::vector<Arrival> arrivals;  // of the slot being run, applied at its end
 
   std::int64_t words() const { return (network.size() + 63) / 64; }
   bool holds_bit(std::int64_t block, Node v) const { return holders[block * words() + v / 64] >> (v % 64) & 1; }
@@ -54,7 +54,7 @@ void SlotSimulator::State::allocate() {
   const Node n = network.size();
   if (packets.nodes() != n) {
     throw InvalidArgument("SlotSimulator: the packets are over " + std::to_string(packets.nodes()) +
-                                " nodes, the network " + network.name() + " has " + std::to_string(n));
+                          " nodes, the network " + network.name() + " has " + std::to_string(n));
   }
   std::int64_t blocks = 0;
   index.assign(static_cast<std::size_t>(packets.size()), -1);
@@ -64,18 +64,21 @@ void SlotSimulator::State::allocate() {
   const std::int64_t block_bytes = packets.combining() ? std::int64_t{n} * 4 : words() * 8;
   const std::int64_t bytes = blocks * block_bytes + std::int64_t{packets.size()} * 12 + network.arcs() * 4;
   if (bytes > kMaxStateBytes) {
-    throw InvalidArgument("SlotSimulator: " + std::to_string(packets.size()) + " packets on " +
-                                std::to_string(n) + " nodes need " + std::to_string(bytes >> 20) +
-                                " MiB of state, more than the " + std::to_string(kMaxStateBytes >> 20) + " MiB allowed");
+    throw InvalidArgument("SlotSimulator: " + std::to_string(packets.size()) + " packets on " + std::to_string(n) +
+                          " nodes need " + std::to_string(bytes >> 20) + " MiB of state, more than the " +
+                          std::to_string(kMaxStateBytes >> 20) + " MiB allowed");
   }
   (packets.combining() ? counts.assign(static_cast<std::size_t>(blocks * n), 0)
                        : holders.assign(static_cast<std::size_t>(blocks * words()), 0));
   location.assign(static_cast<std::size_t>(packets.size()), -1);
   for (PacketId p = 0; p < packets.size(); ++p) {
     for (Node o : packets.origins(p)) {
-      if (packets.combining()) count(index[p], o) = 1;
-      else if (index[p] >= 0) set_bit(index[p], o);
-      else location[p] = o;
+      if (packets.combining())
+        count(index[p], o) = 1;
+      else if (index[p] >= 0)
+        set_bit(index[p], o);
+      else
+        location[p] = o;
     }
   }
   last_send.assign(static_cast<std::size_t>(n), -1);
@@ -94,7 +97,8 @@ void SlotSimulator::State::check_link(const Transmission& t) {
   }
   arc_used[arc] = slot;
   if (model.ports == Ports::one_port) {
-    if (last_send[t.from] == slot) throw IllegalSchedule(describe(slot, t) + ": one-port, and the sender already sends");
+    if (last_send[t.from] == slot)
+      throw IllegalSchedule(describe(slot, t) + ": one-port, and the sender already sends");
     if (last_receive[t.to] == slot) {
       throw IllegalSchedule(describe(slot, t) + ": one-port, and the receiver already receives");
     }
@@ -111,7 +115,8 @@ void SlotSimulator::State::take(const Transmission& t) {
   if (packets.combining()) {
     amount = count(block, t.from);
     if (amount == 0) {
-      throw IllegalSchedule(describe(slot, t) + ": the sender holds no contribution to the packet (none yet, or it "
+      throw IllegalSchedule(describe(slot, t) +
+                            ": the sender holds no contribution to the packet (none yet, or it "
                             "already handed them over: sending again would count them twice)");
     }
     count(block, t.from) = 0;
@@ -119,8 +124,9 @@ void SlotSimulator::State::take(const Transmission& t) {
     if (!holds_bit(block, t.from)) throw IllegalSchedule(describe(slot, t) + ": the sender does not hold the packet");
   } else {
     if (location[t.packet] != t.from) {
-      throw IllegalSchedule(describe(slot, t) + ": the sender does not hold the packet (it is " +
-                            (location[t.packet] < 0 ? std::string("in a link") : "at node " + std::to_string(location[t.packet])) + ")");
+      throw IllegalSchedule(
+          describe(slot, t) + ": the sender does not hold the packet (it is " +
+          (location[t.packet] < 0 ? std::string("in a link") : "at node " + std::to_string(location[t.packet])) + ")");
     }
     location[t.packet] = -1;
   }
@@ -129,9 +135,12 @@ void SlotSimulator::State::take(const Transmission& t) {
 
 void SlotSimulator::State::land(const Arrival& a) {
   const std::int64_t block = index[a.t.packet];
-  if (packets.combining()) count(block, a.t.to) += a.amount;
-  else if (block >= 0) set_bit(block, a.t.to);
-  else location[a.t.packet] = a.t.to;
+  if (packets.combining())
+    count(block, a.t.to) += a.amount;
+  else if (block >= 0)
+    set_bit(block, a.t.to);
+  else
+    location[a.t.packet] = a.t.to;
 }
 
 SlotSimulator::SlotSimulator(const VirtualNetwork& network, LinkModel model, const PacketSet& packets)
@@ -162,14 +171,14 @@ SimulationResult SlotSimulator::finish() const {
     for (Node d : packets.destinations(p)) {
       const std::int64_t block = s.index[p];
       const bool done = packets.combining() ? s.count(block, d) == packets.origins(p).size()
-                        : block >= 0       ? s.holds_bit(block, d)
-                                           : s.location[p] == d;
+                        : block >= 0        ? s.holds_bit(block, d)
+                                            : s.location[p] == d;
       if (!done) {
         throw IllegalSchedule("after " + std::to_string(s.slot) + " slots: node " + std::to_string(d) +
-                              (packets.combining() ? " holds " + std::to_string(s.count(block, d)) + " of the " +
-                                                         std::to_string(packets.origins(p).size()) +
-                                                         " contributions to packet "
-                                                   : " lacks packet ") +
+                              (packets.combining()
+                                   ? " holds " + std::to_string(s.count(block, d)) + " of the " +
+                                         std::to_string(packets.origins(p).size()) + " contributions to packet "
+                                   : " lacks packet ") +
                               std::to_string(p));
       }
     }

@@ -24,17 +24,17 @@ class Router {
 
  private:
   const VirtualNetwork& network_;
-  std::vector<Node> next_;            // graphs: next_[to * N + at]
-  std::vector<std::int32_t> dist_;    // graphs: dist_[to * N + at]
+  std::vector<Node> next_;  // graphs: next_[to * N + at]
+  std::vector<std::int32_t> dist_;  // graphs: dist_[to * N + at]
 };
 
 // A spanning tree rooted at `root`, children in increasing order.
 struct RootedTree {
   Node root = 0;
-  std::vector<Node> parent;                 // -1 at the root
-  std::vector<std::int64_t> child_begin;    // CSR over nodes
+  std::vector<Node> parent;  // -1 at the root
+  std::vector<std::int64_t> child_begin;  // CSR over nodes
   std::vector<Node> children;
-  std::vector<Node> order;                  // breadth-first order, root first
+  std::vector<Node> order;  // breadth-first order, root first
 };
 RootedTree bfs_tree(const VirtualNetwork& network, Node root);
 
@@ -92,7 +92,8 @@ SlotSchedule tree_broadcast(const RootedTree& tree, LinkModel model, PacketId pa
 // slots for k targets, the one-port optimum); on a hypercube embedded with
 // relative rank v xor root (at most d slots: every child is a neighbour),
 // pruned to the subtrees holding a target.
-SlotSchedule binomial_broadcast(const VirtualNetwork& network, Node root, PacketId packet, std::span<const Node> targets);
+SlotSchedule binomial_broadcast(const VirtualNetwork& network, Node root, PacketId packet,
+                                std::span<const Node> targets);
 
 // Broadcast forwarding for packets with several destinations: each origin's
 // breadth-first tree pruned to the packet's destinations (any network), or
@@ -109,8 +110,8 @@ class TreeForwarding final : public Forwarding {
   const VirtualNetwork& network_;
   const PacketSet& packets_;
   TreeShape shape_;
-  std::vector<Node> parent_;            // BFS: parent_[p * N + v]
-  std::vector<std::int32_t> height_;    // BFS: slots the subtree of v still needs, -1 if pruned
+  std::vector<Node> parent_;  // BFS: parent_[p * N + v]
+  std::vector<std::int32_t> height_;  // BFS: slots the subtree of v still needs, -1 if pruned
 };
 
 // Complete graph. Every (origin, destination) pair of the task sent straight

@@ -3,8 +3,8 @@
 #include <stdexcept>
 
 #include "slot_support.hpp"
-#include "switchyard/primitives/binomial_tree.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/primitives/binomial_tree.hpp"
 
 namespace switchyard::primitives::detail {
 
@@ -55,7 +55,8 @@ SlotSchedule tree_broadcast(const RootedTree& tree, LinkModel model, PacketId pa
   return std::move(b).build();
 }
 
-SlotSchedule binomial_broadcast(const VirtualNetwork& network, Node root, PacketId packet, std::span<const Node> targets) {
+SlotSchedule binomial_broadcast(const VirtualNetwork& network, Node root, PacketId packet,
+                                std::span<const Node> targets) {
   SlotScheduleBuilder b;
   if (network.kind() == NetworkKind::complete) {
     // Relative rank i is participants[i]: the root, then the targets.
@@ -69,7 +70,8 @@ SlotSchedule binomial_broadcast(const VirtualNetwork& network, Node root, Packet
     }
     return std::move(b).build();
   }
-  if (network.kind() != NetworkKind::hypercube) throw InvalidArgument("binomial_broadcast: complete graph or hypercube only");
+  if (network.kind() != NetworkKind::hypercube)
+    throw InvalidArgument("binomial_broadcast: complete graph or hypercube only");
   // Keep the branches that lead to a target: mark each target's relative rank
   // and its ancestors (v's parent is v without its highest bit).
   const std::int64_t n = network.size();
@@ -127,7 +129,8 @@ void TreeForwarding::hops(PacketId packet, Node at, std::vector<Hop>& out) const
     const std::int64_t v = relative_rank(at, origin, n);
     for_each_binomial_child(v, n, [&](std::int64_t child, int) {
       // The child receives in slot highbit(child); its subtree is done by slot binomial_slots(n) - 1.
-      out.push_back({static_cast<Node>(absolute_rank(child, origin, n)), binomial_slots(n) - binomial_receive_slot(child)});
+      out.push_back(
+          {static_cast<Node>(absolute_rank(child, origin, n)), binomial_slots(n) - binomial_receive_slot(child)});
     });
     return;
   }

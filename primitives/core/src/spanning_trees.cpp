@@ -65,7 +65,8 @@ class ForestPartition {
     std::vector<std::size_t> order(edges_.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     const auto near = [&](std::size_t e) {
-      return std::min(dist[static_cast<std::size_t>(edges_[e].first)], dist[static_cast<std::size_t>(edges_[e].second)]);
+      return std::min(dist[static_cast<std::size_t>(edges_[e].first)],
+                      dist[static_cast<std::size_t>(edges_[e].second)]);
     };
     std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return near(a) < near(b); });
     std::vector<std::vector<Node>> leader(forests_.size(), std::vector<Node>(static_cast<std::size_t>(n_)));
@@ -97,8 +98,10 @@ class ForestPartition {
   // Frees forest i's edges and removes it.
   void drop(int i) {
     for (auto& f : forest_of_) {
-      if (f == i) f = -1;
-      else if (f > i) --f;
+      if (f == i)
+        f = -1;
+      else if (f > i)
+        --f;
     }
     forests_.erase(forests_.begin() + i);
   }
@@ -271,7 +274,8 @@ EdgeDisjointTrees matroid_union_trees(const VirtualNetwork& g, std::optional<int
 }
 
 EdgeDisjointTrees complete_graph_trees(Node n) {
-  if (n < 2) throw InvalidArgument("complete_graph_trees: K_" + std::to_string(n) + " has no spanning tree with an edge");
+  if (n < 2)
+    throw InvalidArgument("complete_graph_trees: K_" + std::to_string(n) + " has no spanning tree with an edge");
   const Node m = n / 2;
   EdgeDisjointTrees out{"double stars", std::vector<std::vector<TreeEdge>>(static_cast<std::size_t>(m))};
   for (Node i = 0; i < m; ++i) {
@@ -328,7 +332,8 @@ std::vector<TreeEdge> orient_to_roots(const std::vector<TreeEdge>& unused) {
 
 // A centre of tree t (the middle of a longest path) not in `taken`, or the
 // nearest node to it that is not.
-Node free_centre(const std::vector<Node>& nodes, const std::vector<TreeEdge>& t, const std::vector<char>& taken, Node size) {
+Node free_centre(const std::vector<Node>& nodes, const std::vector<TreeEdge>& t, const std::vector<char>& taken,
+                 Node size) {
   const auto adj = tree_adjacency(size, t);
   const auto first = bfs_distances(adj, nodes[0]);
   Node a = nodes[0];
@@ -340,12 +345,16 @@ Node free_centre(const std::vector<Node>& nodes, const std::vector<TreeEdge>& t,
   const int half = from_a[static_cast<std::size_t>(b)] / 2;
   Node centre = a;
   for (Node v : nodes) {
-    if (from_a[static_cast<std::size_t>(v)] == half && from_b[static_cast<std::size_t>(v)] == from_a[static_cast<std::size_t>(b)] - half) centre = v;
+    if (from_a[static_cast<std::size_t>(v)] == half &&
+        from_b[static_cast<std::size_t>(v)] == from_a[static_cast<std::size_t>(b)] - half)
+      centre = v;
   }
   const auto around = bfs_distances(adj, centre);
   Node best = -1;
   for (Node v : nodes) {
-    if (!taken[static_cast<std::size_t>(v)] && (best < 0 || around[static_cast<std::size_t>(v)] < around[static_cast<std::size_t>(best)])) best = v;
+    if (!taken[static_cast<std::size_t>(v)] &&
+        (best < 0 || around[static_cast<std::size_t>(v)] < around[static_cast<std::size_t>(best)]))
+      best = v;
   }
   return best;
 }
@@ -422,8 +431,10 @@ std::vector<Factor> product_factors(const VirtualNetwork& g) {
     for (Node side : g.sides()) {
       Factor f;
       for (Node y = 0; y < side; ++y) f.push_back(y * radix);
-      if (side >= 3) cycles.push_back(f);
-      else if (side == 2) links.push_back(f);
+      if (side >= 3)
+        cycles.push_back(f);
+      else if (side == 2)
+        links.push_back(f);
       radix *= side;
     }
   }
@@ -442,14 +453,15 @@ EdgeDisjointTrees cycle_product_trees(const VirtualNetwork& g) {
   const auto factors = product_factors(g);
   if (factors.empty()) {
     throw InvalidArgument("cycle_product_trees: " + g.name() +
-                                " is not a hypercube or a torus with a side of 3 or more and at most one side of 2");
+                          " is not a hypercube or a torus with a side of 3 or more and at most one side of 2");
   }
   ProductLevel level{{{}}, {}, factors[0]};
   const auto n = static_cast<Node>(factors[0].size());
   for (Node y = 0; y + 1 < n; ++y) level.trees[0].emplace_back(factors[0][y], factors[0][y + 1]);
   level.unused.emplace_back(factors[0][n - 1], factors[0][0]);
   for (std::size_t i = 1; i < factors.size(); ++i) {
-    level = factors[i].size() == 2 ? times_link(level, factors[i][1], g.size()) : times_cycle(level, factors[i], g.size());
+    level =
+        factors[i].size() == 2 ? times_link(level, factors[i][1], g.size()) : times_cycle(level, factors[i], g.size());
   }
   return {"cycle product", std::move(level.trees)};
 }
@@ -476,8 +488,8 @@ void check_edge_disjoint_spanning_trees(const VirtualNetwork& g, const EdgeDisjo
     const auto& tree = trees.trees[static_cast<std::size_t>(i)];
     const std::string which = trees.construction + " tree " + std::to_string(i);
     if (static_cast<Node>(tree.size()) != g.size() - 1) {
-      throw InvalidArgument(which + " has " + std::to_string(tree.size()) + " links, not N - 1 = " +
-                             std::to_string(g.size() - 1));
+      throw InvalidArgument(which + " has " + std::to_string(tree.size()) +
+                            " links, not N - 1 = " + std::to_string(g.size() - 1));
     }
     for (auto [u, v] : tree) {
       if (!g.adjacent(u, v)) {

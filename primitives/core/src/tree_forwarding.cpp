@@ -37,7 +37,8 @@ GreedyTreeForwarding::GreedyTreeForwarding(Node nodes, const EdgeDisjointTrees& 
   out_.assign(arc_to_.size(), 0);
   std::vector<std::int64_t> fill(out_begin_.begin(), out_begin_.end() - 1);
   for (std::size_t a = 0; a < arc_to_.size(); ++a) {
-    out_[static_cast<std::size_t>(fill[static_cast<std::size_t>(arc_tree_[a]) * n + static_cast<std::size_t>(arc_from_[a])]++)] =
+    out_[static_cast<std::size_t>(
+        fill[static_cast<std::size_t>(arc_tree_[a]) * n + static_cast<std::size_t>(arc_from_[a])]++)] =
         static_cast<std::int64_t>(a);
   }
   queue_.resize(arc_to_.size());

@@ -22,15 +22,15 @@ void require_fits(std::int64_t n, std::int64_t arcs, const std::string& what) {
   }
   if (arcs > kMaxArcs) {
     throw InvalidArgument(what + ": " + std::to_string(arcs / 2) + " links do not fit in memory (at most " +
-                                std::to_string(kMaxArcs / 2) + " links)");
+                          std::to_string(kMaxArcs / 2) + " links)");
   }
 }
 
 // Builds the CSR arrays directly from a per-node neighbour generator, so a
 // large complete graph is never held twice.
 template <class Neighbours>
-void fill_csr(std::vector<std::int64_t>& offsets, std::vector<Node>& adjacency, Node n,
-                     std::int64_t arcs_hint, Neighbours&& neighbours_of) {
+void fill_csr(std::vector<std::int64_t>& offsets, std::vector<Node>& adjacency, Node n, std::int64_t arcs_hint,
+              Neighbours&& neighbours_of) {
   offsets.assign(1, 0);
   offsets.reserve(static_cast<std::size_t>(n) + 1);
   adjacency.reserve(static_cast<std::size_t>(arcs_hint));
@@ -127,7 +127,7 @@ VirtualNetwork VirtualNetwork::from_edges(Node n, std::span<const std::pair<Node
   for (auto [u, v] : edges) {
     if (u < 0 || u >= n || v < 0 || v >= n) {
       throw InvalidArgument(name + ": edge (" + std::to_string(u) + ", " + std::to_string(v) +
-                                  ") has a node outside 0.." + std::to_string(n - 1));
+                            ") has a node outside 0.." + std::to_string(n - 1));
     }
     if (u != v) ++degree[u], ++degree[v];
   }
@@ -154,7 +154,7 @@ void VirtualNetwork::require_connected() const {
   const auto it = std::find(d.begin(), d.end(), -1);
   if (it != d.end()) {
     throw InvalidArgument(name_ + ": the graph is not connected (node " + std::to_string(it - d.begin()) +
-                                " cannot be reached from node 0)");
+                          " cannot be reached from node 0)");
   }
 }
 
@@ -188,8 +188,12 @@ std::vector<std::int32_t> VirtualNetwork::distances_from(Node s) const {
 int VirtualNetwork::diameter() const {
   if (diameter_ >= 0) return diameter_;
   switch (kind_) {
-    case NetworkKind::complete: diameter_ = size() > 1 ? 1 : 0; break;
-    case NetworkKind::hypercube: diameter_ = dimension_; break;
+    case NetworkKind::complete:
+      diameter_ = size() > 1 ? 1 : 0;
+      break;
+    case NetworkKind::hypercube:
+      diameter_ = dimension_;
+      break;
     case NetworkKind::torus:
       diameter_ = 0;
       for (Node side : sides_) diameter_ += side / 2;
@@ -220,7 +224,8 @@ namespace {
 void check_value(const MatrixMarketLines& lines, const std::string& token) {
   double v = 0;
   const auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
-  if (ec != std::errc() || p != token.data() + token.size()) lines.fail("value '" + printable(token) + "' is not a number");
+  if (ec != std::errc() || p != token.data() + token.size())
+    lines.fail("value '" + printable(token) + "' is not a number");
 }
 
 // Whether the entries are "row column" (pattern) rather than "row column value".

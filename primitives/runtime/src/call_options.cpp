@@ -9,12 +9,18 @@ namespace switchyard::primitives {
 
 const char* to_string(Algorithm a) noexcept {
   switch (a) {
-    case Algorithm::kAuto: return "auto";
-    case Algorithm::kBinomial: return "binomial";
-    case Algorithm::kDirect: return "direct";
-    case Algorithm::kBruck: return "bruck";
-    case Algorithm::kRing: return "ring";
-    case Algorithm::kPairwise: return "pairwise";
+    case Algorithm::kAuto:
+      return "auto";
+    case Algorithm::kBinomial:
+      return "binomial";
+    case Algorithm::kDirect:
+      return "direct";
+    case Algorithm::kBruck:
+      return "bruck";
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kPairwise:
+      return "pairwise";
   }
   return "?";
 }
@@ -22,13 +28,13 @@ const char* to_string(Algorithm a) noexcept {
 std::span<std::byte> Workspace::bytes(std::size_t n) {
   if (n > capacity_) {
     const std::size_t rounded = (n + 63) / 64 * 64;
-    storage_.reset(static_cast<std::byte*>(::operator new(rounded, std::align_val_t{64})));
+    storage_.reset(static_cast<std::byte*>(::operator new (rounded, std::align_val_t{64})));
     capacity_ = rounded;
   }
   return {storage_.get(), n};
 }
 
-void Workspace::AlignedDelete::operator()(std::byte* p) const noexcept { ::operator delete(p, std::align_val_t{64}); }
+void Workspace::AlignedDelete::operator()(std::byte* p) const noexcept { ::operator delete (p, std::align_val_t{64}); }
 
 namespace detail {
 
@@ -37,8 +43,9 @@ void invalid(const char* task, const std::string& message) {
 }
 
 void check_rank(Rank r, Rank n, const char* task, const char* what) {
-  if (r >= n) invalid(task, std::string(what) + " " + std::to_string(r) + " is not a rank of a communicator of " +
-                                std::to_string(n) + " members");
+  if (r >= n)
+    invalid(task, std::string(what) + " " + std::to_string(r) + " is not a rank of a communicator of " +
+                      std::to_string(n) + " members");
 }
 
 void check_size(std::size_t got, std::size_t want, const char* task, const char* what) {

@@ -79,8 +79,7 @@ struct TreeGroup {
   bool root_inside = true;
   std::int64_t root_position = 0;  // members below the root
 
-  TreeGroup(MemberList m, Rank r)
-      : members(m), root(r), root_inside(m.contains(r)), root_position(m.count_below(r)) {}
+  TreeGroup(MemberList m, Rank r) : members(m), root(r), root_inside(m.contains(r)), root_position(m.count_below(r)) {}
 
   std::int64_t nodes() const { return members.size() + (root_inside ? 0 : 1); }
   std::int64_t offset() const { return root_inside ? 0 : 1; }

@@ -17,8 +17,8 @@ namespace {
 
 using detail::check_size;
 using detail::invalid;
-using detail::MemberList;
 using detail::member_runs;
+using detail::MemberList;
 using detail::Pending;
 
 // kAuto's crossovers for TE, PMNS and PMNG, measured by bench/bench_primitives
@@ -119,20 +119,26 @@ Task<void> allgather(Communicator comm, MemberList senders, std::span<const std:
     std::memmove(all.data() + i * block, mine.data(), block);
   }
   switch (algorithm) {
-    case Algorithm::kRing: co_await ring_allgather(c, senders, all, block, task); break;
-    case Algorithm::kDirect: co_await direct_allgather(c, senders, all, block, task); break;
-    default: co_await bruck_allgather(c, senders, all, block, task); break;
+    case Algorithm::kRing:
+      co_await ring_allgather(c, senders, all, block, task);
+      break;
+    case Algorithm::kDirect:
+      co_await direct_allgather(c, senders, all, block, task);
+      break;
+    default:
+      co_await bruck_allgather(c, senders, all, block, task);
+      break;
   }
 }
 
 // --- personalized exchange: each sender sends a block to each receiver ---
 
 struct Exchange {
-  MemberList senders;    // TE, PMNG: everyone; PMNS: the senders
+  MemberList senders;  // TE, PMNG: everyone; PMNS: the senders
   MemberList receivers;  // TE, PMNS: everyone; PMNG: the gatherers
   std::size_t block = 0;
   std::span<const std::byte> send;  // the block for receivers.at(j) at j
-  std::span<std::byte> recv;        // the block from senders.at(i) at i
+  std::span<std::byte> recv;  // the block from senders.at(i) at i
 
   bool present(std::int64_t s, std::int64_t d) const {
     return s != d && senders.contains(static_cast<Rank>(s)) && receivers.contains(static_cast<Rank>(d));
@@ -186,8 +192,8 @@ Task<void> bruck_exchange(Communicator c, Exchange x, Workspace& ws, const char*
     std::int64_t expected = 0;
     for (std::int64_t j = d; j < n; ++j) {
       if (!(j & d)) continue;
-      const std::int64_t mine = (r + n - (j & (d - 1))) % n;              // source of my slot j
-      const std::int64_t theirs = (r + 2 * n - d - (j & (d - 1))) % n;    // source of r - d's slot j
+      const std::int64_t mine = (r + n - (j & (d - 1))) % n;  // source of my slot j
+      const std::int64_t theirs = (r + 2 * n - d - (j & (d - 1))) % n;  // source of r - d's slot j
       if (x.present(mine, (mine + j) % n)) std::memcpy(out + b * packed++, table + j * b, b);
       if (x.present(theirs, (theirs + j) % n)) ++expected;
     }
@@ -211,8 +217,12 @@ Task<void> exchange(Communicator comm, Exchange x, Algorithm algorithm, Workspac
   const Rank r = c.rank();
   if (x.senders.contains(r) && x.receivers.contains(r)) std::memmove(x.from(r).data(), x.to(r).data(), x.block);
   switch (algorithm) {
-    case Algorithm::kPairwise: co_await pairwise_exchange(c, x, false, task); break;
-    case Algorithm::kDirect: co_await pairwise_exchange(c, x, true, task); break;
+    case Algorithm::kPairwise:
+      co_await pairwise_exchange(c, x, false, task);
+      break;
+    case Algorithm::kDirect:
+      co_await pairwise_exchange(c, x, true, task);
+      break;
     default: {
       Workspace local;
       co_await bruck_exchange(c, x, workspace ? *workspace : local, task);
@@ -248,8 +258,8 @@ Task<void> permutation(Communicator comm, std::span<const Rank> destination, std
   const Rank n = comm.size();
   const Rank r = comm.rank();
   if (destination.size() != n) {
-    invalid("permutation", "destination has " + std::to_string(destination.size()) + " entries for " +
-                               std::to_string(n) + " members");
+    invalid("permutation",
+            "destination has " + std::to_string(destination.size()) + " entries for " + std::to_string(n) + " members");
   }
   Rank source = kNoPacket;
   for (Rank s = 0; s < n; ++s) {

@@ -7,10 +7,10 @@
 #include <span>
 #include <string>
 
+#include "members.hpp"
 #include "switchyard/communicator.hpp"
 #include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/primitives/call_options.hpp"
-#include "members.hpp"
 
 namespace switchyard::primitives::detail {
 

@@ -190,8 +190,12 @@ Task<Classification> run(Communicator comm, const Pattern& p, PatternBuffers buf
     case Packets::kCombined:
       co_await run_combined(comm, l, c, *combine, options);
       break;
-    case Packets::kCopied: co_await run_copied(comm, l, c, options); break;
-    case Packets::kPersonal: co_await run_personal(comm, l, c, options); break;
+    case Packets::kCopied:
+      co_await run_copied(comm, l, c, options);
+      break;
+    case Packets::kPersonal:
+      co_await run_personal(comm, l, c, options);
+      break;
   }
   co_return c;
 }

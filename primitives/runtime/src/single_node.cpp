@@ -198,8 +198,8 @@ Task<void> sns(Communicator comm, Rank root, std::span<const std::byte> send, st
   const bool direct = use_direct(options.algorithm, recv.size(), false, "sns");
   if (comm.rank() == root) check_size(send.size(), n * recv.size(), "sns", "the root's send buffer");
   Workspace local;
-  co_await scatter(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::everyone(n), root), send, recv,
-                   recv.size(), direct, options.workspace ? *options.workspace : local, "sns");
+  co_await scatter(comm.library(kPrimitivesLibrary), TreeGroup(MemberList::everyone(n), root), send, recv, recv.size(),
+                   direct, options.workspace ? *options.workspace : local, "sns");
 }
 
 Task<void> ssns(Communicator comm, Rank root, std::span<const Rank> members, std::span<const std::byte> send,

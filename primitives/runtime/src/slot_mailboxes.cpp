@@ -7,8 +7,8 @@
 #include <string>
 
 #include "switchyard/detail/pooled_array.hpp"
-#include "switchyard/schedulers/payload.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/schedulers/payload.hpp"
 
 namespace switchyard::primitives {
 
@@ -25,7 +25,8 @@ void combine_packet_bytes(std::span<std::byte> into, std::span<const std::byte> 
     a += b;
     std::memcpy(into.data() + i, &a, 8);
   }
-  for (; i < into.size(); ++i) into[i] = static_cast<std::byte>(static_cast<unsigned>(into[i]) + static_cast<unsigned>(add[i]));
+  for (; i < into.size(); ++i)
+    into[i] = static_cast<std::byte>(static_cast<unsigned>(into[i]) + static_cast<unsigned>(add[i]));
 }
 
 namespace {
@@ -103,7 +104,7 @@ SlotProgram::SlotProgram(const VirtualNetwork& network, const PacketSet& packets
   if (bytes == 0) throw InvalidArgument("SlotProgram: a packet needs at least one byte");
   if (packets.nodes() != network.size()) {
     throw InvalidArgument("SlotProgram: the packets are over " + std::to_string(packets.nodes()) +
-                                " nodes, the network " + network.name() + " has " + std::to_string(network.size()));
+                          " nodes, the network " + network.name() + " has " + std::to_string(network.size()));
   }
   plan_->packets = packets;
   plan_->n = network.size();
@@ -142,8 +143,10 @@ class Holdings {
     return at_[p].first == v ? at_[p].second : -1;
   }
   void set(Node v, PacketId p, std::int64_t local) {
-    if (index_[p] >= 0) table_[index_[p] * n_ + v] = local;
-    else at_[p] = {v, local};
+    if (index_[p] >= 0)
+      table_[index_[p] * n_ + v] = local;
+    else
+      at_[p] = {v, local};
   }
   // A new buffer of node v: its index among v's buffers (placed in the arena later).
   std::int64_t make(Node v) { return per_node_[v]++; }
@@ -173,8 +176,8 @@ void SlotProgram::Plan::build(const VirtualNetwork& network, const SlotSchedule&
   const std::int64_t estimate = (origin_buffers + tx) * stride + tx * kOpBytes + origin_buffers * kFillBytes;
   if (estimate > kMaxProgramBytes) {
     throw InvalidArgument("SlotProgram: " + std::to_string(tx) + " messages of " + std::to_string(bytes) +
-                                " bytes need about " + std::to_string(estimate >> 20) + " MiB, more than the " +
-                                std::to_string(kMaxProgramBytes >> 20) + " MiB allowed");
+                          " bytes need about " + std::to_string(estimate >> 20) + " MiB, more than the " +
+                          std::to_string(kMaxProgramBytes >> 20) + " MiB allowed");
   }
   Holdings held(packets);
   std::vector<std::pair<Node, Op>> ops_by;
@@ -190,14 +193,16 @@ void SlotProgram::Plan::build(const VirtualNetwork& network, const SlotSchedule&
   }
   for (std::int32_t slot = 0; slot < schedule.slots(); ++slot) {
     for (const Transmission& t : schedule.slot(slot)) {
-      if (!network.adjacent(t.from, t.to)) throw InvalidArgument(where(slot, t) + ": no such link in " + network.name());
+      if (!network.adjacent(t.from, t.to))
+        throw InvalidArgument(where(slot, t) + ": no such link in " + network.name());
       if (t.packet < 0 || t.packet >= packets.size()) throw InvalidArgument(where(slot, t) + ": no such packet");
       const std::int64_t from = held.find(t.from, t.packet);
       if (from < 0) throw InvalidArgument(where(slot, t) + ": the sender never received the packet");
       std::int64_t into = held.find(t.to, t.packet), accumulator = -1;
       if (packets.combining()) {
         // A partial lands in scratch and is added to the receiver's accumulator (zero unless it is an origin).
-        if (into < 0) into = held.make(t.to), held.set(t.to, t.packet, into), fills_by.push_back({t.to, {into, t.packet, -1}});
+        if (into < 0)
+          into = held.make(t.to), held.set(t.to, t.packet, into), fills_by.push_back({t.to, {into, t.packet, -1}});
         accumulator = into;
         into = held.make(t.to);
       } else if (into < 0) {
@@ -215,7 +220,7 @@ void SlotProgram::Plan::build(const VirtualNetwork& network, const SlotSchedule&
       const std::int64_t b = held.find(d, p);
       if (b < 0) {
         throw InvalidArgument("after " + std::to_string(schedule.slots()) + " slots: node " + std::to_string(d) +
-                                    " never receives packet " + std::to_string(p));
+                              " never receives packet " + std::to_string(p));
       }
       checks_by.push_back({d, {b, p}});
     }
@@ -258,8 +263,10 @@ void SlotProgram::Plan::place_buffers(const std::vector<std::int64_t>& per_node)
 void SlotProgram::Plan::fill_buffers(Node me) const {
   for (auto i = fill_begin[me]; i < fill_begin[me + 1]; ++i) {
     const Fill& f = fills[i];
-    if (f.origin >= 0) fill_packet_bytes(buffer(f.buffer), f.packet, f.origin);
-    else std::fill_n(buffer(f.buffer).data(), bytes, std::byte{0});
+    if (f.origin >= 0)
+      fill_packet_bytes(buffer(f.buffer), f.packet, f.origin);
+    else
+      std::fill_n(buffer(f.buffer).data(), bytes, std::byte{0});
   }
 }
 
@@ -321,7 +328,7 @@ void SlotProgram::Plan::verify(Node me) const {
 Task<void> SlotProgram::run_process(Communicator comm) const {
   if (comm.size() != static_cast<Rank>(plan_->n)) {
     throw InvalidArgument("SlotProgram::run_process: the communicator has " + std::to_string(comm.size()) +
-                                " members, the program " + std::to_string(plan_->n) + " processes");
+                          " members, the program " + std::to_string(plan_->n) + " processes");
   }
   const Communicator c = comm.library(kSlotMailboxLibrary);
   plan_->fill_buffers(static_cast<Node>(c.rank()));
@@ -341,7 +348,8 @@ MailboxRunResult SlotProgram::run(Runtime& runtime, RunOptions options) const {
         const auto start = std::chrono::steady_clock::now();
         co_await plan.run_slots(c);
         co_await c.barrier();
-        if (me == 0) plan.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (me == 0)
+          plan.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         plan.verify(me);
       },
       std::move(options));

@@ -23,8 +23,8 @@ std::uint64_t value_at(std::uint64_t seed, Rank i, Rank j) {
 
 // The value of row `row` in a column sorted by row, or 0.
 std::uint64_t lookup(std::span<const MatrixEntry> column, Rank row) {
-  const auto it = std::lower_bound(column.begin(), column.end(), row,
-                                   [](const MatrixEntry& e, Rank r) { return e.peer < r; });
+  const auto it =
+      std::lower_bound(column.begin(), column.end(), row, [](const MatrixEntry& e, Rank r) { return e.peer < r; });
   return it != column.end() && it->peer == row ? it->bytes : 0;
 }
 
@@ -57,9 +57,12 @@ class Carver {
 
 const char* to_string(TransposeMethod m) noexcept {
   switch (m) {
-    case TransposeMethod::kPmnsPmng: return "pmns+pmng";
-    case TransposeMethod::kTotalExchange: return "te";
-    case TransposeMethod::kExchangePlan: return "exchange-plan";
+    case TransposeMethod::kPmnsPmng:
+      return "pmns+pmng";
+    case TransposeMethod::kTotalExchange:
+      return "te";
+    case TransposeMethod::kExchangePlan:
+      return "exchange-plan";
   }
   return "?";
 }
@@ -140,9 +143,15 @@ Task<void> SparseTransposer::run(Communicator comm, std::span<const MatrixEntry>
   }
   transposed.clear();
   switch (options_.method) {
-    case TransposeMethod::kPmnsPmng: co_await run_partial(comm, column, transposed, workspace); break;
-    case TransposeMethod::kTotalExchange: co_await run_total(comm, column, transposed, workspace); break;
-    case TransposeMethod::kExchangePlan: co_await run_plan(comm, column, transposed, workspace); break;
+    case TransposeMethod::kPmnsPmng:
+      co_await run_partial(comm, column, transposed, workspace);
+      break;
+    case TransposeMethod::kTotalExchange:
+      co_await run_total(comm, column, transposed, workspace);
+      break;
+    case TransposeMethod::kExchangePlan:
+      co_await run_plan(comm, column, transposed, workspace);
+      break;
   }
 }
 

@@ -47,7 +47,7 @@ namespace switchyard {
 namespace detail {
 class Group;
 struct CopyEngine;
-}
+}  // namespace detail
 
 /// The name under which a library reserves its duplicate of a communicator:
 /// a 64-bit FNV-1a hash of a string, computed at compile time.

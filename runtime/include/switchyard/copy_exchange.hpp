@@ -92,17 +92,17 @@ namespace switchyard {
 /// core's compiling merges consecutive steps that form one). Ranks are the
 /// communicator's. One cache line.
 struct CopyStep {
-  Rank src = 0,                  ///< the sending member
-      dst = 0;                   ///< the receiving member
+  Rank src = 0,  ///< the sending member
+      dst = 0;  ///< the receiving member
   std::uint32_t src_region = 0,  ///< the sender's region: an index into its CopyRegions::send
-      dst_region = 0;            ///< the receiver's region: an index into its CopyRegions::recv
+      dst_region = 0;  ///< the receiver's region: an index into its CopyRegions::recv
   std::uint64_t src_offset = 0,  ///< where the (first) piece starts in the send region, in bytes
-      dst_offset = 0,            ///< where the (first) piece starts in the receive region, in bytes
-      bytes = 0;                 ///< the bytes of each piece
-  std::uint32_t phase = 0;       ///< the schedule's phase (CopyOrder::phases and strict_phases)
-  std::uint32_t count = 1;       ///< pieces: above one, a strided run
+      dst_offset = 0,  ///< where the (first) piece starts in the receive region, in bytes
+      bytes = 0;  ///< the bytes of each piece
+  std::uint32_t phase = 0;  ///< the schedule's phase (CopyOrder::phases and strict_phases)
+  std::uint32_t count = 1;  ///< pieces: above one, a strided run
   std::uint64_t src_stride = 0,  ///< bytes from one piece's start to the next's in the send region
-      dst_stride = 0;            ///< the same in the receive region
+      dst_stride = 0;  ///< the same in the receive region
 };
 static_assert(sizeof(CopyStep) == 64, "a step is one cache line");
 
@@ -116,15 +116,15 @@ bool extend_strided(CopyStep& run, const CopyStep& next) noexcept;
 /// Which side's steps a core copies (see the file's description).
 enum class CopySide : std::uint8_t {
   receiver,  ///< pull: a core copies the steps into its members
-  sender,    ///< push: a core copies the steps out of its members
+  sender,  ///< push: a core copies the steps out of its members
 };
 
 /// The order in which a core copies its steps (see the file's description, "Orders").
 enum class CopyOrder : std::uint8_t {
-  any,            ///< by the core at the other end, the core's own first (AC), or by receiver for large pulls
-  phases,         ///< in the order of their phases, each as soon as its peer core has published
+  any,  ///< by the core at the other end, the core's own first (AC), or by receiver for large pulls
+  phases,  ///< in the order of their phases, each as soon as its peer core has published
   strict_phases,  ///< phases, with a barrier of the node's cores between phases
-  busy_locks      ///< push only: each message under its receiver's busy lock, as DRS_N sends
+  busy_locks  ///< push only: each message under its receiver's busy lock, as DRS_N sends
 };
 
 /// Sees each busy-lock holder while it copies (tests count the copies into
@@ -155,9 +155,9 @@ std::shared_ptr<CopyProgramCache> make_copy_program_cache();
 /// How an exchange is run: the same on every member and in every run of a job.
 struct CopyExchangeOptions {
   CopySide side = CopySide::receiver;  ///< whose steps each core copies
-  CopyOrder order = CopyOrder::any;    ///< in what order
-  std::uint32_t phases = 0;        ///< strict_phases: the schedule's phases (every core passes each)
-  std::uint64_t seed = 0;          ///< busy_locks: each run's orders derive from it, the run and the sender
+  CopyOrder order = CopyOrder::any;  ///< in what order
+  std::uint32_t phases = 0;  ///< strict_phases: the schedule's phases (every core passes each)
+  std::uint64_t seed = 0;  ///< busy_locks: each run's orders derive from it, the run and the sender
   std::uint32_t retry_yields = 1;  ///< busy_locks: yields after a pass in which every lock was taken
   BusyLockObserver* observer = nullptr;  ///< busy_locks: sees each copy under a lock (tests); not owned
   /// From make_copy_program_cache(), alive for as long as runs use it; nullptr:
@@ -176,7 +176,7 @@ struct CopyMember {
 /// This member's regions for one run: they must stay alive until the run returns.
 struct CopyRegions {
   std::span<const std::span<const std::byte>> send;  ///< the regions its outgoing steps copy from
-  std::span<const std::span<std::byte>> recv;        ///< the regions its incoming steps copy into
+  std::span<const std::span<std::byte>> recv;  ///< the regions its incoming steps copy into
 };
 
 /// A check of a member's regions (their sizes against the caller's plan, say)
@@ -232,8 +232,14 @@ class [[nodiscard]] CopyRun {
   enum class Step : std::uint8_t { task, arrive, parked, copier, leader };
   CopyRun(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine, CopyRegions regions,
           const CopyExchangeOptions& options, CopyRegionCheck check) noexcept
-      : comm_(comm), key_(key), participants_(participants), mine_(&mine), regions_(regions), options_(options),
-        check_(check), step_(Step::arrive) {}
+      : comm_(comm),
+        key_(key),
+        participants_(participants),
+        mine_(&mine),
+        regions_(regions),
+        options_(options),
+        check_(check),
+        step_(Step::arrive) {}
 
   Communicator comm_;
   std::uint64_t key_ = 0;
@@ -243,9 +249,9 @@ class [[nodiscard]] CopyRun {
   CopyExchangeOptions options_;
   CopyRegionCheck check_;
   Step step_ = Step::task;
-  std::uint64_t run_ = 0;                          ///< once arrived: the member's run number
-  detail::CopyExchangeState* state_ = nullptr;     ///< once arrived
-  Task<CopyRunStats> task_;                        ///< Step::task, copier and leader
+  std::uint64_t run_ = 0;  ///< once arrived: the member's run number
+  detail::CopyExchangeState* state_ = nullptr;  ///< once arrived
+  Task<CopyRunStats> task_;  ///< Step::task, copier and leader
 };
 
 /// Runs comm.rank()'s part of the exchange `key` (the same on every member of
@@ -262,7 +268,7 @@ CopyRun run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank part
 /// first run (which then costs what every run costs): a collective of the
 /// participants of each core, which call it once, as they would run it, with
 /// the same arguments but regions.
-Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
-                                 const CopyMember& mine, CopyExchangeOptions options);
+Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
+                                 CopyExchangeOptions options);
 
 }  // namespace switchyard

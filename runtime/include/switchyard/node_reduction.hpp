@@ -31,13 +31,13 @@ class NodeReduction {
   /// How a stretch combines over the nodes.
   enum Op {
     kSum,  ///< element-wise sum
-    kMax   ///< element-wise maximum
+    kMax  ///< element-wise maximum
   };
   /// A reserved stretch: where its values lie; the handle for result().
   struct Stretch {
     Op op;  ///< how it combines, and so which of the two vectors holds it
     std::size_t offset,  ///< its first value's index in that vector
-        size;            ///< its number of values
+        size;  ///< its number of values
   };
 
   /// Reserves a stretch holding `mine`, combined by `op`; its result() once combined.

@@ -17,8 +17,8 @@ class Placement {
   /// The kind of placement, as the factories below make them.
   enum class Kind {
     kRoundRobin,  ///< round_robin()
-    kBlock,       ///< block()
-    kExplicit     ///< explicit_map()
+    kBlock,  ///< block()
+    kExplicit  ///< explicit_map()
   };
 
   /// Rank r goes to the (r mod c)-th core.

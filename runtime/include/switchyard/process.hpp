@@ -144,7 +144,9 @@ class alignas(kCacheLine) Process {
   Process& operator=(const Process&) = delete;
   /// A job makes its processes one after another, n of them at once: from the
   /// frame cache (a pointer pop or bump), not one memalign each.
-  static void* operator new(std::size_t size, std::align_val_t) { return detail::FrameCache::allocate_line_aligned(size); }
+  static void* operator new(std::size_t size, std::align_val_t) {
+    return detail::FrameCache::allocate_line_aligned(size);
+  }
   /// Gives a process's memory back to the frame cache.
   static void operator delete(void* p, std::align_val_t) noexcept { detail::FrameCache::deallocate_line_aligned(p); }
 
@@ -166,7 +168,7 @@ class alignas(kCacheLine) Process {
   class SendAwaiter;
   template <bool kIntoBuffer>
   class ReceiveAwaiter;
-  using RecvAwaiter = ReceiveAwaiter<false>;     ///< what recv() returns: co_await yields the Message
+  using RecvAwaiter = ReceiveAwaiter<false>;  ///< what recv() returns: co_await yields the Message
   using RecvIntoAwaiter = ReceiveAwaiter<true>;  ///< what recv_into() returns: co_await yields the size
   class SendWaitAwaiter;
   class RecvWaitAwaiter;
@@ -379,7 +381,8 @@ class alignas(kCacheLine) Process {
     }
   }
   /// Ranks are the group's; tags are checked by the public callers.
-  SendTicket post_send_on(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag, bool synchronous);
+  SendTicket post_send_on(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
+                          bool synchronous);
   RecvTicket post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target, bool has_target);
   /// nullptr once the message is on its way, else a send that completes when a full ring has room.
   detail::SendState* post_active_on(const detail::Group& g, Rank dst, HandlerId handler,
@@ -429,11 +432,11 @@ class alignas(kCacheLine) Process {
   mutable const char* waiting_for_ = nullptr;  ///< for the stall diagnostic
   mutable Rank waiting_peer_ = kAnySource;
   Activity activity_;  ///< for the stall diagnostic: see ActivityScope
-  mutable const bool* wake_when_ = nullptr;    ///< parked on one completion flag: other events need not wake it
+  mutable const bool* wake_when_ = nullptr;  ///< parked on one completion flag: other events need not wake it
   /// This core's buffer when the job records a trace, else nullptr: set once, before the job starts.
   detail::TraceBuffer* trace_ = nullptr;
   mutable detail::TraceEvent* wait_event_ = nullptr;  ///< the open wait or yield span, if any
-  std::uint64_t run_began_ = 0;                      ///< traced: when the body was first resumed
+  std::uint64_t run_began_ = 0;  ///< traced: when the body was first resumed
 };
 static_assert(kOwnsCacheLines<Process>, "shared across cores: cache lines of its own");
 
@@ -468,7 +471,7 @@ class Process::FlagAwaiterBase {
   Process& process_;  ///< the waiting process
   const bool* flag_;  ///< the completion flag, set by the process's own worker
   const char* what_;  ///< what it waits for, in the stall report's words
-  Rank peer_;         ///< on whom it waits, for the stall report
+  Rank peer_;  ///< on whom it waits, for the stall report
 };
 
 /// What send() and ssend() return: co_await waits until the send is complete.
@@ -477,7 +480,8 @@ class [[nodiscard]] Process::SendAwaiter : FlagAwaiterBase {
  public:
   /// Waits for the send of ticket `t`, which it takes over.
   SendAwaiter(Process& p, SendTicket t)
-      : FlagAwaiterBase(p, &p.state_of(t).done, "completion of its send to", p.state_of(t).dst), ticket_(std::move(t)) {}
+      : FlagAwaiterBase(p, &p.state_of(t).done, "completion of its send to", p.state_of(t).dst),
+        ticket_(std::move(t)) {}
   /// Whether the send is complete already.
   bool await_ready() const noexcept { return ready(); }
   using FlagAwaiterBase::await_suspend;
@@ -494,7 +498,8 @@ class [[nodiscard]] Process::ReceiveAwaiter : FlagAwaiterBase {
  public:
   /// Waits for the receive of ticket `t` (from `src`, for the stall report), which it takes over.
   ReceiveAwaiter(Process& p, RecvTicket t, Rank src)
-      : FlagAwaiterBase(p, &p.state_of(t).done, kIntoBuffer ? "a message (recv_into) from" : "a message (recv) from", src),
+      : FlagAwaiterBase(p, &p.state_of(t).done, kIntoBuffer ? "a message (recv_into) from" : "a message (recv) from",
+                        src),
         ticket_(std::move(t)) {}
   /// Whether the message is in already.
   bool await_ready() const noexcept { return ready(); }
@@ -571,7 +576,7 @@ class [[nodiscard]] Process::BusyLockAwaiter {
  private:
   Process& process_;
   detail::SendState* request_;  ///< nullptr: answered on this node, in granted_
-  Rank peer_;                   ///< the lock's process (job rank), for the stall diagnostic
+  Rank peer_;  ///< the lock's process (job rank), for the stall diagnostic
   bool granted_;
 };
 

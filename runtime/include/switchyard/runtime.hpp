@@ -72,7 +72,7 @@ struct RunOptions {
   /// The same limit for messages to processes on other nodes (over MPI), at
   /// most 1 MiB. 4096, Open MPI's own shared-memory eager limit (btl vader):
   /// up to it, a copy into the batch costs less than the rendezvous's second
-  /// MPI message (bench_nodes: 1 KiB one-way 2.06 us by rendezvous).
+  /// MPI message (bench_nodes' one-way lines; docs/benchmarks.md, bench_nodes).
   std::uint64_t network_eager_limit = 4096;
   /// A job in which no process makes progress for this long is aborted with a
   /// StallError. A process that runs this long without yielding is named on
@@ -109,8 +109,8 @@ struct RunOptions {
 
 /// Statistics of the last job, for benchmarks and diagnostics.
 struct JobStats {
-  std::uint64_t resumes = 0;       ///< process switches
-  std::uint64_t slots = 0;         ///< 16-byte ring slots that crossed cores (headers and eager payloads)
+  std::uint64_t resumes = 0;  ///< process switches
+  std::uint64_t slots = 0;  ///< 16-byte ring slots that crossed cores (headers and eager payloads)
   std::uint64_t ring_full = 0;  ///< times a sender found a core-to-core ring full
   /// Times a worker entered the kernel to wait: it slept, was woken, or yielded
   /// its core. Nothing else on a job's path calls the kernel once its pools are warm.
@@ -139,7 +139,7 @@ using ProcessBody = std::function<Task<void>(Process&)>;
 /// Ranks [first, end) of a job: those a node hosts (Runtime::local_ranks).
 struct RankRange {
   std::uint64_t first = 0,  ///< the first rank
-      end = 0;              ///< one past the last rank
+      end = 0;  ///< one past the last rank
 };
 /// The block of ranks node `node` of `nodes` hosts in a job of `processes`
 /// processes: [node*ceil(N/R), (node+1)*ceil(N/R)), cut at N (empty for the last

@@ -5,7 +5,7 @@
 /// the job stamps its start and its end of every repetition, but only two
 /// stamps per core read the clock: the first process of its core to start and
 /// the last one to end. The processes of a core run one at a time, so a count
-/// per core says which ones those are. A clock read per process (about 30 ns,
+/// per core says which ones those are. A clock read per process (tens of nanoseconds,
 /// and a cache line of its own) would add the benchmark's own cost to every
 /// process of the operation: half of the time of a job that only resumes its
 /// processes once, and more than a small exchange's copying. The counts of

@@ -8,8 +8,8 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
-#include <new>
 #include <exception>
+#include <new>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -49,7 +49,9 @@ struct Promise : PromiseBase {
   std::optional<T> value;
   Task<T> get_return_object() noexcept;
   template <class U>
-  void return_value(U&& v) { value.emplace(std::forward<U>(v)); }
+  void return_value(U&& v) {
+    value.emplace(std::forward<U>(v));
+  }
   T take() {
     if (error) std::rethrow_exception(error);
     return std::move(*value);
@@ -73,7 +75,7 @@ struct Promise<void> : PromiseBase {
 template <class T>
 class [[nodiscard]] Task {
  public:
-  using promise_type = detail::Promise<T>;              ///< what makes a function returning Task a coroutine
+  using promise_type = detail::Promise<T>;  ///< what makes a function returning Task a coroutine
   using Handle = std::coroutine_handle<promise_type>;  ///< the handle of its frame
 
   Task() = default;

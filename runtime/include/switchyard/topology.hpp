@@ -14,10 +14,10 @@ namespace switchyard {
 
 /// One CPU (hardware thread) this process may run on, and where it sits; -1 where hwloc does not say.
 struct CoreInfo {
-  int os_index = -1;      ///< OS CPU number
-  int core = -1;          ///< physical core (hwloc logical index)
-  int package = -1;       ///< socket
-  int numa_node = -1;     ///< NUMA node (hwloc logical index)
+  int os_index = -1;  ///< OS CPU number
+  int core = -1;  ///< physical core (hwloc logical index)
+  int package = -1;  ///< socket
+  int numa_node = -1;  ///< NUMA node (hwloc logical index)
 };
 
 /// The machine as hwloc sees it: the CPUs this process may use, and thread binding.

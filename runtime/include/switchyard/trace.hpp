@@ -59,23 +59,23 @@ struct TraceEvent;
 
 /// A span's category: the trace-event "cat" field.
 enum class TraceCategory : std::uint8_t {
-  run,         ///< a process's whole body
-  message,     ///< a send posted or a message taken in
-  wait,        ///< a process blocked or yielding
+  run,  ///< a process's whole body
+  message,  ///< a send posted or a message taken in
+  wait,  ///< a process blocked or yielding
   collective,  ///< a collective call
-  phase,       ///< a phase of a static schedule
-  lock,        ///< a busy-lock attempt
-  user         ///< a library's or an application's own span
+  phase,  ///< a phase of a static schedule
+  lock,  ///< a busy-lock attempt
+  user  ///< a library's or an application's own span
 };
 
 /// The arguments of a span; each one left at its default is not written.
 struct TraceArgs {
-  Rank src = kAnySource;    ///< the source rank ("peer" for a wait); kAnySource: none
-  Rank dst = kAnySource;    ///< the destination rank; kAnySource: none
-  bool has_bytes = false;   ///< whether `bytes` is written
+  Rank src = kAnySource;  ///< the source rank ("peer" for a wait); kAnySource: none
+  Rank dst = kAnySource;  ///< the destination rank; kAnySource: none
+  bool has_bytes = false;  ///< whether `bytes` is written
   std::uint64_t bytes = 0;  ///< a message's size
   const char* label = nullptr;  ///< the name of `value` (a string literal); none when nullptr
-  std::uint64_t value = 0;      ///< the numeric argument named `label`
+  std::uint64_t value = 0;  ///< the numeric argument named `label`
 };
 
 /// Where the jobs that record a trace put their events; written once they are over.
@@ -83,7 +83,7 @@ struct TraceArgs {
 class TraceLog {
  public:
   static constexpr std::size_t kDefaultEventsPerCore = std::size_t{1} << 18;  ///< 16 MiB per core
-  static constexpr std::size_t kMaxEventsPerCore = std::size_t{1} << 26;      ///< the most a log takes per core
+  static constexpr std::size_t kMaxEventsPerCore = std::size_t{1} << 26;  ///< the most a log takes per core
 
   /// A log whose jobs record up to `events_per_core` events per core (1 to
   /// kMaxEventsPerCore, else InvalidArgument); later events are dropped.
@@ -92,7 +92,7 @@ class TraceLog {
   TraceLog(const TraceLog&) = delete;
   TraceLog& operator=(const TraceLog&) = delete;
 
-  std::uint64_t events() const;   ///< recorded, over every core
+  std::uint64_t events() const;  ///< recorded, over every core
   std::uint64_t dropped() const;  ///< not recorded: their core's buffer was full
   /// The Chrome trace-event JSON ({"traceEvents": [...], ...}).
   void write(std::ostream& out) const;

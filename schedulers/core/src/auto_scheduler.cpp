@@ -64,7 +64,8 @@ std::vector<SchedulerPrediction> predict_exchange(const CommMatrix& m, const mod
     p.supersteps = steps.size();
     out.push_back(std::move(p));
   }
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.predicted_ms < b.predicted_ms; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.predicted_ms < b.predicted_ms; });
   return out;
 }
 

@@ -127,7 +127,7 @@ class RegularColouring {
   std::size_t euler_split(const Part& p) {
     const Edge* part = edges_.data() + p.begin;
     const auto count = static_cast<std::uint32_t>(p.end - p.begin);
-    std::fill(fill_left_.begin(), fill_left_.end(), kNoVertex);   // pending edge per left vertex
+    std::fill(fill_left_.begin(), fill_left_.end(), kNoVertex);  // pending edge per left vertex
     std::fill(fill_right_.begin(), fill_right_.end(), kNoVertex);  // and per right vertex
     auto pair_up = [](std::uint32_t& pending, std::vector<std::uint32_t>& partner, std::uint32_t k) {
       if (pending == kNoVertex) {

@@ -176,7 +176,8 @@ CommMatrix read_matrix_market(std::istream& in, const std::string& source) {
                  "--blocks P`, its rows in P blocks (switchyard::halo's halo_matrix() in a program)");
     }
     if (!coordinate || h[3] != "integer" || h[4] != "general") {
-      lines.fail("expected '%%MatrixMarket matrix coordinate integer general', found '" + printable(lines.text()) + "'");
+      lines.fail("expected '%%MatrixMarket matrix coordinate integer general', found '" + printable(lines.text()) +
+                 "'");
     }
   }
   const auto [rows, cols, entries, rows_text, cols_text] = lines.next_size();

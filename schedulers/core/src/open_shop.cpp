@@ -48,7 +48,7 @@ class OpenShop {
     // The idle vertices (unmatched, with messages left), in O(1) each way.
     std::vector<std::uint32_t> idle, idle_pos;
     std::vector<std::uint8_t> touched;  // in touched_
-    std::vector<std::uint8_t> queued;   // in new_idle_
+    std::vector<std::uint8_t> queued;  // in new_idle_
   };
   struct Line {
     int side;
@@ -88,8 +88,8 @@ class OpenShop {
   // between v and w at v * n + w (0 for none or finished): a look-ahead tries
   // the idle vertices in v's own stripe of memory instead of scanning v's list.
   std::array<std::vector<std::uint64_t>, 2> grid_left_;
-  std::vector<std::uint64_t> left_, sent_;              // per message: bytes left and sent
-  std::vector<std::uint32_t> matched_, matched_pos_;    // the matching as a list of messages
+  std::vector<std::uint64_t> left_, sent_;  // per message: bytes left and sent
+  std::vector<std::uint32_t> matched_, matched_pos_;  // the matching as a list of messages
   // Matched messages by left + elapsed, which stays put while a message is
   // matched (every matched message sends the whole phase): the smallest on top.
   // Stale entries (unmatched since) are skipped on the way out.
@@ -429,8 +429,10 @@ void OpenShop::commit(int s) {
 void OpenShop::undo() {
   journaling_ = false;
   for (auto it = journal_.rbegin(); it != journal_.rend(); ++it)
-    if (it->matched) unmatch(it->message);
-    else match(it->message);
+    if (it->matched)
+      unmatch(it->message);
+    else
+      match(it->message);
   journal_.clear();
 }
 

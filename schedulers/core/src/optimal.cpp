@@ -20,8 +20,8 @@ struct EntryIndex {
   }
   std::size_t of(const CommMatrix& m, Rank src, Rank dst) const {
     const auto row = m.row(src);
-    const auto it = std::lower_bound(row.begin(), row.end(), dst,
-                                     [](const MatrixEntry& e, Rank d) { return e.peer < d; });
+    const auto it =
+        std::lower_bound(row.begin(), row.end(), dst, [](const MatrixEntry& e, Rank d) { return e.peer < d; });
     return first[src] + static_cast<std::size_t>(it - row.begin());
   }
   std::vector<std::size_t> first;
@@ -111,8 +111,10 @@ std::vector<Phase> cap_phases(const CommMatrix& m, const std::vector<Phase>& ful
   std::uint64_t lo = 1, hi = largest;  // pieces_degree(hi) == Δ <= cap
   while (lo < hi) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    if (pieces_degree(m, mid) <= cap) hi = mid;
-    else lo = mid + 1;
+    if (pieces_degree(m, mid) <= cap)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   for (std::uint64_t q = lo; q < largest; q += std::max<std::uint64_t>(1, q / 4)) {
     consider(colour_pieces(m, q));

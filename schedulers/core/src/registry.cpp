@@ -44,17 +44,20 @@ constexpr SchedulerDescriptor kTable[] = {
     {"lp", SchedulerKind::static_phases, [](const CommMatrix& m, const ScheduleOptions&) { return schedule_lp(m); },
      OnlineScheme::none, kCandidate, lp_work},
     {"gm", SchedulerKind::static_phases,
-     [](const CommMatrix& m, const ScheduleOptions& o) { return schedule_gm(m, o.seed); }, OnlineScheme::none, kPlain, masking_work},
+     [](const CommMatrix& m, const ScheduleOptions& o) { return schedule_gm(m, o.seed); }, OnlineScheme::none, kPlain,
+     masking_work},
     {"cgm", SchedulerKind::static_phases,
      [](const CommMatrix& m, const ScheduleOptions& o) { return schedule_cgm(m, o.seed); }, OnlineScheme::none,
      kCandidate, masking_work},
     {"rsn", SchedulerKind::static_phases,
-     [](const CommMatrix& m, const ScheduleOptions& o) { return schedule_rsn(m, o.seed); }, OnlineScheme::none, kPlain, masking_work},
+     [](const CommMatrix& m, const ScheduleOptions& o) { return schedule_rsn(m, o.seed); }, OnlineScheme::none, kPlain,
+     masking_work},
     {"rsnh", SchedulerKind::static_phases,
-     [](const CommMatrix& m, const ScheduleOptions& o) { return schedule_rsnh(m, o.seed); }, OnlineScheme::none,
-     kPlain, rsnh_work},
+     [](const CommMatrix& m, const ScheduleOptions& o) { return schedule_rsnh(m, o.seed); }, OnlineScheme::none, kPlain,
+     rsnh_work},
     {"optimal", SchedulerKind::static_phases,
-     [](const CommMatrix& m, const ScheduleOptions&) { return schedule_optimal(m); }, OnlineScheme::none, kCandidate, optimal_work},
+     [](const CommMatrix& m, const ScheduleOptions&) { return schedule_optimal(m); }, OnlineScheme::none, kCandidate,
+     optimal_work},
     {"optimal-bytes", SchedulerKind::static_phases,
      [](const CommMatrix& m, const ScheduleOptions& o) {
        return schedule_optimal_bytes(m, OptimalBytesOptions{o.max_phases});
@@ -139,7 +142,8 @@ double schedule_work(const std::string& name, const MatrixShape& shape) { return
 
 double schedule_table_bytes(const std::string& name, const MatrixShape& shape) {
   const auto n = static_cast<double>(shape.processes);
-  if (name == "optimal-bytes") return static_cast<double>(detail::open_shop_grid_bytes(shape.processes, shape.messages));
+  if (name == "optimal-bytes")
+    return static_cast<double>(detail::open_shop_grid_bytes(shape.processes, shape.messages));
   return name == "lp" && shape.self_messages ? n * n / 8 : 0;
 }
 

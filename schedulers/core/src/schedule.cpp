@@ -56,7 +56,8 @@ void validate(const Schedule& s, const CommMatrix& m, Contention contention) {
         invalid(s, where(p, t) + " runs past the " + std::to_string(size) + "-byte message");
       }
       if (contention == Contention::forbidden) {
-        if (sent[t.src] == p) invalid(s, where(p, t) + ": process " + std::to_string(t.src) + " sends twice in the phase");
+        if (sent[t.src] == p)
+          invalid(s, where(p, t) + ": process " + std::to_string(t.src) + " sends twice in the phase");
         if (received[t.dst] == p) {
           invalid(s, where(p, t) + ": process " + std::to_string(t.dst) + " receives twice in the phase");
         }
@@ -81,15 +82,16 @@ void validate(const Schedule& s, const CommMatrix& m, Contention contention) {
       std::uint64_t covered = 0;
       for (const auto& [offset, bytes] : r) {
         if (offset != covered) {
-          invalid(s, "message " + std::to_string(i) + " -> " + std::to_string(e.peer) + ": bytes " +
-                         (offset < covered ? "from " + std::to_string(offset) + " are sent twice"
-                                           : std::to_string(covered) + ".." + std::to_string(offset) + " are never sent"));
+          invalid(s,
+                  "message " + std::to_string(i) + " -> " + std::to_string(e.peer) + ": bytes " +
+                      (offset < covered ? "from " + std::to_string(offset) + " are sent twice"
+                                        : std::to_string(covered) + ".." + std::to_string(offset) + " are never sent"));
         }
         covered += bytes;
       }
       if (covered != e.bytes) {
-        invalid(s, "message " + std::to_string(i) + " -> " + std::to_string(e.peer) + ": only " + std::to_string(covered) +
-                       " of " + std::to_string(e.bytes) + " bytes are sent");
+        invalid(s, "message " + std::to_string(i) + " -> " + std::to_string(e.peer) + ": only " +
+                       std::to_string(covered) + " of " + std::to_string(e.bytes) + " bytes are sent");
       }
     }
   }

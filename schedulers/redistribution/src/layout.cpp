@@ -63,9 +63,9 @@ Layout::Layout(std::vector<Index> extent, Distribution distribution)
     }
     elements_ *= extent_[d];
     if (grid[d] <= 0 || grid[d] > kMaxProcesses / processes) {
-      bad_layout(extent_, distribution_,
-                 axis + "the grid axis must be positive and the grid at most " + std::to_string(kMaxProcesses) +
-                     " processes");
+      bad_layout(
+          extent_, distribution_,
+          axis + "the grid axis must be positive and the grid at most " + std::to_string(kMaxProcesses) + " processes");
     }
     processes *= grid[d];
     const Index b = dims[d].kind == DimKind::block ? (extent_[d] + grid[d] - 1) / grid[d] : dims[d].block;
@@ -120,9 +120,8 @@ Index Layout::local_index(std::size_t d, Index g) const {
 LddSet Layout::ldd(std::size_t d, Index i) const {
   const Index n = extent_.at(d), b = block(d), s = b * grid(d), o = i * b;
   if (i < 0 || i >= grid(d)) {
-    throw InvalidArgument("switchyard: layout " + str() + ": grid coordinate " + std::to_string(i) +
-                          " is outside 0.." + std::to_string(grid(d) - 1) + " along dimension " +
-                          std::to_string(d + 1));
+    throw InvalidArgument("switchyard: layout " + str() + ": grid coordinate " + std::to_string(i) + " is outside 0.." +
+                          std::to_string(grid(d) - 1) + " along dimension " + std::to_string(d + 1));
   }
   if (o >= n) return {};
   const Index blocks = (n - o + s - 1) / s;  // blocks starting inside the array
@@ -165,9 +164,8 @@ Rank Layout::owner(std::span<const Index> global) const {
   std::vector<Index> c(rank());
   for (std::size_t d = 0; d < rank(); ++d) {
     if (global[d] < 0 || global[d] >= extent_[d]) {
-      throw InvalidArgument("switchyard: layout " + str() + ": index " + std::to_string(global[d]) +
-                            " is outside 0.." + std::to_string(extent_[d] - 1) + " along dimension " +
-                            std::to_string(d + 1));
+      throw InvalidArgument("switchyard: layout " + str() + ": index " + std::to_string(global[d]) + " is outside 0.." +
+                            std::to_string(extent_[d] - 1) + " along dimension " + std::to_string(d + 1));
     }
     c[d] = owner(d, global[d]);
   }

@@ -21,12 +21,12 @@ using schedulers::Schedule;
 using schedulers::Transfer;
 
 namespace {
-constexpr std::array<std::pair<ScheduleKind, std::string_view>, 5> kKindNames{{{ScheduleKind::naive, "naive"},
-                                                                              {ScheduleKind::offset, "offset"},
-                                                                              {ScheduleKind::table, "table"},
-                                                                              {ScheduleKind::optimal, "optimal"},
-                                                                              {ScheduleKind::optimal_bytes,
-                                                                               "optimal-bytes"}}};
+constexpr std::array<std::pair<ScheduleKind, std::string_view>, 5> kKindNames{
+    {{ScheduleKind::naive, "naive"},
+     {ScheduleKind::offset, "offset"},
+     {ScheduleKind::table, "table"},
+     {ScheduleKind::optimal, "optimal"},
+     {ScheduleKind::optimal_bytes, "optimal-bytes"}}};
 }  // namespace
 
 std::string_view name(ScheduleKind kind) noexcept {
@@ -76,11 +76,11 @@ struct StagedMessage {
 };
 
 struct ProcessProgram {
-  Index in_elements = 0, out_elements = 0;      // sizes of local_in and local_out
+  Index in_elements = 0, out_elements = 0;  // sizes of local_in and local_out
   std::vector<Index> src_strides, dst_strides;  // row-major strides of those arrays
   // By entry of the exchange plan's sends(r) / receives(r): both sorted by peer.
   std::vector<StagedMessage> sends, recvs;
-  std::vector<std::uint32_t> local;          // messages to itself, copied straight from local_in to local_out
+  std::vector<std::uint32_t> local;  // messages to itself, copied straight from local_in to local_out
   Index send_staging = 0, recv_staging = 0;  // staging area sizes, in elements
 };
 
@@ -184,11 +184,20 @@ void copy_fixed_periods(const double* from, double* to, const Piece* group) {
 template <int N>
 bool copy_periods_of(const double* from, double* to, std::span<const Piece> group) {
   switch (group.size()) {
-    case 1: copy_fixed_periods<N, 1>(from, to, group.data()); return true;
-    case 2: copy_fixed_periods<N, 2>(from, to, group.data()); return true;
-    case 3: copy_fixed_periods<N, 3>(from, to, group.data()); return true;
-    case 4: copy_fixed_periods<N, 4>(from, to, group.data()); return true;
-    default: return false;
+    case 1:
+      copy_fixed_periods<N, 1>(from, to, group.data());
+      return true;
+    case 2:
+      copy_fixed_periods<N, 2>(from, to, group.data());
+      return true;
+    case 3:
+      copy_fixed_periods<N, 3>(from, to, group.data());
+      return true;
+    case 4:
+      copy_fixed_periods<N, 4>(from, to, group.data());
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -201,27 +210,40 @@ bool copy_periods_of(const double* from, double* to, std::span<const Piece> grou
 // of both arrays once per piece (two pieces: 2.2 x the time of one pass).
 void copy_periods(const double* from, double* to, std::span<const Piece> group) {
   const Piece& shape = group.front();
-  if (group.size() == 1 && (shape.count == 1 || (shape.src_stride == shape.length && shape.dst_stride == shape.length))) {
-    std::memcpy(to + shape.dst, from + shape.src, static_cast<std::size_t>(shape.length * shape.count) * sizeof(double));
+  if (group.size() == 1 &&
+      (shape.count == 1 || (shape.src_stride == shape.length && shape.dst_stride == shape.length))) {
+    std::memcpy(to + shape.dst, from + shape.src,
+                static_cast<std::size_t>(shape.length * shape.count) * sizeof(double));
     return;
   }
   switch (shape.length) {
-    case 1: if (copy_periods_of<1>(from, to, group)) return; break;
-    case 2: if (copy_periods_of<2>(from, to, group)) return; break;
-    case 3: if (copy_periods_of<3>(from, to, group)) return; break;
-    case 4: if (copy_periods_of<4>(from, to, group)) return; break;
-    default: break;
+    case 1:
+      if (copy_periods_of<1>(from, to, group)) return;
+      break;
+    case 2:
+      if (copy_periods_of<2>(from, to, group)) return;
+      break;
+    case 3:
+      if (copy_periods_of<3>(from, to, group)) return;
+      break;
+    case 4:
+      if (copy_periods_of<4>(from, to, group)) return;
+      break;
+    default:
+      break;
   }
   const Index length = shape.length, count = shape.count, src_stride = shape.src_stride, dst_stride = shape.dst_stride;
   for (Index c = 0; c < count; ++c, from += src_stride, to += dst_stride) {
-    for (const Piece& pc : group) std::memcpy(to + pc.dst, from + pc.src, static_cast<std::size_t>(length) * sizeof(double));
+    for (const Piece& pc : group)
+      std::memcpy(to + pc.dst, from + pc.src, static_cast<std::size_t>(length) * sizeof(double));
   }
 }
 
 // Copies `count` runs of `length` doubles, the c-th from from + c src_stride
 // to to + c dst_stride: a group of one piece.
 void copy_runs(const double* from, double* to, Index length, Index count, Index src_stride, Index dst_stride) {
-  const Piece run{.src = 0, .dst = 0, .length = length, .src_stride = src_stride, .dst_stride = dst_stride, .count = count};
+  const Piece run{
+      .src = 0, .dst = 0, .length = length, .src_stride = src_stride, .dst_stride = dst_stride, .count = count};
   copy_periods(from, to, std::span(&run, 1));
 }
 
@@ -395,7 +417,8 @@ void build_exchange(PlanData& d) {
   s.scheduler = d.schedule.scheduler;
   for (const schedulers::Phase& phase : d.schedule.phases) {
     schedulers::Phase& kept = s.phases.emplace_back();
-    std::copy_if(phase.begin(), phase.end(), std::back_inserter(kept), [](const Transfer& t) { return t.src != t.dst; });
+    std::copy_if(phase.begin(), phase.end(), std::back_inserter(kept),
+                 [](const Transfer& t) { return t.src != t.dst; });
   }
   schedulers::ExchangePlanOptions options;
   options.allow_larger_communicator = true;
@@ -593,7 +616,9 @@ Rank RedistributionPlan::processes() const noexcept { return job_processes(data_
 const CommTable& RedistributionPlan::com() const noexcept { return data_->com; }
 const SchedulingTable& RedistributionPlan::cs() const noexcept { return data_->cs; }
 const Schedule& RedistributionPlan::schedule() const noexcept { return data_->schedule; }
-std::uint32_t RedistributionPlan::steps() const noexcept { return static_cast<std::uint32_t>(data_->schedule.phases.size()); }
+std::uint32_t RedistributionPlan::steps() const noexcept {
+  return static_cast<std::uint32_t>(data_->schedule.phases.size());
+}
 bool RedistributionPlan::contention_free() const noexcept { return data_->contention_free; }
 const std::string& RedistributionPlan::method() const noexcept { return data_->method; }
 const PlanTimings& RedistributionPlan::timings() const noexcept { return data_->timings; }

@@ -106,8 +106,9 @@ void check_tables_fit(const CommTable& com, std::size_t plans) {
   const double bytes = static_cast<double>(plans) * static_cast<double>(com.sources()) * steps * sizeof(std::int32_t);
   if (const std::string why = memory_shortfall(bytes); !why.empty()) {
     throw InvalidArgument("switchyard: redistribution: " + std::to_string(com.sources()) + " sources, and a source " +
-                          "sends to or a target receives from up to " + number_text(steps) + " others: holding the sending " +
-                          "table" + (plans > 1 ? "s of " + std::to_string(plans) + " schedules" : std::string(" of a schedule")) +
+                          "sends to or a target receives from up to " + number_text(steps) +
+                          " others: holding the sending " + "table" +
+                          (plans > 1 ? "s of " + std::to_string(plans) + " schedules" : std::string(" of a schedule")) +
                           " (sources x at least that many steps) " + why);
   }
 }
@@ -140,8 +141,7 @@ bool SchedulingTable::contention_free() const {
 void validate_table(const SchedulingTable& cs, const CommTable& com) {
   const std::string what = "switchyard: scheduling table: ";
   if (cs.rows() != com.sources()) {
-    throw InvalidArgument(what + std::to_string(cs.rows()) + " rows for " + std::to_string(com.sources()) +
-                          " sources");
+    throw InvalidArgument(what + std::to_string(cs.rows()) + " rows for " + std::to_string(com.sources()) + " sources");
   }
   for (Rank i = 0; i < cs.rows(); ++i) {
     std::vector<bool> seen(com.targets(), false);
@@ -150,7 +150,8 @@ void validate_table(const SchedulingTable& cs, const CommTable& com) {
       if (j == SchedulingTable::kIdle) continue;
       const std::string cell = "CS[" + std::to_string(i) + ", " + std::to_string(k) + "] = " + std::to_string(j);
       if (j < 0 || static_cast<Rank>(j) >= com.targets()) throw InvalidArgument(what + cell + " is not a target");
-      if (!com.communicates(i, static_cast<Rank>(j))) throw InvalidArgument(what + cell + " but COM has no such message");
+      if (!com.communicates(i, static_cast<Rank>(j)))
+        throw InvalidArgument(what + cell + " but COM has no such message");
       if (seen[static_cast<Rank>(j)]) throw InvalidArgument(what + cell + " a second time in the row");
       seen[static_cast<Rank>(j)] = true;
     }
@@ -341,11 +342,11 @@ CommTable transpose(const CommTable& com) {
 
 // What one dimension offers Algorithm 2.
 struct DimensionTables {
-  bool known = false;               // b and b' are multiples: the periodic pattern is known
-  CommTable pattern;                // that pattern
+  bool known = false;  // b and b' are multiples: the periodic pattern is known
+  CommTable pattern;  // that pattern
   std::optional<SchedulingTable> free;  // its contention-free table: Algorithm 1, transposed when K' > K
-  std::uint32_t k = 0, k2 = 0;      // K and K' of the pattern
-  SchedulingTable senders;          // each row's targets in order, K columns: case 2.2's input
+  std::uint32_t k = 0, k2 = 0;  // K and K' of the pattern
+  SchedulingTable senders;  // each row's targets in order, K columns: case 2.2's input
   std::string method, reason;
 };
 

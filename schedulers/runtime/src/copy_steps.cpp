@@ -23,8 +23,8 @@ MemberSteps steps_of_program(Rank me, const ProcessPlan& program) {
                                       st.recv_offset, st.recv_bytes, st.phase});
     }
     if (st.send_entry != PlanStep::kNone) {
-      out.outgoing.push_back(CopyStep{me, st.send_to, st.send_entry, st.send_peer_entry, st.send_offset,
-                                      st.send_offset, st.send_bytes, st.phase});
+      out.outgoing.push_back(CopyStep{me, st.send_to, st.send_entry, st.send_peer_entry, st.send_offset, st.send_offset,
+                                      st.send_bytes, st.phase});
     }
   }
   return out;

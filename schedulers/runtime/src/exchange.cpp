@@ -15,14 +15,14 @@
 #include "switchyard/errors.hpp"
 #include "switchyard/median.hpp"
 #include "switchyard/node_reduction.hpp"
-#include "switchyard/span_timer.hpp"
-#include "switchyard/splitmix64.hpp"
 #include "switchyard/schedulers/auto_scheduler.hpp"
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/generate_recv.hpp"
 #include "switchyard/schedulers/payload.hpp"
 #include "switchyard/schedulers/scheduler_table.hpp"
 #include "switchyard/schedulers/static_schedulers.hpp"
+#include "switchyard/span_timer.hpp"
+#include "switchyard/splitmix64.hpp"
 
 namespace switchyard::schedulers {
 
@@ -61,8 +61,6 @@ using Clock = std::chrono::steady_clock;
 std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
   return splitmix64_finalize(seed + (stream + 1) * kSplitMix64Gamma);
 }
-
-
 
 // One process's buffers, and the spans of them that ExchangePlan::run takes.
 struct ProcessBuffers {
@@ -241,11 +239,14 @@ class Driver {
   SchedulerResult finish(Slot& s, const JobStats& job) const {
     NodeReduction over;
     const auto comm = over.add(s.clocks.node_spans(), NodeReduction::kMax);
-    const auto plan = over.add(s.global ? std::vector<std::int64_t>{} : s.plan_clocks.node_spans(), NodeReduction::kMax);
-    const auto inquiries = over.add(s.global ? std::vector<std::int64_t>{} : inquiry_totals(s.inquiries), NodeReduction::kSum);
+    const auto plan =
+        over.add(s.global ? std::vector<std::int64_t>{} : s.plan_clocks.node_spans(), NodeReduction::kMax);
+    const auto inquiries =
+        over.add(s.global ? std::vector<std::int64_t>{} : inquiry_totals(s.inquiries), NodeReduction::kSum);
     // The counts of every node's workers.
     const std::int64_t counts[] = {static_cast<std::int64_t>(job.resumes), static_cast<std::int64_t>(job.slots),
-                                   static_cast<std::int64_t>(job.ring_full), static_cast<std::int64_t>(job.kernel_calls)};
+                                   static_cast<std::int64_t>(job.ring_full),
+                                   static_cast<std::int64_t>(job.kernel_calls)};
     const auto jobs = over.add(counts, NodeReduction::kSum);
     over.combine(rt_);
     s.r.comm_ms = summarize(SpanTimer::to_milliseconds(over.result(comm)));
@@ -254,8 +255,8 @@ class Driver {
       record_inquiries(s.r, over.result(inquiries));
     }
     const auto all = over.result(jobs);
-    s.r.job = {static_cast<std::uint64_t>(all[0]), static_cast<std::uint64_t>(all[1]), static_cast<std::uint64_t>(all[2]),
-               static_cast<std::uint64_t>(all[3])};
+    s.r.job = {static_cast<std::uint64_t>(all[0]), static_cast<std::uint64_t>(all[1]),
+               static_cast<std::uint64_t>(all[2]), static_cast<std::uint64_t>(all[3])};
     s.r.verified = true;
     return std::move(s.r);
   }

@@ -72,8 +72,8 @@ struct ExchangePlanData {
   std::optional<Schedule> schedule;  // phased plans from the whole pattern
   std::uint64_t phases = 0;
   double schedule_ms = 0;
-  std::optional<Rank> owner;              // create(): the member whose part `parts` holds
-  std::vector<ExchangePart> parts;        // by rank; create(): the owner's alone
+  std::optional<Rank> owner;  // create(): the member whose part `parts` holds
+  std::vector<ExchangePart> parts;  // by rank; create(): the owner's alone
   std::unique_ptr<RunCount[]> run_counts;  // one per part
   std::unique_ptr<RegionScratch[]> scratch;  // one per part
   // A compiled run's exchange key (run_copy_exchange): how each is agreed
@@ -142,9 +142,12 @@ ExchangePlanOptions resolve_auto(const CommMatrix& m, ExchangePlanOptions option
 Scheme scheme_of(const SchedulerName& name) {
   if (const SchedulerDescriptor* d = find_scheduler(name.str())) {
     switch (d->online) {
-      case OnlineScheme::ac: return Scheme::ac;
-      case OnlineScheme::drsn: return Scheme::drsn;
-      case OnlineScheme::none: return Scheme::phased;
+      case OnlineScheme::ac:
+        return Scheme::ac;
+      case OnlineScheme::drsn:
+        return Scheme::drsn;
+      case OnlineScheme::none:
+        return Scheme::phased;
     }
   }
   std::string known;
@@ -212,8 +215,12 @@ void set_copy_options(ExchangePlanData& d) {
   o.side = d.options.copy_side;
   o.seed = d.options.seed;
   switch (d.scheme) {
-    case Scheme::ac: o.order = CopyOrder::any; break;
-    case Scheme::phased: o.order = d.options.strict ? CopyOrder::strict_phases : CopyOrder::phases; break;
+    case Scheme::ac:
+      o.order = CopyOrder::any;
+      break;
+    case Scheme::phased:
+      o.order = d.options.strict ? CopyOrder::strict_phases : CopyOrder::phases;
+      break;
     case Scheme::drsn:
       o.order = CopyOrder::busy_locks;
       o.side = CopySide::sender;
@@ -400,7 +407,8 @@ Task<void> learn_peer_entries(Communicator lib, ExchangePart& mine) {
 
 // A member's sends by destination, each destination once.
 void sort_sends(Rank me, std::vector<MatrixEntry>& sends) {
-  std::stable_sort(sends.begin(), sends.end(), [](const MatrixEntry& a, const MatrixEntry& b) { return a.peer < b.peer; });
+  std::stable_sort(sends.begin(), sends.end(),
+                   [](const MatrixEntry& a, const MatrixEntry& b) { return a.peer < b.peer; });
   for (std::size_t k = 1; k < sends.size(); ++k) {
     if (sends[k - 1].peer == sends[k].peer) {
       throw InvalidArgument("switchyard: ExchangePlan::create on rank " + std::to_string(me) + ": destination " +
@@ -412,7 +420,8 @@ void sort_sends(Rank me, std::vector<MatrixEntry>& sends) {
 // The key of a plan from create(): rank 0's shared_copy_key(), on every member.
 Task<std::uint64_t> agree_copy_key(Communicator lib) {
   const std::uint64_t mine = lib.rank() == 0 ? shared_copy_key() : 0;
-  const std::vector<std::byte> key = co_await lib.broadcast(0, std::as_bytes(std::span<const std::uint64_t, 1>(&mine, 1)));
+  const std::vector<std::byte> key =
+      co_await lib.broadcast(0, std::as_bytes(std::span<const std::uint64_t, 1>(&mine, 1)));
   std::uint64_t agreed = 0;
   std::memcpy(&agreed, key.data(), sizeof agreed);
   co_return agreed;
@@ -421,7 +430,8 @@ Task<std::uint64_t> agree_copy_key(Communicator lib) {
 // A member's options of create() in words: those that decide which
 // collectives create() and its runs take.
 std::string options_text(const ExchangePlanOptions& o) {
-  return "scheduler '" + o.scheduler.str() + "', " + (o.execution == ExchangeExecution::copy ? "compiled" : "on messages") +
+  return "scheduler '" + o.scheduler.str() + "', " +
+         (o.execution == ExchangeExecution::copy ? "compiled" : "on messages") +
          (o.copy_side == CopySide::receiver ? ", pull" : ", push") + (o.strict ? ", strict" : "") + ", seed " +
          std::to_string(o.seed) + ", max_phases " + std::to_string(o.max_phases) +
          (o.generate_recv ? ", Generate_Recv by active messages" : "");
@@ -546,14 +556,12 @@ const ExchangePart* part_for_run(const ExchangePlanData& d, const Communicator& 
 
 // Whether a run is compiled (across nodes too: the runtime aggregates the
 // messages between nodes per node pair) or goes on messages.
-bool compiled(const ExchangePlanData& d, const Communicator&) {
-  return d.options.execution == ExchangeExecution::copy;
-}
+bool compiled(const ExchangePlanData& d, const Communicator&) { return d.options.execution == ExchangeExecution::copy; }
 
 // The compiled run of `part` with its buffers in `regions`, on the plan's
 // duplicate of comm: the runtime's own run, with no frame of the plan's around it.
 ExchangeRun run_copies(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
-                                  CopyRegions regions, CopyRegionCheck check = {}) {
+                       CopyRegions regions, CopyRegionCheck check = {}) {
   return run_copy_exchange(comm.library(kExchangePlanLibrary), d.copy_key, d.processes, part.member, regions,
                            d.copy_options, check);
 }
@@ -608,8 +616,8 @@ Task<ExchangeRunStats> run_hooks_copied(const ExchangePlanData& d, const Exchang
                                         ExchangeHooks& hooks) {
   if (d.described && hooks.describes_memory() && comm.nodes() == 1) {
     const CopyMember* direct = d.described->compiled(comm.rank());
-    if (!direct) direct = co_await d.described->compile(comm.process(), comm.rank(), part.sends, part.receives,
-                                                        part.steps, hooks);
+    if (!direct)
+      direct = co_await d.described->compile(comm.process(), comm.rank(), part.sends, part.receives, part.steps, hooks);
     const ExchangeMemory memory = d.described->memory(comm.rank(), hooks);
     const std::span<const std::byte> send[]{memory.send};
     const std::span<std::byte> recv[]{memory.recv};
@@ -638,8 +646,7 @@ Task<ExchangeRunStats> run_part(const ExchangePlanData& d, Communicator comm, Ex
     co_await execute_ac(lib, part->sends, part->receives, hooks, d.options.ac);
   } else {
     const std::uint64_t run = d.run_counts[part_index(d, *part)].runs.fetch_add(1, std::memory_order_relaxed);
-    const DrsnOptions drsn{stream_seed(d.options.seed, run), d.options.drsn_retry_yields,
-                           d.options.drsn_monitor};
+    const DrsnOptions drsn{stream_seed(d.options.seed, run), d.options.drsn_retry_yields, d.options.drsn_monitor};
     const DrsnStats s = co_await execute_drsn(lib, part->sends, part->receives, hooks, drsn);
     stats.busy_lock_inquiries = s.inquiries;
   }
@@ -685,8 +692,7 @@ Task<ExchangeRunStats> no_run() { co_return ExchangeRunStats{}; }
 // is the runtime's run alone (no frame for the awaiting process), which checks
 // the sizes of buffers that are not the last run's before it publishes them.
 ExchangeRun run_spans(const ExchangePlanData& d, const Communicator& comm,
-                                 std::span<const std::span<const std::byte>> send,
-                                 std::span<const std::span<std::byte>> recv) {
+                      std::span<const std::span<const std::byte>> send, std::span<const std::span<std::byte>> recv) {
   const ExchangePart* part = part_for_run(d, comm);
   if (!part) return ExchangeRun(no_run());
   check_span_counts(comm.rank(), *part, send.size(), recv.size());
@@ -736,7 +742,8 @@ void check_displacements(Rank me, Rank size, const char* side, const char* direc
   if (at.size() != size) bad_displacements(me, size, side, at.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::uint64_t start = at[entries[i].peer];
-    if (start > buffer || entries[i].bytes > buffer - start) past_the_end(me, side, direction, i, entries[i], start, buffer);
+    if (start > buffer || entries[i].bytes > buffer - start)
+      past_the_end(me, side, direction, i, entries[i], start, buffer);
   }
 }
 

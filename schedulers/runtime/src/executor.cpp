@@ -117,7 +117,8 @@ struct GroupSizes {
 };
 
 bool within(std::span<const MatrixEntry> entries, std::uint32_t k, std::uint64_t offset, std::uint64_t bytes) {
-  return k == PlanStep::kNone || (k < entries.size() && offset <= entries[k].bytes && bytes <= entries[k].bytes - offset);
+  return k == PlanStep::kNone ||
+         (k < entries.size() && offset <= entries[k].bytes && bytes <= entries[k].bytes - offset);
 }
 
 // Everything a run checks before it posts anything. Out of the coroutine: the

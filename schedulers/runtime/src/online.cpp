@@ -64,7 +64,8 @@ Task<void> run_ac(Communicator comm, std::span<const MatrixEntry> sends, std::sp
     for (std::size_t k = 0; k < n_recvs; ++k) {
       if (!p.test(recvs[k])) co_await p.wait(recvs[k]);
       const std::size_t i = recv_entry[k];
-      if (recvs[k].size() != receives[i].bytes) wrong_size("AC", me, receives[i].peer, receives[i].bytes, recvs[k].size());
+      if (recvs[k].size() != receives[i].bytes)
+        wrong_size("AC", me, receives[i].peer, receives[i].bytes, recvs[k].size());
       hooks.after_receive(i);
     }
     for (std::size_t k = 0; k < n_sends; ++k) {
@@ -92,7 +93,8 @@ Task<void> run_ac(Communicator comm, std::span<const MatrixEntry> sends, std::sp
     for (; send_posted < n_sends && send_posted - send_done < window; ++send_posted) {
       const std::size_t i = std::exchange(next_send_entry, next_send(next_send_entry));
       hooks.before_send(i);
-      send_slots.emplace(slot(send_posted), [&] { return lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag); });
+      send_slots.emplace(slot(send_posted),
+                         [&] { return lib.post_send(sends[i].peer, hooks.send_buffer(i), kOnlineTag); });
     }
     if (recv_done == n_recvs && send_done == n_sends) break;
     if (!oldest_recv_done() && !oldest_send_done()) {

@@ -67,11 +67,12 @@ void fill(std::span<std::byte> out, std::uint64_t key, std::uint64_t offset, std
   const std::uint64_t head = std::min<std::uint64_t>(out.size(), (8 - offset % 8) % 8);
   const std::uint64_t whole = (out.size() - head) / 8;
   auto partial = [&](std::uint64_t pos, std::uint64_t count) {
-    for_each_word(count, key, offset + pos, [&](std::uint64_t at, std::uint64_t w, std::uint64_t skip, std::uint64_t n) {
-      w ^= flip;
-      std::memcpy(out.data() + pos + at, reinterpret_cast<const std::byte*>(&w) + skip, n);
-      return true;
-    });
+    for_each_word(count, key, offset + pos,
+                  [&](std::uint64_t at, std::uint64_t w, std::uint64_t skip, std::uint64_t n) {
+                    w ^= flip;
+                    std::memcpy(out.data() + pos + at, reinterpret_cast<const std::byte*>(&w) + skip, n);
+                    return true;
+                  });
   };
   partial(0, head);
   fill_words(out.data() + head, whole, key, (offset + head) / 8, flip);

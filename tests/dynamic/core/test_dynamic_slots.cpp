@@ -242,7 +242,7 @@ TEST(DynamicSlots, LedgerCatchesDuplicatesAndLosses) {
   ledger.deliver(id, 0, 2);
   EXPECT_THROW(ledger.deliver(id, 0, 3), sd::DeliveryError);  // twice
   EXPECT_THROW(ledger.deliver(id, 1, 3), sd::DeliveryError);  // to its origin
-  EXPECT_THROW(ledger.finish(100), sd::DeliveryError);         // nodes 2 and 3 never got it
+  EXPECT_THROW(ledger.finish(100), sd::DeliveryError);  // nodes 2 and 3 never got it
   ledger.deliver(id, 2, 3);
   ledger.deliver(id, 3, 4);
   const auto r = ledger.finish(100);

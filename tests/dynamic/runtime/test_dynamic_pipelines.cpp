@@ -12,9 +12,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <mutex>
 #include <stdexcept>
 #include <switchyard/dynamic/real_pipeline.hpp>
@@ -51,7 +51,8 @@ struct Received {
       ++per_node[d.node];
       if (sytest::first_mismatch(d.payload, key_of(d.origin, d.destination, d.sequence)) != std::string::npos ||
           d.payload.size() != kPayload) {
-        if (errors[d.node].empty()) errors[d.node] = "request " + std::to_string(d.sequence) + " of " + std::to_string(d.origin);
+        if (errors[d.node].empty())
+          errors[d.node] = "request " + std::to_string(d.sequence) + " of " + std::to_string(d.origin);
       }
     };
   }
@@ -84,9 +85,12 @@ void expect_drained(const RealRunStats& s, const Received& received, Rank n) {
 
 const char* name_of(DynamicScheme s) {
   switch (s) {
-    case DynamicScheme::indirect_broadcast: return "indirect";
-    case DynamicScheme::direct_broadcast: return "direct";
-    case DynamicScheme::scatter: return "scatter";
+    case DynamicScheme::indirect_broadcast:
+      return "indirect";
+    case DynamicScheme::direct_broadcast:
+      return "direct";
+    case DynamicScheme::scatter:
+      return "scatter";
   }
   return "?";
 }
@@ -121,7 +125,8 @@ TEST_P(Schemes, NothingLostAboveTheStabilityLimit) {
 TEST_P(Schemes, TinyRingsStillDrain) {
   const VirtualNetwork network = VirtualNetwork::torus({4, 4});
   Received received(network.size());
-  RealPipelineOptions o = options_for(GetParam(), network, GetParam() == DynamicScheme::scatter ? 2000 : 8000, received);
+  RealPipelineOptions o =
+      options_for(GetParam(), network, GetParam() == DynamicScheme::scatter ? 2000 : 8000, received);
   o.ring_capacity = 1;
   RealPipeline pipeline(std::move(o));
   expect_drained(pipeline.run_for(runtime(), 100ms), received, network.size());
@@ -218,7 +223,8 @@ TEST(RealMode, IdlePipelineCostsNearlyNoCpu) {
 // The application feeds every node from two threads of its own while the
 // pipeline runs; after stop() every fed request has reached every other node.
 TEST(RealMode, FedFromApplicationThreads) {
-  for (DynamicScheme scheme : {DynamicScheme::indirect_broadcast, DynamicScheme::direct_broadcast, DynamicScheme::scatter}) {
+  for (DynamicScheme scheme :
+       {DynamicScheme::indirect_broadcast, DynamicScheme::direct_broadcast, DynamicScheme::scatter}) {
     const VirtualNetwork network = VirtualNetwork::torus({2, 3});
     const Rank n = network.size();
     Received received(n);
@@ -237,7 +243,8 @@ TEST(RealMode, FedFromApplicationThreads) {
             for (Rank d = 0; d < n; ++d) {
               if (scheme != DynamicScheme::scatter && d > 0) break;
               if (scheme == DynamicScheme::scatter && d == v) continue;
-              const auto block = sytest::pattern(kPayload, key_of(v, scheme == DynamicScheme::scatter ? d : ~Rank{0}, fed[v]));
+              const auto block =
+                  sytest::pattern(kPayload, key_of(v, scheme == DynamicScheme::scatter ? d : ~Rank{0}, fed[v]));
               payload.insert(payload.end(), block.begin(), block.end());
             }
             ASSERT_TRUE(pipeline.feed(v, payload));
@@ -250,7 +257,8 @@ TEST(RealMode, FedFromApplicationThreads) {
     for (auto& t : feeders) t.join();
     pipeline.stop();
     run.join();
-    EXPECT_FALSE(pipeline.feed(0, std::vector<std::byte>(scheme == DynamicScheme::scatter ? kPayload * (n - 1) : kPayload)));
+    EXPECT_FALSE(
+        pipeline.feed(0, std::vector<std::byte>(scheme == DynamicScheme::scatter ? kPayload * (n - 1) : kPayload)));
     std::uint64_t total = 0;
     for (auto f : fed) total += f;
     for (Rank v = 0; v < n; ++v) {
@@ -328,11 +336,12 @@ TEST_P(Schemes, OverfedPipelineAppliesBackPressureAndDrains) {
   sampler.join();
   const double drain_s = std::chrono::duration<double>(returned - stopped).count();
   const double grown_mb = (resident_peak.load() - resident_before) / 1e6;
-  std::printf("%s: fed %.2f s by 8 threads: accepted %llu, delivered %llu (= accepted x %u: %s), drain %.3f s, "
-              "resident peak +%.1f MB\n",
-              name_of(GetParam()), feeding.count(), static_cast<unsigned long long>(accepted.load()),
-              static_cast<unsigned long long>(stats.delivered), n - 1,
-              stats.delivered == accepted.load() * (n - 1) ? "yes" : "NO", drain_s, grown_mb);
+  std::printf(
+      "%s: fed %.2f s by 8 threads: accepted %llu, delivered %llu (= accepted x %u: %s), drain %.3f s, "
+      "resident peak +%.1f MB\n",
+      name_of(GetParam()), feeding.count(), static_cast<unsigned long long>(accepted.load()),
+      static_cast<unsigned long long>(stats.delivered), n - 1,
+      stats.delivered == accepted.load() * (n - 1) ? "yes" : "NO", drain_s, grown_mb);
   EXPECT_GT(accepted.load(), 0u);
   EXPECT_EQ(stats.total_generated(), accepted.load());
   EXPECT_EQ(stats.delivered, accepted.load() * (n - 1));

@@ -19,7 +19,7 @@ namespace {
 smc::CalibrationOptions short_calibration() {
   smc::CalibrationOptions o;
   o.repetitions = 14;  // 2 runs in each of the 7 rounds
-  o.attempts = 1;      // no retry (and no 5 s pause) when the host co-locates the cores
+  o.attempts = 1;  // no retry (and no 5 s pause) when the host co-locates the cores
   return o;
 }
 
@@ -33,10 +33,10 @@ TEST(ModelCalibration, MeasuresEveryParameterWithEachRoundCheckedAtBothEnds) {
   EXPECT_GT(f.core.unit_ns, 0);
   EXPECT_EQ(f.core.eager_limit, switchyard::RunOptions{}.eager_limit);
   // The co-location pairs that open and close every round, and the figures between.
-  for (const char* name : {"one_way_8B_ns", "same_core_one_way_8B_ns", "closing_one_way_8B_ns",
-                           "closing_same_core_one_way_8B_ns", "lockstep_rendezvous_packed_ns", "match_reversed_ns",
-                           "lockstep_gathered_ns", "scale_rendezvous_packed_ns", "scale_same_core_rendezvous_packed_ns",
-                           "match_in_cache_reversed_ns"}) {
+  for (const char* name :
+       {"one_way_8B_ns", "same_core_one_way_8B_ns", "closing_one_way_8B_ns", "closing_same_core_one_way_8B_ns",
+        "lockstep_rendezvous_packed_ns", "match_reversed_ns", "lockstep_gathered_ns", "scale_rendezvous_packed_ns",
+        "scale_same_core_rendezvous_packed_ns", "match_in_cache_reversed_ns"}) {
     ASSERT_TRUE(f.measured.contains(name)) << name;
     EXPECT_GT(f.measured.at(name), 0) << name;
   }
@@ -95,8 +95,8 @@ TEST(ModelCalibration, ProbeJudgesEveryRoundOnItsOwnHandOffs) {
   for (std::size_t r = 0; r < 3; ++r) {
     EXPECT_GT(p.cross_core_one_way_ns[r], 0);
     EXPECT_GT(p.same_core_one_way_ns[r], 0);
-    const bool colocated = rt.cores().size() > 1 &&
-                           p.cross_core_one_way_ns[r] < sm::kColocatedRatio * p.same_core_one_way_ns[r];
+    const bool colocated =
+        rt.cores().size() > 1 && p.cross_core_one_way_ns[r] < sm::kColocatedRatio * p.same_core_one_way_ns[r];
     EXPECT_EQ(p.verdict.colocated[r], colocated) << "round " << r;
     normal += !colocated;
   }
@@ -107,8 +107,8 @@ TEST(ModelCalibration, ProbeJudgesEveryRoundOnItsOwnHandOffs) {
 
 TEST(ModelCalibration, RejectsZeroRepetitionsRoundsOrAttempts) {
   switchyard::Runtime rt;
-  for (const auto zero : {&smc::CalibrationOptions::repetitions, &smc::CalibrationOptions::rounds,
-                          &smc::CalibrationOptions::attempts}) {
+  for (const auto zero :
+       {&smc::CalibrationOptions::repetitions, &smc::CalibrationOptions::rounds, &smc::CalibrationOptions::attempts}) {
     smc::CalibrationOptions o = short_calibration();
     o.*zero = 0;
     EXPECT_THROW(smc::calibrate(rt, o), std::invalid_argument);

@@ -3,8 +3,8 @@
 // a distinct pattern checked to the byte at its destination, twice per plan;
 // and each algorithm's sent messages against the model's superstep description.
 
-#include <switchyard/model/collectives/collective_plan.hpp>
 #include <switchyard/model/algorithms.hpp>
+#include <switchyard/model/collectives/collective_plan.hpp>
 #include <switchyard/runtime.hpp>
 
 #include <gtest/gtest.h>
@@ -31,8 +31,7 @@ Runtime& runtime() {
 
 // Fills the send buffer of `me`: block r of it is the message me -> r (the root's
 // blocks in one-to-all, the single message to the root in all-to-one), keyed by round.
-std::vector<std::byte> send_buffer(Operation op, Rank p, Rank me, std::uint64_t L, std::uint64_t round,
-                                   Rank root = 0) {
+std::vector<std::byte> send_buffer(Operation op, Rank p, Rank me, std::uint64_t L, std::uint64_t round, Rank root = 0) {
   std::vector<std::byte> out;
   auto add = [&](Rank dst) {
     out.resize(out.size() + L);
@@ -83,8 +82,8 @@ TEST_P(KLevel, EveryByteAtEveryProcessCount) {
     // 24 bytes travel eagerly, 600 by single copy (above the 512-byte eager limit).
     for (std::uint64_t L : {24ull, 600ull}) {
       if (sytest::kSanitized && p == 100 && L == 600) continue;
-      const std::string what = std::string(operation_name(op)) + " " + algorithm + " p=" + std::to_string(p) + " L=" +
-                               std::to_string(L);
+      const std::string what =
+          std::string(operation_name(op)) + " " + algorithm + " p=" + std::to_string(p) + " L=" + std::to_string(L);
       runtime().run(p, [&, op = op, algorithm = algorithm](Process& self) -> Task<void> {
         Communicator comm = self.world();
         CollectivePlan plan = co_await CollectivePlan::create(comm, op, algorithm, L);

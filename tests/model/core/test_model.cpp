@@ -48,7 +48,8 @@ void expect_delivers(sm::Operation op, const std::string& name, sm::ProcessId p,
             ASSERT_EQ(it->second, t.src) << "piece " << piece.origin << "->" << piece.target << " not at its sender";
             ASSERT_TRUE(moved.insert({piece.origin, piece.target}).second) << "piece moved twice in a step";
           }
-          if (name != "1-lev-our-br" || piece.target == t.dst || it->second == t.src) next[{piece.origin, piece.target}] = t.dst;
+          if (name != "1-lev-our-br" || piece.target == t.dst || it->second == t.src)
+            next[{piece.origin, piece.target}] = t.dst;
         }
     holder = std::move(next);
   }
@@ -281,8 +282,8 @@ TEST(ModelSection3, OneToOneOnMeshHypercubeAndTree) {
   };
   const double root = 8, logp = 6;
   EXPECT_DOUBLE_EQ(units(2.0 / 3 * root, root), s + 2.0 / 3 * root + P * (2 + 5.0 / 3 * root));  // square mesh
-  EXPECT_DOUBLE_EQ(units(logp / 2, p / 2.0), s + logp / 2 + P * (4 + logp / 2));                // hypercube
-  EXPECT_DOUBLE_EQ(units(logp, 1), s + logp + P * (2 + p + logp));                              // tree
+  EXPECT_DOUBLE_EQ(units(logp / 2, p / 2.0), s + logp / 2 + P * (4 + logp / 2));  // hypercube
+  EXPECT_DOUBLE_EQ(units(logp, 1), s + logp + P * (2 + p + logp));  // tree
 }
 
 TEST(ModelCost, AlgorithmCostIsTheSumOfItsSupersteps) {
@@ -419,8 +420,8 @@ TEST(ModelCost, RingSyncChargesAFullRingAndRendezvous) {
   const sm::Machine m = ring_sync_machine();
   // Four cross-core messages of 64 B: 4 x 96 = 384 bytes in ring 0 -> 1, a
   // 256-byte ring fills once: the hand-off and a round trip, h (1 + 2).
-  const sm::SuperstepCost full = sm::cost(
-      m, sm::Superstep{"flood", {whole_machine(4, {{0, 1, 64}, {0, 3, 64}, {2, 1, 64}, {2, 3, 64}})}});
+  const sm::SuperstepCost full =
+      sm::cost(m, sm::Superstep{"flood", {whole_machine(4, {{0, 1, 64}, {0, 3, 64}, {2, 1, 64}, {2, 3, 64}})}});
   EXPECT_DOUBLE_EQ(full.synchronisation, 300);
   // Core 0: two processes sending two messages each, 2 (2s + 2 + w) = 54; core 1
   // the same received, plus m * 2 * 1 / 4 = 1 each: 2 (2s + 2 + 5 + 1) = 56.
@@ -442,7 +443,8 @@ TEST(ModelCost, RingSyncChargesCoherenceForPackedRendezvousAcrossCores) {
   //   2 -> 1 carries 2's pieces for 5 and 4: out of order, packed;
   //   0 -> 3 carries a piece of 2's and one of 0's: relayed;
   //   2 -> 0 carries 2's pieces for 0 and 1, packed... but on its own core.
-  sm::Submachine sub = whole_machine(6, {{0, 1, 1024, 0, 2}, {2, 1, 1024, 2, 2}, {0, 3, 1024, 4, 2}, {2, 0, 1024, 6, 2}});
+  sm::Submachine sub =
+      whole_machine(6, {{0, 1, 1024, 0, 2}, {2, 1, 1024, 2, 2}, {0, 3, 1024, 4, 2}, {2, 0, 1024, 6, 2}});
   sub.pieces = {{0, 4}, {0, 5}, {2, 5}, {2, 4}, {2, 3}, {0, 3}, {2, 0}, {2, 1}};
   const sm::SuperstepCost c = sm::cost(m, sm::Superstep{"packed", {sub}});
   // Core 0: process 0 sends two and receives one, one rendezvous wake more:
@@ -471,7 +473,8 @@ TEST(ModelCost, RingSyncChargesCoherenceForPackedRendezvousAcrossCores) {
 TEST(ModelCost, RingSyncChargesCoherencePerPacket) {
   sm::Machine m = ring_sync_machine();
   m.coherence = 40;
-  sm::Submachine sub = whole_machine(6, {{0, 1, 1024, 0, 2}, {2, 1, 1024, 2, 2}, {0, 3, 1024, 4, 2}, {2, 0, 1024, 6, 2}});
+  sm::Submachine sub =
+      whole_machine(6, {{0, 1, 1024, 0, 2}, {2, 1, 1024, 2, 2}, {0, 3, 1024, 4, 2}, {2, 0, 1024, 6, 2}});
   sub.pieces = {{0, 4}, {0, 5}, {2, 5}, {2, 4}, {2, 3}, {0, 3}, {2, 0}, {2, 1}};
   m.coherence_per_packet = 3;
   // Core 0 as in the test above, 150 + 2x, plus 2 x (16 - 9) x_p.
@@ -679,9 +682,9 @@ TEST(ModelMachineFile, RoundTripAndErrorsNamingTheFileAndField) {
   EXPECT_NE(message("{\"format\": \"x\"}").find("format"), std::string::npos);
   // A file from before the ring-sync terms still reads, without them.
   std::string old = sm::to_json(f);
-  for (const std::string field :
-       {"\"match\"", "\"match_in_cache\"", "\"wake\"", "\"coherence_smallest_rendezvous\"", "\"coherence_per_packet\"",
-        "\"pack_piece\"", "\"private_cache_bytes\"", "\"coherence_beyond_cache\"", "\"coherence_beyond_cache_same_core\""})
+  for (const std::string field : {"\"match\"", "\"match_in_cache\"", "\"wake\"", "\"coherence_smallest_rendezvous\"",
+                                  "\"coherence_per_packet\"", "\"pack_piece\"", "\"private_cache_bytes\"",
+                                  "\"coherence_beyond_cache\"", "\"coherence_beyond_cache_same_core\""})
     old.replace(old.find(field), field.size(), "\"old_" + field.substr(1));
   const sm::MachineFile older = sm::parse_machine_file(old, "old.json");
   EXPECT_DOUBLE_EQ(older.core.pack_piece, 0);

@@ -32,15 +32,29 @@ Pattern own_pattern(StaticTask t, Rank n) {
   const std::vector<Rank> some{1, 3, n - 1};
   std::vector<Rank> senders, receivers;
   switch (shape.senders) {
-    case Senders::kOne: senders = {2}; break;
-    case Senders::kSome: senders = some; break;
-    case Senders::kEveryone: senders = range(0, n); break;
+    case Senders::kOne:
+      senders = {2};
+      break;
+    case Senders::kSome:
+      senders = some;
+      break;
+    case Senders::kEveryone:
+      senders = range(0, n);
+      break;
   }
   switch (shape.receivers) {
-    case Receivers::kOne: receivers = {shape.senders == Senders::kOne ? 4u : 2u}; break;
-    case Receivers::kSomeCommon: receivers = t == StaticTask::kSsnb || t == StaticTask::kSsns ? some : std::vector<Rank>{0, 4}; break;
-    case Receivers::kEveryone: receivers = range(0, n); break;
-    case Receivers::kOneEach: receivers = {4, 0, 2}; break;
+    case Receivers::kOne:
+      receivers = {shape.senders == Senders::kOne ? 4u : 2u};
+      break;
+    case Receivers::kSomeCommon:
+      receivers = t == StaticTask::kSsnb || t == StaticTask::kSsns ? some : std::vector<Rank>{0, 4};
+      break;
+    case Receivers::kEveryone:
+      receivers = range(0, n);
+      break;
+    case Receivers::kOneEach:
+      receivers = {4, 0, 2};
+      break;
   }
   return instance(shape, n, senders, receivers);
 }
@@ -102,12 +116,14 @@ bool executes(const TaskShape& shape, const Pattern& inst, const Pattern& p) {
   const Pairs need = pairs_of(p), have = pairs_of(inst);
   if (!std::includes(have.begin(), have.end(), need.begin(), need.end())) return false;
   switch (shape.packets) {
-    case Packets::kPersonal: return true;
+    case Packets::kPersonal:
+      return true;
     case Packets::kCopied:
       for (const auto& s : p.sends)
         if (s.to.size() > 1 && !s.same_packet) return false;
       return true;
-    case Packets::kCombined: return p.combinable && have == need;
+    case Packets::kCombined:
+      return p.combinable && have == need;
   }
   return false;
 }
@@ -116,9 +132,15 @@ bool executes(const TaskShape& shape, const Pattern& inst, const Pattern& p) {
 void for_each_instance(const TaskShape& shape, Rank n, const std::function<void(const Pattern&)>& f) {
   std::vector<std::vector<Rank>> sender_sets, receiver_sets;
   switch (shape.senders) {
-    case Senders::kOne: for (Rank s = 0; s < n; ++s) sender_sets.push_back({s}); break;
-    case Senders::kSome: sender_sets = subsets(n); break;
-    case Senders::kEveryone: sender_sets = {range(0, n)}; break;
+    case Senders::kOne:
+      for (Rank s = 0; s < n; ++s) sender_sets.push_back({s});
+      break;
+    case Senders::kSome:
+      sender_sets = subsets(n);
+      break;
+    case Senders::kEveryone:
+      sender_sets = {range(0, n)};
+      break;
   }
   if (shape.receivers == Receivers::kOneEach) {
     // Every partial injection: each rank sends to nobody (n) or to a distinct other rank.
@@ -142,9 +164,15 @@ void for_each_instance(const TaskShape& shape, Rank n, const std::function<void(
     return;
   }
   switch (shape.receivers) {
-    case Receivers::kOne: for (Rank d = 0; d < n; ++d) receiver_sets.push_back({d}); break;
-    case Receivers::kSomeCommon: receiver_sets = subsets(n); break;
-    default: receiver_sets = {range(0, n)}; break;
+    case Receivers::kOne:
+      for (Rank d = 0; d < n; ++d) receiver_sets.push_back({d});
+      break;
+    case Receivers::kSomeCommon:
+      receiver_sets = subsets(n);
+      break;
+    default:
+      receiver_sets = {range(0, n)};
+      break;
   }
   for (const auto& s : sender_sets)
     for (const auto& r : receiver_sets) {

@@ -1,7 +1,7 @@
 // Isotropic tasks: task matrices, the critical sum, the optimal (h slots) and
 // greedy schedules, checked slot by slot in the simulator (all-port, full duplex).
-#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
+#include <switchyard/errors.hpp>
 
 #include <random>
 
@@ -84,7 +84,8 @@ TEST(IsotropicTaskMatrix, RecognisesIsotropicTasksAndRejectsOthers) {
   const auto task = sp::as_isotropic(lattice, packets);
   ASSERT_TRUE(task.has_value());
   EXPECT_EQ(task->matrix.offsets, m.offsets);
-  for (std::size_t i = 0; i < task->packet_ids.size(); ++i) EXPECT_EQ(task->packet_ids[i], static_cast<sp::PacketId>(i));
+  for (std::size_t i = 0; i < task->packet_ids.size(); ++i)
+    EXPECT_EQ(task->packet_ids[i], static_cast<sp::PacketId>(i));
 
   sp::PacketSet lopsided(g.size(), false);
   lopsided.add(0, 1);
@@ -113,7 +114,7 @@ TEST(IsotropicOptimal, HypercubeTotalExchangeTakesExactlyH) {
 }
 
 TEST(IsotropicOptimal, TorusTotalExchangeTakesExactlyH) {
-  const std::vector<std::vector<sp::Node>> sides = {{3, 3}, {4, 4}, {5, 5}, {3, 4}, {2, 4}, {7, 3},
+  const std::vector<std::vector<sp::Node>> sides = {{3, 3}, {4, 4},    {5, 5},    {3, 4},   {2, 4},  {7, 3},
                                                     {8, 8}, {4, 4, 4}, {5, 6, 7}, {16, 16}, {32, 32}};
   for (const auto& s : sides) {
     const auto g = sp::VirtualNetwork::torus(s);
@@ -139,8 +140,8 @@ TEST(IsotropicOptimal, LargestSizesMeetHAtTheTagLevel) {
 
 TEST(IsotropicOptimal, RandomIsotropicTasksTakeExactlyH) {
   std::mt19937_64 rng(12);
-  for (const auto& g : {sp::VirtualNetwork::hypercube(6), sp::VirtualNetwork::torus({6, 5}),
-                        sp::VirtualNetwork::torus({3, 4, 5})}) {
+  for (const auto& g :
+       {sp::VirtualNetwork::hypercube(6), sp::VirtualNetwork::torus({6, 5}), sp::VirtualNetwork::torus({3, 4, 5})}) {
     const sp::IsotropicLattice lattice(g);
     for (int trial = 0; trial < 5; ++trial) {
       std::vector<sp::Node> offsets;
@@ -156,9 +157,9 @@ TEST(IsotropicOptimal, RandomIsotropicTasksTakeExactlyH) {
 }
 
 TEST(IsotropicGreedy, NeverIdleSchemeStaysWithinTheDiameterOfH) {
-  const std::vector<sp::VirtualNetwork> networks = {sp::VirtualNetwork::hypercube(4), sp::VirtualNetwork::hypercube(8),
-                                                    sp::VirtualNetwork::torus({5, 5}), sp::VirtualNetwork::torus({8, 8}),
-                                                    sp::VirtualNetwork::torus({4, 4, 4}), sp::VirtualNetwork::torus({16, 16})};
+  const std::vector<sp::VirtualNetwork> networks = {
+      sp::VirtualNetwork::hypercube(4),  sp::VirtualNetwork::hypercube(8),     sp::VirtualNetwork::torus({5, 5}),
+      sp::VirtualNetwork::torus({8, 8}), sp::VirtualNetwork::torus({4, 4, 4}), sp::VirtualNetwork::torus({16, 16})};
   for (const auto& g : networks) {
     const sp::IsotropicLattice lattice(g);
     const auto m = sp::total_exchange_task_matrix(lattice);
@@ -181,7 +182,8 @@ TEST(IsotropicGreedy, EveryDirectionWithAWaitingPacketIsUsed) {
   const auto schedule = sp::greedy_isotropic_schedule(m, sp::GreedyPriority::row_order);
   std::vector<std::int32_t> remaining(m.entries.begin(), m.entries.end());
   for (const auto& slot : schedule.slots) {
-    std::vector<char> row_moves(static_cast<std::size_t>(m.rows()), 0), direction_used(static_cast<std::size_t>(m.columns), 0);
+    std::vector<char> row_moves(static_cast<std::size_t>(m.rows()), 0),
+        direction_used(static_cast<std::size_t>(m.columns), 0);
     for (const auto& move : slot) {
       row_moves[static_cast<std::size_t>(move.row)] = 1;
       direction_used[static_cast<std::size_t>(move.direction)] = 1;
@@ -190,7 +192,8 @@ TEST(IsotropicGreedy, EveryDirectionWithAWaitingPacketIsUsed) {
     for (int c = 0; c < m.columns; ++c) {
       if (direction_used[static_cast<std::size_t>(c)]) continue;
       for (std::int64_t r = 0; r < m.rows(); ++r) {
-        EXPECT_FALSE(remaining[static_cast<std::size_t>(r * m.columns + c)] > 0 && !row_moves[static_cast<std::size_t>(r)]);
+        EXPECT_FALSE(remaining[static_cast<std::size_t>(r * m.columns + c)] > 0 &&
+                     !row_moves[static_cast<std::size_t>(r)]);
       }
     }
     for (const auto& move : slot) --remaining[static_cast<std::size_t>(move.row * m.columns + move.direction)];
@@ -210,7 +213,8 @@ TEST(IsotropicSchedule, CheckerRejectsBrokenSchedules) {
 }
 
 TEST(IsotropicRegistry, TotalExchangeOnLatticesRoutesToTheOptimum) {
-  for (const auto& g : {sp::VirtualNetwork::hypercube(5), sp::VirtualNetwork::torus({6, 5}), sp::VirtualNetwork::torus({2, 3, 4})}) {
+  for (const auto& g :
+       {sp::VirtualNetwork::hypercube(5), sp::VirtualNetwork::torus({6, 5}), sp::VirtualNetwork::torus({2, 3, 4})}) {
     const auto task = sp::make_task(sp::TaskKind::te, g, {});
     const auto result = sp::route(g, kAllPortFull, task);
     EXPECT_NE(result.algorithm.find("isotropic"), std::string::npos) << result.algorithm;
@@ -226,6 +230,7 @@ TEST(IsotropicRegistry, TotalExchangeOnLatticesRoutesToTheOptimum) {
   const auto g = sp::VirtualNetwork::hypercube(3);
   const auto half = sp::route(g, {sp::Ports::all_port, sp::Duplex::half}, sp::make_task(sp::TaskKind::te, g, {}));
   EXPECT_EQ(half.algorithm.find("isotropic"), std::string::npos);
-  EXPECT_THROW(sp::isotropic_optimal(g, {sp::Ports::one_port, sp::Duplex::full}, sp::make_task(sp::TaskKind::te, g, {})),
-               switchyard::InvalidArgument);
+  EXPECT_THROW(
+      sp::isotropic_optimal(g, {sp::Ports::one_port, sp::Duplex::full}, sp::make_task(sp::TaskKind::te, g, {})),
+      switchyard::InvalidArgument);
 }

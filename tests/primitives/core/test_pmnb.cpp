@@ -1,7 +1,7 @@
 // PMNB on edge-disjoint spanning trees and its dual PMNA, run in the slot
 // simulator (all-port), against the bounds of section 3.3 for many M on several networks.
-#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
+#include <switchyard/errors.hpp>
 
 #include <random>
 
@@ -14,11 +14,13 @@ namespace sp = switchyard::primitives;
 
 namespace {
 
-sp::VirtualNetwork random_connected(sp::Node n) { return sp::random_connected_graph(n, 2 * n, static_cast<std::uint64_t>(n)); }
+sp::VirtualNetwork random_connected(sp::Node n) {
+  return sp::random_connected_graph(n, 2 * n, static_cast<std::uint64_t>(n));
+}
 
 std::vector<sp::VirtualNetwork> networks() {
-  std::vector<sp::VirtualNetwork> out = {sp::VirtualNetwork::hypercube(4), sp::VirtualNetwork::hypercube(6),
-                                         sp::VirtualNetwork::torus({4, 4}),  sp::VirtualNetwork::torus({5, 7}),
+  std::vector<sp::VirtualNetwork> out = {sp::VirtualNetwork::hypercube(4),     sp::VirtualNetwork::hypercube(6),
+                                         sp::VirtualNetwork::torus({4, 4}),    sp::VirtualNetwork::torus({5, 7}),
                                          sp::VirtualNetwork::torus({3, 3, 4}), sp::VirtualNetwork::complete(8),
                                          sp::VirtualNetwork::complete(33)};
   for (sp::Node n : {30, 40, 50, 60}) out.push_back(random_connected(n));
@@ -32,7 +34,9 @@ std::vector<sp::Node> draw(sp::Node n, std::int64_t m, std::mt19937_64& rng) {
   return out;
 }
 
-std::vector<std::int64_t> packet_counts(sp::Node n) { return {1, 2, n / 4 + 1, n / 2, n, 2 * std::int64_t{n}, 3 * std::int64_t{n}}; }
+std::vector<std::int64_t> packet_counts(sp::Node n) {
+  return {1, 2, n / 4 + 1, n / 2, n, 2 * std::int64_t{n}, 3 * std::int64_t{n}};
+}
 
 }  // namespace
 

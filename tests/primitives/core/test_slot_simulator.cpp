@@ -1,8 +1,8 @@
 // The slot simulator and the slot algorithms: hand-made schedules accepted or
 // rejected with the reason; every task's algorithm on several networks and
 // link models legal and complete, at its stated optimum where it claims one.
-#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
+#include <switchyard/errors.hpp>
 
 #include <sstream>
 #include <string>
@@ -18,8 +18,10 @@ using sp::Ports;
 
 namespace {
 
-constexpr sp::LinkModel kModels[] = {{Ports::one_port, Duplex::full}, {Ports::one_port, Duplex::half},
-                                     {Ports::all_port, Duplex::full}, {Ports::all_port, Duplex::half}};
+constexpr sp::LinkModel kModels[] = {{Ports::one_port, Duplex::full},
+                                     {Ports::one_port, Duplex::half},
+                                     {Ports::all_port, Duplex::full},
+                                     {Ports::all_port, Duplex::half}};
 
 // The message of the IllegalSchedule that simulating `schedule` throws.
 std::string rejection(const sp::VirtualNetwork& g, sp::LinkModel m, const sp::PacketSet& packets,
@@ -68,7 +70,8 @@ TEST(SlotSimulator, RejectsMissingLinkAndIncompleteDelivery) {
   PathCase c;
   sp::SlotSchedule jump;
   jump.add(0, {0, 2, 0});
-  EXPECT_TRUE(contains(rejection(c.g, {}, c.packets, jump), "no such link in tree:1")) << rejection(c.g, {}, c.packets, jump);
+  EXPECT_TRUE(contains(rejection(c.g, {}, c.packets, jump), "no such link in tree:1"))
+      << rejection(c.g, {}, c.packets, jump);
   sp::SlotSchedule half_way;
   half_way.add(0, {0, 1, 0});
   EXPECT_EQ(rejection(c.g, {}, c.packets, half_way), "after 1 slots: node 2 lacks packet 0");
@@ -131,7 +134,8 @@ TEST(SlotSimulator, CombiningNeverCountsAContributionTwice) {
   again.add(0, {2, 1, 0});
   again.add(1, {1, 0, 0});
   again.add(2, {1, 0, 0});
-  EXPECT_TRUE(contains(rejection(g, {}, sum, again), "slot 2: node 1 -> node 0 (packet 0): the sender holds no contribution"));
+  EXPECT_TRUE(
+      contains(rejection(g, {}, sum, again), "slot 2: node 1 -> node 0 (packet 0): the sender holds no contribution"));
   // Forwarding before the contribution of 2 arrives leaves the sum short.
   sp::SlotSchedule early;
   early.add(0, {1, 0, 0});
@@ -158,14 +162,16 @@ TEST(SlotSimulator, RefusesStateBeyondMemoryUpFront) {
 namespace {
 
 // Routes the task, simulates the schedule, and holds the algorithm to its bounds.
-sp::SimulationResult check_task(const sp::VirtualNetwork& g, sp::LinkModel m, sp::TaskKind task, double fraction = 0.4) {
+sp::SimulationResult check_task(const sp::VirtualNetwork& g, sp::LinkModel m, sp::TaskKind task,
+                                double fraction = 0.4) {
   sp::TaskOptions options;
   options.root = g.size() / 3;
   options.active_fraction = fraction;
   options.seed = 7;
   const auto instance = sp::make_task(task, g, options);
   const auto routed = sp::route(g, m, instance);
-  SCOPED_TRACE(std::string(sp::task_name(task)) + " on " + g.name() + " (" + sp::to_string(m) + "), " + routed.algorithm);
+  SCOPED_TRACE(std::string(sp::task_name(task)) + " on " + g.name() + " (" + sp::to_string(m) + "), " +
+               routed.algorithm);
   // An algorithm that moves packets of its own (the PMNB prefix) hands back the set it moves.
   const sp::PacketSet& packets = routed.packets ? *routed.packets : instance.packets;
   sp::SimulationResult r;
@@ -189,10 +195,13 @@ TEST(SlotAlgorithms, EveryTaskOnEveryKindOfNetworkAndLinkModel) {
   std::istringstream petersen_file(
       "%%MatrixMarket matrix coordinate pattern symmetric\n10 10 15\n2 1\n3 2\n4 3\n5 4\n5 1\n"
       "6 1\n7 2\n8 3\n9 4\n10 5\n8 6\n9 7\n10 8\n6 9\n7 10\n");
-  const sp::VirtualNetwork networks[] = {
-      sp::VirtualNetwork::complete(9), sp::VirtualNetwork::complete(8), sp::VirtualNetwork::hypercube(4),
-      sp::VirtualNetwork::torus({4, 3}), sp::VirtualNetwork::torus({2, 3, 2}), sp::VirtualNetwork::tree(11, 3),
-      sp::VirtualNetwork::read_matrix_market(petersen_file, "petersen.mtx")};
+  const sp::VirtualNetwork networks[] = {sp::VirtualNetwork::complete(9),
+                                         sp::VirtualNetwork::complete(8),
+                                         sp::VirtualNetwork::hypercube(4),
+                                         sp::VirtualNetwork::torus({4, 3}),
+                                         sp::VirtualNetwork::torus({2, 3, 2}),
+                                         sp::VirtualNetwork::tree(11, 3),
+                                         sp::VirtualNetwork::read_matrix_market(petersen_file, "petersen.mtx")};
   for (const auto& g : networks) {
     for (const auto& m : kModels) {
       for (sp::TaskKind task : sp::kAllTasks) check_task(g, m, task);
@@ -242,5 +251,8 @@ TEST(SlotAlgorithms, ScaleToOneHundredThousandNodes) {
   EXPECT_EQ(check_task(cube, sp::kMachineLinkModel, sp::TaskKind::sna).slots, 17);
   const auto torus = sp::VirtualNetwork::torus({316, 316});
   EXPECT_EQ(check_task(torus, {Ports::all_port, Duplex::full}, sp::TaskKind::sna).slots, 316);
-  EXPECT_GE(check_task(sp::VirtualNetwork::torus({100, 100}), {Ports::all_port, Duplex::full}, sp::TaskKind::permutation).slots, 100);
+  EXPECT_GE(
+      check_task(sp::VirtualNetwork::torus({100, 100}), {Ports::all_port, Duplex::full}, sp::TaskKind::permutation)
+          .slots,
+      100);
 }

@@ -1,8 +1,8 @@
 // Edge-disjoint spanning trees: the explicit constructions, the matroid union
 // (its count checked against the Nash-Williams-Tutte formula by brute force on
 // small graphs), the checker and tree diameters.
-#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
+#include <switchyard/errors.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -28,7 +28,8 @@ int nash_williams(const sp::VirtualNetwork& g) {
       if (parts < 2) return;
       std::int64_t crossing = 0;
       for (sp::Node u = 0; u < n; ++u) {
-        for (sp::Node w : g.neighbours(u)) crossing += u < w && part[static_cast<std::size_t>(u)] != part[static_cast<std::size_t>(w)];
+        for (sp::Node w : g.neighbours(u))
+          crossing += u < w && part[static_cast<std::size_t>(u)] != part[static_cast<std::size_t>(w)];
       }
       best = std::min(best, static_cast<int>(crossing / (parts - 1)));
       return;
@@ -71,11 +72,13 @@ TEST(SpanningTrees, CycleProductGivesOneTreePerCycleOfATorus) {
     const auto trees = sp::cycle_product_trees(g);
     ASSERT_EQ(trees.count(), 2);
     sp::check_edge_disjoint_spanning_trees(g, trees);
-    std::vector<int> diameters = {sp::tree_diameter(g.size(), trees.trees[0]), sp::tree_diameter(g.size(), trees.trees[1])};
+    std::vector<int> diameters = {sp::tree_diameter(g.size(), trees.trees[0]),
+                                  sp::tree_diameter(g.size(), trees.trees[1])};
     std::sort(diameters.begin(), diameters.end());
     EXPECT_EQ(diameters, (std::vector<int>{std::min(2 * a + b, a + 2 * b) - 3, std::max(2 * a + b, a + 2 * b) - 3}));
   }
-  for (const auto& sides : std::vector<std::vector<sp::Node>>{{4, 4, 4}, {3, 4, 5, 6}, {5, 2}, {2, 3, 4}, {16, 16, 16}, {3, 1, 3}}) {
+  for (const auto& sides :
+       std::vector<std::vector<sp::Node>>{{4, 4, 4}, {3, 4, 5, 6}, {5, 2}, {2, 3, 4}, {16, 16, 16}, {3, 1, 3}}) {
     const auto g = sp::VirtualNetwork::torus(sides);
     const auto trees = sp::cycle_product_trees(g);
     const auto cycles = std::count_if(sides.begin(), sides.end(), [](sp::Node s) { return s >= 3; });
@@ -103,7 +106,8 @@ TEST(SpanningTrees, MatroidUnionFindsTheKnownMaxima) {
     EXPECT_EQ(trees.count(), n / 2) << "K_" << n;
     sp::check_edge_disjoint_spanning_trees(g, trees);
   }
-  for (const auto& sides : std::vector<std::vector<sp::Node>>{{3, 3}, {5, 4}, {8, 8}, {3, 3, 3}, {4, 4, 4}, {3, 3, 3, 3}}) {
+  for (const auto& sides :
+       std::vector<std::vector<sp::Node>>{{3, 3}, {5, 4}, {8, 8}, {3, 3, 3}, {4, 4, 4}, {3, 3, 3, 3}}) {
     const auto g = sp::VirtualNetwork::torus(sides);
     const auto trees = sp::matroid_union_trees(g);
     EXPECT_EQ(trees.count(), static_cast<int>(sides.size())) << g.name();

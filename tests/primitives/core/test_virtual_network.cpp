@@ -1,7 +1,7 @@
 // Virtual networks: the regular kinds' adjacency and diameter, arcs, and
 // Matrix Market adjacency files (good ones, and bad ones rejected with file:line).
-#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
+#include <switchyard/errors.hpp>
 
 #include <sstream>
 #include <stdexcept>
@@ -78,7 +78,7 @@ TEST(VirtualNetwork, TorusIncludingSidesOfOneAndTwo) {
   const auto g = sp::VirtualNetwork::torus({5, 4});
   EXPECT_EQ(g.name(), "torus:5x4");
   EXPECT_EQ(g.links(), 40);  // 2 links per node, 2 dimensions
-  EXPECT_TRUE(g.adjacent(0, 4));   // wraparound along the first side
+  EXPECT_TRUE(g.adjacent(0, 4));  // wraparound along the first side
   EXPECT_TRUE(g.adjacent(0, 15));  // and along the second
   EXPECT_EQ(sp::VirtualNetwork::torus({2, 2}).links(), 4);  // a side of 2: one link, not two
 }
@@ -108,7 +108,8 @@ TEST(VirtualNetwork, RefusesWhatDoesNotFitUpFront) {
 
 TEST(VirtualNetwork, MatrixMarketSymmetricPattern) {
   // A 5-cycle stored as a lower triangle, with a comment and a self-loop (dropped).
-  std::istringstream in("%%MatrixMarket matrix coordinate pattern symmetric\n% ring\n5 5 6\n2 1\n3 2\n4 3\n5 4\n5 1\n3 3\n");
+  std::istringstream in(
+      "%%MatrixMarket matrix coordinate pattern symmetric\n% ring\n5 5 6\n2 1\n3 2\n4 3\n5 4\n5 1\n3 3\n");
   const auto g = sp::VirtualNetwork::read_matrix_market(in, "ring.mtx");
   EXPECT_EQ(g.size(), 5);
   EXPECT_EQ(g.links(), 5);
@@ -126,7 +127,8 @@ TEST(VirtualNetwork, MatrixMarketGeneralRealBothDirections) {
 
 TEST(VirtualNetwork, MatrixMarketErrorsNameFileAndLine) {
   EXPECT_EQ(expect_rejected(""), "g.mtx:1: empty file: expected a %%MatrixMarket header");
-  EXPECT_NE(expect_rejected("%%MatrixMarket matrix array real general\n2 2\n").find("g.mtx:1: expected"), std::string::npos);
+  EXPECT_NE(expect_rejected("%%MatrixMarket matrix array real general\n2 2\n").find("g.mtx:1: expected"),
+            std::string::npos);
   EXPECT_EQ(expect_rejected("%%MatrixMarket matrix coordinate pattern general\n3 4 1\n1 2\n"),
             "g.mtx:2: an adjacency matrix is square, this one is 3 x 4");
   EXPECT_EQ(expect_rejected("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 x\n"),
@@ -139,8 +141,9 @@ TEST(VirtualNetwork, MatrixMarketErrorsNameFileAndLine) {
             "g.mtx:3: value 'one' is not a number");
   EXPECT_EQ(expect_rejected("%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n"),
             "g.mtx:4: the header announces 3 entries, the file has 2");
-  EXPECT_NE(expect_rejected("%%MatrixMarket matrix coordinate pattern general\n4 4 2\n1 2\n3 4\n").find("not connected"),
-            std::string::npos);
+  EXPECT_NE(
+      expect_rejected("%%MatrixMarket matrix coordinate pattern general\n4 4 2\n1 2\n3 4\n").find("not connected"),
+      std::string::npos);
 }
 
 TEST(VirtualNetwork, MissingFileIsNamed) {
@@ -157,7 +160,8 @@ namespace {
 // A file that is no Matrix Market text fails on its first line at once (a
 // line is read up to 1024 characters), and what is echoed stays one line.
 TEST(VirtualNetworkFile, NonTextFailsAtOnce) {
-  EXPECT_THROW(switchyard::primitives::VirtualNetwork::read_matrix_market_file("/dev/zero"), switchyard::InvalidArgument);
+  EXPECT_THROW(switchyard::primitives::VirtualNetwork::read_matrix_market_file("/dev/zero"),
+               switchyard::InvalidArgument);
   std::istringstream in("%%MatrixMarket\x1b[2J matrix\n");
   try {
     (void)switchyard::primitives::VirtualNetwork::read_matrix_market(in, "odd.mtx");

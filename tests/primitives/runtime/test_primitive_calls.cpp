@@ -104,7 +104,8 @@ Task<void> single_node(Communicator c, Algorithm a) {
         const std::vector<Rank> m = subset(n, v + round);
         const bool member = contains(m, me);
         // SNB / SSNB
-        std::vector<std::byte> buffer = me == root ? pattern(block, key(1, root, kAll, round)) : std::vector<std::byte>(block);
+        std::vector<std::byte> buffer =
+            me == root ? pattern(block, key(1, root, kAll, round)) : std::vector<std::byte>(block);
         co_await prim::snb(c, root, buffer, options);
         check_block(buffer, key(1, root, kAll, round), "snb");
         buffer = me == root ? pattern(block, key(2, root, kAll, round)) : std::vector<std::byte>(block);
@@ -135,7 +136,8 @@ Task<void> single_node(Communicator c, Algorithm a) {
         co_await prim::sng(c, root, out, all, options);
         if (me == root) {
           for (Rank s = 0; s < n; ++s)
-            check_block(std::span(all).subspan(s * block, block), key(5, s, root, round), "sng from " + std::to_string(s));
+            check_block(std::span(all).subspan(s * block, block), key(5, s, root, round),
+                        "sng from " + std::to_string(s));
         }
         const auto out2 = pattern(block, key(6, me, root, round));
         all.assign(me == root ? m.size() * block : 0, std::byte{0});
@@ -190,11 +192,12 @@ Task<void> accumulations(Communicator c) {
         for (std::size_t i = 0; i < count; ++i) mats[i] = mat_of(me, round, i);
         const std::vector<Rank> m = subset(n, round);
         prim::CallOptions ordered;  // the product is not commutative
-        co_await prim::ssna(c, root, m, std::span<const Mat>(mats), std::span<Mat>(prod),
-                            [](std::span<Mat> acc, std::span<const Mat> in) {
-                              for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = product(acc[i], in[i]);
-                            },
-                            ordered);
+        co_await prim::ssna(
+            c, root, m, std::span<const Mat>(mats), std::span<Mat>(prod),
+            [](std::span<Mat> acc, std::span<const Mat> in) {
+              for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = product(acc[i], in[i]);
+            },
+            ordered);
         if (me == root) {
           for (std::size_t i = 0; i < count; ++i) {
             Mat want = mat_of(m[0], round, i);
@@ -211,9 +214,12 @@ Task<void> accumulations(Communicator c) {
         const bool is_dest = contains(dests, me);
         std::vector<Mat> got(is_dest ? count : 0);
         if (commutative) {
-          co_await prim::pmna(c, dests, std::span<const Mat>(contributions), std::span<Mat>(got),
-                              [](Mat x, Mat y) { return Mat{x.a + y.a, std::max(x.b, y.b), x.c ^ y.c, x.d * y.d}; },
-                              options);
+          co_await prim::pmna(
+              c, dests, std::span<const Mat>(contributions), std::span<Mat>(got),
+              [](Mat x, Mat y) {
+                return Mat{x.a + y.a, std::max(x.b, y.b), x.c ^ y.c, x.d * y.d};
+              },
+              options);
         } else {
           co_await prim::pmna(c, dests, std::span<const Mat>(contributions), std::span<Mat>(got), product, options);
         }
@@ -222,7 +228,8 @@ Task<void> accumulations(Communicator c) {
             Mat want = mat_of(0, round + at, i);
             for (Rank r = 1; r < n; ++r) {
               const Mat x = mat_of(r, round + at, i);
-              want = commutative ? Mat{want.a + x.a, std::max(want.b, x.b), want.c ^ x.c, want.d * x.d} : product(want, x);
+              want =
+                  commutative ? Mat{want.a + x.a, std::max(want.b, x.b), want.c ^ x.c, want.d * x.d} : product(want, x);
             }
             SY_CHECK(got[i] == want, "pmna element " << i << " at destination " << me);
           }
@@ -402,14 +409,16 @@ TEST(RunPattern, RandomPatternsArriveThroughTheirTasks) {
       std::vector<std::vector<std::byte>> out, in;
       const auto& mine = p.sends[me];
       if (!mine.to.empty()) {
-        if (mine.same_packet) out.push_back(pattern(p.bytes, packet_key(me, 0)));
+        if (mine.same_packet)
+          out.push_back(pattern(p.bytes, packet_key(me, 0)));
         else
           for (Rank d : mine.to) out.push_back(pattern(p.bytes, packet_key(me, d)));
       }
       std::vector<Rank> sources;
       for (Rank s = 0; s < n; ++s)
         if (std::binary_search(p.sends[s].to.begin(), p.sends[s].to.end(), me)) sources.push_back(s);
-      in.assign(p.combinable ? std::min<std::size_t>(1, sources.size()) : sources.size(), std::vector<std::byte>(p.bytes));
+      in.assign(p.combinable ? std::min<std::size_t>(1, sources.size()) : sources.size(),
+                std::vector<std::byte>(p.bytes));
       std::vector<std::span<const std::byte>> send(out.begin(), out.end());
       std::vector<std::span<std::byte>> recv(in.begin(), in.end());
       const prim::Classification how = co_await prim::run(c, p, prim::PatternBuffers{send, recv}, &add);
@@ -422,7 +431,8 @@ TEST(RunPattern, RandomPatternsArriveThroughTheirTasks) {
         }
       } else {
         for (std::size_t i = 0; i < sources.size(); ++i)
-          check_block(in[i], packet_key(sources[i], me), std::string("run via ") + std::string(prim::task_name(how.task)));
+          check_block(in[i], packet_key(sources[i], me),
+                      std::string("run via ") + std::string(prim::task_name(how.task)));
       }
     });
     ++ran[static_cast<std::size_t>(task.load())];
@@ -445,29 +455,47 @@ void expect_invalid(Rank n, const std::function<Task<void>(Communicator)>& call,
 TEST(PrimitiveCallsArguments, BadArgumentsAreInvalidArgument) {
   std::vector<std::byte> b8(8), b32(32), b10(10);
   const std::vector<Rank> unsorted{2, 1}, outside{1, 9}, empty{};
-  expect_invalid(4, [&](Communicator c) { return prim::snb(c, 4, b8); }, "snb: root 4");
-  expect_invalid(4, [&](Communicator c) { return prim::ssnb(c, 0, unsorted, b8); }, "strictly increasing");
-  expect_invalid(4, [&](Communicator c) { return prim::ssns(c, 0, outside, b8, b8); }, "ssns: members 9");
-  expect_invalid(4, [&](Communicator c) { return prim::pmnb(c, empty, b8, b8); }, "senders is empty");
-  expect_invalid(4, [&](Communicator c) { return prim::sns(c, 0, b8, b8); }, "sns: the root's send buffer");
-  expect_invalid(4, [&](Communicator c) { return prim::te(c, b10, b10); }, "te: the send buffer holds 10 bytes");
-  expect_invalid(4, [&](Communicator c) { return prim::te(c, b32, b8); }, "te: the receive buffer");
-  expect_invalid(4, [&](Communicator c) { return prim::mnb(c, b8, b8); }, "mnb: the result buffer");
-  expect_invalid(4, [&](Communicator c) {
-    return prim::snb(c, 0, c.rank() == 0 ? std::span<std::byte>(b8) : std::span<std::byte>(b32));  // root's block is smaller
-  }, "snb: rank");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::snb(c, 4, b8); }, "snb: root 4");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::ssnb(c, 0, unsorted, b8); }, "strictly increasing");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::ssns(c, 0, outside, b8, b8); }, "ssns: members 9");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::pmnb(c, empty, b8, b8); }, "senders is empty");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::sns(c, 0, b8, b8); }, "sns: the root's send buffer");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::te(c, b10, b10); }, "te: the send buffer holds 10 bytes");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::te(c, b32, b8); }, "te: the receive buffer");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::mnb(c, b8, b8); }, "mnb: the result buffer");
+  expect_invalid(
+      4,
+      [&](Communicator c) {
+        return prim::snb(
+            c, 0, c.rank() == 0 ? std::span<std::byte>(b8) : std::span<std::byte>(b32));  // root's block is smaller
+      },
+      "snb: rank");
   const std::vector<Rank> collide{1, 1, prim::kNoPacket, 0};
-  expect_invalid(4, [&](Communicator c) { return prim::permutation(c, collide, b8, b8); }, "both send to 1");
-  expect_invalid(4, [&](Communicator c) { return prim::permutation(c, outside, b8, b8); }, "destination has 2 entries");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::permutation(c, collide, b8, b8); }, "both send to 1");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::permutation(c, outside, b8, b8); }, "destination has 2 entries");
   prim::CallOptions ring;
   ring.algorithm = Algorithm::kRing;
-  expect_invalid(4, [&](Communicator c) { return prim::te(c, b32, b32, ring); }, "te: algorithm ring");
+  expect_invalid(
+      4, [&](Communicator c) { return prim::te(c, b32, b32, ring); }, "te: algorithm ring");
   std::vector<std::int64_t> five(5), one(1);
   const std::vector<Rank> two{0, 1};
-  expect_invalid(4, [&](Communicator c) {
-    return prim::pmna(c, std::span<const Rank>(two), std::span<const std::int64_t>(five),
-                      std::span<std::int64_t>(one), std::plus<>{});
-  }, "pmna: a member's contribution");
+  expect_invalid(
+      4,
+      [&](Communicator c) {
+        return prim::pmna(c, std::span<const Rank>(two), std::span<const std::int64_t>(five),
+                          std::span<std::int64_t>(one), std::plus<>{});
+      },
+      "pmna: a member's contribution");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Slot schedules on real mailboxes: every task's algorithm on several networks
 // runs with one process per node, every destination's bytes verified, in as
 // many slots as the simulator counts for the same schedule.
-#include <switchyard/errors.hpp>
 #include <gtest/gtest.h>
+#include <switchyard/errors.hpp>
 
 #include <cstring>
 #include <stdexcept>
@@ -32,7 +32,8 @@ void run_both(const sp::VirtualNetwork& g, sp::LinkModel m, sp::TaskKind task, s
   options.active_fraction = 0.3;
   const auto instance = sp::make_task(task, g, options);
   const auto routed = sp::route(g, m, instance);
-  SCOPED_TRACE(std::string(sp::task_name(task)) + " on " + g.name() + " (" + sp::to_string(m) + "), " + routed.algorithm);
+  SCOPED_TRACE(std::string(sp::task_name(task)) + " on " + g.name() + " (" + sp::to_string(m) + "), " +
+               routed.algorithm);
   // An algorithm that moves packets of its own (the PMNB prefix) hands back the set it moves.
   const sp::PacketSet& packets = routed.packets ? *routed.packets : instance.packets;
   const auto simulated = sp::simulate(g, m, packets, routed.schedule);
@@ -60,8 +61,8 @@ TEST(SlotMailboxes, TorusAndTreeHalfDuplexOddSizes) {
   // 13 bytes: a combination ends in a tail shorter than a 64-bit word.
   const auto torus = sp::VirtualNetwork::torus({5, 3});
   const auto tree = sp::VirtualNetwork::tree(10, 3);
-  for (sp::TaskKind task : {sp::TaskKind::snb, sp::TaskKind::sna, sp::TaskKind::ssna, sp::TaskKind::sng, sp::TaskKind::pmna, sp::TaskKind::te,
-                        sp::TaskKind::permutation}) {
+  for (sp::TaskKind task : {sp::TaskKind::snb, sp::TaskKind::sna, sp::TaskKind::ssna, sp::TaskKind::sng,
+                            sp::TaskKind::pmna, sp::TaskKind::te, sp::TaskKind::permutation}) {
     run_both(torus, {Ports::all_port, Duplex::half}, task, 13);
     run_both(tree, {Ports::one_port, Duplex::half}, task, 13);
   }

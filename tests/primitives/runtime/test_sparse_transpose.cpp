@@ -38,8 +38,9 @@ void transpose_and_check(const prim::CommMatrix& a, const prim::SparseTransposeO
     std::vector<prim::MatrixEntry> got;
     for (int repeat = 0; repeat < 2; ++repeat) {
       co_await t.run(c, column, got, ws);
-      SY_CHECK(got == want, prim::to_string(options.method) << " " << options.scheduler << ": column " << c.rank()
-                                                            << " has " << got.size() << " entries, want " << want.size());
+      SY_CHECK(got == want, prim::to_string(options.method)
+                                << " " << options.scheduler << ": column " << c.rank() << " has " << got.size()
+                                << " entries, want " << want.size());
     }
     checked.fetch_add(1);
   });
@@ -71,29 +72,34 @@ TEST_P(SparseTranspose, EveryMethodIsElementExact) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Matrices, SparseTranspose,
-    ::testing::Values(std::make_tuple(Rank{1}, Rank{1}, Rank{0}, 0.0), std::make_tuple(Rank{5}, Rank{1}, Rank{1}, 0.0),
-                      std::make_tuple(Rank{16}, Rank{3}, Rank{2}, 0.0), std::make_tuple(Rank{16}, Rank{0}, Rank{4}, 0.1),
-                      std::make_tuple(Rank{33}, Rank{5}, Rank{0}, 0.05), std::make_tuple(Rank{33}, Rank{2}, Rank{7}, 0.05),
-                      std::make_tuple(Rank{64}, Rank{4}, Rank{4}, 0.02), std::make_tuple(Rank{12}, Rank{12}, Rank{0}, 0.0),
-                      std::make_tuple(Rank{20}, Rank{0}, Rank{0}, 0.2)),
-    [](const auto& info) {
-      return "n" + std::to_string(std::get<0>(info.param)) + "_cols" + std::to_string(std::get<1>(info.param)) +
-             "_rows" + std::to_string(std::get<2>(info.param)) + "_scattered" +
-             std::to_string(static_cast<int>(std::get<3>(info.param) * 100));
-    });
+INSTANTIATE_TEST_SUITE_P(Matrices, SparseTranspose,
+                         ::testing::Values(std::make_tuple(Rank{1}, Rank{1}, Rank{0}, 0.0),
+                                           std::make_tuple(Rank{5}, Rank{1}, Rank{1}, 0.0),
+                                           std::make_tuple(Rank{16}, Rank{3}, Rank{2}, 0.0),
+                                           std::make_tuple(Rank{16}, Rank{0}, Rank{4}, 0.1),
+                                           std::make_tuple(Rank{33}, Rank{5}, Rank{0}, 0.05),
+                                           std::make_tuple(Rank{33}, Rank{2}, Rank{7}, 0.05),
+                                           std::make_tuple(Rank{64}, Rank{4}, Rank{4}, 0.02),
+                                           std::make_tuple(Rank{12}, Rank{12}, Rank{0}, 0.0),
+                                           std::make_tuple(Rank{20}, Rank{0}, Rank{0}, 0.2)),
+                         [](const auto& info) {
+                           return "n" + std::to_string(std::get<0>(info.param)) + "_cols" +
+                                  std::to_string(std::get<1>(info.param)) + "_rows" +
+                                  std::to_string(std::get<2>(info.param)) + "_scattered" +
+                                  std::to_string(static_cast<int>(std::get<3>(info.param) * 100));
+                         });
 
 TEST(SparseTransposeArguments, BadMatricesAreRefused) {
   EXPECT_THROW(prim::dense_lines_matrix(0, 0, 0, 0, 1), InvalidArgument);
   EXPECT_THROW(prim::dense_lines_matrix(4, 5, 0, 0, 1), InvalidArgument);
   EXPECT_THROW(prim::dense_lines_matrix(4, 1, 0, 1.0, 1), InvalidArgument);
   const prim::SparseTransposer t(prim::dense_lines_matrix(4, 1, 1, 0, 1));
-  EXPECT_THROW(runtime().run(3, [&](Process& p) -> Task<void> {
-    prim::Workspace ws;
-    std::vector<prim::MatrixEntry> got;
-    co_await t.run(p.world(), {}, got, ws);
-  }),
+  EXPECT_THROW(runtime().run(3,
+                             [&](Process& p) -> Task<void> {
+                               prim::Workspace ws;
+                               std::vector<prim::MatrixEntry> got;
+                               co_await t.run(p.world(), {}, got, ws);
+                             }),
                InvalidArgument);
 }
 

@@ -99,7 +99,8 @@ TEST(CommMatrix, DegreeAndLoads) {
 }
 
 TEST(CommMatrix, Fig7HasExactlyDEntriesPerRowAndColumn) {
-  for (const auto& [n, d] : std::vector<std::pair<Rank, Rank>>{{1, 1}, {2, 1}, {7, 3}, {32, 8}, {100, 99}, {128, 128}, {5, 0}}) {
+  for (const auto& [n, d] :
+       std::vector<std::pair<Rank, Rank>>{{1, 1}, {2, 1}, {7, 3}, {32, 8}, {100, 99}, {128, 128}, {5, 0}}) {
     const CommMatrix m = fig7_matrix(n, d, 64, 1234 + n);
     ASSERT_EQ(m.size(), n);
     EXPECT_EQ(m.messages(), std::uint64_t{n} * d);
@@ -173,7 +174,8 @@ TEST(CommMatrix, SumsThatDoNotFitAreRefused) {
     m.set(0, 2, 5);
     ADD_FAILURE() << "no error";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("from rank 0 to rank 2 take its row's sum beyond"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("from rank 0 to rank 2 take its row's sum beyond"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -254,7 +256,8 @@ TEST(CommMatrix, MatrixMarketSkipsAByteOrderMark) {
   // Only before the first line: elsewhere it is what it is, and is named.
   std::istringstream later(
       "%%MatrixMarket matrix coordinate integer general\n"
-      "\xEF\xBB\xBF" "2 2 1\n"
+      "\xEF\xBB\xBF"
+      "2 2 1\n"
       "1 2 9\n");
   EXPECT_THROW(read_matrix_market(later, "late.mtx"), InvalidArgument);
 }
@@ -292,8 +295,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"missing size line", kHeader + "% only a comment\n", 2},
         Malformed{"short size line", kHeader + "3 3\n1 2 5\n", 2},
         Malformed{"non-numeric size", kHeader + "% c\nthree 3 1\n1 2 5\n", 3},
-        Malformed{"non-square", kHeader + "3 4 0\n", 2},
-        Malformed{"zero processes", kHeader + "0 0 0\n", 2},
+        Malformed{"non-square", kHeader + "3 4 0\n", 2}, Malformed{"zero processes", kHeader + "0 0 0\n", 2},
         Malformed{"absurd process count", kHeader + "4000000000 4000000000 0\n", 2},
         Malformed{"fewer entries than announced", kHeader + "3 3 3\n1 2 5\n2 3 5\n", 4},
         Malformed{"more entries than announced", kHeader + "3 3 1\n1 2 5\n2 3 5\n3 1 5\n", 4},
@@ -324,16 +326,20 @@ namespace {
 // A sparse matrix given where a communication matrix is expected, as a new
 // user did: the error says how to get its product's halo exchange.
 TEST(CommMatrix, ASparseMatrixSaysHowToGetItsHaloExchange) {
-  for (const std::string header : {"%%MatrixMarket matrix coordinate real symmetric", "%%MatrixMarket matrix coordinate pattern general",
-                                   "%%MatrixMarket matrix coordinate integer symmetric", "%%MatrixMarket matrix coordinate complex hermitian"}) {
+  for (const std::string header :
+       {"%%MatrixMarket matrix coordinate real symmetric", "%%MatrixMarket matrix coordinate pattern general",
+        "%%MatrixMarket matrix coordinate integer symmetric", "%%MatrixMarket matrix coordinate complex hermitian"}) {
     std::istringstream in(header + "\n3 3 0\n");
     try {
       (void)switchyard::schedulers::read_matrix_market(in, "a.mtx");
       ADD_FAILURE() << header << " accepted";
     } catch (const switchyard::InvalidArgument& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("a.mtx:1: '" + header + "' is a sparse matrix, not a communication matrix", 0), 0u)
+      EXPECT_EQ(
+          std::string(e.what()).rfind("a.mtx:1: '" + header + "' is a sparse matrix, not a communication matrix", 0),
+          0u)
           << e.what();
-      EXPECT_NE(std::string(e.what()).find("switchyard exchange --sparse FILE --blocks P"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("switchyard exchange --sparse FILE --blocks P"), std::string::npos)
+          << e.what();
     }
   }
 }

@@ -147,8 +147,8 @@ TEST(OptimalBytes, PhaseCapTradesMakespanForPhases) {
     ASSERT_NO_THROW(validate(whole, m));
     EXPECT_EQ(whole.phases.size(), m.max_degree()) << "a cap below Δ gives Δ phases, the fewest possible";
     EXPECT_EQ(whole.transfers(), m.messages()) << "at Δ phases every message goes whole";
-    for (std::uint64_t cap : {m.max_degree() + 1, m.max_degree() * 2, (m.max_degree() + full.phases.size()) / 2,
-                              full.phases.size() - 1}) {
+    for (std::uint64_t cap :
+         {m.max_degree() + 1, m.max_degree() * 2, (m.max_degree() + full.phases.size()) / 2, full.phases.size() - 1}) {
       SCOPED_TRACE("n=" + std::to_string(n) + " cap=" + std::to_string(cap));
       const Schedule s = schedule_optimal_bytes(m, OptimalBytesOptions{cap});
       ASSERT_NO_THROW(validate(s, m));

@@ -46,11 +46,8 @@ TEST(Schedule, AcceptsWholeMessages) {
 
 TEST(Schedule, AcceptsSplitMessagesInAnyOrder) {
   const CommMatrix m = small();
-  const Schedule s = whole({{{0, 1, 60, 40}, {1, 0, 0, 50}},
-                            {{0, 1, 0, 30}, {3, 3, 0, 5}},
-                            {},
-                            {{2, 1, 0, 10}},
-                            {{0, 1, 30, 30}}});
+  const Schedule s =
+      whole({{{0, 1, 60, 40}, {1, 0, 0, 50}}, {{0, 1, 0, 30}, {3, 3, 0, 5}}, {}, {{2, 1, 0, 10}}, {{0, 1, 30, 30}}});
   EXPECT_NO_THROW(validate(s, m));
   EXPECT_EQ(s.makespan_bytes(), 50u + 30u + 0u + 10u + 30u);
 }

@@ -28,12 +28,18 @@ enum class Kind { Uniform, Nonuniform, EmptyRows, SelfMessages, DenseRow, Empty 
 
 const char* kind_name(Kind k) {
   switch (k) {
-    case Kind::Uniform: return "uniform";
-    case Kind::Nonuniform: return "nonuniform";
-    case Kind::EmptyRows: return "empty_rows";
-    case Kind::SelfMessages: return "self_messages";
-    case Kind::DenseRow: return "dense_row";
-    case Kind::Empty: return "empty";
+    case Kind::Uniform:
+      return "uniform";
+    case Kind::Nonuniform:
+      return "nonuniform";
+    case Kind::EmptyRows:
+      return "empty_rows";
+    case Kind::SelfMessages:
+      return "self_messages";
+    case Kind::DenseRow:
+      return "dense_row";
+    case Kind::Empty:
+      return "empty";
   }
   return "?";
 }
@@ -129,18 +135,18 @@ TEST_P(EveryScheduler, ProducesAValidSchedule) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Schedulers, EveryScheduler,
-    ::testing::Combine(::testing::ValuesIn(static_scheduler_names()),
-                       ::testing::Values(Rank{1}, Rank{2}, Rank{3}, Rank{7}, Rank{32}, Rank{100}, Rank{128}),
-                       ::testing::Values(Kind::Uniform, Kind::Nonuniform, Kind::EmptyRows, Kind::SelfMessages,
-                                         Kind::DenseRow, Kind::Empty)),
-    [](const auto& info) {
-      std::string name = std::get<0>(info.param);
-      std::replace(name.begin(), name.end(), '-', '_');
-      return name + "_n" + std::to_string(std::get<1>(info.param)) + "_" +
-             kind_name(std::get<2>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Schedulers, EveryScheduler,
+                         ::testing::Combine(::testing::ValuesIn(static_scheduler_names()),
+                                            ::testing::Values(Rank{1}, Rank{2}, Rank{3}, Rank{7}, Rank{32}, Rank{100},
+                                                              Rank{128}),
+                                            ::testing::Values(Kind::Uniform, Kind::Nonuniform, Kind::EmptyRows,
+                                                              Kind::SelfMessages, Kind::DenseRow, Kind::Empty)),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name + "_n" + std::to_string(std::get<1>(info.param)) + "_" +
+                                  kind_name(std::get<2>(info.param));
+                         });
 
 // A random matrix without self-messages.
 CommMatrix off_diagonal(Rank n, Rank per_row, std::uint64_t seed) {
@@ -163,7 +169,8 @@ TEST(Lp, PowersOfTwoUseExactlyNMinus1XorPhases) {
       const Schedule s = schedule_lp(m);
       ASSERT_EQ(s.phases.size(), n - 1) << "n=" << n;
       for (std::size_t k = 1; k < n; ++k) {
-        for (const Transfer& t : s.phases[k - 1]) EXPECT_EQ(t.src ^ t.dst, k) << "phase " << k << " pairs i with i XOR k";
+        for (const Transfer& t : s.phases[k - 1])
+          EXPECT_EQ(t.src ^ t.dst, k) << "phase " << k << " pairs i with i XOR k";
       }
       validate(s, m);
     }

@@ -72,12 +72,14 @@ TEST(Distribution, ErrorsSayWhatAndWhere) {
   EXPECT_NE(parse_error("cyclic(6@4").find("expected ')' after the block size at character 9"), std::string::npos);
   EXPECT_NE(parse_error("cyclic(x)@4").find("block size must be a positive whole number at character 8"),
             std::string::npos);
-  EXPECT_NE(parse_error("block(4)@4").find("block takes no block size (cyclic(b) has one) at character 6"), std::string::npos);
+  EXPECT_NE(parse_error("block(4)@4").find("block takes no block size (cyclic(b) has one) at character 6"),
+            std::string::npos);
   EXPECT_NE(parse_error("cyclic@0").find("a grid dimension must be positive at character 8"), std::string::npos);
   EXPECT_NE(parse_error("cyclic@4x").find("a grid dimension must be a positive whole number at character 10"),
             std::string::npos);
-  EXPECT_NE(parse_error("block,block@4").find("2 distributed dimension(s) but a 1-dimensional process grid at character 12"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_error("block,block@4").find("2 distributed dimension(s) but a 1-dimensional process grid at character 12"),
+      std::string::npos);
   EXPECT_NE(parse_error("block@4;").find("unexpected ';' at character 8"), std::string::npos);
   EXPECT_NE(parse_error("cyclic(99999999999999999999)@4").find("block size is too large"), std::string::npos);
   EXPECT_NE(parse_error("block@2048x2048").find("more than 1048576 processes at character 12"), std::string::npos);
@@ -135,7 +137,8 @@ TEST(Layout, OwnershipAndLocalOffsetsMatchTheDefinition) {
     for (std::size_t k = 0; k < rank; ++k) {
       extent.push_back(rank == 1 ? pick(1, 300) : pick(1, 13));
       d.grid.push_back(pick(1, 5));
-      d.dims.push_back(pick(0, 3) == 0 ? DimDistribution{DimKind::block, 0} : DimDistribution{DimKind::cyclic, pick(1, 7)});
+      d.dims.push_back(pick(0, 3) == 0 ? DimDistribution{DimKind::block, 0}
+                                       : DimDistribution{DimKind::cyclic, pick(1, 7)});
     }
     const Layout l(extent, d);
     SCOPED_TRACE(l.str());

@@ -91,8 +91,8 @@ TEST(Ldd, RandomIntersectionsMatchBruteForce) {
     };
     const Ldd a = random_ldd(), c = random_ldd();
     const LddSet pieces = intersect(a, c);
-    SCOPED_TRACE(::testing::Message() << "a = (" << a.o << "," << a.b << "," << a.s << "," << a.n << "), c = ("
-                                      << c.o << "," << c.b << "," << c.s << "," << c.n << ")");
+    SCOPED_TRACE(::testing::Message() << "a = (" << a.o << "," << a.b << "," << a.s << "," << a.n << "), c = (" << c.o
+                                      << "," << c.b << "," << c.s << "," << c.n << ")");
     ASSERT_EQ(index_set(pieces), brute_intersection({a}, {c}));
     expect_disjoint(pieces);
     for (const Ldd& p : pieces) {

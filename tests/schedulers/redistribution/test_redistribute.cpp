@@ -108,26 +108,26 @@ void run_and_check(const RedistributionPlan& plan, int seed, RunOptions options 
 // not apply.
 void check_every_kind(const Layout& src, const Layout& dst, int seed) {
   for (ScheduleKind kind : all_schedule_kinds())
-  for (schedulers::ExchangeExecution execution : {schedulers::ExchangeExecution::copy,
-                                                  schedulers::ExchangeExecution::messages}) {
-    const bool copy = execution == schedulers::ExchangeExecution::copy;
-    SCOPED_TRACE(std::string(name(kind)) + (copy ? ", copy: " : ", messages: ") + src.str() + " -> " + dst.str());
-    std::optional<RedistributionPlan> plan;
-    try {
-      plan.emplace(src, dst, kind, execution);
-    } catch (const TableNotApplicable&) {
-      ASSERT_EQ(kind, ScheduleKind::table);
-      continue;
+    for (schedulers::ExchangeExecution execution :
+         {schedulers::ExchangeExecution::copy, schedulers::ExchangeExecution::messages}) {
+      const bool copy = execution == schedulers::ExchangeExecution::copy;
+      SCOPED_TRACE(std::string(name(kind)) + (copy ? ", copy: " : ", messages: ") + src.str() + " -> " + dst.str());
+      std::optional<RedistributionPlan> plan;
+      try {
+        plan.emplace(src, dst, kind, execution);
+      } catch (const TableNotApplicable&) {
+        ASSERT_EQ(kind, ScheduleKind::table);
+        continue;
+      }
+      EXPECT_EQ(plan->execution(), execution);
+      if (kind == ScheduleKind::table || kind == ScheduleKind::optimal || kind == ScheduleKind::optimal_bytes) {
+        EXPECT_TRUE(plan->contention_free());
+      }
+      if (kind == ScheduleKind::optimal) {
+        EXPECT_EQ(plan->steps(), std::max(plan->com().max_sends(), plan->com().max_receives()));
+      }
+      run_and_check(*plan, seed);
     }
-    EXPECT_EQ(plan->execution(), execution);
-    if (kind == ScheduleKind::table || kind == ScheduleKind::optimal || kind == ScheduleKind::optimal_bytes) {
-      EXPECT_TRUE(plan->contention_free());
-    }
-    if (kind == ScheduleKind::optimal) {
-      EXPECT_EQ(plan->steps(), std::max(plan->com().max_sends(), plan->com().max_receives()));
-    }
-    run_and_check(*plan, seed);
-  }
 }
 
 Layout random_layout(std::mt19937_64& rng, const std::vector<Index>& extent, Index max_grid) {
@@ -135,7 +135,8 @@ Layout random_layout(std::mt19937_64& rng, const std::vector<Index>& extent, Ind
   Distribution d;
   for (std::size_t k = 0; k < extent.size(); ++k) {
     d.grid.push_back(pick(1, max_grid));
-    d.dims.push_back(pick(0, 4) == 0 ? DimDistribution{DimKind::block, 0} : DimDistribution{DimKind::cyclic, pick(1, 9)});
+    d.dims.push_back(pick(0, 4) == 0 ? DimDistribution{DimKind::block, 0}
+                                     : DimDistribution{DimKind::cyclic, pick(1, 9)});
   }
   return Layout(extent, d);
 }
@@ -153,12 +154,12 @@ TEST(Redistribute, PaperExampleEveryKind) {
 // cyclic(5)) and fifteen of 2 (cyclic(60) to cyclic(2)), on extents that end
 // inside a period. The fixed-size loops and the general one, every element.
 TEST(Redistribute, OwnPiecesAlikeGoTogether) {
-  check_every_kind(Layout({1213}, Distribution::parse("cyclic(6)@2")), Layout({1213}, Distribution::parse("cyclic(2)@2")),
-                   11);
-  check_every_kind(Layout({853}, Distribution::parse("cyclic(30)@2")), Layout({853}, Distribution::parse("cyclic(5)@2")),
-                   12);
-  check_every_kind(Layout({853}, Distribution::parse("cyclic(60)@2")), Layout({853}, Distribution::parse("cyclic(2)@2")),
-                   13);
+  check_every_kind(Layout({1213}, Distribution::parse("cyclic(6)@2")),
+                   Layout({1213}, Distribution::parse("cyclic(2)@2")), 11);
+  check_every_kind(Layout({853}, Distribution::parse("cyclic(30)@2")),
+                   Layout({853}, Distribution::parse("cyclic(5)@2")), 12);
+  check_every_kind(Layout({853}, Distribution::parse("cyclic(60)@2")),
+                   Layout({853}, Distribution::parse("cyclic(2)@2")), 13);
 }
 
 TEST(Redistribute, RandomOneDimensional) {

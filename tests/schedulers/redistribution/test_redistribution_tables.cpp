@@ -270,8 +270,8 @@ TEST(Tables, Theorem3Sweep) {
 // extra entries become idle and the table stays valid.
 TEST(Tables, UnevenExtentsKeepValidTables) {
   for (const Index n : {1, 5, 23, 97, 1001}) {
-    const ContentionFreeTable t = paper_table(layout(std::to_string(n), "cyclic(6)@4"),
-                                              layout(std::to_string(n), "cyclic(2)@4"));
+    const ContentionFreeTable t =
+        paper_table(layout(std::to_string(n), "cyclic(6)@4"), layout(std::to_string(n), "cyclic(2)@4"));
     EXPECT_LE(t.cs.steps(), 3u);
   }
   const ContentionFreeTable one = paper_table(layout("17", "block@1"), layout("17", "cyclic(5)@1"));

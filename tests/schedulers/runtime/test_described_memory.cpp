@@ -143,8 +143,8 @@ TEST(DescribedMemory, CreatePlansUseTheBuffers) {
       SCOPED_TRACE(how.name + ", " + scheduler);
       ExchangePlanOptions options;
       options.scheduler = scheduler;
-      run_scattered(sytest::nonuniform_case(16), nullptr, sytest::with_execution(options, how), {3, 5}, true, false,
-                    3, how.ring_capacity);
+      run_scattered(sytest::nonuniform_case(16), nullptr, sytest::with_execution(options, how), {3, 5}, true, false, 3,
+                    how.ring_capacity);
     }
   }
 }

@@ -9,12 +9,12 @@
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <sys/resource.h>
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <limits>
 #include <new>
-#include <sys/resource.h>
 #include <optional>
 #include <string>
 #include <switchyard/model/machine_file.hpp>
@@ -54,7 +54,6 @@ ExchangePlan one_thread_plan(const CommMatrix& m, const std::string& scheduler) 
   return one_thread_plan(m, ExchangePlanOptions{.scheduler = scheduler});
 }
 
-
 bool same_entries(std::span<const MatrixEntry> a, std::span<const MatrixEntry> b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
@@ -62,7 +61,6 @@ bool same_entries(std::span<const MatrixEntry> a, std::span<const MatrixEntry> b
 // --- many runs, every byte checked ---
 
 const std::vector<std::string> kSchedulers{"ac", "drsn", "lp", "cgm", "optimal", "optimal-bytes"};
-
 
 // The papers' patterns (uniform and non-uniform sizes, at 16 and 64
 // processes) and every corner of exchange_cases.hpp (no messages, empty rows,
@@ -142,24 +140,24 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, ManyRuns,
 TEST(ExchangePlan, RunsBackToBackWithoutBarriers) {
   const CommMatrix m = sytest::nonuniform_case(16);
   for (const std::string& scheduler : kSchedulers)
-  for (const Execution& how : kExecutions) {
-    SCOPED_TRACE(scheduler + ", " + how.name);
-    ExchangePlanOptions options;
-    options.scheduler = scheduler;
-    const ExchangePlan plan = one_thread_plan(m, sytest::with_execution(options, how));
-    sytest::runtime().run(
-        16,
-        [&](Process& p) -> Task<void> {
-          ExchangeBuffers b(m, p.rank(), 21);
-          BufferForms forms(b, 16);
-          for (int k = 0; k < 20; ++k) {
-            co_await forms.run(plan, p, k);
-            if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
-            b.poison();
-          }
-        },
-        sytest::run_options());
-  }
+    for (const Execution& how : kExecutions) {
+      SCOPED_TRACE(scheduler + ", " + how.name);
+      ExchangePlanOptions options;
+      options.scheduler = scheduler;
+      const ExchangePlan plan = one_thread_plan(m, sytest::with_execution(options, how));
+      sytest::runtime().run(
+          16,
+          [&](Process& p) -> Task<void> {
+            ExchangeBuffers b(m, p.rank(), 21);
+            BufferForms forms(b, 16);
+            for (int k = 0; k < 20; ++k) {
+              co_await forms.run(plan, p, k);
+              if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
+              b.poison();
+            }
+          },
+          sytest::run_options());
+    }
 }
 
 // A process's buffers between runs: the same ones again (through the same
@@ -172,49 +170,49 @@ TEST(ExchangePlan, BuffersThatMoveOrChangeSizeBetweenRuns) {
   constexpr Rank n = 16;
   const CommMatrix m = sytest::nonuniform_case(n);
   for (const std::string& scheduler : {std::string("ac"), std::string("optimal"), std::string("drsn")})
-  for (const Execution& how : kExecutions) {
-    SCOPED_TRACE(scheduler + ", " + how.name);
-    ExchangePlanOptions options;
-    options.scheduler = scheduler;
-    const ExchangePlan plan = one_thread_plan(m, sytest::with_execution(options, how));
-    std::atomic<int> refused{0};
-    sytest::runtime().run(
-        n,
-        [&](Process& p) -> Task<void> {
-          ExchangeBuffers kept(m, p.rank(), 5);
-          BufferForms kept_forms(kept, n);
-          for (int k = 0; k < 16; ++k) {
-            std::optional<ExchangeBuffers> fresh;  // other addresses, another run's contents
-            std::optional<BufferForms> fresh_forms;
-            if (k % 4 == 2) fresh.emplace(m, p.rank(), 100 + k), fresh_forms.emplace(*fresh, n);
-            ExchangeBuffers& b = fresh ? *fresh : kept;
-            BufferForms& forms = fresh ? *fresh_forms : kept_forms;
-            std::vector<std::span<const std::byte>> sends = forms.sends;  // k % 4 == 3: copies of the arrays
-            std::vector<std::span<std::byte>> recvs = forms.recvs;
-            const bool copies = k % 4 == 3;
-            if (k == 9) {  // a byte more to receive, or a byte less to send: refused at the call
-              std::vector<std::span<const std::byte>> short_sends = forms.sends;
-              std::vector<std::span<std::byte>> long_recvs = forms.recvs;
-              if (!long_recvs.empty()) long_recvs[0] = {long_recvs[0].data(), long_recvs[0].size() + 1};
-              if (!short_sends.empty()) short_sends.back() = short_sends.back().first(short_sends.back().size() - 1);
-              if (!short_sends.empty() || !long_recvs.empty()) {
-                try {
-                  co_await plan.run(p, short_sends, long_recvs);
-                } catch (const InvalidArgument&) {
-                  ++refused;
+    for (const Execution& how : kExecutions) {
+      SCOPED_TRACE(scheduler + ", " + how.name);
+      ExchangePlanOptions options;
+      options.scheduler = scheduler;
+      const ExchangePlan plan = one_thread_plan(m, sytest::with_execution(options, how));
+      std::atomic<int> refused{0};
+      sytest::runtime().run(
+          n,
+          [&](Process& p) -> Task<void> {
+            ExchangeBuffers kept(m, p.rank(), 5);
+            BufferForms kept_forms(kept, n);
+            for (int k = 0; k < 16; ++k) {
+              std::optional<ExchangeBuffers> fresh;  // other addresses, another run's contents
+              std::optional<BufferForms> fresh_forms;
+              if (k % 4 == 2) fresh.emplace(m, p.rank(), 100 + k), fresh_forms.emplace(*fresh, n);
+              ExchangeBuffers& b = fresh ? *fresh : kept;
+              BufferForms& forms = fresh ? *fresh_forms : kept_forms;
+              std::vector<std::span<const std::byte>> sends = forms.sends;  // k % 4 == 3: copies of the arrays
+              std::vector<std::span<std::byte>> recvs = forms.recvs;
+              const bool copies = k % 4 == 3;
+              if (k == 9) {  // a byte more to receive, or a byte less to send: refused at the call
+                std::vector<std::span<const std::byte>> short_sends = forms.sends;
+                std::vector<std::span<std::byte>> long_recvs = forms.recvs;
+                if (!long_recvs.empty()) long_recvs[0] = {long_recvs[0].data(), long_recvs[0].size() + 1};
+                if (!short_sends.empty()) short_sends.back() = short_sends.back().first(short_sends.back().size() - 1);
+                if (!short_sends.empty() || !long_recvs.empty()) {
+                  try {
+                    co_await plan.run(p, short_sends, long_recvs);
+                  } catch (const InvalidArgument&) {
+                    ++refused;
+                  }
                 }
               }
+              co_await plan.run(p, copies ? std::span(sends) : std::span(forms.sends),
+                                copies ? std::span(recvs) : std::span(forms.recvs));
+              if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
+              b.poison();
+              co_await p.barrier();  // nobody's next buffers land in this run's, freed above
             }
-            co_await plan.run(p, copies ? std::span(sends) : std::span(forms.sends),
-                              copies ? std::span(recvs) : std::span(forms.recvs));
-            if (auto bad = b.verify()) throw PayloadError(scheduler + ", run " + std::to_string(k), *bad);
-            b.poison();
-            co_await p.barrier();  // nobody's next buffers land in this run's, freed above
-          }
-        },
-        sytest::run_options());
-    EXPECT_EQ(refused.load(), n) << "each process's wrongly sized buffers refused";
-  }
+          },
+          sytest::run_options());
+      EXPECT_EQ(refused.load(), n) << "each process's wrongly sized buffers refused";
+    }
 }
 
 TEST(ExchangePlan, WhatAPlanReports) {
@@ -336,8 +334,10 @@ TEST(ExchangePlanAuto, EachCandidatesSuperstepsCarryTheMatrix) {
       for (const model::Submachine& sub : step.submachines)
         for (const model::Transfer& t : sub.transfers) bytes += t.bytes;
     EXPECT_EQ(bytes, m.total_bytes());
-    if (name == "ac" || name == "drsn") EXPECT_EQ(steps.size(), 1u);
-    else EXPECT_EQ(steps.size(), make_schedule(name, m, ScheduleOptions{3, 0}).phases.size());
+    if (name == "ac" || name == "drsn")
+      EXPECT_EQ(steps.size(), 1u);
+    else
+      EXPECT_EQ(steps.size(), make_schedule(name, m, ScheduleOptions{3, 0}).phases.size());
   }
 }
 
@@ -502,16 +502,36 @@ std::string run_with_fault(const CommMatrix& m, const std::string& scheduler, Fa
           Communicator comm = p;
           if (me == kFaulty) {
             switch (fault) {
-              case Fault::send_count: forms.sends.pop_back(); break;
-              case Fault::recv_count: forms.recvs.push_back({}); break;
-              case Fault::send_size: forms.sends[2] = forms.sends[2].first(forms.sends[2].size() - 1); break;
-              case Fault::recv_size: forms.recvs[1] = forms.recvs[1].first(forms.recvs[1].size() - 28); break;
-              case Fault::send_displacements_length: forms.send_at.pop_back(); break;
-              case Fault::recv_displacements_length: forms.recv_at.push_back(0); break;
-              case Fault::send_past_the_end: forms.send_at[m.row(me)[2].peer] = forms.send_block.size() - 1; break;
-              case Fault::recv_past_the_end: forms.recv_block = forms.recv_block.first(forms.recv_block.size() - 1); break;
-              case Fault::communicator_size: comm = half; break;
-              case Fault::other_rank: comm = reversed; break;
+              case Fault::send_count:
+                forms.sends.pop_back();
+                break;
+              case Fault::recv_count:
+                forms.recvs.push_back({});
+                break;
+              case Fault::send_size:
+                forms.sends[2] = forms.sends[2].first(forms.sends[2].size() - 1);
+                break;
+              case Fault::recv_size:
+                forms.recvs[1] = forms.recvs[1].first(forms.recvs[1].size() - 28);
+                break;
+              case Fault::send_displacements_length:
+                forms.send_at.pop_back();
+                break;
+              case Fault::recv_displacements_length:
+                forms.recv_at.push_back(0);
+                break;
+              case Fault::send_past_the_end:
+                forms.send_at[m.row(me)[2].peer] = forms.send_block.size() - 1;
+                break;
+              case Fault::recv_past_the_end:
+                forms.recv_block = forms.recv_block.first(forms.recv_block.size() - 1);
+                break;
+              case Fault::communicator_size:
+                comm = half;
+                break;
+              case Fault::other_rank:
+                comm = reversed;
+                break;
             }
           }
           const bool flat = fault == Fault::send_displacements_length || fault == Fault::recv_displacements_length ||
@@ -554,12 +574,14 @@ TEST_P(Faults, RefusedBeforeAnythingIsSentNamingRankAndEntry) {
   const auto from = [&](std::size_t i) { return std::to_string(m.column(kFaulty)[i].peer); };
   expect(Fault::send_count, {on + "given 3 send and 4 receive buffers, the plan has 4 send and 4 receive entries"});
   expect(Fault::recv_count, {on + "given 4 send and 5 receive buffers"});
-  expect(Fault::send_size, {on + "send buffer for entry 2 (to rank " + to(2) + ") has 1499 bytes, the plan sends 1500"});
+  expect(Fault::send_size,
+         {on + "send buffer for entry 2 (to rank " + to(2) + ") has 1499 bytes, the plan sends 1500"});
   expect(Fault::recv_size,
          {on + "receive buffer for entry 1 (from rank " + from(1) + ") has 1472 bytes, the plan receives 1500"});
   expect(Fault::send_displacements_length, {on + "send displacements have 7 entries, the communicator 8 ranks"});
   expect(Fault::recv_displacements_length, {on + "receive displacements have 9 entries"});
-  expect(Fault::send_past_the_end, {on + "send buffer for entry 2 (to rank " + to(2) + "): 1500 bytes at displacement"});
+  expect(Fault::send_past_the_end,
+         {on + "send buffer for entry 2 (to rank " + to(2) + "): 1500 bytes at displacement"});
   expect(Fault::recv_past_the_end, {on + "receive buffer for entry 3 (from rank " + from(3) + "): 1500 bytes"});
   // Rank 3 of the world is rank 1 of its half.
   expect(Fault::communicator_size, {"ExchangePlan::run on rank 1: the communicator has 4 members, the plan is for 8"});
@@ -587,7 +609,10 @@ TEST(ExchangePlanFaults, HooksRefusedBeforeTheFirstSend) {
     } hooks(b);
     try {
       sytest::runtime().run(
-          6, [&](Process& p) -> Task<void> { if (p.rank() == 2) co_await plan.run(p, hooks); },
+          6,
+          [&](Process& p) -> Task<void> {
+            if (p.rank() == 2) co_await plan.run(p, hooks);
+          },
           sytest::run_options());
       ADD_FAILURE() << "no error";
     } catch (const InvalidArgument& e) {
@@ -645,7 +670,8 @@ TEST(ExchangePlanLibraries, CallersReceivesOnTheSameCommunicatorGetOnlyTheCaller
 // between them: a fast process starts one while others still run the other,
 // on the same communicator, with the same tags.
 TEST(ExchangePlanLibraries, RedistributionInterleavedWithAnExchange) {
-  const rd::Layout src({2999}, rd::Distribution::parse("cyclic(6)@4")), dst({2999}, rd::Distribution::parse("cyclic(2)@6"));
+  const rd::Layout src({2999}, rd::Distribution::parse("cyclic(6)@4")),
+      dst({2999}, rd::Distribution::parse("cyclic(2)@6"));
   const std::vector<double> global = [] {
     std::vector<double> g(2999);
     for (std::size_t e = 0; e < g.size(); ++e) g[e] = static_cast<double>(e) + 0.5;
@@ -950,14 +976,17 @@ TEST(ExchangePlanFirstRuns, LaterJobsTakeTheProgramsTheFirstCompiled) {
     for (int job = 0; job < 3; ++job) {
       SCOPED_TRACE("job " + std::to_string(job));
       const FirstRun r = first_run_of_a_job(*rt, 4, [&](Process& p) {
-        auto out = std::make_shared<std::vector<double>>(want[p.rank()].size(), std::numeric_limits<double>::quiet_NaN());
+        auto out =
+            std::make_shared<std::vector<double>>(want[p.rank()].size(), std::numeric_limits<double>::quiet_NaN());
         return [&redistribution, &in, &want, &p, out]() -> Task<void> {
           co_await redistribution.run(p, in[p.rank()], *out);
           SY_CHECK(*out == want[p.rank()], "target " << p.rank() << "'s block is wrong");
         };
       });
       const FirstRun e = first_run_of_a_job(*rt, m.size(), [&](Process& p) {
-        return [runner = std::make_shared<PlanRunner>(m, p), &exchange] { return (*runner)(exchange); };  // every byte verified
+        return [runner = std::make_shared<PlanRunner>(m, p), &exchange] {
+          return (*runner)(exchange);
+        };  // every byte verified
       });
       if (job == 0) {
         EXPECT_GT(r.compiled, 0u);
@@ -976,7 +1005,8 @@ TEST(ExchangePlanFirstRuns, LaterJobsTakeTheProgramsTheFirstCompiled) {
 // A hook that throws on the chosen message of the chosen run.
 class ThrowingHooks final : public ExchangeHooks {
  public:
-  ThrowingHooks(BufferForms& f, bool in_before_send, int run, int k) : f_(f), before_(in_before_send), armed_(run == k) {}
+  ThrowingHooks(BufferForms& f, bool in_before_send, int run, int k)
+      : f_(f), before_(in_before_send), armed_(run == k) {}
   std::span<const std::byte> send_buffer(std::size_t i) override { return f_.sends[i]; }
   std::span<std::byte> recv_buffer(std::size_t i) override { return f_.recvs[i]; }
   void before_send(std::size_t) override {
@@ -1031,8 +1061,8 @@ TEST(ExchangePlanCancellation, AThrowingProcessEndsTheJobWithItsException) {
       ADD_FAILURE() << "the job ended without the exception";
     } catch (const std::runtime_error& e) {
       const std::string what = e.what();
-      EXPECT_TRUE(what == "thrown before a run" || what == "thrown before a send" ||
-                  what == "thrown after a receive" || what == "thrown after a run")
+      EXPECT_TRUE(what == "thrown before a run" || what == "thrown before a send" || what == "thrown after a receive" ||
+                  what == "thrown after a run")
           << what;
     }
   }
@@ -1054,7 +1084,8 @@ TEST(ExchangePlan, BracedOptionsInsideCoAwaitAndSendsInAnyOrder) {
           const Rank me = p.rank();
           std::vector<MatrixEntry> reversed(m.row(me).rbegin(), m.row(me).rend());
           const ExchangePlan braced = co_await ExchangePlan::create(
-              p, reversed, {.scheduler = scheduler, .seed = 3, .generate_recv = scheduler == "drsn" ? &generate : nullptr});
+              p, reversed,
+              {.scheduler = scheduler, .seed = 3, .generate_recv = scheduler == "drsn" ? &generate : nullptr});
           const ExchangePlan named = co_await ExchangePlan::create(p, m.row(me), SchedulerName(scheduler));
           SY_CHECK(same_entries(braced.sends(me), m.row(me)), "create() did not sort the sends by destination");
           SY_CHECK(braced.options().scheduler == scheduler && named.options().scheduler == scheduler, "scheduler");
@@ -1086,7 +1117,7 @@ TEST(ExchangePlan, CreateRefusesADestinationListedTwice) {
   }
 }
 
-// Issue 35's papercuts: `exchange --seed S` schedules with S itself, as
+// Two papercuts: `exchange --seed S` schedules with S itself, as
 // `schedule --seed S` and ExchangePlanOptions do (it derived another seed, so
 // that CGM made 7 phases in one and 8 in the others); and the unknown-scheduler
 // message names auto among the known ones.
@@ -1119,20 +1150,20 @@ TEST(RunExchange, TheSeedIsTheSchedulesSeedAndAutoIsKnown) {
   }
 }
 
-// Tails beside the median (issue 35): mean, and the 90th and 99th percentiles
+// Tails beside the median: mean, and the 90th and 99th percentiles
 // by nearest rank, of samples that stay in their order.
 TEST(RunExchange, SummarizeGivesTheTailsBesideTheMedian) {
   std::vector<double> samples;
   for (int i = 100; i >= 1; --i) samples.push_back(i);  // 100 .. 1
-  samples[50] = 1000;                                     // one slow run: 50 becomes 1000
+  samples[50] = 1000;  // one slow run: 50 becomes 1000
   const sys::TimeStats t = sys::summarize(samples);
   EXPECT_EQ(t.samples, samples);
   EXPECT_EQ(t.min, 1);
   EXPECT_EQ(t.max, 1000);
   EXPECT_DOUBLE_EQ(t.mean, (5050.0 - 50 + 1000) / 100);
   EXPECT_EQ(t.median, 51.5);  // 51 and 52: 50 left the middle
-  EXPECT_EQ(t.p90, 91);       // the 90th of 100 sorted
-  EXPECT_EQ(t.p99, 100);      // the 99th; 1000 is the 100th
+  EXPECT_EQ(t.p90, 91);  // the 90th of 100 sorted
+  EXPECT_EQ(t.p99, 100);  // the 99th; 1000 is the 100th
   const sys::TimeStats one = sys::summarize({4.0});
   EXPECT_EQ(one.mean, 4);
   EXPECT_EQ(one.p90, 4);

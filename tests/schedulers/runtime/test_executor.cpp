@@ -79,7 +79,8 @@ INSTANTIATE_TEST_SUITE_P(AllCounts, StaticSchedulers,
                          ::testing::Combine(::testing::ValuesIn(static_scheduler_names()),
                                             ::testing::ValuesIn(sytest::kProcessCounts)),
                          [](const auto& info) {
-                           return sytest::identifier(std::get<0>(info.param)) + "_n" + std::to_string(std::get<1>(info.param));
+                           return sytest::identifier(std::get<0>(info.param)) + "_n" +
+                                  std::to_string(std::get<1>(info.param));
                          });
 
 class StaticCorners : public ::testing::TestWithParam<std::string> {};

@@ -161,8 +161,8 @@ TEST(GenerateRecvEdges, OnSplitCommunicators) {
         for (int call = 0; call < 2; ++call) {
           const auto by_am = co_await generate.run(half, m.row(me));
           const auto by_concat = co_await generate_recv_concat(half, m.row(me));
-          SY_CHECK(same(by_am, m.column(me)), "active messages on rank " << me << " of half " << p.rank() % 2 << ": "
-                                                                         << show(by_am));
+          SY_CHECK(same(by_am, m.column(me)),
+                   "active messages on rank " << me << " of half " << p.rank() % 2 << ": " << show(by_am));
           SY_CHECK(same(by_concat, m.column(me)), "concatenation on rank " << me << ": " << show(by_concat));
         }
       },

@@ -165,8 +165,8 @@ TEST(Drsn, RejectsAReceivingVectorThatDisagreesWithTheBuffers) {
                      [&](Process& p) -> Task<void> {
                        ExchangeBuffers b(m, p.rank(), 1);
                        std::vector<MatrixEntry> recvl(b.column().begin(), b.column().end());
-                       if (variant == 0) recvl.pop_back();               // a message nobody would receive
-                       if (variant == 1) recvl[0].bytes += 1;            // the wrong size
+                       if (variant == 0) recvl.pop_back();  // a message nobody would receive
+                       if (variant == 1) recvl[0].bytes += 1;  // the wrong size
                        if (variant == 2) std::swap(recvl[0], recvl[1]);  // not sorted by source
                        co_await execute_drsn(p, recvl, b);
                      },
@@ -268,7 +268,8 @@ TEST(ExchangeDriver, RejectsUnknownSchedulersBeforeRunningAnything) {
     FAIL() << "no error";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("'fastest'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("ac, lp, gm, cgm, rsn, rsnh, optimal, optimal-bytes, drsn"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ac, lp, gm, cgm, rsn, rsnh, optimal, optimal-bytes, drsn"), std::string::npos)
+        << e.what();
   }
   o.schedulers = {"ac"};
   o.repeat = 0;

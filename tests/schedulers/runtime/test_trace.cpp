@@ -269,7 +269,9 @@ TEST(Trace, BadTraceFileRefusedBeforeTheJob) {
   TraceLog log;
   o.trace = &log;
   o.trace_file = "x.json";
-  EXPECT_THROW(sytest::runtime().run(1, [](Process&) -> Task<void> { co_return; }, o), InvalidArgument);
+  EXPECT_THROW(sytest::runtime().run(
+                   1, [](Process&) -> Task<void> { co_return; }, o),
+               InvalidArgument);
   EXPECT_THROW(TraceLog(0), InvalidArgument);
 }
 

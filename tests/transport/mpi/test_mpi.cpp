@@ -4,8 +4,8 @@
 // so each node checks its own ranks; a failure anywhere fails every node's
 // run() (RemoteFailure on the others).
 
-#include <switchyard/runtime.hpp>
 #include <switchyard/node_reduction.hpp>
+#include <switchyard/runtime.hpp>
 #include <switchyard/span_timer.hpp>
 #include "network_session.hpp"
 #include "network_transport.hpp"
@@ -195,7 +195,7 @@ Task<void> random_traffic(Process& p, const std::vector<std::vector<Planned>>& p
     const Expected& e = mine[k];
     const std::uint64_t key = message_key(e.src, me, e.seq, e.m.tag);
     SY_CHECK(recvs[k].size() == e.m.size, "message " << e.seq << " of " << e.src << " to " << me << ": "
-                                                      << recvs[k].size() << " bytes, expected " << e.m.size);
+                                                     << recvs[k].size() << " bytes, expected " << e.m.size);
     if (e.m.into) {
       SY_CHECK(sytest::first_mismatch(in[k], key) == std::string::npos,
                "message " << e.seq << " of " << e.src << " to " << me << ": wrong bytes");
@@ -281,8 +281,8 @@ TEST(MpiBatches, EagerMessagesLargerThanAPostedReceive) {
         co_await p.wait_all(recvs);
         for (std::size_t i = 0; i < std::size(kSizes); ++i) {
           const Message m = recvs[i].take_message();
-          SY_CHECK(m.size() == kSizes[i] && sytest::first_mismatch(m.bytes(), message_key(peer, p.rank(), i)) ==
-                                                std::string::npos,
+          SY_CHECK(m.size() == kSizes[i] &&
+                       sytest::first_mismatch(m.bytes(), message_key(peer, p.rank(), i)) == std::string::npos,
                    "message " << i << " from " << peer << ": " << m.size() << " bytes");
         }
         co_await p.wait_all(sends);
@@ -363,8 +363,8 @@ TEST(MpiBatches, LoneMessagesOfEverySizeKeepSizeSenderTagAndBytes) {
   Runtime& rt = runtime();
   constexpr std::size_t kPostedBytes = detail::NetworkTransport::kPostedBatchSlots * sizeof(detail::Slot);
   constexpr std::size_t kLargestCompact = kPostedBytes - 2 * sizeof(detail::Slot);
-  static constexpr std::size_t kSizes[] = {0,  1,  7,  8,  9,   15,   16,   17,  24, 31, 32,
-                                           33, 40, 63, 64, 65, 100, 1000, 4096, kLargestCompact, kLargestCompact + 1};
+  static constexpr std::size_t kSizes[] = {
+      0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 63, 64, 65, 100, 1000, 4096, kLargestCompact, kLargestCompact + 1};
   rt.run(
       2,
       [&](Process& p) -> Task<void> {
@@ -512,7 +512,8 @@ Task<void> check_collectives(const Communicator& c, std::uint64_t round) {
   SY_CHECK(co_await c.exclusive_scan(mine) == want_scan, "exclusive_scan on rank " << me << " of " << n);
   for (Rank root : {Rank{0}, static_cast<Rank>(n - 1), static_cast<Rank>(n / 2)}) {
     const auto sent = pattern(40 + root, message_key(root, 99, round));
-    const auto got = co_await c.broadcast(root, me == root ? std::span<const std::byte>(sent) : std::span<const std::byte>{});
+    const auto got =
+        co_await c.broadcast(root, me == root ? std::span<const std::byte>(sent) : std::span<const std::byte>{});
     SY_CHECK(got == sent, "broadcast from " << root << " on rank " << me << " of " << n);
   }
   const auto values = co_await c.allgather_value(static_cast<std::uint64_t>(me * me + round));
@@ -586,8 +587,8 @@ TEST(MpiCollectives, LargeSharesEveryByteChecked) {
         }
         SY_CHECK(co_await world.allgather(input(p.rank())) == want, "large allgather on rank " << p.rank());
         const auto sent = pattern(70'000, message_key(5, 1, 2));
-        const auto got = co_await world.broadcast(5, p.rank() == 5 ? std::span<const std::byte>(sent)
-                                                                   : std::span<const std::byte>{});
+        const auto got = co_await world.broadcast(
+            5, p.rank() == 5 ? std::span<const std::byte>(sent) : std::span<const std::byte>{});
         SY_CHECK(got == sent, "large broadcast on rank " << p.rank());
         std::vector<std::int64_t> mine(100), want_sum(100, 0), want_scan(100, 0);
         for (std::size_t i = 0; i < 100; ++i) {
@@ -621,7 +622,8 @@ TEST(MpiCollectives, AllreduceOfDifferentLengthsOnDifferentNodesFails) {
   EXPECT_NE(e.kind, JobFailure::kNormally);
   EXPECT_NE(e.error.find("allreduce"), std::string::npos) << e.error;
   EXPECT_NE(e.error.find("elements"), std::string::npos) << e.error;
-  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 2); }, options());
+  rt.run(
+      n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 2); }, options());
 }
 
 // Context ids across nodes are allocated by the new communicator's rank 0's
@@ -745,7 +747,8 @@ TEST(MpiFailure, AThrowOnNodeOneEndsTheJobOnEveryNode) {
     EXPECT_NE(e.error.find("boom"), std::string::npos) << e.error;
   }
   // The runtime runs the next job across the same nodes.
-  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
+  rt.run(
+      n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
 }
 
 // An active message on a library duplicate that the receiver's node never
@@ -764,10 +767,13 @@ TEST(MpiFailure, AnActiveMessageOnACommunicatorItsNodeNeverMadeIsUnreceived) {
   o.on_active_message(kLost, [](Process&, Rank, std::span<const std::byte>) {});
   std::string error;
   try {
-    rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> {
-      if (p.rank() == 0) p.world().library(LibraryKey("asked on node 0 only")).post_active(2, kLost, {});
-      co_return;
-    }, o);
+    rt.run(
+        2 * rt.nodes(),
+        [&](Process& p) -> Task<void> {
+          if (p.rank() == 0) p.world().library(LibraryKey("asked on node 0 only")).post_active(2, kLost, {});
+          co_return;
+        },
+        o);
   } catch (const UnreceivedMessagesError& e) {
     error = e.what();
   }
@@ -777,10 +783,11 @@ TEST(MpiFailure, AnActiveMessageOnACommunicatorItsNodeNeverMadeIsUnreceived) {
   } else {
     EXPECT_EQ(error, "");
   }
-  rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
+  rt.run(
+      2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
 }
 
-// Issue 51, defect 2, across nodes: ranks 0 (node 0) and 3 (node 1) send 8
+// Unreceived messages counted every time, across nodes: ranks 0 (node 0) and 3 (node 1) send 8
 // bytes each to rank 2 (node 1, on another core than rank 3), which ends
 // without receiving; the job may end while they are in flight between the
 // nodes, or in node 1's ring between the two cores. Node 1 counts both in
@@ -805,15 +812,15 @@ TEST(MpiFailure, MessagesNeverReceivedAreCountedEveryTime) {
     try {
       rt.run(n, body, o);
     } catch (const UnreceivedMessagesError& e) {
-      thrown += std::string(e.what()).find("ended with 2 message(s) that no process received on node 1") !=
-                std::string::npos;
+      thrown +=
+          std::string(e.what()).find("ended with 2 message(s) that no process received on node 1") != std::string::npos;
     }
   }
   EXPECT_EQ(counted, kJobs);
   EXPECT_EQ(thrown, expected ? kJobs : 0);
 }
 
-// Issue 51, defect 5: node 0 runs a job of 8 processes, the others one of 6.
+// Nodes that disagree on a job's size: node 0 runs a job of 8 processes, the others one of 6.
 // They used to end after the stall timeout with "node 1 stalled"; now every
 // node throws at the job's start, naming each node's size, and the next job
 // (alike on every node) runs.
@@ -824,14 +831,16 @@ TEST(MpiFailure, NodesThatDisagreeOnAJobsSizeAreToldAtOnce) {
   const auto start = std::chrono::steady_clock::now();
   std::string error;
   try {
-    rt.run(mine, [](Process&) -> Task<void> { co_return; }, options());
+    rt.run(
+        mine, [](Process&) -> Task<void> { co_return; }, options());
   } catch (const InvalidArgument& e) {
     error = e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_NE(error.find("the nodes disagree on the job"), std::string::npos) << error;
   EXPECT_NE(error.find("node 0 runs a job of 8 processes, node 1 one of 6 processes"), std::string::npos) << error;
-  rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
+  rt.run(
+      2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 1); }, options());
 }
 
 // A process of node 1 waits for a message nobody sends while every other
@@ -864,7 +873,7 @@ TEST(MpiFailure, AStallOnNodeOneIsReportedOnEveryNode) {
 // finished): the job ends on every node with an error, not MPI_Abort or a
 // hang. The sender waits for the send: its node's watchdog names it. The
 // sender lets go of the send's ticket without waiting: that fails the job at
-// once, naming the send (issue 35: a dropped ticket is never silent). Every
+// once, naming the send (a dropped ticket is never silent). Every
 // other node fails with a RemoteFailure naming node 0.
 class MpiNeverReceived : public ::testing::TestWithParam<bool> {};
 
@@ -901,7 +910,8 @@ TEST_P(MpiNeverReceived, EndsWithAnErrorOnEveryNode) {
               std::string::npos)
         << e.error;
   }
-  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 3); }, options());
+  rt.run(
+      n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 3); }, options());
 }
 
 INSTANTIATE_TEST_SUITE_P(Sender, MpiNeverReceived, ::testing::Values(true, false),
@@ -932,7 +942,8 @@ TEST(MpiFailure, AThrowPastAPayloadInFlightWaitsUntilItMoved) {
   if (rt.node() != 0) {
     EXPECT_NE(e.error.find("node 0 failed (rank 0)"), std::string::npos) << e.error;
   }
-  rt.run(n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 4); }, options());
+  rt.run(
+      n, [&](Process& p) -> Task<void> { co_await check_collectives(p.world(), 4); }, options());
 }
 
 // The last resort: a cancelled job whose traffic cannot finish within the
@@ -972,7 +983,8 @@ TEST(MpiAbort, AStalledNodeSaysWhatItWaitedForBeforeTheAbort) {
   }
   RunOptions o = options();
   o.stall_timeout = std::chrono::milliseconds(1000);
-  rt.run(2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await p.barrier(); }, o);
+  rt.run(
+      2 * rt.nodes(), [&](Process& p) -> Task<void> { co_await p.barrier(); }, o);
   ADD_FAILURE() << "the job returned; MPI_Abort should have ended the program";
 }
 

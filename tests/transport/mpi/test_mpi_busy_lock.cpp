@@ -100,8 +100,8 @@ TEST(MpiBusyLock, OneHolderAtATimeAndNoIncrementLost) {
         [&](Process& p) -> Task<void> {
           if (p.rank() == owner) {
             co_await serve_sections(p, 2 * std::uint64_t{kRounds} * (n - 1), counter);
-            SY_CHECK(counter == std::uint64_t{kRounds} * (n - 1), "counter " << counter << ", not "
-                                                                              << std::uint64_t{kRounds} * (n - 1));
+            SY_CHECK(counter == std::uint64_t{kRounds} * (n - 1),
+                     "counter " << counter << ", not " << std::uint64_t{kRounds} * (n - 1));
           } else {
             co_await increment_under_lock(p, owner, kRounds);
           }
@@ -126,7 +126,8 @@ TEST(MpiBusyLock, AnotherNodesLockIsNotHandedOutAsAnAtomic) {
           } catch (const InvalidArgument& e) {
             refused = std::string(e.what()).find("another node") != std::string::npos;
           }
-          SY_CHECK(refused == !here, "busy_lock(" << r << ") on rank " << p.rank() << (refused ? " refused" : " given"));
+          SY_CHECK(refused == !here,
+                   "busy_lock(" << r << ") on rank " << p.rank() << (refused ? " refused" : " given"));
         }
         co_return;
       },
@@ -230,7 +231,9 @@ TEST_P(MpiDrsn, CrossNodeLocksEveryByteOneSenderPerReceiver) {
 INSTANTIATE_TEST_SUITE_P(MatricesAndRings, MpiDrsn,
                          ::testing::Values(DrsnCase{"fig7", 1}, DrsnCase{"fig7", 1024}, DrsnCase{"irregular", 1},
                                            DrsnCase{"irregular", 1024}),
-                         [](const auto& info) { return info.param.matrix + "_ring" + std::to_string(info.param.ring); });
+                         [](const auto& info) {
+                           return info.param.matrix + "_ring" + std::to_string(info.param.ring);
+                         });
 
 // A process throws while it holds a lock of another node, or while it keeps
 // asking for one that another node's process holds: the job ends on every

@@ -11,13 +11,13 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <tuple>
 #include <string>
 #include <switchyard/runtime.hpp>
-#include <switchyard/schedulers/exchange_plan.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>
+#include <switchyard/schedulers/exchange_plan.hpp>
 #include <switchyard/schedulers/payload.hpp>
 #include <switchyard/schedulers/redistribution/redistribution_plan.hpp>
+#include <tuple>
 #include <vector>
 
 #include "exchange_cases.hpp"
@@ -40,8 +40,8 @@ class MpiExchange : public ::testing::TestWithParam<std::tuple<std::string, bool
 // turn.
 TEST_P(MpiExchange, EveryByteOfEveryRunOnFig7AndIrregular) {
   const auto& [scheduler, collective, how] = GetParam();
-  const std::vector<std::pair<std::string, CommMatrix>> matrices{
-      {"fig7", fig7_matrix(16, 4, 1500, 3)}, {"irregular", sytest::nonuniform_case(13)}};
+  const std::vector<std::pair<std::string, CommMatrix>> matrices{{"fig7", fig7_matrix(16, 4, 1500, 3)},
+                                                                 {"irregular", sytest::nonuniform_case(13)}};
   for (const auto& [name, m] : matrices) {
     SCOPED_TRACE(name);
     ExchangePlanOptions options;
@@ -63,7 +63,8 @@ TEST_P(MpiExchange, EveryByteOfEveryRunOnFig7AndIrregular) {
             b.poison();
             co_await p.barrier();
             co_await forms.run(plan, p, k);
-            if (auto bad = b.verify()) throw PayloadError(scheduler + " on " + name + ", run " + std::to_string(k), *bad);
+            if (auto bad = b.verify())
+              throw PayloadError(scheduler + " on " + name + ", run " + std::to_string(k), *bad);
           }
         },
         sytest::run_options(how.ring_capacity));
@@ -95,7 +96,8 @@ TEST(MpiExchangeMoves, BuffersThatMoveBetweenRuns) {
         m.size(),
         [&](Process& p) -> Task<void> {
           ExchangeBuffers sets[2] = {ExchangeBuffers(m, p.rank(), 77), ExchangeBuffers(m, p.rank(), 78)};
-          sytest::BufferForms forms[2] = {sytest::BufferForms(sets[0], m.size()), sytest::BufferForms(sets[1], m.size())};
+          sytest::BufferForms forms[2] = {sytest::BufferForms(sets[0], m.size()),
+                                          sytest::BufferForms(sets[1], m.size())};
           for (int k = 0; k < 8; ++k) {
             const int set = k / 2 % 2;
             sets[set].poison();
@@ -109,7 +111,8 @@ TEST(MpiExchangeMoves, BuffersThatMoveBetweenRuns) {
 }
 
 TEST(MpiRedistribution, GridsThatSpanNodes) {
-  const rd::Layout src({2999}, rd::Distribution::parse("cyclic(6)@4")), dst({2999}, rd::Distribution::parse("cyclic(2)@6"));
+  const rd::Layout src({2999}, rd::Distribution::parse("cyclic(6)@4")),
+      dst({2999}, rd::Distribution::parse("cyclic(2)@6"));
   std::vector<double> global(2999);
   for (std::size_t e = 0; e < global.size(); ++e) global[e] = static_cast<double>(e) + 0.5;
   const auto in = src.scatter(global);
@@ -182,7 +185,7 @@ TEST(MpiExchangeFailure, AThrowInACompiledRunEndsTheJobOnEveryNode) {
       sytest::run_options());
 }
 
-// Issue 51, defect 1: a compiled exchange's key must name one exchange on
+// A compiled exchange's key must name one exchange on
 // every node. In job 1 the members of a communicator of ranks {0, 2, 3} make
 // three plans by create(): with 2 nodes of 2 processes, node 0 hosts one
 // member of it and node 1 two, so each node has made a different number of
@@ -241,7 +244,7 @@ TEST(MpiExchangeKeys, APlanByCreateNeverRunsAnotherPlansProgram) {
       sytest::run_options());
 }
 
-// Issue 51, defect 6: members that pass create() different schedulers (rank
+// Members that pass create() different schedulers (rank
 // 2 "ac", the others "optimal"), or different executions (rank 3 on
 // messages), used to wait in different collectives until the stall timeout.
 // Now every member throws at once, naming rank 0's options and the first
@@ -256,8 +259,9 @@ TEST(MpiExchangeCreate, MembersWithDifferentOptionsAreToldAtOnce) {
     ExchangePlanOptions options;
     std::string said;
   };
-  const Case cases[]{{2, ExchangePlanOptions{.scheduler = "ac"}, "rank 2 scheduler 'ac', compiled"},
-                     {3, ExchangePlanOptions{.execution = ExchangeExecution::messages}, "rank 3 scheduler 'optimal', on messages"}};
+  const Case cases[]{
+      {2, ExchangePlanOptions{.scheduler = "ac"}, "rank 2 scheduler 'ac', compiled"},
+      {3, ExchangePlanOptions{.execution = ExchangeExecution::messages}, "rank 3 scheduler 'optimal', on messages"}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.said);
     const sytest::JobFailure e = sytest::run_failing(

@@ -33,8 +33,8 @@ namespace {
 
 using namespace switchyard;
 using namespace switchyard::schedulers;
-using sytest::JobFailure;
 using std::chrono::seconds;
+using sytest::JobFailure;
 
 // Every node ends each trial within this.
 constexpr auto kBound = seconds(10);
@@ -152,8 +152,8 @@ TEST(MpiFaults, AProcessThatThrowsEndsTheJobOnEveryNodeNamingNodeAndRank) {
       EXPECT_EQ(e.error, text);
     } else {
       EXPECT_EQ(e.kind, JobFailure::kRemote) << e.error;
-      EXPECT_EQ(e.error, "switchyard: node " + std::to_string(its) + " failed (rank " + std::to_string(thrower) +
-                             "): " + text);
+      EXPECT_EQ(e.error,
+                "switchyard: node " + std::to_string(its) + " failed (rank " + std::to_string(thrower) + "): " + text);
     }
   }
   healthy_job(rt, 1);
@@ -199,9 +199,10 @@ TEST(MpiFaults, NodesThatDisagreeOnAJobsSizeAreEachNamed) {
     const Rank usual = 1 + pick(g, 12), other = usual + 1 + pick(g, 5);
     auto size = [&](std::uint32_t node) { return node == odd ? other : usual; };
     Watchdog watchdog("sizes, trial " + std::to_string(trial));
-    expect_told(rt, size(rt.node()), [](Process& p) -> Task<void> { co_await p.barrier(); }, options(),
-                clause(rt.nodes(), "runs a job of ", "one of ",
-                       [&](std::uint32_t k) { return std::to_string(size(k)) + " processes"; }));
+    expect_told(
+        rt, size(rt.node()), [](Process& p) -> Task<void> { co_await p.barrier(); }, options(),
+        clause(rt.nodes(), "runs a job of ", "one of ",
+               [&](std::uint32_t k) { return std::to_string(size(k)) + " processes"; }));
   }
   healthy_job(rt, 2);
 }
@@ -262,7 +263,8 @@ TEST(MpiFaults, NodesPassingDifferentRunOptionsAreEachNamed) {
               : clause(rt.nodes(), "places ranks ", "",
                        [&](std::uint32_t k) { return std::string(k == odd ? "block" : "round-robin"); });
     Watchdog watchdog("run options, trial " + std::to_string(trial));
-    expect_told(rt, 4 * rt.nodes(), [](Process& p) -> Task<void> { co_await p.barrier(); }, o, said);
+    expect_told(
+        rt, 4 * rt.nodes(), [](Process& p) -> Task<void> { co_await p.barrier(); }, o, said);
   }
   healthy_job(rt, 4);
 }
@@ -390,9 +392,10 @@ TEST(MpiFaults, ACommunicatorKeptPastItsJobIsToldOnEveryNode) {
   const Rank n = 2 * rt.nodes();
   const CommMatrix ring = ring_matrix(n);
   std::vector<Communicator> kept(n);
-  const std::uint64_t made = rt.run(n, [&](Process& p) -> Task<void> {
-    kept[p.rank()] = co_await p.world().dup();
-  }, options()).job;
+  const std::uint64_t made =
+      rt.run(
+            n, [&](Process& p) -> Task<void> { kept[p.rank()] = co_await p.world().dup(); }, options())
+          .job;
   Watchdog watchdog("a communicator kept past its job");
   const JobFailure e = sytest::run_failing(
       rt, n,

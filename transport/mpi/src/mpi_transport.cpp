@@ -34,10 +34,14 @@ bool launched_by_mpirun() {
 
 const char* thread_level_name(int level) {
   switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    default: return "MPI_THREAD_MULTIPLE";
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    default:
+      return "MPI_THREAD_MULTIPLE";
   }
 }
 
@@ -52,10 +56,10 @@ void require_thread_multiple(int provided, const char* who) {
 }  // namespace
 
 struct MpiWorld::Impl {
-  MPI_Comm packets = MPI_COMM_NULL;   // batches of packets, tag: destination core
+  MPI_Comm packets = MPI_COMM_NULL;  // batches of packets, tag: destination core
   MPI_Comm large_batches = MPI_COMM_NULL;  // batches too large for a pre-posted receive, same tags
   MPI_Comm payloads = MPI_COMM_NULL;  // rendezvous payloads, tag: (sending core, request id)
-  MPI_Comm control = MPI_COMM_NULL;   // failures, the end-of-job barrier, allgather
+  MPI_Comm control = MPI_COMM_NULL;  // failures, the end-of-job barrier, allgather
   int tag_ub = 32767;
   std::mutex mutex;  // guards the failure bookkeeping: any worker may announce, the watchdog receives
   std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<char>>>> failure_sends;
@@ -115,7 +119,8 @@ std::vector<std::vector<int>> MpiWorld::allgather(const std::vector<int>& mine) 
   check(MPI_Allgatherv(mine.data(), n, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT, impl_->control),
         "MPI_Allgatherv");
   std::vector<std::vector<int>> out(nodes_);
-  for (std::uint32_t k = 0; k < nodes_; ++k) out[k].assign(all.begin() + offsets[k], all.begin() + offsets[k] + counts[k]);
+  for (std::uint32_t k = 0; k < nodes_; ++k)
+    out[k].assign(all.begin() + offsets[k], all.begin() + offsets[k] + counts[k]);
   return out;
 }
 
@@ -203,9 +208,9 @@ namespace {
 
 // The first slot of every batch on the wire.
 struct BatchHeader {
-  std::uint32_t core;     // the sending core, global numbering (RouteTable::global_core)
+  std::uint32_t core;  // the sending core, global numbering (RouteTable::global_core)
   std::uint32_t follows;  // 0, or the slots of the batch that follows on large_batches (this one is empty)
-  std::uint64_t credit;   // slots the sending core has taken so far from the destination core
+  std::uint64_t credit;  // slots the sending core has taken so far from the destination core
 };
 static_assert(sizeof(BatchHeader) == sizeof(Slot) && std::is_trivially_copyable_v<BatchHeader>,
               "a batch header is one slot");
@@ -269,11 +274,11 @@ class MpiTransport final : public NetworkTransport {
   // packets towards it, and the credits owed to it for the slots it sent.
   struct Outbox {
     int node = -1;  // -1: a core of this node (the shared-memory transport's)
-    int tag = 0;    // the destination core and the job's parity
+    int tag = 0;  // the destination core and the job's parity
     SlotBuffer staged;  // a BatchHeader slot, then the packets, once anything is staged
     std::uint64_t posted = 0;  // packet slots posted so far: a packet's sequence number is its last slot's
-    std::uint64_t sent = 0;    // packet slots issued in batches
-    std::uint64_t taken = 0;   // packet slots the destination has credited
+    std::uint64_t sent = 0;  // packet slots issued in batches
+    std::uint64_t taken = 0;  // packet slots the destination has credited
     std::uint64_t received = 0;  // packet slots taken from that core
     std::uint64_t credited = 0;  // `received` as last sent back to it
     // Batches whose MPI_Isend is not complete, oldest first, in a ring of
@@ -311,7 +316,7 @@ class MpiTransport final : public NetworkTransport {
 
   MpiWorld::Impl* world_ = nullptr;
   MpiJob* job_ = nullptr;
-  bool drained_ = false;        // counted in the job's drained workers (end_job)
+  bool drained_ = false;  // counted in the job's drained workers (end_job)
   bool barrier_owner_ = false;  // started the end-of-job barrier, so tests it
   const RouteTable* routes_ = nullptr;
   PayloadSink* sink_ = nullptr;
@@ -346,11 +351,11 @@ class MpiTransport final : public NetworkTransport {
   SlotBuffer inbox_;  // a batch too large for a pre-posted receive
   std::vector<MPI_Request> payload_requests_;
   std::vector<PayloadOp> payload_ops_;  // beside payload_requests_
-  std::vector<int> completed_;          // MPI_Testsome's indices
+  std::vector<int> completed_;  // MPI_Testsome's indices
   std::size_t batches_in_flight_ = 0;
   std::size_t uncredited_outboxes_ = 0;  // outboxes with sent != taken
   std::vector<SlotBuffer> abandoned_;  // batches a failed job left in MPI's hands
-  bool staged_ = false;                // packets staged, or credits owed
+  bool staged_ = false;  // packets staged, or credits owed
   TransportStats stats_;
 };
 
@@ -702,8 +707,8 @@ void MpiTransport::receive_payload(const Route& from, RequestId request, RecvSta
                                    std::uint64_t size) {
   const int bytes = to_int_count(size, "a message");
   MPI_Request req;
-  check(MPI_Irecv(into, bytes, MPI_BYTE, static_cast<int>(from.node), payload_tag(from.core, request),
-                  world_->payloads, &req),
+  check(MPI_Irecv(into, bytes, MPI_BYTE, static_cast<int>(from.node), payload_tag(from.core, request), world_->payloads,
+                  &req),
         "MPI_Irecv");
   payload_requests_.push_back(req);
   payload_ops_.push_back(PayloadOp{nullptr, &r});

@@ -14,10 +14,10 @@ namespace switchyard::contention {
 
 /// How near another core is to a given one: the nearest level of the machine they share.
 enum class CoreDistance : std::uint8_t {
-  same_core,   ///< hardware threads of one physical core (SMT siblings)
-  same_l2,     ///< another core under the same L2 (or L1) cache
-  same_l3,     ///< another core under the same L3 (or deeper shared) cache
-  same_numa,   ///< no shared cache, the same NUMA node
+  same_core,  ///< hardware threads of one physical core (SMT siblings)
+  same_l2,  ///< another core under the same L2 (or L1) cache
+  same_l3,  ///< another core under the same L3 (or deeper shared) cache
+  same_numa,  ///< no shared cache, the same NUMA node
   other_numa,  ///< another NUMA node
 };
 /// Every CoreDistance, nearest first.

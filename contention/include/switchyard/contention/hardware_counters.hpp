@@ -26,9 +26,9 @@ namespace switchyard::contention {
 /// One event: perf_event_attr's type and config, and a name to print.
 struct CounterEvent {
   std::string name;  ///< as reports print it, e.g. "cycles"
-  std::uint32_t type = 0;    ///< PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE, PERF_TYPE_RAW
+  std::uint32_t type = 0;  ///< PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE, PERF_TYPE_RAW
   std::uint64_t config = 0;  ///< the event within its type
-  std::string source;        ///< where the encoding comes from, for the reader of a report
+  std::string source;  ///< where the encoding comes from, for the reader of a report
 };
 
 /// The events a contention run counts on this machine: cycles and cache misses

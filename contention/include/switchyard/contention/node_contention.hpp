@@ -48,15 +48,15 @@ namespace switchyard::contention {
 /// message size, AC or DRS_N, how the plan executes, and the counters to read.
 struct ContentionOptions {
   std::vector<int> sender_cpus;  ///< the OS CPU of each sender: d = its size, at least 1
-  int receiver_cpu = 0;          ///< the receiver's; every CPU must be one of the runtime's
-  std::uint64_t bytes = 256;     ///< of each message, at least 1
-  bool busy_lock = false;        ///< DRS_N's busy lock on the receiver (else AC)
+  int receiver_cpu = 0;  ///< the receiver's; every CPU must be one of the runtime's
+  std::uint64_t bytes = 256;  ///< of each message, at least 1
+  bool busy_lock = false;  ///< DRS_N's busy lock on the receiver (else AC)
   /// Compiled copy programs or the runtime's messages.
   schedulers::ExchangeExecution execution = schedulers::ExchangeExecution::copy;
   CopySide copy_side = CopySide::sender;  ///< compiled, without the busy lock (with it: push)
-  std::uint32_t repeat = 20;              ///< timed runs, at least 1
-  std::uint64_t seed = 1;                 ///< payloads and DRS_N's orders
-  std::vector<CounterEvent> counters;     ///< events to count per core; empty: none
+  std::uint32_t repeat = 20;  ///< timed runs, at least 1
+  std::uint64_t seed = 1;  ///< payloads and DRS_N's orders
+  std::vector<CounterEvent> counters;  ///< events to count per core; empty: none
   EventOpener open = open_event;  ///< how counters are opened (tests pass a stand-in for perf_event_open)
 };
 
@@ -80,11 +80,11 @@ struct ContentionResult {
       The largest of the senders' times, per run. */
   /** @var ContentionResult::send_min_us
       The smallest of the senders' times, per run. */
-  std::vector<std::uint64_t> inquiries;      ///< per run: the senders' busy-lock test-and-sets, summed
-  std::vector<std::string> counter_names;    ///< the events that counted on every core (empty: none)
+  std::vector<std::uint64_t> inquiries;  ///< per run: the senders' busy-lock test-and-sets, summed
+  std::vector<std::string> counter_names;  ///< the events that counted on every core (empty: none)
   std::vector<std::string> counters_absent;  ///< why the others did not
-  std::vector<CounterRun> counter_runs;      ///< per run
-  bool verified = false;                     ///< every byte of every run (a wrong one throws)
+  std::vector<CounterRun> counter_runs;  ///< per run
+  bool verified = false;  ///< every byte of every run (a wrong one throws)
   JobStats job;  ///< the job's statistics over all runs (the untimed first one included)
 };
 

@@ -4,7 +4,8 @@
 /// in switchyard::model::collectives. This header forwards, and keeps the
 /// namespace switchyard::collectives as an alias.
 #ifndef SWITCHYARD_QUIET_DEPRECATED_HEADERS
-#pragma GCC warning "switchyard/collectives/transfer_log.hpp is deprecated: include switchyard/model/collectives/transfer_log.hpp"
+#pragma GCC warning \
+    "switchyard/collectives/transfer_log.hpp is deprecated: include switchyard/model/collectives/transfer_log.hpp"
 #endif
 
 #include "switchyard/model/collectives/transfer_log.hpp"

@@ -4,7 +4,8 @@
 /// in switchyard::model::calibration. This header forwards, and keeps the
 /// names reachable as switchyard::model::*.
 #ifndef SWITCHYARD_QUIET_DEPRECATED_HEADERS
-#pragma GCC warning "switchyard/model/calibration.hpp is deprecated: include switchyard/model/calibration/calibration.hpp"
+#pragma GCC warning \
+    "switchyard/model/calibration.hpp is deprecated: include switchyard/model/calibration/calibration.hpp"
 #endif
 
 #include "switchyard/model/calibration/calibration.hpp"

@@ -111,7 +111,7 @@ CsrMatrix<T> read_csr_matrix_market_file(const std::string& path);
 extern template CsrMatrix<double> read_csr_matrix_market<double>(std::istream&, const std::string&);
 /// Compiled once, in the library: T = `std::complex<double>`.
 extern template CsrMatrix<std::complex<double>> read_csr_matrix_market<std::complex<double>>(std::istream&,
-                                                                                           const std::string&);
+                                                                                             const std::string&);
 /// Compiled once, in the library: T = double.
 extern template CsrMatrix<double> read_csr_matrix_market_file<double>(const std::string&);
 /// Compiled once, in the library: T = `std::complex<double>`.

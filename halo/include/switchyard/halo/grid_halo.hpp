@@ -59,8 +59,8 @@
 
 #include <array>
 #include <atomic>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -75,12 +75,12 @@ namespace switchyard::halo {
 
 /// The decomposition: the first `dims` entries of each array count.
 struct GridShape {
-  int dims = 2;                                  ///< 1, 2 or 3
-  std::array<std::uint64_t, 3> extents{};        ///< the global array's, every one >= its processes
-  std::array<std::uint32_t, 3> processes{};      ///< the process grid's; 0: chosen (dims_create)
-  std::array<std::uint32_t, 3> ghost{1, 1, 1};   ///< ghost width, <= every block's extent
+  int dims = 2;  ///< 1, 2 or 3
+  std::array<std::uint64_t, 3> extents{};  ///< the global array's, every one >= its processes
+  std::array<std::uint32_t, 3> processes{};  ///< the process grid's; 0: chosen (dims_create)
+  std::array<std::uint32_t, 3> ghost{1, 1, 1};  ///< ghost width, <= every block's extent
   std::array<bool, 3> periodic{};  ///< per dimension: whether it wraps around
-  bool corners = false;                          ///< also edges and corners (see the file's description)
+  bool corners = false;  ///< also edges and corners (see the file's description)
 };
 
 /// MPI_Dims_create: `fixed`'s zero entries among its first `dims` filled so
@@ -91,10 +91,10 @@ std::array<std::uint32_t, 3> dims_create(Rank processes, int dims, std::array<st
 
 /// A process's block, in the user's dimensions (the first `dims` entries).
 struct GridBlock {
-  std::array<std::uint32_t, 3> coords{};    ///< in the process grid
-  std::array<std::uint64_t, 3> first{};     ///< global index of its first interior element
-  std::array<std::uint64_t, 3> size{};      ///< interior extents
-  std::array<std::uint64_t, 3> local{};     ///< size + 2 ghost: its array's extents
+  std::array<std::uint32_t, 3> coords{};  ///< in the process grid
+  std::array<std::uint64_t, 3> first{};  ///< global index of its first interior element
+  std::array<std::uint64_t, 3> size{};  ///< interior extents
+  std::array<std::uint64_t, 3> local{};  ///< size + 2 ghost: its array's extents
 };
 
 namespace detail {

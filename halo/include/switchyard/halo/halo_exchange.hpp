@@ -188,9 +188,9 @@ class HaloExchange {
   Part& part(Rank r) const {
     if (r < first_ || r - first_ >= parts_.size()) {
       throw InvalidArgument("switchyard: HaloExchange: rank " + std::to_string(r) +
-                            (parts_.size() == 1 ? " is not the member this halo was created by (rank " +
-                                                      std::to_string(first_) + ")"
-                                                : " is beyond its " + std::to_string(parts_.size()) + " processes"));
+                            (parts_.size() == 1
+                                 ? " is not the member this halo was created by (rank " + std::to_string(first_) + ")"
+                                 : " is beyond its " + std::to_string(parts_.size()) + " processes"));
     }
     return *parts_[r - first_];
   }
@@ -258,8 +258,10 @@ Task<HaloExchange<T>> HaloExchange<T>::create_on(Communicator comm, std::span<co
   }
   HaloExchange h;
   h.first_ = comm.rank();
-  h.forward_ = std::make_unique<schedulers::ExchangePlan>(co_await schedulers::ExchangePlan::create(comm, to_needers, options));
-  h.reverse_ = std::make_unique<schedulers::ExchangePlan>(co_await schedulers::ExchangePlan::create(comm, to_owners, options));
+  h.forward_ =
+      std::make_unique<schedulers::ExchangePlan>(co_await schedulers::ExchangePlan::create(comm, to_needers, options));
+  h.reverse_ =
+      std::make_unique<schedulers::ExchangePlan>(co_await schedulers::ExchangePlan::create(comm, to_owners, options));
   h.parts_.push_back(std::make_unique<Part>(std::move(m)));
   co_return h;
 }
@@ -312,7 +314,8 @@ typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::reverse(const
 template <class T>
 void HaloExchange<T>::pack_forward(Part& p, std::span<const T> owned, std::span<T> ghosts) {
   for (std::size_t k = 0; k < p.packed.size(); ++k) p.packed[k] = owned[p.map.sent[k]];
-  for (std::size_t s = 0; s < p.map.sources.size(); ++s) p.ghosts_in[s] = std::as_writable_bytes(from_source(p.map, ghosts, s));
+  for (std::size_t s = 0; s < p.map.sources.size(); ++s)
+    p.ghosts_in[s] = std::as_writable_bytes(from_source(p.map, ghosts, s));
 }
 
 template <class T>

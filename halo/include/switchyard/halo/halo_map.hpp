@@ -25,7 +25,7 @@ struct HaloMap {
   /// What local_index() gives for an index neither owned nor needed.
   static constexpr std::uint64_t kNotLocal = ~std::uint64_t{0};
 
-  std::vector<GlobalIndex> owned;   ///< local index -> global index
+  std::vector<GlobalIndex> owned;  ///< local index -> global index
   std::vector<GlobalIndex> ghosts;  ///< ghost k -> global index
   /// The owners of the ghosts, ascending; source_start[s] .. source_start[s + 1]
   /// are the ghosts sources[s] owns (sources.size() + 1 entries).

@@ -35,9 +35,9 @@ class RowPartition {
   GlobalIndex position(GlobalIndex row) const { return position_.at(row); }
 
  private:
-  std::vector<Rank> owner_;            ///< by row
+  std::vector<Rank> owner_;  ///< by row
   std::vector<GlobalIndex> position_;  ///< by row
-  std::vector<GlobalIndex> order_;     ///< the rows, part by part, ascending within each
+  std::vector<GlobalIndex> order_;  ///< the rows, part by part, ascending within each
   std::vector<GlobalIndex> start_{0};  ///< parts + 1: where each part begins in order_
 };
 

@@ -5,9 +5,9 @@
 // of times a second, and a job of n processes makes n main frames and, when
 // they all meet in a collective, n frames of each level of that call at once.
 // malloc is slow at both: every frame is an aligned allocation (memalign: a
-// search, a split and a free of the remainder, ~1 us each) and every new page
-// of it a page fault, which on a virtual machine costs ~10 us of CPU per 4 KiB
-// page. So:
+// search, a split and a free of the remainder) and every new page of it a page
+// fault, each far dearer than a frame's work on a virtual machine
+// (docs/benchmarks.md, "Figures behind the runtime's comments"). So:
 // - a frame is a block of whole 64-byte granules in one of 32 size classes
 //   (frames up to 2 KiB), taken from a per-thread free list: a pointer pop;
 // - a list that is empty takes a batch from the shared pool (blocks given
@@ -70,7 +70,7 @@ class FrameCache {
   static void deallocate(void* frame) noexcept {
     Block* b = block_of(frame);
     if (b->size_class == kHeapBlock) [[unlikely]] {
-      ::operator delete(b, std::align_val_t{kGranule});
+      ::operator delete (b, std::align_val_t{kGranule});
       return;
     }
     poison(b);
@@ -137,7 +137,7 @@ class FrameCache {
     Block* free[kClasses] = {};
     std::size_t count[kClasses] = {};
     std::vector<std::pair<char*, char*>> spare;  // the rests of the chunks of threads that ended
-    std::vector<void*> chunks;                   // every chunk, kept reachable (leak checkers)
+    std::vector<void*> chunks;  // every chunk, kept reachable (leak checkers)
     void give(Block* b) noexcept { give(b, b, 1); }
     // The list first..last of `n` blocks of one class.
     void give(Block* first, Block* last, std::size_t n) noexcept {
@@ -203,7 +203,7 @@ class FrameCache {
       if (static_cast<std::size_t>(st.end - st.bump) >= kClasses * kGranule) return;
     }
     sh.chunks.reserve(sh.chunks.size() + 1);  // before the chunk: a throw here leaks nothing
-    auto* chunk = static_cast<char*>(::operator new(kChunk, std::align_val_t{kChunk}));
+    auto* chunk = static_cast<char*>(::operator new (kChunk, std::align_val_t{kChunk}));
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     ::madvise(chunk, kChunk, MADV_HUGEPAGE);  // advice: without huge pages, 4 KiB ones
 #endif
@@ -213,7 +213,7 @@ class FrameCache {
   }
 
   [[gnu::noinline]] static void* from_heap(std::size_t size) {
-    auto* b = static_cast<Block*>(::operator new(sizeof(Block) + size, std::align_val_t{kGranule}));
+    auto* b = static_cast<Block*>(::operator new (sizeof(Block) + size, std::align_val_t{kGranule}));
     b->size_class = kHeapBlock;
     return frame_of(b);
   }
@@ -231,7 +231,9 @@ class FrameCache {
 #endif
   }
 
-  static std::size_t class_of(std::size_t size) noexcept { return (size + sizeof(Block) + kGranule - 1) / kGranule - 1; }
+  static std::size_t class_of(std::size_t size) noexcept {
+    return (size + sizeof(Block) + kGranule - 1) / kGranule - 1;
+  }
   static void* frame_of(Block* b) noexcept { return b + 1; }
   static Block* block_of(void* frame) noexcept { return static_cast<Block*>(frame) - 1; }
 };

@@ -19,15 +19,15 @@ namespace switchyard::detail {
 struct SendState {
   const std::byte* data = nullptr;  // the caller's buffer, until done
   std::uint64_t size = 0;
-  Rank owner = 0;                   // the sending process (job rank): completion wakes it
-  Rank dst = 0;                     // for diagnostics
+  Rank owner = 0;  // the sending process (job rank): completion wakes it
+  Rank dst = 0;  // for diagnostics
   Tag tag = 0;
   RequestId id = 0;
-  std::uint32_t core = 0;           // an eager send waiting for room: the destination core
-  std::uint64_t seq = 0;            // ... and its packet's sequence number towards that core
+  std::uint32_t core = 0;  // an eager send waiting for room: the destination core
+  std::uint64_t seq = 0;  // ... and its packet's sequence number towards that core
   bool done = false;
   bool over_network = false;  // its payload is an MPI_Issend from `data`: MPI may read it until done
-  bool granted = false;             // a busy-lock request (Endpoint::try_remote_lock), once done: the answer
+  bool granted = false;  // a busy-lock request (Endpoint::try_remote_lock), once done: the answer
   SendState* next_waiting = nullptr;  // the destination core's FIFO of eager sends waiting for room
 };
 
@@ -35,14 +35,14 @@ struct RecvState {
   ContextId context = 0;
   Rank src = kAnySource;  // the job rank it accepts, or kAnySource
   Tag tag = 0;
-  Rank owner = 0;         // the receiving process (job rank)
+  Rank owner = 0;  // the receiving process (job rank)
   std::span<std::byte> target;  // where the payload goes; with !has_target into `payload`
   bool has_target = false;
-  bool done = false;       // payload in place (or refused as too large)
+  bool done = false;  // payload in place (or refused as too large)
   bool truncated = false;  // the message did not fit `target`; nothing was copied
-  Rank sender = 0;         // once done: the sender's job rank
+  Rank sender = 0;  // once done: the sender's job rank
   std::uint64_t size = 0;  // once done: the message's size
-  ByteBuffer payload;      // once done, without a target: the message
+  ByteBuffer payload;  // once done, without a target: the message
   RequestId id = 0;
   RecvState* next = nullptr;  // the mailbox's list of posted receives
 };
@@ -64,7 +64,7 @@ class RequestPool {
   }
   void release(T* t) {
     SWITCHYARD_ASSERT(t->id < items_.size() && &items_[t->id] == t);  // this pool's
-    SWITCHYARD_ASSERT(free_.size() < items_.size());                   // not released twice over
+    SWITCHYARD_ASSERT(free_.size() < items_.size());  // not released twice over
     free_.push_back(t);
   }
   T& operator[](RequestId id) noexcept {

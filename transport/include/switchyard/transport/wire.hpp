@@ -50,15 +50,15 @@ inline constexpr std::uint64_t kMaxMessageBytes = (std::uint64_t{1} << 48) - 1;
 
 struct WireHeader {
   static constexpr std::uint8_t kSynchronous = 1;  // the sender wants a kSendDone once the message is taken in
-  static constexpr std::uint8_t kGranted = 2;      // kLockReply: the busy lock is the requester's
+  static constexpr std::uint8_t kGranted = 2;  // kLockReply: the busy lock is the requester's
 
   std::uint64_t size : 48;  // the message's payload bytes (over 4 GiB is legal; up to kMaxMessageBytes)
   std::uint64_t flags : 8;
   WireKind kind : 8;
   ContextId context;  // the communicator's
-  Rank src;           // the sender's rank in the job
-  Rank dst;           // the receiver's rank in the job
-  Tag tag;            // kActive: the handler id
+  Rank src;  // the sender's rank in the job
+  Rank dst;  // the receiver's rank in the job
+  Tag tag;  // kActive: the handler id
   RequestId request;  // kRendezvous, synchronous kEager, kSendDone, kLockTry, kLockReply: the sender's request
 };
 static_assert(sizeof(WireHeader) == 2 * sizeof(Slot) && std::is_trivially_copyable_v<WireHeader>,
@@ -69,18 +69,23 @@ inline constexpr std::size_t kHeaderSlots = sizeof(WireHeader) / sizeof(Slot);
 // Payload bytes the packet carries in the ring (a rendezvous carries an address, not the message).
 constexpr std::uint64_t wire_payload_bytes(const WireHeader& h) noexcept {
   switch (h.kind) {
-    case WireKind::kRendezvous: return sizeof(std::uint64_t);
+    case WireKind::kRendezvous:
+      return sizeof(std::uint64_t);
     case WireKind::kSendDone:
     case WireKind::kLockTry:
     case WireKind::kLockReply:
-    case WireKind::kLockRelease: return 0;
+    case WireKind::kLockRelease:
+      return 0;
     case WireKind::kEager:
-    case WireKind::kActive: break;
+    case WireKind::kActive:
+      break;
   }
   return h.size;
 }
 
-constexpr std::uint64_t payload_slots(std::uint64_t bytes) noexcept { return (bytes + sizeof(Slot) - 1) / sizeof(Slot); }
+constexpr std::uint64_t payload_slots(std::uint64_t bytes) noexcept {
+  return (bytes + sizeof(Slot) - 1) / sizeof(Slot);
+}
 // Slots a packet with `bytes` of payload takes in a ring.
 constexpr std::uint64_t packet_slots(std::uint64_t bytes) noexcept { return kHeaderSlots + payload_slots(bytes); }
 

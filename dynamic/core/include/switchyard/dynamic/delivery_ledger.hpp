@@ -45,7 +45,7 @@ class DeliveryLedger {
  private:
   struct Request {
     double generated = 0;
-    std::int64_t last = 0;       ///< latest delivery so far
+    std::int64_t last = 0;  ///< latest delivery so far
     std::int32_t origin = 0;
     std::int32_t received = 0;
   };
@@ -59,15 +59,15 @@ class DeliveryLedger {
   void complete(std::int32_t id);
 
   std::int32_t nodes_;
-  std::int64_t words_;          ///< 64-bit words per request's bit row
+  std::int64_t words_;  ///< 64-bit words per request's bit row
   std::int64_t slots_;
   double window_begin_;
   std::vector<Request> requests_;
-  std::vector<std::uint64_t> seen_;   ///< request id's row: seen_[id * words_ .. (id + 1) * words_)
+  std::vector<std::uint64_t> seen_;  ///< request id's row: seen_[id * words_ .. (id + 1) * words_)
   std::vector<std::int32_t> free_;
   std::vector<Batch> batches_;
   std::vector<std::int64_t> generated_before_;  ///< per slot t: requests generated in [t - 1, t)
-  std::vector<std::int64_t> completed_at_;      ///< per slot t: requests completed at time t
+  std::vector<std::int64_t> completed_at_;  ///< per slot t: requests completed at time t
   std::int64_t generated_ = 0;
   std::int64_t delivered_ = 0;
   std::int64_t open_ = 0;

@@ -12,7 +12,7 @@ namespace switchyard::dynamic {
 
 /// Throws InvalidArgument on bad options or trees that are not edge-disjoint
 /// spanning trees of `network`, DeliveryError if a packet is lost or duplicated.
-SlotRunResult run_direct_broadcast(const primitives::VirtualNetwork& network, const primitives::EdgeDisjointTrees& trees,
-                                   const SlotRunOptions& options);
+SlotRunResult run_direct_broadcast(const primitives::VirtualNetwork& network,
+                                   const primitives::EdgeDisjointTrees& trees, const SlotRunOptions& options);
 
 }  // namespace switchyard::dynamic

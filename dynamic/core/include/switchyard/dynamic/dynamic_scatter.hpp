@@ -37,7 +37,7 @@ class SequentialScatterPmns final : public StaticAlgorithm {
   std::int64_t longest_scatter_ = 0;
   std::string scatter_algorithm_;
   std::vector<std::int32_t> scatter_slots_;  ///< T_SNS(s)
-  std::vector<std::int32_t> arrival_;        ///< arrival_[s * N + d]: slot (from 1) the packet s -> d arrives
+  std::vector<std::int32_t> arrival_;  ///< arrival_[s * N + d]: slot (from 1) the packet s -> d arrives
 };
 
 }  // namespace switchyard::dynamic

@@ -16,10 +16,10 @@ std::string scheme_name(DynamicScheme scheme);  ///< "indirect", "direct", "scat
 
 /// One SlotModel::run(): the report row and the run's details.
 struct SlotModeResult {
-  DynamicReport report;        ///< time_unit "slot"; the bounds are the theorems' at this rate
-  SlotRunResult run;           ///< the same run with its sampling errors, backlog and periods
-  double light_load_bound = 0; ///< indirect: 1.5 Lbar + 3 delta + 1/k (0 for the others)
-  double wrapper_bound = 0;    ///< indirect and scatter: W + X + min(W - V, ρW) (0 for direct)
+  DynamicReport report;  ///< time_unit "slot"; the bounds are the theorems' at this rate
+  SlotRunResult run;  ///< the same run with its sampling errors, backlog and periods
+  double light_load_bound = 0;  ///< indirect: 1.5 Lbar + 3 delta + 1/k (0 for the others)
+  double wrapper_bound = 0;  ///< indirect and scatter: W + X + min(W - V, ρW) (0 for direct)
 };
 
 /// One dynamic scheme on one virtual network in slot mode, built once and run at many rates.
@@ -33,7 +33,7 @@ class SlotModel {
   SlotModel& operator=(SlotModel&&) noexcept;  ///< takes over the other model's state
 
   DynamicScheme scheme() const noexcept;  ///< the scheme it runs
-  int trees() const noexcept;               ///< k (scatter: the links the scheme may use per node, 0)
+  int trees() const noexcept;  ///< k (scatter: the links the scheme may use per node, 0)
   double stability_limit() const noexcept;  ///< the theorem's
   /// What the scheme runs on, e.g. "PMNB on 5 edge-disjoint spanning trees (cycle product), Lbar 25.4, delta 10".
   std::string description() const;

@@ -9,13 +9,13 @@ namespace switchyard::dynamic {
 
 /// A slot-mode run: the arrival rate, how long requests arrive, and how the delays are averaged.
 struct SlotRunOptions {
-  double rate = 0.01;           ///< λ: requests per node per slot
-  std::int64_t slots = 20000;   ///< K: requests are generated in [0, K); then the run drains
-  std::uint64_t seed = 1;       ///< the arrivals' (and the direct scheme's tree choices')
+  double rate = 0.01;  ///< λ: requests per node per slot
+  std::int64_t slots = 20000;  ///< K: requests are generated in [0, K); then the run drains
+  std::uint64_t seed = 1;  ///< the arrivals' (and the direct scheme's tree choices')
   /// Delays are averaged over the requests generated in [warmup × K, K): the
   /// first ones meet an empty network, which the steady-state theorems do not assume.
   double warmup = 0.1;
-  int batches = 20;             ///< batch means: the window cut into this many batches by generation time
+  int batches = 20;  ///< batch means: the window cut into this many batches by generation time
 };
 
 /// A mean with the half-width of its 95 % confidence interval, by batch means:
@@ -52,16 +52,16 @@ struct BacklogGrowth {
 
 /// What a slot-mode run measured, every delivery checked (DeliveryLedger).
 struct SlotRunResult {
-  std::int64_t generated = 0;        ///< requests generated in [0, K)
-  std::int64_t delivered = 0;        ///< packets delivered, each to one node: generated × (N - 1) once drained
-  std::int64_t slots_run = 0;        ///< K plus the drain
-  DelayEstimate broadcast_delay;     ///< 𝓑: generation to the last delivery (a scatter: to its completion)
-  DelayEstimate reception_delay;     ///< 𝓡: generation to each delivery, averaged over the deliveries
-  double throughput = 0;             ///< requests completed in [0, K) per node per slot
+  std::int64_t generated = 0;  ///< requests generated in [0, K)
+  std::int64_t delivered = 0;  ///< packets delivered, each to one node: generated × (N - 1) once drained
+  std::int64_t slots_run = 0;  ///< K plus the drain
+  DelayEstimate broadcast_delay;  ///< 𝓑: generation to the last delivery (a scatter: to its completion)
+  DelayEstimate reception_delay;  ///< 𝓡: generation to each delivery, averaged over the deliveries
+  double throughput = 0;  ///< requests completed in [0, K) per node per slot
   BacklogGrowth backlog;  ///< the stability verdict from queue growth
-  std::int64_t periods = 0;                 ///< static-to-dynamic schemes: static tasks run
-  std::int64_t periods_over_bound = 0;      ///< ... of which took more than X M + V (0 when the static theorem holds)
-  std::int64_t largest_period_requests = 0; ///< ... the largest M
+  std::int64_t periods = 0;  ///< static-to-dynamic schemes: static tasks run
+  std::int64_t periods_over_bound = 0;  ///< ... of which took more than X M + V (0 when the static theorem holds)
+  std::int64_t largest_period_requests = 0;  ///< ... the largest M
 };
 
 }  // namespace switchyard::dynamic

@@ -35,7 +35,7 @@ class StaticAlgorithm {
   virtual std::int32_t nodes() const = 0;  ///< N, the nodes of its network
   /// The constants of the theorem: every execution of M requests takes at most X M + V slots.
   virtual double per_request_slots() const = 0;  ///< X
-  virtual double fixed_slots() const = 0;        ///< V
+  virtual double fixed_slots() const = 0;  ///< V
   /// Executes the task for one request per entry of `origins` (a node may
   /// appear several times), reporting each (request, destination) delivery to
   /// `sink` exactly once; returns the slots the execution takes (its last

@@ -49,10 +49,10 @@ namespace switchyard::dynamic {
 
 /// One packet reaching one node.
 struct Delivery {
-  Rank node = 0;                ///< the receiver
-  Rank origin = 0;              ///< the node whose request it is
-  std::uint64_t sequence = 0;   ///< the request's number at its origin: 0, 1, 2, ...
-  Rank destination = 0;         ///< == node for scattering; kEveryone (~0) for a broadcast
+  Rank node = 0;  ///< the receiver
+  Rank origin = 0;  ///< the node whose request it is
+  std::uint64_t sequence = 0;  ///< the request's number at its origin: 0, 1, 2, ...
+  Rank destination = 0;  ///< == node for scattering; kEveryone (~0) for a broadcast
   std::chrono::steady_clock::time_point generated;  ///< when its origin generated the request
   std::span<const std::byte> payload;  ///< valid during the callback only
 };
@@ -92,10 +92,10 @@ struct RealPipelineOptions {
 /// What a real-mode run counted and measured, in microseconds and seconds.
 struct RealRunStats {
   std::vector<std::uint64_t> generated;  ///< requests per origin
-  std::uint64_t delivered = 0;           ///< packets received, all nodes: generated x (N - 1) once drained
-  double seconds = 0;                    ///< from the start to the stop
-  double mean_reception_delay_us = 0;    ///< 𝓡: generation to reception, over every reception
-  double mean_completion_delay_us = 0;   ///< 𝓑: generation to the last reception, over every request
+  std::uint64_t delivered = 0;  ///< packets received, all nodes: generated x (N - 1) once drained
+  double seconds = 0;  ///< from the start to the stop
+  double mean_reception_delay_us = 0;  ///< 𝓡: generation to reception, over every reception
+  double mean_completion_delay_us = 0;  ///< 𝓑: generation to the last reception, over every request
   /// Packets generated but not yet received everywhere, sampled over the run
   /// (seconds since the start, packets): the stability verdict reads its growth.
   std::vector<std::pair<double, double>> backlog;

@@ -62,21 +62,21 @@ Algorithm supersteps(Operation op, std::string_view algorithm, ProcessId p, std:
 
 // One function per algorithm (what supersteps() dispatches to).
 namespace one_to_all {
-Algorithm direct(ProcessId p, std::uint64_t L, ProcessId root);              ///< 1-lev-dir
+Algorithm direct(ProcessId p, std::uint64_t L, ProcessId root);  ///< 1-lev-dir
 Algorithm binomial_broadcast(ProcessId p, std::uint64_t L, ProcessId root);  ///< 1-lev-our-br
-Algorithm two_level_rows(ProcessId p, std::uint64_t L, ProcessId root);      ///< 2-lev-rec
+Algorithm two_level_rows(ProcessId p, std::uint64_t L, ProcessId root);  ///< 2-lev-rec
 Algorithm three_level_square(ProcessId p, std::uint64_t L, ProcessId root);  ///< 3-lev-sq
-Algorithm binomial_heap(ProcessId p, std::uint64_t L, ProcessId root);       ///< logp-lev-sq
+Algorithm binomial_heap(ProcessId p, std::uint64_t L, ProcessId root);  ///< logp-lev-sq
 Algorithm uneven_heap(ProcessId p, std::uint64_t L, ProcessId root, double gamma);  ///< logp-lev-rec(gamma)
 }  // namespace one_to_all
 
 namespace all_to_all {
-Algorithm direct(ProcessId p, std::uint64_t L);                ///< 1-lev-dir
-Algorithm linear_permutations(ProcessId p, std::uint64_t L);   ///< 1-lev-perm-linear
-Algorithm xor_permutations(ProcessId p, std::uint64_t L);      ///< 1-lev-perm-xor
-Algorithm two_level_square(ProcessId p, std::uint64_t L);      ///< 2-lev-sq (3 supersteps)
-Algorithm rows_then_columns(ProcessId p, std::uint64_t L);     ///< 2-lev-r,c (2 supersteps)
-Algorithm butterfly(ProcessId p, std::uint64_t L);             ///< logp-lev-bfly
+Algorithm direct(ProcessId p, std::uint64_t L);  ///< 1-lev-dir
+Algorithm linear_permutations(ProcessId p, std::uint64_t L);  ///< 1-lev-perm-linear
+Algorithm xor_permutations(ProcessId p, std::uint64_t L);  ///< 1-lev-perm-xor
+Algorithm two_level_square(ProcessId p, std::uint64_t L);  ///< 2-lev-sq (3 supersteps)
+Algorithm rows_then_columns(ProcessId p, std::uint64_t L);  ///< 2-lev-r,c (2 supersteps)
+Algorithm butterfly(ProcessId p, std::uint64_t L);  ///< logp-lev-bfly
 }  // namespace all_to_all
 
 /// All-to-one as the reverse of a one-to-all description: supersteps in

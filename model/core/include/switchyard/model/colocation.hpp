@@ -30,7 +30,7 @@ inline constexpr double kColocatedRatio = 8.0;
 /// detect_colocation()'s verdict per round, and how many rounds were normal.
 struct ColocationVerdict {
   std::vector<bool> colocated;  ///< per round
-  std::size_t normal = 0;       ///< rounds not co-located
+  std::size_t normal = 0;  ///< rounds not co-located
   bool all_colocated() const noexcept { return normal == 0; }  ///< every round co-located
 };
 
@@ -38,7 +38,6 @@ struct ColocationVerdict {
 /// one figure per round each, same length, all > 0; else
 /// std::invalid_argument).
 ColocationVerdict detect_colocation(std::span<const double> cross_core_one_way_ns,
-                                    std::span<const double> same_core_one_way_ns,
-                                    double ratio = kColocatedRatio);
+                                    std::span<const double> same_core_one_way_ns, double ratio = kColocatedRatio);
 
 }  // namespace switchyard::model

@@ -91,12 +91,12 @@ namespace switchyard::model {
 
 /// What one superstep costs, in units: its most expensive submachine's terms.
 struct SuperstepCost {
-  double max_send_receive = 0;      ///< max_i (S_i + R_i) (per core: calibrated)
-  double link_congestion = 0;       ///< C_l
+  double max_send_receive = 0;  ///< max_i (S_i + R_i) (per core: calibrated)
+  double link_congestion = 0;  ///< C_l
   double processor_congestion = 0;  ///< C_p
-  double synchronisation = 0;       ///< ring_sync: the superstep's hand-off and ring refills
-  double communication = 0;         ///< the sum of the four
-  double computation = 0;           ///< max_i ceil(t_i / l), at least 1
+  double synchronisation = 0;  ///< ring_sync: the superstep's hand-off and ring refills
+  double communication = 0;  ///< the sum of the four
+  double computation = 0;  ///< max_i ceil(t_i / l), at least 1
   double total() const noexcept { return communication + computation; }  ///< communication + computation
 };
 

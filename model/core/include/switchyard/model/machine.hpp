@@ -69,23 +69,23 @@ struct Shape {
 /// Parameters of the submachine a superstep's group runs on.
 struct SubmachineParameters {
   std::uint64_t processes = 1;  ///< p'
-  double latency = 0;           ///< h'
-  double bisection = 1;         ///< b'
+  double latency = 0;  ///< h'
+  double bisection = 1;  ///< b'
 };
 
 /// The C³ machine of one level: the paper's parameters, the charging rules
 /// (variant), and the calibrated per-core constants the other variants charge.
 struct Machine {
   std::string name = "machine";  ///< for reports
-  std::uint64_t processes = 1;      ///< p
-  std::uint64_t packet_bytes = 1;   ///< l
-  double setup = 0;                 ///< s, in units
-  double latency = 0;               ///< h, in units
-  double bisection = 1;             ///< b, packets per unit across the bisection
+  std::uint64_t processes = 1;  ///< p
+  std::uint64_t packet_bytes = 1;  ///< l
+  double setup = 0;  ///< s, in units
+  double latency = 0;  ///< h, in units
+  double bisection = 1;  ///< b, packets per unit across the bisection
   Routing routing = Routing::wormhole;  ///< store-and-forward or wormhole
   SendProtocol sends = SendProtocol::nonblocking;  ///< blocking or non-blocking sends
   Topology topology = Topology::fully_connected;  ///< how h and b scale down to a submachine
-  Shape shape{};                    ///< mesh: rows x cols = processes
+  Shape shape{};  ///< mesh: rows x cols = processes
   ModelVariant variant = ModelVariant::paper;  ///< which charging rules cost() applies
   /// Charge a process's message to itself (a transfer with src == dst, a local
   /// copy) as a message. Off, the model charges exactly; on, it does the
@@ -97,14 +97,14 @@ struct Machine {
   std::uint32_t cores = 1;
   double unit_ns = 1;  ///< nanoseconds per unit
   // ring_sync variant only (calibrated; see calibration.hpp):
-  double match = 0;                     ///< units per receive-list entry a message's match walks past
+  double match = 0;  ///< units per receive-list entry a message's match walks past
   /// ... when the receives posted on the core in the superstep number at most
   /// kMatchInCacheEntries: their entries stay in the core's cache (match: at
   /// kMatchOutOfCacheEntries and beyond; log-interpolated between, cost.hpp).
   /// A gather's root at p = 300 posts 299, a flood at p = 100 4950 a core.
   /// Files without it: match.
   double match_in_cache = 0;
-  double wake = 0;                      ///< units to resume a process waiting on a message (a coroutine switch)
+  double wake = 0;  ///< units to resume a process waiting on a message (a coroutine switch)
   /// units a core spends copying one piece of a packed (or unpacked) message
   /// (Transfer::packed) beyond its packets: the copy's call and the miss on a
   /// block read from a buffer its process last touched before the core served
@@ -136,8 +136,8 @@ struct Machine {
   /// The fraction of the coherence charge paid to another core past the private cache.
   double coherence_beyond_cache = 1;
   double coherence_beyond_cache_same_core = 0;  ///< the fraction paid to its own core past the private cache
-  std::uint64_t ring_bytes = 65536;     ///< a core-to-core ring's capacity (RunOptions::ring_capacity lines)
-  std::uint64_t eager_limit = 512;      ///< larger messages travel by rendezvous: a 48-byte packet in the ring
+  std::uint64_t ring_bytes = 65536;  ///< a core-to-core ring's capacity (RunOptions::ring_capacity lines)
+  std::uint64_t eager_limit = 512;  ///< larger messages travel by rendezvous: a 48-byte packet in the ring
 
   /// Throws std::invalid_argument naming the first field out of range.
   void validate() const;

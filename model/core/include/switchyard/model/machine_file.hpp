@@ -69,10 +69,10 @@ struct ExchangeCorrection {
 
 /// A machine file's contents: the model per level of the machine (see the file's description).
 struct MachineFile {
-  Machine core;                               ///< core to core
-  std::optional<Machine> node;                ///< node to node (absent until an MPI transport measures it)
-  std::map<std::string, double> measured{};   ///< the core level's raw measurements, for the record
-  ExchangeCorrection exchange{};              ///< core level; empty: no correction
+  Machine core;  ///< core to core
+  std::optional<Machine> node;  ///< node to node (absent until an MPI transport measures it)
+  std::map<std::string, double> measured{};  ///< the core level's raw measurements, for the record
+  ExchangeCorrection exchange{};  ///< core level; empty: no correction
   /// The core level was measured in the co-located state (colocation.hpp): its
   /// cross-core figures are those of sibling hardware threads, not of the
   /// machine's normal state. Absent in a file: false.

@@ -7,8 +7,8 @@
 // optimum (the number of holders at most doubles per slot). Shared by the slot
 // algorithms (virtual networks) and by the calls on communicators, so both
 // move packets along the same tree.
-#include <bit>
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 
 namespace switchyard::primitives {
@@ -72,7 +72,8 @@ constexpr std::int64_t binomial_position(std::int64_t v, std::int64_t n) noexcep
     if (!(v & (std::int64_t{1} << t))) continue;
     // Skip node itself and the subtrees of its children of slots above t, which come first.
     position += 1;
-    for (int u = t + 1; node + (std::int64_t{1} << u) < n; ++u) position += binomial_subtree_size(node + (std::int64_t{1} << u), n);
+    for (int u = t + 1; node + (std::int64_t{1} << u) < n; ++u)
+      position += binomial_subtree_size(node + (std::int64_t{1} << u), n);
     node += std::int64_t{1} << t;
   }
   return position;

@@ -17,10 +17,10 @@
 #include <span>
 #include <vector>
 
+#include "switchyard/errors.hpp"
 #include "switchyard/primitives/slot_algorithms.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
-#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -65,8 +65,8 @@ class IsotropicLattice {
 /// and - for the other half, which balances the two columns).
 struct TaskMatrix {
   int columns = 0;  ///< the number of columns: one per direction of the lattice
-  std::vector<Node> offsets;           ///< one per row
-  std::vector<std::int32_t> entries;   ///< rows x columns, row-major
+  std::vector<Node> offsets;  ///< one per row
+  std::vector<std::int32_t> entries;  ///< rows x columns, row-major
   /// The number of rows: one per packet a node sends.
   std::int64_t rows() const noexcept { return static_cast<std::int64_t>(offsets.size()); }
   /// Entry (r, c): hops of row r along direction c.
@@ -103,14 +103,13 @@ IsotropicSchedule optimal_isotropic_schedule(const TaskMatrix& matrix);
 /// packet whenever some packet not yet moving this slot still needs that
 /// direction (a maximal assignment; which one is the priority's choice).
 enum class GreedyPriority : std::uint8_t {
-  row_order,       ///< the first row in offset order: an arbitrary fixed choice
+  row_order,  ///< the first row in offset order: an arbitrary fixed choice
   farthest_first,  ///< the packet with the longest route first
-  nearest_first,   ///< the packet with the shortest route first
-  random,          ///< a seeded random order of the rows
+  nearest_first,  ///< the packet with the shortest route first
+  random,  ///< a seeded random order of the rows
 };
 /// A schedule by the "never leave a link idle" rule, rows chosen by `priority` (`seed` for random).
-IsotropicSchedule greedy_isotropic_schedule(const TaskMatrix& matrix, GreedyPriority priority,
-                                            std::uint64_t seed = 1);
+IsotropicSchedule greedy_isotropic_schedule(const TaskMatrix& matrix, GreedyPriority priority, std::uint64_t seed = 1);
 
 /// The packets of the task, node-major: packet s * rows + r goes from s to s + offset_r.
 PacketSet isotropic_packets(const IsotropicLattice& lattice, const TaskMatrix& matrix);

@@ -24,12 +24,12 @@
 #include <span>
 #include <vector>
 
+#include "switchyard/errors.hpp"
 #include "switchyard/primitives/slot_algorithms.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/spanning_trees.hpp"
 #include "switchyard/primitives/tree_forwarding.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
-#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -40,13 +40,13 @@ struct PmnbPlan {
   PacketSet packets;
   SlotSchedule schedule;  ///< the prefix's 2H slots, then phase 2
   std::int64_t broadcast_packets = 0;  ///< M
-  std::int32_t prefix_slots = 0;       ///< 2H
-  int trees = 0;                       ///< k
-  double mean_tree_diameter = 0;       ///< Lbar
-  int diameter = 0;                    ///< delta
+  std::int32_t prefix_slots = 0;  ///< 2H
+  int trees = 0;  ///< k
+  double mean_tree_diameter = 0;  ///< Lbar
+  int diameter = 0;  ///< delta
   std::vector<std::int64_t> packets_per_tree;  ///< n_j
 
-  double upper_bound() const noexcept;       ///< M/k + Lbar + 2 delta
+  double upper_bound() const noexcept;  ///< M/k + Lbar + 2 delta
   double lower_bound_full() const noexcept;  ///< max(M / 2k, delta), k maximum
   double lower_bound_half() const noexcept;  ///< max(M / k, delta), k maximum
 };
@@ -64,11 +64,11 @@ class PmnbPlanner {
   PmnbPlanner(PmnbPlanner&&) noexcept;  ///< takes over the other planner's state
   PmnbPlanner& operator=(PmnbPlanner&&) noexcept;  ///< takes over the other planner's state
 
-  int trees() const noexcept;                     ///< k
+  int trees() const noexcept;  ///< k
   std::span<const int> tree_diameters() const noexcept;  ///< L_1 .. L_k
-  double mean_tree_diameter() const noexcept;     ///< Lbar
-  int diameter() const;                           ///< delta
-  std::int32_t prefix_slots() const noexcept;     ///< 2H: phase 1, whatever M is
+  double mean_tree_diameter() const noexcept;  ///< Lbar
+  int diameter() const;  ///< delta
+  std::int32_t prefix_slots() const noexcept;  ///< 2H: phase 1, whatever M is
 
   /// Phase 1's outcome, which every node computes from M and its offset: the
   /// tree of each packet, given each packet's source (a node may repeat).

@@ -3,8 +3,8 @@
 // spanning-tree theorems are checked on beside the regular topologies.
 #include <cstdint>
 
-#include "switchyard/primitives/virtual_network.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/primitives/virtual_network.hpp"
 
 namespace switchyard::primitives {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/errors.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/slot_task.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
-#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -29,9 +29,9 @@ std::string_view bound_kind_name(BoundKind kind) noexcept;  ///< "lower bound", 
 
 /// What a slot algorithm returns: its name, its schedule and its bounds.
 struct SlotAlgorithmResult {
-  std::string algorithm;           ///< e.g. "binomial tree", "BFS tree, greedy"
+  std::string algorithm;  ///< e.g. "binomial tree", "BFS tree, greedy"
   SlotSchedule schedule;  ///< the transmissions, slot by slot
-  std::vector<SlotBound> bounds;   ///< the first one is what the CLI calls "the" bound
+  std::vector<SlotBound> bounds;  ///< the first one is what the CLI calls "the" bound
   /// Set when the schedule also moves packets of the algorithm's own (the PMNB
   /// prefix's counts and offsets): the task's packets with their ids, then
   /// those. Simulate and execute the schedule with this set when it is there.

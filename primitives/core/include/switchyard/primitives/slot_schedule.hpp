@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "switchyard/primitives/virtual_network.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/primitives/virtual_network.hpp"
 
 namespace switchyard::primitives {
 
@@ -26,7 +26,7 @@ enum class Duplex : std::uint8_t { full, half };
 struct LinkModel {
   Ports ports = Ports::one_port;  ///< all-port or one-port
   Duplex duplex = Duplex::full;  ///< full or half duplex
-  bool operator==(const LinkModel&) const = default;  ///< the same ports and duplex
+  bool operator==(const LinkModel &) const = default;  ///< the same ports and duplex
 };
 /// The real machine: the complete graph under one-port full duplex.
 inline constexpr LinkModel kMachineLinkModel{Ports::one_port, Duplex::full};
@@ -72,7 +72,7 @@ class PacketSet {
 
   Node nodes_ = 0;
   bool combining_ = false;
-  std::vector<Node> single_;           ///< the origin (copying) or destination (combining) of each packet
+  std::vector<Node> single_;  ///< the origin (copying) or destination (combining) of each packet
   /// The other end, CSR: packet p's list is list_[offsets_[p] .. offsets_[p + 1]).
   /// While every packet has exactly one, offsets_ stays empty (a TE of 16M packets saves 128 MiB).
   std::vector<std::int64_t> offsets_;
@@ -84,7 +84,7 @@ struct Transmission {
   Node from = 0;  ///< the sending node
   Node to = 0;  ///< the receiving node, a neighbour of from
   PacketId packet = 0;  ///< the packet that crosses
-  bool operator==(const Transmission&) const = default;  ///< the same link and packet
+  bool operator==(const Transmission &) const = default;  ///< the same link and packet
 };
 
 /// A routing algorithm written out per slot. Slots are numbered from 0; a

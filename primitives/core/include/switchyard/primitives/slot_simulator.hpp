@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "switchyard/errors.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
-#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -24,9 +24,9 @@ class IllegalSchedule : public InvalidArgument {
 
 /// What a simulated schedule did.
 struct SimulationResult {
-  std::int32_t slots = 0;             ///< slots run, empty ones included
-  std::int64_t transmissions = 0;     ///< packets moved across links
-  std::int64_t deliveries = 0;        ///< (packet, destination) pairs completed
+  std::int32_t slots = 0;  ///< slots run, empty ones included
+  std::int64_t transmissions = 0;  ///< packets moved across links
+  std::int64_t deliveries = 0;  ///< (packet, destination) pairs completed
 };
 
 /// The simulator state builds once per task; state memory over a few GiB is

@@ -9,34 +9,48 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/errors.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
-#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
 /// The tasks of Varvarigos section 2.1 the slot model routes.
 enum class TaskKind : std::uint8_t {
-  one_to_one, snb, sna, ssnb, ssna, sns, sng, ssns, ssng,
-  permutation, mnb, pmnb, pmna, te, pmns, pmng,
+  one_to_one,
+  snb,
+  sna,
+  ssnb,
+  ssna,
+  sns,
+  sng,
+  ssns,
+  ssng,
+  permutation,
+  mnb,
+  pmnb,
+  pmna,
+  te,
+  pmns,
+  pmng,
 };
 /// Every task, in the order of TaskKind.
-inline constexpr TaskKind kAllTasks[] = {
-    TaskKind::one_to_one, TaskKind::snb, TaskKind::sna, TaskKind::ssnb, TaskKind::ssna, TaskKind::sns,
-    TaskKind::sng, TaskKind::ssns, TaskKind::ssng, TaskKind::permutation, TaskKind::mnb, TaskKind::pmnb,
-    TaskKind::pmna, TaskKind::te, TaskKind::pmns, TaskKind::pmng};
+inline constexpr TaskKind kAllTasks[] = {TaskKind::one_to_one, TaskKind::snb,         TaskKind::sna,  TaskKind::ssnb,
+                                         TaskKind::ssna,       TaskKind::sns,         TaskKind::sng,  TaskKind::ssns,
+                                         TaskKind::ssng,       TaskKind::permutation, TaskKind::mnb,  TaskKind::pmnb,
+                                         TaskKind::pmna,       TaskKind::te,          TaskKind::pmns, TaskKind::pmng};
 
-std::string_view task_name(TaskKind task) noexcept;        ///< "one-to-one", "snb", ...
+std::string_view task_name(TaskKind task) noexcept;  ///< "one-to-one", "snb", ...
 /// The task named `name` (as task_name() writes it), or nullopt.
 std::optional<TaskKind> parse_task(std::string_view name) noexcept;
-bool task_combines(TaskKind task) noexcept;                ///< SNA, SSNA, PMNA
-bool task_uses_active_set(TaskKind task) noexcept;         ///< the selective and partial tasks
+bool task_combines(TaskKind task) noexcept;  ///< SNA, SSNA, PMNA
+bool task_uses_active_set(TaskKind task) noexcept;  ///< the selective and partial tasks
 
 /// What make_task draws a task's instance from.
 struct TaskOptions {
-  Node root = 0;                 ///< the single node of the single-node tasks and the origin of one-to-one
+  Node root = 0;  ///< the single node of the single-node tasks and the origin of one-to-one
   double active_fraction = 0.5;  ///< share of the nodes in the active set (selective / partial tasks)
-  std::uint64_t seed = 1;        ///< draws the active set and the permutation
+  std::uint64_t seed = 1;  ///< draws the active set and the permutation
 };
 
 /// A task instance: the packets, plus what the algorithms need to know about them.

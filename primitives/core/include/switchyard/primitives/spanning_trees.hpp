@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "switchyard/primitives/virtual_network.hpp"
 #include "switchyard/errors.hpp"
+#include "switchyard/primitives/virtual_network.hpp"
 
 namespace switchyard::primitives {
 
@@ -27,7 +27,7 @@ using TreeEdge = std::pair<Node, Node>;
 
 /// Edge-disjoint spanning trees of a network, and the construction that found them.
 struct EdgeDisjointTrees {
-  std::string construction;                  ///< "double stars", "cycle product", "matroid union"
+  std::string construction;  ///< "double stars", "cycle product", "matroid union"
   std::vector<std::vector<TreeEdge>> trees;  ///< each N - 1 edges of the network
   int count() const noexcept { return static_cast<int>(trees.size()); }  ///< k, the number of trees
 };

@@ -43,8 +43,22 @@ using switchyard::Rank;
 
 /// The static tasks of Fig. 1, in its order.
 enum class StaticTask {
-  kOneToOne, kSnb, kSna, kSsnb, kSsna, kSns, kSng, kSsns, kSsng,
-  kPermutation, kMnb, kPmnb, kPmna, kTe, kPmns, kPmng,
+  kOneToOne,
+  kSnb,
+  kSna,
+  kSsnb,
+  kSsna,
+  kSns,
+  kSng,
+  kSsns,
+  kSsng,
+  kPermutation,
+  kMnb,
+  kPmnb,
+  kPmna,
+  kTe,
+  kPmns,
+  kPmng,
 };
 inline constexpr std::size_t kStaticTasks = 16;  ///< the number of static tasks
 
@@ -52,10 +66,10 @@ inline constexpr std::size_t kStaticTasks = 16;  ///< the number of static tasks
 enum class Senders { kOne, kSome, kEveryone };
 /// To whom a task's senders send.
 enum class Receivers {
-  kOne,         ///< one destination, common to all senders
+  kOne,  ///< one destination, common to all senders
   kSomeCommon,  ///< a set of destinations common to all senders (each sender skips itself)
-  kEveryone,    ///< every other process
-  kOneEach,     ///< one destination per sender, no two the same
+  kEveryone,  ///< every other process
+  kOneEach,  ///< one destination per sender, no two the same
 };
 /// What a task's packets are: copied to every destination, combined on the way, or personalized.
 enum class Packets { kCopied, kCombined, kPersonal };
@@ -98,8 +112,8 @@ inline std::string_view task_name(StaticTask t) { return shape_of(t).name; }
 /// Fig. 1, the arcs: `from` covers every pattern of `to`.
 enum class Arc {
   kGeneralizes,  ///< box inclusion: `to` is a special case of `from`
-  kCanSolve,     ///< solid arc: an algorithm for `from` solves `to`
-  kMultinode,    ///< dashed arc: `from` is a multinode version of `to`
+  kCanSolve,  ///< solid arc: an algorithm for `from` solves `to`
+  kMultinode,  ///< dashed arc: `from` is a multinode version of `to`
 };
 /// One arc of Fig. 1.
 struct HierarchyArc {
@@ -138,7 +152,7 @@ inline constexpr std::array<HierarchyArc, 25> kArcs{{
 
 /// What one process sends.
 struct PatternSends {
-  std::vector<Rank> to;      ///< destinations, strictly increasing, never the process itself
+  std::vector<Rank> to;  ///< destinations, strictly increasing, never the process itself
   bool same_packet = false;  ///< one packet, copied to every destination
 };
 
@@ -146,14 +160,14 @@ struct PatternSends {
 struct Pattern {
   Rank processes = 0;  ///< the processes, ranks 0 .. processes - 1
   std::vector<PatternSends> sends;  ///< one per process
-  bool combinable = false;          ///< packets to one destination may be combined
-  std::uint64_t bytes = 0;          ///< of every packet
+  bool combinable = false;  ///< packets to one destination may be combined
+  std::uint64_t bytes = 0;  ///< of every packet
 };
 
 /// A task instance that executes a pattern.
 struct Classification {
   StaticTask task = StaticTask::kTe;  ///< the task of the instance
-  std::vector<Rank> senders;    ///< the instance's senders (everyone: all ranks)
+  std::vector<Rank> senders;  ///< the instance's senders (everyone: all ranks)
   std::vector<Rank> receivers;  ///< its common destinations (kOne, kSomeCommon); everyone: all ranks; kOneEach: empty
   std::uint64_t transmissions = 0;  ///< packets the instance sends
 };
@@ -171,8 +185,8 @@ inline void check_pattern(const Pattern& p) {
   for (Rank s = 0; s < p.processes; ++s) {
     const auto& to = p.sends[s].to;
     for (std::size_t i = 0; i < to.size(); ++i) {
-      const std::string where = "process " + std::to_string(s) + "'s destination " + std::to_string(i) + " (" +
-                                std::to_string(to[i]) + ")";
+      const std::string where =
+          "process " + std::to_string(s) + "'s destination " + std::to_string(i) + " (" + std::to_string(to[i]) + ")";
       if (to[i] >= p.processes) bad(where + " is not a process");
       if (to[i] == s) bad(where + " is the process itself");
       if (i > 0 && to[i] <= to[i - 1]) bad(where + " is out of order or repeated");
@@ -220,17 +234,27 @@ inline std::optional<Classification> cover(const TaskShape& shape, const Pattern
       if (sources.size() != 1) return std::nullopt;
       c.senders = sources;
       break;
-    case Senders::kSome: c.senders = sources; break;
-    case Senders::kEveryone: c.senders = all_ranks(n); break;
+    case Senders::kSome:
+      c.senders = sources;
+      break;
+    case Senders::kEveryone:
+      c.senders = all_ranks(n);
+      break;
   }
-  const auto inside = [](const std::vector<Rank>& set, Rank r) { return std::binary_search(set.begin(), set.end(), r); };
+  const auto inside = [](const std::vector<Rank>& set, Rank r) {
+    return std::binary_search(set.begin(), set.end(), r);
+  };
   switch (shape.receivers) {
     case Receivers::kOne:
       if (destinations.size() != 1) return std::nullopt;
       c.receivers = destinations;
       break;
-    case Receivers::kSomeCommon: c.receivers = destinations; break;
-    case Receivers::kEveryone: c.receivers = all_ranks(n); break;
+    case Receivers::kSomeCommon:
+      c.receivers = destinations;
+      break;
+    case Receivers::kEveryone:
+      c.receivers = all_ranks(n);
+      break;
     case Receivers::kOneEach:
       if (!one_each || !distinct) return std::nullopt;
       c.transmissions = pairs;

@@ -54,7 +54,7 @@ class GreedyTreeForwarding {
 
   Duplex duplex_;
   Node nodes_;
-  std::vector<Node> arc_to_;      ///< arcs 2i and 2i + 1 are the two directions of tree link i
+  std::vector<Node> arc_to_;  ///< arcs 2i and 2i + 1 are the two directions of tree link i
   std::vector<Node> arc_from_;
   std::vector<std::int32_t> arc_tree_;
   std::vector<Queue> queue_;
@@ -62,10 +62,10 @@ class GreedyTreeForwarding {
   std::vector<std::int64_t> out_begin_;
   std::vector<std::int64_t> out_;
   std::vector<std::int64_t> tree_begin_;  ///< tree j's links are tree_begin_[j] .. tree_begin_[j + 1]
-  std::vector<std::int64_t> busy_;        ///< links with a packet queued, each once
-  std::vector<std::uint8_t> listed_;      ///< per link: in busy_
+  std::vector<std::int64_t> busy_;  ///< links with a packet queued, each once
+  std::vector<std::uint8_t> listed_;  ///< per link: in busy_
   std::vector<Transmission> sent_;
-  std::vector<std::int32_t> sent_tree_;   ///< the class of each of sent_
+  std::vector<std::int32_t> sent_tree_;  ///< the class of each of sent_
   std::int64_t queued_ = 0;
 };
 

@@ -49,8 +49,7 @@ concept ElementOperator = std::is_invocable_r_v<T, const Op&, T, T>;
 
 /// A Combiner calling `op` (which must outlive it) on T elements.
 template <class T, class Op>
-  requires(SpanOperator<T, Op> || ElementOperator<T, Op>)
-Combiner combiner_for(const Op& op) {
+requires(SpanOperator<T, Op> || ElementOperator<T, Op>) Combiner combiner_for(const Op& op) {
   static_assert(std::is_trivially_copyable_v<T>, "accumulated elements travel as bytes");
   Combiner c;
   c.state = &op;

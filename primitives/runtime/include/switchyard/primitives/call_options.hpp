@@ -27,9 +27,9 @@ inline constexpr LibraryKey kPrimitivesLibrary{"switchyard.primitives"};
 enum class Algorithm {
   kAuto,  ///< picks by task, size and process count
   kBinomial,  ///< binomial tree (binomial_tree.hpp): ceil(log2 n) rounds, one-port optimal in rounds
-  kDirect,    ///< every source sends straight to every destination: the naive baseline
-  kBruck,     ///< Bruck's log-round circulant schedule (MNB, PMNB, PMNA, TE, PMNS, PMNG)
-  kRing,      ///< n - 1 rounds to the next neighbour (MNB, PMNB)
+  kDirect,  ///< every source sends straight to every destination: the naive baseline
+  kBruck,  ///< Bruck's log-round circulant schedule (MNB, PMNB, PMNA, TE, PMNS, PMNG)
+  kRing,  ///< n - 1 rounds to the next neighbour (MNB, PMNB)
   kPairwise,  ///< n - 1 rounds of shifted pairwise exchange (TE, PMNS, PMNG)
 };
 /// The algorithm's name, e.g. "binomial".

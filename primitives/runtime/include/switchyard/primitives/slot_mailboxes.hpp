@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "switchyard/communicator.hpp"
+#include "switchyard/errors.hpp"
 #include "switchyard/primitives/slot_schedule.hpp"
 #include "switchyard/primitives/virtual_network.hpp"
 #include "switchyard/runtime.hpp"
 #include "switchyard/task.hpp"
-#include "switchyard/errors.hpp"
 
 namespace switchyard::primitives {
 
@@ -41,10 +41,10 @@ void combine_packet_bytes(std::span<std::byte> into, std::span<const std::byte> 
 
 /// What one SlotProgram::run() did.
 struct MailboxRunResult {
-  std::int32_t slots = 0;          ///< the highest slot any process ran, plus one
-  std::int64_t messages = 0;       ///< packets sent between neighbours
-  std::int64_t bytes_verified = 0; ///< destination bytes compared with their expected value
-  double wall_ms = 0;              ///< from a barrier before slot 0 to a barrier after the last
+  std::int32_t slots = 0;  ///< the highest slot any process ran, plus one
+  std::int64_t messages = 0;  ///< packets sent between neighbours
+  std::int64_t bytes_verified = 0;  ///< destination bytes compared with their expected value
+  double wall_ms = 0;  ///< from a barrier before slot 0 to a barrier after the last
 };
 
 /// A slot schedule compiled for the mailboxes: each process's sends and receives

@@ -48,8 +48,8 @@ std::vector<MatrixEntry> transposed_column(const CommMatrix& a, Rank j);
 
 /// How the transposition moves the entries.
 enum class TransposeMethod {
-  kPmnsPmng,      ///< the paper's: PMNS for the dense columns, PMNG for the dense rows, scattered entries directly
-  kTotalExchange, ///< TE of one 8-byte value per pair (zero: none)
+  kPmnsPmng,  ///< the paper's: PMNS for the dense columns, PMNG for the dense rows, scattered entries directly
+  kTotalExchange,  ///< TE of one 8-byte value per pair (zero: none)
   kExchangePlan,  ///< an ExchangePlan of the nonzeros with options.scheduler
 };
 const char* to_string(TransposeMethod m) noexcept;  ///< the method's name, for reports
@@ -58,7 +58,7 @@ const char* to_string(TransposeMethod m) noexcept;  ///< the method's name, for 
 struct SparseTransposeOptions {
   TransposeMethod method = TransposeMethod::kPmnsPmng;  ///< the paper's, the dense TE or an ExchangePlan
   std::string scheduler = "optimal";  ///< kExchangePlan only: the schedulers' algorithm
-  CallOptions calls{};                ///< the tasks' algorithms (a workspace here must not be run()'s)
+  CallOptions calls{};  ///< the tasks' algorithms (a workspace here must not be run()'s)
 };
 
 /// The transposition of one matrix structure, planned once and run by every process (see the file's description).

@@ -37,13 +37,13 @@ const std::vector<std::string>& auto_scheduler_candidates();
 
 /// One candidate's predicted cost for a matrix on a machine (predict_exchange).
 struct SchedulerPrediction {
-  std::string scheduler;     ///< the candidate's name
+  std::string scheduler;  ///< the candidate's name
   double communication = 0;  ///< units, with each superstep's start (one set-up)
-  double computation = 0;    ///< units
-  double units = 0;          ///< communication + computation
-  double correction = 1;     ///< the machine file's measured / predicted for this scheduler, scale and size
-  double overhead_ms = 0;    ///< the file's fixed time per process times the processes: alike for every candidate
-  double predicted_ms = 0;   ///< units * correction * the machine's unit_ns + overhead_ms
+  double computation = 0;  ///< units
+  double units = 0;  ///< communication + computation
+  double correction = 1;  ///< the machine file's measured / predicted for this scheduler, scale and size
+  double overhead_ms = 0;  ///< the file's fixed time per process times the processes: alike for every candidate
+  double predicted_ms = 0;  ///< units * correction * the machine's unit_ns + overhead_ms
   std::uint64_t supersteps = 0;  ///< charged: the static schedule's non-empty phases, or 1 for ac and drsn
 };
 

@@ -49,7 +49,7 @@ using Entries = std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>
 
 /// CCOM (see the file's description): each process's destinations, shuffled, in one flat array.
 struct CompactMatrix {
-  Rank processes = 0;       ///< n, the rows
+  Rank processes = 0;  ///< n, the rows
   std::uint32_t width = 0;  ///< the longest row's length: the stride between rows of dst and slot
   /// Row i occupies [i * width, i * width + length[i]) of dst and slot; the
   /// rest of its width is zero.
@@ -60,9 +60,7 @@ struct CompactMatrix {
   std::vector<std::uint32_t> length;  ///< each row's active length (the paper's prt(i) + 1)
 
   /// Row i's active destinations, in their shuffled order.
-  std::span<const std::uint32_t> row(Rank i) const {
-    return std::span(dst).subspan(std::size_t{i} * width, length[i]);
-  }
+  std::span<const std::uint32_t> row(Rank i) const { return std::span(dst).subspan(std::size_t{i} * width, length[i]); }
   bool operator==(const CompactMatrix&) const = default;  ///< same rows, element by element
 };
 

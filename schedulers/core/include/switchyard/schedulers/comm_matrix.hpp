@@ -16,8 +16,8 @@ namespace switchyard::schedulers {
 
 /// One message of a row (or a column) of a CommMatrix: its peer and its size.
 struct MatrixEntry {
-  Rank peer = 0;             ///< destination (in a row) or source (in a column)
-  std::uint64_t bytes = 0;   ///< > 0
+  Rank peer = 0;  ///< destination (in a row) or source (in a column)
+  std::uint64_t bytes = 0;  ///< > 0
   bool operator==(const MatrixEntry&) const = default;  ///< CommMatrix's defaulted == needs it
 };
 
@@ -51,9 +51,9 @@ class CommMatrix {
   /// Column dst: its messages, sorted by source (computed on demand).
   std::vector<MatrixEntry> column(Rank dst) const;
 
-  std::uint64_t messages() const noexcept;           ///< non-zero entries
-  std::uint64_t total_bytes() const noexcept { return total_bytes_; }          ///< the sum of every entry
-  std::uint64_t row_bytes(Rank src) const { return row_bytes_.at(src); }        ///< bytes src sends in all
+  std::uint64_t messages() const noexcept;  ///< non-zero entries
+  std::uint64_t total_bytes() const noexcept { return total_bytes_; }  ///< the sum of every entry
+  std::uint64_t row_bytes(Rank src) const { return row_bytes_.at(src); }  ///< bytes src sends in all
   std::uint64_t column_bytes(Rank dst) const { return column_bytes_.at(dst); }  ///< bytes dst receives in all
   /// Δ: the most messages any process sends or receives (König's lower bound on phases).
   std::uint64_t max_degree() const;

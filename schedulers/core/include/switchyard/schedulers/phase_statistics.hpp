@@ -13,9 +13,9 @@ namespace switchyard::schedulers {
 
 /// Phases and scheduling time over the samples of phase_statistics().
 struct PhaseStatistics {
-  double avg = 0;              ///< phases per schedule
-  std::uint64_t min = 0,       ///< fewest phases of a sample
-      max = 0;                 ///< most phases of a sample
+  double avg = 0;  ///< phases per schedule
+  std::uint64_t min = 0,  ///< fewest phases of a sample
+      max = 0;  ///< most phases of a sample
   double schedule_ms_avg = 0;  ///< wall time of one scheduling call
 };
 

@@ -18,10 +18,10 @@ namespace switchyard::schedulers {
 
 /// A byte range of one matrix entry, sent in one phase.
 struct Transfer {
-  Rank src = 0;              ///< the sender
-  Rank dst = 0;              ///< the receiver
+  Rank src = 0;  ///< the sender
+  Rank dst = 0;  ///< the receiver
   std::uint64_t offset = 0;  ///< into the message of entry (src, dst)
-  std::uint64_t bytes = 0;   ///< length of the range
+  std::uint64_t bytes = 0;  ///< length of the range
   bool operator==(const Transfer&) const = default;  ///< same entry and range
 };
 
@@ -34,8 +34,8 @@ std::uint64_t makespan_bytes(std::span<const Phase> phases) noexcept;
 
 /// A scheduler's result for one matrix: its phases, run in order.
 struct Schedule {
-  Rank processes = 0;         ///< n, the matrix's size
-  std::string scheduler;      ///< the name of the scheduler that made it
+  Rank processes = 0;  ///< n, the matrix's size
+  std::string scheduler;  ///< the name of the scheduler that made it
   std::vector<Phase> phases;  ///< in execution order; may include empty phases (LP)
 
   std::uint64_t transfers() const noexcept;  ///< over all phases
@@ -46,7 +46,7 @@ struct Schedule {
 /// Whether a process may send or receive several transfers in one phase.
 enum class Contention : std::uint8_t {
   forbidden,  ///< every phase a partial permutation: what the static schedulers make
-  allowed,    ///< several per process and phase, but never two pieces of one message
+  allowed,  ///< several per process and phase, but never two pieces of one message
 };
 
 /// Checks that the phases together carry every byte of every entry exactly once

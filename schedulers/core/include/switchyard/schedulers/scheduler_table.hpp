@@ -20,30 +20,30 @@ namespace switchyard::schedulers {
 /// Whether a scheduler makes a schedule before the exchange or decides during it.
 enum class SchedulerKind {
   static_phases,  ///< a Schedule of contention-free phases, made before the exchange and run many times
-  online,         ///< no schedule: the processes decide as they run (online.hpp)
+  online,  ///< no schedule: the processes decide as they run (online.hpp)
 };
 
 /// Which online scheme runs an online scheduler (none for a static one).
 enum class OnlineScheme {
   none,  ///< a static scheduler
-  ac,    ///< execute_ac (online.hpp)
-  drsn   ///< execute_drsn after Generate_Recv (online.hpp)
+  ac,  ///< execute_ac (online.hpp)
+  drsn  ///< execute_drsn after Generate_Recv (online.hpp)
 };
 
 /// What the model, the plans and the driver need to know of a scheduler beyond its kind.
 struct SchedulerTraits {
-  bool auto_candidate = false;    ///< "auto" charges it through the C³ model
-  bool blocking_sends = false;    ///< the model charges its sends as blocking (DRS_N's busy locks)
-  bool plan_per_run = false;      ///< its processes make their plan in every run (Generate_Recv first)
+  bool auto_candidate = false;  ///< "auto" charges it through the C³ model
+  bool blocking_sends = false;  ///< the model charges its sends as blocking (DRS_N's busy locks)
+  bool plan_per_run = false;  ///< its processes make their plan in every run (Generate_Recv first)
 };
 
 /// One row of the scheduler table.
 struct SchedulerDescriptor {
   std::string_view name;  ///< as the CLI and ExchangePlanOptions spell it: "lp", "optimal-bytes", ...
-  SchedulerKind kind;     ///< static or online
+  SchedulerKind kind;  ///< static or online
   /// static_phases: makes the schedule of a matrix; null for online schedulers.
   Schedule (*make)(const CommMatrix& m, const ScheduleOptions& options);
-  OnlineScheme online;     ///< online schedulers: which scheme runs them; none for static ones
+  OnlineScheme online;  ///< online schedulers: which scheme runs them; none for static ones
   SchedulerTraits traits;  ///< what else the library needs to know
   /// static_phases: the steps make may take on a matrix of this shape (the
   /// bound of its loops; see schedule_work); null for online schedulers.

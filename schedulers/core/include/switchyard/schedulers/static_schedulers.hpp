@@ -33,7 +33,7 @@ Schedule schedule_rsnh(const CommMatrix& m, std::uint64_t seed);
 
 /// What a scheduler may be told beyond the matrix; each uses what applies to it.
 struct ScheduleOptions {
-  std::uint64_t seed = 1;        ///< the randomised schedulers (GM, CGM, RS_N, RS_NH)
+  std::uint64_t seed = 1;  ///< the randomised schedulers (GM, CGM, RS_N, RS_NH)
   std::uint64_t max_phases = 0;  ///< optimal-bytes: a cap on its phases (0: none), see optimal.hpp
 };
 
@@ -49,10 +49,10 @@ const std::vector<std::string>& static_scheduler_names();
 /// is built (Fig. 7: n, n·d messages, Δ = d, self-messages when d > 0).
 struct MatrixShape {
   std::uint64_t processes = 0,  ///< n
-      messages = 0,             ///< non-zero entries
-      max_degree = 0,           ///< Δ, CommMatrix::max_degree()
-      largest_message = 0;      ///< bytes of the largest entry
-  bool self_messages = false;   ///< whether some process sends to itself (a diagonal entry)
+      messages = 0,  ///< non-zero entries
+      max_degree = 0,  ///< Δ, CommMatrix::max_degree()
+      largest_message = 0;  ///< bytes of the largest entry
+  bool self_messages = false;  ///< whether some process sends to itself (a diagonal entry)
   static MatrixShape of(const CommMatrix& m);  ///< the shape of a matrix already built
 };
 

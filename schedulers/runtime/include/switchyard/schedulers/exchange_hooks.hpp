@@ -27,16 +27,16 @@ namespace switchyard::schedulers {
 /// send or the receive region of ExchangeMemory).
 struct StridedRun {
   std::uint64_t offset = 0,  ///< bytes from the region's start to the first block
-      length = 0,            ///< bytes of each block
-      stride = 0,            ///< bytes from one block's start to the next's
-      count = 1;             ///< blocks
+      length = 0,  ///< bytes of each block
+      stride = 0,  ///< bytes from one block's start to the next's
+      count = 1;  ///< blocks
 };
 
 /// A process's regions for one run: every block of its sends lies in `send`,
 /// of its receives in `recv`.
 struct ExchangeMemory {
   std::span<const std::byte> send;  ///< holds every block of the process's sends
-  std::span<std::byte> recv;        ///< holds every block of its receives
+  std::span<std::byte> recv;  ///< holds every block of its receives
 };
 
 /// How an executor reaches the bytes of one process's messages (see the file's

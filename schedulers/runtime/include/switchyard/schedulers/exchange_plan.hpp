@@ -94,7 +94,7 @@ class GenerateRecvByActiveMessages;
 
 /// How a run moves the bytes (see above).
 enum class ExchangeExecution : std::uint8_t {
-  copy,      ///< compiled: each core copies its members' messages, sender to receiver
+  copy,  ///< compiled: each core copies its members' messages, sender to receiver
   messages,  ///< the runtime's point-to-point messages
 };
 
@@ -102,9 +102,9 @@ enum class ExchangeExecution : std::uint8_t {
 /// a co_await expression are safe (scheduler_name.hpp says why that matters).
 struct ExchangePlanOptions {
   SchedulerName scheduler = "optimal";  ///< a name of the scheduler table, or "auto"
-  std::uint64_t seed = 1;        ///< static schedulers' seed; DRS_N's order streams derive from it per run
+  std::uint64_t seed = 1;  ///< static schedulers' seed; DRS_N's order streams derive from it per run
   std::uint64_t max_phases = 0;  ///< optimal-bytes' phase cap (0: none)
-  AcOptions ac{};                       ///< ac's strip mining
+  AcOptions ac{};  ///< ac's strip mining
   std::uint32_t drsn_retry_yields = 1;  ///< drsn: DrsnOptions::retry_yields
   BusyLockMonitor* drsn_monitor = nullptr;  ///< tests: counts DRS_N senders per receiver
   /// create() of "ac" and "drsn": Generate_Recv by active messages with this
@@ -180,8 +180,8 @@ class ExchangePlan {
   bool is_static() const noexcept;  ///< a phased schedule runs it (not "ac" or "drsn")
   /// The schedule (static schedulers, plans made from the whole pattern), else nullptr.
   const Schedule* schedule() const noexcept;
-  std::uint64_t phases() const noexcept;    ///< static: phases of the schedule; 0 otherwise
-  double schedule_ms() const noexcept;      ///< time spent making the schedule
+  std::uint64_t phases() const noexcept;  ///< static: phases of the schedule; 0 otherwise
+  double schedule_ms() const noexcept;  ///< time spent making the schedule
   /// Process r's messages: destinations (sources) and sizes, sorted by peer.
   /// For a plan from create(), only the member's own r is available.
   std::span<const MatrixEntry> sends(Rank r) const;

@@ -43,13 +43,13 @@ struct PlanStep {
   std::uint32_t phase = 0;  ///< the schedule's phase this step belongs to
   Tag tag = 0;  ///< phase mod 2^31: the pieces of one message sent in different phases never match the wrong receive
   std::uint32_t send_entry = kNone;  ///< index in the process's row, or kNone
-  Rank send_to = 0;                  ///< the send's destination
-  std::uint64_t send_offset = 0,     ///< first byte of the piece sent, in its message
-      send_bytes = 0;                ///< length of the piece sent
+  Rank send_to = 0;  ///< the send's destination
+  std::uint64_t send_offset = 0,  ///< first byte of the piece sent, in its message
+      send_bytes = 0;  ///< length of the piece sent
   std::uint32_t recv_entry = kNone;  ///< index in the process's column, or kNone
-  Rank recv_from = 0;                ///< the receive's source
-  std::uint64_t recv_offset = 0,     ///< first byte of the piece received, in its message
-      recv_bytes = 0;                ///< length of the piece received
+  Rank recv_from = 0;  ///< the receive's source
+  std::uint64_t recv_offset = 0,  ///< first byte of the piece received, in its message
+      recv_bytes = 0;  ///< length of the piece received
   /// The same message's entry at the other end: the send's in its receiver's
   /// column, the receive's in its sender's row (a compiled run copies between
   /// those entries, copy_exchange.hpp).
@@ -64,7 +64,7 @@ struct PlanStep {
 /// A process's slice of a Schedule: its steps in phase order, without the
 /// phases in which it neither sends nor receives.
 struct ProcessPlan {
-  Rank rank = 0;                ///< the process it belongs to
+  Rank rank = 0;  ///< the process it belongs to
   std::vector<PlanStep> steps;  ///< in phase order
 };
 

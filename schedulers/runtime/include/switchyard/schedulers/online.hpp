@@ -117,7 +117,7 @@ struct DrsnOptions {
 /// What one execute_drsn run of one process did.
 struct DrsnStats {
   std::uint64_t inquiries = 0;  ///< busy-lock test-and-set attempts, successful ones included
-  std::uint64_t messages = 0;   ///< sent
+  std::uint64_t messages = 0;  ///< sent
 };
 
 /// DRS_N for comm.rank(), given its receiving vector `recvl` (Generate_Recv's

@@ -39,12 +39,12 @@ std::optional<std::uint64_t> first_wrong_byte(std::span<const std::byte> in, std
 
 /// The first wrong byte of a received message, and what it should have been.
 struct PayloadMismatch {
-  Rank src = 0;              ///< the message's sender
-  Rank dst = 0;              ///< its receiver
+  Rank src = 0;  ///< the message's sender
+  Rank dst = 0;  ///< its receiver
   std::uint64_t offset = 0;  ///< into the message
-  std::uint64_t size = 0;    ///< of the message
+  std::uint64_t size = 0;  ///< of the message
   std::uint8_t expected = 0;  ///< the payload's byte
-  std::uint8_t got = 0;       ///< the byte received
+  std::uint8_t got = 0;  ///< the byte received
   /// "byte 17 of the 1024-byte message 3 -> 5 is 0x12, expected 0x34"
   std::string describe() const;
 };
@@ -72,9 +72,9 @@ class ExchangeBuffers {
   /// Process me's buffers for matrix m.
   ExchangeBuffers(const CommMatrix& m, Rank me, std::uint64_t seed);
 
-  Rank rank() const noexcept { return me_; }              ///< the process, me
+  Rank rank() const noexcept { return me_; }  ///< the process, me
   std::uint64_t seed() const noexcept { return seed_; }  ///< the payloads' seed
-  std::span<const MatrixEntry> row() const noexcept { return row_; }        ///< destinations and sizes
+  std::span<const MatrixEntry> row() const noexcept { return row_; }  ///< destinations and sizes
   std::span<const MatrixEntry> column() const noexcept { return column_; }  ///< sources and sizes
 
   /// The message to row()[i].peer.

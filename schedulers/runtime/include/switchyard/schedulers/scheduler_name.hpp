@@ -33,12 +33,12 @@ class SchedulerName {
     size_ = static_cast<unsigned char>(name.size());
   }
   /// From a C string; InvalidArgument beyond kMaxLength.
-  SchedulerName(const char* name) : SchedulerName(std::string_view(name)) {}   // NOLINT
+  SchedulerName(const char* name) : SchedulerName(std::string_view(name)) {}  // NOLINT
   /// From a string; InvalidArgument beyond kMaxLength.
   SchedulerName(const std::string& name) : SchedulerName(std::string_view(name)) {}  // NOLINT
 
   std::string_view view() const noexcept { return {chars_, size_}; }  ///< the name, viewed in place
-  std::string str() const { return std::string(view()); }             ///< the name, copied
+  std::string str() const { return std::string(view()); }  ///< the name, copied
   /// The name, copied: so that it passes wherever a string did.
   operator std::string() const { return str(); }  // NOLINT(google-explicit-constructor)
   bool empty() const noexcept { return size_ == 0; }  ///< no name

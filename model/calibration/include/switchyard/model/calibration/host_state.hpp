@@ -47,9 +47,9 @@ constexpr std::uint64_t gathered_line(std::uint64_t j, std::uint64_t pieces) {
 /// Samples of the three host-state figures (see the file's description), one per
 /// run: recorded beside a calibration, not used by any parameter.
 struct HostStateSamples {
-  std::vector<double> private_copy_ns_per_line;    ///< per run
-  std::vector<double> gather_ns_per_piece;         ///< per run
-  std::vector<double> line_round_trip_ns;          ///< per run; empty when both cores are one
+  std::vector<double> private_copy_ns_per_line;  ///< per run
+  std::vector<double> gather_ns_per_piece;  ///< per run
+  std::vector<double> line_round_trip_ns;  ///< per run; empty when both cores are one
 };
 
 /// `runs` samples of each figure: the copy and the gather on core_a, the

@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
+#include "switchyard/communicator.hpp"
 #include "switchyard/model/collectives/choice.hpp"
 #include "switchyard/model/collectives/operation.hpp"
 #include "switchyard/model/collectives/transfer_log.hpp"
-#include "switchyard/communicator.hpp"
 #include "switchyard/task.hpp"
 
 namespace switchyard::model::collectives {

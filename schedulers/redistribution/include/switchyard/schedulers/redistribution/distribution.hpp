@@ -34,8 +34,8 @@ inline constexpr Index kMaxElements = Index{1} << 48;
 
 /// How one array dimension is spread over its grid axis.
 enum class DimKind : std::uint8_t {
-  block,   ///< BLOCK: CYCLIC(ceil(N / P)), one block per process
-  cyclic   ///< CYCLIC(b): blocks of b dealt round the processes
+  block,  ///< BLOCK: CYCLIC(ceil(N / P)), one block per process
+  cyclic  ///< CYCLIC(b): blocks of b dealt round the processes
 };
 
 /// The distribution of one array dimension: BLOCK, CYCLIC or CYCLIC(b).
@@ -48,7 +48,7 @@ struct DimDistribution {
 /// A distribution of a whole array: one DimDistribution and one grid axis per dimension.
 struct Distribution {
   std::vector<DimDistribution> dims;  ///< one per array dimension
-  std::vector<Index> grid;            ///< processes along each dimension; as many as dims
+  std::vector<Index> grid;  ///< processes along each dimension; as many as dims
 
   /// Parses "dist[,dist...]@P1[xP2...]", dist one of block, cyclic, cyclic(b).
   /// Throws InvalidArgument quoting the text and saying what is wrong at

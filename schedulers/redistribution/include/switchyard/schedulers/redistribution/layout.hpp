@@ -37,12 +37,12 @@ class Layout {
   /// array has more than kMaxElements elements.
   Layout(std::vector<Index> extent, Distribution distribution);
 
-  std::size_t rank() const noexcept { return extent_.size(); }                 ///< δ, the array's dimensions
-  const std::vector<Index>& extent() const noexcept { return extent_; }        ///< elements along each dimension
+  std::size_t rank() const noexcept { return extent_.size(); }  ///< δ, the array's dimensions
+  const std::vector<Index>& extent() const noexcept { return extent_; }  ///< elements along each dimension
   const Distribution& distribution() const noexcept { return distribution_; }  ///< as given
-  Index elements() const noexcept { return elements_; }                        ///< the array's elements in all
-  Rank processes() const noexcept { return processes_; }                       ///< of the grid: the product of its axes
-  Index grid(std::size_t d) const { return distribution_.grid.at(d); }         ///< processes along dimension d
+  Index elements() const noexcept { return elements_; }  ///< the array's elements in all
+  Rank processes() const noexcept { return processes_; }  ///< of the grid: the product of its axes
+  Index grid(std::size_t d) const { return distribution_.grid.at(d); }  ///< processes along dimension d
   /// The effective block size b along d: ceil(N / P) for BLOCK.
   Index block(std::size_t d) const { return block_.at(d); }
   /// "cyclic(6)@4 over 120000", "block,block@2x4 over 1000x1000".
@@ -63,7 +63,7 @@ class Layout {
   /// Process p: its δ-dimensional LDD, its local extents, and its element count.
   MultiLdd ldd(Rank p) const;
   std::vector<Index> local_extents(Rank p) const;  ///< see ldd(Rank)
-  Index local_size(Rank p) const;                  ///< see ldd(Rank)
+  Index local_size(Rank p) const;  ///< see ldd(Rank)
 
   /// The process owning a global multi-index, and the element's offset in its local array.
   Rank owner(std::span<const Index> global) const;

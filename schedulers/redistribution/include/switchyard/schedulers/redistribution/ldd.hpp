@@ -31,10 +31,10 @@ struct Ldd {
   Index s = 0;  ///< stride between consecutive blocks (>= b when n > 1)
   Index n = 0;  ///< number of blocks
 
-  bool empty() const noexcept { return b == 0 || n == 0; }     ///< no index at all
+  bool empty() const noexcept { return b == 0 || n == 0; }  ///< no index at all
   Index size() const noexcept { return empty() ? 0 : b * n; }  ///< indices in S[d]
-  bool contains(Index i) const noexcept;                       ///< whether i is in S[d]
-  bool operator==(const Ldd&) const = default;                 ///< same four numbers
+  bool contains(Index i) const noexcept;  ///< whether i is in S[d]
+  bool operator==(const Ldd&) const = default;  ///< same four numbers
 };
 
 /// A union of pairwise disjoint LDDs.

@@ -59,11 +59,11 @@ inline constexpr LibraryKey kRedistributionLibrary{"switchyard.redistribution"};
 
 /// How a plan schedules its messages (the file's description lists them).
 enum class ScheduleKind : std::uint8_t {
-  naive,          ///< Fig. 1: in step k every source sends to target k
-  offset,         ///< Fig. 4: in step k source i sends to target (i + k) mod P'
-  table,          ///< the paper's contention-free tables (Algorithm 1 / 2)
-  optimal,        ///< schedule_optimal on COM in bytes
-  optimal_bytes   ///< schedule_optimal_bytes on COM in bytes
+  naive,  ///< Fig. 1: in step k every source sends to target k
+  offset,  ///< Fig. 4: in step k source i sends to target (i + k) mod P'
+  table,  ///< the paper's contention-free tables (Algorithm 1 / 2)
+  optimal,  ///< schedule_optimal on COM in bytes
+  optimal_bytes  ///< schedule_optimal_bytes on COM in bytes
 };
 
 /// "naive", "offset", "table", "optimal", "optimal-bytes".
@@ -81,8 +81,8 @@ class TableNotApplicable : public InvalidArgument {
 
 /// Wall time of the parts of a plan's construction, in ms.
 struct PlanTimings {
-  double com_ms = 0;          ///< COM from LDD intersections
-  double schedule_ms = 0;     ///< the schedule of the kind (tables, or the optimal scheduler)
+  double com_ms = 0;  ///< COM from LDD intersections
+  double schedule_ms = 0;  ///< the schedule of the kind (tables, or the optimal scheduler)
   double descriptors_ms = 0;  ///< pack / unpack descriptors and every process's steps
   double total_ms() const noexcept { return com_ms + schedule_ms + descriptors_ms; }  ///< the three together
 };
@@ -128,9 +128,9 @@ class RedistributionPlan {
   /// Takes the plan over; the moved-from one may only be destroyed or assigned to.
   RedistributionPlan& operator=(RedistributionPlan&&) noexcept;
 
-  const Layout& source() const noexcept;                     ///< the layout the array starts in
-  const Layout& target() const noexcept;                     ///< the layout it ends in
-  ScheduleKind kind() const noexcept;                        ///< as asked for
+  const Layout& source() const noexcept;  ///< the layout the array starts in
+  const Layout& target() const noexcept;  ///< the layout it ends in
+  ScheduleKind kind() const noexcept;  ///< as asked for
   schedulers::ExchangeExecution execution() const noexcept;  ///< as asked for
   /// max(P, P'): the job of an execution has at least this many processes.
   Rank processes() const noexcept;
@@ -138,7 +138,7 @@ class RedistributionPlan {
   /// The sending table CS (P x steps) and the schedule in bytes, as executed.
   const SchedulingTable& cs() const noexcept;
   const schedulers::Schedule& schedule() const noexcept;  ///< see cs()
-  std::uint32_t steps() const noexcept;                   ///< of the schedule: cs()'s columns
+  std::uint32_t steps() const noexcept;  ///< of the schedule: cs()'s columns
   /// No target receives from two sources in one step.
   bool contention_free() const noexcept;
   /// How the schedule was made ("Algorithm 1, b = 3 b' (K = 3, K' = 3)", ...).

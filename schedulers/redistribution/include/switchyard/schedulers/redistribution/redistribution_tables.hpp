@@ -59,11 +59,11 @@ class CommTable {
   /// Sets the elements source i sends to target j.
   void set(Rank i, Rank j, Index elements) { cells_.at(std::size_t{i} * targets_ + j) = elements; }
 
-  std::uint32_t sends(Rank i) const;     ///< L_i: targets source i sends to
+  std::uint32_t sends(Rank i) const;  ///< L_i: targets source i sends to
   std::uint32_t receives(Rank j) const;  ///< L'_j: sources target j receives from
-  std::uint32_t max_sends() const;       ///< K
-  std::uint32_t max_receives() const;    ///< K'
-  std::uint64_t messages() const;        ///< non-zero entries
+  std::uint32_t max_sends() const;  ///< K
+  std::uint32_t max_receives() const;  ///< K'
+  std::uint64_t messages() const;  ///< non-zero entries
   bool operator==(const CommTable&) const = default;  ///< same shape and entries
 
  private:
@@ -94,13 +94,13 @@ class SchedulingTable {
   /// `rows` x `steps`, every cell kIdle.
   SchedulingTable(Rank rows, std::uint32_t steps);
 
-  Rank rows() const noexcept { return rows_; }             ///< processes, one row each
+  Rank rows() const noexcept { return rows_; }  ///< processes, one row each
   std::uint32_t steps() const noexcept { return steps_; }  ///< columns
   /// The cell of `row` in `step`: a process, or kIdle.
   std::int32_t at(Rank row, std::uint32_t step) const { return cells_.at(std::size_t{row} * steps_ + step); }
   /// Sets the cell of `row` in `step`.
   void set(Rank row, std::uint32_t step, std::int32_t value) { cells_.at(std::size_t{row} * steps_ + step) = value; }
-  std::vector<std::int32_t> row(Rank r) const;                ///< row r's cells, step by step (a copy)
+  std::vector<std::int32_t> row(Rank r) const;  ///< row r's cells, step by step (a copy)
   std::vector<std::int32_t> column(std::uint32_t step) const;  ///< a step's cells, row by row (a copy)
   /// Every column holds each value at most once.
   bool contention_free() const;
@@ -129,10 +129,10 @@ SchedulingTable offset_table(const CommTable& com);  ///< see naive_table
 /// Algorithm 1's intermediate results, for a table in which source i's row is
 /// source 0's moved by i β (Theorem 2: COM[i, j] = COM[0, (j - i β) mod P']).
 struct Algorithm1Result {
-  std::vector<std::int32_t> relative_group;            ///< step 1: J*_0 .. J*_{P-1}
-  std::vector<std::vector<Rank>> sub_groups;           ///< step 2, ordered by first member
-  std::vector<std::int32_t> start;                     ///< steps 3-4: SV^0 of every source
-  SchedulingTable cs;                                  ///< step 5: K columns
+  std::vector<std::int32_t> relative_group;  ///< step 1: J*_0 .. J*_{P-1}
+  std::vector<std::vector<Rank>> sub_groups;  ///< step 2, ordered by first member
+  std::vector<std::int32_t> start;  ///< steps 3-4: SV^0 of every source
+  SchedulingTable cs;  ///< step 5: K columns
 };
 
 /// Algorithm 1 on `com` with b = β b'. J*_0 is the first '1' of row 0 that
