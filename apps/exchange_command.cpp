@@ -15,6 +15,7 @@
 #include <switchyard/schedulers/auto_scheduler.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>
 #include <switchyard/schedulers/exchange.hpp>
+#include <switchyard/schedulers/scheduler_table.hpp>
 #include <switchyard/schedulers/static_schedulers.hpp>
 #include <vector>
 
@@ -58,7 +59,8 @@ Estimate exchange_estimate(const sys::MatrixShape& shape, double total_bytes, co
                            std::size_t matrices, bool generated) {
   double table = 0;
   for (const std::string& name : o.schedulers) {
-    if (name == "ac" || name == "drsn") continue;
+    const sys::SchedulerDescriptor* d = sys::find_scheduler(name);
+    if (d != nullptr && d->online != sys::OnlineScheme::none) continue;  // online: no table
     table = std::max(table, sys::schedule_table_bytes(name == sys::kAutoScheduler ? "lp" : name, shape));
   }
   const auto messages = static_cast<double>(shape.messages);
@@ -145,7 +147,9 @@ void print_table(const std::vector<MatrixRun>& runs, const std::vector<std::stri
   block("comm (ms, p99)", [](const sys::SchedulerResult& r) { return cell("%.3f", r.comm_ms.p99); });
   block("comm (ms, max)", [](const sys::SchedulerResult& r) { return cell("%.3f", r.comm_ms.max); });
   block("comp (ms)", [](const sys::SchedulerResult& r) {
-    return r.scheduler == "ac" ? std::string("0") : cell("%.3f", r.schedule_ms.median);
+    // AC makes nothing before it sends (no schedule, no Generate_Recv).
+    const sys::SchedulerDescriptor* d = sys::find_scheduler(r.scheduler);
+    return d != nullptr && d->online == sys::OnlineScheme::ac ? std::string("0") : cell("%.3f", r.schedule_ms.median);
   });
   block("perm (phases)",
         [](const sys::SchedulerResult& r) { return r.phases ? std::to_string(*r.phases) : std::string("-"); });
