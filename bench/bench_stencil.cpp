@@ -31,6 +31,7 @@
 
 #include "bench_common.hpp"
 #include "stencil_kernel.hpp"
+#include "stencil_mpi_twin.hpp"
 
 using namespace switchyard;
 
@@ -39,18 +40,7 @@ namespace {
 constexpr int kIterations = 200;  // per batch: kChunks chunks of 10
 constexpr double kTargetXMpi = 1;
 
-#if defined(SWITCHYARD_STENCIL_MPI) && defined(SWITCHYARD_MPIRUN)
-constexpr const char* kMpiProgram = SWITCHYARD_STENCIL_MPI;
-constexpr const char* kMpirun = SWITCHYARD_MPIRUN;
-#else
-constexpr const char* kMpiProgram = nullptr;
-constexpr const char* kMpirun = nullptr;
-#endif
-
-const std::vector<double>& reference() {
-  static const std::vector<double> grid = stencil::sequential(kIterations);
-  return grid;
-}
+const std::vector<double>& reference() { return stencil::reference<kIterations>(); }
 
 // Seconds per iteration of the point-to-point stencil on two processes (rank 0's median chunk).
 double p2p_iteration() {
@@ -103,15 +93,8 @@ double half_sequential_iteration() {
   return timer.per_op() / 2;
 }
 
-std::optional<double> mpi_iteration_us() {
-  if (!kMpiProgram) return std::nullopt;
-  const std::string command = sybench::mpirun_two_ranks(
-      kMpirun, kMpiProgram, std::to_string(kIterations) + " " + std::to_string(sybench::kBatches));
-  return sybench::baseline_median_us(command, "bench_stencil");
-}
-
 void BM_Stencil2D_P2P(benchmark::State& state) {
-  const std::optional<double> mpi_us = mpi_iteration_us();
+  const std::optional<double> mpi_us = stencil::mpi_iteration_us(kIterations, "bench_stencil");
   double figures = 0, limits = 0;
   try {
     for (auto _ : state) {
@@ -132,7 +115,7 @@ void BM_Stencil2D_P2P(benchmark::State& state) {
     state.counters["mpi_us"] = *mpi_us;
     state.counters["x_mpi"] = figure_us / *mpi_us;
     state.counters["target_x_mpi"] = kTargetXMpi;
-  } else if (kMpiProgram) {
+  } else if (stencil::kMpiProgram) {
     state.counters["mpi_failed"] = 1;
   }
 }
