@@ -22,6 +22,7 @@
 #include "switchyard/copy_exchange.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/trace.hpp"
+#include "watch_awaiter.hpp"
 #include "worker.hpp"
 #include "worker_mutex.hpp"
 
@@ -401,26 +402,6 @@ struct CopyEngine {
   static CopyRunStats resume(CopyRun& r);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
                             CopyExchangeOptions options);
-
-  // Waits, parked, until `word` reaches `target` (Worker::watch).
-  class WatchAwaiter {
-   public:
-    WatchAwaiter(Process& p, const std::atomic<std::uint64_t>& word, std::uint64_t target, const char* what) noexcept
-        : p_(p), word_(word), target_(target), what_(what) {}
-    bool await_ready() const noexcept { return word_.load(std::memory_order_acquire) >= target_; }
-    void await_suspend(std::coroutine_handle<> h) noexcept {
-      p_.worker_.watch(word_, target_, done_, p_);
-      p_.suspend_until(h, &done_, what_, kAnySource);
-    }
-    void await_resume() const { p_.resumed(); }
-
-   private:
-    Process& p_;
-    const std::atomic<std::uint64_t>& word_;
-    std::uint64_t target_;
-    const char* what_;
-    bool done_ = false;
-  };
 
   // Waits, parked, until core `peer` has published its members' regions of `run`.
   static WatchAwaiter peer_published(Process& p, CopyExchangeState& s, std::uint32_t peer, std::uint64_t run) {

@@ -19,7 +19,8 @@ Group::Group(ContextId context, std::shared_ptr<const Membership> members, std::
       members_(std::move(members)),
       library_key_(library_key),
       members_state_(std::make_unique<MemberState[]>(members_->size)),
-      cores_(std::make_unique<CoreState[]>(members_->local.size())) {}
+      cores_(std::make_unique<CoreState[]>(members_->local.size())),
+      reached_(std::make_unique<CoreReached[]>(members_->local.size())) {}
 
 Group::~Group() { delete[] locks_.load(std::memory_order_relaxed); }
 

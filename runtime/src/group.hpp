@@ -118,6 +118,20 @@ class Group {
   }
   CoreState& core(std::uint32_t worker) const noexcept { return cores_[worker]; }
 
+  // Per core, the collective call its leader has reached on this
+  // communicator: (seq + 1) << 8 | kind, 0 before the first. Stored (release)
+  // by that core's leader alone, once its members have all arrived; loaded
+  // (acquire) by the other cores' leaders of a communicator within one node,
+  // which then see everything the core's members did before the call: a
+  // barrier's one cross-core handshake per core. On a line of its own: the
+  // other cores poll it while its core's slots change.
+  static constexpr unsigned kReachedKindBits = 8;
+  struct alignas(kCacheLine) CoreReached {
+    std::atomic<std::uint64_t> call{0};
+  };
+  static_assert(kOwnsCacheLines<CoreReached>, "polled by the other cores");
+  std::atomic<std::uint64_t>& reached(std::uint32_t worker) const noexcept { return reached_[worker].call; }
+
   // The members' busy locks, made on first use (by whichever process asks first).
   BusyLock& busy_lock(Rank comm_rank) const;
 
@@ -157,6 +171,7 @@ class Group {
   const std::uint64_t library_key_;  // nonzero: this is the duplicate a library reserved of another group
   std::unique_ptr<MemberState[]> members_state_;
   std::unique_ptr<CoreState[]> cores_;
+  std::unique_ptr<CoreReached[]> reached_;
   // Set once by the first process to ask; acquire pairs with the release of the
   // successful compare-exchange, so whoever sees the pointer sees the locks built.
   mutable std::atomic<BusyLock*> locks_{nullptr};

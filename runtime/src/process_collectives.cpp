@@ -2,8 +2,9 @@
 // combine their inputs in worker-local memory (no messages, no atomics), then
 // one member per core, its leader, exchanges the core's combined input with the
 // other cores' leaders, and the result is handed back to the members of the
-// core. A barrier of 512 processes on 2 cores is 510 coroutine switches and one
-// message each way between the cores.
+// core. A barrier of 512 processes on 2 cores is 510 coroutine switches and,
+// on one node, one word that each core's leader stores and the other's loads
+// (Group::reached): no message.
 //
 // Across nodes, the leaders of every core of every node exchange with each
 // other: cores are numbered across the job (RouteTable::global_core), and a
@@ -23,6 +24,7 @@
 #include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/trace.hpp"
+#include "watch_awaiter.hpp"
 #include "worker.hpp"
 
 namespace switchyard {
@@ -249,12 +251,24 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
   } else {
     while (slot.arrived < local.size()) co_await park("the other processes of its core to reach a collective");
 
-    // 2. The core's share, as one blob for the other cores' leaders.
-    const std::uint32_t root_worker = job_.global_core(members.to_job(root));
-    std::vector<std::byte> blob = core_share(slot, kind, root_worker == here);
-
-    // 3. Between cores, and 4. combine.
-    co_await between_cores(g, slot, kind, seq, root, root_worker, blob);
+    // 2. The core's share, as one blob for the other cores' leaders. Within
+    // one node the leader also says which call its core has reached, which
+    // is all a barrier exchanges, and how a barrier's leader sees another
+    // core's leader in another collective.
+    const bool one_node = members.nodes_spanned == 1;
+    if (one_node) {
+      // Release: pairs with the other leaders' acquire (reach_other_cores).
+      g.reached(here).store(((seq + 1) << detail::Group::kReachedKindBits) | static_cast<std::uint64_t>(kind),
+                            std::memory_order_release);
+    }
+    if (one_node && kind == kBarrier) {
+      co_await reach_other_cores(g, kind, seq);
+    } else {
+      // 3. Between cores, and 4. combine.
+      const std::uint32_t root_worker = job_.global_core(members.to_job(root));
+      std::vector<std::byte> blob = core_share(slot, kind, root_worker == here);
+      co_await between_cores(g, slot, kind, seq, root, root_worker, blob);
+    }
     if (kind == kAllgatherSplit) {
       // The core's one copy becomes its members' parts, and is let go.
       std::vector<Rank> here_ranks;
@@ -273,6 +287,34 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
     if (kind == kScan) co_return slot.per_member[members.local_index[me]];
     if (kind == kAllgatherSplit) co_return std::move(slot.per_member[members.local_index[me]]);
     co_return slot.result;
+  }
+}
+
+// A barrier's step 3 within one node: this core's call is stored in its
+// Group::reached word (collective()); every other core's leader is rung, and
+// this one waits until each other core's word reaches the call. One
+// release-acquire pair per pair of cores, no message. A word that shows the
+// same call in another collective is a mismatch, told as between_cores tells it.
+Task<void> Process::reach_other_cores(const detail::Group& g, CollectiveKind kind, std::uint64_t seq) {
+  const detail::Membership& members = g.members();
+  const std::uint32_t here = job_.global_core(rank_);
+  const std::uint64_t call = seq + 1;
+  for (std::uint32_t w : members.populated) {
+    if (w != here) job_.worker(job_.routes().core_route(w).core).doorbell().ring();
+  }
+  for (std::uint32_t w : members.populated) {
+    if (w == here) continue;
+    const std::atomic<std::uint64_t>& word = g.reached(w);
+    co_await detail::WatchAwaiter(*this, word, call << detail::Group::kReachedKindBits,
+                                  "the other cores to reach the barrier");
+    const std::uint64_t theirs = word.load(std::memory_order_acquire);  // as WatchAwaiter's: seen, ordered
+    const auto their_kind = static_cast<CollectiveKind>(theirs & ((1u << detail::Group::kReachedKindBits) - 1));
+    if (theirs >> detail::Group::kReachedKindBits == call && their_kind != kind) {
+      throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + " on communicator " +
+                            std::to_string(g.context()) + ": the processes of this core called " + kind_name(kind) +
+                            ", those of rank " + std::to_string(members.to_comm(members.leader[w])) +
+                            "'s core called " + kind_name(their_kind));
+    }
   }
 }
 

@@ -45,6 +45,7 @@ class Group;
 struct CoreCollective;
 enum class CollectiveKind : std::int32_t;  // runtime/src/collective_kind.hpp
 struct CopyEngine;
+class WatchAwaiter;
 class TraceBuffer;
 struct TraceEvent;
 }  // namespace detail
@@ -297,6 +298,7 @@ class alignas(kCacheLine) Process {
   friend class RecvTicket;
   friend class TraceSpan;
   friend struct detail::CopyEngine;
+  friend class detail::WatchAwaiter;
   struct ParkAwaiter;
   /// A member, not a friend: the awaiters' common base reaches suspend_until as they do.
   class FlagAwaiterBase;
@@ -403,6 +405,10 @@ class alignas(kCacheLine) Process {
   [[gnu::noinline]] SendTicket traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
                                            bool synchronous);
 
+  /// A barrier's step 3 on a communicator within one node: the core's
+  /// leader waits for every other core's leader to reach call `seq`
+  /// (Group::reached), with no message.
+  Task<void> reach_other_cores(const detail::Group& g, detail::CollectiveKind kind, std::uint64_t seq);
   /// Appends a stamp of the call (kind, root) to a non-empty blob, checked by the receivers.
   Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, detail::CollectiveKind kind,
                            std::uint64_t seq, Rank root, std::uint32_t root_worker, std::vector<std::byte>& blob);
