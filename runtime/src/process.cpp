@@ -35,6 +35,11 @@ Process::BusyLockAwaiter Process::try_busy_lock(Rank r) { return world().try_bus
 void Process::release_busy_lock(Rank r) { world().release_busy_lock(r); }
 bool Process::on_this_node(Rank job_rank) const noexcept { return job_.routes()[job_rank].node == job_.node(); }
 
+void Process::not_in_its_job() const {
+  // Communicator::group() names the job and the process's state; not_valid() throws.
+  Communicator(const_cast<Process*>(this), world_, rank_).not_valid();
+}
+
 void Process::check_cancelled() const {
   if (worker_.cancelling()) throw JobCancelled();
 }

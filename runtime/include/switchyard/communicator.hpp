@@ -250,17 +250,6 @@ inline RecvTicket Communicator::post_recv_into(Rank src, std::span<std::byte> bu
   return process_->post_recv_on(group(), src, tag, buffer, true);
 }
 
-inline SendTicket Process::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
-  return world().post_send(dst, bytes, tag);
-}
-inline SendTicket Process::post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) {
-  return world().post_ssend(dst, bytes, tag);
-}
-inline RecvTicket Process::post_recv(Rank src, Tag tag) { return world().post_recv(src, tag); }
-inline RecvTicket Process::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
-  return world().post_recv_into(src, buffer, tag);
-}
-
 template <class T>
 Task<std::vector<T>> Communicator::allgather_value(const T& mine) const {
   static_assert(std::is_trivially_copyable_v<T>, "allgather_value needs a trivially copyable type");

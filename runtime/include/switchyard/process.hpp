@@ -333,6 +333,15 @@ class alignas(kCacheLine) Process {
     if (t >= kFirstReservedTag) [[unlikely]]
       reserved_tag(t, what);
   }
+  /// The world communicator's group, as world().group() checks it: this
+  /// process's job is the one its thread runs.
+  const detail::Group& world_group() const {
+    if (job_serial_ != detail::running_job || !world_) [[unlikely]]
+      not_in_its_job();
+    return *world_;
+  }
+  /// Throws what world().group() throws outside the process's job.
+  [[noreturn, gnu::cold, gnu::noinline]] void not_in_its_job() const;
   [[noreturn, gnu::cold, gnu::noinline]] void reserved_tag(Tag t, const char* what) const;
   void check_message_size(std::size_t bytes, const char* what) const;
   [[noreturn, gnu::cold, gnu::noinline]] void message_too_large(std::size_t bytes, const char* what) const;
@@ -643,6 +652,25 @@ Process::SleepAwaiter Process::sleep_for(std::chrono::duration<Rep, Period> d) {
   return sleep_until(now + std::chrono::ceil<Clock::duration>(d));
 }
 
+// The world communicator's calls, without a Communicator (communicator.hpp
+// makes them the same calls on one): on the path of every message, inline.
+inline SendTicket Process::post_send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  check_user_tag(tag, "send");
+  return post_send_on(world_group(), dst, bytes, tag, false);
+}
+inline SendTicket Process::post_ssend(Rank dst, std::span<const std::byte> bytes, Tag tag) {
+  check_user_tag(tag, "ssend");
+  return post_send_on(world_group(), dst, bytes, tag, true);
+}
+inline RecvTicket Process::post_recv(Rank src, Tag tag) {
+  check_user_tag(tag, "recv");
+  return post_recv_on(world_group(), src, tag, {}, false);
+}
+inline RecvTicket Process::post_recv_into(Rank src, std::span<std::byte> buffer, Tag tag) {
+  check_user_tag(tag, "recv_into");
+  return post_recv_on(world_group(), src, tag, buffer, true);
+}
+
 inline Process::SendAwaiter Process::send(Rank dst, std::span<const std::byte> bytes, Tag tag) {
   return SendAwaiter(*this, post_send(dst, bytes, tag));
 }
@@ -680,7 +708,3 @@ Task<void> Process::wait_until(Pred pred, const char* what) {
 }
 
 }  // namespace switchyard
-
-// The inline definitions of the point-to-point calls, which go through the
-// world communicator.
-#include "switchyard/communicator.hpp"  // IWYU pragma: export
