@@ -2,8 +2,11 @@
 /// @file
 /// The Runtime: one worker thread per chosen core, bound to it with hwloc, that
 /// runs SPMD jobs of software processes. Create it once in an application and
-/// call run() as often as needed; one job runs at a time (concurrent run() calls
-/// queue up). Workers with no job sleep in the kernel.
+/// call run() as often as needed, from any thread: jobs started from several
+/// threads at once run side by side, their processes sharing the workers (as
+/// task groups share a oneTBB arena). Each job keeps its own world,
+/// communicators, statistics, failure and cancellation: one job's failure does
+/// not touch another. Workers with no job that has work sleep in the kernel.
 ///
 /// Across machines: started by `mpirun -np R program`, each MPI rank is one
 /// node of every job. Every node constructs its Runtime and calls run() with
@@ -14,7 +17,9 @@
 /// mpirun's environment and finalises it at exit; a program that initialised
 /// MPI itself must have asked for MPI_THREAD_MULTIPLE, and finalises it. Without
 /// mpirun, or built without MPI (SWITCHYARD_WITH_MPI), a job is one node.
-/// One Runtime at a time per OS process may run jobs across nodes.
+/// One Runtime at a time per OS process may run jobs across nodes, and its
+/// jobs run one at a time (concurrent run() calls queue up), so that every node
+/// pairs the same calls.
 
 #include <atomic>
 #include <chrono>
@@ -114,6 +119,7 @@ struct JobStats {
   std::uint64_t ring_full = 0;  ///< times a sender found a core-to-core ring full
   /// Times a worker entered the kernel to wait: it slept, was woken, or yielded
   /// its core. Nothing else on a job's path calls the kernel once its pools are warm.
+  /// With jobs side by side, a core's calls while this job ran there count for each of them.
   std::uint64_t kernel_calls = 0;
   /// The job's number in this program: 1 for the first job of any Runtime,
   /// then counted up. Errors about a communicator kept past its job name it.
@@ -161,13 +167,15 @@ class RemoteFailure : public Error {
 
 namespace detail {
 class Worker;
+class WorkerThread;
+class WorkerSets;
 class Job;
 class NetworkSession;
 class NodeStagingPool;
 }  // namespace detail
 
 /// The runtime: a worker thread per core that runs jobs of processes (see the
-/// file's description). Not copyable; one job at a time.
+/// file's description). Not copyable; jobs run side by side on one node.
 class Runtime {
  public:
   /// Starts a worker on each core of `options` and, under mpirun, joins the
@@ -212,12 +220,13 @@ class Runtime {
  private:
   std::unique_ptr<Topology> topology_;
   std::vector<int> cores_;
-  std::vector<std::unique_ptr<detail::Worker>> workers_;
-  std::mutex run_mutex_;  ///< one job at a time
+  std::vector<std::unique_ptr<detail::WorkerThread>> threads_;  ///< one per core
+  std::unique_ptr<detail::WorkerSets> worker_sets_;  ///< each job's workers on threads_ (after them: gone first)
+  std::mutex nodes_mutex_;  ///< jobs across nodes, and combine_over_nodes: one at a time
   TraceLog* default_trace_ = nullptr;
   std::unique_ptr<detail::NetworkSession> network_;  ///< set when jobs span nodes
   /// Calls of run() across nodes, refused ones too (detail::JobRecord::call):
-  /// relaxed, as run_mutex_ orders the jobs that start and a refused call
+  /// relaxed, as nodes_mutex_ orders the jobs that start and a refused call
   /// only counts.
   std::atomic<std::uint64_t> calls_{0};
   std::uint32_t node_ = 0;

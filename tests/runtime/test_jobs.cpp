@@ -1,0 +1,249 @@
+// Jobs side by side: run() called from several host threads at once runs the
+// jobs at once on the same workers. Each job keeps its own world,
+// statistics, failure and cancellation: one job's failure leaves the other
+// running, and two jobs failing at once on crossed cores both end.
+
+#include <switchyard/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace switchyard;
+using namespace std::chrono_literals;
+
+struct Boom : std::logic_error {
+  explicit Boom(const std::string& what) : std::logic_error(what) {}
+};
+
+// Long enough for any loaded machine, short enough that serialised jobs fail the test rather than hang it.
+constexpr auto kMeetWithin = 10s;
+
+// What one run() returned or threw.
+struct Outcome {
+  std::optional<JobStats> stats;
+  std::exception_ptr error;
+  std::string what() const {
+    if (!error) return "no error";
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+      return "a non-standard exception";
+    }
+  }
+};
+
+// Each of `jobs` on a host thread of its own, all at once.
+std::vector<Outcome> side_by_side(const std::vector<std::function<JobStats()>>& jobs) {
+  std::vector<Outcome> out(jobs.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        out[i].stats = jobs[i]();
+      } catch (...) {
+        out[i].error = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+// Sleeps (no CPU) until `flag` is set, at most kMeetWithin; whether it was.
+Task<bool> until_set(Process& p, const std::atomic<bool>& flag) {
+  const auto until = Process::Clock::now() + kMeetWithin;
+  while (!flag.load()) {
+    if (Process::Clock::now() > until) co_return false;
+    co_await p.sleep_for(1ms);
+  }
+  co_return true;
+}
+
+// Every process of each job waits until the other job has started: only jobs
+// that run at once get past it. Each job's world is its own: its size, and
+// allreduce over its own processes.
+TEST(JobsSideBySide, RunAtOnceEachInItsOwnWorld) {
+  Runtime rt;
+  std::atomic<bool> started[2] = {false, false};
+  const Rank sizes[2] = {6, 9};
+  auto job = [&](int id) {
+    return [&, id] {
+      return rt.run(sizes[id], [&, id](Process& p) -> Task<void> {
+        started[id] = true;
+        SY_CHECK(co_await until_set(p, started[1 - id]), "job " << id << " never saw the other job start");
+        SY_CHECK(p.size() == sizes[id], "world of " << p.size());
+        for (int round = 0; round < 20; ++round) {
+          const std::int64_t mine[2] = {1, static_cast<std::int64_t>(p.rank())};
+          const auto sum = co_await p.allreduce(mine);
+          const auto n = static_cast<std::int64_t>(sizes[id]);
+          SY_CHECK(sum[0] == n && sum[1] == n * (n - 1) / 2, "allreduce " << sum[0] << ", " << sum[1]);
+          co_await p.yield();
+        }
+      });
+    };
+  };
+  const auto out = side_by_side({job(0), job(1)});
+  for (const Outcome& o : out) EXPECT_FALSE(o.error) << o.what();
+  ASSERT_TRUE(out[0].stats && out[1].stats);
+  EXPECT_NE(out[0].stats->job, out[1].stats->job);
+}
+
+// One job's statistics count its own processes only, though another job
+// switches processes on the same cores all the while.
+TEST(JobsSideBySide, StatisticsAreEachJobsOwn) {
+  Runtime rt;
+  std::atomic<bool> busy_started{false}, counted_over{false};
+  constexpr Rank kCounted = 4;
+  constexpr int kYields = 50;
+  auto busy = [&] {
+    return rt.run(8, [&](Process& p) -> Task<void> {
+      busy_started = true;
+      const auto until = Process::Clock::now() + kMeetWithin;
+      while (!counted_over.load() && Process::Clock::now() < until) co_await p.yield();
+    });
+  };
+  auto counted = [&] {
+    const auto until = std::chrono::steady_clock::now() + kMeetWithin;
+    while (!busy_started.load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+    JobStats stats = rt.run(kCounted, [&](Process& p) -> Task<void> {
+      for (int k = 0; k < kYields; ++k) co_await p.yield();
+    });
+    counted_over = true;
+    return stats;
+  };
+  const auto out = side_by_side({busy, counted});
+  for (const Outcome& o : out) ASSERT_FALSE(o.error) << o.what();
+  EXPECT_EQ(out[1].stats->resumes, kCounted * (kYields + 1));  // first resume, then one per yield
+  EXPECT_GT(out[0].stats->resumes, out[1].stats->resumes);
+}
+
+// One job fails (one process throws while the others wait in a receive that
+// never comes and in a barrier); the other, running all the while, goes on
+// after that run() has thrown and ends normally.
+TEST(JobsSideBySide, OneJobsFailureLeavesTheOtherRunning) {
+  Runtime rt;
+  std::atomic<bool> started[2] = {false, false};
+  std::atomic<bool> failed_job_over{false};
+  auto failing = [&] {
+    try {
+      rt.run(8, [&](Process& p) -> Task<void> {
+        started[0] = true;
+        SY_CHECK(co_await until_set(p, started[1]), "the other job never started");
+        if (p.rank() == 5) throw Boom("rank 5 fails");
+        if (p.rank() % 2) (void)co_await p.recv(0, 99);  // never sent
+        co_await p.barrier();  // rank 5 never arrives
+      });
+    } catch (...) {
+      failed_job_over = true;
+      throw;
+    }
+    return JobStats{};
+  };
+  auto going_on = [&] {
+    return rt.run(8, [&](Process& p) -> Task<void> {
+      started[1] = true;
+      SY_CHECK(co_await until_set(p, started[0]), "the other job never started");
+      SY_CHECK(co_await until_set(p, failed_job_over), "the failing job never ended");
+      for (int round = 0; round < 10; ++round) {
+        const std::int64_t one = 1;
+        const auto sum = co_await p.allreduce(std::span(&one, 1));
+        SY_CHECK(sum[0] == 8, "allreduce after the other job failed: " << sum[0]);
+        const Rank next = (p.rank() + 1) % p.size(), prev = (p.rank() + p.size() - 1) % p.size();
+        const auto bytes = sytest::pattern(3000, sytest::message_key(p.rank(), next, round));
+        SendTicket s = p.post_send(next, bytes, 7);
+        sytest::check_message(co_await p.recv(prev, 7), prev, p.rank(), round, 3000, "ring");
+        co_await p.wait(s);
+      }
+    });
+  };
+  const auto out = side_by_side({failing, going_on});
+  ASSERT_TRUE(out[0].error);
+  EXPECT_THROW(std::rethrow_exception(out[0].error), Boom);
+  EXPECT_FALSE(out[1].error) << out[1].what();
+}
+
+// Several host threads, each running one job after another, every job's
+// ring exchanges, barriers and reductions checked: the jobs start and end
+// at any moment of the others'.
+TEST(JobsSideBySide, ManyJobsFromSeveralThreads) {
+  Runtime rt;
+  constexpr int kThreads = 3, kJobsEach = 8;
+  std::vector<std::function<JobStats()>> clients;
+  for (int t = 0; t < kThreads; ++t) {
+    clients.push_back([&rt, t] {
+      JobStats last;
+      for (int j = 0; j < kJobsEach; ++j) {
+        const Rank n = static_cast<Rank>(4 + 13 * t + j);
+        last = rt.run(n, [n](Process& p) -> Task<void> {
+          const Rank next = (p.rank() + 1) % n, prev = (p.rank() + n - 1) % n;
+          for (std::uint64_t round = 0; round < 5; ++round) {
+            const auto bytes = sytest::pattern(100 + 700 * round, sytest::message_key(p.rank(), next, round));
+            SendTicket s = p.post_send(next, bytes);
+            sytest::check_message(co_await p.recv(prev), prev, p.rank(), round, 100 + 700 * round, "ring");
+            co_await p.wait(s);
+            co_await p.barrier();
+            const std::int64_t mine = p.rank();
+            const auto sum = co_await p.allreduce(std::span(&mine, 1));
+            SY_CHECK(sum[0] == static_cast<std::int64_t>(n) * (n - 1) / 2, "allreduce " << sum[0]);
+          }
+        });
+      }
+      return last;
+    });
+  }
+  for (const Outcome& o : side_by_side(clients)) EXPECT_FALSE(o.error) << o.what();
+}
+
+// Two jobs fail at the same moment on crossed cores, each with a single-copy
+// send in flight (so each failing process waits, unwinding, until every
+// worker of its job has stopped reading its buffer): job A's failing process
+// runs on core 0 and waits for A's worker on core 1, while core 1 runs job
+// B's failing process, which waits for B's worker on core 0. Both jobs end,
+// each with its own error.
+TEST(JobsSideBySide, TwoJobsFailingAtOnceOnCrossedCores) {
+  const Topology topology;
+  const auto& allowed = topology.allowed_cores();
+  if (allowed.size() < 2) GTEST_SKIP() << "needs two cores";
+  Runtime rt(RuntimeOptions{{allowed[0].os_index, allowed[1].os_index}});
+  const std::vector<std::byte> big[2] = {sytest::pattern(200'000, 1), sytest::pattern(200'000, 2)};
+  std::atomic<int> arrived{0};
+  auto job = [&](int id) {
+    // Round robin: rank 0 on core 0, rank 1 on core 1. Job 0 fails on core 0, job 1 on core 1.
+    return [&, id] {
+      return rt.run(2, [&, id](Process& p) -> Task<void> {
+        const Rank failing = static_cast<Rank>(id);
+        if (p.rank() != failing) {
+          (void)co_await p.recv(failing, 6);  // not the tag sent: the payload stays in its sender's buffer
+          co_return;
+        }
+        SendTicket in_flight = p.post_send(1 - failing, big[id], 5);
+        arrived.fetch_add(1);
+        // Without yielding: the other job's failing process must be running on the other core now.
+        const auto until = std::chrono::steady_clock::now() + kMeetWithin;
+        while (arrived.load() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+        SY_CHECK(arrived.load() == 2, "the other job's failing process never ran");
+        throw Boom("job " + std::to_string(id));
+      });
+    };
+  };
+  const auto out = side_by_side({job(0), job(1)});
+  for (int id = 0; id < 2; ++id) {
+    ASSERT_TRUE(out[id].error);
+    EXPECT_EQ(out[id].what(), "job " + std::to_string(id));
+  }
+}
+
+}  // namespace
