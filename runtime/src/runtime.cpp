@@ -354,9 +354,13 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   std::exception_ptr error;
   std::string stall_report, unreceived;
   const bool strict = options.strict;
+  const std::stop_token stop_token = options.stop;
   {
     detail::Job job(workers, processes, body, std::move(options),
                     detail::JobNodes{network_.get(), node_, node_cores_, staging_.get()});
+    // Runs here at once if the stop was requested already; destroyed (after
+    // waiting for a callback running elsewhere) before the job.
+    const std::stop_callback stop(stop_token, [&job] { job.stop_from_outside(); });
     start_and_watch(job, workers);
     for (auto* w : workers) {
       stats.resumes += w->resumes();
@@ -380,6 +384,33 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
     std::fprintf(stderr, "%s (RunOptions::strict makes this an error)\n", unreceived.c_str());
   }
   return stats;
+}
+
+JobHandle Runtime::submit(std::uint64_t processes, ProcessBody body, RunOptions options) {
+  JobHandle handle;
+  std::promise<JobStats> result;
+  handle.result_ = result.get_future();
+  handle.thread_ = std::jthread([this, processes, body = std::move(body), options = std::move(options),
+                                 result = std::move(result)](std::stop_token by_handle) mutable {
+    // The job stops on either request: the handle's or the caller's own token.
+    std::stop_source either;
+    const std::stop_callback from_handle(by_handle, [&either] { either.request_stop(); });
+    const std::stop_callback from_options(options.stop, [&either] { either.request_stop(); });
+    options.stop = either.get_token();
+    try {
+      result.set_value(run(processes, body, std::move(options)));
+    } catch (...) {
+      result.set_exception(std::current_exception());
+    }
+  });
+  return handle;
+}
+
+JobStats JobHandle::wait() {
+  if (!result_.valid())
+    throw InvalidArgument(
+        "switchyard: JobHandle::wait: the handle holds no job (made empty, moved from, or waited for already)");
+  return result_.get();
 }
 
 }  // namespace switchyard

@@ -2,6 +2,9 @@
 // jobs at once on the same workers. Each job keeps its own world,
 // statistics, failure and cancellation: one job's failure leaves the other
 // running, and two jobs failing at once on crossed cores both end.
+// Submitted jobs and their handles (wait, poll, cancel) and RunOptions::stop:
+// a stopped job's processes are woken wherever they wait, and the Runtime
+// runs the next job as before.
 
 #include <switchyard/runtime.hpp>
 
@@ -11,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -244,6 +248,209 @@ TEST(JobsSideBySide, TwoJobsFailingAtOnceOnCrossedCores) {
     ASSERT_TRUE(out[id].error);
     EXPECT_EQ(out[id].what(), "job " + std::to_string(id));
   }
+}
+
+// --- submit, the handle, stop ---
+
+// Waits (on the test's thread, bounded) until `count` reaches `n`.
+bool reaches(const std::atomic<int>& count, int n) {
+  const auto until = std::chrono::steady_clock::now() + kMeetWithin;
+  while (count.load() < n && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+  return count.load() >= n;
+}
+
+// What a stopped job's run() throws: JobCancelled naming the stop.
+void expect_stopped(const std::function<void()>& wait) {
+  try {
+    wait();
+    ADD_FAILURE() << "the stopped job did not throw";
+  } catch (const JobCancelled& e) {
+    EXPECT_NE(std::string(e.what()).find("stopped from outside"), std::string::npos) << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not a JobCancelled: " << e.what();
+  }
+}
+
+// After a stopped job, the Runtime runs the next one as before.
+void expect_usable(Runtime& rt) {
+  const JobStats stats = rt.run(16, [](Process& p) -> Task<void> {
+    const std::int64_t one = 1;
+    const auto sum = co_await p.allreduce(std::span(&one, 1));
+    SY_CHECK(sum[0] == 16, "allreduce " << sum[0]);
+  });
+  EXPECT_GT(stats.resumes, 0u);
+}
+
+// A generous stall timeout: a stopped job must end by the stop, not by the watchdog.
+RunOptions patient() {
+  RunOptions o;
+  o.stall_timeout = std::chrono::minutes(10);
+  return o;
+}
+
+TEST(JobHandles, WaitPollAndResult) {
+  Runtime rt;
+  std::atomic<bool> go{false};
+  JobHandle h = rt.submit(8, [&](Process& p) -> Task<void> {
+    SY_CHECK(co_await until_set(p, go), "never let go");
+    const Rank next = (p.rank() + 1) % 8, prev = (p.rank() + 7) % 8;
+    const auto bytes = sytest::pattern(5000, sytest::message_key(p.rank(), next, 0));
+    SendTicket s = p.post_send(next, bytes);
+    sytest::check_message(co_await p.recv(prev), prev, p.rank(), 0, 5000, "ring");
+    co_await p.wait(s);
+  });
+  EXPECT_TRUE(h.valid());
+  EXPECT_FALSE(h.ready());
+  EXPECT_FALSE(h.wait_for(20ms));
+  go = true;
+  EXPECT_TRUE(h.wait_for(kMeetWithin));
+  EXPECT_TRUE(h.ready());
+  const JobStats stats = h.wait();
+  EXPECT_GE(stats.resumes, 8u);
+  EXPECT_FALSE(h.valid());
+  EXPECT_FALSE(h.ready());
+  EXPECT_THROW(h.wait(), InvalidArgument);
+  EXPECT_THROW(JobHandle().wait(), InvalidArgument);
+}
+
+TEST(JobHandles, WaitRethrowsTheJobsError) {
+  Runtime rt;
+  JobHandle h = rt.submit(4, [](Process& p) -> Task<void> {
+    if (p.rank() == 2) throw Boom("rank 2");
+    co_await p.barrier();
+  });
+  EXPECT_THROW(h.wait(), Boom);
+  JobHandle refused = rt.submit(0, [](Process&) -> Task<void> { co_return; });
+  EXPECT_THROW(refused.wait(), InvalidArgument);
+}
+
+// Every process blocked in a receive of a message never sent.
+TEST(JobHandles, CancelWakesReceives) {
+  Runtime rt;
+  std::atomic<int> blocked{0};
+  JobHandle h = rt.submit(
+      8,
+      [&](Process& p) -> Task<void> {
+        blocked.fetch_add(1);
+        (void)co_await p.recv(kAnySource, 5);
+      },
+      patient());
+  ASSERT_TRUE(reaches(blocked, 8));
+  h.cancel();
+  EXPECT_TRUE(h.wait_for(kMeetWithin));
+  expect_stopped([&] { h.wait(); });
+  expect_usable(rt);
+}
+
+// Processes in a barrier that rank 0 never reaches (it sleeps), and in receives.
+TEST(JobHandles, CancelWakesBarriersAndSleeps) {
+  Runtime rt;
+  std::atomic<int> blocked{0};
+  JobHandle h = rt.submit(
+      12,
+      [&](Process& p) -> Task<void> {
+        blocked.fetch_add(1);
+        if (p.rank() == 0) co_await p.sleep_for(std::chrono::hours(1));
+        if (p.rank() == 1) (void)co_await p.recv(3, 9);
+        co_await p.barrier();
+      },
+      patient());
+  ASSERT_TRUE(reaches(blocked, 12));
+  h.cancel();
+  expect_stopped([&] { h.wait(); });
+  expect_usable(rt);
+}
+
+// Cancelling one submitted job leaves the other, running beside it, alone.
+TEST(JobHandles, CancelOneOfTwo) {
+  Runtime rt;
+  std::atomic<int> blocked{0};
+  std::atomic<bool> cancelled_over{false};
+  JobHandle stopped = rt.submit(
+      6,
+      [&](Process& p) -> Task<void> {
+        blocked.fetch_add(1);
+        co_await p.sleep_for(std::chrono::hours(1));
+      },
+      patient());
+  JobHandle kept = rt.submit(6, [&](Process& p) -> Task<void> {
+    SY_CHECK(co_await until_set(p, cancelled_over), "the other job never ended");
+    const std::int64_t one = 1;
+    const auto sum = co_await p.allreduce(std::span(&one, 1));
+    SY_CHECK(sum[0] == 6, "allreduce " << sum[0]);
+  });
+  ASSERT_TRUE(reaches(blocked, 6));
+  stopped.cancel();
+  expect_stopped([&] { stopped.wait(); });
+  cancelled_over = true;
+  EXPECT_NO_THROW(kept.wait());
+}
+
+// A handle destroyed while its job waits forever cancels it and returns.
+TEST(JobHandles, DestroyedHandleCancelsItsJob) {
+  Runtime rt;
+  std::atomic<int> blocked{0}, unwound{0};
+  {
+    JobHandle h = rt.submit(
+        4,
+        [&](Process& p) -> Task<void> {
+          blocked.fetch_add(1);
+          struct Count {
+            std::atomic<int>& n;
+            ~Count() { n.fetch_add(1); }
+          } count{unwound};
+          (void)co_await p.recv(kAnySource);
+        },
+        patient());
+    ASSERT_TRUE(reaches(blocked, 4));
+  }
+  EXPECT_EQ(unwound.load(), 4);
+  expect_usable(rt);
+}
+
+// A job that has ended keeps its result, whatever cancel() comes later.
+TEST(JobHandles, CancelAfterTheEndChangesNothing) {
+  Runtime rt;
+  JobHandle h = rt.submit(3, [](Process& p) -> Task<void> { co_await p.barrier(); });
+  ASSERT_TRUE(h.wait_for(kMeetWithin));
+  h.cancel();
+  EXPECT_NO_THROW(h.wait());
+}
+
+// run() with a stop token, stopped from another thread; and a token stopped
+// before run(): no process runs at all.
+TEST(Stop, TokenEndsARun) {
+  Runtime rt;
+  std::stop_source stop;
+  std::atomic<int> blocked{0};
+  RunOptions o = patient();
+  o.stop = stop.get_token();
+  std::thread stopper([&] {
+    if (reaches(blocked, 10)) stop.request_stop();
+  });
+  expect_stopped([&] {
+    rt.run(
+        10,
+        [&](Process& p) -> Task<void> {
+          blocked.fetch_add(1);
+          if (p.rank() % 2) co_await p.barrier();
+          (void)co_await p.recv(kAnySource, 3);
+        },
+        o);
+  });
+  stopper.join();
+  std::atomic<int> ran{0};
+  expect_stopped([&] {
+    rt.run(
+        10,
+        [&](Process&) -> Task<void> {
+          ran.fetch_add(1);
+          co_return;
+        },
+        o);
+  });
+  EXPECT_EQ(ran.load(), 0);
+  expect_usable(rt);
 }
 
 }  // namespace

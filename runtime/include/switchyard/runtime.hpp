@@ -25,12 +25,15 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "switchyard/communicator.hpp"
@@ -95,6 +98,15 @@ struct RunOptions {
   /// fails with UnreceivedMessagesError; without strict, run() says so on
   /// stderr and returns, the count in JobStats::unreceived.
   bool strict = false;
+  /// Stops the job from outside: once a stop is requested (from any thread:
+  /// std::stop_source::request_stop), every process of the job is woken
+  /// where it waits (a receive, a barrier, a compiled run, a sleep) with
+  /// JobCancelled, and run() throws JobCancelled naming the job, within
+  /// milliseconds. A process that computes without waiting or yielding ends
+  /// at its next wait. A stop requested before run() starts the job ends it
+  /// before any process runs; one requested after the job's processes have
+  /// all finished changes nothing. No token (the default): no cost.
+  std::stop_token stop;
 
   /// Registers `h` under `id`, replacing any handler there; returns *this, for chaining.
   RunOptions& on_active_message(HandlerId id, ActiveMessageHandler h) {
@@ -131,6 +143,38 @@ struct JobStats {
   /// later jobs on the same cores take them from the plan instead
   /// (CopyProgramCache, copy_exchange.hpp).
   std::uint64_t copy_programs_compiled = 0;
+};
+
+/// A job started by Runtime::submit, running on a host thread of its own: it
+/// can be waited for, polled and cancelled from any thread. Movable, not
+/// copyable. Destroying a handle (or assigning to it) while its job runs
+/// cancels the job and waits for it to end, as std::jthread does: wait() for
+/// a result that must not be lost. Never wait on it inside a process of the
+/// same Runtime: that process's core could not run the job meanwhile.
+class JobHandle {
+ public:
+  JobHandle() = default;  ///< no job
+  /// Whether it holds a job whose result wait() has not taken yet.
+  bool valid() const noexcept { return result_.valid(); }
+  /// Whether the job has ended (wait() returns at once); false once wait() has taken it.
+  bool ready() const { return valid() && result_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+  /// Waits up to `timeout` for the job to end; whether it has (ready()).
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> timeout) const {
+    return valid() && result_.wait_for(timeout) == std::future_status::ready;
+  }
+  /// Waits for the job to end and returns its statistics, or throws what
+  /// run() would have thrown (JobCancelled once cancel() stopped it). Once:
+  /// the handle is then no longer valid(); an InvalidArgument if it is not.
+  JobStats wait();
+  /// Asks the job to stop (RunOptions::stop) and returns at once; wait()
+  /// then throws JobCancelled, unless the job had ended first.
+  void cancel() noexcept { thread_.request_stop(); }
+
+ private:
+  friend class Runtime;
+  std::future<JobStats> result_;
+  std::jthread thread_;  // last: joined (after a stop request) before the result goes
 };
 
 /// A job ended with messages that no process received, under RunOptions::strict.
@@ -191,6 +235,13 @@ class Runtime {
   /// the first exception is rethrown here. Calling it from inside one of this
   /// runtime's processes is an InvalidArgument (it could never return).
   JobStats run(std::uint64_t processes, const ProcessBody& body, RunOptions options = {});
+  /// Starts the same job as run() on a host thread of its own and returns at
+  /// once: its handle waits for it, polls it or cancels it (as does
+  /// options.stop). Argument errors come from JobHandle::wait(). Across
+  /// nodes, jobs start in the order their threads reach run(): submit the
+  /// next job there once the last has ended. Every handle must be waited for
+  /// or destroyed before its Runtime.
+  [[nodiscard]] JobHandle submit(std::uint64_t processes, ProcessBody body, RunOptions options = {});
 
   /// The OS CPU numbers of this node's workers, in worker order.
   const std::vector<int>& cores() const noexcept { return cores_; }

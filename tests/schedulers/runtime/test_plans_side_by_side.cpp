@@ -1,6 +1,7 @@
 // Compiled exchange plans (the default execution) in jobs that run side by
 // side on one Runtime: each job's runs copy every byte right while the other
-// job's do.
+// job's do. A submitted job whose processes wait in a compiled run that one
+// of them never reaches ends when its handle cancels it.
 
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
@@ -81,6 +82,35 @@ TEST(PlansSideBySide, CompiledRunsInTwoJobsAtOnce) {
   a.join();
   b.join();
   for (auto& e : errors) EXPECT_NO_THROW(if (e) std::rethrow_exception(e));
+}
+
+TEST(PlansSideBySide, CancelWakesACompiledRunThatOneProcessNeverReaches) {
+  Runtime rt;
+  const CommMatrix m = sytest::uniform_case(8);
+  const ExchangePlan plan = one_thread_plan(m);
+  std::atomic<int> arrived{0};
+  RunOptions options;
+  options.stall_timeout = std::chrono::minutes(10);  // ended by the cancel, not the watchdog
+  JobHandle h = rt.submit(
+      8,
+      [&](Process& p) -> Task<void> {
+        ExchangeBuffers b(m, p.rank(), 3);
+        Spans spans(b);
+        arrived.fetch_add(1);
+        if (p.rank() == 5) {
+          (void)co_await p.recv(kAnySource, 77);  // never sent: rank 5 never runs the plan
+          co_return;
+        }
+        co_await plan.run(p, spans.sends, spans.recvs);
+        SY_CHECK(false, "rank " << p.rank() << "'s run ended without rank 5");
+      },
+      options);
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (arrived.load() < 8 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(20ms);  // the others into the run
+  h.cancel();
+  ASSERT_TRUE(h.wait_for(10s));
+  EXPECT_THROW(h.wait(), JobCancelled);
 }
 
 }  // namespace
