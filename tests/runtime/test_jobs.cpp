@@ -2,15 +2,18 @@
 // jobs at once on the same workers. Each job keeps its own world,
 // statistics, failure and cancellation: one job's failure leaves the other
 // running, and two jobs failing at once on crossed cores both end.
-// Submitted jobs and their handles (wait, poll, cancel) and RunOptions::stop:
-// a stopped job's processes are woken wherever they wait, and the Runtime
-// runs the next job as before.
+// Submitted jobs and their handles (wait, poll, cancel), RunOptions::stop,
+// and the SIGINT recipe of docs/embedding.md: a stopped job's processes are
+// woken wherever they wait, and the Runtime runs the next job as before.
 
 #include <switchyard/runtime.hpp>
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -450,6 +453,55 @@ TEST(Stop, TokenEndsARun) {
         o);
   });
   EXPECT_EQ(ran.load(), 0);
+  expect_usable(rt);
+}
+
+// The SIGINT recipe (docs/embedding.md, "Stopping a job"): the handler only
+// writes a byte to a pipe (async-signal-safe); a watcher thread reads it and
+// requests the stop.
+int sigint_pipe[2] = {-1, -1};
+extern "C" void on_sigint(int) {
+  const char byte = 1;
+  [[maybe_unused]] const ssize_t n = write(sigint_pipe[1], &byte, 1);
+}
+
+TEST(Stop, SigintEndsTheJobCleanly) {
+  ASSERT_EQ(pipe(sigint_pipe), 0);
+  std::stop_source stop;
+  std::thread watcher([&stop] {
+    char byte = 0;
+    ssize_t n;
+    while ((n = read(sigint_pipe[0], &byte, 1)) < 0 && errno == EINTR) {
+    }
+    if (n == 1) stop.request_stop();  // 0: the pipe was closed, no signal came
+  });
+  struct sigaction on_int {
+  }, before{};
+  on_int.sa_handler = on_sigint;
+  sigemptyset(&on_int.sa_mask);
+  ASSERT_EQ(sigaction(SIGINT, &on_int, &before), 0);
+
+  Runtime rt;
+  std::atomic<int> blocked{0};
+  RunOptions o = patient();
+  o.stop = stop.get_token();
+  std::thread interrupter([&] {
+    if (reaches(blocked, 8)) kill(getpid(), SIGINT);
+  });
+  expect_stopped([&] {
+    rt.run(
+        8,
+        [&](Process& p) -> Task<void> {
+          blocked.fetch_add(1);
+          (void)co_await p.recv(kAnySource);
+        },
+        o);
+  });
+  interrupter.join();
+  close(sigint_pipe[1]);
+  watcher.join();
+  close(sigint_pipe[0]);
+  sigaction(SIGINT, &before, nullptr);
   expect_usable(rt);
 }
 
