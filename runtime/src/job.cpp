@@ -145,6 +145,14 @@ void Job::fail_remotely(const std::string& text) {
   cancel();
 }
 
+void Job::stop_from_outside() {
+  // Acquire: pairs with the workers' acq_rel decrements; a job whose processes
+  // have all finished keeps its outcome (a stop racing with the last one may go either way).
+  if (remaining.load(std::memory_order_acquire) == 0) return;
+  fail(std::make_exception_ptr(JobCancelled("switchyard: job " + std::to_string(serial_) +
+                                            " was stopped from outside (RunOptions::stop or JobHandle::cancel)")));
+}
+
 void Job::cancel() {
   cancelled.store(true, std::memory_order_release);
   wake_all_workers();

@@ -94,6 +94,9 @@ class Job {
   void fail(std::exception_ptr error, Rank rank = kAnySource);
   // Another node failed: cancels this node's part with a RemoteFailure.
   void fail_remotely(const std::string& text);
+  // Stopped from outside (RunOptions::stop): fails the job with a JobCancelled
+  // naming it, unless every process has finished already.
+  void stop_from_outside();
   // Cancels without an error of its own: the one that caused it is recorded by fail() later.
   void cancel();
   // The same on every node, at once (once per job): a process unwinding past

@@ -14,6 +14,7 @@
 #include "switchyard/machine_memory.hpp"
 #include "switchyard/trace.hpp"
 #include "worker.hpp"
+#include "worker_thread.hpp"
 
 namespace switchyard {
 
@@ -53,11 +54,12 @@ Runtime::Runtime(RuntimeOptions options)
                           " is outside 0.." + std::to_string(sched_get_priority_max(SCHED_FIFO)));
   }
   for (std::size_t i = 0; i < cores_.size(); ++i) {
-    workers_.push_back(std::make_unique<detail::Worker>(static_cast<std::uint32_t>(i), cores_[i], *topology_,
-                                                        options.bind, options.realtime_priority));
+    threads_.push_back(std::make_unique<detail::WorkerThread>(static_cast<std::uint32_t>(i), cores_[i], *topology_,
+                                                              options.bind, options.realtime_priority));
   }
-  for (auto& w : workers_) w->wait_started();  // worker_bindings() then reports the binding, not the inherited mask
-  for (auto& w : workers_) {
+  worker_sets_ = std::make_unique<detail::WorkerSets>(threads_);
+  for (auto& w : threads_) w->wait_started();  // worker_bindings() then reports the binding, not the inherited mask
+  for (auto& w : threads_) {
     if (!w->realtime_granted()) {
       throw InvalidArgument("switchyard: RuntimeOptions::realtime_priority " +
                             std::to_string(options.realtime_priority) +
@@ -86,13 +88,13 @@ void Runtime::combine_over_nodes(std::span<std::int64_t> sums, std::span<std::in
   if (nodes() == 1) return;
   // From the calling thread, on the Runtime's session: no job, so no
   // threads woken and no end-of-job barrier for a handful of numbers.
-  std::lock_guard lock(run_mutex_);
+  std::lock_guard lock(nodes_mutex_);
   network_->combine(sums, maxima);
 }
 
 std::vector<std::string> Runtime::worker_bindings() const {
   std::vector<std::string> out;
-  for (const auto& w : workers_) out.push_back(w->binding());
+  for (const auto& w : threads_) out.push_back(w->binding());
   return out;
 }
 
@@ -284,7 +286,7 @@ namespace {
 
 // What run() refuses before a job starts (InvalidArgument), `workers` the Runtime's.
 void check_run_arguments(std::uint64_t processes, const ProcessBody& body, const RunOptions& options,
-                         const std::vector<std::unique_ptr<detail::Worker>>& workers) {
+                         const std::vector<std::unique_ptr<detail::WorkerThread>>& workers) {
   if (processes == 0) throw InvalidArgument("switchyard: run needs at least one process");
   if (processes >= kAnySource) {
     throw InvalidArgument("switchyard: run: " + std::to_string(processes) +
@@ -317,7 +319,7 @@ void check_run_arguments(std::uint64_t processes, const ProcessBody& body, const
 
   for (const auto& w : workers) {
     if (w->thread_id() == std::this_thread::get_id()) {
-      // The outer job holds run_mutex_ and waits for this very worker: it would never return.
+      // The outer job waits for this very worker thread, which would wait for the inner job: it would never return.
       throw InvalidArgument("switchyard: run called from inside a process of the same Runtime (worker " +
                             std::to_string(w->index()) + ", core " + std::to_string(w->os_core()) +
                             "): a job cannot start another on its own workers; use a second Runtime or "
@@ -330,28 +332,35 @@ void check_run_arguments(std::uint64_t processes, const ProcessBody& body, const
 
 JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptions options) {
   try {
-    check_run_arguments(processes, body, options, workers_);
+    check_run_arguments(processes, body, options, threads_);
   } catch (const InvalidArgument&) {
     // Counted all the same: a call refused on one node alone leaves the
     // others waiting at its start, and its next call tells them (JobRecord::call).
     if (network_) calls_.fetch_add(1, std::memory_order_relaxed);
     throw;
   }
-  std::lock_guard lock(run_mutex_);
+  // Jobs across nodes run one at a time, so that every node pairs the same
+  // calls of run() (job_agreement.hpp); jobs of one node run side by side.
+  std::unique_lock nodes_lock(nodes_mutex_, std::defer_lock);
   if (network_) {
+    nodes_lock.lock();
     const std::uint64_t call = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
     check_nodes_agree(*network_, detail::job_record(call, processes, body, options), options.stall_timeout, calls_);
   }
-  std::vector<detail::Worker*> workers;
-  for (auto& w : workers_) workers.push_back(w.get());
   detail::JobTrace trace(options, default_trace_);
+  const detail::WorkerSets::Borrowed borrowed(*worker_sets_);
+  const std::vector<detail::Worker*>& workers = borrowed.workers();
   JobStats stats;
   std::exception_ptr error;
   std::string stall_report, unreceived;
   const bool strict = options.strict;
+  const std::stop_token stop_token = options.stop;
   {
     detail::Job job(workers, processes, body, std::move(options),
                     detail::JobNodes{network_.get(), node_, node_cores_, staging_.get()});
+    // Runs here at once if the stop was requested already; destroyed (after
+    // waiting for a callback running elsewhere) before the job.
+    const std::stop_callback stop(stop_token, [&job] { job.stop_from_outside(); });
     start_and_watch(job, workers);
     for (auto* w : workers) {
       stats.resumes += w->resumes();
@@ -375,6 +384,33 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
     std::fprintf(stderr, "%s (RunOptions::strict makes this an error)\n", unreceived.c_str());
   }
   return stats;
+}
+
+JobHandle Runtime::submit(std::uint64_t processes, ProcessBody body, RunOptions options) {
+  JobHandle handle;
+  std::promise<JobStats> result;
+  handle.result_ = result.get_future();
+  handle.thread_ = std::jthread([this, processes, body = std::move(body), options = std::move(options),
+                                 result = std::move(result)](std::stop_token by_handle) mutable {
+    // The job stops on either request: the handle's or the caller's own token.
+    std::stop_source either;
+    const std::stop_callback from_handle(by_handle, [&either] { either.request_stop(); });
+    const std::stop_callback from_options(options.stop, [&either] { either.request_stop(); });
+    options.stop = either.get_token();
+    try {
+      result.set_value(run(processes, body, std::move(options)));
+    } catch (...) {
+      result.set_exception(std::current_exception());
+    }
+  });
+  return handle;
+}
+
+JobStats JobHandle::wait() {
+  if (!result_.valid())
+    throw InvalidArgument(
+        "switchyard: JobHandle::wait: the handle holds no job (made empty, moved from, or waited for already)");
+  return result_.get();
 }
 
 }  // namespace switchyard

@@ -1,9 +1,5 @@
 #include "worker.hpp"
 
-#include <pthread.h>
-#include <sched.h>
-#include <sys/prctl.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -29,33 +25,16 @@ constexpr std::size_t kExtraResumes = 64;
 constexpr auto kTimerSpin = std::chrono::microseconds(50);
 }  // namespace
 
-Worker::Worker(std::uint32_t index, int os_core, const Topology& topology, bool bind, int realtime_priority)
-    : topology_(topology), index_(index), os_core_(os_core), bind_(bind), realtime_priority_(realtime_priority) {
-  thread_ = std::thread([this] { thread_main(); });
-}
+Worker::Worker(WorkerThread& thread) : thread_(thread), index_(thread.index()), os_core_(thread.os_core()) {}
 
-Worker::~Worker() {
-  stop_.store(true, std::memory_order_release);  // pairs with the acquire load in thread_main
-  doorbell_.ring();
-  thread_.join();
-}
-
-std::string Worker::binding() const {
-  return "worker " + std::to_string(index_) + " on core " + std::to_string(os_core_) + ": bound to CPU set " +
-         topology_.thread_binding(const_cast<std::thread&>(thread_).native_handle()) +
-         (published_.bound.load(std::memory_order_acquire) ? "" : " (binding refused by the OS)");
-}
-
-void Worker::wait_started() const { published_.started.wait(false, std::memory_order_acquire); }
+Worker::~Worker() = default;
 
 void Worker::start(Job* job) {
-  next_job_.store(job, std::memory_order_release);  // publishes the fully built Job to this thread
-  doorbell_.ring();
+  job_ = job;
+  thread_.start(*this);
 }
 
 bool Worker::has_pending_work() {
-  if (stop_.load(std::memory_order_acquire) || next_job_.load(std::memory_order_acquire)) return true;
-  if (!job_) return false;
   if (job_->remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job_->active_messages_run())) {
     return !network_job_ || job_->network()->finished();  // see NetworkTransport::end_job()
   }
@@ -67,38 +46,13 @@ bool Worker::has_pending_work() {
   return endpoint_.has_arrivals() || watch_satisfied();
 }
 
-void Worker::thread_main() {
-  published_.bound.store(!bind_ || topology_.bind_this_thread(os_core_), std::memory_order_relaxed);
-  // Timed sleeps end when asked, not up to 50 us later (the default slack that
-  // lets the kernel merge wake-ups): a sleeping process's deadline depends on it.
-  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-  if (realtime_priority_ > 0) {
-    const sched_param fifo{.sched_priority = realtime_priority_};
-    // Relaxed: published by the release store of `started` below.
-    published_.realtime.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0, std::memory_order_relaxed);
-  }
-  published_.started.store(true, std::memory_order_release);  // pairs with wait_started(): bound is final
-  published_.started.notify_all();
-  for (;;) {
-    if (stop_.load(std::memory_order_acquire)) return;
-    if (Job* job = next_job_.exchange(nullptr, std::memory_order_acquire)) {
-      job_ = job;
-      running_job = job->serial();
-      run_job();
-      running_job = 0;
-      job_ = nullptr;
-      continue;
-    }
-    doorbell_.sleep([this] { return has_pending_work(); }, std::chrono::seconds(1));
-  }
-}
-
 const std::vector<Process*>& Worker::local_processes() const { return job_->local_processes(index_); }
 
-void Worker::run_job() {
+void Worker::enter_job() {
   Job& job = *job_;
-  cancel_seen_ = cancel_released_ = false;
+  cancel_seen_ = cancel_released_ = quiet_ = false;
   resumes_ = 0;
+  kernel_calls_before_ = thread_.kernel_calls();
   trace_ = job.trace_buffer(index_);
   transport_.attach(job.rings(), index_);
   network_job_ = job.network() != nullptr;
@@ -125,46 +79,42 @@ void Worker::run_job() {
     p->resume_point_ = p->main_.handle();
     ready_.push(p);
   }
+}
 
-  Backoff backoff;
-  const std::uint64_t kernel_calls_before = doorbell_.kernel_calls();
-  bool quiet = false;  // the last busy turn resumed processes but moved no message
-  for (;;) {
-    bool worked = endpoint_.poll();
-    if (!deferred_active_.empty()) [[unlikely]]
-      worked |= run_deferred_active();
-    if (!watches_.empty()) worked |= poll_watches();
-    if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
-    if (!cancel_seen_ && !timers_.empty()) expire_timers();  // a cancelled job wakes every sleeper itself
-    const bool may_resume = !cancel_seen_ || cancel_released_;
-    const bool resumed = may_resume && !ready_.empty();
-    if (resumed) round();
-    worked |= endpoint_.flush();
-    // A job across nodes ends on every node at once (NetworkTransport::end_job).
-    if (job.remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job.active_messages_run()) &&
-        (!network_job_ || network_->end_job())) {
-      break;
-    }
-    if (resumed || worked) {
-      backoff.reset();
-      quiet = !worked;
-      continue;
-    }
-    // Spinning pays when a message is likely on its way: right after this core
-    // sent or received some. It does not when every process of this core
-    // sleeps (nothing here waits for a message), nor after a turn in which
-    // sleepers woke and went back to sleep without a word: spinning then would
-    // only burn the core (and, on a busy machine, cost this thread its place
-    // in the kernel's queue right when the next deadline comes).
-    const bool all_asleep = timers_.size() == live_ && !endpoint_.has_backlog();
-    if (!timers_.empty() && (all_asleep || quiet)) {
-      idle_wait();
-    } else {
-      backoff.wait([this] { idle_wait(); });
-    }
+Worker::Turn Worker::turn() {
+  Job& job = *job_;
+  running_job = job.serial();  // the thread runs several jobs' turns: this one's communicators are valid
+  bool worked = endpoint_.poll();
+  if (!deferred_active_.empty()) [[unlikely]]
+    worked |= run_deferred_active();
+  if (!watches_.empty()) worked |= poll_watches();
+  if (!cancel_released_ && job.cancelled.load(std::memory_order_acquire)) worked |= handle_cancel();
+  if (!cancel_seen_ && !timers_.empty()) expire_timers();  // a cancelled job wakes every sleeper itself
+  const bool may_resume = !cancel_seen_ || cancel_released_;
+  const bool resumed = may_resume && !ready_.empty();
+  if (resumed) round();
+  worked |= endpoint_.flush();
+  // A job across nodes ends on every node at once (NetworkTransport::end_job).
+  if (job.remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job.active_messages_run()) &&
+      (!network_job_ || network_->end_job())) {
+    return Turn::kOver;
   }
-  kernel_calls_ = doorbell_.kernel_calls() - kernel_calls_before + backoff.yields();
-  leave_job();
+  if (resumed || worked) {
+    quiet_ = !worked;
+    return Turn::kBusy;
+  }
+  return Turn::kIdle;
+}
+
+// Spinning pays when a message is likely on its way: right after this core
+// sent or received some. It does not when every process of this core
+// sleeps (nothing here waits for a message), nor after a turn in which
+// sleepers woke and went back to sleep without a word: spinning then would
+// only burn the core (and, on a busy machine, cost this thread its place
+// in the kernel's queue right when the next deadline comes).
+bool Worker::spin_pays() const noexcept {
+  const bool all_asleep = timers_.size() == live_ && !endpoint_.has_backlog();
+  return timers_.empty() || !(all_asleep || quiet_);
 }
 
 void Worker::add_timer(TimerHeap::Clock::time_point deadline, Process* p) {
@@ -182,22 +132,19 @@ void Worker::expire_timers() {
   }
 }
 
-// Nothing to do after spinning and yielding: sleep in the kernel until
-// something is rung, a full ring may have room, or the earliest sleeper's
-// deadline is kTimerSpin away (the last stretch is spun).
-void Worker::idle_wait() {
+// Nothing to do after spinning and yielding: the thread may sleep in the
+// kernel until something is rung, a full ring may have room, or the earliest
+// sleeper's deadline is kTimerSpin away (the last stretch is spun: zero).
+std::chrono::microseconds Worker::sleep_limit() const {
   auto max = endpoint_.has_backlog() || !deferred_active_.empty() ? std::chrono::microseconds(kBacklogSleep)
              : network_job_                                       ? std::chrono::microseconds(kNetworkIdleSleep)
                                                                   : std::chrono::microseconds(kIdleSleep);
   if (!cancel_seen_ && !timers_.empty()) {
     const auto until = timers_.earliest() - kTimerSpin - TimerHeap::Clock::now();
-    if (until <= TimerHeap::Clock::duration::zero()) {
-      cpu_relax();
-      return;
-    }
+    if (until <= TimerHeap::Clock::duration::zero()) return std::chrono::microseconds::zero();
     max = std::min(max, std::chrono::ceil<std::chrono::microseconds>(until));
   }
-  doorbell_.sleep([this] { return has_pending_work(); }, max);
+  return max;
 }
 
 // One scheduling round: every process that is ready now runs once. Those made
@@ -261,7 +208,9 @@ void Worker::leave_job() {
   drop_deferred_active();
   transport_.detach();
   if (network_job_) network_->detach();
-  Job& job = *job_;
+  kernel_calls_ = thread_.kernel_calls() - kernel_calls_before_;
+  running_job = 0;
+  Job& job = *std::exchange(job_, nullptr);
   // acq_rel: the last worker out sees everything the others did in the job.
   if (job.workers_inside.fetch_sub(1, std::memory_order_acq_rel) == 1) job.left.release();
 }
@@ -275,6 +224,11 @@ void Worker::stop_reading_senders() {
   if (job.quiesced.fetch_add(1, std::memory_order_acq_rel) + 1 == job.worker_count()) job.wake_all_workers();
 }
 
+void Worker::stop_reading_if_cancelled() {
+  // Acquire: pairs with Job::cancel()'s release, as in turn().
+  if (!cancel_seen_ && job_->cancelled.load(std::memory_order_acquire)) stop_reading_senders();
+}
+
 void Worker::quiesce_before_unwinding() noexcept {
   Job& job = *job_;
   if (cancel_released_) return;  // every worker stopped reading long ago
@@ -286,6 +240,7 @@ void Worker::quiesce_before_unwinding() noexcept {
   // sleeping ones); a copy in progress there finishes first.
   Backoff backoff;
   while (job.quiesced.load(std::memory_order_acquire) < job.worker_count()) {
+    thread_.stop_reading_for_cancelled_jobs(*this);
     backoff.wait([] { std::this_thread::sleep_for(std::chrono::microseconds(100)); });
   }
 }

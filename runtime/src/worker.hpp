@@ -1,9 +1,10 @@
 #pragma once
-// A worker: the one thread bound to one core. It runs the processes placed on
-// its core in scheduling rounds: take in what the transport brought (and send
-// the answers that takes), resume the processes that are ready (what they post
-// leaves at once), then flush what full rings left. Everything of a job that lives on this core
-// (processes, mailboxes, requests, ready queue) is touched by this thread alone.
+// A worker: one job's part of one core. The core's thread (worker_thread.hpp)
+// runs it in turns, beside the Workers of the other jobs running there: take
+// in what the transport brought (and send the answers that takes), resume the
+// processes that are ready (what they post leaves at once), then flush what
+// full rings left. Everything of a job that lives on this core (processes,
+// mailboxes, requests, ready queue) is touched by that thread alone.
 
 #include <atomic>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include "switchyard/topology.hpp"
 #include "timer_heap.hpp"
 #include "trace_buffer.hpp"
+#include "worker_thread.hpp"
 
 namespace switchyard::detail {
 
@@ -29,20 +31,17 @@ class Job;
 
 class Worker final : private EndpointClient {
  public:
-  // realtime_priority: SCHED_FIFO at that priority (RuntimeOptions), 0: the normal policy.
-  Worker(std::uint32_t index, int os_core, const Topology& topology, bool bind, int realtime_priority);
+  // A worker of `thread`'s core, for one job at a time.
+  explicit Worker(WorkerThread& thread);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
   std::uint32_t index() const noexcept { return index_; }
   int os_core() const noexcept { return os_core_; }
-  std::string binding() const;
-  // Whether the OS granted the real-time priority asked for (true when none was).
-  bool realtime_granted() const noexcept { return published_.realtime.load(std::memory_order_acquire); }
 
   // --- called by the Runtime on its own thread ---
-  void wait_started() const;
+  // Hands `job` to the core's thread, which runs this worker in it until the job is over here.
   void start(Job* job);
   std::uint64_t progress() const noexcept { return published_.progress.load(std::memory_order_relaxed); }
   // The process being resumed, when progress() is odd (relaxed: read with it, for a diagnostic only).
@@ -50,8 +49,22 @@ class Worker final : private EndpointClient {
   // Processes of this core asleep until a deadline (relaxed: the watchdog only
   // needs to see, within its poll period, that a job waits for a timer).
   std::uint32_t sleepers() const noexcept { return published_.sleepers.load(std::memory_order_relaxed); }
-  std::thread::id thread_id() const noexcept { return thread_.get_id(); }
-  Doorbell& doorbell() noexcept { return doorbell_; }
+  Doorbell& doorbell() noexcept { return thread_.doorbell(); }
+
+  // --- called by the core's thread ---
+  void enter_job();
+  enum class Turn { kIdle, kBusy, kOver };
+  // One turn: take in, resume, flush. kOver: the job is over on this core; leave_job() next.
+  Turn turn();
+  // Whether an idle turn should be followed by spinning rather than sleeping at once.
+  bool spin_pays() const noexcept;
+  // How long the thread may sleep for this job (zero: spin, a deadline is near).
+  std::chrono::microseconds sleep_limit() const;
+  bool has_pending_work();
+  // Leaves the job. The thread's last touch of this worker: its set may be borrowed by another job from then on.
+  void leave_job();
+  // Counts this worker as stopped reading if its job is cancelled (WorkerThread::stop_reading_for_cancelled_jobs).
+  void stop_reading_if_cancelled();
 
   // --- called on this worker's thread only (by its processes) ---
   void make_ready(Process* p) { ready_.push(p); }
@@ -85,8 +98,8 @@ class Worker final : private EndpointClient {
   void finish_network_send(const SendState& s) noexcept;
 
   std::uint64_t resumes() const noexcept { return resumes_; }
-  // Calls into the kernel to wait during the last job: sleeps, wake-ups of
-  // this worker, yields.
+  // Calls into the kernel to wait while the last job ran on this core:
+  // sleeps, wake-ups of the core's thread, yields (for any job running there).
   std::uint64_t kernel_calls() const noexcept { return kernel_calls_; }
   // The messages the last job left in this core's mailboxes, never received.
   const UnreceivedMessages& unreceived() const noexcept { return unreceived_; }
@@ -96,8 +109,8 @@ class Worker final : private EndpointClient {
   SharedMemoryTransport& transport() noexcept { return transport_; }
 
  private:
-  void thread_main();
-  void run_job();
+  friend class WorkerThread;  // links the workers it is handed (next_started_)
+
   void round();
   void resume(Process* p);
   void finish(Process* p);
@@ -106,14 +119,11 @@ class Worker final : private EndpointClient {
   // A blocked process's line of the stall report: what it waits for, in the call it is in.
   std::string stall_line(const Process& p) const;
   void stop_reading_senders();
-  bool has_pending_work();
   void expire_timers();
-  void idle_wait();
   bool poll_watches();
   template <class Wait, class Over>
   static bool end_waits(std::vector<Wait>& waits, Over&& over);
   bool watch_satisfied() const noexcept;
-  void leave_job();
 
   // EndpointClient
   void wake(Rank rank) override;
@@ -122,30 +132,22 @@ class Worker final : private EndpointClient {
   bool try_busy_lock(ContextId context, Rank owner) override;
   void release_busy_lock(ContextId context, Rank owner) override;
 
-  // --- written by other threads ---
-  // Set by Runtime::run, taken by this worker (acquire/release hand-over of the Job).
-  alignas(kCacheLine) std::atomic<Job*> next_job_{nullptr};
-  std::atomic<bool> stop_{false};  // set by ~Worker
-  Doorbell doorbell_;  // rung by anyone with work for this worker (its own cache line)
-  // --- written by this worker, read by the watchdog and the Runtime ---
+  // --- written by the core's thread, read by the watchdog and the Runtime ---
   struct alignas(kCacheLine) Published {
     std::atomic<std::uint64_t> progress{0};  // bumped before and after every resume: odd means a process is running
     std::atomic<Rank> running_rank{0};  // stored before progress turns odd
-    std::atomic<bool> bound{true};  // whether binding to the core succeeded; read by binding()
-    std::atomic<bool> started{false};  // set once the thread is bound; Runtime waits for it
-    std::atomic<bool> realtime{true};  // whether SCHED_FIFO was granted; final once started (its release)
     std::atomic<std::uint32_t> sleepers{0};  // timers_.size(), for the watchdog
   };
   static_assert(kOwnsCacheLines<Published>, "shared across cores: cache lines of its own");
   Published published_;
 
   // --- this worker's own ---
-  alignas(kCacheLine) const Topology& topology_;
+  alignas(kCacheLine) WorkerThread& thread_;
   const std::uint32_t index_;
   const int os_core_;
-  const bool bind_;
-  const int realtime_priority_;
+  // Set by start() before it hands this worker over (WorkerThread::start publishes it).
   Job* job_ = nullptr;
+  Worker* next_started_ = nullptr;  // WorkerThread's list of workers handed over
   // Processes to resume, FIFO. A process is in it at most once (only a parked
   // or yielding process is put in), so it holds at most the core's processes
   // and never grows during a job.
@@ -205,10 +207,11 @@ class Worker final : private EndpointClient {
   TraceBuffer* trace_ = nullptr;  // the job's trace buffer of this core, or nullptr: set once per job
   bool cancel_seen_ = false;
   bool cancel_released_ = false;
+  bool quiet_ = false;  // the last busy turn resumed processes but moved no message
   std::uint64_t resumes_ = 0;
   std::uint64_t kernel_calls_ = 0;
+  std::uint64_t kernel_calls_before_ = 0;  // the thread's count when this job came in
   UnreceivedMessages unreceived_;
-  std::thread thread_;  // last: starts once everything above is constructed
 };
 
 }  // namespace switchyard::detail

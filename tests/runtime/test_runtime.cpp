@@ -1,4 +1,4 @@
-// The Runtime as a whole: many jobs in a row, concurrent run() calls, option
+// The Runtime as a whole: many jobs in a row (side by side: test_jobs.cpp), option
 // validation, yield scheduling, statistics, and idle workers that cost no CPU.
 
 #include <switchyard/runtime.hpp>
@@ -64,54 +64,6 @@ TEST(Runtime, ManyRuntimesCreatedAndDestroyed) {
     Runtime rt;
     if (i % 2) ring_job(rt, 8, {}, i);
   }
-}
-
-TEST(Runtime, ConcurrentRunCallsAreSerialised) {
-  Runtime rt;
-  std::atomic<int> live[2] = {0, 0};
-  std::atomic<int> overlaps{0}, jobs_done{0};
-  auto client = [&](int id) {
-    for (int j = 0; j < 15; ++j) {
-      rt.run(64, [&](Process& p) -> Task<void> {
-        live[id].fetch_add(1);
-        for (int k = 0; k < 5; ++k) {
-          if (live[1 - id].load() != 0) overlaps.fetch_add(1);
-          co_await p.yield();
-          co_await p.barrier();
-        }
-        live[id].fetch_sub(1);
-      });
-      jobs_done.fetch_add(1);
-    }
-  };
-  std::exception_ptr errors[2];
-  std::thread a([&] {
-    try {
-      client(0);
-    } catch (...) {
-      errors[0] = std::current_exception();
-    }
-  });
-  std::thread b([&] {
-    try {
-      client(1);
-    } catch (...) {
-      errors[1] = std::current_exception();
-    }
-  });
-  a.join();
-  b.join();
-  for (auto& e : errors) {
-    if (e) {
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& ex) {
-        ADD_FAILURE() << "a concurrent run failed: " << ex.what();
-      }
-    }
-  }
-  EXPECT_EQ(jobs_done.load(), 30);
-  EXPECT_EQ(overlaps.load(), 0) << "processes of two jobs ran at the same time";
 }
 
 TEST(Runtime, InvalidRunOptionsRejected) {

@@ -66,10 +66,14 @@ inline std::string number_text(double v) {
 }
 
 /// Thrown inside every process of a job that is being cancelled, so that it
-/// unwinds. Run() never rethrows it: it rethrows the error that caused the cancel.
+/// unwinds. Run() rethrows the error that caused the cancel; this one only
+/// when the job was stopped from outside (RunOptions::stop, JobHandle::cancel),
+/// with a message that names the job.
 class JobCancelled : public Error {
  public:
   JobCancelled() : Error("switchyard: job cancelled") {}
+  /// With the message `what`.
+  explicit JobCancelled(const std::string& what) : Error(what) {}
 };
 
 /// A job made no progress for longer than its stall timeout. The message names

@@ -2,8 +2,11 @@
 /// @file
 /// The Runtime: one worker thread per chosen core, bound to it with hwloc, that
 /// runs SPMD jobs of software processes. Create it once in an application and
-/// call run() as often as needed; one job runs at a time (concurrent run() calls
-/// queue up). Workers with no job sleep in the kernel.
+/// call run() as often as needed, from any thread: jobs started from several
+/// threads at once run side by side, their processes sharing the workers (as
+/// task groups share a oneTBB arena). Each job keeps its own world,
+/// communicators, statistics, failure and cancellation: one job's failure does
+/// not touch another. Workers with no job that has work sleep in the kernel.
 ///
 /// Across machines: started by `mpirun -np R program`, each MPI rank is one
 /// node of every job. Every node constructs its Runtime and calls run() with
@@ -14,18 +17,23 @@
 /// mpirun's environment and finalises it at exit; a program that initialised
 /// MPI itself must have asked for MPI_THREAD_MULTIPLE, and finalises it. Without
 /// mpirun, or built without MPI (SWITCHYARD_WITH_MPI), a job is one node.
-/// One Runtime at a time per OS process may run jobs across nodes.
+/// One Runtime at a time per OS process may run jobs across nodes, and its
+/// jobs run one at a time (concurrent run() calls queue up), so that every node
+/// pairs the same calls.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "switchyard/communicator.hpp"
@@ -90,6 +98,15 @@ struct RunOptions {
   /// fails with UnreceivedMessagesError; without strict, run() says so on
   /// stderr and returns, the count in JobStats::unreceived.
   bool strict = false;
+  /// Stops the job from outside: once a stop is requested (from any thread:
+  /// std::stop_source::request_stop), every process of the job is woken
+  /// where it waits (a receive, a barrier, a compiled run, a sleep) with
+  /// JobCancelled, and run() throws JobCancelled naming the job, within
+  /// milliseconds. A process that computes without waiting or yielding ends
+  /// at its next wait. A stop requested before run() starts the job ends it
+  /// before any process runs; one requested after the job's processes have
+  /// all finished changes nothing. No token (the default): no cost.
+  std::stop_token stop;
 
   /// Registers `h` under `id`, replacing any handler there; returns *this, for chaining.
   RunOptions& on_active_message(HandlerId id, ActiveMessageHandler h) {
@@ -114,6 +131,7 @@ struct JobStats {
   std::uint64_t ring_full = 0;  ///< times a sender found a core-to-core ring full
   /// Times a worker entered the kernel to wait: it slept, was woken, or yielded
   /// its core. Nothing else on a job's path calls the kernel once its pools are warm.
+  /// With jobs side by side, a core's calls while this job ran there count for each of them.
   std::uint64_t kernel_calls = 0;
   /// The job's number in this program: 1 for the first job of any Runtime,
   /// then counted up. Errors about a communicator kept past its job name it.
@@ -125,6 +143,38 @@ struct JobStats {
   /// later jobs on the same cores take them from the plan instead
   /// (CopyProgramCache, copy_exchange.hpp).
   std::uint64_t copy_programs_compiled = 0;
+};
+
+/// A job started by Runtime::submit, running on a host thread of its own: it
+/// can be waited for, polled and cancelled from any thread. Movable, not
+/// copyable. Destroying a handle (or assigning to it) while its job runs
+/// cancels the job and waits for it to end, as std::jthread does: wait() for
+/// a result that must not be lost. Never wait on it inside a process of the
+/// same Runtime: that process's core could not run the job meanwhile.
+class JobHandle {
+ public:
+  JobHandle() = default;  ///< no job
+  /// Whether it holds a job whose result wait() has not taken yet.
+  bool valid() const noexcept { return result_.valid(); }
+  /// Whether the job has ended (wait() returns at once); false once wait() has taken it.
+  bool ready() const { return valid() && result_.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+  /// Waits up to `timeout` for the job to end; whether it has (ready()).
+  template <class Rep, class Period>
+  bool wait_for(std::chrono::duration<Rep, Period> timeout) const {
+    return valid() && result_.wait_for(timeout) == std::future_status::ready;
+  }
+  /// Waits for the job to end and returns its statistics, or throws what
+  /// run() would have thrown (JobCancelled once cancel() stopped it). Once:
+  /// the handle is then no longer valid(); an InvalidArgument if it is not.
+  JobStats wait();
+  /// Asks the job to stop (RunOptions::stop) and returns at once; wait()
+  /// then throws JobCancelled, unless the job had ended first.
+  void cancel() noexcept { thread_.request_stop(); }
+
+ private:
+  friend class Runtime;
+  std::future<JobStats> result_;
+  std::jthread thread_;  // last: joined (after a stop request) before the result goes
 };
 
 /// A job ended with messages that no process received, under RunOptions::strict.
@@ -161,13 +211,15 @@ class RemoteFailure : public Error {
 
 namespace detail {
 class Worker;
+class WorkerThread;
+class WorkerSets;
 class Job;
 class NetworkSession;
 class NodeStagingPool;
 }  // namespace detail
 
 /// The runtime: a worker thread per core that runs jobs of processes (see the
-/// file's description). Not copyable; one job at a time.
+/// file's description). Not copyable; jobs run side by side on one node.
 class Runtime {
  public:
   /// Starts a worker on each core of `options` and, under mpirun, joins the
@@ -183,6 +235,13 @@ class Runtime {
   /// the first exception is rethrown here. Calling it from inside one of this
   /// runtime's processes is an InvalidArgument (it could never return).
   JobStats run(std::uint64_t processes, const ProcessBody& body, RunOptions options = {});
+  /// Starts the same job as run() on a host thread of its own and returns at
+  /// once: its handle waits for it, polls it or cancels it (as does
+  /// options.stop). Argument errors come from JobHandle::wait(). Across
+  /// nodes, jobs start in the order their threads reach run(): submit the
+  /// next job there once the last has ended. Every handle must be waited for
+  /// or destroyed before its Runtime.
+  [[nodiscard]] JobHandle submit(std::uint64_t processes, ProcessBody body, RunOptions options = {});
 
   /// The OS CPU numbers of this node's workers, in worker order.
   const std::vector<int>& cores() const noexcept { return cores_; }
@@ -212,12 +271,13 @@ class Runtime {
  private:
   std::unique_ptr<Topology> topology_;
   std::vector<int> cores_;
-  std::vector<std::unique_ptr<detail::Worker>> workers_;
-  std::mutex run_mutex_;  ///< one job at a time
+  std::vector<std::unique_ptr<detail::WorkerThread>> threads_;  ///< one per core
+  std::unique_ptr<detail::WorkerSets> worker_sets_;  ///< each job's workers on threads_ (after them: gone first)
+  std::mutex nodes_mutex_;  ///< jobs across nodes, and combine_over_nodes: one at a time
   TraceLog* default_trace_ = nullptr;
   std::unique_ptr<detail::NetworkSession> network_;  ///< set when jobs span nodes
   /// Calls of run() across nodes, refused ones too (detail::JobRecord::call):
-  /// relaxed, as run_mutex_ orders the jobs that start and a refused call
+  /// relaxed, as nodes_mutex_ orders the jobs that start and a refused call
   /// only counts.
   std::atomic<std::uint64_t> calls_{0};
   std::uint32_t node_ = 0;
