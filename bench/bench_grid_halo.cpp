@@ -17,6 +17,13 @@
 //                      line, before its batches; x_mpi = Time / mpi_us,
 //                      ips_x_mpi = mpi_us / Time (iterations per second against
 //                      MPI's: >= 1 is at least MPI's).
+//   BM_GridStencilSplit/processes:P/strips:S   the same stencil in the split
+//                      phase (examples/stencil.cpp's default): every iteration
+//                      GridHalo::start_forward, the sweep of the points that
+//                      read no ghost, wait_forward, the sweep of the block's
+//                      outer ring; checked and timed as BM_GridStencil, with
+//                      its own run of stencil_mpi before its batches (the
+//                      same counters).
 //   BM_GridHaloForward/processes:P/strips:S   the exchange alone:
 //                      GridHalo::forward on the same grid (straight from array
 //                      to array), and in the
@@ -67,7 +74,7 @@ RunOptions in_blocks() {
 }
 
 // Seconds per iteration of the stencil on `processes` processes (rank 0's median chunk).
-double stencil_iteration(const halo::GridHalo<double>& h) {
+double stencil_iteration(const halo::GridHalo<double>& h, bool split) {
   sybench::ChunkTimer timer(kIterations / sybench::kChunks);
   std::vector<std::uint64_t> wrong(h.processes());
   sybench::runtime().run(
@@ -77,8 +84,15 @@ double stencil_iteration(const halo::GridHalo<double>& h) {
         co_await p.barrier();
         if (p.rank() == 0) timer.start();
         for (int k = 0; k < kIterations; ++k) {
-          co_await h.forward(p, block.current());
-          block.sweep();
+          if (split) {  // inline, as a user writes it: no frame of a helper's per iteration
+            h.start_forward(p, block.current());
+            block.sweep_interior();
+            co_await h.wait_forward(p);
+            block.sweep_boundary();
+          } else {
+            co_await h.forward(p, block.current());
+            block.sweep();
+          }
           if (p.rank() == 0 && (k + 1) % (kIterations / sybench::kChunks) == 0) timer.lap();
         }
         wrong[p.rank()] = block.wrong_points(reference());
@@ -93,14 +107,15 @@ double stencil_iteration(const halo::GridHalo<double>& h) {
   return timer.per_op();
 }
 
-void BM_GridStencil(benchmark::State& state) {
+// A stencil line: its own run of the MPI twin, then its batches.
+void grid_stencil_line(benchmark::State& state, bool split) {
   const auto processes = static_cast<Rank>(state.range(0));
   const std::optional<double> mpi_us = stencil::mpi_iteration_us(kIterations, "bench_grid_halo");
   double figures = 0;
   try {
     const halo::GridHalo<double> h = grid_halo(processes, state.range(1) != 0);
     for (auto _ : state) {
-      const double f = stencil_iteration(h);
+      const double f = stencil_iteration(h, split);
       state.SetIterationTime(f);
       figures += f;
     }
@@ -117,6 +132,9 @@ void BM_GridStencil(benchmark::State& state) {
     state.counters["mpi_failed"] = 1;
   }
 }
+
+void BM_GridStencil(benchmark::State& state) { grid_stencil_line(state, false); }
+void BM_GridStencilSplit(benchmark::State& state) { grid_stencil_line(state, true); }
 
 // Seconds per exchange (rank 0's median chunk) of `exchange(p)`, run
 // kExchanges times by every process; `check(p)` after the batch.
@@ -198,6 +216,7 @@ void grid_lines(benchmark::internal::Benchmark* b) {
   b->ReportAggregatesOnly(true)->Unit(benchmark::kMicrosecond);
 }
 BENCHMARK(BM_GridStencil)->Apply(grid_lines);
+BENCHMARK(BM_GridStencilSplit)->Apply(grid_lines);
 BENCHMARK(BM_GridHaloForward)->Apply(grid_lines);
 
 }  // namespace

@@ -126,7 +126,8 @@ TEST(ExchangePlanSplit, TheReceiverCompletesWhileTheSenderHasOnlyStarted) {
           if (p.rank() == 0) {
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
             while (!received.load(std::memory_order_acquire)) {
-              SY_CHECK(std::chrono::steady_clock::now() < deadline, "rank 1's wait did not end while rank 0 had only started");
+              SY_CHECK(std::chrono::steady_clock::now() < deadline,
+                       "rank 1's wait did not end while rank 0 had only started");
               co_await p.yield();
             }
           }
