@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "copy_exchange_state.hpp"
@@ -322,6 +323,17 @@ Task<void> CopyEngine::prepare(Communicator comm, std::uint64_t key, Rank partic
   for (Process* q : prog.members) q->notify();
 }
 
+// A bound run's state: looked up in the binding's first run (which checks its
+// arguments as every unbound run does), kept in the binding after.
+CopyExchangeState& CopyEngine::bound_state(CopyBinding& b, Process& p, const Group& g, Rank me) {
+  if (b.state_) [[likely]] {
+    p.check_cancelled();
+    return *b.state_;
+  }
+  b.state_ = &enter(p, g, me, b.key_, b.participants_, b.options_);
+  return *b.state_;
+}
+
 // Step 1 of a run, in the awaiting process: its checks, its publication and
 // its arrival at its core. Never complete here: a participant that is not the
 // last of its core waits for the copier, and the last one copies.
@@ -329,21 +341,24 @@ bool CopyEngine::arrive(CopyRun& r) {
   const Group& g = r.comm_.group();  // checks that the communicator is of the running job
   Process& p = *r.comm_.process_;
   const Rank me = r.comm_.rank();
-  CopyExchangeState& s = enter(p, g, me, r.key_, r.participants_, r.options_);
+  CopyBinding* const b = r.binding_;
+  CopyExchangeState& s = b ? bound_state(*b, p, g, me) : enter(p, g, me, r.key_, r.participants_, r.options_);
+  const CopyRegions regions = b ? CopyRegions{b->send_, b->recv_} : r.regions_;
+  const std::uint64_t bound = b ? b->id_ : 0;
   CopyMemberRun& counts = s.member_run(me);
-  // The same span lists as the last run: checked then, and the core's
-  // resolved copies still good. Otherwise checked here, before anything is
-  // published, and kept.
-  const bool moved = counts.regions_differ(r.regions_);
-  if (moved && r.check_.check) r.check_.check(r.check_.context, r.regions_);
-  s.slot(me).publish(r.regions_.send.data(), r.regions_.recv.data(), r.mine_);
+  // The same regions as the last run (the same span lists, or the same
+  // binding): checked then, and the core's resolved copies still good.
+  // Otherwise checked here, before anything is published, and kept.
+  const bool moved = counts.regions_differ(regions, bound);
+  if (moved && r.check_.check) r.check_.check(r.check_.context, regions);
+  s.slot(me).publish(regions.send.data(), regions.recv.data(), b ? b->mine_ : r.mine_);
   counts.inquiries = 0;
-  counts.cache = r.options_.programs;
+  counts.cache = b ? b->options_.programs : r.options_.programs;
   r.run_ = ++counts.runs;
   r.state_ = &s;
   CopyCoreProgram& prog = s.program(p.worker_.index());
   if (moved) {
-    counts.keep_regions(r.regions_);
+    counts.keep_regions(regions, bound);
     prog.regions_moved = true;
   }
   // Each participant of the core arrives once a run: the last one copies and
@@ -716,6 +731,57 @@ Task<CopyRunStats> await_in_task(CopyRun run) { co_return co_await run; }
 }  // namespace
 
 CopyRun::operator Task<CopyRunStats>() && { return await_in_task(std::move(*this)); }
+
+CopyRun::CopyRun(CopyBinding& binding) noexcept : comm_(binding.comm_), binding_(&binding), step_(Step::arrive) {}
+
+namespace {
+// Relaxed: only distinctness matters, and fetch_add gives every binding its own number.
+std::atomic<std::uint64_t> last_binding_id{0};
+}  // namespace
+
+CopyBinding::CopyBinding(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
+                         std::vector<std::span<const std::byte>> send, std::vector<std::span<std::byte>> recv,
+                         const CopyExchangeOptions& options)
+    : comm_(comm),
+      key_(key),
+      participants_(participants),
+      mine_(&mine),
+      send_(std::move(send)),
+      recv_(std::move(recv)),
+      options_(options),
+      id_(last_binding_id.fetch_add(1, std::memory_order_relaxed) + 1) {}
+
+CopyBinding::CopyBinding(CopyBinding&& other) noexcept
+    : comm_(other.comm_),
+      key_(other.key_),
+      participants_(other.participants_),
+      mine_(other.mine_),
+      send_(std::move(other.send_)),
+      recv_(std::move(other.recv_)),
+      options_(other.options_),
+      id_(std::exchange(other.id_, 0)),
+      state_(std::exchange(other.state_, nullptr)) {}
+
+CopyBinding& CopyBinding::operator=(CopyBinding&& other) noexcept {
+  if (this == &other) return *this;
+  comm_ = other.comm_;
+  key_ = other.key_;
+  participants_ = other.participants_;
+  mine_ = other.mine_;
+  send_ = std::move(other.send_);
+  recv_ = std::move(other.recv_);
+  options_ = other.options_;
+  id_ = std::exchange(other.id_, 0);
+  state_ = std::exchange(other.state_, nullptr);
+  return *this;
+}
+
+CopyRun CopyBinding::run() {
+  if (id_ == 0) {
+    throw InvalidArgument("switchyard: CopyBinding::run: the binding is empty (default-made or moved from)");
+  }
+  return CopyRun(*this);
+}
 
 CopyRun run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
                           CopyRegions regions, const CopyExchangeOptions& options, CopyRegionCheck check) {

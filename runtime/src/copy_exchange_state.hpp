@@ -23,6 +23,7 @@
 #include "switchyard/process.hpp"
 #include "switchyard/trace.hpp"
 #include "worker.hpp"
+#include "worker_mutex.hpp"
 
 namespace switchyard::detail {
 
@@ -92,17 +93,21 @@ struct alignas(kCacheLine) CopyMemberRun {
   std::uint64_t runs = 0;  // this member's runs in the job: the run number it is in
   std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
   // Its last run's region lists, sends then receives, as the bytes of their
-  // spans: a run whose lists hold the same spans leaves its core's resolved
-  // copies (CopyCoreProgram::resolved) good, and is found so by one memcmp.
+  // spans, or the number of the binding it ran (CopyBinding; 0: none): a run
+  // whose lists hold the same spans, or of the same binding, leaves its
+  // core's resolved copies (CopyCoreProgram::resolved) good, and is found so
+  // by one memcmp, or one compare.
   std::vector<std::byte> last_regions;
+  std::uint64_t binding = 0;
   CopyProgramCache* cache = nullptr;  // its options' `programs`, read by its core's copier
   // While it waits parked in its CopyRun: the call its process was inside
   // before (Process::activity_, for the stall report), given back when it resumes.
   const char* outer_what = nullptr;
   ContextId outer_context = 0;
 
-  // Whether this run's span lists differ from the last run's kept ones.
-  bool regions_differ(const CopyRegions& r) const {
+  // Whether this run's regions (of the binding `bound`, 0: none) differ from the last run's kept ones.
+  bool regions_differ(const CopyRegions& r, std::uint64_t bound) const {
+    if (bound != 0 || binding != 0) return binding != bound;
     const std::span<const std::byte> send = std::as_bytes(r.send), recv = std::as_bytes(r.recv);
     return last_regions.size() != send.size() + recv.size() ||
            (!send.empty() && std::memcmp(last_regions.data(), send.data(), send.size()) != 0) ||
@@ -110,7 +115,12 @@ struct alignas(kCacheLine) CopyMemberRun {
   }
   // Keeps them for the next run's comparison. Allocates only when the number
   // of regions changes.
-  void keep_regions(const CopyRegions& r) {
+  void keep_regions(const CopyRegions& r, std::uint64_t bound) {
+    binding = bound;
+    if (bound != 0) {
+      last_regions.clear();
+      return;
+    }
     const std::span<const std::byte> send = std::as_bytes(r.send), recv = std::as_bytes(r.recv);
     last_regions.resize(send.size() + recv.size());
     if (!send.empty()) std::memcpy(last_regions.data(), send.data(), send.size());
@@ -321,7 +331,7 @@ class CopyProgramCache : public std::enable_shared_from_this<CopyProgramCache> {
   }
 
  private:
-  std::mutex mutex_;
+  detail::WorkerMutex mutex_;
   std::vector<detail::CopyCoreProgram> kept_;
 };
 
@@ -365,7 +375,7 @@ class CopyExchangeState final : public GroupAttachment {
   // by this node's leader once its sends and receives are complete; acquire
   // by the cores before they unpack, and before they let the next run pack.
   alignas(kCacheLine) std::atomic<std::uint64_t> exchanged{0};
-  std::mutex staging_mutex;  // guards the making of `staging`
+  WorkerMutex staging_mutex;  // guards the making of `staging`
   std::unique_ptr<NodeStaging> staging;  // jobs across nodes
   // What abandoned split runs' regions and parts live in (CopyRun::abandon),
   // kept until the job ends; each process that abandons one adds it.
@@ -390,6 +400,7 @@ struct CopyEngine {
     return CopyRun(comm, key, participants, mine, regions, options, check);
   }
   static bool arrive(CopyRun& r);
+  static CopyExchangeState& bound_state(CopyBinding& b, Process& p, const Group& g, Rank me);
   static std::coroutine_handle<> suspend(CopyRun& r, std::coroutine_handle<> awaiter);
   static CopyRunStats resume(CopyRun& r);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,

@@ -22,6 +22,7 @@
 #include "switchyard/busy_lock.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/message.hpp"
+#include "worker_mutex.hpp"
 
 namespace switchyard {
 class Process;
@@ -176,7 +177,7 @@ class Group {
     std::atomic<GroupAttachment*> value{nullptr};
   };
   mutable CachedAttachment attachment_cache_[kCachedAttachments];
-  mutable std::mutex attachments_mutex_;  // guards attachments_
+  mutable WorkerMutex attachments_mutex_;  // guards attachments_
   mutable std::map<std::uint64_t, std::unique_ptr<GroupAttachment>> attachments_;  // owns them all
 };
 

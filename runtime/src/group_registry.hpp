@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "group.hpp"
+#include "worker_mutex.hpp"
 
 namespace switchyard::detail {
 
@@ -48,8 +49,10 @@ class Job;
 class GroupRegistry {
  public:
   // The id table: two-level so that it never moves, and half full at most.
-  static constexpr std::size_t kChunk = 2048;
-  static constexpr std::size_t kChunks = 64;
+  // A chunk is a page: a job's first library duplicate (made inside its first
+  // run of a plan) zeroes one page, not eight.
+  static constexpr std::size_t kChunk = 256;
+  static constexpr std::size_t kChunks = 512;
   // Communicators a node holds at once (the world, and every dup, split and
   // library duplicate not yet freed): the documented limit.
   static constexpr std::size_t kMaxContexts = kChunk * kChunks / 2;
@@ -127,7 +130,7 @@ class GroupRegistry {
   Job& job_;
   const std::uint32_t nodes_, node_;
   const Group* world_ = nullptr;
-  std::mutex mutex_;  // guards everything below
+  WorkerMutex mutex_;  // guards everything below
   std::unordered_map<const Group*, std::unique_ptr<Group>> groups_;
   std::map<std::pair<ContextId, std::uint64_t>, PendingDup> dups_;
   std::map<std::pair<ContextId, std::uint64_t>, const Group*> libraries_;  // (parent, key)

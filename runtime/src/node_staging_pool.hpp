@@ -14,6 +14,8 @@
 #include <span>
 #include <vector>
 
+#include "worker_mutex.hpp"
+
 namespace switchyard::detail {
 
 // Bytes left uninitialised when made: every run overwrites a staging buffer
@@ -50,7 +52,7 @@ class NodeStagingPool {
   void end_job();
 
  private:
-  std::mutex mutex_;  // take() runs on any worker; give_back() as groups are freed
+  WorkerMutex mutex_;  // take() runs on any worker; give_back() as groups are freed
   std::vector<StagingBuffer> kept_, given_back_;
   bool taken_ = false;
 };

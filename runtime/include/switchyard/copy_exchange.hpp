@@ -89,6 +89,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "switchyard/communicator.hpp"
 #include "switchyard/task.hpp"
@@ -209,6 +210,8 @@ struct CopyEngine;
 class CopyExchangeState;
 }  // namespace detail
 
+class CopyBinding;
+
 /// A run of a compiled exchange, to co_await where it is made: no coroutine
 /// frame of its own. Awaited, the process arrives (step 1 above) in its own
 /// frame; a participant that is not its core's copier then parks in the
@@ -254,6 +257,7 @@ class [[nodiscard]] CopyRun {
 
  private:
   friend struct detail::CopyEngine;
+  friend class CopyBinding;
   enum class Step : std::uint8_t { task, arrive, parked, copier, leader };
   CopyRun(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine, CopyRegions regions,
           const CopyExchangeOptions& options, CopyRegionCheck check) noexcept
@@ -265,6 +269,8 @@ class [[nodiscard]] CopyRun {
         options_(options),
         check_(check),
         step_(Step::arrive) {}
+  /// A run of `binding`: everything but the communicator is the binding's.
+  explicit CopyRun(CopyBinding& binding) noexcept;
 
   Communicator comm_;
   std::uint64_t key_ = 0;
@@ -273,11 +279,58 @@ class [[nodiscard]] CopyRun {
   CopyRegions regions_;
   CopyExchangeOptions options_;
   CopyRegionCheck check_;
+  CopyBinding* binding_ = nullptr;  ///< a bound run's binding, which holds the rest
   Step step_ = Step::task;
   bool started_ = false;  ///< start() was called: awaiting completes steps 2 and 3
   std::uint64_t run_ = 0;  ///< once arrived: the member's run number
   detail::CopyExchangeState* state_ = nullptr;  ///< once arrived
   Task<CopyRunStats> task_;  ///< Step::task, copier and leader
+};
+
+/// One member's regions bound for the runs of an exchange in a job, as MPI 4's
+/// persistent collectives bind their buffers: its runs check and publish
+/// nothing that the binding settled once. The member's core compares the
+/// binding's number instead of the region lists, and looks the exchange's
+/// state up in the first run alone. The regions stay where they are and alive
+/// for as long as the binding runs (their bytes are the caller's to change
+/// between runs); a caller checks their sizes before binding them. A binding
+/// belongs to the job of its communicator. Moving it keeps its lists where
+/// they are; a moved-from binding refuses to run.
+class CopyBinding {
+ public:
+  /// An empty binding: run() refuses it.
+  CopyBinding() = default;
+  /// Binds member comm.rank()'s regions `send` and `recv` for runs of the
+  /// exchange `key` (run_copy_exchange's other arguments, the same in every run).
+  CopyBinding(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
+              std::vector<std::span<const std::byte>> send, std::vector<std::span<std::byte>> recv,
+              const CopyExchangeOptions& options);
+  /// Takes `other`'s binding, which refuses to run from then on.
+  CopyBinding(CopyBinding&& other) noexcept;
+  /// Takes `other`'s binding, which refuses to run from then on.
+  CopyBinding& operator=(CopyBinding&& other) noexcept;
+  CopyBinding(const CopyBinding&) = delete;
+  CopyBinding& operator=(const CopyBinding&) = delete;
+  ~CopyBinding() = default;
+
+  /// One run on the bound regions, to co_await (a CopyRun); InvalidArgument
+  /// for an empty or moved-from binding.
+  CopyRun run();
+  /// Whether the binding holds regions (not empty, not moved from).
+  bool bound() const noexcept { return id_ != 0; }
+
+ private:
+  friend struct detail::CopyEngine;
+  friend class CopyRun;
+  Communicator comm_;
+  std::uint64_t key_ = 0;
+  Rank participants_ = 0;
+  const CopyMember* mine_ = nullptr;
+  std::vector<std::span<const std::byte>> send_;
+  std::vector<std::span<std::byte>> recv_;
+  CopyExchangeOptions options_;
+  std::uint64_t id_ = 0;  ///< distinct among the program's bindings; 0: none
+  detail::CopyExchangeState* state_ = nullptr;  ///< the exchange's state in the job, once a run has looked it up
 };
 
 /// Runs comm.rank()'s part of the exchange `key` (the same on every member of

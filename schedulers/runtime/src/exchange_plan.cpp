@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "copy_steps.hpp"
@@ -889,6 +890,52 @@ ExchangeRun ExchangePlan::run(const Communicator& comm, std::span<const std::byt
 
 ExchangeRun ExchangePlan::run(const Communicator& comm, ExchangeHooks& hooks) const {
   return ExchangeRun(run_part(*data_, comm, hooks));
+}
+
+BoundExchange ExchangePlan::bind(const Communicator& comm, std::span<const std::span<const std::byte>> send,
+                                 std::span<const std::span<std::byte>> recv) const {
+  const ExchangePlanData& d = *data_;
+  BoundExchange b;
+  b.plan_ = &d;
+  b.comm_ = comm;
+  const ExchangePart* part = part_for_run(d, comm);
+  if (!part) return b;  // a member beyond the plan: its runs do nothing
+  check_span_counts(comm.rank(), *part, send.size(), recv.size());
+  detail::check_buffer_sizes("ExchangePlan::bind", part->rank, part->sends, part->receives, send, recv);
+  std::vector<std::span<const std::byte>> sends(send.begin(), send.end());
+  std::vector<std::span<std::byte>> receives(recv.begin(), recv.end());
+  if (compiled(d, comm)) {
+    b.copies_ = CopyBinding(comm.library(kExchangePlanLibrary), d.copy_key, d.processes, part->member, std::move(sends),
+                            std::move(receives), d.copy_options);
+  } else {
+    b.send_ = std::move(sends);
+    b.recv_ = std::move(receives);
+  }
+  return b;
+}
+
+BoundExchange::BoundExchange(BoundExchange&& other) noexcept
+    : copies_(std::move(other.copies_)),
+      plan_(std::exchange(other.plan_, nullptr)),
+      comm_(other.comm_),
+      send_(std::move(other.send_)),
+      recv_(std::move(other.recv_)) {}
+
+BoundExchange& BoundExchange::operator=(BoundExchange&& other) noexcept {
+  if (this == &other) return *this;
+  copies_ = std::move(other.copies_);
+  plan_ = std::exchange(other.plan_, nullptr);
+  comm_ = other.comm_;
+  send_ = std::move(other.send_);
+  recv_ = std::move(other.recv_);
+  return *this;
+}
+
+ExchangeRun BoundExchange::run() {
+  if (copies_.bound()) return copies_.run();
+  if (!plan_)
+    throw InvalidArgument("switchyard: BoundExchange::run: the binding is empty (default-made or moved from)");
+  return run_spans(*plan_, comm_, send_, recv_);
 }
 
 }  // namespace switchyard::schedulers

@@ -738,6 +738,139 @@ TEST(ExchangePlanLibraries, OnePlanOnTwoHalvesAtOnce) {
   }
 }
 
+// --- buffers bound once (BoundExchange) ---
+
+// Byte k of the message from `from` to `to` in run `run`: each run's differ,
+// so a run that moved the last run's bytes, or none, is caught.
+std::byte bound_byte(Rank from, Rank to, int run, std::size_t k) {
+  return static_cast<std::byte>((from * 131u + to * 31u + static_cast<unsigned>(run) * 7u + k) & 0xffu);
+}
+
+// A process's own buffers for a plan, as run() and bind() take them.
+struct OwnBuffers {
+  OwnBuffers(const ExchangePlan& plan, Rank me) : me(me), sends(plan.sends(me)), receives(plan.receives(me)) {
+    for (const MatrixEntry& e : sends) send.emplace_back(e.bytes);
+    for (const MatrixEntry& e : receives) recv.emplace_back(e.bytes);
+    for (auto& b : send) send_spans.emplace_back(b);
+    for (auto& b : recv) recv_spans.emplace_back(b);
+  }
+  // Run `run`'s bytes in the send buffers, poison in the receive buffers.
+  void fill(int run) {
+    for (std::size_t i = 0; i < send.size(); ++i) {
+      for (std::size_t k = 0; k < send[i].size(); ++k) send[i][k] = bound_byte(me, sends[i].peer, run, k);
+    }
+    for (auto& b : recv) std::fill(b.begin(), b.end(), std::byte{0xee});
+  }
+  // The first byte of run `run` that did not arrive, or "".
+  std::string wrong(int run) const {
+    for (std::size_t j = 0; j < recv.size(); ++j) {
+      for (std::size_t k = 0; k < recv[j].size(); ++k) {
+        if (recv[j][k] != bound_byte(receives[j].peer, me, run, k)) {
+          return "run " + std::to_string(run) + ": byte " + std::to_string(k) + " from rank " +
+                 std::to_string(receives[j].peer) + " on rank " + std::to_string(me);
+        }
+      }
+    }
+    return "";
+  }
+  Rank me;
+  std::span<const MatrixEntry> sends, receives;
+  std::vector<std::vector<std::byte>> send, recv;
+  std::vector<std::span<const std::byte>> send_spans;
+  std::vector<std::span<std::byte>> recv_spans;
+};
+
+// Bound once, run 20 times with new bytes each time; with the online and a
+// static scheduler, in every execution, processes >> cores and one per core.
+TEST(BoundExchange, EveryRunMovesItsOwnBytes) {
+  for (const Rank n : {Rank{2}, Rank{12}}) {
+    const CommMatrix m = fig7_matrix(n, std::min<Rank>(n, 4), 40, 3);
+    for (const Execution& how : kExecutions) {
+      for (const std::string scheduler : {"ac", "optimal", "drsn"}) {
+        SCOPED_TRACE(std::to_string(n) + " processes, " + how.name + ", " + scheduler);
+        const ExchangePlan plan = one_thread_plan(m, with_execution({.scheduler = scheduler}, how));
+        std::vector<std::string> wrong(n);
+        sytest::runtime().run(
+            n,
+            [&](Process& p) -> Task<void> {
+              OwnBuffers b(plan, p.rank());
+              BoundExchange bound = plan.bind(p, b.send_spans, b.recv_spans);
+              for (int run = 0; run < 20 && wrong[p.rank()].empty(); ++run) {
+                b.fill(run);
+                co_await bound.run();
+                wrong[p.rank()] = b.wrong(run);
+              }
+            },
+            sytest::run_options(how.ring_capacity));
+        for (const std::string& w : wrong) EXPECT_EQ(w, "");
+      }
+    }
+  }
+}
+
+// A member's bound runs between unbound runs on other buffers, and a
+// binding moved to another object: each run moves into its own buffers (the
+// core looks the regions up again whenever they change).
+TEST(BoundExchange, BoundAndUnboundRunsMixed) {
+  const CommMatrix m = fig7_matrix(8, 3, 24, 5);
+  const ExchangePlan plan = one_thread_plan(m, "ac");
+  std::vector<std::string> wrong(8);
+  sytest::runtime().run(8, [&](Process& p) -> Task<void> {
+    OwnBuffers bound_buffers(plan, p.rank()), other(plan, p.rank());
+    BoundExchange bound = plan.bind(p, bound_buffers.send_spans, bound_buffers.recv_spans);
+    for (int run = 0; run < 12 && wrong[p.rank()].empty(); ++run) {
+      OwnBuffers& b = run % 3 == 1 ? other : bound_buffers;
+      b.fill(run);
+      if (run % 3 == 1) {
+        co_await plan.run(p, other.send_spans, other.recv_spans);
+      } else {
+        if (run == 6) {
+          BoundExchange moved = std::move(bound);
+          bound = std::move(moved);
+        }
+        co_await bound.run();
+      }
+      wrong[p.rank()] = b.wrong(run);
+    }
+  });
+  for (const std::string& w : wrong) EXPECT_EQ(w, "");
+}
+
+TEST(BoundExchange, BufferMismatchesAreRefusedAtBind) {
+  const CommMatrix m = fig7_matrix(4, 2, 16, 9);
+  const ExchangePlan plan = one_thread_plan(m, "ac");
+  std::vector<std::string> errors(4);
+  sytest::runtime().run(4, [&](Process& p) -> Task<void> {
+    OwnBuffers b(plan, p.rank());
+    const auto refused = [&](auto bind) {
+      try {
+        bind();
+      } catch (const InvalidArgument& e) {
+        return std::string(e.what());
+      }
+      return std::string("accepted");
+    };
+    if (p.rank() == 0) {
+      errors[0] = refused([&] { (void)plan.bind(p, std::span(b.send_spans).first(1), b.recv_spans); });
+    } else if (p.rank() == 1) {
+      b.recv_spans[0] = b.recv_spans[0].first(b.recv_spans[0].size() - 1);
+      errors[1] = refused([&] { (void)plan.bind(p, b.send_spans, b.recv_spans); });
+    } else if (p.rank() == 2) {
+      BoundExchange empty;
+      errors[2] = refused([&] { (void)empty.run(); });
+    } else {
+      BoundExchange bound = plan.bind(p, b.send_spans, b.recv_spans);
+      const BoundExchange taken = std::move(bound);
+      errors[3] = refused([&] { (void)bound.run(); });  // NOLINT(bugprone-use-after-move): the point
+    }
+    co_return;
+  });
+  EXPECT_NE(errors[0].find("given 1 send"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("ExchangePlan::bind"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[2].find("empty"), std::string::npos) << errors[2];
+  EXPECT_NE(errors[3].find("empty"), std::string::npos) << errors[3];
+}
+
 // --- runs that allocate nothing ---
 
 // A runtime on one core: its order of events, and so the most requests and
@@ -822,6 +955,28 @@ TEST(ExchangePlanAllocations, RunsAfterTheFirstAllocateNothing) {
                           static_cast<std::int64_t>(allocations(6, false, make_run, sytest::runtime(), 200));
       EXPECT_LE(across, 20) << "200 runs across two cores allocated " << across << " times";
     }
+  }
+}
+
+TEST(ExchangePlanAllocations, BoundRunsAfterTheFirstAllocateNothing) {
+  const CommMatrix m = fig7_matrix(6, 3, 24, 14);
+  for (const std::string scheduler : {"ac", "optimal"}) {
+    SCOPED_TRACE(scheduler);
+    const ExchangePlan plan = one_thread_plan(m, scheduler);
+    struct Bound {
+      Bound(const ExchangePlan& plan, Process& p)
+          : b(plan, p.rank()), bound(plan.bind(p, b.send_spans, b.recv_spans)) {}
+      Task<void> operator()() {
+        b.fill(k);
+        co_await bound.run();
+        if (const std::string w = b.wrong(k++); !w.empty()) throw std::runtime_error(w);
+      }
+      OwnBuffers b;
+      BoundExchange bound;
+      int k = 0;
+    };
+    auto make_run = [&](Process& p) { return [bound = std::make_shared<Bound>(plan, p)] { return (*bound)(); }; };
+    EXPECT_EQ(allocations(6, true, make_run), allocations(6, false, make_run));
   }
 }
 

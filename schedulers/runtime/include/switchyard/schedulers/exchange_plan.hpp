@@ -106,6 +106,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "switchyard/communicator.hpp"
 #include "switchyard/copy_exchange.hpp"
@@ -174,6 +175,48 @@ namespace detail {
 struct ExchangePlanData;
 }
 
+/// One member's buffers bound to a plan for the runs of a job
+/// (ExchangePlan::bind), as MPI 4's persistent collectives bind theirs: each
+/// run then checks and publishes nothing that the binding settled once, and a
+/// compiled run's core compares one number where an unbound run compares the
+/// buffer lists. The buffers stay where they are and alive while the binding
+/// runs (their bytes are the caller's to change between runs); the plan
+/// outlives it (moving the plan is fine). A binding belongs to the job of its
+/// communicator.
+///
+/// @code{.cpp}
+///   BoundExchange halo = plan.bind(p, send_spans, recv_spans);
+///   for (int it = 0; it < iterations; ++it) {
+///     fill(send_spans);
+///     co_await halo.run();
+///     use(recv_spans);
+///   }
+/// @endcode
+class BoundExchange {
+ public:
+  /// An empty binding: run() refuses it.
+  BoundExchange() = default;
+  /// Takes `other`'s binding, which refuses to run from then on.
+  BoundExchange(BoundExchange&& other) noexcept;
+  /// Takes `other`'s binding, which refuses to run from then on.
+  BoundExchange& operator=(BoundExchange&& other) noexcept;
+  BoundExchange(const BoundExchange&) = delete;
+  BoundExchange& operator=(const BoundExchange&) = delete;
+  ~BoundExchange() = default;
+
+  /// One run of the plan on the bound buffers, to co_await as ExchangePlan::run's.
+  /// InvalidArgument for an empty or moved-from binding.
+  ExchangeRun run();
+
+ private:
+  friend class ExchangePlan;
+  CopyBinding copies_;  ///< a compiled plan's member: the runtime's binding, which holds the lists
+  const detail::ExchangePlanData* plan_ = nullptr;  ///< nullptr: empty
+  Communicator comm_;  ///< the caller's communicator (not compiled: runs go through the plan)
+  std::vector<std::span<const std::byte>> send_;  ///< not compiled: the bound lists
+  std::vector<std::span<std::byte>> recv_;  ///< see send_
+};
+
 /// A persistent personalized exchange (see the file's description): made once, run many times.
 class ExchangePlan {
  public:
@@ -232,6 +275,10 @@ class ExchangePlan {
                   std::span<const std::uint64_t> recv_displacements) const;
   /// With hooks that reach each message's bytes, or describe where they lie (exchange_hooks.hpp).
   ExchangeRun run(const Communicator& comm, ExchangeHooks& hooks) const;
+  /// Binds comm.rank()'s buffers, as run() takes them, for the runs of this
+  /// job (BoundExchange): their counts and sizes are checked here, once.
+  BoundExchange bind(const Communicator& comm, std::span<const std::span<const std::byte>> send,
+                     std::span<const std::span<std::byte>> recv) const;
 
   /// Split phase (see the file's description): starts comm.rank()'s run on
   /// these buffers (as run() takes them) and returns at once; wait()
