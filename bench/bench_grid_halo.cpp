@@ -17,6 +17,22 @@
 //                      line, before its batches; x_mpi = Time / mpi_us,
 //                      ips_x_mpi = mpi_us / Time (iterations per second against
 //                      MPI's: >= 1 is at least MPI's).
+//   BM_GridStencilSplit/processes:P/strips:S   the same stencil in the split
+//                      phase (examples/stencil.cpp's default): every iteration
+//                      GridHalo::start_forward, the sweep of the points that
+//                      read no ghost, wait_forward, the sweep of the block's
+//                      outer ring; checked and timed as BM_GridStencil, with
+//                      its own run of stencil_mpi before its batches (the
+//                      same counters).
+//   BM_HaloStencil/processes:P, BM_HaloStencilSplit/processes:P   the same
+//                      stencil on the sparse halo (HaloExchange<double>, the
+//                      grid's points as a vector cut into P strips of whole
+//                      rows, the 5-point pattern its matrix, the dense sweep
+//                      of stencil_kernel.hpp over the strip and its two ghost
+//                      rows): forward, then the sweep; or start_forward, the
+//                      rows that read no ghost, wait_forward, the strip's
+//                      first and last rows. Checked and timed as
+//                      BM_GridStencil, with the same MPI counters.
 //   BM_GridHaloForward/processes:P/strips:S   the exchange alone:
 //                      GridHalo::forward on the same grid (straight from array
 //                      to array), and in the
@@ -30,7 +46,10 @@
 // have no mpi_us; where its run failed, mpi_failed = 1 (why on stderr).
 
 #include <switchyard/halo/grid_halo.hpp>
+#include <switchyard/halo/halo_exchange.hpp>
 
+#include <array>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -66,8 +85,18 @@ RunOptions in_blocks() {
   return options;
 }
 
+// Throws where some rank's points differ from the sequential sweeps.
+void check_right(const char* what, const std::vector<std::uint64_t>& wrong) {
+  for (Rank r = 0; r < wrong.size(); ++r) {
+    if (wrong[r] != 0) {
+      throw std::runtime_error(std::string(what) + ": " + std::to_string(wrong[r]) + " points of rank " +
+                               std::to_string(r) + " differ from the sequential sweeps");
+    }
+  }
+}
+
 // Seconds per iteration of the stencil on `processes` processes (rank 0's median chunk).
-double stencil_iteration(const halo::GridHalo<double>& h) {
+double stencil_iteration(const halo::GridHalo<double>& h, bool split) {
   sybench::ChunkTimer timer(kIterations / sybench::kChunks);
   std::vector<std::uint64_t> wrong(h.processes());
   sybench::runtime().run(
@@ -77,30 +106,147 @@ double stencil_iteration(const halo::GridHalo<double>& h) {
         co_await p.barrier();
         if (p.rank() == 0) timer.start();
         for (int k = 0; k < kIterations; ++k) {
-          co_await h.forward(p, block.current());
-          block.sweep();
+          if (split) {  // inline, as a user writes it: no frame of a helper's per iteration
+            h.start_forward(p, block.current());
+            block.sweep_interior();
+            co_await h.wait_forward(p);
+            block.sweep_boundary();
+          } else {
+            co_await h.forward(p, block.current());
+            block.sweep();
+          }
           if (p.rank() == 0 && (k + 1) % (kIterations / sybench::kChunks) == 0) timer.lap();
         }
         wrong[p.rank()] = block.wrong_points(reference());
       },
       in_blocks());
-  for (Rank r = 0; r < wrong.size(); ++r) {
-    if (wrong[r] != 0) {
-      throw std::runtime_error("grid stencil: " + std::to_string(wrong[r]) + " points of rank " + std::to_string(r) +
-                               " differ from the sequential sweeps");
-    }
-  }
+  check_right("grid stencil", wrong);
   return timer.per_op();
 }
 
-void BM_GridStencil(benchmark::State& state) {
-  const auto processes = static_cast<Rank>(state.range(0));
+// The 5-point pattern of the grid's points (row-major): each inner point's
+// four neighbours, ascending (up, left, right, down); the fixed boundary's
+// points none.
+struct StencilPattern {
+  StencilPattern() {
+    const std::uint64_t n = stencil::kN;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      for (std::uint64_t j = 0; j < n; ++j) {
+        if (i > 0 && i + 1 < n && j > 0 && j + 1 < n) {
+          for (const std::uint64_t g : {(i - 1) * n + j, i * n + j - 1, i * n + j + 1, (i + 1) * n + j})
+            column.push_back(static_cast<halo::ColumnIndex>(g));
+        }
+        row_start.push_back(column.size());
+      }
+    }
+  }
+  halo::SparsityPattern pattern() const { return {row_start.size() - 1, row_start.size() - 1, row_start, column}; }
+  std::vector<std::uint64_t> row_start{0};
+  std::vector<halo::ColumnIndex> column;
+};
+
+// A process's strip of whole rows on the sparse halo, swept with the dense
+// kernel of stencil_kernel.hpp: its rows (owned, row-major) twice, the
+// sweep's input and output, and its ghosts, which stay in one buffer: the
+// upper neighbour's row (points 1 to kN - 2) then the lower's, as the map
+// orders them (owners ascending), one padding element before them so that
+// ghost row point j is at index j.
+class DenseStrip {
+ public:
+  explicit DenseStrip(const halo::HaloMap& m) : cur_(m.owned.size()), ghost_(m.ghosts.size() + 1) {
+    const std::uint64_t n = stencil::kN;
+    if (m.owned.empty() || m.owned.size() % n != 0 || m.owned.front() % n != 0)
+      throw std::runtime_error("sparse halo stencil: a block that is not whole rows");
+    first_ = static_cast<int>(m.owned.front() / n);
+    rows_ = static_cast<int>(m.owned.size() / n);
+    const bool above = first_ > 0, below = first_ + rows_ < stencil::kN;
+    for (std::size_t k = 0; k < m.ghosts.size(); ++k) {  // the layout this class assumes, checked once
+      const bool upper = above && k < n - 2;
+      const std::uint64_t row = upper ? first_ - 1 : first_ + rows_, j = (upper ? k : k - (above ? n - 2 : 0)) + 1;
+      if (m.ghosts[k] != row * n + j) throw std::runtime_error("sparse halo stencil: unexpected ghosts");
+    }
+    if (m.ghosts.size() != (n - 2) * (above + below)) throw std::runtime_error("sparse halo stencil: ghost count");
+    up_ = above ? ghost_.data() : nullptr;
+    down_ = below ? ghost_.data() + (above ? n - 2 : 0) : nullptr;
+    for (int r = 0; r < rows_; ++r) {
+      for (int j = 0; j < stencil::kN; ++j) cur_[r * n + j] = stencil::initial(first_ + r, j);
+    }
+    next_ = cur_;  // the fixed boundary is in both
+  }
+  std::span<double> owned() noexcept { return cur_; }
+  std::span<double> ghosts() noexcept { return std::span(ghost_).subspan(1); }
+  // The rows that read no ghost, then (once the ghosts are in) the first and
+  // last, and the next values are current.
+  void sweep_interior() noexcept {
+    for (int r = 1; r + 1 < rows_; ++r) sweep_row(r);
+  }
+  void sweep_boundary() noexcept {
+    sweep_row(0);
+    if (rows_ > 1) sweep_row(rows_ - 1);
+    cur_.swap(next_);
+  }
+  // Owned points that differ from the whole grid `grid` in any bit.
+  std::uint64_t wrong_points(const std::vector<double>& grid) const noexcept {
+    const double* theirs = grid.data() + static_cast<std::size_t>(first_) * stencil::kN;
+    std::uint64_t wrong = 0;
+    for (std::size_t k = 0; k < cur_.size(); ++k) wrong += std::memcmp(&cur_[k], theirs + k, sizeof(double)) != 0;
+    return wrong;
+  }
+
+ private:
+  void sweep_row(int r) noexcept {
+    const int i = first_ + r;
+    if (i == 0 || i == stencil::kN - 1) return;
+    const std::size_t n = stencil::kN;
+    const double* mid = cur_.data() + r * n;
+    const double* up = r > 0 ? mid - n : up_;
+    const double* down = r + 1 < rows_ ? mid + n : down_;
+    double* out = next_.data() + r * n;
+    for (int j = 1; j < stencil::kN - 1; ++j) out[j] = 0.25 * ((up[j] + down[j]) + (mid[j - 1] + mid[j + 1]));
+  }
+  int first_ = 0, rows_ = 0;
+  std::vector<double> cur_, next_, ghost_;
+  const double* up_ = nullptr;  // ghost row point j at up_[j]
+  const double* down_ = nullptr;
+};
+
+// Seconds per iteration of the stencil on the sparse halo (rank 0's median chunk).
+double halo_stencil_iteration(const halo::HaloExchange<double>& h, bool split) {
+  sybench::ChunkTimer timer(kIterations / sybench::kChunks);
+  std::vector<std::uint64_t> wrong(h.processes());
+  sybench::runtime().run(
+      h.processes(),
+      [&](Process& p) -> Task<void> {
+        DenseStrip x(h.map(p.rank()));
+        co_await p.barrier();
+        if (p.rank() == 0) timer.start();
+        for (int k = 0; k < kIterations; ++k) {
+          if (split) {
+            h.start_forward(p, x.owned(), x.ghosts());
+            x.sweep_interior();
+            co_await h.wait_forward(p);
+          } else {
+            co_await h.forward(p, x.owned(), x.ghosts());
+            x.sweep_interior();
+          }
+          x.sweep_boundary();
+          if (p.rank() == 0 && (k + 1) % (kIterations / sybench::kChunks) == 0) timer.lap();
+        }
+        wrong[p.rank()] = x.wrong_points(reference());
+      },
+      in_blocks());
+  check_right("sparse halo stencil", wrong);
+  return timer.per_op();
+}
+
+// A stencil line: its own run of the MPI twin, then its batches of `iteration()`.
+template <class Iteration>
+void stencil_line(benchmark::State& state, Iteration iteration) {
   const std::optional<double> mpi_us = stencil::mpi_iteration_us(kIterations, "bench_grid_halo");
   double figures = 0;
   try {
-    const halo::GridHalo<double> h = grid_halo(processes, state.range(1) != 0);
     for (auto _ : state) {
-      const double f = stencil_iteration(h);
+      const double f = iteration();
       state.SetIterationTime(f);
       figures += f;
     }
@@ -117,6 +263,22 @@ void BM_GridStencil(benchmark::State& state) {
     state.counters["mpi_failed"] = 1;
   }
 }
+
+void grid_stencil_line(benchmark::State& state, bool split) {
+  const halo::GridHalo<double> h = grid_halo(static_cast<Rank>(state.range(0)), state.range(1) != 0);
+  stencil_line(state, [&] { return stencil_iteration(h, split); });
+}
+void BM_GridStencil(benchmark::State& state) { grid_stencil_line(state, false); }
+void BM_GridStencilSplit(benchmark::State& state) { grid_stencil_line(state, true); }
+
+void halo_stencil_line(benchmark::State& state, bool split) {
+  static const StencilPattern s;
+  const halo::HaloExchange<double> h(
+      s.pattern(), halo::RowPartition::blocks(s.row_start.size() - 1, static_cast<Rank>(state.range(0))));
+  stencil_line(state, [&] { return halo_stencil_iteration(h, split); });
+}
+void BM_HaloStencil(benchmark::State& state) { halo_stencil_line(state, false); }
+void BM_HaloStencilSplit(benchmark::State& state) { halo_stencil_line(state, true); }
 
 // Seconds per exchange (rank 0's median chunk) of `exchange(p)`, run
 // kExchanges times by every process; `check(p)` after the batch.
@@ -198,6 +360,15 @@ void grid_lines(benchmark::internal::Benchmark* b) {
   b->ReportAggregatesOnly(true)->Unit(benchmark::kMicrosecond);
 }
 BENCHMARK(BM_GridStencil)->Apply(grid_lines);
+BENCHMARK(BM_GridStencilSplit)->Apply(grid_lines);
+// The sparse halo's stencil lines: P = 2, 8 and 32 strips.
+void halo_lines(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"processes"})->Arg(2)->Arg(8)->Arg(32);
+  b->UseManualTime()->Iterations(sybench::kBatches);
+  b->ReportAggregatesOnly(true)->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(BM_HaloStencil)->Apply(halo_lines);
+BENCHMARK(BM_HaloStencilSplit)->Apply(halo_lines);
 BENCHMARK(BM_GridHaloForward)->Apply(grid_lines);
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <switchyard/halo/grid_halo.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -41,16 +42,20 @@ class JacobiBlock {
   // One sweep of the block's points that are inner points of the grid, from
   // the current values (ghosts included) into the next; then the next are current.
   void sweep() noexcept {
-    for (int r = 1; r <= rows_; ++r) {
-      const int i = first_i_ + r - 1;
-      if (i == 0 || i == n_ - 1) continue;
-      const double* up = cur_.data() + (r - 1) * width_;
-      const double* mid = up + width_;
-      const double* down = mid + width_;
-      double* out = next_.data() + r * width_;
-      const int from = first_j_ == 0 ? 2 : 1, to = first_j_ + columns_ == n_ ? columns_ - 1 : columns_;
-      for (int c = from; c <= to; ++c) out[c] = 0.25 * ((up[c] + down[c]) + (mid[c - 1] + mid[c + 1]));
-    }
+    sweep_box(1, rows_, 1, columns_);
+    cur_.swap(next_);
+  }
+  // The split phase's two halves (GridHalo::start_forward, wait_forward):
+  // first the points that read no ghost (the block less its outer ring),
+  // which read only current() and write only the next values; then, once
+  // the ghosts are in, the outer ring, and the next are current. Together
+  // the same points and bits as sweep().
+  void sweep_interior() noexcept { sweep_box(2, rows_ - 1, 2, columns_ - 1); }
+  void sweep_boundary() noexcept {
+    sweep_box(1, 1, 1, columns_);
+    if (rows_ > 1) sweep_box(rows_, rows_, 1, columns_);
+    sweep_box(2, rows_ - 1, 1, 1);
+    if (columns_ > 1) sweep_box(2, rows_ - 1, columns_, columns_);
     cur_.swap(next_);
   }
   // How many of the block's points differ from `grid` (n x n, row-major) in any bit.
@@ -72,6 +77,22 @@ class JacobiBlock {
   }
 
  private:
+  // The points of local rows [r0, r1] and columns [c0, c1] that are inner
+  // points of the grid, each as 0.25 * ((up + down) + (left + right)).
+  void sweep_box(int r0, int r1, int c0, int c1) noexcept {
+    const int first_c = std::max(c0, first_j_ == 0 ? 2 : 1);
+    const int last_c = std::min(c1, first_j_ + columns_ == n_ ? columns_ - 1 : columns_);
+    for (int r = r0; r <= r1; ++r) {
+      const int i = first_i_ + r - 1;
+      if (i == 0 || i == n_ - 1) continue;
+      const double* up = cur_.data() + (r - 1) * width_;
+      const double* mid = up + width_;
+      const double* down = mid + width_;
+      double* out = next_.data() + r * width_;
+      for (int c = first_c; c <= last_c; ++c) out[c] = 0.25 * ((up[c] + down[c]) + (mid[c - 1] + mid[c + 1]));
+    }
+  }
+
   int first_i_, first_j_, rows_, columns_, n_;
   std::size_t width_;
   std::vector<double> cur_, next_;

@@ -126,6 +126,11 @@ class GridHooks final : public schedulers::ExchangeHooks {
     for (const GridTransfer* t : group(me_.recvs, j)) describe_box(t->to, me_.local, bytes_, runs);
   }
   schedulers::ExchangeMemory memory() override { return {in_, out_}; }
+  // Points the hooks at another array (a split forward's hooks, kept from run to run).
+  void aim(std::span<const std::byte> in, std::span<std::byte> out) noexcept {
+    in_ = in;
+    out_ = out;
+  }
 
   std::span<const std::byte> send_buffer(std::size_t i) override { return staged(send_side(), send_staging(), i); }
   std::span<std::byte> recv_buffer(std::size_t j) override { return staged(recv_side(), recv_staging(), j); }
@@ -374,6 +379,47 @@ Task<void> grid_forward(const GridPattern& g, const schedulers::ExchangePlan& pl
   co_await plan.run(comm, hooks);
   for (const GridTransfer* t : me.own)
     copy_box(t->from, array.data(), t->to, array.data(), me.local, g.element_bytes());
+}
+
+void grid_start_forward(const GridPattern& g, const schedulers::ExchangePlan& plan, const Communicator& comm,
+                        GridScratch& scratch, std::span<std::byte> array) {
+  const GridRank& me = g.rank(comm.rank());
+  if (scratch.split_started && !scratch.split_comm.valid()) {  // started in a job that failed before its wait
+    scratch.split_started = false;
+    scratch.busy.store(false, std::memory_order_release);
+  }
+  if (scratch.split_started) {
+    refuse("start_forward on rank " + std::to_string(comm.rank()) + ": a second start before the wait");
+  }
+  GridClaim claim(scratch, comm.rank());  // released here if the start throws
+  if (!scratch.split_hooks)
+    scratch.split_hooks = std::make_unique<GridHooks>(me, g.element_bytes(), scratch, array, array, false);
+  auto& hooks = static_cast<GridHooks&>(*scratch.split_hooks);
+  hooks.aim(array, array);
+  plan.start(comm, hooks);
+  claim.keep();  // until the wait's end
+  scratch.split_started = true;
+  scratch.split_comm = comm;
+  scratch.split_array = array;
+}
+
+GridForwardWait grid_wait_forward(const GridPattern& g, const schedulers::ExchangePlan& plan, const Communicator& comm,
+                                  GridScratch& scratch) {
+  if (!scratch.split_started || !scratch.split_comm.valid()) {
+    refuse("wait_forward on rank " + std::to_string(comm.rank()) + ": no start to wait for");
+  }
+  scratch.split_started = false;
+  return GridForwardWait(plan.wait(comm), g.rank(comm.rank()), g.element_bytes(), scratch);
+}
+
+void GridForwardWait::await_resume() {
+  struct Release {  // however the run ends
+    GridScratch& s;
+    ~Release() { s.busy.store(false, std::memory_order_release); }
+  } release{*scratch_};
+  run_.await_resume();
+  for (const GridTransfer* t : me_->own)
+    copy_box(t->from, scratch_->split_array.data(), t->to, scratch_->split_array.data(), me_->local, element_bytes_);
 }
 
 Task<void> grid_reverse(const GridPattern& g, const schedulers::ExchangePlan& plan, Communicator comm,

@@ -421,16 +421,9 @@ Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeSta
   const std::uint32_t core = p.worker_.index();
   const bool leads = s.spans_nodes && me == s.leader;
   CopyCoreProgram& prog = s.program(core);
-  if (!prog.compiled) compile(s, g, p, core);
   CopyCoreProgress& mine_done = s.progress(core);
-  if (prog.regions_moved) {
-    prog.regions_moved = false;
-    // Single writer; ordered for the readers by the release just below.
-    mine_done.regions_moved.store(mine_done.regions_moved.load(std::memory_order_relaxed) + 1,
-                                  std::memory_order_relaxed);
-  }
-  mine_done.published.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `readers`
-  ring(p, prog.readers);
+  // Relaxed: this core's own store, read back on its own thread.
+  if (mine_done.published.load(std::memory_order_relaxed) < run) publish_core(s, g, p, core, run);
   if (s.spans_nodes) {
     if (!prog.staging) co_await lay_out_staging(s, g, p, core, run);
     resolve_staged(s, prog, core);
@@ -463,6 +456,20 @@ Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeSta
   prog.finished = true;
   for (Process* q : prog.members) q->notify();  // the copier itself is running: notify() passes it by
   co_return CopyRunStats{s.member_run(me).inquiries};
+}
+
+void CopyEngine::publish_core(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run) {
+  CopyCoreProgram& prog = s.program(core);
+  if (!prog.compiled) compile(s, g, p, core);
+  CopyCoreProgress& mine_done = s.progress(core);
+  if (prog.regions_moved) {
+    prog.regions_moved = false;
+    // Single writer; ordered for the readers by the release just below.
+    mine_done.regions_moved.store(mine_done.regions_moved.load(std::memory_order_relaxed) + 1,
+                                  std::memory_order_relaxed);
+  }
+  mine_done.published.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `readers`
+  ring(p, prog.readers);
 }
 
 Task<void> CopyEngine::copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
@@ -646,11 +653,69 @@ std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Pro
   return copied;
 }
 
+// Split phase, step 1 now: the member arrives as an awaited run would; its
+// core's copier (the last to arrive) also publishes the core, so that the
+// cores pulling from its members copy while it computes. Across nodes the
+// core publishes when its copier awaits (its staging may need laying out).
+void CopyEngine::start(CopyRun& r) {
+  if (r.started_) {
+    refuse(r.comm_.rank(), "start of a run started already (a second start before its wait)");
+  }
+  if (r.step_ == CopyRun::Step::task) {
+    r.started_ = true;  // a Task runs when awaited
+    return;
+  }
+  arrive(r);
+  r.started_ = true;
+  if (r.step_ == CopyRun::Step::copier && !r.state_->spans_nodes) {
+    Process& p = *r.comm_.process_;
+    publish_core(*r.state_, r.comm_.group(), p, p.worker_.index(), r.run_);
+  }
+}
+
+// A started run, awaited: complete at once where its core has copied (a
+// parked participant; `done` is its own core's, read on its thread); a run
+// that is a Task as the Task. Awaited, a run is not started any more.
+bool CopyEngine::ready_after_start(CopyRun& r) {
+  r.started_ = false;
+  if (r.step_ == CopyRun::Step::task) return r.task_.await_ready();
+  if (r.step_ != CopyRun::Step::parked) return false;
+  Process& p = *r.comm_.process_;
+  if (r.state_->program(p.worker_.index()).done < r.run_) return false;
+  CopyMemberRun& counts = r.state_->member_run(r.comm_.rank());
+  counts.outer_what = p.activity_.what;  // resume() gives back what it finds here: the activity as it is
+  counts.outer_context = p.activity_.context;
+  return true;
+}
+
+void CopyEngine::abandon(CopyRun& r, const Communicator& comm, const std::string& why,
+                         std::shared_ptr<const void> keep) noexcept {
+  if (!comm.valid()) return;  // not inside its job: over, nothing reads the run's memory any more
+  Process& p = *comm.process_;
+  try {
+    if (r.started_ && r.state_) {
+      const std::lock_guard lock(r.state_->abandoned_mutex);
+      r.state_->abandoned.push_back(std::move(keep));
+    }
+    p.job_.fail(std::make_exception_ptr(Error(why)), p.rank());
+  } catch (...) {
+    p.job_.cancel();  // no memory for the error: the job ends all the same
+  }
+  r.started_ = false;
+}
+
 }  // namespace switchyard::detail
 
 namespace switchyard {
 
+void CopyRun::start() { detail::CopyEngine::start(*this); }
+
+void CopyRun::abandon(const Communicator& comm, const std::string& why, std::shared_ptr<const void> keep) noexcept {
+  detail::CopyEngine::abandon(*this, comm, why, std::move(keep));
+}
+
 bool CopyRun::await_ready() {
+  if (started_) return detail::CopyEngine::ready_after_start(*this);
   if (step_ == Step::task) return task_.await_ready();
   return detail::CopyEngine::arrive(*this);
 }

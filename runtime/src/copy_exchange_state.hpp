@@ -378,6 +378,10 @@ class CopyExchangeState final : public GroupAttachment {
   alignas(kCacheLine) std::atomic<std::uint64_t> exchanged{0};
   WorkerMutex staging_mutex;  // guards the making of `staging`
   std::unique_ptr<NodeStaging> staging;  // jobs across nodes
+  // What abandoned split runs' regions and parts live in (CopyRun::abandon),
+  // kept until the job ends; each process that abandons one adds it.
+  std::mutex abandoned_mutex;
+  std::vector<std::shared_ptr<const void>> abandoned;
 
  private:
   const Rank participants_;
@@ -402,6 +406,13 @@ struct CopyEngine {
   static CopyRunStats resume(CopyRun& r);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
                             CopyExchangeOptions options);
+  // Split phase (CopyRun::start): arrives and, for its core's copier on one
+  // node, publishes the core; then, awaited, whether the run is complete
+  // already (a parked participant whose core has copied).
+  static void start(CopyRun& r);
+  static bool ready_after_start(CopyRun& r);
+  static void abandon(CopyRun& r, const Communicator& comm, const std::string& why,
+                      std::shared_ptr<const void> keep) noexcept;
 
   // Waits, parked, until core `peer` has published its members' regions of `run`.
   static WatchAwaiter peer_published(Process& p, CopyExchangeState& s, std::uint32_t peer, std::uint64_t run) {
@@ -571,6 +582,10 @@ struct CopyEngine {
   // of its participants to arrive), and a node's leader's that is not its
   // core's copier.
   static Task<CopyRunStats> copy_as_copier(Communicator comm, CopyExchangeState& s, std::uint64_t run);
+  // The copier's step 2 up to its copies: the program compiled (first run),
+  // moved regions announced, `published` stored and its readers rung. Once
+  // per core and run: at the copier's start() (split phase) or in its task.
+  static void publish_core(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run);
   static Task<CopyRunStats> wait_as_leader(Communicator comm, CopyExchangeState& s, std::uint64_t run);
 
   // --- between nodes (copy_exchange_nodes.cpp) ---

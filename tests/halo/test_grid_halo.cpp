@@ -101,9 +101,25 @@ std::vector<std::uint64_t> reverse_sums(const GridHalo<std::uint64_t>& h) {
   return sums;
 }
 
+// The split phase of forward: started, the interior read and checked (the
+// process's own meanwhile) with yields that let the others start and wait,
+// then the wait.
+Task<void> split_forward(const GridHalo<std::uint64_t>& h, Process& p, std::span<std::uint64_t> a,
+                         std::span<const Where> at, const std::string& what) {
+  h.start_forward(p, a);
+  for (int y = 0; y < 1 + static_cast<int>(p.rank() % 3); ++y) {
+    for (std::uint64_t l = 0; l < a.size(); ++l) {
+      if (at[l].interior) SY_CHECK(a[l] == value_of(at[l].global), what << ": interior " << l << " during the split");
+    }
+    co_await p.yield();
+  }
+  co_await h.wait_forward(p);
+}
+
 // One job: twice, forward checked on every element, then reverse checked on
-// every interior element.
-void check_grid(Runtime& rt, const GridShape& shape, Rank processes, sys::ExchangePlanOptions options = {}) {
+// every interior element; `split`: forward through its split phase.
+void check_grid(Runtime& rt, const GridShape& shape, Rank processes, sys::ExchangePlanOptions options = {},
+                bool split = false) {
   const GridHalo<std::uint64_t> h(shape, processes, options);
   const std::vector<std::uint64_t> sums = reverse_sums(h);
   std::ostringstream name;
@@ -117,9 +133,13 @@ void check_grid(Runtime& rt, const GridShape& shape, Rank processes, sys::Exchan
         std::vector<std::uint64_t> a(h.local_elements(me));
         std::vector<Where> at(a.size());
         for (std::uint64_t l = 0; l < a.size(); ++l) at[l] = where(shape, b, l);
-        for (int round = 0; round < 2; ++round) {
+        for (int round = 0; round < (split ? 3 : 2); ++round) {
           for (std::uint64_t l = 0; l < a.size(); ++l) a[l] = at[l].interior ? value_of(at[l].global) : kPoison;
-          co_await h.forward(p, a);
+          if (split) {
+            co_await split_forward(h, p, a, at, what);
+          } else {
+            co_await h.forward(p, a);
+          }
           for (std::uint64_t l = 0; l < a.size(); ++l) {
             const std::uint64_t want = at[l].interior || at[l].owned_elsewhere ? value_of(at[l].global) : kPoison;
             SY_CHECK(a[l] == want, what << ": rank " << me << " element " << l << " is " << a[l] << ", not " << want);
@@ -151,7 +171,7 @@ GridShape shape_of(int dims, std::array<std::uint64_t, 3> extents, std::array<st
 }
 
 // Every combination of the test's grids for one runtime and execution.
-void check_every_grid(Runtime& rt, sys::ExchangeExecution execution) {
+void check_every_grid(Runtime& rt, sys::ExchangeExecution execution, bool split = false) {
   sys::ExchangePlanOptions options;
   options.execution = execution;
   for (const Rank p : {1u, 2u, 3u, 4u, 6u, 8u}) {
@@ -160,11 +180,11 @@ void check_every_grid(Runtime& rt, sys::ExchangeExecution execution) {
         SCOPED_TRACE("P=" + std::to_string(p) + " periodic=" + std::to_string(periodic) +
                      " ghost=" + std::to_string(g));
         // Uneven blocks everywhere: extents that no process count divides.
-        check_grid(rt, shape_of(1, {37}, {g}, {periodic}, false), p, options);
+        check_grid(rt, shape_of(1, {37}, {g}, {periodic}, false), p, options, split);
         for (const bool corners : {false, true}) {
-          check_grid(rt, shape_of(2, {19, 23, 0}, {g, g}, {periodic, false}, corners), p, options);
-          check_grid(rt, shape_of(2, {17, 13, 0}, {g, 1}, {periodic, periodic}, corners), p, options);
-          check_grid(rt, shape_of(3, {11, 9, 7}, {g, 1, g}, {periodic, true, false}, corners), p, options);
+          check_grid(rt, shape_of(2, {19, 23, 0}, {g, g}, {periodic, false}, corners), p, options, split);
+          check_grid(rt, shape_of(2, {17, 13, 0}, {g, 1}, {periodic, periodic}, corners), p, options, split);
+          check_grid(rt, shape_of(3, {11, 9, 7}, {g, 1, g}, {periodic, true, false}, corners), p, options, split);
         }
       }
     }
@@ -175,6 +195,44 @@ TEST(GridHalo, EveryGridOnOneCore) { check_every_grid(one_core(), sys::ExchangeE
 TEST(GridHalo, EveryGridOnTwoCores) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::copy); }
 // Runs through buffers: the hooks pack and unpack (as across MPI nodes).
 TEST(GridHalo, EveryGridByMessages) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::messages); }
+
+// The split phase: every ghost as forward gives it, on one core, on two and by messages.
+TEST(GridHalo, SplitPhaseOnOneCore) { check_every_grid(one_core(), sys::ExchangeExecution::copy, true); }
+TEST(GridHalo, SplitPhaseOnTwoCores) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::copy, true); }
+TEST(GridHalo, SplitPhaseByMessages) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::messages, true); }
+
+// Far more processes than cores: a 2-D periodic grid in 64 blocks.
+TEST(GridHalo, SplitPhaseWithManyProcesses) {
+  check_grid(sytest::runtime(), shape_of(2, {67, 45, 0}, {1, 2}, {true, true}, true), 64, {}, true);
+}
+
+// A second start before the wait, and a wait without a start, refused with their messages.
+TEST(GridHalo, SplitPhaseMisuseIsRefused) {
+  const GridHalo<double> h(shape_of(2, {16, 16, 0}, {1, 1}, {}, false), 4);
+  for (const bool second_start : {true, false}) {
+    std::string error = "(accepted)";
+    try {
+      sytest::runtime().run(4, [&](Process& p) -> Task<void> {
+        std::vector<double> a(h.local_elements(p.rank()));
+        if (second_start || p.rank() != 1) h.start_forward(p, a);
+        if (second_start && p.rank() == 1) h.start_forward(p, a);
+        co_await h.wait_forward(p);
+      });
+    } catch (const InvalidArgument& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find(second_start ? "start_forward on rank 1: a second start before the wait"
+                                      : "wait_forward on rank 1: no start to wait for"),
+              std::string::npos)
+        << error;
+  }
+  // The failed jobs' starts are over: a new job starts and waits.
+  sytest::runtime().run(4, [&](Process& p) -> Task<void> {
+    std::vector<double> a(h.local_elements(p.rank()), 1.0);
+    h.start_forward(p, a);
+    co_await h.wait_forward(p);
+  });
+}
 
 TEST(GridHalo, GivenProcessGridsAndSchedulers) {
   for (const char* scheduler : {"optimal", "ac", "drsn"}) {

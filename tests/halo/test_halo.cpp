@@ -235,13 +235,53 @@ std::vector<std::uint64_t> expected_sums(const HaloExchange<double>& shape, std:
   return sum;
 }
 
+// Row i of the local product.
+double local_row(const CsrMatrix<double>& local, std::span<const double> xl, std::uint64_t i) {
+  double yi = 0;
+  for (std::uint64_t k = local.row_start[i]; k < local.row_start[i + 1]; ++k)
+    yi += local.value[k] * xl[local.column[k]];
+  return yi;
+}
+
+// Whether row i of the local product reads a ghost (a column past the owned ones).
+bool reads_ghosts(const CsrMatrix<double>& local, std::uint64_t owned, std::uint64_t i) {
+  for (std::uint64_t k = local.row_start[i]; k < local.row_start[i + 1]; ++k) {
+    if (local.column[k] >= owned) return true;
+  }
+  return false;
+}
+
+// The split phase of forward: the rows that read no ghost between the start
+// and the wait (with the owned entries overwritten meanwhile: the start
+// packed them), the others after; the products into y_local.
+Task<void> split_forward(const HaloExchange<double>& halo, Process& p, const CsrMatrix<double>& local,
+                         std::span<double> xl, std::span<double> y_local) {
+  const HaloMap& m = halo.map(p.rank());
+  const std::span<double> own = xl.first(m.owned.size());
+  halo.start_forward(p, own, xl.subspan(m.owned.size()));
+  std::vector<double> kept(own.begin(), own.end());
+  std::fill(own.begin(), own.end(), -2.0);  // the owned entries are the process's again
+  co_await p.yield();
+  std::copy(kept.begin(), kept.end(), own.begin());
+  for (std::uint64_t i = 0; i < local.rows; ++i) {
+    if (!reads_ghosts(local, m.owned.size(), i)) y_local[i] = local_row(local, xl, i);
+  }
+  co_await halo.wait_forward(p);
+  for (std::uint64_t i = 0; i < local.rows; ++i) {
+    if (reads_ghosts(local, m.owned.size(), i)) y_local[i] = local_row(local, xl, i);
+  }
+}
+
 // One job of rows.parts() processes: forward then a product checked bit for
 // bit against the sequential one, then reverse (of uint64 contributions)
-// checked against the sums made in rank order. Twice, to run the plans again.
+// checked against the sums made in rank order. Twice, to run the plans again;
+// `split`: each through its split phase (start, work, wait).
 void check_halo(Runtime& rt, const CsrMatrix<double>& a, const RowPartition& rows, const std::string& scheduler,
-                const RunOptions& run_options) {
+                const RunOptions& run_options, bool split = false,
+                sys::ExchangeExecution execution = sys::ExchangeExecution::copy) {
   sys::ExchangePlanOptions options;
   options.scheduler = scheduler;
+  options.execution = execution;
   const HaloExchange<double> halo(a, rows, options);
   const HaloExchange<std::uint64_t> sums(a, rows, options);
   std::vector<double> x(a.rows);
@@ -261,19 +301,31 @@ void check_halo(Runtime& rt, const CsrMatrix<double>& a, const RowPartition& row
           for (std::size_t i = 0; i < m.owned.size(); ++i) xl[i] = x_of(m.owned[i]);
           std::fill(xl.begin() + static_cast<std::ptrdiff_t>(m.owned.size()), xl.end(), -1.0);
           const std::span<double> own = std::span(xl).first(m.owned.size());
-          co_await halo.forward(p, own, std::span(xl).subspan(m.owned.size()));
+          std::vector<double> y_local(local.rows);
+          if (split) {
+            co_await split_forward(halo, p, local, xl, y_local);
+          } else {
+            co_await halo.forward(p, own, std::span(xl).subspan(m.owned.size()));
+            for (std::uint64_t i = 0; i < local.rows; ++i) y_local[i] = local_row(local, xl, i);
+          }
           for (std::size_t k = 0; k < m.ghosts.size(); ++k) {
             SY_CHECK(xl[m.owned.size() + k] == x_of(m.ghosts[k]), what << ": rank " << me << " ghost " << k);
           }
           for (std::uint64_t i = 0; i < local.rows; ++i) {
-            double yi = 0;
-            for (std::uint64_t k = local.row_start[i]; k < local.row_start[i + 1]; ++k)
-              yi += local.value[k] * xl[local.column[k]];
-            SY_CHECK(yi == y[m.owned[i]], what << ": y[" << m.owned[i] << "] on rank " << me);
+            SY_CHECK(y_local[i] == y[m.owned[i]], what << ": y[" << m.owned[i] << "] on rank " << me);
           }
-          for (std::size_t i = 0; i < owned.size(); ++i) owned[i] = start_of(m.owned[i]);
           for (std::size_t k = 0; k < ghosts.size(); ++k) ghosts[k] = contribution(me, m.ghosts[k]);
-          co_await sums.reverse(p, std::span<const std::uint64_t>(ghosts), std::span(owned), std::plus<>{});
+          if (split) {
+            std::fill(owned.begin(), owned.end(), 0);
+            sums.start_reverse(p, std::span<const std::uint64_t>(ghosts), std::span(owned));
+            // The owned entries are the process's until the wait, which adds into them.
+            for (std::size_t i = 0; i < owned.size(); ++i) owned[i] = start_of(m.owned[i]);
+            co_await p.yield();
+            co_await sums.wait_reverse(p, std::plus<>{});
+          } else {
+            for (std::size_t i = 0; i < owned.size(); ++i) owned[i] = start_of(m.owned[i]);
+            co_await sums.reverse(p, std::span<const std::uint64_t>(ghosts), std::span(owned), std::plus<>{});
+          }
           for (std::size_t i = 0; i < owned.size(); ++i) {
             SY_CHECK(owned[i] == summed[m.owned[i]], what << ": reverse sum of " << m.owned[i] << " on rank " << me);
           }
@@ -313,6 +365,51 @@ TEST(HaloExchange, GeneratedAndPores1) {
       for (const char* s : {"optimal", "ac", "drsn"})
         check_halo(rt, a, RowPartition::blocks(a.rows, blocks), s, run_options());
     }
+  }
+}
+
+// The split phase (start, the rows that need no ghost, wait, the others;
+// reverse's owned entries written between its start and its wait) gives the
+// same bits as the sequential product and sums: with processes far beyond
+// the cores and at one per core, compiled and on messages.
+TEST(HaloExchange, SplitPhaseGivesTheSameBits) {
+  Runtime rt;
+  const std::vector<CsrMatrix<double>> matrices{read_csr_matrix_market_file<double>(kData + "/lund_a.mtx"),
+                                                random_matrix(120, 6, 1), laplacian(12)};
+  for (const auto& a : matrices) {
+    for (Rank blocks : {1u, 2u, 7u, 64u, 147u}) {
+      if (blocks > a.rows + 30) continue;
+      for (const char* s : {"optimal", "ac", "drsn"}) {
+        for (const auto execution : {sys::ExchangeExecution::copy, sys::ExchangeExecution::messages})
+          check_halo(rt, a, RowPartition::blocks(a.rows, blocks), s, run_options(), true, execution);
+      }
+    }
+  }
+}
+
+// A second start before the wait, and a wait without a start: InvalidArgument, its message checked.
+TEST(HaloExchange, SplitPhaseMisuseIsInvalidArgument) {
+  Runtime rt;
+  const auto a = laplacian(8);
+  const HaloExchange<double> halo(a, RowPartition::blocks(a.rows, 4));
+  for (const bool second_start : {true, false}) {
+    std::string what = "(no error)";
+    try {
+      rt.run(4, [&](Process& p) -> Task<void> {
+        const HaloMap& m = halo.map(p.rank());
+        std::vector<double> xl(m.local_size(), 1.0);
+        const std::span<double> own = std::span(xl).first(m.owned.size());
+        if (second_start || p.rank() != 2) halo.start_forward(p, own, std::span(xl).subspan(m.owned.size()));
+        if (second_start && p.rank() == 2) halo.start_forward(p, own, std::span(xl).subspan(m.owned.size()));
+        co_await halo.wait_forward(p);
+      });
+    } catch (const InvalidArgument& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find(second_start ? "ExchangePlan::start on rank 2: a second start before the wait"
+                                     : "ExchangePlan::wait on rank 2: no start to wait for"),
+              std::string::npos)
+        << what;
   }
 }
 

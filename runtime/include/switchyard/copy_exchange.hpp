@@ -52,6 +52,15 @@
 /// right after the copy, passes over the pending messages repeated until all
 /// are copied, with yields between passes in which every lock was taken.
 ///
+/// Split phase. A member may start its run early and await it later
+/// (CopyRun::start): start is step 1, and for the last participant of its
+/// core also the core's "published" store of step 2 (on one node), so the
+/// cores that pull from its members copy while they compute; awaiting the run
+/// then does the rest of steps 2 and 3: the copier copies its core's program
+/// and waits for its readers, the others park until their core is done.
+/// Between the two the run's regions are the exchange's: the member writes
+/// none of its send regions and reads none of its receive regions.
+///
 /// Safety. A core copies only inside a resume of one of its processes, and
 /// cancellation quiesces every worker between resumes before any process
 /// unwinds (Worker::quiesce_before_unwinding), so no core reads or writes a
@@ -79,6 +88,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "switchyard/communicator.hpp"
@@ -230,6 +240,21 @@ class [[nodiscard]] CopyRun {
   /// The run as a Task (a coroutine frame around it), for a caller that keeps Tasks.
   operator Task<CopyRunStats>() &&;  // NOLINT(google-explicit-constructor): where callers keep Tasks
 
+  /// Split phase (see the file's description): step 1 now, never suspending;
+  /// awaiting the run later completes it. Its regions stay the exchange's
+  /// until then. A run that is a Task is left as it is (it runs when awaited).
+  /// The run may be moved between the two. InvalidArgument if started already.
+  void start();
+  /// Whether start() was called (and the run not awaited since).
+  bool started() const noexcept { return started_; }
+  /// The owner of a started run goes away before awaiting it (a plan
+  /// destroyed with a split run in flight): fails the job of `comm` (the
+  /// run's communicator) with an Error saying `why`, and keeps `keep` (what
+  /// the run's regions and part live in) until the job ends, so that no core
+  /// reads freed memory meanwhile. Does nothing outside a running job of comm
+  /// on this thread (the job is over: nothing reads them any more).
+  void abandon(const Communicator& comm, const std::string& why, std::shared_ptr<const void> keep) noexcept;
+
  private:
   friend struct detail::CopyEngine;
   friend class CopyBinding;
@@ -256,6 +281,7 @@ class [[nodiscard]] CopyRun {
   CopyRegionCheck check_;
   CopyBinding* binding_ = nullptr;  ///< a bound run's binding, which holds the rest
   Step step_ = Step::task;
+  bool started_ = false;  ///< start() was called: awaiting completes steps 2 and 3
   std::uint64_t run_ = 0;  ///< once arrived: the member's run number
   detail::CopyExchangeState* state_ = nullptr;  ///< once arrived
   Task<CopyRunStats> task_;  ///< Step::task, copier and leader

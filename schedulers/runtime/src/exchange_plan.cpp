@@ -66,6 +66,17 @@ struct alignas(kCacheLine) RunCount {
 };
 static_assert(kOwnsCacheLines<RunCount>, "shared across cores: cache lines of its own");
 
+// A member's split run between its start and its wait (ExchangePlan::start):
+// touched by that member's process alone. `send` and `recv` are the regions
+// of a run on described memory, which its slot points to until it completes.
+struct alignas(kCacheLine) SplitRun {
+  std::optional<ExchangeRun> run;  // started, not yet handed to a wait
+  Communicator comm;  // the starter's, for a plan destroyed meanwhile
+  std::span<const std::byte> send[1];
+  std::span<std::byte> recv[1];
+};
+static_assert(kOwnsCacheLines<SplitRun>, "shared across cores: cache lines of its own");
+
 struct ExchangePlanData {
   ExchangePlanOptions options;
   Scheme scheme = Scheme::phased;
@@ -77,6 +88,7 @@ struct ExchangePlanData {
   std::vector<ExchangePart> parts;  // by rank; create(): the owner's alone
   std::unique_ptr<RunCount[]> run_counts;  // one per part
   std::unique_ptr<RegionScratch[]> scratch;  // one per part
+  std::unique_ptr<SplitRun[]> split;  // one per part
   // A compiled run's exchange key (run_copy_exchange): how each is agreed
   // across nodes is at local_copy_key() and shared_copy_key().
   std::uint64_t copy_key = 0;
@@ -170,6 +182,7 @@ std::unique_ptr<ExchangePlanData> new_data(ExchangePlanOptions options, Scheme s
   d->parts.resize(parts);
   d->run_counts = std::make_unique<detail::RunCount[]>(parts);
   d->scratch = std::make_unique<detail::RegionScratch[]>(parts);
+  d->split = std::make_unique<detail::SplitRun[]>(parts);
   return d;
 }
 
@@ -273,7 +286,24 @@ ExchangePlan ExchangePlan::from_schedule(const CommMatrix& m, Schedule schedule,
 }
 
 ExchangePlan::ExchangePlan(std::unique_ptr<ExchangePlanData> data) : data_(std::move(data)) {}
-ExchangePlan::~ExchangePlan() = default;
+// A plan destroyed with split runs in flight fails their jobs (CopyRun::abandon),
+// its data kept until they end.
+ExchangePlan::~ExchangePlan() {
+  ExchangePlanData* const d = data_.get();  // data_ is moved into `keep` on the first run found
+  if (!d) return;
+  std::shared_ptr<const ExchangePlanData> keep;
+  for (std::size_t k = 0; k < d->parts.size(); ++k) {
+    detail::SplitRun& split = d->split[k];
+    if (!split.run || !split.comm.valid()) continue;
+    if (!keep) keep = std::shared_ptr<const ExchangePlanData>(std::move(data_));
+    const std::string why = "switchyard: ExchangePlan (scheduler '" + keep->options.scheduler.str() + "', " +
+                            std::to_string(keep->processes) + " processes) destroyed on rank " +
+                            std::to_string(split.comm.rank()) + " (process " +
+                            std::to_string(split.comm.process().rank()) +
+                            " of the job) between the start of a split-phase run and its wait";
+    split.run->abandon(split.comm, why, keep);
+  }
+}
 ExchangePlan::ExchangePlan(ExchangePlan&&) noexcept = default;
 ExchangePlan& ExchangePlan::operator=(ExchangePlan&&) noexcept = default;
 
@@ -607,6 +637,18 @@ std::size_t part_index(const ExchangePlanData& d, const ExchangePart& part) {
   return static_cast<std::size_t>(&part - d.parts.data());
 }
 
+// The direct run of hooks that describe memory, once me's steps are compiled.
+ExchangeRun run_described(const ExchangePlanData& d, const Communicator& comm, const CopyMember& direct,
+                          CopyRegions regions) {
+  return run_copy_exchange(comm.library(kExchangePlanLibrary), d.described->copy_key(), d.processes, direct, regions,
+                           d.described_copy_options);
+}
+
+// Whether a compiled run of these hooks copies straight between the members' described memory.
+bool runs_described(const ExchangePlanData& d, const Communicator& comm, ExchangeHooks& hooks) {
+  return d.described && hooks.describes_memory() && comm.nodes() == 1;
+}
+
 // A compiled run of the hook form: every message made ready, the copies,
 // every message handed over; or, for hooks that describe memory in a plan
 // from the whole pattern, the copies straight from the senders' memory into
@@ -615,15 +657,14 @@ std::size_t part_index(const ExchangePlanData& d, const ExchangePart& part) {
 // memory, which a member on another node does not share.
 Task<ExchangeRunStats> run_hooks_copied(const ExchangePlanData& d, const ExchangePart& part, Communicator comm,
                                         ExchangeHooks& hooks) {
-  if (d.described && hooks.describes_memory() && comm.nodes() == 1) {
+  if (runs_described(d, comm, hooks)) {
     const CopyMember* direct = d.described->compiled(comm.rank());
     if (!direct)
       direct = co_await d.described->compile(comm.process(), comm.rank(), part.sends, part.receives, part.steps, hooks);
     const ExchangeMemory memory = d.described->memory(comm.rank(), hooks);
     const std::span<const std::byte> send[]{memory.send};
     const std::span<std::byte> recv[]{memory.recv};
-    co_return co_await run_copy_exchange(comm.library(kExchangePlanLibrary), d.described->copy_key(), d.processes,
-                                         *direct, CopyRegions{send, recv}, d.described_copy_options);
+    co_return co_await run_described(d, comm, *direct, CopyRegions{send, recv});
   }
   RunRegions regions(d.scratch[part_index(d, part)], part);
   detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part.sends, part.receives, hooks, regions.send(),
@@ -763,7 +804,75 @@ Task<ExchangeRunStats> run_displaced(const ExchangePlanData& d, Communicator com
   co_return co_await run_copies(d, *part, comm, regions.regions());
 }
 
+// Split phase: me's slot for a start, refusing a second start before the wait.
+detail::SplitRun& split_to_start(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm) {
+  detail::SplitRun& split = d.split[part_index(d, part)];
+  if (split.run && !split.comm.valid()) split.run.reset();  // a job that failed in between: over
+  if (split.run) {
+    throw InvalidArgument("switchyard: ExchangePlan::start on rank " + std::to_string(comm.rank()) +
+                          ": a second start before the wait of the first (each start is followed by one wait)");
+  }
+  return split;
+}
+
+// Starts `run`, recorded in `split` until its wait; nothing recorded if it throws.
+void start_split(detail::SplitRun& split, const Communicator& comm, ExchangeRun run) {
+  split.run.emplace(std::move(run));
+  split.comm = comm;
+  try {
+    split.run->start();
+  } catch (...) {
+    split.run.reset();
+    throw;
+  }
+}
+
 }  // namespace
+
+void ExchangePlan::start(const Communicator& comm, std::span<const std::span<const std::byte>> send,
+                         std::span<const std::span<std::byte>> recv) const {
+  const ExchangePart* part = part_for_run(*data_, comm);
+  if (!part) return;
+  detail::SplitRun& split = split_to_start(*data_, *part, comm);
+  start_split(split, comm, run_spans(*data_, comm, send, recv));
+}
+
+void ExchangePlan::start(const Communicator& comm, std::span<const std::byte> send_buffer,
+                         std::span<const std::uint64_t> send_displacements, std::span<std::byte> recv_buffer,
+                         std::span<const std::uint64_t> recv_displacements) const {
+  const ExchangePart* part = part_for_run(*data_, comm);
+  if (!part) return;
+  detail::SplitRun& split = split_to_start(*data_, *part, comm);
+  start_split(split, comm, run(comm, send_buffer, send_displacements, recv_buffer, recv_displacements));
+}
+
+void ExchangePlan::start(const Communicator& comm, ExchangeHooks& hooks) const {
+  const ExchangePlanData& d = *data_;
+  const ExchangePart* part = part_for_run(d, comm);
+  if (!part) return;
+  detail::SplitRun& split = split_to_start(d, *part, comm);
+  const CopyMember* direct =
+      compiled(d, comm) && runs_described(d, comm, hooks) ? d.described->compiled(comm.rank()) : nullptr;
+  if (!direct) return start_split(split, comm, run(comm, hooks));  // recorded: it runs in the wait
+  const ExchangeMemory memory = d.described->memory(comm.rank(), hooks);
+  split.send[0] = memory.send;
+  split.recv[0] = memory.recv;
+  start_split(split, comm, run_described(d, comm, *direct, CopyRegions{split.send, split.recv}));
+}
+
+ExchangeRun ExchangePlan::wait(const Communicator& comm) const {
+  const ExchangePart* part = part_for_run(*data_, comm);
+  if (!part) return ExchangeRun(no_run());
+  detail::SplitRun& split = data_->split[part_index(*data_, *part)];
+  if (split.run && !split.comm.valid()) split.run.reset();  // a job that failed in between: over
+  if (!split.run) {
+    throw InvalidArgument("switchyard: ExchangePlan::wait on rank " + std::to_string(comm.rank()) +
+                          ": no start to wait for (a wait follows a start of the same process)");
+  }
+  ExchangeRun run = std::move(*split.run);
+  split.run.reset();
+  return run;
+}
 
 // The public calls copy the communicator into the coroutine's frame (or, for
 // a compiled run, take its library duplicate at once): a caller's temporary (a

@@ -49,6 +49,21 @@
 // from the whole pattern, exchange_plan.hpp); in an MPI job each node makes
 // the same one, and runs between nodes go through the packing path above.
 //
+// Split phase (start_forward, then wait_forward): a stencil starts the
+// exchange, sweeps the points that read no ghost, waits, then sweeps the
+// rest; the array is the exchange's meanwhile as ExchangePlan::start says
+// (its boundary layers not written, its ghosts not read):
+//
+//   halo.start_forward(p, a);         // never suspends
+//   ... b's interior from a's interior ...
+//   co_await halo.wait_forward(p);    // a's ghosts are in
+//   ... b's boundary layers from a ...
+//
+// Compiled on one node, from the second run on, the neighbours copy out of
+// the array while the process sweeps; a first run, and runs on messages or
+// across nodes, are made at the wait. A second start before the wait, or a
+// wait without a start, is an InvalidArgument.
+//
 // A run allocates nothing once its process has run the halo before in the
 // job (the plan's rule, exchange_plan.hpp). One process's runs of one halo
 // follow each other, and one job at a time runs a halo (a process's scratch
@@ -59,6 +74,7 @@
 
 #include <array>
 #include <atomic>
+#include <coroutine>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -177,6 +193,14 @@ class GridPattern {
 /// receives (forward's receive staging, reverse's send staging).
 struct GridScratch {
   std::unique_ptr<std::byte[]> sends, recvs;
+  /// A split forward between its start and its wait (GridHalo::start_forward),
+  /// touched by its process alone: whether one is in flight, its
+  /// communicator (whose job a stale one tells apart), its array, and the
+  /// hooks it runs with (made on the first start, aimed anew at each).
+  bool split_started = false;
+  Communicator split_comm;
+  std::span<std::byte> split_array;
+  std::unique_ptr<schedulers::ExchangeHooks> split_hooks;
   /// Claimed by a run for its whole length (exchange, then reverse's sums):
   /// acquire on the claim pairs with the release of the previous run's end,
   /// so that a run sees the scratch as the one before left it.
@@ -187,12 +211,17 @@ struct GridScratch {
 class GridClaim {
  public:
   GridClaim(GridScratch& s, Rank r);
-  ~GridClaim() { s_.busy.store(false, std::memory_order_release); }
+  ~GridClaim() {
+    if (!kept_) s_.busy.store(false, std::memory_order_release);
+  }
   GridClaim(const GridClaim&) = delete;
   GridClaim& operator=(const GridClaim&) = delete;
+  /// The claim outlives this object: a split forward's wait releases it (GridForwardWait).
+  void keep() noexcept { kept_ = true; }
 
  private:
   GridScratch& s_;
+  bool kept_ = false;
 };
 
 /// Calls f(offset in b, offset in c, elements) for each contiguous row of the
@@ -207,6 +236,34 @@ void for_each_row(const GridBox& b, const GridBox& c, const std::array<std::uint
     for (std::uint64_t j = 0; j < b.size[1]; ++j) f(at(b, i, j), at(c, i, j), b.size[2]);
   }
 }
+
+/// What GridHalo::wait_forward returns: the forward plan's run, then, as its
+/// awaiting ends, the process's copies to itself and the scratch released
+/// (however the run ends). Awaited once, where it is made.
+class [[nodiscard]] GridForwardWait {
+ public:
+  /// The started run of `me`'s forward, on `scratch`.
+  GridForwardWait(schedulers::ExchangeRun run, const GridRank& me, std::uint64_t element_bytes,
+                  GridScratch& scratch) noexcept
+      : run_(std::move(run)), me_(&me), element_bytes_(element_bytes), scratch_(&scratch) {}
+  bool await_ready() { return run_.await_ready(); }  ///< whether the run has completed already
+  /// Waits for the run.
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter) { return run_.await_suspend(awaiter); }
+  void await_resume();  ///< completes the run, then the copies to itself; releases the scratch
+
+ private:
+  schedulers::ExchangeRun run_;
+  const GridRank* me_;
+  std::uint64_t element_bytes_;
+  GridScratch* scratch_;
+};
+
+/// Split phase of forward: checks, claims comm.rank()'s scratch and starts the plan's run.
+void grid_start_forward(const GridPattern& g, const schedulers::ExchangePlan& plan, const Communicator& comm,
+                        GridScratch& scratch, std::span<std::byte> array);
+/// Its wait: InvalidArgument without a start.
+GridForwardWait grid_wait_forward(const GridPattern& g, const schedulers::ExchangePlan& plan, const Communicator& comm,
+                                  GridScratch& scratch);
 
 /// One run of forward (ghosts <- interiors) on comm.rank()'s array.
 Task<void> grid_forward(const GridPattern& g, const schedulers::ExchangePlan& plan, Communicator comm,
@@ -249,6 +306,21 @@ class GridHalo {
   Task<void> forward(const Communicator& comm, std::span<T> array) const {
     (void)pattern_->checked(comm, "forward", array.size());
     return detail::grid_forward(*pattern_, *forward_, comm, scratch_[comm.rank()], std::as_writable_bytes(array));
+  }
+  /// Split phase of forward (see the file's description): starts it on
+  /// comm.rank()'s array and returns at once. Until wait_forward the process
+  /// may read the array's interior and write elsewhere (a second array), but
+  /// must not write the interior elements its neighbours take (its boundary
+  /// layers) nor read its ghosts. InvalidArgument as forward, and for a
+  /// second start before the wait.
+  void start_forward(const Communicator& comm, std::span<T> array) const {
+    (void)pattern_->checked(comm, "start_forward", array.size());
+    detail::grid_start_forward(*pattern_, *forward_, comm, scratch_[comm.rank()], std::as_writable_bytes(array));
+  }
+  /// Completes comm.rank()'s started forward: to co_await at once. InvalidArgument without a start.
+  detail::GridForwardWait wait_forward(const Communicator& comm) const {
+    (void)pattern_->rank(comm.rank());
+    return detail::grid_wait_forward(*pattern_, *forward_, comm, scratch_[comm.rank()]);
   }
   /// Every interior element that neighbours hold as ghosts becomes
   /// op(element, ghost) for each such ghost, in a fixed order (see above);

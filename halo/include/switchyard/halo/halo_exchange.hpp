@@ -32,8 +32,28 @@
 // contributions of the processes that hold it as a ghost in rank order, the
 // same order every run: the result is reproducible bit for bit.
 //
-// One process's runs of one halo follow each other (its buffer is its own);
-// processes run theirs at once. Every member runs the same sequence of
+// Split phase: start_forward packs and starts the forward plan's run
+// (ExchangePlan::start), the process computes (its interior: what needs no
+// ghost), then co_awaits wait_forward and computes the rest:
+//
+//   halo.start_forward(proc, owned, ghosts);   // never suspends
+//   ... the rows that read owned entries alone ...
+//   co_await halo.wait_forward(proc);          // the ghosts are in
+//   ... the rows that read ghosts ...
+//
+// `owned` is packed by the start, so the process may write it again at
+// once; `ghosts` are the exchange's until the wait (not to be read). As
+// much for reverse: start_reverse(ghosts, owned) starts it, the process may
+// use `owned` meanwhile and must not write `ghosts`; wait_reverse(op) moves
+// the last bytes and adds them into `owned`. A compiled run (the plans'
+// default) publishes at the start, so the neighbours copy while the process
+// computes; other executions run at the wait (ExchangePlan::start says
+// which). Misuse is the plans': an InvalidArgument for a second start before
+// the wait or a wait without a start.
+//
+// One process's runs of one halo follow each other (its buffer is its own:
+// a forward and a reverse are not in flight at once); processes run theirs
+// at once. Every member runs the same sequence of
 // forwards and reverses, as with MPI collectives.
 
 #include <algorithm>
@@ -148,6 +168,21 @@ class HaloExchange {
   template <class Op>
   ReverseRun<Op> reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned, Op op) const;
 
+  /// Split phase of forward (see the file's description): checks the spans,
+  /// packs `owned` and starts the run; `ghosts` are the exchange's until
+  /// wait_forward. InvalidArgument as forward, or for a second start before the wait.
+  void start_forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const;
+  /// Completes comm.rank()'s started forward: to co_await at once. InvalidArgument without a start.
+  schedulers::ExchangeRun wait_forward(const Communicator& comm) const;
+  /// Split phase of reverse: checks the spans and starts the run on
+  /// `ghosts`, which the process must not write until wait_reverse; `owned`
+  /// is the process's own until then, and gets the sums in wait_reverse.
+  void start_reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned) const;
+  /// Completes comm.rank()'s started reverse and adds into the `owned` its
+  /// start named, with op: to co_await at once. InvalidArgument without a start.
+  template <class Op>
+  ReverseRun<Op> wait_reverse(const Communicator& comm, Op op) const;
+
  private:
   /// A process's map and its scratch: one entry per value it sends (forward)
   /// or receives (reverse), and the spans plan.run takes, cut once.
@@ -164,6 +199,7 @@ class HaloExchange {
     }
     HaloMap map;
     std::vector<T> packed;
+    std::span<T> reverse_owned;  ///< a started reverse's owned entries, for its wait
     std::vector<std::span<const std::byte>> packed_out, ghosts_out;
     std::vector<std::span<std::byte>> packed_in, ghosts_in;
   };
@@ -309,6 +345,35 @@ typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::reverse(const
   Part& p = checked_part(comm, "reverse", owned.size(), ghosts.size());
   point_reverse(p, ghosts);
   return ReverseRun<Op>(reverse_->run(comm, p.ghosts_out, p.packed_in), p, owned, std::move(op));
+}
+
+template <class T>
+void HaloExchange<T>::start_forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const {
+  Part& p = checked_part(comm, "start_forward", owned.size(), ghosts.size());
+  pack_forward(p, owned, ghosts);
+  forward_->start(comm, p.packed_out, p.ghosts_in);
+}
+
+template <class T>
+schedulers::ExchangeRun HaloExchange<T>::wait_forward(const Communicator& comm) const {
+  return forward_->wait(comm);
+}
+
+template <class T>
+void HaloExchange<T>::start_reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned) const {
+  Part& p = checked_part(comm, "start_reverse", owned.size(), ghosts.size());
+  point_reverse(p, ghosts);
+  reverse_->start(comm, p.ghosts_out, p.packed_in);
+  p.reverse_owned = owned;
+}
+
+/// Takes the started reverse's run, to add into the owned entries its start named.
+template <class T>
+template <class Op>
+typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::wait_reverse(const Communicator& comm, Op op) const {
+  schedulers::ExchangeRun run = reverse_->wait(comm);  // checks that a start came first
+  const Part& p = part(comm.rank());
+  return ReverseRun<Op>(std::move(run), p, p.reverse_owned, std::move(op));
 }
 
 template <class T>

@@ -60,6 +60,38 @@
 /// on one node, their regions instead of buffers: it copies each message straight from its
 /// sender's blocks into its receiver's, packing nothing.
 ///
+/// Split phase (as MPI_Start and MPI_Wait, PetscSFBcastBegin and End):
+/// start() begins a member's run and returns at once; the member computes,
+/// then co_awaits wait() to complete it.
+///
+/// @code{.cpp}
+///   plan.start(p, send_spans, recv_spans);  // never suspends
+///   ... work that neither writes the send buffers nor reads the receive buffers ...
+///   co_await plan.wait(p);                  // the receives are in, the sends free again
+/// @endcode
+///
+/// Between the two the buffers (and the span lists naming them) are the
+/// exchange's: the member must not write its send buffers nor read its
+/// receive buffers, and keeps them alive until the wait. What start() does:
+///  - compiled, on one node (the default): the member publishes its buffers
+///    and arrives at its core; the last of its core's members to start also
+///    says that the core has published, so the cores that copy out of its
+///    members' buffers copy while it computes. The wait of that last member
+///    copies its core's messages and waits for the cores that read its
+///    members' buffers; the others' waits park until their core is done;
+///  - hooks that describe memory: the same once the member's copies are
+///    compiled (its first run); its first start records the run, which its
+///    wait makes;
+///  - on messages, across nodes' staging, or the Alltoallv and other hook
+///    forms: start() checks what a run checks at its call and records the
+///    run, which the wait makes: correct, without overlap.
+///
+/// Misuse is an InvalidArgument: a second start() by a member before its
+/// wait(), or a wait() without a start(). A plan destroyed with a member's
+/// split run in flight (inside the job) fails that job with an Error naming
+/// the plan and the process; the plan's memory is kept until the job ends.
+/// Every start must be waited in the same job.
+///
 /// A run allocates nothing once its process has run the plan before in the
 /// job: a compiled run's programs are made on its first run in a job, and its
 /// scratch is the plan's; a message run's coroutine frames, tickets and
@@ -247,6 +279,23 @@ class ExchangePlan {
   /// job (BoundExchange): their counts and sizes are checked here, once.
   BoundExchange bind(const Communicator& comm, std::span<const std::span<const std::byte>> send,
                      std::span<const std::span<std::byte>> recv) const;
+
+  /// Split phase (see the file's description): starts comm.rank()'s run on
+  /// these buffers (as run() takes them) and returns at once; wait()
+  /// completes it. The buffers and the span lists stay the exchange's until
+  /// then. InvalidArgument for a second start before the wait, and for what
+  /// run() refuses.
+  void start(const Communicator& comm, std::span<const std::span<const std::byte>> send,
+             std::span<const std::span<std::byte>> recv) const;
+  /// Split phase, the MPI_Alltoallv form (a recorded run: its wait makes it).
+  void start(const Communicator& comm, std::span<const std::byte> send_buffer,
+             std::span<const std::uint64_t> send_displacements, std::span<std::byte> recv_buffer,
+             std::span<const std::uint64_t> recv_displacements) const;
+  /// Split phase with hooks, which must stay alive until the wait.
+  void start(const Communicator& comm, ExchangeHooks& hooks) const;
+  /// Completes comm.rank()'s started run: to co_await at once. InvalidArgument
+  /// without a start.
+  ExchangeRun wait(const Communicator& comm) const;
 
  private:
   explicit ExchangePlan(std::unique_ptr<detail::ExchangePlanData> data);
