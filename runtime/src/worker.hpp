@@ -68,6 +68,8 @@ class Worker final : private EndpointClient {
 
   // --- called on this worker's thread only (by its processes) ---
   void make_ready(Process* p) { ready_.push(p); }
+  // Whether a process of this core is ready to run now.
+  bool has_ready() const noexcept { return !ready_.empty(); }
   // `p` sleeps until `deadline`; the worker wakes it (Process::timer_expired) then.
   void add_timer(TimerHeap::Clock::time_point deadline, Process* p);
   bool cancelling() const noexcept { return cancel_seen_; }
