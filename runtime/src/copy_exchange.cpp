@@ -428,6 +428,8 @@ Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeSta
     if (!prog.staging) co_await lay_out_staging(s, g, p, core, run);
     resolve_staged(s, prog, core);
     pack(prog, core);
+    // Runs follow each other: each word counts them one by one (relaxed: this core's own word).
+    SWITCHYARD_ASSERT(mine_done.packed.load(std::memory_order_relaxed) + 1 == run);
     mine_done.packed.store(run, std::memory_order_release);  // pairs with the leader's acquire
     ring(p, std::span(&s.leader_core, 1));
     // The leader's sends leave before this core copies within the node: the
@@ -446,6 +448,8 @@ Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeSta
     co_await WatchAwaiter(p, s.exchanged, run, "the messages between nodes of its compiled exchange");
     unpack(prog, core);
   }
+  SWITCHYARD_ASSERT(mine_done.copied.load(std::memory_order_relaxed) + 1 == run);  // this core's own word
+  SWITCHYARD_ASSERT(mine_done.published.load(std::memory_order_relaxed) == run);  // published before copied
   mine_done.copied.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `sources`
   ring(p, prog.sources);
   if (s.spans_nodes) ring(p, std::span(&s.leader_core, 1));
@@ -468,6 +472,7 @@ void CopyEngine::publish_core(CopyExchangeState& s, const Group& g, Process& p, 
     mine_done.regions_moved.store(mine_done.regions_moved.load(std::memory_order_relaxed) + 1,
                                   std::memory_order_relaxed);
   }
+  SWITCHYARD_ASSERT(mine_done.published.load(std::memory_order_relaxed) + 1 == run);  // this core's own word
   mine_done.published.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `readers`
   ring(p, prog.readers);
 }

@@ -257,6 +257,8 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
     // core's leader in another collective.
     const bool one_node = members.nodes_spanned == 1;
     if (one_node) {
+      // Calls follow each other on a core (relaxed: its own word).
+      SWITCHYARD_ASSERT(g.reached(here).load(std::memory_order_relaxed) >> detail::Group::kReachedKindBits == seq);
       // Release: pairs with the other leaders' acquire (reach_other_cores).
       g.reached(here).store(((seq + 1) << detail::Group::kReachedKindBits) | static_cast<std::uint64_t>(kind),
                             std::memory_order_release);
