@@ -693,6 +693,13 @@ bool CopyEngine::ready_after_start(CopyRun& r) {
   return true;
 }
 
+// A started run's regions may be read by other cores until its wait: they
+// stop first (the job fails with the error all the same).
+void CopyEngine::refuse_while_started(CopyRun& r, const std::string& why) {
+  if (r.started_ && r.comm_.valid()) r.comm_.process_->worker_.quiesce_before_unwinding();
+  throw InvalidArgument(why);
+}
+
 void CopyEngine::abandon(CopyRun& r, const Communicator& comm, const std::string& why,
                          std::shared_ptr<const void> keep) noexcept {
   if (!comm.valid()) return;  // not inside its job: over, nothing reads the run's memory any more
@@ -714,6 +721,8 @@ void CopyEngine::abandon(CopyRun& r, const Communicator& comm, const std::string
 namespace switchyard {
 
 void CopyRun::start() { detail::CopyEngine::start(*this); }
+
+void CopyRun::refuse_while_started(const std::string& why) { detail::CopyEngine::refuse_while_started(*this, why); }
 
 void CopyRun::abandon(const Communicator& comm, const std::string& why, std::shared_ptr<const void> keep) noexcept {
   detail::CopyEngine::abandon(*this, comm, why, std::move(keep));

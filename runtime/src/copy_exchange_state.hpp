@@ -413,6 +413,7 @@ struct CopyEngine {
   static bool ready_after_start(CopyRun& r);
   static void abandon(CopyRun& r, const Communicator& comm, const std::string& why,
                       std::shared_ptr<const void> keep) noexcept;
+  [[noreturn]] static void refuse_while_started(CopyRun& r, const std::string& why);
 
   // Waits, parked, until core `peer` has published its members' regions of `run`.
   static WatchAwaiter peer_published(Process& p, CopyExchangeState& s, std::uint32_t peer, std::uint64_t run) {

@@ -254,6 +254,11 @@ class [[nodiscard]] CopyRun {
   /// reads freed memory meanwhile. Does nothing outside a running job of comm
   /// on this thread (the job is over: nothing reads them any more).
   void abandon(const Communicator& comm, const std::string& why, std::shared_ptr<const void> keep) noexcept;
+  /// Refuses a call that would leave this started run behind (a second start
+  /// before its wait): the job is cancelled, and every core has stopped
+  /// reading and writing the job's regions, before InvalidArgument(`why`) is
+  /// thrown, so that unwinding the caller's frame may free the run's buffers.
+  [[noreturn]] void refuse_while_started(const std::string& why);
 
  private:
   friend struct detail::CopyEngine;

@@ -809,8 +809,9 @@ detail::SplitRun& split_to_start(const ExchangePlanData& d, const ExchangePart& 
   detail::SplitRun& split = d.split[part_index(d, part)];
   if (split.run && !split.comm.valid()) split.run.reset();  // a job that failed in between: over
   if (split.run) {
-    throw InvalidArgument("switchyard: ExchangePlan::start on rank " + std::to_string(comm.rank()) +
-                          ": a second start before the wait of the first (each start is followed by one wait)");
+    split.run->refuse_while_started("switchyard: ExchangePlan::start on rank " + std::to_string(comm.rank()) +
+                                    ": a second start before the wait of the first (each start is followed by one "
+                                    "wait)");
   }
   return split;
 }
