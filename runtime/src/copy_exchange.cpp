@@ -664,6 +664,7 @@ std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Pro
 // core publishes when its copier awaits (its staging may need laying out).
 void CopyEngine::start(CopyRun& r) {
   if (r.started_) {
+    stop_readers_of(r);
     refuse(r.comm_.rank(), "start of a run started already (a second start before its wait)");
   }
   if (r.step_ == CopyRun::Step::task) {
@@ -693,10 +694,15 @@ bool CopyEngine::ready_after_start(CopyRun& r) {
   return true;
 }
 
-// A started run's regions may be read by other cores until its wait: they
-// stop first (the job fails with the error all the same).
-void CopyEngine::refuse_while_started(CopyRun& r, const std::string& why) {
+// A started run's regions may be read by other cores until its wait: before
+// a refusal unwinds the caller's buffers, every core stops reading and
+// writing the job's regions (the job fails with the error all the same).
+void CopyEngine::stop_readers_of(CopyRun& r) noexcept {
   if (r.started_ && r.comm_.valid()) r.comm_.process_->worker_.quiesce_before_unwinding();
+}
+
+void CopyEngine::refuse_while_started(CopyRun& r, const std::string& why) {
+  stop_readers_of(r);
   throw InvalidArgument(why);
 }
 
@@ -765,16 +771,7 @@ CopyBinding::CopyBinding(const Communicator& comm, std::uint64_t key, Rank parti
       options_(options),
       id_(last_binding_id.fetch_add(1, std::memory_order_relaxed) + 1) {}
 
-CopyBinding::CopyBinding(CopyBinding&& other) noexcept
-    : comm_(other.comm_),
-      key_(other.key_),
-      participants_(other.participants_),
-      mine_(other.mine_),
-      send_(std::move(other.send_)),
-      recv_(std::move(other.recv_)),
-      options_(other.options_),
-      id_(std::exchange(other.id_, 0)),
-      state_(std::exchange(other.state_, nullptr)) {}
+CopyBinding::CopyBinding(CopyBinding&& other) noexcept { *this = std::move(other); }
 
 CopyBinding& CopyBinding::operator=(CopyBinding&& other) noexcept {
   if (this == &other) return *this;

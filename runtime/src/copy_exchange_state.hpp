@@ -380,7 +380,7 @@ class CopyExchangeState final : public GroupAttachment {
   std::unique_ptr<NodeStaging> staging;  // jobs across nodes
   // What abandoned split runs' regions and parts live in (CopyRun::abandon),
   // kept until the job ends; each process that abandons one adds it.
-  std::mutex abandoned_mutex;
+  WorkerMutex abandoned_mutex;
   std::vector<std::shared_ptr<const void>> abandoned;
 
  private:
@@ -413,6 +413,7 @@ struct CopyEngine {
   static bool ready_after_start(CopyRun& r);
   static void abandon(CopyRun& r, const Communicator& comm, const std::string& why,
                       std::shared_ptr<const void> keep) noexcept;
+  static void stop_readers_of(CopyRun& r) noexcept;
   [[noreturn]] static void refuse_while_started(CopyRun& r, const std::string& why);
 
   // Waits, parked, until core `peer` has published its members' regions of `run`.

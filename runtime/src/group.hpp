@@ -126,6 +126,16 @@ class Group {
   // barrier's one cross-core handshake per core. On a line of its own: the
   // other cores poll it while its core's slots change.
   static constexpr unsigned kReachedKindBits = 8;
+  // The word of call `call` (seq + 1) of kind `kind`, and its two parts back.
+  static constexpr std::uint64_t reached_word(std::uint64_t call, CollectiveKind kind) noexcept {
+    return (call << kReachedKindBits) | static_cast<std::uint64_t>(kind);
+  }
+  static constexpr std::uint64_t reached_call(std::uint64_t word) noexcept { return word >> kReachedKindBits; }
+  static constexpr CollectiveKind reached_kind(std::uint64_t word) noexcept {
+    return static_cast<CollectiveKind>(word & ((std::uint64_t{1} << kReachedKindBits) - 1));
+  }
+  // The lowest word of call `call`, whatever its kind: a wait for the call waits for it.
+  static constexpr std::uint64_t first_word_of(std::uint64_t call) noexcept { return call << kReachedKindBits; }
   struct alignas(kCacheLine) CoreReached {
     std::atomic<std::uint64_t> call{0};
   };

@@ -258,10 +258,9 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
     const bool one_node = members.nodes_spanned == 1;
     if (one_node) {
       // Calls follow each other on a core (relaxed: its own word).
-      SWITCHYARD_ASSERT(g.reached(here).load(std::memory_order_relaxed) >> detail::Group::kReachedKindBits == seq);
+      SWITCHYARD_ASSERT(detail::Group::reached_call(g.reached(here).load(std::memory_order_relaxed)) == seq);
       // Release: pairs with the other leaders' acquire (reach_other_cores).
-      g.reached(here).store(((seq + 1) << detail::Group::kReachedKindBits) | static_cast<std::uint64_t>(kind),
-                            std::memory_order_release);
+      g.reached(here).store(detail::Group::reached_word(seq + 1, kind), std::memory_order_release);
     }
     if (one_node && kind == kBarrier) {
       co_await reach_other_cores(g, kind, seq);
@@ -307,11 +306,11 @@ Task<void> Process::reach_other_cores(const detail::Group& g, CollectiveKind kin
   for (std::uint32_t w : members.populated) {
     if (w == here) continue;
     const std::atomic<std::uint64_t>& word = g.reached(w);
-    co_await detail::WatchAwaiter(*this, word, call << detail::Group::kReachedKindBits,
+    co_await detail::WatchAwaiter(*this, word, detail::Group::first_word_of(call),
                                   "the other cores to reach the barrier");
     const std::uint64_t theirs = word.load(std::memory_order_acquire);  // as WatchAwaiter's: seen, ordered
-    const auto their_kind = static_cast<CollectiveKind>(theirs & ((1u << detail::Group::kReachedKindBits) - 1));
-    if (theirs >> detail::Group::kReachedKindBits == call && their_kind != kind) {
+    const CollectiveKind their_kind = detail::Group::reached_kind(theirs);
+    if (detail::Group::reached_call(theirs) == call && their_kind != kind) {
       throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + " on communicator " +
                             std::to_string(g.context()) + ": the processes of this core called " + kind_name(kind) +
                             ", those of rank " + std::to_string(members.to_comm(members.leader[w])) +

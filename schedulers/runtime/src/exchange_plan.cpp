@@ -915,12 +915,7 @@ BoundExchange ExchangePlan::bind(const Communicator& comm, std::span<const std::
   return b;
 }
 
-BoundExchange::BoundExchange(BoundExchange&& other) noexcept
-    : copies_(std::move(other.copies_)),
-      plan_(std::exchange(other.plan_, nullptr)),
-      comm_(other.comm_),
-      send_(std::move(other.send_)),
-      recv_(std::move(other.recv_)) {}
+BoundExchange::BoundExchange(BoundExchange&& other) noexcept { *this = std::move(other); }
 
 BoundExchange& BoundExchange::operator=(BoundExchange&& other) noexcept {
   if (this == &other) return *this;
