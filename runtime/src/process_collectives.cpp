@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "collective_kind.hpp"
@@ -213,19 +214,12 @@ std::span<const std::byte> unstamped(std::span<const std::byte> received, const 
   return received.first(received.size() - sizeof theirs);
 }
 
-}  // namespace
-
-template <class Result>
-Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind kind, std::span<const std::byte> mine,
-                                 Rank root, const Communicator::GatherSplit* split) {
-  check_cancelled();
-  const TraceSpan span(
-      *this, TraceCategory::collective, kind_name(kind),
-      TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
-  const ActivityScope activity(*this, activity_of(kind), g.context());
-  const detail::Membership& members = g.members();
+// A member's entry into its next collective call on g: the call's number and
+// its core's slot of it (made by the first member of the core to enter).
+// InvalidArgument if another member of the core entered it as another kind.
+std::pair<detail::CoreCollective*, std::uint64_t> enter_call(const detail::Group& g, Rank me, std::uint32_t here,
+                                                             CollectiveKind kind) {
   const std::uint64_t seq = g.member(me).collectives++;
-  const std::uint32_t here = job_.global_core(rank_);
   detail::CoreCollective& slot = g.collective_slot(here, seq);
   if (slot.seq != seq) {
     // Two slots suffice: nobody reaches call seq+2 before every member on this
@@ -239,6 +233,58 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
                           std::to_string(g.context()) + ": rank " + std::to_string(me) + " called " + kind_name(kind) +
                           " while other ranks called " + kind_name(slot.kind));
   }
+  return {&slot, seq};
+}
+
+// Within one node, the core `here` has reached call `seq` of `kind`: its word
+// for the other cores (Group::reached). Stored once per call, by the member
+// that completes the core's share.
+void store_reached(const detail::Group& g, std::uint32_t here, std::uint64_t seq, CollectiveKind kind) {
+  // Calls follow each other on a core (relaxed: its own word).
+  SWITCHYARD_ASSERT(detail::Group::reached_call(g.reached(here).load(std::memory_order_relaxed)) == seq);
+  // Release: pairs with the other cores' acquire (reached_by, WatchAwaiter).
+  g.reached(here).store(detail::Group::reached_word(seq + 1, kind), std::memory_order_release);
+}
+
+// Whether core w has reached call `seq` (acquire: pairs with store_reached).
+// A word that shows the same call in another collective is a mismatch, told
+// as between_cores tells it.
+bool reached_by(const detail::Group& g, std::uint32_t w, CollectiveKind kind, std::uint64_t seq) {
+  const std::uint64_t theirs = g.reached(w).load(std::memory_order_acquire);
+  if (theirs < detail::Group::first_word_of(seq + 1)) return false;
+  const CollectiveKind their_kind = detail::Group::reached_kind(theirs);
+  if (detail::Group::reached_call(theirs) == seq + 1 && their_kind != kind) {
+    const detail::Membership& members = g.members();
+    throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + " on communicator " +
+                          std::to_string(g.context()) + ": the processes of this core called " + kind_name(kind) +
+                          ", those of rank " + std::to_string(members.to_comm(members.leader[w])) + "'s core called " +
+                          kind_name(their_kind));
+  }
+  return true;
+}
+
+// Rings the other cores of g's members after storing this core's word: a
+// core waiting for it may sleep.
+void ring_other_cores(detail::Job& job, const detail::Group& g, std::uint32_t here) {
+  for (std::uint32_t w : g.members().populated) {
+    if (w != here) job.worker(job.routes().core_route(w).core).doorbell().ring();
+  }
+}
+
+}  // namespace
+
+template <class Result>
+Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind kind, std::span<const std::byte> mine,
+                                 Rank root, const Communicator::GatherSplit* split) {
+  check_cancelled();
+  const TraceSpan span(
+      *this, TraceCategory::collective, kind_name(kind),
+      TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
+  const ActivityScope activity(*this, activity_of(kind), g.context());
+  const detail::Membership& members = g.members();
+  const std::uint32_t here = job_.global_core(rank_);
+  const auto [slot_ptr, seq] = enter_call(g, me, here, kind);
+  detail::CoreCollective& slot = *slot_ptr;
 
   // 1. Contribute to the core's share.
   contribute(slot, kind, me, root, mine);
@@ -256,13 +302,9 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
     // is all a barrier exchanges, and how a barrier's leader sees another
     // core's leader in another collective.
     const bool one_node = members.nodes_spanned == 1;
-    if (one_node) {
-      // Calls follow each other on a core (relaxed: its own word).
-      SWITCHYARD_ASSERT(detail::Group::reached_call(g.reached(here).load(std::memory_order_relaxed)) == seq);
-      // Release: pairs with the other leaders' acquire (reach_other_cores).
-      g.reached(here).store(detail::Group::reached_word(seq + 1, kind), std::memory_order_release);
-    }
+    if (one_node) store_reached(g, here, seq, kind);
     if (one_node && kind == kBarrier) {
+      ring_other_cores(job_, g, here);
       co_await reach_other_cores(g, kind, seq);
     } else {
       // 3. Between cores, and 4. combine.
@@ -279,8 +321,7 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
       (*split)(slot.result, here_ranks, slot.per_member);
       slot.result = {};
     }
-    slot.complete = true;
-    for (Process* p : local) p->notify();
+    release_core(slot, local);
   }
 
   // 5. Each member takes its copy of the result.
@@ -292,30 +333,17 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
 }
 
 // A barrier's step 3 within one node: this core's call is stored in its
-// Group::reached word (collective()); every other core's leader is rung, and
+// Group::reached word and every other core rung (collective(), BarrierCall);
 // this one waits until each other core's word reaches the call. One
-// release-acquire pair per pair of cores, no message. A word that shows the
-// same call in another collective is a mismatch, told as between_cores tells it.
+// release-acquire pair per pair of cores, no message.
 Task<void> Process::reach_other_cores(const detail::Group& g, CollectiveKind kind, std::uint64_t seq) {
-  const detail::Membership& members = g.members();
   const std::uint32_t here = job_.global_core(rank_);
   const std::uint64_t call = seq + 1;
-  for (std::uint32_t w : members.populated) {
-    if (w != here) job_.worker(job_.routes().core_route(w).core).doorbell().ring();
-  }
-  for (std::uint32_t w : members.populated) {
+  for (std::uint32_t w : g.members().populated) {
     if (w == here) continue;
-    const std::atomic<std::uint64_t>& word = g.reached(w);
-    co_await detail::WatchAwaiter(*this, word, detail::Group::first_word_of(call),
+    co_await detail::WatchAwaiter(*this, g.reached(w), detail::Group::first_word_of(call),
                                   "the other cores to reach the barrier");
-    const std::uint64_t theirs = word.load(std::memory_order_acquire);  // as WatchAwaiter's: seen, ordered
-    const CollectiveKind their_kind = detail::Group::reached_kind(theirs);
-    if (detail::Group::reached_call(theirs) == call && their_kind != kind) {
-      throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + " on communicator " +
-                            std::to_string(g.context()) + ": the processes of this core called " + kind_name(kind) +
-                            ", those of rank " + std::to_string(members.to_comm(members.leader[w])) +
-                            "'s core called " + kind_name(their_kind));
-    }
+    reached_by(g, w, kind, seq);  // reached: checks that it is the same collective
   }
 }
 
@@ -372,9 +400,7 @@ Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective
 
 // --- on a communicator ---
 
-// The group outlives the call, and the rest is copied into the frame: `this`
-// may be a temporary (Process::barrier's world()).
-Task<void> Communicator::barrier() const { return process_->collective<void>(group(), rank_, kBarrier, {}, 0); }
+BarrierCall Communicator::barrier() const { return process_->barrier_on(group(), rank_); }
 
 Task<std::vector<std::byte>> Communicator::allgather(std::span<const std::byte> mine) const {
   return process_->collective<std::vector<std::byte>>(group(), rank_, kAllgather, mine, 0);
@@ -407,7 +433,82 @@ Task<std::vector<std::byte>> Communicator::broadcast(Rank root, std::span<const 
 
 // --- on the world ---
 
-Task<void> Process::barrier() { return world().barrier(); }
+void Process::release_core(detail::CoreCollective& slot, const std::vector<Process*>& local) {
+  slot.complete = true;
+  for (Process* p : local) p->notify();
+}
+
+BarrierCall Process::barrier() { return barrier_on(world_group(), rank_); }
+
+// The group outlives the call, and the rest is copied into the frame.
+BarrierCall Process::barrier_on(const detail::Group& g, Rank me) {
+  if (trace_ || g.members().nodes_spanned != 1) [[unlikely]]
+    return BarrierCall(collective<void>(g, me, kBarrier, {}, 0));
+  return BarrierCall(*this, g, me);
+}
+
+// --- BarrierCall ---
+
+bool BarrierCall::await_ready() {
+  if (step_ == Step::task) return task_.await_ready();
+  Process& p = *process_;
+  const detail::Group& g = *group_;
+  p.check_cancelled();
+  const std::uint32_t here = p.job_.global_core(p.rank_);
+  std::tie(slot_, seq_) = enter_call(g, me_, here, kBarrier);
+  contribute(*slot_, kBarrier, me_, 0, {});
+  const std::vector<Process*>& local = g.members().local[here];
+  if (slot_->arrived < local.size()) {
+    step_ = Step::parked;
+    return false;
+  }
+  // The last of its core: its word for the other cores, then theirs.
+  store_reached(g, here, seq_, kBarrier);
+  ring_other_cores(p.job_, g, here);
+  for (std::uint32_t w : g.members().populated) {
+    if (w != here && !reached_by(g, w, kBarrier, seq_)) {
+      step_ = Step::last;
+      return false;
+    }
+  }
+  Process::release_core(*slot_, local);
+  step_ = Step::complete;
+  return true;
+}
+
+std::coroutine_handle<> BarrierCall::await_suspend(std::coroutine_handle<> awaiter) {
+  if (step_ == Step::task) return task_.await_suspend(awaiter);
+  Process& p = *process_;
+  outer_what_ = p.activity_.what;
+  outer_context_ = p.activity_.context;
+  p.activity_ = Process::Activity{activity_of(kBarrier), group_->context()};
+  if (step_ == Step::parked) {
+    p.suspend_until(awaiter, &slot_->complete, "the other processes of its core and the other cores to reach it",
+                    kAnySource);
+    return std::noop_coroutine();
+  }
+  task_ = p.reach_other_cores(*group_, kBarrier, seq_);
+  return task_.await_suspend(awaiter);
+}
+
+void BarrierCall::await_resume() {
+  if (step_ == Step::task) return task_.await_resume();
+  if (step_ == Step::complete) return;
+  Process& p = *process_;
+  p.activity_ = Process::Activity{outer_what_, outer_context_};
+  if (step_ == Step::parked) {
+    p.resumed();  // throws JobCancelled where the job was cancelled instead
+    SWITCHYARD_ASSERT(slot_->complete);
+    return;
+  }
+  task_.await_resume();
+  Process::release_core(*slot_, group_->members().local[p.job_.global_core(p.rank_)]);
+}
+
+BarrierCall::operator Task<void>() && {
+  if (step_ == Step::task) return std::move(task_);
+  return [](BarrierCall call) -> Task<void> { co_await call; }(std::move(*this));
+}
 Task<std::vector<std::byte>> Process::allgather(std::span<const std::byte> mine) { return world().allgather(mine); }
 Task<std::vector<std::int64_t>> Process::allreduce(std::span<const std::int64_t> mine) {
   return world().allreduce(mine);

@@ -410,6 +410,12 @@ JobStats JobHandle::wait() {
   if (!result_.valid())
     throw InvalidArgument(
         "switchyard: JobHandle::wait: the handle holds no job (made empty, moved from, or waited for already)");
+  // The job's thread ends right after it sets the result. Joined first, it
+  // has let go of its share of the result (and of what the job threw) before
+  // this thread takes it: the last owner of a thrown error is the one that
+  // catches it, with nothing left to race with its destruction.
+  result_.wait();
+  if (thread_.joinable()) thread_.join();
   return result_.get();
 }
 

@@ -117,6 +117,14 @@ bool Worker::spin_pays() const noexcept {
   return timers_.empty() || !(all_asleep || quiet_);
 }
 
+bool Worker::may_have_work() const noexcept {
+  const Job& job = *job_;
+  // Relaxed: a hint; the turn that follows loads them as it always does.
+  return network_job_ || !timers_.empty() || !ready_.empty() || !deferred_active_.empty() || endpoint_.has_arrivals() ||
+         endpoint_.has_staged() || endpoint_.has_backlog() || endpoint_.has_waiting_sends() || watch_satisfied() ||
+         job.cancelled.load(std::memory_order_relaxed) || job.remaining.load(std::memory_order_relaxed) == 0;
+}
+
 void Worker::add_timer(TimerHeap::Clock::time_point deadline, Process* p) {
   timers_.push(deadline, p);
   // Single writer; see sleepers().

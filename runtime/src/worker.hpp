@@ -58,6 +58,12 @@ class Worker final : private EndpointClient {
   Turn turn();
   // Whether an idle turn should be followed by spinning rather than sleeping at once.
   bool spin_pays() const noexcept;
+  // Whether a turn now may find something to do, checked between the idle
+  // turns of a spin (WorkerThread::thread_main): what another core sent or
+  // stored for this one, what waits here to leave, a cancellation, the job's
+  // end. False may miss only what a later full turn takes up (a timer's
+  // deadline, an MPI packet): those jobs are never just peeked at.
+  bool may_have_work() const noexcept;
   // How long the thread may sleep for this job (zero: spin, a deadline is near).
   std::chrono::microseconds sleep_limit() const;
   bool has_pending_work();

@@ -57,6 +57,7 @@ class WorkerThread {
   void thread_main();
   void take_started();
   bool has_pending_work();
+  bool any_may_have_work() const;
   void idle_wait();
 
   // --- written by other threads ---
@@ -81,6 +82,10 @@ class WorkerThread {
   const int realtime_priority_;
   std::vector<Worker*> running_;  // the Workers of the jobs running on this core
   Backoff backoff_;
+  // Idle turns in a row while spinning; between two full turns the spin only
+  // peeks (Worker::may_have_work), every kPeeksPerTurn-th pass is a full turn.
+  std::uint32_t idle_passes_ = 0;
+  static constexpr std::uint32_t kPeeksPerTurn = 32;
   std::thread thread_;  // last: starts once everything above is constructed
 };
 

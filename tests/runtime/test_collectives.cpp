@@ -3,12 +3,14 @@
 // computed by the test.
 
 #include <switchyard/runtime.hpp>
+#include <switchyard/trace.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <random>
+#include <sstream>
 
 #include "test_support.hpp"
 
@@ -283,6 +285,47 @@ TEST(CollectivesSeries, BarrierReallyWaitsForEveryone) {
     });
     EXPECT_EQ(early.load(), 0u) << "n=" << n;
     for (int k = 0; k < rounds; ++k) EXPECT_EQ(arrived[k].load(), n);
+  }
+}
+
+// The three forms a barrier takes (BarrierCall): frameless on the world and
+// on a split communicator, kept as a Task before it is awaited, and the
+// collective's own Task when the job records a trace. Each round counts the
+// arrivals of the barrier's members before it and checks them after it.
+TEST(CollectivesSeries, BarrierOnSplitCommunicatorsKeptAsATaskAndTraced) {
+  Runtime rt;
+  for (const bool traced : {false, true}) {
+    const Rank n = 37;  // halves of 19 and 18: cores with members of both
+    const int rounds = 30;
+    std::vector<std::atomic<std::uint64_t>> world_arrived(rounds), half_arrived(2 * rounds);
+    std::atomic<std::uint64_t> early{0};
+    TraceLog log;
+    RunOptions options;
+    if (traced) options.trace = &log;
+    rt.run(
+        n,
+        [&](Process& p) -> Task<void> {
+          const Communicator half = co_await p.world().split(p.rank() % 2, p.rank());
+          const std::size_t mine = p.rank() % 2;
+          const std::uint64_t half_size = mine == 0 ? (n + 1) / 2 : n / 2;
+          for (int k = 0; k < rounds; ++k) {
+            for (Rank y = 0; y < (p.rank() * 5 + k) % 3; ++y) co_await p.yield();
+            half_arrived[2 * k + mine].fetch_add(1, std::memory_order_relaxed);
+            co_await half.barrier();
+            if (half_arrived[2 * k + mine].load(std::memory_order_relaxed) != half_size) early.fetch_add(1);
+            Task<void> kept = p.barrier();  // made before the arrival it waits for
+            world_arrived[k].fetch_add(1, std::memory_order_relaxed);
+            co_await kept;
+            if (world_arrived[k].load(std::memory_order_relaxed) != n) early.fetch_add(1);
+          }
+        },
+        options);
+    EXPECT_EQ(early.load(), 0u) << "traced " << traced;
+    if (traced) {
+      std::ostringstream out;
+      log.write(out);
+      EXPECT_NE(out.str().find("\"barrier\""), std::string::npos) << "a traced barrier records its span";
+    }
   }
 }
 

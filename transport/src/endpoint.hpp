@@ -157,6 +157,8 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   bool has_arrivals() const {
     return !local_active_.empty() || transport_->has_arrivals() || (network_ && network_->has_arrivals());
   }
+  // Whether single-copy sends wait for their receivers to take them (flush() completes them).
+  bool has_waiting_sends() const noexcept { return waiting_count_ != 0; }
   // Whether packets wait for room, or (across nodes) MPI requests are outstanding.
   bool has_backlog() const { return transport_->has_backlog() || (network_ && network_->has_backlog()); }
   // Whether something waits for the end of the round: packets for the flush,

@@ -144,8 +144,8 @@ class Communicator {
   BusyLock* busy_lock_if_local(Rank r) const;
 
   // --- collectives: every member calls them, in the same order ---
-  /// Returns once every member has called it.
-  Task<void> barrier() const;
+  /// Returns once every member has called it (BarrierCall).
+  BarrierCall barrier() const;
   /// Every member's bytes, concatenated in rank order (Process::allgather).
   Task<std::vector<std::byte>> allgather(std::span<const std::byte> mine) const;
   /// allgather of one trivially copyable value per member, in rank order.

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "switchyard/barrier_call.hpp"
 #include "switchyard/busy_lock.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/errors.hpp"
@@ -258,8 +259,8 @@ class alignas(kCacheLine) Process {
   BusyLock& busy_lock(Rank r);
 
   // --- collectives: every process of the job calls them in the same order ---
-  /// Returns once every process of the job has called it.
-  Task<void> barrier();
+  /// Returns once every process of the job has called it (BarrierCall).
+  BarrierCall barrier();
   /// The papers' concatenate: every process's bytes, in rank order.
   Task<std::vector<std::byte>> allgather(std::span<const std::byte> mine);
   /// allgather of one trivially copyable value per process: every process's `mine`, in rank order.
@@ -299,6 +300,7 @@ class alignas(kCacheLine) Process {
   friend class TraceSpan;
   friend struct detail::CopyEngine;
   friend class detail::WatchAwaiter;
+  friend class BarrierCall;
   struct ParkAwaiter;
   /// A member, not a friend: the awaiters' common base reaches suspend_until as they do.
   class FlagAwaiterBase;
@@ -414,9 +416,14 @@ class alignas(kCacheLine) Process {
   [[gnu::noinline]] SendTicket traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
                                            bool synchronous);
 
+  /// A barrier on the communicator of `g`, as member `me`: frameless on one
+  /// node (BarrierCall), the collective's Task across nodes or when traced.
+  BarrierCall barrier_on(const detail::Group& g, Rank me);
+  /// A collective call of one core is complete: its members parked on it go back to the ready queue.
+  static void release_core(detail::CoreCollective& slot, const std::vector<Process*>& local);
   /// A barrier's step 3 on a communicator within one node: the core's
-  /// leader waits for every other core's leader to reach call `seq`
-  /// (Group::reached), with no message.
+  /// leader, having rung the other cores, waits for each of them to reach
+  /// call `seq` (Group::reached), with no message.
   Task<void> reach_other_cores(const detail::Group& g, detail::CollectiveKind kind, std::uint64_t seq);
   /// Appends a stamp of the call (kind, root) to a non-empty blob, checked by the receivers.
   Task<void> between_cores(const detail::Group& g, detail::CoreCollective& slot, detail::CollectiveKind kind,

@@ -1,0 +1,66 @@
+#pragma once
+/// @file
+/// BarrierCall: what Process::barrier() and Communicator::barrier() return, to
+/// co_await at once. On one node a process's arrival is a count on its core,
+/// with no coroutine frame: every process of the core but the last to arrive
+/// parks on the core's call, and the last one meets the other cores (one word
+/// each, Group::reached) and releases its core. The core's processes are
+/// resumed once each, as a yield resumes them. Across nodes, or while the job
+/// records a trace, the call is the collective's Task.
+
+#include <coroutine>
+#include <cstdint>
+
+#include "switchyard/message.hpp"
+#include "switchyard/task.hpp"
+#include "switchyard/types.hpp"
+
+namespace switchyard {
+
+class Process;
+
+namespace detail {
+class Group;
+struct CoreCollective;
+}  // namespace detail
+
+/// One barrier call of one process (see the file's description). Awaited
+/// once, in the process that made it; moved, never copied.
+class [[nodiscard]] BarrierCall {
+ public:
+  /// Moves a call that has not been awaited.
+  BarrierCall(BarrierCall&&) noexcept = default;
+  /// Moves a call that has not been awaited.
+  BarrierCall& operator=(BarrierCall&&) noexcept = default;
+
+  /// Arrives at the call on this process's core; true where the call is
+  /// complete already (the last of its core, every other core there before it).
+  bool await_ready();
+  /// Parks the process until its core's call is complete, or, for the last
+  /// of its core, runs its wait for the other cores; the coroutine to run next.
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter);
+  /// Every member has reached the barrier. Rethrows what failed the call.
+  void await_resume();
+  /// The call as a Task (a coroutine frame around it), for a caller that keeps Tasks.
+  operator Task<void>() &&;  // NOLINT(google-explicit-constructor): where callers keep Tasks
+
+ private:
+  friend class Process;
+  enum class Step : std::uint8_t { task, arrive, parked, last, complete };
+  /// Member `me` of the communicator of group `g`, on process `p`.
+  BarrierCall(Process& p, const detail::Group& g, Rank me) noexcept : process_(&p), group_(&g), me_(me) {}
+  /// A call that is `task` (the collective's, across nodes or traced).
+  explicit BarrierCall(Task<void> task) noexcept : step_(Step::task), task_(std::move(task)) {}
+
+  Process* process_ = nullptr;
+  const detail::Group* group_ = nullptr;
+  Rank me_ = 0;
+  Step step_ = Step::arrive;
+  detail::CoreCollective* slot_ = nullptr;  ///< once arrived: its core's state of the call
+  std::uint64_t seq_ = 0;  ///< once arrived: the call's number on the communicator
+  const char* outer_what_ = nullptr;  ///< parked: the call the process was inside before (stall report)
+  ContextId outer_context_ = 0;
+  Task<void> task_;  ///< Step::task, and the last arrival's wait for the other cores
+};
+
+}  // namespace switchyard
