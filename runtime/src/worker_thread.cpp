@@ -1,5 +1,7 @@
 #include "worker_thread.hpp"
 
+#include "switchyard/detail/frame_cache.hpp"
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -88,6 +90,7 @@ void WorkerThread::thread_main() {
     // Relaxed: published by the release store of `started` below.
     published_.realtime.store(pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0, std::memory_order_relaxed);
   }
+  FrameCache::reserve_for_this_thread();  // on its core, bound: the page is the core's node's
   published_.started.store(true, std::memory_order_release);  // pairs with wait_started(): bound is final
   published_.started.notify_all();
   for (;;) {
