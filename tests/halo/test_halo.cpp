@@ -406,7 +406,7 @@ TEST(HaloExchange, SplitPhaseMisuseIsInvalidArgument) {
     } catch (const InvalidArgument& e) {
       what = e.what();
     }
-    EXPECT_NE(what.find(second_start ? "ExchangePlan::start on rank 2: a second start before the wait"
+    EXPECT_NE(what.find(second_start ? "HaloExchange::start_forward on rank 2: a second start before the wait"
                                      : "ExchangePlan::wait on rank 2: no start to wait for"),
               std::string::npos)
         << what;

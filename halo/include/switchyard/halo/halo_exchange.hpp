@@ -48,8 +48,10 @@
 // the last bytes and adds them into `owned`. A compiled run (the plans'
 // default) publishes at the start, so the neighbours copy while the process
 // computes; other executions run at the wait (ExchangePlan::start says
-// which). Misuse is the plans': an InvalidArgument for a second start before
-// the wait or a wait without a start.
+// which). Misuse is refused as the plans refuse it: an InvalidArgument for a
+// second start before the wait (before the start touches anything the first
+// run reads; the other cores stop first, ExchangePlan::refuse_second_start) or
+// a wait without a start.
 //
 // One process's runs of one halo follow each other (its buffer is its own:
 // a forward and a reverse are not in flight at once); processes run theirs
@@ -350,6 +352,7 @@ typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::reverse(const
 template <class T>
 void HaloExchange<T>::start_forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const {
   Part& p = checked_part(comm, "start_forward", owned.size(), ghosts.size());
+  forward_->refuse_second_start(comm, "HaloExchange::start_forward");  // before packing where the first run reads
   pack_forward(p, owned, ghosts);
   forward_->start(comm, p.packed_out, p.ghosts_in);
 }
@@ -362,6 +365,7 @@ schedulers::ExchangeRun HaloExchange<T>::wait_forward(const Communicator& comm) 
 template <class T>
 void HaloExchange<T>::start_reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned) const {
   Part& p = checked_part(comm, "start_reverse", owned.size(), ghosts.size());
+  reverse_->refuse_second_start(comm, "HaloExchange::start_reverse");  // before the lists the first run reads
   point_reverse(p, ghosts);
   reverse_->start(comm, p.ghosts_out, p.packed_in);
   p.reverse_owned = owned;
