@@ -413,6 +413,43 @@ TEST(HaloExchange, SplitPhaseMisuseIsInvalidArgument) {
   }
 }
 
+// forward runs on a binding of its plan to the ghosts where they stay put:
+// ghosts that move between calls (to another buffer, alternating, back), and
+// a second job whose buffers are where the first job's were (its binding is
+// the ended job's), get every ghost of every call.
+TEST(HaloExchange, ForwardWhereTheGhostsMoveBetweenCallsAndJobs) {
+  Runtime rt;
+  const auto a = laplacian(12);
+  const Rank parts = 6;
+  const HaloExchange<double> halo(a, RowPartition::blocks(a.rows, parts));
+  std::vector<std::vector<double>> owned(parts), ghosts_a(parts), ghosts_b(parts);  // the same in both jobs
+  for (Rank r = 0; r < parts; ++r) {
+    owned[r].resize(halo.map(r).owned.size());
+    ghosts_a[r].resize(halo.map(r).ghosts.size());
+    ghosts_b[r].resize(halo.map(r).ghosts.size());
+  }
+  // Call k's ghosts: in A three times, then in B and A in turn, then in B;
+  // the second job the other way round, from B, where the first job's binding is.
+  const auto in_b = [](int job, int k) { return (k >= 3 && (k >= 7 || k % 2 == 1)) != (job == 1); };
+  const auto value = [](GlobalIndex g, int job, int k) { return static_cast<double>(g) + 1000.0 * (job * 10 + k); };
+  for (int job = 0; job < 2; ++job) {
+    rt.run(parts, [&](Process& p) -> Task<void> {
+      const Rank me = p.rank();
+      const HaloMap& m = halo.map(me);
+      for (int k = 0; k < 10; ++k) {
+        for (std::size_t i = 0; i < m.owned.size(); ++i) owned[me][i] = value(m.owned[i], job, k);
+        std::vector<double>& ghosts = in_b(job, k) ? ghosts_b[me] : ghosts_a[me];
+        std::fill(ghosts.begin(), ghosts.end(), -1.0);
+        co_await halo.forward(p, owned[me], ghosts);
+        for (std::size_t g = 0; g < m.ghosts.size(); ++g) {
+          SY_CHECK(ghosts[g] == value(m.ghosts[g], job, k),
+                   "job " << job << ", call " << k << ": rank " << me << " ghost " << g);
+        }
+      }
+    });
+  }
+}
+
 // Owners per row, scattered: a process's rows are not contiguous, some own none.
 TEST(HaloExchange, OwnerPerRowPartition) {
   Runtime rt;

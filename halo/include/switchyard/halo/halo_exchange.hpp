@@ -28,7 +28,11 @@
 // the scheduler, ...) on the caller's spans: what a process receives from an
 // owner lands straight in its ghosts; what it sends is packed into a buffer of
 // its own, made with the halo, so a run allocates nothing once its process has
-// run a plan (exchange_plan.hpp). reverse combines, per owned entry, the
+// run a plan (exchange_plan.hpp). forward binds its plan to that buffer and
+// the caller's ghosts (ExchangePlan::bind: its runs check and publish
+// nothing) where they are where the call before had them: once per job for
+// ghosts that stay put (making it allocates, once per job and per move of
+// the ghosts). reverse combines, per owned entry, the
 // contributions of the processes that hold it as a ghost in rank order, the
 // same order every run: the result is reproducible bit for bit.
 //
@@ -202,6 +206,13 @@ class HaloExchange {
     HaloMap map;
     std::vector<T> packed;
     std::span<T> reverse_owned;  ///< a started reverse's owned entries, for its wait
+    /// forward's plan bound to packed_out and the ghosts at bound_ghosts for
+    /// the runs of bound_comm (ExchangePlan::bind), made where a call finds
+    /// the ghosts where the call before had them (see forward()).
+    schedulers::BoundExchange bound;
+    Communicator bound_comm;  ///< the binding's communicator (its job: valid() says whether it runs)
+    const T* bound_ghosts = nullptr;  ///< where the bound ghosts are
+    const T* last_ghosts = nullptr;  ///< where the last forward's ghosts were
     std::vector<std::span<const std::byte>> packed_out, ghosts_out;
     std::vector<std::span<std::byte>> packed_in, ghosts_in;
   };
@@ -214,13 +225,17 @@ class HaloExchange {
     }
     return t;
   }
-  /// The packing and unpacking loops, in functions of their own: inside a
-  /// coroutine, the compiler keeps a loop's index in the frame and stores it
-  /// there on every iteration.
-  static void pack_forward(Part& p, std::span<const T> owned, std::span<T> ghosts);
+  /// The packing and unpacking loops, in functions of their own, never
+  /// inlined: inside a coroutine the compiler keeps a loop's index in the
+  /// frame and stores it there on every iteration, and inlined into the
+  /// caller's coroutine (forward() is) it reloads its pointers from the stack.
+  [[gnu::noinline]] static void pack_forward(Part& p, std::span<const T> owned);
+  static void point_forward(Part& p, std::span<T> ghosts);
+  static schedulers::ExchangeRun bound_forward(const schedulers::ExchangePlan& plan, Part& p, const Communicator& comm,
+                                               std::span<T> ghosts);
   static void point_reverse(Part& p, std::span<const T> ghosts);
   template <class Op>
-  static void unpack_reverse(const Part& p, std::span<T> owned, Op& op);
+  [[gnu::noinline]] static void unpack_reverse(const Part& p, std::span<T> owned, Op& op);
   static Task<HaloExchange> create_on(Communicator comm, std::span<const GlobalIndex> owned,
                                       std::span<const GlobalIndex> needed, schedulers::ExchangePlanOptions options);
   Part& part(Rank r) const {
@@ -334,8 +349,27 @@ template <class T>
 schedulers::ExchangeRun HaloExchange<T>::forward(const Communicator& comm, std::span<const T> owned,
                                                  std::span<T> ghosts) const {
   Part& p = checked_part(comm, "forward", owned.size(), ghosts.size());
-  pack_forward(p, owned, ghosts);
-  return forward_->run(comm, p.packed_out, p.ghosts_in);
+  pack_forward(p, owned);
+  return bound_forward(*forward_, p, comm, ghosts);
+}
+
+/// The forward run on the binding where the ghosts are the bound ones (the
+/// plan checks and publishes nothing then), else unbound. A binding is made
+/// (it allocates) where the ghosts are where the last call had them: once
+/// per job for ghosts that stay put, never for ghosts that alternate.
+template <class T>
+schedulers::ExchangeRun HaloExchange<T>::bound_forward(const schedulers::ExchangePlan& plan, Part& p,
+                                                       const Communicator& comm, std::span<T> ghosts) {
+  const bool was_last = std::exchange(p.last_ghosts, ghosts.data()) == ghosts.data();
+  const bool current =
+      p.bound_ghosts == ghosts.data() && p.bound_comm.valid() && p.bound_comm.context() == comm.context();
+  if (current) return p.bound.run();
+  point_forward(p, ghosts);
+  if (!was_last) return plan.run(comm, p.packed_out, p.ghosts_in);
+  p.bound = plan.bind(comm, p.packed_out, p.ghosts_in);
+  p.bound_comm = comm;
+  p.bound_ghosts = ghosts.data();
+  return p.bound.run();
 }
 
 /// Checks the spans, points the run at comm.rank()'s ghosts, and starts the reverse plan's run.
@@ -353,7 +387,8 @@ template <class T>
 void HaloExchange<T>::start_forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const {
   Part& p = checked_part(comm, "start_forward", owned.size(), ghosts.size());
   forward_->refuse_second_start(comm, "HaloExchange::start_forward");  // before packing where the first run reads
-  pack_forward(p, owned, ghosts);
+  pack_forward(p, owned);
+  point_forward(p, ghosts);
   forward_->start(comm, p.packed_out, p.ghosts_in);
 }
 
@@ -381,8 +416,15 @@ typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::wait_reverse(
 }
 
 template <class T>
-void HaloExchange<T>::pack_forward(Part& p, std::span<const T> owned, std::span<T> ghosts) {
-  for (std::size_t k = 0; k < p.packed.size(); ++k) p.packed[k] = owned[p.map.sent[k]];
+void HaloExchange<T>::pack_forward(Part& p, std::span<const T> owned) {
+  T* out = p.packed.data();
+  const T* in = owned.data();
+  const auto* sent = p.map.sent.data();
+  for (std::size_t k = 0, n = p.packed.size(); k < n; ++k) out[k] = in[sent[k]];
+}
+
+template <class T>
+void HaloExchange<T>::point_forward(Part& p, std::span<T> ghosts) {
   for (std::size_t s = 0; s < p.map.sources.size(); ++s)
     p.ghosts_in[s] = std::as_writable_bytes(from_source(p.map, ghosts, s));
 }
