@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <complex>
 #include <functional>
 #include <random>
@@ -409,6 +410,42 @@ TEST(HaloExchange, SplitPhaseMisuseIsInvalidArgument) {
     EXPECT_NE(what.find(second_start ? "HaloExchange::start_forward on rank 2: a second start before the wait"
                                      : "ExchangePlan::wait on rank 2: no start to wait for"),
               std::string::npos)
+        << what;
+  }
+}
+
+// A second start refused while the first is in flight, through the plan's
+// refusal (the other cores stop first) and before it packs into the buffer
+// that the first run's copies read: InvalidArgument naming the halo's call,
+// the job ends, and the ghosts that the refusal unwinds are no core's any
+// more (ASan, TSan). Rank 1 works before its second start without a yield;
+// the first forward of each job makes the starts publish at once.
+TEST(HaloExchange, ASecondStartStopsTheOtherCoresCopiesBeforeItPacks) {
+  Runtime rt;
+  const auto a = laplacian(128);
+  const HaloExchange<double> halo(a, RowPartition::blocks(a.rows, 2));
+  for (int round = 0; round < 5; ++round) {
+    std::string what = "(no error)";
+    try {
+      rt.run(2, [&](Process& p) -> Task<void> {
+        const HaloMap& m = halo.map(p.rank());
+        std::vector<double> xl(m.local_size(), 1.0 + round);
+        const std::span<double> own = std::span(xl).first(m.owned.size()), ghosts = std::span(xl).subspan(own.size());
+        co_await halo.forward(p, own, ghosts);
+        halo.start_forward(p, own, ghosts);
+        if (p.rank() == 1) {
+          const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+          while (std::chrono::steady_clock::now() < until) {
+          }
+          for (double& x : own) x += 1.0;  // the next start's values
+          halo.start_forward(p, own, ghosts);
+        }
+        co_await halo.wait_forward(p);
+      });
+    } catch (const InvalidArgument& e) {
+      what = e.what();
+    }
+    EXPECT_NE(what.find("HaloExchange::start_forward on rank 1: a second start before the wait"), std::string::npos)
         << what;
   }
 }
