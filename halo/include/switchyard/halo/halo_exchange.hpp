@@ -164,6 +164,7 @@ class HaloExchange {
   /// comm.rank()'s, map().owned.size() and map().ghosts.size() long. The call
   /// checks the spans and packs what `owned` sends; awaiting what it returns,
   /// the forward plan's run (no coroutine frame of its own), moves it.
+  /// InvalidArgument while a start_forward of the process awaits its wait.
   schedulers::ExchangeRun forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const;
   template <class Op>
   class ReverseRun;
@@ -206,6 +207,7 @@ class HaloExchange {
     HaloMap map;
     std::vector<T> packed;
     std::span<T> reverse_owned;  ///< a started reverse's owned entries, for its wait
+    bool forward_started = false;  ///< start_forward ran and its wait has not (or its job failed between)
     /// forward's plan bound to packed_out and the ghosts at bound_ghosts for
     /// the runs of bound_comm (ExchangePlan::bind), made where a call finds
     /// the ghosts where the call before had them (see forward()).
@@ -349,6 +351,10 @@ template <class T>
 schedulers::ExchangeRun HaloExchange<T>::forward(const Communicator& comm, std::span<const T> owned,
                                                  std::span<T> ghosts) const {
   Part& p = checked_part(comm, "forward", owned.size(), ghosts.size());
+  if (p.forward_started) [[unlikely]] {  // refused (the other cores stop first) unless its job failed since
+    forward_->refuse_second_start(comm, "HaloExchange::forward");
+    p.forward_started = false;
+  }
   pack_forward(p, owned);
   return bound_forward(*forward_, p, comm, ghosts);
 }
@@ -390,11 +396,14 @@ void HaloExchange<T>::start_forward(const Communicator& comm, std::span<const T>
   pack_forward(p, owned);
   point_forward(p, ghosts);
   forward_->start(comm, p.packed_out, p.ghosts_in);
+  p.forward_started = true;
 }
 
 template <class T>
 schedulers::ExchangeRun HaloExchange<T>::wait_forward(const Communicator& comm) const {
-  return forward_->wait(comm);
+  schedulers::ExchangeRun run = forward_->wait(comm);  // checks that a start came first
+  part(comm.rank()).forward_started = false;
+  return run;
 }
 
 template <class T>
