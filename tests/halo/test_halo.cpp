@@ -451,18 +451,20 @@ TEST(HaloExchange, ASecondStartStopsTheOtherCoresCopiesBeforeItPacks) {
   }
 }
 
-// forward runs on a binding of its plan to the ghosts where they stay put:
-// ghosts that move between calls (to another buffer, alternating, back), and
-// a second job whose buffers are where the first job's were (its binding is
-// the ended job's), get every ghost of every call.
+// forward runs on a binding of its plan to owned and the ghosts where they
+// stay put, sending straight from owned: ghosts that move between calls (to
+// another buffer, alternating, back), owned entries that move every third
+// call, and a second job whose buffers are where the first job's were (its
+// binding is the ended job's), get every ghost of every call.
 TEST(HaloExchange, ForwardWhereTheGhostsMoveBetweenCallsAndJobs) {
   Runtime rt;
   const auto a = laplacian(12);
   const Rank parts = 6;
   const HaloExchange<double> halo(a, RowPartition::blocks(a.rows, parts));
-  std::vector<std::vector<double>> owned(parts), ghosts_a(parts), ghosts_b(parts);  // the same in both jobs
+  std::vector<std::vector<double>> owned_a(parts), owned_b(parts), ghosts_a(parts), ghosts_b(parts);  // both jobs'
   for (Rank r = 0; r < parts; ++r) {
-    owned[r].resize(halo.map(r).owned.size());
+    owned_a[r].resize(halo.map(r).owned.size());
+    owned_b[r].resize(halo.map(r).owned.size());
     ghosts_a[r].resize(halo.map(r).ghosts.size());
     ghosts_b[r].resize(halo.map(r).ghosts.size());
   }
@@ -475,10 +477,11 @@ TEST(HaloExchange, ForwardWhereTheGhostsMoveBetweenCallsAndJobs) {
       const Rank me = p.rank();
       const HaloMap& m = halo.map(me);
       for (int k = 0; k < 10; ++k) {
-        for (std::size_t i = 0; i < m.owned.size(); ++i) owned[me][i] = value(m.owned[i], job, k);
+        std::vector<double>& owned = k % 3 == 2 ? owned_b[me] : owned_a[me];
+        for (std::size_t i = 0; i < m.owned.size(); ++i) owned[i] = value(m.owned[i], job, k);
         std::vector<double>& ghosts = in_b(job, k) ? ghosts_b[me] : ghosts_a[me];
         std::fill(ghosts.begin(), ghosts.end(), -1.0);
-        co_await halo.forward(p, owned[me], ghosts);
+        co_await halo.forward(p, owned, ghosts);
         for (std::size_t g = 0; g < m.ghosts.size(); ++g) {
           SY_CHECK(ghosts[g] == value(m.ghosts[g], job, k),
                    "job " << job << ", call " << k << ": rank " << me << " ghost " << g);
