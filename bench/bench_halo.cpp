@@ -1,7 +1,7 @@
 // HaloExchange beside the same messages through its own ExchangePlan, in one
-// job: what the halo adds to the plan's run (packing the values it sends,
-// pointing each source's span into the caller's ghosts) against the plan's run
-// on buffers packed beforehand.
+// job: what the halo adds to the plan's run (packing the values it sends; its
+// runs go through a binding of the plan to its buffer and the caller's
+// ghosts) against the plan's run on buffers packed beforehand.
 //
 //   BM_HaloForward/lund_a/blocks:P
 //       y = A x's halo for lund_a (147 x 147, tests/data) in P row blocks, one
@@ -14,10 +14,18 @@
 //       limit); x_plan = halo_median_ns / plan_ns, target <= 1.1. Every ghost of every process
 //       is checked after every chunk of either kind, against values that
 //       change from chunk to chunk.
+//   BM_HaloForwardVsBound/lund_a/blocks:P
+//       The same, the plan's runs bound to the buffers (ExchangePlan::bind,
+//       once per process and job): bound_ns and x_bound in place of plan_ns
+//       and x_plan (no target).
+//   Each baseline is alternated with the halo in a job of its own: a chunk's
+//   first run after the other kind's re-reads the regions, so each baseline
+//   follows the halo's chunks alone.
 #include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <switchyard/halo/csr_matrix.hpp>
@@ -67,6 +75,9 @@ void set_owned(const halo::HaloMap& m, ProcessBuffers& b, int chunk) {
   for (std::size_t k = 0; k < m.sent.size(); ++k) b.packed[k] = b.owned[m.sent[k]];
 }
 
+// What the halo's chunks alternate with (see the file's description).
+enum class Baseline { plan, bound };
+
 // The number of ghosts that do not hold this chunk's value of their entry.
 std::uint64_t wrong_ghosts(const halo::HaloMap& m, const ProcessBuffers& b, int chunk) {
   std::uint64_t wrong = 0;
@@ -74,7 +85,7 @@ std::uint64_t wrong_ghosts(const halo::HaloMap& m, const ProcessBuffers& b, int 
   return wrong;
 }
 
-void BM_HaloForward(benchmark::State& state, sy::Rank blocks) {
+void BM_HaloForward(benchmark::State& state, sy::Rank blocks, Baseline baseline) {
   const auto a = halo::read_csr_matrix_market_file<double>(SWITCHYARD_HALO_MATRIX);
   const halo::HaloExchange<double> h(a, halo::RowPartition::blocks(a.rows, blocks));
   const sy::schedulers::ExchangePlan& plan = h.forward_plan();
@@ -91,6 +102,8 @@ void BM_HaloForward(benchmark::State& state, sy::Rank blocks) {
           [&](sy::Process& p) -> sy::Task<void> {
             const halo::HaloMap& m = h.map(p.rank());
             ProcessBuffers& b = buffers[p.rank()];
+            sy::schedulers::BoundExchange bound;
+            if (baseline == Baseline::bound) bound = plan.bind(p, b.packed_out, b.ghosts_in);
             for (int chunk = 0; chunk < 2 * sybench::kChunks; ++chunk) {
               const bool through_halo = chunk % 2 == 0;
               sybench::ChunkTimer& timer = through_halo ? halo_timer : plan_timer;
@@ -100,6 +113,8 @@ void BM_HaloForward(benchmark::State& state, sy::Rank blocks) {
               for (int call = 0; call < kCallsPerChunk; ++call) {
                 if (through_halo) {
                   co_await h.forward(p, b.owned, b.ghosts);
+                } else if (baseline == Baseline::bound) {
+                  co_await bound.run();
                 } else {
                   co_await plan.run(p, b.packed_out, b.ghosts_in);
                 }
@@ -122,21 +137,25 @@ void BM_HaloForward(benchmark::State& state, sy::Rank blocks) {
   // The batches' medians: the Time column is their mean.
   const double halo_median = sy::median(halo_seconds), plan_median = sy::median(plan_seconds);
   state.counters["halo_median_ns"] = halo_median * 1e9;
-  state.counters["plan_ns"] = plan_median * 1e9;
-  state.counters["x_plan"] = plan_median > 0 ? halo_median / plan_median : 0;
-  state.counters["target_x_plan"] = kTargetXPlan;
+  const std::string name = baseline == Baseline::plan ? "plan" : "bound";
+  state.counters[name + "_ns"] = plan_median * 1e9;
+  state.counters["x_" + name] = plan_median > 0 ? halo_median / plan_median : 0;
+  if (baseline == Baseline::plan) state.counters["target_x_plan"] = kTargetXPlan;
   std::uint64_t messages = 0;
   for (sy::Rank r = 0; r < blocks; ++r) messages += h.map(r).sources.size();
   state.counters["messages"] = static_cast<double>(messages);
 }
 
 const bool registered = [] {
-  for (const sy::Rank blocks : {16u, 64u, 147u}) {
-    const std::string line = "BM_HaloForward/lund_a/blocks:" + std::to_string(blocks);
-    benchmark::RegisterBenchmark(line.c_str(), BM_HaloForward, blocks)
-        ->UseManualTime()
-        ->Iterations(sybench::kBatches)
-        ->Unit(benchmark::kMicrosecond);
+  for (const auto& [baseline, prefix] :
+       {std::pair{Baseline::plan, "BM_HaloForward"}, std::pair{Baseline::bound, "BM_HaloForwardVsBound"}}) {
+    for (const sy::Rank blocks : {16u, 64u, 147u}) {
+      const std::string line = std::string(prefix) + "/lund_a/blocks:" + std::to_string(blocks);
+      benchmark::RegisterBenchmark(line.c_str(), BM_HaloForward, blocks, baseline)
+          ->UseManualTime()
+          ->Iterations(sybench::kBatches)
+          ->Unit(benchmark::kMicrosecond);
+    }
   }
   return true;
 }();

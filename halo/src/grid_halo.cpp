@@ -366,6 +366,10 @@ const GridRank& GridPattern::checked(const Communicator& comm, const char* call,
 }
 
 GridClaim::GridClaim(GridScratch& s, Rank r) : s_(s) {
+  if (s.split_started && !s.split_comm.valid()) {  // started in a job that failed before its wait
+    s.split_started = false;
+    s.busy.store(false, std::memory_order_release);
+  }
   if (s.busy.exchange(true, std::memory_order_acquire)) {
     refuse("rank " + std::to_string(r) + " runs the halo in two jobs at once (one job at a time runs a halo)");
   }
@@ -384,13 +388,8 @@ Task<void> grid_forward(const GridPattern& g, const schedulers::ExchangePlan& pl
 void grid_start_forward(const GridPattern& g, const schedulers::ExchangePlan& plan, const Communicator& comm,
                         GridScratch& scratch, std::span<std::byte> array) {
   const GridRank& me = g.rank(comm.rank());
-  if (scratch.split_started && !scratch.split_comm.valid()) {  // started in a job that failed before its wait
-    scratch.split_started = false;
-    scratch.busy.store(false, std::memory_order_release);
-  }
-  if (scratch.split_started) {
-    refuse("start_forward on rank " + std::to_string(comm.rank()) + ": a second start before the wait");
-  }
+  // Before the claim and the hooks' aim: the first start's run may be reading them.
+  plan.refuse_second_start(comm, "GridHalo::start_forward");
   GridClaim claim(scratch, comm.rank());  // released here if the start throws
   if (!scratch.split_hooks)
     scratch.split_hooks = std::make_unique<GridHooks>(me, g.element_bytes(), scratch, array, array, false);

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -231,6 +232,55 @@ TEST(GridHalo, SplitPhaseMisuseIsRefused) {
     std::vector<double> a(h.local_elements(p.rank()), 1.0);
     h.start_forward(p, a);
     co_await h.wait_forward(p);
+  });
+}
+
+// A second start refused while the first is in flight (and a forward or a
+// reverse then, in turn): its process's array dies as the refusal unwinds, so
+// the other core must have stopped copying out of it first (under ASan, a
+// heap-use-after-free otherwise). Rank 1's ghost
+// column box is 65536 rows of the other core's copies (milliseconds), which
+// rank 1's work before its second start (without a yield) lets begin; the
+// first forward of each job makes the starts publish at once. Then a job's
+// forward is checked.
+TEST(GridHalo, ASecondStartStopsTheOtherCoresCopiesBeforeItUnwinds) {
+  GridShape shape = shape_of(2, {65536, 64, 0}, {0, 8}, {}, false);
+  shape.processes = {1, 2, 0};  // cut across the rows
+  const GridHalo<double> h(shape, 2);
+  for (int round = 0; round < 12; ++round) {
+    const char* misuse = round % 3 == 0   ? "GridHalo::start_forward"
+                         : round % 3 == 1 ? "GridHalo::forward"
+                                          : "GridHalo::reverse";
+    std::string error = "(accepted)";
+    try {
+      sytest::runtime().run(2, [&](Process& p) -> Task<void> {
+        std::vector<double> a(h.local_elements(p.rank()), 1.0 + p.rank());
+        co_await h.forward(p, a);
+        h.start_forward(p, a);
+        if (p.rank() == 1) {
+          const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+          while (std::chrono::steady_clock::now() < until) {
+          }
+          if (round % 3 == 0) h.start_forward(p, a);
+          if (round % 3 == 1) co_await h.forward(p, a);
+          if (round % 3 == 2) co_await h.reverse(p, a, std::plus<>{});
+        }
+        co_await h.wait_forward(p);
+      });
+    } catch (const InvalidArgument& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find(std::string(misuse) + " on rank 1: a second start before the wait"), std::string::npos)
+        << error;
+  }
+  sytest::runtime().run(2, [&](Process& p) -> Task<void> {
+    std::vector<double> a(h.local_elements(p.rank()), 1.0 + p.rank());
+    h.start_forward(p, a);
+    co_await h.wait_forward(p);
+    const GridBlock& b = h.block(p.rank());
+    const std::uint64_t ghost_column = p.rank() == 0 ? b.local[1] - 1 : 0;  // on the neighbour's side
+    for (std::uint64_t i = 0; i < b.local[0]; ++i)
+      SY_CHECK(a[i * b.local[1] + ghost_column] == 2.0 - p.rank(), "row " << i << "'s ghost after the failed jobs");
   });
 }
 

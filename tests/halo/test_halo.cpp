@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <complex>
 #include <functional>
 #include <random>
@@ -406,10 +407,87 @@ TEST(HaloExchange, SplitPhaseMisuseIsInvalidArgument) {
     } catch (const InvalidArgument& e) {
       what = e.what();
     }
-    EXPECT_NE(what.find(second_start ? "ExchangePlan::start on rank 2: a second start before the wait"
+    EXPECT_NE(what.find(second_start ? "HaloExchange::start_forward on rank 2: a second start before the wait"
                                      : "ExchangePlan::wait on rank 2: no start to wait for"),
               std::string::npos)
         << what;
+  }
+}
+
+// A second start (or a forward) refused while the first is in flight, through the plan's
+// refusal (the other cores stop first) and before it packs into the buffer
+// that the first run's copies read: InvalidArgument naming the halo's call,
+// the job ends, and the ghosts that the refusal unwinds are no core's any
+// more (ASan, TSan). Rank 1 works before its second start without a yield;
+// the first forward of each job makes the starts publish at once.
+TEST(HaloExchange, ASecondStartStopsTheOtherCoresCopiesBeforeItPacks) {
+  Runtime rt;
+  const auto a = laplacian(128);
+  const HaloExchange<double> halo(a, RowPartition::blocks(a.rows, 2));
+  for (int round = 0; round < 5; ++round) {
+    std::string what = "(no error)";
+    try {
+      rt.run(2, [&](Process& p) -> Task<void> {
+        const HaloMap& m = halo.map(p.rank());
+        std::vector<double> xl(m.local_size(), 1.0 + round);
+        const std::span<double> own = std::span(xl).first(m.owned.size()), ghosts = std::span(xl).subspan(own.size());
+        co_await halo.forward(p, own, ghosts);
+        halo.start_forward(p, own, ghosts);
+        if (p.rank() == 1) {
+          const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+          while (std::chrono::steady_clock::now() < until) {
+          }
+          for (double& x : own) x += 1.0;  // the next start's values
+          if (round % 2 == 0) halo.start_forward(p, own, ghosts);
+          if (round % 2 == 1) co_await halo.forward(p, own, ghosts);
+        }
+        co_await halo.wait_forward(p);
+      });
+    } catch (const InvalidArgument& e) {
+      what = e.what();
+    }
+    const std::string call = round % 2 == 0 ? "HaloExchange::start_forward" : "HaloExchange::forward";
+    EXPECT_NE(what.find(call + " on rank 1: a second start before the wait"), std::string::npos) << what;
+  }
+}
+
+// forward runs on a binding of its plan to owned and the ghosts where they
+// stay put, sending straight from owned: ghosts that move between calls (to
+// another buffer, alternating, back), owned entries that move every third
+// call, and a second job whose buffers are where the first job's were (its
+// binding is the ended job's), get every ghost of every call.
+TEST(HaloExchange, ForwardWhereTheGhostsMoveBetweenCallsAndJobs) {
+  Runtime rt;
+  const auto a = laplacian(12);
+  const Rank parts = 6;
+  const HaloExchange<double> halo(a, RowPartition::blocks(a.rows, parts));
+  std::vector<std::vector<double>> owned_a(parts), owned_b(parts), ghosts_a(parts), ghosts_b(parts);  // both jobs'
+  for (Rank r = 0; r < parts; ++r) {
+    owned_a[r].resize(halo.map(r).owned.size());
+    owned_b[r].resize(halo.map(r).owned.size());
+    ghosts_a[r].resize(halo.map(r).ghosts.size());
+    ghosts_b[r].resize(halo.map(r).ghosts.size());
+  }
+  // Call k's ghosts: in A three times, then in B and A in turn, then in B;
+  // the second job the other way round, from B, where the first job's binding is.
+  const auto in_b = [](int job, int k) { return (k >= 3 && (k >= 7 || k % 2 == 1)) != (job == 1); };
+  const auto value = [](GlobalIndex g, int job, int k) { return static_cast<double>(g) + 1000.0 * (job * 10 + k); };
+  for (int job = 0; job < 2; ++job) {
+    rt.run(parts, [&](Process& p) -> Task<void> {
+      const Rank me = p.rank();
+      const HaloMap& m = halo.map(me);
+      for (int k = 0; k < 10; ++k) {
+        std::vector<double>& owned = k % 3 == 2 ? owned_b[me] : owned_a[me];
+        for (std::size_t i = 0; i < m.owned.size(); ++i) owned[i] = value(m.owned[i], job, k);
+        std::vector<double>& ghosts = in_b(job, k) ? ghosts_b[me] : ghosts_a[me];
+        std::fill(ghosts.begin(), ghosts.end(), -1.0);
+        co_await halo.forward(p, owned, ghosts);
+        for (std::size_t g = 0; g < m.ghosts.size(); ++g) {
+          SY_CHECK(ghosts[g] == value(m.ghosts[g], job, k),
+                   "job " << job << ", call " << k << ": rank " << me << " ghost " << g);
+        }
+      }
+    });
   }
 }
 

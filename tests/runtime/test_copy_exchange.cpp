@@ -331,6 +331,37 @@ TEST(CopyExchange, ASendBufferIsFreeWhenTheRunReturns) {
   });
 }
 
+// A run started twice before its wait: InvalidArgument naming the rank, the
+// job ends (no hang), and the other cores have stopped copying out of and into
+// the buffers that the refusal unwinds (ASan: no use after free). The first
+// run of each job makes the starts publish at once. Then a job's runs, every
+// byte checked.
+TEST(CopyExchange, ASecondStartIsRefusedAndTheJobEndsCleanly) {
+  const Rank n = 4;
+  const std::uint64_t bytes = 1 << 16;
+  const Ring ring(n, bytes);
+  for (int round = 0; round < 3; ++round) {
+    std::string error = "(accepted)";
+    try {
+      runtime().run(n, [&](Process& p) -> Task<void> {
+        const Rank me = p.rank();
+        std::vector<std::byte> out(2 * bytes, std::byte{1}), in(2 * bytes);
+        const std::span<const std::byte> send[] = {{out.data(), bytes}, {out.data() + bytes, bytes}};
+        const std::span<std::byte> recv[] = {{in.data(), bytes}, {in.data() + bytes, bytes}};
+        co_await run_copy_exchange(p, 11, n, ring.members[me], CopyRegions{send, recv}, {});
+        CopyRun run = run_copy_exchange(p, 11, n, ring.members[me], CopyRegions{send, recv}, {});
+        run.start();
+        if (me == 2) run.start();
+        co_await run;
+      });
+    } catch (const InvalidArgument& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find("rank 2: start of a run started already"), std::string::npos) << error;
+  }
+  run_ring(n, bytes, {}, 5);
+}
+
 // A run awaited where it is made parks a waiting participant in the
 // caller's own coroutine until its core's copier has finished: a message
 // that reaches the parked one meanwhile (which notifies it) does not end its

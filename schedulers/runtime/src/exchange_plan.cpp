@@ -804,12 +804,13 @@ Task<ExchangeRunStats> run_displaced(const ExchangePlanData& d, Communicator com
   co_return co_await run_copies(d, *part, comm, regions.regions());
 }
 
-// Split phase: me's slot for a start, refusing a second start before the wait.
-detail::SplitRun& split_to_start(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm) {
+// Split phase: me's slot for a start, refusing (as `call`) a second start before the wait.
+detail::SplitRun& split_to_start(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
+                                 const char* call = "ExchangePlan::start") {
   detail::SplitRun& split = d.split[part_index(d, part)];
   if (split.run && !split.comm.valid()) split.run.reset();  // a job that failed in between: over
   if (split.run) {
-    split.run->refuse_while_started("switchyard: ExchangePlan::start on rank " + std::to_string(comm.rank()) +
+    split.run->refuse_while_started(std::string("switchyard: ") + call + " on rank " + std::to_string(comm.rank()) +
                                     ": a second start before the wait of the first (each start is followed by one "
                                     "wait)");
   }
@@ -859,6 +860,10 @@ void ExchangePlan::start(const Communicator& comm, ExchangeHooks& hooks) const {
   split.send[0] = memory.send;
   split.recv[0] = memory.recv;
   start_split(split, comm, run_described(d, comm, *direct, CopyRegions{split.send, split.recv}));
+}
+
+void ExchangePlan::refuse_second_start(const Communicator& comm, const char* call) const {
+  if (const ExchangePart* part = part_for_run(*data_, comm)) (void)split_to_start(*data_, *part, comm, call);
 }
 
 ExchangeRun ExchangePlan::wait(const Communicator& comm) const {

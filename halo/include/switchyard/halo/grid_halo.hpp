@@ -61,8 +61,9 @@
 //
 // Compiled on one node, from the second run on, the neighbours copy out of
 // the array while the process sweeps; a first run, and runs on messages or
-// across nodes, are made at the wait. A second start before the wait, or a
-// wait without a start, is an InvalidArgument.
+// across nodes, are made at the wait. A second start before the wait (or a
+// forward or a reverse then), or a wait without a start, is an
+// InvalidArgument; the other cores stop reading the array before it is thrown.
 //
 // A run allocates nothing once its process has run the halo before in the
 // job (the plan's rule, exchange_plan.hpp). One process's runs of one halo
@@ -302,9 +303,11 @@ class GridHalo {
   const schedulers::ExchangePlan& reverse_plan() const noexcept { return *reverse_; }
 
   /// Every ghost element of comm.rank()'s array (local_elements long) that a
-  /// neighbour owns gets the neighbour's value.
+  /// neighbour owns gets the neighbour's value. InvalidArgument while a split
+  /// forward of the process is started (as for a second start).
   Task<void> forward(const Communicator& comm, std::span<T> array) const {
     (void)pattern_->checked(comm, "forward", array.size());
+    forward_->refuse_second_start(comm, "GridHalo::forward");  // the other cores stop before this unwinds
     return detail::grid_forward(*pattern_, *forward_, comm, scratch_[comm.rank()], std::as_writable_bytes(array));
   }
   /// Split phase of forward (see the file's description): starts it on
@@ -325,8 +328,11 @@ class GridHalo {
   /// Every interior element that neighbours hold as ghosts becomes
   /// op(element, ghost) for each such ghost, in a fixed order (see above);
   /// op(T, T) -> T. The array's ghosts are read, never written.
+  /// InvalidArgument while a split forward of the process is started.
   template <class Op>
   Task<void> reverse(const Communicator& comm, std::span<T> array, Op op) const {
+    (void)pattern_->checked(comm, "reverse", array.size());
+    forward_->refuse_second_start(comm, "GridHalo::reverse");  // the other cores stop before this unwinds
     return reverse_on(comm, array, std::move(op));
   }
 

@@ -26,9 +26,15 @@
 // T is any trivially copyable type; the plans move sizeof(T) bytes per
 // entry. forward and reverse each run one ExchangePlan (made with `options`:
 // the scheduler, ...) on the caller's spans: what a process receives from an
-// owner lands straight in its ghosts; what it sends is packed into a buffer of
-// its own, made with the halo, so a run allocates nothing once its process has
-// run a plan (exchange_plan.hpp). reverse combines, per owned entry, the
+// owner lands straight in its ghosts; what it sends to a neighbour goes
+// straight from `owned` where those entries are one run of it (forward: a
+// row block's first or last rows, as a banded matrix has them), else is
+// packed into a buffer of its own, made with the halo, so a run allocates
+// nothing once its process has run a plan (exchange_plan.hpp). forward binds
+// its plan to those sends and the caller's ghosts (ExchangePlan::bind: its
+// runs check and publish nothing) where owned and ghosts are where the call
+// before had them: once per job for arrays that stay put (making it
+// allocates, once per job and per move). reverse combines, per owned entry, the
 // contributions of the processes that hold it as a ghost in rank order, the
 // same order every run: the result is reproducible bit for bit.
 //
@@ -48,8 +54,10 @@
 // the last bytes and adds them into `owned`. A compiled run (the plans'
 // default) publishes at the start, so the neighbours copy while the process
 // computes; other executions run at the wait (ExchangePlan::start says
-// which). Misuse is the plans': an InvalidArgument for a second start before
-// the wait or a wait without a start.
+// which). Misuse is refused as the plans refuse it: an InvalidArgument for a
+// second start before the wait (before the start touches anything the first
+// run reads; the other cores stop first, ExchangePlan::refuse_second_start) or
+// a wait without a start.
 //
 // One process's runs of one halo follow each other (its buffer is its own:
 // a forward and a reverse are not in flight at once); processes run theirs
@@ -156,8 +164,11 @@ class HaloExchange {
 
   /// Like SFBcast: every ghost gets its owner's entry. owned and ghosts are
   /// comm.rank()'s, map().owned.size() and map().ghosts.size() long. The call
-  /// checks the spans and packs what `owned` sends; awaiting what it returns,
-  /// the forward plan's run (no coroutine frame of its own), moves it.
+  /// checks the spans and packs what `owned` sends in pieces that are not one
+  /// run of it; awaiting what it returns, the forward plan's run (no coroutine
+  /// frame of its own), moves it: until then `owned` is read by the run and
+  /// `ghosts` written (neither to be written by the process).
+  /// InvalidArgument while a start_forward of the process awaits its wait.
   schedulers::ExchangeRun forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const;
   template <class Op>
   class ReverseRun;
@@ -189,17 +200,41 @@ class HaloExchange {
   struct Part {
     explicit Part(HaloMap m) : map(std::move(m)), packed(map.sent.size()) {
       for (std::size_t d = 0; d < map.destinations.size(); ++d) {
-        const auto slice = std::span(packed).subspan(map.destination_start[d],
-                                                     map.destination_start[d + 1] - map.destination_start[d]);
+        const std::uint64_t first = map.destination_start[d], last = map.destination_start[d + 1];
+        const auto slice = std::span(packed).subspan(first, last - first);
         packed_out.push_back(std::as_bytes(slice));
         packed_in.push_back(std::as_writable_bytes(slice));
+        bool run = true;
+        for (std::uint64_t k = first + 1; k < last; ++k) run = run && map.sent[k] == map.sent[k - 1] + 1;
+        if (!run) forward_packs.push_back({first, last});
+        forward_packed.push_back(run ? 0 : 1);
       }
+      forward_out.resize(map.destinations.size());
       ghosts_in.resize(map.sources.size());
       ghosts_out.resize(map.sources.size());
     }
     HaloMap map;
     std::vector<T> packed;
     std::span<T> reverse_owned;  ///< a started reverse's owned entries, for its wait
+    bool forward_started = false;  ///< start_forward ran and its wait has not (or its job failed between)
+    /// forward's plan bound to packed_out and the ghosts at bound_ghosts for
+    /// the runs of bound_comm (ExchangePlan::bind), made where a call finds
+    /// the ghosts where the call before had them (see forward()).
+    schedulers::BoundExchange bound;
+    Communicator bound_comm;  ///< the binding's communicator (its job: valid() says whether it runs)
+    const T* bound_ghosts = nullptr;  ///< where the bound ghosts are
+    const T* last_ghosts = nullptr;  ///< where the last forward's ghosts were
+    const T* bound_owned = nullptr;  ///< where the bound owned entries are
+    const T* last_owned = nullptr;  ///< where the last forward's owned entries were
+    /// forward's sends: a destination's run of owned entries where its sent
+    /// entries are one (no packing: the plan copies from `owned`), else its
+    /// stretch of `packed`.
+    std::vector<std::span<const std::byte>> forward_out;
+    /// The stretches [first, last) of packed (and of map.sent) that forward
+    /// packs: its destinations whose sent entries are not one run.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> forward_packs;
+    std::vector<std::uint8_t> forward_packed;  ///< per destination: 1 where forward packs it
+
     std::vector<std::span<const std::byte>> packed_out, ghosts_out;
     std::vector<std::span<std::byte>> packed_in, ghosts_in;
   };
@@ -212,13 +247,18 @@ class HaloExchange {
     }
     return t;
   }
-  /// The packing and unpacking loops, in functions of their own: inside a
-  /// coroutine, the compiler keeps a loop's index in the frame and stores it
-  /// there on every iteration.
-  static void pack_forward(Part& p, std::span<const T> owned, std::span<T> ghosts);
+  /// The packing and unpacking loops, in functions of their own, never
+  /// inlined: inside a coroutine the compiler keeps a loop's index in the
+  /// frame and stores it there on every iteration, and inlined into the
+  /// caller's coroutine (forward() is) it reloads its pointers from the stack.
+  [[gnu::noinline]] static void pack_forward(Part& p, std::span<const T> owned, bool every_destination);
+  static void point_forward(Part& p, std::span<T> ghosts);
+  static void point_sends(Part& p, std::span<const T> owned);
+  static schedulers::ExchangeRun bound_forward(const schedulers::ExchangePlan& plan, Part& p, const Communicator& comm,
+                                               std::span<const T> owned, std::span<T> ghosts);
   static void point_reverse(Part& p, std::span<const T> ghosts);
   template <class Op>
-  static void unpack_reverse(const Part& p, std::span<T> owned, Op& op);
+  [[gnu::noinline]] static void unpack_reverse(const Part& p, std::span<T> owned, Op& op);
   static Task<HaloExchange> create_on(Communicator comm, std::span<const GlobalIndex> owned,
                                       std::span<const GlobalIndex> needed, schedulers::ExchangePlanOptions options);
   Part& part(Rank r) const {
@@ -332,8 +372,35 @@ template <class T>
 schedulers::ExchangeRun HaloExchange<T>::forward(const Communicator& comm, std::span<const T> owned,
                                                  std::span<T> ghosts) const {
   Part& p = checked_part(comm, "forward", owned.size(), ghosts.size());
-  pack_forward(p, owned, ghosts);
-  return forward_->run(comm, p.packed_out, p.ghosts_in);
+  if (p.forward_started) [[unlikely]] {  // refused (the other cores stop first) unless its job failed since
+    forward_->refuse_second_start(comm, "HaloExchange::forward");
+    p.forward_started = false;
+  }
+  pack_forward(p, owned, false);
+  return bound_forward(*forward_, p, comm, owned, ghosts);
+}
+
+/// The forward run on the binding where owned and ghosts are the bound ones
+/// (the plan checks and publishes nothing then), else unbound. A binding is
+/// made (it allocates) where they are where the last call had them: once per
+/// job for arrays that stay put, never for arrays that alternate.
+template <class T>
+schedulers::ExchangeRun HaloExchange<T>::bound_forward(const schedulers::ExchangePlan& plan, Part& p,
+                                                       const Communicator& comm, std::span<const T> owned,
+                                                       std::span<T> ghosts) {
+  const bool ghosts_stayed = std::exchange(p.last_ghosts, ghosts.data()) == ghosts.data();
+  const bool owned_stayed = std::exchange(p.last_owned, owned.data()) == owned.data();
+  const bool current = p.bound_ghosts == ghosts.data() && p.bound_owned == owned.data() && p.bound_comm.valid() &&
+                       p.bound_comm.context() == comm.context();
+  if (current) return p.bound.run();
+  point_forward(p, ghosts);
+  point_sends(p, owned);
+  if (!ghosts_stayed || !owned_stayed) return plan.run(comm, p.forward_out, p.ghosts_in);
+  p.bound = plan.bind(comm, p.forward_out, p.ghosts_in);
+  p.bound_comm = comm;
+  p.bound_ghosts = ghosts.data();
+  p.bound_owned = owned.data();
+  return p.bound.run();
 }
 
 /// Checks the spans, points the run at comm.rank()'s ghosts, and starts the reverse plan's run.
@@ -350,18 +417,24 @@ typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::reverse(const
 template <class T>
 void HaloExchange<T>::start_forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const {
   Part& p = checked_part(comm, "start_forward", owned.size(), ghosts.size());
-  pack_forward(p, owned, ghosts);
+  forward_->refuse_second_start(comm, "HaloExchange::start_forward");  // before packing where the first run reads
+  pack_forward(p, owned, true);
+  point_forward(p, ghosts);
   forward_->start(comm, p.packed_out, p.ghosts_in);
+  p.forward_started = true;
 }
 
 template <class T>
 schedulers::ExchangeRun HaloExchange<T>::wait_forward(const Communicator& comm) const {
-  return forward_->wait(comm);
+  schedulers::ExchangeRun run = forward_->wait(comm);  // checks that a start came first
+  part(comm.rank()).forward_started = false;
+  return run;
 }
 
 template <class T>
 void HaloExchange<T>::start_reverse(const Communicator& comm, std::span<const T> ghosts, std::span<T> owned) const {
   Part& p = checked_part(comm, "start_reverse", owned.size(), ghosts.size());
+  reverse_->refuse_second_start(comm, "HaloExchange::start_reverse");  // before the lists the first run reads
   point_reverse(p, ghosts);
   reverse_->start(comm, p.ghosts_out, p.packed_in);
   p.reverse_owned = owned;
@@ -377,8 +450,31 @@ typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::wait_reverse(
 }
 
 template <class T>
-void HaloExchange<T>::pack_forward(Part& p, std::span<const T> owned, std::span<T> ghosts) {
-  for (std::size_t k = 0; k < p.packed.size(); ++k) p.packed[k] = owned[p.map.sent[k]];
+void HaloExchange<T>::pack_forward(Part& p, std::span<const T> owned, bool every_destination) {
+  T* out = p.packed.data();
+  const T* in = owned.data();
+  const auto* sent = p.map.sent.data();
+  if (every_destination) {
+    for (std::size_t k = 0, n = p.packed.size(); k < n; ++k) out[k] = in[sent[k]];
+    return;
+  }
+  for (const auto& [first, last] : p.forward_packs) {
+    for (std::uint64_t k = first; k < last; ++k) out[k] = in[sent[k]];
+  }
+}
+
+template <class T>
+void HaloExchange<T>::point_sends(Part& p, std::span<const T> owned) {
+  for (std::size_t d = 0; d < p.map.destinations.size(); ++d) {
+    const std::uint64_t first = p.map.destination_start[d], last = p.map.destination_start[d + 1];
+    p.forward_out[d] = p.forward_packed[d] != 0
+                           ? p.packed_out[d]
+                           : std::as_bytes(owned.subspan(first == last ? 0 : p.map.sent[first], last - first));
+  }
+}
+
+template <class T>
+void HaloExchange<T>::point_forward(Part& p, std::span<T> ghosts) {
   for (std::size_t s = 0; s < p.map.sources.size(); ++s)
     p.ghosts_in[s] = std::as_writable_bytes(from_source(p.map, ghosts, s));
 }

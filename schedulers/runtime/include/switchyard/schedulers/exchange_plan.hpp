@@ -296,6 +296,12 @@ class ExchangePlan {
   /// Completes comm.rank()'s started run: to co_await at once. InvalidArgument
   /// without a start.
   ExchangeRun wait(const Communicator& comm) const;
+  /// What start() refuses first, alone: where comm.rank() has a started run
+  /// not yet handed to its wait, the job's cores stop reading and writing its
+  /// buffers, then InvalidArgument names `call` and the rank; else nothing.
+  /// For a caller (a halo) that must refuse a second start before it touches
+  /// what the first run reads (its packing buffer, its span lists, its hooks).
+  void refuse_second_start(const Communicator& comm, const char* call) const;
 
  private:
   explicit ExchangePlan(std::unique_ptr<detail::ExchangePlanData> data);
