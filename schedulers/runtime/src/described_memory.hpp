@@ -30,7 +30,7 @@ class DescribedMemory {
  public:
   // copy_key: the exchange key of the direct runs (run_copy_exchange), other
   // than the plan's runs through buffers, whose steps differ. Its node's own
-  // (exchange_plan.cpp, local_copy_key): direct runs stay on one node.
+  // (plan_keys.cpp, local_copy_key): direct runs stay on one node.
   DescribedMemory(Rank processes, std::uint64_t copy_key);
   ~DescribedMemory();
   DescribedMemory(const DescribedMemory&) = delete;

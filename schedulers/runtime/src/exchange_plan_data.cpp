@@ -1,0 +1,48 @@
+#include "exchange_plan_data.hpp"
+
+#include <utility>
+
+namespace switchyard::schedulers::detail {
+
+std::unique_ptr<ExchangePlanData> new_plan_data(ExchangePlanOptions options, Scheme scheme, Rank processes,
+                                                std::size_t parts) {
+  auto d = std::make_unique<ExchangePlanData>();
+  d->scheme = scheme;
+  d->options = options;
+  if (options.machine) {  // the plan's own copy: the caller's may go
+    d->machine = *options.machine;
+    d->options.machine = &*d->machine;
+  }
+  d->processes = processes;
+  d->parts.resize(parts);
+  d->run_counts = std::make_unique<detail::RunCount[]>(parts);
+  d->scratch = std::make_unique<detail::RegionScratch[]>(parts);
+  d->split = std::make_unique<detail::SplitRun[]>(parts);
+  return d;
+}
+
+void set_copy_options(ExchangePlanData& d) {
+  CopyExchangeOptions& o = d.copy_options;
+  o.side = d.options.copy_side;
+  o.seed = d.options.seed;
+  switch (d.scheme) {
+    case Scheme::ac:
+      o.order = CopyOrder::any;
+      break;
+    case Scheme::phased:
+      o.order = d.options.strict ? CopyOrder::strict_phases : CopyOrder::phases;
+      break;
+    case Scheme::drsn:
+      o.order = CopyOrder::busy_locks;
+      o.side = CopySide::sender;
+      o.retry_yields = d.options.drsn_retry_yields;
+      o.observer = d.options.drsn_monitor;
+      break;
+  }
+  o.phases = static_cast<std::uint32_t>(d.phases);
+  o.programs = d.copy_programs.get();
+  d.described_copy_options = o;
+  d.described_copy_options.programs = d.described_programs.get();
+}
+
+}  // namespace switchyard::schedulers::detail
