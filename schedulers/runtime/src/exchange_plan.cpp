@@ -53,7 +53,7 @@ ExchangePlan ExchangePlan::from_schedule(const CommMatrix& m, Schedule schedule,
 }
 
 ExchangePlan::ExchangePlan(std::unique_ptr<ExchangePlanData> data) : data_(std::move(data)) {}
-// A plan destroyed with split runs in flight fails their jobs (CopyRun::abandon),
+// A plan destroyed with split runs in flight fails their jobs (CompiledRun::abandon),
 // its data kept until they end.
 ExchangePlan::~ExchangePlan() {
   ExchangePlanData* const d = data_.get();  // data_ is moved into `keep` on the first run found
@@ -156,8 +156,8 @@ BoundExchange ExchangePlan::bind(const Communicator& comm, std::span<const std::
   std::vector<std::span<const std::byte>> sends(send.begin(), send.end());
   std::vector<std::span<std::byte>> receives(recv.begin(), recv.end());
   if (detail::compiled(d, comm)) {
-    b.copies_ = CopyBinding(comm.library(kExchangePlanLibrary), d.copy_key, d.processes, part->member, std::move(sends),
-                            std::move(receives), d.copy_options);
+    b.copies_ = CompiledBinding(comm.library(kExchangePlanLibrary), d.compiled_key, d.processes, part->member,
+                                std::move(sends), std::move(receives), d.compiled_options);
   } else {
     b.send_ = std::move(sends);
     b.recv_ = std::move(receives);

@@ -21,8 +21,8 @@ std::unique_ptr<ExchangePlanData> new_plan_data(ExchangePlanOptions options, Sch
   return d;
 }
 
-void set_copy_options(ExchangePlanData& d) {
-  CopyExchangeOptions& o = d.copy_options;
+void set_compiled_options(ExchangePlanData& d) {
+  CompiledExchangeOptions& o = d.compiled_options;
   o.side = d.options.copy_side;
   o.seed = d.options.seed;
   switch (d.scheme) {
@@ -40,9 +40,9 @@ void set_copy_options(ExchangePlanData& d) {
       break;
   }
   o.phases = static_cast<std::uint32_t>(d.phases);
-  o.programs = d.copy_programs.get();
-  d.described_copy_options = o;
-  d.described_copy_options.programs = d.described_programs.get();
+  o.programs = d.compiled_programs.get();
+  d.described_compiled_options = o;
+  d.described_compiled_options.programs = d.described_programs.get();
 }
 
 }  // namespace switchyard::schedulers::detail

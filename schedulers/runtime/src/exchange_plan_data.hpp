@@ -15,7 +15,7 @@
 #include "described_memory.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/communicator.hpp"
-#include "switchyard/copy_exchange.hpp"
+#include "switchyard/compiled_exchange.hpp"
 #include "switchyard/model/machine_file.hpp"
 #include "switchyard/schedulers/exchange_plan.hpp"
 #include "switchyard/schedulers/executor.hpp"
@@ -31,10 +31,10 @@ struct ExchangePart {
   std::vector<MatrixEntry> sends, receives;
   ProcessPlan program;
   MemberSteps steps;
-  CopyMember member;  // spans into `steps`, which never move once set
+  CompiledMember member;  // spans into `steps`, which never move once set
   void set_steps(MemberSteps s) {
     steps = std::move(s);
-    member = CopyMember{steps.incoming, steps.outgoing};
+    member = CompiledMember{steps.incoming, steps.outgoing};
   }
 };
 
@@ -82,28 +82,27 @@ struct ExchangePlanData {
   std::unique_ptr<RunCount[]> run_counts;  // one per part
   std::unique_ptr<RegionScratch[]> scratch;  // one per part
   std::unique_ptr<SplitRun[]> split;  // one per part
-  // A compiled run's exchange key (run_copy_exchange): how each is agreed
-  // across nodes is at local_copy_key() and shared_copy_key().
-  std::uint64_t copy_key = 0;
-  CopyExchangeOptions copy_options;  // set once the plan is made (set_copy_options)
+  // A compiled run's exchange key (run_compiled_exchange): how each is agreed
+  // across nodes is at local_compiled_key() and shared_compiled_key().
+  std::uint64_t compiled_key = 0;
+  CompiledExchangeOptions compiled_options;  // set once the plan is made (set_compiled_options)
   // The cores' programs of the compiled runs, kept from job to job: those of
-  // copy_key, and those of the described memory's key (with its options).
-  std::shared_ptr<CopyProgramCache> copy_programs = make_copy_program_cache();
-  std::shared_ptr<CopyProgramCache> described_programs = make_copy_program_cache();
-  CopyExchangeOptions described_copy_options;
+  // compiled_key, and those of the described memory's key (with its options).
+  std::shared_ptr<CompiledProgramCache> compiled_programs = make_compiled_program_cache();
+  std::shared_ptr<CompiledProgramCache> described_programs = make_compiled_program_cache();
+  CompiledExchangeOptions described_compiled_options;
   std::optional<model::MachineFile> machine;  // options.machine's copy
   // Plans from the whole pattern: the direct copies of hooks that describe memory.
   std::unique_ptr<DescribedMemory> described;
 };
-
 
 // A new plan's data: `parts` parts (create(): the owner's alone) of a plan for
 // `processes` processes, with its own copy of options.machine.
 std::unique_ptr<ExchangePlanData> new_plan_data(ExchangePlanOptions options, Scheme scheme, Rank processes,
                                                 std::size_t parts);
 
-// How the compiled runs of a finished plan copy (copy_exchange.hpp).
-void set_copy_options(ExchangePlanData& d);
+// How the compiled runs of a finished plan copy (compiled_exchange.hpp).
+void set_compiled_options(ExchangePlanData& d);
 
 // Where `part` stands among d's parts (its scratch, run count and split run).
 inline std::size_t part_index(const ExchangePlanData& d, const ExchangePart& part) {

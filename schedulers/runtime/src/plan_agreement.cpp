@@ -14,12 +14,11 @@ namespace switchyard::schedulers::detail {
 
 namespace {
 
-
 // A member's options of create() in words: those that decide which
 // collectives create() and its runs take.
 std::string options_text(const ExchangePlanOptions& o) {
   return "scheduler '" + o.scheduler.str() + "', " +
-         (o.execution == ExchangeExecution::copy ? "compiled" : "on messages") +
+         (o.execution == ExchangeExecution::compiled ? "compiled" : "on messages") +
          (o.copy_side == CopySide::receiver ? ", pull" : ", push") + (o.strict ? ", strict" : "") + ", seed " +
          std::to_string(o.seed) + ", max_phases " + std::to_string(o.max_phases) +
          (o.generate_recv ? ", Generate_Recv by active messages" : "");
@@ -53,7 +52,6 @@ Task<void> agree_options(Communicator lib, const ExchangePlanOptions& options) {
                         std::string(reinterpret_cast<const char*>(theirs.data()), theirs.size()) + " (" +
                         std::to_string(total[0]) + " member(s) differ from rank 0)");
 }
-
 
 Task<ExchangePlanOptions> choose_together(Communicator comm, std::span<const MatrixEntry> sends,
                                           ExchangePlanOptions options) {

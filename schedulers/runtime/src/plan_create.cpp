@@ -87,15 +87,15 @@ Task<std::unique_ptr<ExchangePlanData>> create_plan(Communicator comm, std::span
     } else {
       mine.receives = co_await generate_recv_concat(comm, mine.sends);
     }
-    if (d->options.execution == ExchangeExecution::copy) {
+    if (d->options.execution == ExchangeExecution::compiled) {
       co_await learn_peer_entries(comm.library(kExchangePlanLibrary), mine);
     }
   }
   const Communicator lib = comm.library(kExchangePlanLibrary);
-  d->copy_key = co_await agree_copy_key(lib);
-  set_copy_options(*d);
-  if (d->options.execution == ExchangeExecution::copy) {
-    co_await prepare_copy_exchange(lib, d->copy_key, d->processes, mine.member, d->copy_options);
+  d->compiled_key = co_await agree_compiled_key(lib);
+  set_compiled_options(*d);
+  if (d->options.execution == ExchangeExecution::compiled) {
+    co_await prepare_compiled_exchange(lib, d->compiled_key, d->processes, mine.member, d->compiled_options);
   }
   co_return d;
 }

@@ -16,10 +16,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A plan from the whole pattern: its node's own keys (local_copy_key()).
+// A plan from the whole pattern: its node's own keys (local_compiled_key()).
 void set_local_keys(ExchangePlanData& d) {
-  d.copy_key = local_copy_key();
-  d.described = std::make_unique<detail::DescribedMemory>(d.processes, local_copy_key());
+  d.compiled_key = local_compiled_key();
+  d.described = std::make_unique<detail::DescribedMemory>(d.processes, local_compiled_key());
 }
 
 // Every process's row and column of m, and the steps of its whole messages
@@ -65,7 +65,7 @@ std::unique_ptr<ExchangePlanData> plan_from_matrix(const CommMatrix& m, Exchange
   set_entries(d, m);
   if (d.scheme == Scheme::phased) set_programs(d, m, timed_schedule(d, m), Contention::forbidden);
   if (d.options.chosen_by_auto) d.schedule_ms += choosing_ms;
-  set_copy_options(d);
+  set_compiled_options(d);
   return data;
 }
 
@@ -77,7 +77,7 @@ std::unique_ptr<ExchangePlanData> plan_from_schedule(const CommMatrix& m, Schedu
   set_local_keys(*data);
   set_entries(*data, m);
   set_programs(*data, m, std::move(schedule), Contention::allowed);
-  set_copy_options(*data);
+  set_compiled_options(*data);
   return data;
 }
 

@@ -19,15 +19,15 @@ namespace {
 // The compiled run of `part` with its buffers in `regions`, on the plan's
 // duplicate of comm: the runtime's own run, with no frame of the plan's around it.
 ExchangeRun run_copies(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
-                       CopyRegions regions, CopyRegionCheck check = {}) {
-  return run_copy_exchange(comm.library(kExchangePlanLibrary), d.copy_key, d.processes, part.member, regions,
-                           d.copy_options, check);
+                       CompiledRegions regions, CompiledRegionCheck check = {}) {
+  return run_compiled_exchange(comm.library(kExchangePlanLibrary), d.compiled_key, d.processes, part.member, regions,
+                               d.compiled_options, check);
 }
 
 // The span form's buffer sizes against the part's entries: made by the
 // compiled run only when the spans differ from the member's last run's
-// (CopyRegionCheck), so a run on the same buffers again checks nothing.
-void check_part_sizes(const void* part, const CopyRegions& regions) {
+// (CompiledRegionCheck), so a run on the same buffers again checks nothing.
+void check_part_sizes(const void* part, const CompiledRegions& regions) {
   const auto& p = *static_cast<const ExchangePart*>(part);
   detail::check_buffer_sizes("ExchangePlan::run", p.rank, p.sends, p.receives, regions.send, regions.recv);
 }
@@ -50,7 +50,7 @@ class RunRegions {
   RunRegions& operator=(const RunRegions&) = delete;
   std::span<std::span<const std::byte>> send() noexcept { return send_; }
   std::span<std::span<std::byte>> recv() noexcept { return recv_; }
-  CopyRegions regions() const noexcept { return CopyRegions{send_, recv_}; }
+  CompiledRegions regions() const noexcept { return CompiledRegions{send_, recv_}; }
 
  private:
   detail::RegionScratch* claimed_;
@@ -61,10 +61,10 @@ class RunRegions {
 };
 
 // The direct run of hooks that describe memory, once me's steps are compiled.
-ExchangeRun run_described(const ExchangePlanData& d, const Communicator& comm, const CopyMember& direct,
-                          CopyRegions regions) {
-  return run_copy_exchange(comm.library(kExchangePlanLibrary), d.described->copy_key(), d.processes, direct, regions,
-                           d.described_copy_options);
+ExchangeRun run_described(const ExchangePlanData& d, const Communicator& comm, const CompiledMember& direct,
+                          CompiledRegions regions) {
+  return run_compiled_exchange(comm.library(kExchangePlanLibrary), d.described->compiled_key(), d.processes, direct,
+                               regions, d.described_compiled_options);
 }
 
 // Whether a compiled run of these hooks copies straight between the members' described memory.
@@ -81,13 +81,13 @@ bool runs_described(const ExchangePlanData& d, const Communicator& comm, Exchang
 Task<ExchangeRunStats> run_hooks_copied(const ExchangePlanData& d, const ExchangePart& part, Communicator comm,
                                         ExchangeHooks& hooks) {
   if (runs_described(d, comm, hooks)) {
-    const CopyMember* direct = d.described->compiled(comm.rank());
+    const CompiledMember* direct = d.described->compiled(comm.rank());
     if (!direct)
       direct = co_await d.described->compile(comm.process(), comm.rank(), part.sends, part.receives, part.steps, hooks);
     const ExchangeMemory memory = d.described->memory(comm.rank(), hooks);
     const std::span<const std::byte> send[]{memory.send};
     const std::span<std::byte> recv[]{memory.recv};
-    co_return co_await run_described(d, comm, *direct, CopyRegions{send, recv});
+    co_return co_await run_described(d, comm, *direct, CompiledRegions{send, recv});
   }
   RunRegions regions(d.scratch[part_index(d, part)], part);
   detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part.sends, part.receives, hooks, regions.send(),
@@ -191,7 +191,9 @@ const ExchangePart* part_for_run(const ExchangePlanData& d, const Communicator& 
   return &d.parts[d.owner ? 0 : me];
 }
 
-bool compiled(const ExchangePlanData& d, const Communicator&) { return d.options.execution == ExchangeExecution::copy; }
+bool compiled(const ExchangePlanData& d, const Communicator&) {
+  return d.options.execution == ExchangeExecution::compiled;
+}
 
 Task<ExchangeRunStats> run_part(const ExchangePlanData& d, Communicator comm, ExchangeHooks& hooks) {
   const ExchangePart* part = part_for_run(d, comm);
@@ -229,7 +231,7 @@ ExchangeRun run_spans(const ExchangePlanData& d, const Communicator& comm,
   if (!part) return ExchangeRun(no_run());
   check_span_counts(comm.rank(), *part, send.size(), recv.size());
   if (!compiled(d, comm)) return ExchangeRun(run_span_messages(d, comm, send, recv));
-  return run_copies(d, *part, comm, CopyRegions{send, recv}, CopyRegionCheck{&check_part_sizes, part});
+  return run_copies(d, *part, comm, CompiledRegions{send, recv}, CompiledRegionCheck{&check_part_sizes, part});
 }
 
 Task<ExchangeRunStats> run_displaced(const ExchangePlanData& d, Communicator comm, std::span<const std::byte> send,
@@ -271,13 +273,13 @@ void start_split(detail::SplitRun& split, const Communicator& comm, ExchangeRun 
 
 void start_hooks(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm, ExchangeHooks& hooks) {
   SplitRun& split = split_to_start(d, part, comm);
-  const CopyMember* direct =
+  const CompiledMember* direct =
       compiled(d, comm) && runs_described(d, comm, hooks) ? d.described->compiled(comm.rank()) : nullptr;
   if (!direct) return start_split(split, comm, ExchangeRun(run_part(d, comm, hooks)));  // recorded: it runs in the wait
   const ExchangeMemory memory = d.described->memory(comm.rank(), hooks);
   split.send[0] = memory.send;
   split.recv[0] = memory.recv;
-  start_split(split, comm, run_described(d, comm, *direct, CopyRegions{split.send, split.recv}));
+  start_split(split, comm, run_described(d, comm, *direct, CompiledRegions{split.send, split.recv}));
 }
 
 ExchangeRun wait_split(const ExchangePlanData& d, const Communicator& comm) {

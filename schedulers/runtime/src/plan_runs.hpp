@@ -1,6 +1,6 @@
 #pragma once
 // A member's runs of a plan (exchange_plan.hpp's run, start and wait): on
-// messages through the plan's executors, or compiled (copy_exchange.hpp).
+// messages through the plan's executors, or compiled (compiled_exchange.hpp).
 
 #include <cstddef>
 #include <span>
