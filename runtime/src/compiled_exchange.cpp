@@ -14,7 +14,6 @@
 #include "job.hpp"
 #include "switchyard/assert.hpp"
 #include "switchyard/errors.hpp"
-#include "switchyard/splitmix64.hpp"
 #include "worker.hpp"
 
 namespace switchyard::detail {
@@ -73,7 +72,7 @@ CompiledExchangeState& CompiledEngine::state_of(Process& p, const Group& g, std:
   auto& s = static_cast<CompiledExchangeState&>(a);
   const CompiledExchangeOptions& first = s.options();
   if (s.participants() != participants || first.side != options.side || first.order != options.order ||
-      first.phases != options.phases) {
+      first.phases != options.phases || first.step_order != options.step_order) {
     refuse(g.members().to_comm(p.rank()),
            "exchange " + std::to_string(key) + " was first run with other options or participants");
   }
@@ -157,7 +156,7 @@ void CompiledEngine::compile_anew(CompiledExchangeState& s, const Group& g, Proc
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     if (w != core && s.program(w).participants > 0) prog.others.push_back(w);
   }
-  if (o == CopyOrder::busy_locks) compile_senders(prog);
+  if (o == CopyOrder::receiver_locks) compile_senders(prog);
   prog.compiled = true;
 }
 
@@ -213,7 +212,7 @@ void CompiledEngine::order_steps(CompiledExchangeState& s, CompiledCoreProgram& 
   auto key = [&](std::size_t i) {
     const std::uint64_t peer = prog.step_core[i] == core ? 0 : prog.step_core[i] + 1;  // own core's first
     if (o == CopyOrder::any) return by_receiver ? (std::uint64_t{ordinal[i]} << 32) | peer : peer;
-    if (o == CopyOrder::busy_locks) return std::uint64_t{0};  // per sender, in the members' order
+    if (o == CopyOrder::receiver_locks) return std::uint64_t{0};  // per sender, in the members' order
     return (std::uint64_t{prog.steps[i].phase} << 32) | peer;
   };
   std::vector<std::size_t> order(prog.steps.size());
@@ -300,8 +299,8 @@ CompiledExchangeState& CompiledEngine::enter(Process& p, const Group& g, Rank me
                                              const CompiledExchangeOptions& options) {
   p.check_cancelled();
   if (me >= participants) refuse(me, "not one of the exchange's " + std::to_string(participants) + " participants");
-  if (options.order == CopyOrder::busy_locks && options.side != CopySide::sender) {
-    refuse(me, "busy locks are held by senders: busy_locks needs CopySide::sender");
+  if (options.order == CopyOrder::receiver_locks && options.side != CopySide::sender) {
+    refuse(me, "busy locks are held by senders: receiver_locks needs CopySide::sender");
   }
   return state_of(p, g, key, participants, options);
 }
@@ -443,7 +442,7 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
     }
   }
   co_await copy_program(s, g, p, core, run);
-  if (s.options().order != CopyOrder::busy_locks && !p.trace_) keep_resolved(s, prog, core);
+  if (s.options().order != CopyOrder::receiver_locks && !p.trace_) keep_resolved(s, prog, core);
   if (s.spans_nodes) {
     if (leads) co_await lead(s, comm, run);
     co_await WatchAwaiter(p, s.exchanged, run, "the messages between nodes of its compiled exchange");
@@ -491,8 +490,8 @@ Task<void> CompiledEngine::copy_program(CompiledExchangeState& s, const Group& g
     case CopyOrder::strict_phases:
       co_await copy_strict(s, g, p, core, run);
       break;
-    case CopyOrder::busy_locks:
-      co_await copy_with_busy_locks(s, g, p, core, run);
+    case CopyOrder::receiver_locks:
+      co_await copy_under_receiver_locks(s, g, p, core, run);
       break;
   }
 }
@@ -583,10 +582,11 @@ Task<void> CompiledEngine::copy_strict(CompiledExchangeState& s, const Group& g,
   }
 }
 
-// DRS_N pushed by the senders' core: each sender's messages in an order
-// shuffled per run, each copied only while its receiver's busy lock is held.
-Task<void> CompiledEngine::copy_with_busy_locks(CompiledExchangeState& s, const Group& g, Process& p,
-                                                std::uint32_t core, std::uint64_t run) {
+// Pushed by the senders' core: each sender's steps in the order the options'
+// step_order gives them this run, each copied only while its receiver's busy
+// lock is held (the schedulers' DRS_N).
+Task<void> CompiledEngine::copy_under_receiver_locks(CompiledExchangeState& s, const Group& g, Process& p,
+                                                     std::uint32_t core, std::uint64_t run) {
   CompiledCoreProgram& prog = s.program(core);
   const CompiledExchangeOptions& o = s.options();
   std::size_t left = 0;
@@ -594,8 +594,7 @@ Task<void> CompiledEngine::copy_with_busy_locks(CompiledExchangeState& s, const 
     const std::size_t n = sender.end - sender.begin;
     std::uint32_t* pending = prog.pending.data() + sender.begin;
     for (std::size_t k = 0; k < n; ++k) pending[k] = static_cast<std::uint32_t>(sender.begin + k);
-    SplitMix64 rng(splitmix64(o.seed ^ splitmix64(run)) ^ (std::uint64_t{sender.rank} * 0xd1b54a32d192ed03ull));
-    for (std::size_t k = n; k > 1; --k) std::swap(pending[k - 1], pending[rng() % k]);
+    if (o.step_order) o.step_order(o.seed, run, sender.rank, std::span(pending, n));
     sender.left = n;
     left += n;
   }
@@ -608,7 +607,8 @@ Task<void> CompiledEngine::copy_with_busy_locks(CompiledExchangeState& s, const 
     left -= copied;
     if (copied > 0 || left == 0) continue;
     if (unpublished != kNoCore) {
-      co_await WatchAwaiter(p, s.progress(unpublished).published, run, "a receiver's buffers (compiled DRS_N)");
+      co_await WatchAwaiter(p, s.progress(unpublished).published, run,
+                            "a receiver's buffers (compiled, receiver locks)");
     } else {
       for (std::uint32_t y = 0; y < yields; ++y) co_await p.yield();
     }

@@ -92,7 +92,7 @@ static_assert(kOwnsCacheLines<CompiledMemberSlot>, "each member writes its slot 
 // cores read every run.
 struct alignas(kCacheLine) CompiledMemberRun {
   std::uint64_t runs = 0;  // this member's runs in the job: the run number it is in
-  std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
+  std::uint64_t inquiries = 0;  // receiver_locks: test-and-sets for its messages in this run (its core's copier counts)
   // Its last run's region lists, sends then receives, as the bytes of their
   // spans, or the number of the binding it ran (CompiledBinding; 0: none): a run
   // whose lists hold the same spans, or of the same binding, leaves its
@@ -264,7 +264,7 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   std::uint64_t staged_with = ~std::uint64_t{0};
   bool regions_moved = false;  // this run: set by a participant whose regions moved, cleared when published
   NodeStaging* staging = nullptr;  // crosses_nodes: the node's, once laid out
-  // busy_locks: per sender (a member of this core with steps), its steps'
+  // receiver_locks: per sender (a member of this core with steps), its steps'
   // range in `steps` and, per run, its pending steps in `pending`.
   struct Sender {
     Rank rank = 0;
@@ -578,8 +578,8 @@ struct CompiledEngine {
                                 std::uint64_t run);
   static Task<void> copy_strict(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                 std::uint64_t run);
-  static Task<void> copy_with_busy_locks(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
-                                         std::uint64_t run);
+  static Task<void> copy_under_receiver_locks(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                              std::uint64_t run);
   static std::size_t busy_lock_pass(CompiledExchangeState& s, const Group& g, Process& p,
                                     CompiledCoreProgram::Sender& sender, CompiledCoreProgram& prog, std::uint64_t run,
                                     std::uint32_t& unpublished);

@@ -27,6 +27,7 @@ static_assert(std::is_same_v<switchyard::CopyExchangeOptions, switchyard::Compil
               std::is_same_v<switchyard::CopyRegionCheck, switchyard::CompiledRegionCheck> &&
               std::is_same_v<switchyard::CopyBinding, switchyard::CompiledBinding> &&
               std::is_same_v<switchyard::CopyProgramCache, switchyard::CompiledProgramCache>);
+static_assert(switchyard::CopyOrder::busy_locks == switchyard::CopyOrder::receiver_locks);
 
 // A ring of 4 processes, each sending its rank to the next, through a plan
 // asked to run compiled by the enumerator's earlier name, each run awaited as

@@ -63,7 +63,7 @@ struct Ring {
 };
 
 // Every member runs the ring `runs` times with fresh payloads, checks every
-// byte, and (busy_locks) counts its inquiries. With `move_regions`, each
+// byte, and (receiver_locks) counts its inquiries. With `move_regions`, each
 // member has two sets of buffers and switches between them every 4 runs, on
 // a rhythm of its core's: in each run the members of one core alone move their
 // sends, or its even members their receives. A copy made at the addresses of
@@ -91,7 +91,7 @@ void run_ring(Rank n, std::uint64_t bytes, CompiledExchangeOptions options, int 
       const CompiledRunStats stats =
           co_await run_compiled_exchange(p, 42, n, ring.members[me], CompiledRegions{send, recv}, options);
       const std::uint64_t pieces = bytes / 2 > 0 ? 4 : 2;  // an empty piece is not copied
-      if (options.order == CopyOrder::busy_locks) SY_CHECK(stats.busy_lock_inquiries >= pieces, "inquiries");
+      if (options.order == CopyOrder::receiver_locks) SY_CHECK(stats.busy_lock_inquiries >= pieces, "inquiries");
       for (std::size_t at = 0; at < bytes; ++at) {
         SY_CHECK(in[at] == payload((me + n - 1) % n, me, at + k), "run " << k << ", byte " << at << " from rank-1");
         SY_CHECK(in[bytes + at] == payload((me + n - 2) % n, me, at + k),
@@ -142,7 +142,7 @@ INSTANTIATE_TEST_SUITE_P(Orders, CompiledRing,
                                            Variant{"push_phases", CopySide::sender, CopyOrder::phases},
                                            Variant{"pull_strict", CopySide::receiver, CopyOrder::strict_phases},
                                            Variant{"push_strict", CopySide::sender, CopyOrder::strict_phases},
-                                           Variant{"busy_locks", CopySide::sender, CopyOrder::busy_locks}),
+                                           Variant{"receiver_locks", CopySide::sender, CopyOrder::receiver_locks}),
                          [](const auto& info) { return info.param.name; });
 
 // Member s sends to s, s-1 and s-2 (mod n) strided messages whose pieces
@@ -251,11 +251,40 @@ TEST(CompiledExchangeBusyLocks, OneCopierAtATimeIntoEachReceiver) {
   InFlight seen(32);
   CompiledExchangeOptions options;
   options.side = CopySide::sender;
-  options.order = CopyOrder::busy_locks;
-  options.seed = 9;
+  options.order = CopyOrder::receiver_locks;
   run_ring(32, 64 * 1024, options, 30, &seen);
   EXPECT_EQ(seen.most(), 1);
   EXPECT_EQ(seen.copies(), 32 * 4 * 30);  // every piece of every run, each under its receiver's lock
+}
+
+// What reverse_steps was asked: by every sender in every run, with the seed
+// and the run's number.
+std::atomic<std::uint64_t> order_calls{0}, order_last_run{0};
+std::atomic<bool> order_wrong{false};
+
+void reverse_steps(std::uint64_t seed, std::uint64_t run, Rank sender, std::span<std::uint32_t> steps) noexcept {
+  if (seed != 7 || run == 0 || sender >= 8 || steps.empty()) order_wrong = true;
+  std::reverse(steps.begin(), steps.end());
+  order_calls.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t last = order_last_run.load(std::memory_order_relaxed);
+  while (run > last && !order_last_run.compare_exchange_weak(last, run, std::memory_order_relaxed)) {
+  }
+}
+
+// The caller's order of each sender's steps (the mechanism DRS_N's random
+// order runs on): asked once per sender and run, and every byte still lands.
+TEST(CompiledExchangeBusyLocks, TheStepOrderIsAskedPerSenderAndRun) {
+  InFlight seen(8);
+  CompiledExchangeOptions options;
+  options.side = CopySide::sender;
+  options.order = CopyOrder::receiver_locks;
+  options.seed = 7;
+  options.step_order = &reverse_steps;
+  run_ring(8, 4096, options, 5, &seen);
+  EXPECT_FALSE(order_wrong.load());
+  EXPECT_EQ(order_calls.load(), 8u * 5u);
+  EXPECT_EQ(order_last_run.load(), 5u);
+  EXPECT_EQ(seen.most(), 1);
 }
 
 // Refused with InvalidArgument naming the rank: a member beyond the
@@ -283,10 +312,10 @@ TEST(CompiledExchangeErrors, RefusedWithTheRank) {
   expect_refusal(
       [&](Process& p) -> Task<void> {
         CompiledExchangeOptions o;
-        o.order = CopyOrder::busy_locks;
+        o.order = CopyOrder::receiver_locks;
         co_await run_compiled_exchange(p, 1, 4, ring.members[p.rank()], CompiledRegions{}, o);
       },
-      "busy_locks needs CopySide::sender");
+      "receiver_locks needs CopySide::sender");
   expect_refusal(
       [&](Process& p) -> Task<void> {
         co_await run_compiled_exchange(p, 1, 4, ring.members[(p.rank() + 1) % 4], CompiledRegions{},

@@ -46,11 +46,14 @@
 /// step's pieces in that order, so a receiver's lines stay in the cache from
 /// one message's pieces to the next's (pulled, only the receiver's core writes
 /// it: rounds change no contention); `strict_phases` puts a barrier of the
-/// node's cores between phases (the papers' synchronous model); `busy_locks` (push only)
-/// copies each sender's messages as DRS_N sends them: in an order shuffled per
-/// run, each one only once its receiver's busy lock is held, which is released
-/// right after the copy, passes over the pending messages repeated until all
-/// are copied, with yields between passes in which every lock was taken.
+/// node's cores between phases (the papers' synchronous model);
+/// `receiver_locks` (push only) copies each sender's steps only while it holds
+/// its receiver's busy lock (a test-and-set per member, the runtime's), which
+/// is released right after the copy: passes over the sender's pending steps,
+/// in the order the caller's LockedStepOrder gives them each run (as listed
+/// without one), repeated until all are copied, with yields between passes in
+/// which every lock was taken. Which exchanges take the locks, and in what
+/// order, is the caller's policy: the schedulers run DRS_N on them.
 ///
 /// Split phase. A member may start its run early and await it later
 /// (CompiledRun::start): start is step 1, and for the last participant of its
@@ -135,8 +138,18 @@ enum class CopyOrder : std::uint8_t {
   any,  ///< by the core at the other end, the core's own first (AC), or by receiver for large pulls
   phases,  ///< in the order of their phases, each as soon as its peer core has published
   strict_phases,  ///< phases, with a barrier of the node's cores between phases
-  busy_locks  ///< push only: each message under its receiver's busy lock, as DRS_N sends
+  receiver_locks,  ///< push only: each step under its receiver's busy lock, in the LockedStepOrder of each run
+  /// Deprecated: receiver_locks (the order that DRS_N runs on).
+  busy_locks [[deprecated("use CopyOrder::receiver_locks")]] = receiver_locks,
 };
+
+/// A receiver_locks exchange's order of one sender's steps in one run: permutes
+/// `steps` (the sender's steps' indices, as listed) in place. Called by the
+/// sender's core before the run's first pass, with the options' seed, the
+/// run's number in the job (1, 2, ...) and the sender's rank; a function, not
+/// a closure, so that every member passes the same one.
+using LockedStepOrder = void (*)(std::uint64_t seed, std::uint64_t run, Rank sender,
+                                 std::span<std::uint32_t> steps) noexcept;
 
 /// Sees each busy-lock holder while it copies (tests count the copies into
 /// each receiver at once, which the locks keep at one).
@@ -168,9 +181,11 @@ struct CompiledExchangeOptions {
   CopySide side = CopySide::receiver;  ///< whose steps each core copies
   CopyOrder order = CopyOrder::any;  ///< in what order
   std::uint32_t phases = 0;  ///< strict_phases: the schedule's phases (every core passes each)
-  std::uint64_t seed = 0;  ///< busy_locks: each run's orders derive from it, the run and the sender
-  std::uint32_t retry_yields = 1;  ///< busy_locks: yields after a pass in which every lock was taken
-  BusyLockObserver* observer = nullptr;  ///< busy_locks: sees each copy under a lock (tests); not owned
+  std::uint64_t seed = 0;  ///< receiver_locks: passed to step_order
+  /// receiver_locks: each run's order of each sender's steps; nullptr: as listed.
+  LockedStepOrder step_order = nullptr;
+  std::uint32_t retry_yields = 1;  ///< receiver_locks: yields after a pass in which every lock was taken
+  BusyLockObserver* observer = nullptr;  ///< receiver_locks: sees each copy under a lock (tests); not owned
   /// From make_compiled_program_cache(), alive for as long as runs use it; nullptr:
   /// each job compiles its programs.
   CompiledProgramCache* programs = nullptr;
@@ -202,7 +217,7 @@ struct CompiledRegionCheck {
 
 /// What one member's run counted.
 struct CompiledRunStats {
-  std::uint64_t busy_lock_inquiries = 0;  ///< busy_locks: test-and-sets made for this member's messages
+  std::uint64_t busy_lock_inquiries = 0;  ///< receiver_locks: test-and-sets made for this member's steps
 };
 
 namespace detail {

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "drsn_order.hpp"
+
 namespace switchyard::schedulers::detail {
 
 std::unique_ptr<ExchangePlanData> new_plan_data(ExchangePlanOptions options, Scheme scheme, Rank processes,
@@ -33,7 +35,8 @@ void set_compiled_options(ExchangePlanData& d) {
       o.order = d.options.strict ? CopyOrder::strict_phases : CopyOrder::phases;
       break;
     case Scheme::drsn:
-      o.order = CopyOrder::busy_locks;
+      o.order = CopyOrder::receiver_locks;  // the mechanism; DRS_N's random order is the policy
+      o.step_order = &drsn_step_order;
       o.side = CopySide::sender;
       o.retry_yields = d.options.drsn_retry_yields;
       o.observer = d.options.drsn_monitor;
