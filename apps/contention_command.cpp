@@ -39,7 +39,7 @@ constexpr std::uint64_t kMaxBytes = 1ull << 30;
 struct Setting {
   std::vector<std::uint32_t> senders;
   std::vector<std::uint64_t> sizes;
-  sys::ExchangeExecution execution = sys::ExchangeExecution::copy;
+  sys::ExchangeExecution execution = sys::ExchangeExecution::compiled;
   CopySide side = CopySide::sender;
   std::vector<bool> busy_locks;  // off before on
   std::uint32_t repeat = 20;
@@ -80,7 +80,7 @@ Setting parse_setting(const ContentionCommand::Args& a, bool copy_given) {
   Setting s;
   s.senders = parse_senders(a.senders);
   s.sizes = parse_byte_list(a.bytes, kMaxBytes);
-  s.execution = a.execution == "messages" ? sys::ExchangeExecution::messages : sys::ExchangeExecution::copy;
+  s.execution = a.execution == "messages" ? sys::ExchangeExecution::messages : sys::ExchangeExecution::compiled;
   s.side = a.copy == "pull" ? CopySide::receiver : CopySide::sender;
   if (a.busy_lock != "on") s.busy_locks.push_back(false);
   if (a.busy_lock != "off") s.busy_locks.push_back(true);

@@ -250,7 +250,7 @@ sys::ExchangeOptions parse_exchange_options(const ExchangeCommand::Args& a) {
   if (!a.machine.empty()) options.machine = read_machine_option(a.machine);
   if (options.schedulers.empty()) options.schedulers = sys::default_exchange_schedulers();
   options.interleave = a.interleave;
-  options.execution = a.execution == "messages" ? sys::ExchangeExecution::messages : sys::ExchangeExecution::copy;
+  options.execution = a.execution == "messages" ? sys::ExchangeExecution::messages : sys::ExchangeExecution::compiled;
   options.copy_side = a.copy == "push" ? CopySide::sender : CopySide::receiver;
   options.strict = a.strict;
   return options;

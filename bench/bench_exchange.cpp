@@ -140,8 +140,8 @@ struct Execution {
   ExchangeExecution execution;
   CopySide side;
 };
-constexpr Execution kPull{"", ExchangeExecution::copy, CopySide::receiver};
-constexpr Execution kPush{"/push", ExchangeExecution::copy, CopySide::sender};
+constexpr Execution kPull{"", ExchangeExecution::compiled, CopySide::receiver};
+constexpr Execution kPush{"/push", ExchangeExecution::compiled, CopySide::sender};
 constexpr Execution kMessages{"/messages", ExchangeExecution::messages, CopySide::receiver};
 
 // The floors of the exchange of m: seconds per exchange, median of

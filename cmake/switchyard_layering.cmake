@@ -23,7 +23,7 @@ set(SWITCHYARD_LAYERS
   "dynamic/runtime:dynamic/core,primitives/runtime,primitives/core,schedulers/runtime,runtime"  # switchyard::dynamic
   "halo:schedulers/runtime,schedulers/core,runtime"  # switchyard::halo
   "contention:schedulers/runtime,schedulers/core,runtime"  # switchyard::contention
-  "deprecated:model/calibration,model/collectives")  # forwarding headers of earlier include paths
+  "deprecated:model/calibration,model/collectives,runtime")  # forwarding headers of earlier include paths
 
 function(switchyard_check_layering)
   # Which folder's include/ each public header comes from.

@@ -118,7 +118,7 @@ class Job {
   std::string stall_report() const;
 
   // Cores' programs of compiled exchanges compiled in this job, rather than
-  // taken from a CopyProgramCache (JobStats). Relaxed: a tally, read after
+  // taken from a CompiledProgramCache (JobStats). Relaxed: a tally, read after
   // the workers have joined.
   std::atomic<std::uint64_t> copy_programs_compiled{0};
   // Set once, by fail() or stall(); acquire pairs with their release so that a

@@ -169,7 +169,7 @@ void expect_sane(const con::ContentionResult& r, std::uint32_t senders, std::uin
 // of every run arrives (a wrong one throws PayloadError).
 TEST(NodeContention, EveryExecutionWithAndWithoutTheBusyLock) {
   switchyard::Runtime rt;
-  for (const auto execution : {sys::ExchangeExecution::copy, sys::ExchangeExecution::messages}) {
+  for (const auto execution : {sys::ExchangeExecution::compiled, sys::ExchangeExecution::messages}) {
     for (const bool busy : {false, true}) {
       for (const auto side : {switchyard::CopySide::sender, switchyard::CopySide::receiver}) {
         if ((busy || execution == sys::ExchangeExecution::messages) && side == switchyard::CopySide::receiver) continue;
@@ -201,7 +201,7 @@ TEST(NodeContention, EveryExecutionWithAndWithoutTheBusyLock) {
 // The upper end: 64 senders, compiled with busy locks and on messages.
 TEST(NodeContention, SixtyFourSenders) {
   switchyard::Runtime rt;
-  for (const auto execution : {sys::ExchangeExecution::copy, sys::ExchangeExecution::messages}) {
+  for (const auto execution : {sys::ExchangeExecution::compiled, sys::ExchangeExecution::messages}) {
     con::ContentionOptions o = options(rt, 64, 4096);
     o.execution = execution;
     o.busy_lock = true;

@@ -192,14 +192,14 @@ void check_every_grid(Runtime& rt, sys::ExchangeExecution execution, bool split 
   }
 }
 
-TEST(GridHalo, EveryGridOnOneCore) { check_every_grid(one_core(), sys::ExchangeExecution::copy); }
-TEST(GridHalo, EveryGridOnTwoCores) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::copy); }
+TEST(GridHalo, EveryGridOnOneCore) { check_every_grid(one_core(), sys::ExchangeExecution::compiled); }
+TEST(GridHalo, EveryGridOnTwoCores) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::compiled); }
 // Runs through buffers: the hooks pack and unpack (as across MPI nodes).
 TEST(GridHalo, EveryGridByMessages) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::messages); }
 
 // The split phase: every ghost as forward gives it, on one core, on two and by messages.
-TEST(GridHalo, SplitPhaseOnOneCore) { check_every_grid(one_core(), sys::ExchangeExecution::copy, true); }
-TEST(GridHalo, SplitPhaseOnTwoCores) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::copy, true); }
+TEST(GridHalo, SplitPhaseOnOneCore) { check_every_grid(one_core(), sys::ExchangeExecution::compiled, true); }
+TEST(GridHalo, SplitPhaseOnTwoCores) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::compiled, true); }
 TEST(GridHalo, SplitPhaseByMessages) { check_every_grid(sytest::runtime(), sys::ExchangeExecution::messages, true); }
 
 // Far more processes than cores: a 2-D periodic grid in 64 blocks.
@@ -458,7 +458,7 @@ std::uint64_t allocations(Runtime& rt, const GridHalo<double>& h, bool with_runs
 }
 
 TEST(GridHalo, RunsAfterTheFirstAllocateNothing) {
-  for (const auto execution : {sys::ExchangeExecution::copy, sys::ExchangeExecution::messages}) {
+  for (const auto execution : {sys::ExchangeExecution::compiled, sys::ExchangeExecution::messages}) {
     sys::ExchangePlanOptions options;
     options.execution = execution;
     const GridHalo<double> h(shape_of(3, {12, 10, 9}, {1, 2, 1}, {true, false, true}, true), 6, options);

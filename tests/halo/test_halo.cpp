@@ -279,7 +279,7 @@ Task<void> split_forward(const HaloExchange<double>& halo, Process& p, const Csr
 // `split`: each through its split phase (start, work, wait).
 void check_halo(Runtime& rt, const CsrMatrix<double>& a, const RowPartition& rows, const std::string& scheduler,
                 const RunOptions& run_options, bool split = false,
-                sys::ExchangeExecution execution = sys::ExchangeExecution::copy) {
+                sys::ExchangeExecution execution = sys::ExchangeExecution::compiled) {
   sys::ExchangePlanOptions options;
   options.scheduler = scheduler;
   options.execution = execution;
@@ -381,7 +381,7 @@ TEST(HaloExchange, SplitPhaseGivesTheSameBits) {
     for (Rank blocks : {1u, 2u, 7u, 64u, 147u}) {
       if (blocks > a.rows + 30) continue;
       for (const char* s : {"optimal", "ac", "drsn"}) {
-        for (const auto execution : {sys::ExchangeExecution::copy, sys::ExchangeExecution::messages})
+        for (const auto execution : {sys::ExchangeExecution::compiled, sys::ExchangeExecution::messages})
           check_halo(rt, a, RowPartition::blocks(a.rows, blocks), s, run_options(), true, execution);
       }
     }

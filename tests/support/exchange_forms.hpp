@@ -91,16 +91,16 @@ struct BufferForms {
 // runtime's messages, with rings of the default capacity and of one line.
 struct Execution {
   std::string name;
-  ExchangeExecution execution = ExchangeExecution::copy;
+  ExchangeExecution execution = ExchangeExecution::compiled;
   CopySide side = CopySide::receiver;
   bool strict = false;
   std::size_t ring_capacity = 1024;
 };
 inline const std::vector<Execution> kExecutions{
     {"pull"},
-    {"push", ExchangeExecution::copy, CopySide::sender},
-    {"strict", ExchangeExecution::copy, CopySide::receiver, true},
-    {"push_ring1", ExchangeExecution::copy, CopySide::sender, false, 1},
+    {"push", ExchangeExecution::compiled, CopySide::sender},
+    {"strict", ExchangeExecution::compiled, CopySide::receiver, true},
+    {"push_ring1", ExchangeExecution::compiled, CopySide::sender, false, 1},
     {"messages", ExchangeExecution::messages},
     {"messages_ring1", ExchangeExecution::messages, CopySide::receiver, false, 1}};
 

@@ -46,7 +46,7 @@ namespace switchyard {
 
 namespace detail {
 class Group;
-struct CopyEngine;
+struct CompiledEngine;
 }  // namespace detail
 
 /// The name under which a library reserves its duplicate of a communicator:
@@ -196,7 +196,7 @@ class Communicator {
 
  private:
   friend class Process;
-  friend struct detail::CopyEngine;
+  friend struct detail::CompiledEngine;
   Communicator(Process* p, const detail::Group* g, Rank rank) noexcept
       : process_(p), group_(g), job_(p->job_serial_), rank_(rank) {}
   /// The group, once this communicator is known to be valid(); else an InvalidArgument.

@@ -45,7 +45,7 @@ class Job;
 class Group;
 struct CoreCollective;
 enum class CollectiveKind : std::int32_t;  // runtime/src/collective_kind.hpp
-struct CopyEngine;
+struct CompiledEngine;
 class WatchAwaiter;
 class TraceBuffer;
 struct TraceEvent;
@@ -298,7 +298,7 @@ class alignas(kCacheLine) Process {
   friend class detail::Ticket;
   friend class RecvTicket;
   friend class TraceSpan;
-  friend struct detail::CopyEngine;
+  friend struct detail::CompiledEngine;
   friend class detail::WatchAwaiter;
   friend class BarrierCall;
   struct ParkAwaiter;

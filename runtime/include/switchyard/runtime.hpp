@@ -141,7 +141,7 @@ struct JobStats {
   std::uint64_t unreceived = 0;
   /// Cores' programs of compiled exchanges that this job compiled; a plan's
   /// later jobs on the same cores take them from the plan instead
-  /// (CopyProgramCache, copy_exchange.hpp).
+  /// (CompiledProgramCache, compiled_exchange.hpp).
   std::uint64_t copy_programs_compiled = 0;
 };
 

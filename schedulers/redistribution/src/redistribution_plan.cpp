@@ -98,7 +98,7 @@ struct PlanData {
   PlanData(Layout s, Layout t) : source(std::move(s)), target(std::move(t)) {}
   Layout source, target;
   ScheduleKind kind = ScheduleKind::table;
-  schedulers::ExchangeExecution execution = schedulers::ExchangeExecution::copy;
+  schedulers::ExchangeExecution execution = schedulers::ExchangeExecution::compiled;
   CommTable com;
   SchedulingTable cs;
   Schedule schedule;
@@ -424,7 +424,7 @@ void build_exchange(PlanData& d) {
   options.allow_larger_communicator = true;
   options.execution = d.execution;
   // Made on every node alike; its compiled runs' keys are each node's own,
-  // never sent (exchange_plan.cpp, local_copy_key).
+  // never sent (plan_keys.cpp, local_compiled_key).
   d.exchange.emplace(schedulers::ExchangePlan::from_schedule(m, std::move(s), std::move(options)));
   d.staging = std::make_unique<StagingSlot[]>(n);
 }

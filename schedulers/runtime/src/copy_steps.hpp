@@ -1,12 +1,12 @@
 #pragma once
-// A plan's messages as the copies of a compiled run (copy_exchange.hpp): each
+// A plan's messages as the copies of a compiled run (compiled_exchange.hpp): each
 // member's steps as receiver and as sender, with the region (entry index) of
 // the message at both ends.
 
 #include <span>
 #include <vector>
 
-#include "switchyard/copy_exchange.hpp"
+#include "switchyard/compiled_exchange.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/executor.hpp"
 

@@ -203,15 +203,15 @@ struct alignas(kCacheLine) DescribedMemory::Part {
   std::atomic<std::uint8_t> program{kNone};
   Described send, recv;
   MemberSteps steps;
-  CopyMember member;
+  CompiledMember member;
 };
 
-DescribedMemory::DescribedMemory(Rank processes, std::uint64_t copy_key)
-    : parts_(std::make_unique<Part[]>(processes)), copy_key_(copy_key) {}
+DescribedMemory::DescribedMemory(Rank processes, std::uint64_t compiled_key)
+    : parts_(std::make_unique<Part[]>(processes)), compiled_key_(compiled_key) {}
 
 DescribedMemory::~DescribedMemory() = default;
 
-const CopyMember* DescribedMemory::compiled(Rank me) const noexcept {
+const CompiledMember* DescribedMemory::compiled(Rank me) const noexcept {
   const Part& part = parts_[me];
   return part.program.load(std::memory_order_acquire) == kReady ? &part.member : nullptr;
 }
@@ -257,9 +257,9 @@ MemberSteps DescribedMemory::pair_blocks(const MemberSteps& entry_steps) const {
   return out;
 }
 
-Task<const CopyMember*> DescribedMemory::compile(Process& p, Rank me, std::span<const MatrixEntry> sends,
-                                                 std::span<const MatrixEntry> receives, const MemberSteps& entry_steps,
-                                                 ExchangeHooks& hooks) {
+Task<const CompiledMember*> DescribedMemory::compile(Process& p, Rank me, std::span<const MatrixEntry> sends,
+                                                     std::span<const MatrixEntry> receives,
+                                                     const MemberSteps& entry_steps, ExchangeHooks& hooks) {
   co_await describe(p, me, sends, receives, hooks);
   for (const MatrixEntry& e : sends) co_await await_description(p, me, e.peer);
   for (const MatrixEntry& e : receives) co_await await_description(p, me, e.peer);
@@ -271,7 +271,7 @@ Task<const CopyMember*> DescribedMemory::compile(Process& p, Rank me, std::span<
       part.program.store(kNone, std::memory_order_release);  // claim()'s partner
       throw;
     }
-    part.member = CopyMember{part.steps.incoming, part.steps.outgoing};
+    part.member = CompiledMember{part.steps.incoming, part.steps.outgoing};
     part.program.store(kReady, std::memory_order_release);
   }
   co_return &part.member;

@@ -18,7 +18,7 @@
 #include <span>
 
 #include "copy_steps.hpp"
-#include "switchyard/copy_exchange.hpp"
+#include "switchyard/compiled_exchange.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/exchange_hooks.hpp"
@@ -28,24 +28,24 @@ namespace switchyard::schedulers::detail {
 
 class DescribedMemory {
  public:
-  // copy_key: the exchange key of the direct runs (run_copy_exchange), other
+  // compiled_key: the exchange key of the direct runs (run_compiled_exchange), other
   // than the plan's runs through buffers, whose steps differ. Its node's own
-  // (exchange_plan.cpp, local_copy_key): direct runs stay on one node.
-  DescribedMemory(Rank processes, std::uint64_t copy_key);
+  // (plan_keys.cpp, local_compiled_key): direct runs stay on one node.
+  DescribedMemory(Rank processes, std::uint64_t compiled_key);
   ~DescribedMemory();
   DescribedMemory(const DescribedMemory&) = delete;
   DescribedMemory& operator=(const DescribedMemory&) = delete;
 
-  std::uint64_t copy_key() const noexcept { return copy_key_; }
+  std::uint64_t compiled_key() const noexcept { return compiled_key_; }
   // Member me's direct steps, or nullptr before they are compiled.
-  const CopyMember* compiled(Rank me) const noexcept;
+  const CompiledMember* compiled(Rank me) const noexcept;
   // Compiles them (see above): `sends` and `receives` are me's entries,
   // `entry_steps` its steps between them. Throws InvalidArgument for a
   // description that does not match the entries' sizes or whose receive
   // blocks overlap, Error when a peer's description does not come.
-  Task<const CopyMember*> compile(Process& p, Rank me, std::span<const MatrixEntry> sends,
-                                  std::span<const MatrixEntry> receives, const MemberSteps& entry_steps,
-                                  ExchangeHooks& hooks);
+  Task<const CompiledMember*> compile(Process& p, Rank me, std::span<const MatrixEntry> sends,
+                                      std::span<const MatrixEntry> receives, const MemberSteps& entry_steps,
+                                      ExchangeHooks& hooks);
   // Member me's regions for this run (hooks.memory()), once compiled: throws
   // InvalidArgument if one does not reach the end of every block described in it.
   ExchangeMemory memory(Rank me, ExchangeHooks& hooks) const;
@@ -58,7 +58,7 @@ class DescribedMemory {
   MemberSteps pair_blocks(const MemberSteps& entry_steps) const;
 
   std::unique_ptr<Part[]> parts_;
-  std::uint64_t copy_key_;
+  std::uint64_t compiled_key_;
 };
 
 }  // namespace switchyard::schedulers::detail

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "drsn_order.hpp"
 #include "hooks_support.hpp"
 #include "switchyard/detail/pooled_array.hpp"
 #include "switchyard/errors.hpp"
-#include "switchyard/splitmix64.hpp"
 #include "switchyard/trace.hpp"
 
 namespace switchyard::schedulers {
@@ -213,8 +213,7 @@ Task<DrsnStats> run_drsn(Communicator comm, std::span<const MatrixEntry> sends, 
   for (std::size_t i = 0; i < sends.size(); ++i) local_lock[i] = lib.busy_lock_if_local(sends[i].peer);
   PooledArray<std::uint32_t> pending(sends.size());
   std::iota(pending.begin(), pending.end(), 0u);
-  SplitMix64 rng(options.seed ^ (std::uint64_t{me} * 0xd1b54a32d192ed03ull));
-  for (std::size_t k = pending.size(); k > 1; --k) std::swap(pending[k - 1], pending[rng() % k]);
+  detail::shuffle_pending(options.seed, me, std::span(pending.begin(), pending.end()));
 
   DrsnStats stats;
   const std::uint32_t yields = std::max<std::uint32_t>(options.retry_yields, 1);

@@ -109,8 +109,8 @@ void run_and_check(const RedistributionPlan& plan, int seed, RunOptions options 
 void check_every_kind(const Layout& src, const Layout& dst, int seed) {
   for (ScheduleKind kind : all_schedule_kinds())
     for (schedulers::ExchangeExecution execution :
-         {schedulers::ExchangeExecution::copy, schedulers::ExchangeExecution::messages}) {
-      const bool copy = execution == schedulers::ExchangeExecution::copy;
+         {schedulers::ExchangeExecution::compiled, schedulers::ExchangeExecution::messages}) {
+      const bool copy = execution == schedulers::ExchangeExecution::compiled;
       SCOPED_TRACE(std::string(name(kind)) + (copy ? ", copy: " : ", messages: ") + src.str() + " -> " + dst.str());
       std::optional<RedistributionPlan> plan;
       try {

@@ -90,7 +90,7 @@ TEST_P(Described, EveryByteOfEveryRunDirectOrThroughBuffers) {
     // under a sanitizer, byte-sized pieces take minutes and stall the job.
     const bool few_pieces = sytest::kSanitized && scheduler == std::string("drsn");
     const auto blocks = few_pieces ? kBlocks[2 + c % 2] : kBlocks[c % kBlocks.size()];
-    const bool direct = how.execution == ExchangeExecution::copy;
+    const bool direct = how.execution == ExchangeExecution::compiled;
     const int runs = sytest::kSanitized ? 2 : 6;
     run_scattered(all[c].m, &plan, plan.options(), blocks, true, direct, runs, how.ring_capacity);
     run_scattered(all[c].m, &plan, plan.options(), blocks, false, false, runs / 2, how.ring_capacity);

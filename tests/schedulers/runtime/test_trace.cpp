@@ -126,7 +126,7 @@ TEST_P(TraceOfExchange, MatchesTheMatrix) {
   const CommMatrix m = nonuniform_matrix(n, 4, 48, 3);
   ExchangePlanOptions options;
   options.scheduler = scheduler;
-  options.execution = messages ? ExchangeExecution::messages : ExchangeExecution::copy;
+  options.execution = messages ? ExchangeExecution::messages : ExchangeExecution::compiled;
   const ExchangePlan plan(m, options);
   TraceLog log;
   const std::uint64_t inquiries = run_traced(m, plan, log);

@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, MpiExchange,
 TEST(MpiExchangeMoves, BuffersThatMoveBetweenRuns) {
   const CommMatrix m = fig7_matrix(12, 3, 1500, 4);
   for (const sytest::Execution& how : sytest::kExecutions) {
-    if (how.execution != ExchangeExecution::copy) continue;
+    if (how.execution != ExchangeExecution::compiled) continue;
     SCOPED_TRACE(how.name);
     ExchangePlanOptions options;
     options.scheduler = "ac";

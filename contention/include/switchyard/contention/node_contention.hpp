@@ -8,7 +8,7 @@
 // A run here is one ExchangePlan of that pattern (exchange_plan.hpp): "ac"
 // without the busy lock (every sender at once), "drsn" with it (a sender's
 // message moves only while it holds the receiver's busy lock), compiled
-// (ExchangeExecution::copy; push, each sender's core copying into the
+// (ExchangeExecution::compiled; push, each sender's core copying into the
 // receiver, is the faithful model of many senders writing at one receiver)
 // or on the runtime's messages.
 //
@@ -52,7 +52,7 @@ struct ContentionOptions {
   std::uint64_t bytes = 256;  ///< of each message, at least 1
   bool busy_lock = false;  ///< DRS_N's busy lock on the receiver (else AC)
   /// Compiled copy programs or the runtime's messages.
-  schedulers::ExchangeExecution execution = schedulers::ExchangeExecution::copy;
+  schedulers::ExchangeExecution execution = schedulers::ExchangeExecution::compiled;
   CopySide copy_side = CopySide::sender;  ///< compiled, without the busy lock (with it: push)
   std::uint32_t repeat = 20;  ///< timed runs, at least 1
   std::uint64_t seed = 1;  ///< payloads and DRS_N's orders

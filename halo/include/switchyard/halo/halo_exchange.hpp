@@ -292,7 +292,7 @@ class HaloExchange {
   std::vector<std::unique_ptr<Part>> parts_;
   /// Their compiled runs' keys: each node's own for plans from the whole
   /// pattern, rank 0's node and count for plans from create()
-  /// (exchange_plan.cpp, local_copy_key and shared_copy_key).
+  /// (plan_keys.cpp, local_compiled_key and shared_compiled_key).
   std::unique_ptr<schedulers::ExchangePlan> forward_, reverse_;
 };
 

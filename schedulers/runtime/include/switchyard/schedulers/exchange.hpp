@@ -49,7 +49,7 @@ struct ExchangeOptions {
   bool interleave = false;
   /// How the plans run (exchange_plan.hpp): compiled copies (the default) or
   /// the runtime's messages; with copies, pull or push, and strict phases.
-  ExchangeExecution execution = ExchangeExecution::copy;
+  ExchangeExecution execution = ExchangeExecution::compiled;
   CopySide copy_side = CopySide::receiver;  ///< copies: ExchangePlanOptions::copy_side
   bool strict = false;  ///< copies: ExchangePlanOptions::strict
 };

@@ -45,8 +45,8 @@
 /// or displacement that does not match is an InvalidArgument naming the rank
 /// and the entry.
 ///
-/// Execution. By default a run is compiled (ExchangeExecution::copy,
-/// switchyard/copy_exchange.hpp): the plan's messages, in its scheduler's
+/// Execution. By default a run is compiled (ExchangeExecution::compiled,
+/// switchyard/compiled_exchange.hpp): the plan's messages, in its scheduler's
 /// order, become per-core programs of copies, made once per job and
 /// communicator, and each core copies every message of its members straight
 /// from the sender's buffer into the receiver's: nothing announced, matched or
@@ -109,7 +109,7 @@
 #include <vector>
 
 #include "switchyard/communicator.hpp"
-#include "switchyard/copy_exchange.hpp"
+#include "switchyard/compiled_exchange.hpp"
 #include "switchyard/model/machine_file.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/exchange_hooks.hpp"
@@ -127,8 +127,11 @@ class GenerateRecvByActiveMessages;
 
 /// How a run moves the bytes (see above).
 enum class ExchangeExecution : std::uint8_t {
-  copy,  ///< compiled: each core copies its members' messages, sender to receiver
+  compiled,  ///< the compiled exchange (compiled_exchange.hpp): each core copies its members' messages, sender to
+             ///< receiver
   messages,  ///< the runtime's point-to-point messages
+  /// Deprecated: the compiled exchange's earlier name.
+  copy [[deprecated("use ExchangeExecution::compiled")]] = compiled,
 };
 
 /// Trivially copyable (static_assert below): options written as braces inside
@@ -152,7 +155,7 @@ struct ExchangePlanOptions {
   /// a copy: options().machine points to it).
   const model::MachineFile* machine = nullptr;
   bool chosen_by_auto = false;  ///< set by the plan when "auto" chose options().scheduler
-  ExchangeExecution execution = ExchangeExecution::copy;  ///< compiled copies or the runtime's messages
+  ExchangeExecution execution = ExchangeExecution::compiled;  ///< compiled copies or the runtime's messages
   /// copy: whose core copies a message, its receiver's (pull) or its sender's
   /// (push). DRS_N pushes whatever this says.
   CopySide copy_side = CopySide::receiver;
@@ -165,11 +168,11 @@ static_assert(std::is_trivially_copyable_v<ExchangePlanOptions>, "options safe a
 /// What one run did, for the statistics of the online schedulers: DRS_N's
 /// busy_lock_inquiries, this process's test-and-set attempts. The compiled
 /// run's statistics themselves, so that a run returns the runtime's task as it is.
-using ExchangeRunStats = CopyRunStats;
+using ExchangeRunStats = CompiledRunStats;
 /// A run, to co_await (or to keep as a Task<ExchangeRunStats>, which it
 /// converts to): a compiled run awaited at once makes no coroutine frame for
-/// the process that awaits it (CopyRun).
-using ExchangeRun = CopyRun;
+/// the process that awaits it (CompiledRun).
+using ExchangeRun = CompiledRun;
 
 namespace detail {
 struct ExchangePlanData;
@@ -210,7 +213,7 @@ class BoundExchange {
 
  private:
   friend class ExchangePlan;
-  CopyBinding copies_;  ///< a compiled plan's member: the runtime's binding, which holds the lists
+  CompiledBinding copies_;  ///< a compiled plan's member: the runtime's binding, which holds the lists
   const detail::ExchangePlanData* plan_ = nullptr;  ///< nullptr: empty
   Communicator comm_;  ///< the caller's communicator (not compiled: runs go through the plan)
   std::vector<std::span<const std::byte>> send_;  ///< not compiled: the bound lists

@@ -52,7 +52,7 @@ struct PlanStep {
       recv_bytes = 0;  ///< length of the piece received
   /// The same message's entry at the other end: the send's in its receiver's
   /// column, the receive's in its sender's row (a compiled run copies between
-  /// those entries, copy_exchange.hpp).
+  /// those entries, compiled_exchange.hpp).
   std::uint32_t send_peer_entry = kNone;
   std::uint32_t recv_peer_entry = kNone;  ///< see send_peer_entry
   /// Which pieces open and close a message split over several phases: the run

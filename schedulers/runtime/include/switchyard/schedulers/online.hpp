@@ -24,7 +24,7 @@
 
 #include "switchyard/cache_line.hpp"
 #include "switchyard/communicator.hpp"
-#include "switchyard/copy_exchange.hpp"
+#include "switchyard/compiled_exchange.hpp"
 #include "switchyard/schedulers/comm_matrix.hpp"
 #include "switchyard/schedulers/exchange_hooks.hpp"
 #include "switchyard/schedulers/payload.hpp"

@@ -24,7 +24,7 @@
 /// Execution is an ExchangePlan (exchange_plan.hpp) of COM in bytes, without
 /// its diagonal, and the kind's schedule, without its transfers to oneself,
 /// loosely synchronous, one phase group per step, so it cannot deadlock,
-/// contention or not. By default it is compiled (ExchangeExecution::copy): the
+/// contention or not. By default it is compiled (ExchangeExecution::compiled): the
 /// plan pairs each message's strided runs in its source's local array with
 /// those in its target's, once, and every run copies each element once,
 /// straight from local_in into the target's local_out, run by run: no staging,
@@ -121,7 +121,7 @@ class RedistributionPlan {
   /// not apply.
   /// `execution`: how the exchange runs (see above).
   RedistributionPlan(Layout source, Layout target, ScheduleKind kind,
-                     schedulers::ExchangeExecution execution = schedulers::ExchangeExecution::copy);
+                     schedulers::ExchangeExecution execution = schedulers::ExchangeExecution::compiled);
   ~RedistributionPlan();
   /// Takes the plan over; the moved-from one may only be destroyed or assigned to.
   RedistributionPlan(RedistributionPlan&&) noexcept;

@@ -1,4 +1,4 @@
-// A compiled exchange across nodes (copy_exchange.hpp): within a node the
+// A compiled exchange across nodes (compiled_exchange.hpp): within a node the
 // cores copy as on one; a message between nodes is packed by its sender's
 // core straight from the sender's buffer into the staging buffer of its
 // receiver's node, the leaders of the two nodes move that buffer as one
@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "copy_exchange_state.hpp"
+#include "compiled_exchange_state.hpp"
 #include "job.hpp"
 #include "switchyard/communicator.hpp"
 #include "switchyard/detail/pooled_array.hpp"
@@ -55,7 +55,7 @@ void lay_out(std::vector<CrossingStep>& crossing, const std::vector<std::uint32_
 
 }  // namespace
 
-std::unique_ptr<NodeStaging> CopyEngine::make_staging(CopyExchangeState& s, const Group& g, const Job& job) {
+std::unique_ptr<NodeStaging> CompiledEngine::make_staging(CompiledExchangeState& s, const Group& g, const Job& job) {
   const Membership& members = g.members();
   auto route = [&](Rank r) -> const Route& { return job.routes()[members.to_job(r)]; };
   auto made = std::make_unique<NodeStaging>(job.staging_pool());
@@ -69,7 +69,7 @@ std::unique_ptr<NodeStaging> CopyEngine::make_staging(CopyExchangeState& s, cons
   }
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     for (Process* q : s.program(w).members) {
-      const CopyMember& part = *s.slot(members.to_comm(q->rank())).part;
+      const CompiledMember& part = *s.slot(members.to_comm(q->rank())).part;
       for (const CopyStep& step : part.outgoing) {
         if (step.bytes > 0 && route(step.dst).node != job.node()) out.push_back({route(step.dst).node, step});
       }
@@ -107,8 +107,8 @@ std::unique_ptr<NodeStaging> CopyEngine::make_staging(CopyExchangeState& s, cons
 
 // Every core of the node with participants has published its members' steps
 // (this is their first run); the first to get here lays the staging out.
-Task<void> CopyEngine::lay_out_staging(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
-                                       std::uint64_t run) {
+Task<void> CompiledEngine::lay_out_staging(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                           std::uint64_t run) {
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     if (s.program(w).participants == 0) continue;
     co_await WatchAwaiter(p, s.progress(w).published, run, "the other cores' first run (compiled exchange)");
@@ -121,7 +121,7 @@ Task<void> CopyEngine::lay_out_staging(CopyExchangeState& s, const Group& g, Pro
 // This core's pieces' member addresses, looked up through the slots once
 // after a run in which a member of the core moved its regions (its members'
 // alone: the other end of each piece is a staging buffer).
-void CopyEngine::resolve_staged(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core) {
+void CompiledEngine::resolve_staged(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core) {
   // Single writer: this core's own count, stored by this thread.
   const std::uint64_t moves = s.progress(core).regions_moved.load(std::memory_order_relaxed);
   if (prog.staged_with == moves) return;
@@ -139,7 +139,7 @@ void CopyEngine::resolve_staged(CopyExchangeState& s, CopyCoreProgram& prog, std
   prog.staged_with = moves;
 }
 
-void CopyEngine::pack(const CopyCoreProgram& prog, std::uint32_t core) {
+void CompiledEngine::pack(const CompiledCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
   for (std::size_t i = 0; i < st.pack[core].size(); ++i) {
     const StagedPiece& piece = st.pack[core][i];
@@ -148,7 +148,7 @@ void CopyEngine::pack(const CopyCoreProgram& prog, std::uint32_t core) {
   }
 }
 
-void CopyEngine::unpack(const CopyCoreProgram& prog, std::uint32_t core) {
+void CompiledEngine::unpack(const CompiledCoreProgram& prog, std::uint32_t core) {
   NodeStaging& st = *prog.staging;
   for (std::size_t i = 0; i < st.unpack[core].size(); ++i) {
     const StagedPiece& piece = st.unpack[core][i];
@@ -157,10 +157,10 @@ void CopyEngine::unpack(const CopyCoreProgram& prog, std::uint32_t core) {
   }
 }
 
-Task<void> CopyEngine::lead(CopyExchangeState& s, Communicator comm, std::uint64_t run) {
+Task<void> CompiledEngine::lead(CompiledExchangeState& s, Communicator comm, std::uint64_t run) {
   Process& p = comm.process();
   const std::uint32_t core = p.worker_.index();
-  CopyCoreProgram& prog = s.program(core);
+  CompiledCoreProgram& prog = s.program(core);
   if (!prog.staging) co_await lay_out_staging(s, comm.group(), p, core, run);
   NodeStaging& st = *prog.staging;
   // The last run's pieces are all unpacked: this run's may land.

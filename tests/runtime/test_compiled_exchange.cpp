@@ -1,4 +1,4 @@
-// Compiled exchanges on the runtime alone (copy_exchange.hpp): a ring of
+// Compiled exchanges on the runtime alone (compiled_exchange.hpp): a ring of
 // messages in pieces, pulled and pushed, in every order, every byte checked;
 // busy locks that let one copier at a time into a receiver; the arguments
 // refused; and a run that completes only once the other cores have copied.
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <switchyard/copy_exchange.hpp>
+#include <switchyard/compiled_exchange.hpp>
 #include <switchyard/runtime.hpp>
 #include <vector>
 
@@ -36,7 +36,7 @@ struct Ring {
   Rank n;
   std::uint64_t bytes;
   std::vector<std::vector<CopyStep>> incoming, outgoing;  // by member
-  std::vector<CopyMember> members;
+  std::vector<CompiledMember> members;
 
   Ring(Rank n, std::uint64_t bytes) : n(n), bytes(bytes), incoming(n), outgoing(n), members(n) {
     for (Rank src = 0; src < n; ++src) {
@@ -57,19 +57,19 @@ struct Ring {
     for (Rank r = 0; r < n; ++r) {
       std::stable_sort(incoming[r].begin(), incoming[r].end(), by_phase);
       std::stable_sort(outgoing[r].begin(), outgoing[r].end(), by_phase);
-      members[r] = CopyMember{incoming[r], outgoing[r]};
+      members[r] = CompiledMember{incoming[r], outgoing[r]};
     }
   }
 };
 
 // Every member runs the ring `runs` times with fresh payloads, checks every
-// byte, and (busy_locks) counts its inquiries. With `move_regions`, each
+// byte, and (receiver_locks) counts its inquiries. With `move_regions`, each
 // member has two sets of buffers and switches between them every 4 runs, on
 // a rhythm of its core's: in each run the members of one core alone move their
 // sends, or its even members their receives. A copy made at the addresses of
 // an earlier run reads stale payloads or leaves a receive unfilled.
-void run_ring(Rank n, std::uint64_t bytes, CopyExchangeOptions options, int runs, BusyLockObserver* observer = nullptr,
-              bool move_regions = false) {
+void run_ring(Rank n, std::uint64_t bytes, CompiledExchangeOptions options, int runs,
+              BusyLockObserver* observer = nullptr, bool move_regions = false) {
   const Ring ring(n, bytes);
   options.phases = 3;
   options.observer = observer;
@@ -88,10 +88,10 @@ void run_ring(Rank n, std::uint64_t bytes, CopyExchangeOptions options, int runs
         out[bytes + at] = payload(me, (me + 2) % n, at + k);
       }
       std::fill(in.begin(), in.end(), std::byte{0xee});
-      const CopyRunStats stats =
-          co_await run_copy_exchange(p, 42, n, ring.members[me], CopyRegions{send, recv}, options);
+      const CompiledRunStats stats =
+          co_await run_compiled_exchange(p, 42, n, ring.members[me], CompiledRegions{send, recv}, options);
       const std::uint64_t pieces = bytes / 2 > 0 ? 4 : 2;  // an empty piece is not copied
-      if (options.order == CopyOrder::busy_locks) SY_CHECK(stats.busy_lock_inquiries >= pieces, "inquiries");
+      if (options.order == CopyOrder::receiver_locks) SY_CHECK(stats.busy_lock_inquiries >= pieces, "inquiries");
       for (std::size_t at = 0; at < bytes; ++at) {
         SY_CHECK(in[at] == payload((me + n - 1) % n, me, at + k), "run " << k << ", byte " << at << " from rank-1");
         SY_CHECK(in[bytes + at] == payload((me + n - 2) % n, me, at + k),
@@ -107,10 +107,10 @@ struct Variant {
   CopyOrder order;
 };
 
-class CopyRing : public ::testing::TestWithParam<Variant> {};
+class CompiledRing : public ::testing::TestWithParam<Variant> {};
 
-TEST_P(CopyRing, EveryByteOfEveryRun) {
-  CopyExchangeOptions options;
+TEST_P(CompiledRing, EveryByteOfEveryRun) {
+  CompiledExchangeOptions options;
   options.side = GetParam().side;
   options.order = GetParam().order;
   for (Rank n : {Rank{1}, Rank{2}, Rank{3}, Rank{7}, Rank{64}}) {
@@ -123,8 +123,8 @@ TEST_P(CopyRing, EveryByteOfEveryRun) {
 
 // A core copies each step at the addresses it found in the last run, for as
 // long as no participant at either end has moved its regions since.
-TEST_P(CopyRing, RegionsThatMoveBetweenRuns) {
-  CopyExchangeOptions options;
+TEST_P(CompiledRing, RegionsThatMoveBetweenRuns) {
+  CompiledExchangeOptions options;
   options.side = GetParam().side;
   options.order = GetParam().order;
   for (Rank n : {Rank{2}, Rank{3}, Rank{7}, Rank{64}}) {
@@ -135,14 +135,14 @@ TEST_P(CopyRing, RegionsThatMoveBetweenRuns) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Orders, CopyRing,
+INSTANTIATE_TEST_SUITE_P(Orders, CompiledRing,
                          ::testing::Values(Variant{"pull_any", CopySide::receiver, CopyOrder::any},
                                            Variant{"push_any", CopySide::sender, CopyOrder::any},
                                            Variant{"pull_phases", CopySide::receiver, CopyOrder::phases},
                                            Variant{"push_phases", CopySide::sender, CopyOrder::phases},
                                            Variant{"pull_strict", CopySide::receiver, CopyOrder::strict_phases},
                                            Variant{"push_strict", CopySide::sender, CopyOrder::strict_phases},
-                                           Variant{"busy_locks", CopySide::sender, CopyOrder::busy_locks}),
+                                           Variant{"receiver_locks", CopySide::sender, CopyOrder::receiver_locks}),
                          [](const auto& info) { return info.param.name; });
 
 // Member s sends to s, s-1 and s-2 (mod n) strided messages whose pieces
@@ -155,7 +155,7 @@ struct Interleaved {
   Rank n;
   std::uint64_t piece, periods, tail = 40;
   std::vector<std::vector<CopyStep>> incoming, outgoing;
-  std::vector<CopyMember> members;
+  std::vector<CompiledMember> members;
 
   Interleaved(Rank n, std::uint64_t piece, std::uint64_t periods)
       : n(n), piece(piece), periods(periods), incoming(n), outgoing(n), members(n) {
@@ -175,7 +175,7 @@ struct Interleaved {
     for (Rank r = 0; r < n; ++r) {
       std::stable_sort(incoming[r].begin(), incoming[r].end(), by_phase);
       std::stable_sort(outgoing[r].begin(), outgoing[r].end(), by_phase);
-      members[r] = CopyMember{incoming[r], outgoing[r]};
+      members[r] = CompiledMember{incoming[r], outgoing[r]};
     }
   }
   std::uint64_t bytes() const { return 3 * piece * periods; }
@@ -190,7 +190,7 @@ struct Interleaved {
 // Every byte of every run, in every order and side: pulled in phase order the
 // receivers' strided steps take turns in rounds (pieces of 8, 12 and 16
 // bytes: fixed-size moves and not), each step to its own last piece.
-TEST(CopyExchangeRounds, InterleavedStridedMessagesEveryByte) {
+TEST(CompiledExchangeRounds, InterleavedStridedMessagesEveryByte) {
   for (const CopyOrder order : {CopyOrder::phases, CopyOrder::any, CopyOrder::strict_phases}) {
     for (const CopySide side : {CopySide::receiver, CopySide::sender}) {
       for (const Rank n : {Rank{1}, Rank{2}, Rank{3}, Rank{7}}) {
@@ -198,7 +198,7 @@ TEST(CopyExchangeRounds, InterleavedStridedMessagesEveryByte) {
           SCOPED_TRACE(std::to_string(n) + " members, pieces of " + std::to_string(piece) + " bytes, order " +
                        std::to_string(static_cast<int>(order)) + ", side " + std::to_string(static_cast<int>(side)));
           const Interleaved plan(n, piece, 2001);
-          CopyExchangeOptions options;
+          CompiledExchangeOptions options;
           options.side = side;
           options.order = order;
           options.phases = 3;
@@ -212,7 +212,7 @@ TEST(CopyExchangeRounds, InterleavedStridedMessagesEveryByte) {
               for (std::size_t at = 0; at < plan.tail; ++at) tail_out[at] = payload(me, 1, at + k);
               std::fill(in.begin(), in.end(), std::byte{0xee});
               std::fill(tail_in.begin(), tail_in.end(), std::byte{0xee});
-              co_await run_copy_exchange(p, 43, n, plan.members[me], CopyRegions{send, recv}, options);
+              co_await run_compiled_exchange(p, 43, n, plan.members[me], CompiledRegions{send, recv}, options);
               for (std::size_t at = 0; at < in.size(); ++at) {
                 SY_CHECK(in[at] == plan.expected(me, at, k), "run " << k << ", byte " << at);
               }
@@ -247,21 +247,50 @@ class InFlight final : public BusyLockObserver {
   std::atomic<int> most_{0}, copies_{0};
 };
 
-TEST(CopyExchangeBusyLocks, OneCopierAtATimeIntoEachReceiver) {
+TEST(CompiledExchangeBusyLocks, OneCopierAtATimeIntoEachReceiver) {
   InFlight seen(32);
-  CopyExchangeOptions options;
+  CompiledExchangeOptions options;
   options.side = CopySide::sender;
-  options.order = CopyOrder::busy_locks;
-  options.seed = 9;
+  options.order = CopyOrder::receiver_locks;
   run_ring(32, 64 * 1024, options, 30, &seen);
   EXPECT_EQ(seen.most(), 1);
   EXPECT_EQ(seen.copies(), 32 * 4 * 30);  // every piece of every run, each under its receiver's lock
 }
 
+// What reverse_steps was asked: by every sender in every run, with the seed
+// and the run's number.
+std::atomic<std::uint64_t> order_calls{0}, order_last_run{0};
+std::atomic<bool> order_wrong{false};
+
+void reverse_steps(std::uint64_t seed, std::uint64_t run, Rank sender, std::span<std::uint32_t> steps) noexcept {
+  if (seed != 7 || run == 0 || sender >= 8 || steps.empty()) order_wrong = true;
+  std::reverse(steps.begin(), steps.end());
+  order_calls.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t last = order_last_run.load(std::memory_order_relaxed);
+  while (run > last && !order_last_run.compare_exchange_weak(last, run, std::memory_order_relaxed)) {
+  }
+}
+
+// The caller's order of each sender's steps (the mechanism DRS_N's random
+// order runs on): asked once per sender and run, and every byte still lands.
+TEST(CompiledExchangeBusyLocks, TheStepOrderIsAskedPerSenderAndRun) {
+  InFlight seen(8);
+  CompiledExchangeOptions options;
+  options.side = CopySide::sender;
+  options.order = CopyOrder::receiver_locks;
+  options.seed = 7;
+  options.step_order = &reverse_steps;
+  run_ring(8, 4096, options, 5, &seen);
+  EXPECT_FALSE(order_wrong.load());
+  EXPECT_EQ(order_calls.load(), 8u * 5u);
+  EXPECT_EQ(order_last_run.load(), 5u);
+  EXPECT_EQ(seen.most(), 1);
+}
+
 // Refused with InvalidArgument naming the rank: a member beyond the
 // participants, busy locks held by receivers, a step of another member, a
 // second run with other options.
-TEST(CopyExchangeErrors, RefusedWithTheRank) {
+TEST(CompiledExchangeErrors, RefusedWithTheRank) {
   const Ring ring(4, 8), three(3, 8);
   auto expect_refusal = [&](auto body, const std::string& words) {
     try {
@@ -273,23 +302,24 @@ TEST(CopyExchangeErrors, RefusedWithTheRank) {
   };
   expect_refusal(
       [&](Process& p) -> Task<void> {
-        const CopyMember& mine = p.rank() < 3 ? three.members[p.rank()] : CopyMember{};
+        const CompiledMember& mine = p.rank() < 3 ? three.members[p.rank()] : CompiledMember{};
         std::vector<std::byte> out(16), in(16);
         const std::span<const std::byte> send[] = {{out.data(), 8}, {out.data() + 8, 8}};
         const std::span<std::byte> recv[] = {{in.data(), 8}, {in.data() + 8, 8}};
-        co_await run_copy_exchange(p, 1, 3, mine, CopyRegions{send, recv}, CopyExchangeOptions{});
+        co_await run_compiled_exchange(p, 1, 3, mine, CompiledRegions{send, recv}, CompiledExchangeOptions{});
       },
       "rank 3: not one of the exchange's 3 participants");
   expect_refusal(
       [&](Process& p) -> Task<void> {
-        CopyExchangeOptions o;
-        o.order = CopyOrder::busy_locks;
-        co_await run_copy_exchange(p, 1, 4, ring.members[p.rank()], CopyRegions{}, o);
+        CompiledExchangeOptions o;
+        o.order = CopyOrder::receiver_locks;
+        co_await run_compiled_exchange(p, 1, 4, ring.members[p.rank()], CompiledRegions{}, o);
       },
-      "busy_locks needs CopySide::sender");
+      "receiver_locks needs CopySide::sender");
   expect_refusal(
       [&](Process& p) -> Task<void> {
-        co_await run_copy_exchange(p, 1, 4, ring.members[(p.rank() + 1) % 4], CopyRegions{}, CopyExchangeOptions{});
+        co_await run_compiled_exchange(p, 1, 4, ring.members[(p.rank() + 1) % 4], CompiledRegions{},
+                                       CompiledExchangeOptions{});
       },
       "a step of another member");
   expect_refusal(
@@ -297,10 +327,10 @@ TEST(CopyExchangeErrors, RefusedWithTheRank) {
         std::vector<std::byte> out(16), in(16);
         const std::span<const std::byte> send[] = {{out.data(), 8}, {out.data() + 8, 8}};
         const std::span<std::byte> recv[] = {{in.data(), 8}, {in.data() + 8, 8}};
-        CopyExchangeOptions o;
-        co_await run_copy_exchange(p, 1, 4, ring.members[p.rank()], CopyRegions{send, recv}, o);
+        CompiledExchangeOptions o;
+        co_await run_compiled_exchange(p, 1, 4, ring.members[p.rank()], CompiledRegions{send, recv}, o);
         o.side = CopySide::sender;
-        co_await run_copy_exchange(p, 1, 4, ring.members[p.rank()], CopyRegions{send, recv}, o);
+        co_await run_compiled_exchange(p, 1, 4, ring.members[p.rank()], CompiledRegions{send, recv}, o);
       },
       "was first run with other options");
 }
@@ -308,7 +338,7 @@ TEST(CopyExchangeErrors, RefusedWithTheRank) {
 // A member's run returns only once every core that reads its buffers has
 // copied: its sender overwrites its buffer right after the run, and the
 // receivers, which check after a barrier, still see the run's bytes.
-TEST(CopyExchange, ASendBufferIsFreeWhenTheRunReturns) {
+TEST(CompiledExchange, ASendBufferIsFreeWhenTheRunReturns) {
   const Rank n = 16;
   const Ring ring(n, 4096);
   runtime().run(n, [&](Process& p) -> Task<void> {
@@ -317,7 +347,7 @@ TEST(CopyExchange, ASendBufferIsFreeWhenTheRunReturns) {
     const std::span<const std::byte> send[] = {{out.data(), 4096}, {out.data() + 4096, 4096}};
     const std::span<std::byte> recv[] = {{in.data(), 4096}, {in.data() + 4096, 4096}};
     for (int k = 0; k < 50; ++k) {
-      co_await run_copy_exchange(p, 7, n, ring.members[me], CopyRegions{send, recv}, CopyExchangeOptions{});
+      co_await run_compiled_exchange(p, 7, n, ring.members[me], CompiledRegions{send, recv}, CompiledExchangeOptions{});
       std::fill(out.begin(), out.end(), std::byte{0xff});  // nobody reads it any more
       co_await p.barrier();
       const auto from1 = static_cast<unsigned char>((me + n - 1) % n),
@@ -336,7 +366,7 @@ TEST(CopyExchange, ASendBufferIsFreeWhenTheRunReturns) {
 // the buffers that the refusal unwinds (ASan: no use after free). The first
 // run of each job makes the starts publish at once. Then a job's runs, every
 // byte checked.
-TEST(CopyExchange, ASecondStartIsRefusedAndTheJobEndsCleanly) {
+TEST(CompiledExchange, ASecondStartIsRefusedAndTheJobEndsCleanly) {
   const Rank n = 4;
   const std::uint64_t bytes = 1 << 16;
   const Ring ring(n, bytes);
@@ -348,8 +378,8 @@ TEST(CopyExchange, ASecondStartIsRefusedAndTheJobEndsCleanly) {
         std::vector<std::byte> out(2 * bytes, std::byte{1}), in(2 * bytes);
         const std::span<const std::byte> send[] = {{out.data(), bytes}, {out.data() + bytes, bytes}};
         const std::span<std::byte> recv[] = {{in.data(), bytes}, {in.data() + bytes, bytes}};
-        co_await run_copy_exchange(p, 11, n, ring.members[me], CopyRegions{send, recv}, {});
-        CopyRun run = run_copy_exchange(p, 11, n, ring.members[me], CopyRegions{send, recv}, {});
+        co_await run_compiled_exchange(p, 11, n, ring.members[me], CompiledRegions{send, recv}, {});
+        CompiledRun run = run_compiled_exchange(p, 11, n, ring.members[me], CompiledRegions{send, recv}, {});
         run.start();
         if (me == 2) run.start();
         co_await run;
@@ -368,7 +398,7 @@ TEST(CopyExchange, ASecondStartIsRefusedAndTheJobEndsCleanly) {
 // wait. On each core the other participant sends it a message, then sleeps
 // before it arrives itself, last, as the copier: a waiter woken by the
 // message would return before the copies and find its receives unfilled.
-TEST(CopyExchange, AParkedParticipantWaitsForItsCoresCopierThroughOtherEvents) {
+TEST(CompiledExchange, AParkedParticipantWaitsForItsCoresCopierThroughOtherEvents) {
   const Rank n = 4;  // round robin: ranks 0 and 2 on one core, 1 and 3 on the other
   const Ring ring(n, 64);
   runtime().run(n, [&](Process& p) -> Task<void> {
@@ -389,7 +419,7 @@ TEST(CopyExchange, AParkedParticipantWaitsForItsCoresCopierThroughOtherEvents) {
         co_await p.send(me - 2, std::as_bytes(std::span(&word, 1)), 5);
         co_await p.sleep_for(std::chrono::milliseconds(5));
       }
-      co_await run_copy_exchange(p, 9, n, ring.members[me], CopyRegions{send, recv}, CopyExchangeOptions{});
+      co_await run_compiled_exchange(p, 9, n, ring.members[me], CompiledRegions{send, recv}, CompiledExchangeOptions{});
       for (std::size_t at = 0; at < 64; ++at) {
         SY_CHECK(in[at] == payload((me + n - 1) % n, me, at + k), "run " << k << ", byte " << at << " from rank-1");
         SY_CHECK(in[64 + at] == payload((me + n - 2) % n, me, at + k),
@@ -403,10 +433,10 @@ TEST(CopyExchange, AParkedParticipantWaitsForItsCoresCopierThroughOtherEvents) {
   });
 }
 
-// A run kept as a Task (CopyRun converts to one) and awaited later copies
+// A run kept as a Task (CompiledRun converts to one) and awaited later copies
 // every byte as one awaited at once does; and a participant parked in a run
 // when the job fails unwinds with the job (the job's error, no hang).
-TEST(CopyExchange, KeptAsATaskAndParkedWhenTheJobFails) {
+TEST(CompiledExchange, KeptAsATaskAndParkedWhenTheJobFails) {
   const Rank n = 4;
   const Ring ring(n, 16);
   runtime().run(n, [&](Process& p) -> Task<void> {
@@ -418,7 +448,7 @@ TEST(CopyExchange, KeptAsATaskAndParkedWhenTheJobFails) {
     }
     const std::span<const std::byte> send[] = {{out.data(), 16}, {out.data() + 16, 16}};
     const std::span<std::byte> recv[] = {{in.data(), 16}, {in.data() + 16, 16}};
-    Task<CopyRunStats> kept = run_copy_exchange(p, 3, n, ring.members[me], CopyRegions{send, recv}, {});
+    Task<CompiledRunStats> kept = run_compiled_exchange(p, 3, n, ring.members[me], CompiledRegions{send, recv}, {});
     co_await p.barrier();
     co_await kept;
     for (std::size_t at = 0; at < 16; ++at) {
@@ -435,7 +465,7 @@ TEST(CopyExchange, KeptAsATaskAndParkedWhenTheJobFails) {
         co_await p.sleep_for(std::chrono::milliseconds(5));  // the others are parked by now
         throw std::runtime_error("rank 3 fails");
       }
-      co_await run_copy_exchange(p, 4, n, ring.members[p.rank()], CopyRegions{send, recv}, {});
+      co_await run_compiled_exchange(p, 4, n, ring.members[p.rank()], CompiledRegions{send, recv}, {});
     });
     ADD_FAILURE() << "no error";
   } catch (const std::runtime_error& e) {

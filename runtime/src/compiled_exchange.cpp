@@ -1,4 +1,4 @@
-#include "switchyard/copy_exchange.hpp"
+#include "switchyard/compiled_exchange.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -9,12 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "copy_exchange_state.hpp"
+#include "compiled_exchange_state.hpp"
 #include "group.hpp"
 #include "job.hpp"
 #include "switchyard/assert.hpp"
 #include "switchyard/errors.hpp"
-#include "switchyard/splitmix64.hpp"
 #include "worker.hpp"
 
 namespace switchyard::detail {
@@ -33,12 +32,12 @@ void add_unique(std::vector<std::uint32_t>& cores, std::uint32_t core) {
 
 }  // namespace
 
-void CopyEngine::refuse(Rank me, const std::string& why) {
+void CompiledEngine::refuse(Rank me, const std::string& why) {
   throw InvalidArgument("switchyard: compiled exchange on rank " + std::to_string(me) + ": " + why);
 }
 
-CopyExchangeState& CopyEngine::state_of(Process& p, const Group& g, std::uint64_t key, Rank participants,
-                                        const CopyExchangeOptions& options) {
+CompiledExchangeState& CompiledEngine::state_of(Process& p, const Group& g, std::uint64_t key, Rank participants,
+                                                const CompiledExchangeOptions& options) {
   Job& job = p.job_;
   GroupAttachment& a = g.attachment(key, [&](std::size_t exchanges) {
     if (exchanges > kMaxExchangesPerCommunicator) {
@@ -48,11 +47,11 @@ CopyExchangeState& CopyEngine::state_of(Process& p, const Group& g, std::uint64_
                  "ends): make a plan once and run it many times, run the plans in jobs of their own, or run them "
                  "on messages (ExchangeExecution::messages)");
     }
-    auto s = std::make_unique<CopyExchangeState>(participants, job.worker_count(), options);
+    auto s = std::make_unique<CompiledExchangeState>(participants, job.worker_count(), options);
     const Membership& members = g.members();
     for (std::uint32_t w = 0; w < job.worker_count(); ++w) {
       const std::uint32_t global = job.routes().global_core(Route{job.node(), w, 0});
-      CopyCoreProgram& prog = s->program(w);
+      CompiledCoreProgram& prog = s->program(w);
       for (Process* q : members.local[global]) {
         if (members.to_comm(q->rank()) < participants) prog.members.push_back(q);
       }
@@ -70,10 +69,10 @@ CopyExchangeState& CopyEngine::state_of(Process& p, const Group& g, std::uint64_
     }
     return s;
   });
-  auto& s = static_cast<CopyExchangeState&>(a);
-  const CopyExchangeOptions& first = s.options();
+  auto& s = static_cast<CompiledExchangeState&>(a);
+  const CompiledExchangeOptions& first = s.options();
   if (s.participants() != participants || first.side != options.side || first.order != options.order ||
-      first.phases != options.phases) {
+      first.phases != options.phases || first.step_order != options.step_order) {
     refuse(g.members().to_comm(p.rank()),
            "exchange " + std::to_string(key) + " was first run with other options or participants");
   }
@@ -82,7 +81,7 @@ CopyExchangeState& CopyEngine::state_of(Process& p, const Group& g, std::uint64_
 
 // The worker of participant r, or kNoCore for a member of another node
 // (whose pieces travel through the node's staging instead).
-std::uint32_t CopyEngine::core_of(const Group& g, const Job& job, Rank r) {
+std::uint32_t CompiledEngine::core_of(const Group& g, const Job& job, Rank r) {
   const Route& route = job.routes()[g.members().to_job(r)];
   return route.node == job.node() ? route.core : kNoCore;
 }
@@ -92,13 +91,14 @@ std::uint32_t CopyEngine::core_of(const Group& g, const Job& job, Rank r) {
 // from an earlier job, if compiled for the same participants on this core
 // and every participant on the same core, or else compiled now. Either way
 // its addresses are looked up again in this job's first run.
-void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core) {
-  CopyCoreProgram& prog = s.program(core);
+void CompiledEngine::compile(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core) {
+  CompiledCoreProgram& prog = s.program(core);
   const Membership& members = g.members();
-  CopyProgramCache* cache = s.member_run(members.to_comm(prog.members.front()->rank())).cache;
+  CompiledProgramCache* cache = s.member_run(members.to_comm(prog.members.front()->rank())).cache;
   if (cache) {
     prog.home = cache->shared_from_this();
-    if (cache->take(core, prog, [&](const CopyCoreProgram& kept) { return compiled_for(kept, s, g, p.job_, prog); })) {
+    if (cache->take(core, prog,
+                    [&](const CompiledCoreProgram& kept) { return compiled_for(kept, s, g, p.job_, prog); })) {
       prog.seen_published.assign(s.cores(), 0);  // run numbers start again with the job
       prog.resolved_with.assign(s.cores(), ~std::uint64_t{0});  // nothing resolved yet
       prog.deferred.clear();
@@ -115,8 +115,8 @@ void CopyEngine::compile(CopyExchangeState& s, const Group& g, Process& p, std::
 // participants and cores, every participant on the same core, and the same
 // parts for the core's members, in order (the parts never change while their
 // exchange lives).
-bool CopyEngine::compiled_for(const CopyCoreProgram& kept, CopyExchangeState& s, const Group& g, const Job& job,
-                              const CopyCoreProgram& prog) {
+bool CompiledEngine::compiled_for(const CompiledCoreProgram& kept, CompiledExchangeState& s, const Group& g,
+                                  const Job& job, const CompiledCoreProgram& prog) {
   if (kept.layout.size() != s.participants() || kept.seen_published.size() != s.cores() ||
       kept.parts.size() != prog.members.size()) {
     return false;
@@ -130,8 +130,8 @@ bool CopyEngine::compiled_for(const CopyCoreProgram& kept, CopyExchangeState& s,
   return true;
 }
 
-void CopyEngine::compile_anew(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core) {
-  CopyCoreProgram& prog = s.program(core);
+void CompiledEngine::compile_anew(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core) {
+  CompiledCoreProgram& prog = s.program(core);
   std::vector<std::uint32_t> ordinal = collect_steps(s, g, p, core);
   order_steps(s, prog, core, ordinal);
   const CopyOrder o = s.options().order;
@@ -156,7 +156,7 @@ void CopyEngine::compile_anew(CopyExchangeState& s, const Group& g, Process& p, 
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     if (w != core && s.program(w).participants > 0) prog.others.push_back(w);
   }
-  if (o == CopyOrder::busy_locks) compile_senders(prog);
+  if (o == CopyOrder::receiver_locks) compile_senders(prog);
   prog.compiled = true;
 }
 
@@ -165,23 +165,23 @@ void CopyEngine::compile_anew(CopyExchangeState& s, const Group& g, Process& p, 
 // redistribution's runs of two doubles become one step per message row);
 // the cores at their other ends; what the program is compiled for (`layout`,
 // `parts`). Returns per step its member's place on the core.
-std::vector<std::uint32_t> CopyEngine::collect_steps(CopyExchangeState& s, const Group& g, Process& p,
-                                                     std::uint32_t core) {
-  CopyCoreProgram& prog = s.program(core);
+std::vector<std::uint32_t> CompiledEngine::collect_steps(CompiledExchangeState& s, const Group& g, Process& p,
+                                                         std::uint32_t core) {
+  CompiledCoreProgram& prog = s.program(core);
   const Job& job = p.job_;
   const Membership& members = g.members();
   const bool pull = s.options().side == CopySide::receiver;
   auto core_of = [&](Rank r, Rank me) {
     if (r >= s.participants()) refuse(me, "a step names rank " + std::to_string(r) + ", not a participant");
-    return CopyEngine::core_of(g, job, r);
+    return CompiledEngine::core_of(g, job, r);
   };
   prog.layout.resize(s.participants());
-  for (Rank r = 0; r < s.participants(); ++r) prog.layout[r] = CopyEngine::core_of(g, job, r);
+  for (Rank r = 0; r < s.participants(); ++r) prog.layout[r] = CompiledEngine::core_of(g, job, r);
   prog.parts.clear();
   std::vector<std::uint32_t> ordinal;
   for (std::uint32_t m = 0; m < prog.members.size(); ++m) {
     const Rank me = members.to_comm(prog.members[m]->rank());
-    const CopyMember& part = *s.slot(me).part;
+    const CompiledMember& part = *s.slot(me).part;
     prog.parts.push_back(&part);
     for (const CopyStep& st : pull ? part.incoming : part.outgoing) {
       if ((pull ? st.dst : st.src) != me) refuse(me, "a step of another member in its own list");
@@ -205,14 +205,14 @@ std::vector<std::uint32_t> CopyEngine::collect_steps(CopyExchangeState& s, const
 // they came: a permutation applied to both arrays where they are not in it
 // already. Merging before ordering merges what merging after would: a
 // message's pieces are consecutive in its member's list and share a key.
-void CopyEngine::order_steps(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core,
-                             const std::vector<std::uint32_t>& ordinal) {
+void CompiledEngine::order_steps(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core,
+                                 const std::vector<std::uint32_t>& ordinal) {
   const CopyOrder o = s.options().order;
   const bool by_receiver = s.options().side == CopySide::receiver && writes_pages(prog);
   auto key = [&](std::size_t i) {
     const std::uint64_t peer = prog.step_core[i] == core ? 0 : prog.step_core[i] + 1;  // own core's first
     if (o == CopyOrder::any) return by_receiver ? (std::uint64_t{ordinal[i]} << 32) | peer : peer;
-    if (o == CopyOrder::busy_locks) return std::uint64_t{0};  // per sender, in the members' order
+    if (o == CopyOrder::receiver_locks) return std::uint64_t{0};  // per sender, in the members' order
     return (std::uint64_t{prog.steps[i].phase} << 32) | peer;
   };
   std::vector<std::size_t> order(prog.steps.size());
@@ -241,15 +241,15 @@ void CopyEngine::order_steps(CopyExchangeState& s, CopyCoreProgram& prog, std::u
 // comments"). Pushing,
 // the writes scatter either way, and grouped by the receivers' cores they are
 // faster.
-bool CopyEngine::writes_pages(const CopyCoreProgram& prog) {
+bool CompiledEngine::writes_pages(const CompiledCoreProgram& prog) {
   std::uint64_t bytes = 0;
   for (const CopyStep& st : prog.steps) bytes += st.count * st.bytes;
   return bytes >= kPageBytes * prog.participants;
 }
 
 // Whether every step is one piece of at most kSmallStepBytes and all of them
-// together at most kSmallProgramBytes (CopyCoreProgram::small).
-bool CopyEngine::is_small(const CopyCoreProgram& prog) {
+// together at most kSmallProgramBytes (CompiledCoreProgram::small).
+bool CompiledEngine::is_small(const CompiledCoreProgram& prog) {
   std::uint64_t bytes = 0;
   for (const CopyStep& st : prog.steps) {
     if (st.count != 1 || st.bytes > kSmallStepBytes) return false;
@@ -266,7 +266,7 @@ bool CopyEngine::is_small(const CopyCoreProgram& prog) {
 // one round where no member takes two strided steps. At fig9's P=4 and 8
 // (three 2-double pieces to a receiver's 6-double period), 6-10 % and 10-25 %
 // less time than a pass per message; rounds of 128 KiB gain nothing.
-void CopyEngine::lay_out_rounds(CopyCoreProgram& prog) {
+void CompiledEngine::lay_out_rounds(CompiledCoreProgram& prog) {
   std::uint64_t span = 0, fewest = ~std::uint64_t{0};
   std::vector<Rank> receivers;  // of the strided steps
   for (const CopyStep& st : prog.steps) {
@@ -285,34 +285,34 @@ void CopyEngine::lay_out_rounds(CopyCoreProgram& prog) {
   }
 }
 
-void CopyEngine::compile_senders(CopyCoreProgram& prog) {
+void CompiledEngine::compile_senders(CompiledCoreProgram& prog) {
   for (std::size_t i = 0; i < prog.steps.size(); ++i) {
     if (prog.senders.empty() || prog.senders.back().rank != prog.steps[i].src) {
-      prog.senders.push_back(CopyCoreProgram::Sender{prog.steps[i].src, i, i, 0});
+      prog.senders.push_back(CompiledCoreProgram::Sender{prog.steps[i].src, i, i, 0});
     }
     prog.senders.back().end = i + 1;
   }
   prog.pending.resize(prog.steps.size());
 }
 
-CopyExchangeState& CopyEngine::enter(Process& p, const Group& g, Rank me, std::uint64_t key, Rank participants,
-                                     const CopyExchangeOptions& options) {
+CompiledExchangeState& CompiledEngine::enter(Process& p, const Group& g, Rank me, std::uint64_t key, Rank participants,
+                                             const CompiledExchangeOptions& options) {
   p.check_cancelled();
   if (me >= participants) refuse(me, "not one of the exchange's " + std::to_string(participants) + " participants");
-  if (options.order == CopyOrder::busy_locks && options.side != CopySide::sender) {
-    refuse(me, "busy locks are held by senders: busy_locks needs CopySide::sender");
+  if (options.order == CopyOrder::receiver_locks && options.side != CopySide::sender) {
+    refuse(me, "busy locks are held by senders: receiver_locks needs CopySide::sender");
   }
   return state_of(p, g, key, participants, options);
 }
 
-Task<void> CopyEngine::prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                               CopyExchangeOptions options) {
+Task<void> CompiledEngine::prepare(Communicator comm, std::uint64_t key, Rank participants, const CompiledMember* mine,
+                                   CompiledExchangeOptions options) {
   Process& p = comm.process();
   const Group& g = comm.group();
-  CopyExchangeState& s = enter(p, g, comm.rank(), key, participants, options);
+  CompiledExchangeState& s = enter(p, g, comm.rank(), key, participants, options);
   s.slot(comm.rank()).part = mine;
   s.member_run(comm.rank()).cache = options.programs;
-  CopyCoreProgram& prog = s.program(p.worker_.index());
+  CompiledCoreProgram& prog = s.program(p.worker_.index());
   if (prog.compiled) co_return;  // prepared already (a plan prepared twice on one communicator)
   if (++prog.arrived < prog.participants) {
     while (!prog.compiled) co_await p.park("its core's compiling of a compiled exchange");
@@ -325,7 +325,7 @@ Task<void> CopyEngine::prepare(Communicator comm, std::uint64_t key, Rank partic
 
 // A bound run's state: looked up in the binding's first run (which checks its
 // arguments as every unbound run does), kept in the binding after.
-CopyExchangeState& CopyEngine::bound_state(CopyBinding& b, Process& p, const Group& g, Rank me) {
+CompiledExchangeState& CompiledEngine::bound_state(CompiledBinding& b, Process& p, const Group& g, Rank me) {
   if (b.state_) [[likely]] {
     p.check_cancelled();
     return *b.state_;
@@ -337,15 +337,15 @@ CopyExchangeState& CopyEngine::bound_state(CopyBinding& b, Process& p, const Gro
 // Step 1 of a run, in the awaiting process: its checks, its publication and
 // its arrival at its core. Never complete here: a participant that is not the
 // last of its core waits for the copier, and the last one copies.
-bool CopyEngine::arrive(CopyRun& r) {
+bool CompiledEngine::arrive(CompiledRun& r) {
   const Group& g = r.comm_.group();  // checks that the communicator is of the running job
   Process& p = *r.comm_.process_;
   const Rank me = r.comm_.rank();
-  CopyBinding* const b = r.binding_;
-  CopyExchangeState& s = b ? bound_state(*b, p, g, me) : enter(p, g, me, r.key_, r.participants_, r.options_);
-  const CopyRegions regions = b ? CopyRegions{b->send_, b->recv_} : r.regions_;
+  CompiledBinding* const b = r.binding_;
+  CompiledExchangeState& s = b ? bound_state(*b, p, g, me) : enter(p, g, me, r.key_, r.participants_, r.options_);
+  const CompiledRegions regions = b ? CompiledRegions{b->send_, b->recv_} : r.regions_;
   const std::uint64_t bound = b ? b->id_ : 0;
-  CopyMemberRun& counts = s.member_run(me);
+  CompiledMemberRun& counts = s.member_run(me);
   // The same regions as the last run (the same span lists, or the same
   // binding): checked then, and the core's resolved copies still good.
   // Otherwise checked here, before anything is published, and kept.
@@ -356,7 +356,7 @@ bool CopyEngine::arrive(CopyRun& r) {
   counts.cache = b ? b->options_.programs : r.options_.programs;
   r.run_ = ++counts.runs;
   r.state_ = &s;
-  CopyCoreProgram& prog = s.program(p.worker_.index());
+  CompiledCoreProgram& prog = s.program(p.worker_.index());
   if (moved) {
     counts.keep_regions(regions, bound);
     prog.regions_moved = true;
@@ -366,20 +366,20 @@ bool CopyEngine::arrive(CopyRun& r) {
   SWITCHYARD_ASSERT(prog.arrived < prog.participants);
   if (++prog.arrived < prog.participants) {
     if (prog.arrived == 1) prog.finished = false;
-    r.step_ = s.spans_nodes && me == s.leader ? CopyRun::Step::leader : CopyRun::Step::parked;
+    r.step_ = s.spans_nodes && me == s.leader ? CompiledRun::Step::leader : CompiledRun::Step::parked;
     return false;
   }
   prog.arrived = 0;  // nobody here arrives again before `finished` says this run is over
-  r.step_ = CopyRun::Step::copier;
+  r.step_ = CompiledRun::Step::copier;
   return false;
 }
 
 // A waiting participant parks on its core's `finished`, in the awaiting
 // coroutine itself; the copier and a leader go on in a task of their own.
-std::coroutine_handle<> CopyEngine::suspend(CopyRun& r, std::coroutine_handle<> awaiter) {
-  if (r.step_ == CopyRun::Step::parked) {
+std::coroutine_handle<> CompiledEngine::suspend(CompiledRun& r, std::coroutine_handle<> awaiter) {
+  if (r.step_ == CompiledRun::Step::parked) {
     Process& p = *r.comm_.process_;
-    CopyMemberRun& counts = r.state_->member_run(r.comm_.rank());
+    CompiledMemberRun& counts = r.state_->member_run(r.comm_.rank());
     counts.outer_what = p.activity_.what;
     counts.outer_context = p.activity_.context;
     p.activity_ = Process::Activity{"a compiled exchange run", r.comm_.group_->context()};
@@ -387,41 +387,41 @@ std::coroutine_handle<> CopyEngine::suspend(CopyRun& r, std::coroutine_handle<> 
                     kAnySource);
     return std::noop_coroutine();
   }
-  if (r.step_ == CopyRun::Step::copier) {
+  if (r.step_ == CompiledRun::Step::copier) {
     r.task_ = copy_as_copier(r.comm_, *r.state_, r.run_);
-  } else if (r.step_ == CopyRun::Step::leader) {
+  } else if (r.step_ == CompiledRun::Step::leader) {
     r.task_ = wait_as_leader(r.comm_, *r.state_, r.run_);
   }
   return r.task_.await_suspend(awaiter);
 }
 
-CopyRunStats CopyEngine::resume(CopyRun& r) {
-  if (r.step_ != CopyRun::Step::parked) return r.task_.await_resume();
+CompiledRunStats CompiledEngine::resume(CompiledRun& r) {
+  if (r.step_ != CompiledRun::Step::parked) return r.task_.await_resume();
   Process& p = *r.comm_.process_;
-  const CopyMemberRun& counts = r.state_->member_run(r.comm_.rank());
+  const CompiledMemberRun& counts = r.state_->member_run(r.comm_.rank());
   p.activity_ = Process::Activity{counts.outer_what, counts.outer_context};
   p.resumed();  // throws if the job was cancelled meanwhile
-  return CopyRunStats{counts.inquiries};
+  return CompiledRunStats{counts.inquiries};
 }
 
-Task<CopyRunStats> CopyEngine::wait_as_leader(Communicator comm, CopyExchangeState& s, std::uint64_t run) {
+Task<CompiledRunStats> CompiledEngine::wait_as_leader(Communicator comm, CompiledExchangeState& s, std::uint64_t run) {
   Process& p = comm.process();
   const Process::ActivityScope activity(p, "a compiled exchange run", comm.group().context());
   co_await lead(s, comm, run);
-  const CopyCoreProgram& prog = s.program(p.worker_.index());
+  const CompiledCoreProgram& prog = s.program(p.worker_.index());
   while (prog.done < run) co_await p.park("the copies of its compiled exchange");
-  co_return CopyRunStats{s.member_run(comm.rank()).inquiries};
+  co_return CompiledRunStats{s.member_run(comm.rank()).inquiries};
 }
 
-Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeState& s, std::uint64_t run) {
+Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, CompiledExchangeState& s, std::uint64_t run) {
   Process& p = comm.process();
   const Group& g = comm.group();
   const Process::ActivityScope activity(p, "a compiled exchange run", g.context());
   const Rank me = comm.rank();
   const std::uint32_t core = p.worker_.index();
   const bool leads = s.spans_nodes && me == s.leader;
-  CopyCoreProgram& prog = s.program(core);
-  CopyCoreProgress& mine_done = s.progress(core);
+  CompiledCoreProgram& prog = s.program(core);
+  CompiledCoreProgress& mine_done = s.progress(core);
   // Relaxed: this core's own store, read back on its own thread.
   if (mine_done.published.load(std::memory_order_relaxed) < run) publish_core(s, g, p, core, run);
   if (s.spans_nodes) {
@@ -442,7 +442,7 @@ Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeSta
     }
   }
   co_await copy_program(s, g, p, core, run);
-  if (s.options().order != CopyOrder::busy_locks && !p.trace_) keep_resolved(s, prog, core);
+  if (s.options().order != CopyOrder::receiver_locks && !p.trace_) keep_resolved(s, prog, core);
   if (s.spans_nodes) {
     if (leads) co_await lead(s, comm, run);
     co_await WatchAwaiter(p, s.exchanged, run, "the messages between nodes of its compiled exchange");
@@ -459,13 +459,14 @@ Task<CopyRunStats> CopyEngine::copy_as_copier(Communicator comm, CopyExchangeSta
   prog.done = run;
   prog.finished = true;
   for (Process* q : prog.members) q->notify();  // the copier itself is running: notify() passes it by
-  co_return CopyRunStats{s.member_run(me).inquiries};
+  co_return CompiledRunStats{s.member_run(me).inquiries};
 }
 
-void CopyEngine::publish_core(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run) {
-  CopyCoreProgram& prog = s.program(core);
+void CompiledEngine::publish_core(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                  std::uint64_t run) {
+  CompiledCoreProgram& prog = s.program(core);
   if (!prog.compiled) compile(s, g, p, core);
-  CopyCoreProgress& mine_done = s.progress(core);
+  CompiledCoreProgress& mine_done = s.progress(core);
   if (prog.regions_moved) {
     prog.regions_moved = false;
     // Single writer; ordered for the readers by the release just below.
@@ -477,8 +478,8 @@ void CopyEngine::publish_core(CopyExchangeState& s, const Group& g, Process& p, 
   ring(p, prog.readers);
 }
 
-Task<void> CopyEngine::copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
-                                    std::uint64_t run) {
+Task<void> CompiledEngine::copy_program(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                        std::uint64_t run) {
   switch (s.options().order) {
     case CopyOrder::any:
       co_await copy_any(s, g, p, core, run);
@@ -489,13 +490,14 @@ Task<void> CopyEngine::copy_program(CopyExchangeState& s, const Group& g, Proces
     case CopyOrder::strict_phases:
       co_await copy_strict(s, g, p, core, run);
       break;
-    case CopyOrder::busy_locks:
-      co_await copy_with_busy_locks(s, g, p, core, run);
+    case CopyOrder::receiver_locks:
+      co_await copy_under_receiver_locks(s, g, p, core, run);
       break;
   }
 }
 
-void CopyEngine::copy_traced(CopyExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name) {
+void CompiledEngine::copy_traced(CompiledExchangeState& s, const Group& g, Process& p, const CopyStep& st,
+                                 const char* name) {
   const Membership& members = g.members();
   const TraceSpan span(p, TraceCategory::message, name,
                        TraceArgs{.src = members.to_job(st.src),
@@ -507,9 +509,9 @@ void CopyEngine::copy_traced(CopyExchangeState& s, const Group& g, Process& p, c
 
 // AC: the blocks whose peer has published first, then the others as their
 // peers publish.
-Task<void> CopyEngine::copy_any(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
-                                std::uint64_t run) {
-  CopyCoreProgram& prog = s.program(core);
+Task<void> CompiledEngine::copy_any(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                    std::uint64_t run) {
+  CompiledCoreProgram& prog = s.program(core);
   prog.deferred.clear();  // capacity kept: no allocation after the first run
   for (std::size_t b = 0; b < prog.blocks.size(); ++b) {
     const CopyBlock& block = prog.blocks[b];
@@ -528,9 +530,9 @@ Task<void> CopyEngine::copy_any(CopyExchangeState& s, const Group& g, Process& p
 
 // A static schedule, loosely synchronously: in phase order, each block once
 // its peer has published.
-Task<void> CopyEngine::copy_phases(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
-                                   std::uint64_t run) {
-  CopyCoreProgram& prog = s.program(core);
+Task<void> CompiledEngine::copy_phases(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                       std::uint64_t run) {
+  CompiledCoreProgram& prog = s.program(core);
   if (prog.rounds > 1 && !p.trace_) {
     for (std::uint32_t round = 0; round < prog.rounds; ++round) {
       for (const CopyBlock& block : prog.blocks) {
@@ -557,9 +559,9 @@ Task<void> CopyEngine::copy_phases(CopyExchangeState& s, const Group& g, Process
 
 // The papers' synchronous model: phase k + 1 starts on no core before every
 // core with participants has copied its phase k.
-Task<void> CopyEngine::copy_strict(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
-                                   std::uint64_t run) {
-  CopyCoreProgram& prog = s.program(core);
+Task<void> CompiledEngine::copy_strict(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                       std::uint64_t run) {
+  CompiledCoreProgram& prog = s.program(core);
   const std::uint64_t phases = s.options().phases;
   std::size_t b = 0;
   for (std::uint64_t k = 0; k < phases; ++k) {
@@ -580,19 +582,19 @@ Task<void> CopyEngine::copy_strict(CopyExchangeState& s, const Group& g, Process
   }
 }
 
-// DRS_N pushed by the senders' core: each sender's messages in an order
-// shuffled per run, each copied only while its receiver's busy lock is held.
-Task<void> CopyEngine::copy_with_busy_locks(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
-                                            std::uint64_t run) {
-  CopyCoreProgram& prog = s.program(core);
-  const CopyExchangeOptions& o = s.options();
+// Pushed by the senders' core: each sender's steps in the order the options'
+// step_order gives them this run, each copied only while its receiver's busy
+// lock is held (the schedulers' DRS_N).
+Task<void> CompiledEngine::copy_under_receiver_locks(CompiledExchangeState& s, const Group& g, Process& p,
+                                                     std::uint32_t core, std::uint64_t run) {
+  CompiledCoreProgram& prog = s.program(core);
+  const CompiledExchangeOptions& o = s.options();
   std::size_t left = 0;
-  for (CopyCoreProgram::Sender& sender : prog.senders) {
+  for (CompiledCoreProgram::Sender& sender : prog.senders) {
     const std::size_t n = sender.end - sender.begin;
     std::uint32_t* pending = prog.pending.data() + sender.begin;
     for (std::size_t k = 0; k < n; ++k) pending[k] = static_cast<std::uint32_t>(sender.begin + k);
-    SplitMix64 rng(splitmix64(o.seed ^ splitmix64(run)) ^ (std::uint64_t{sender.rank} * 0xd1b54a32d192ed03ull));
-    for (std::size_t k = n; k > 1; --k) std::swap(pending[k - 1], pending[rng() % k]);
+    if (o.step_order) o.step_order(o.seed, run, sender.rank, std::span(pending, n));
     sender.left = n;
     left += n;
   }
@@ -600,12 +602,13 @@ Task<void> CopyEngine::copy_with_busy_locks(CopyExchangeState& s, const Group& g
   while (left > 0) {
     std::uint32_t unpublished = kNoCore;
     std::size_t copied = 0;
-    for (CopyCoreProgram::Sender& sender : prog.senders)
+    for (CompiledCoreProgram::Sender& sender : prog.senders)
       copied += busy_lock_pass(s, g, p, sender, prog, run, unpublished);
     left -= copied;
     if (copied > 0 || left == 0) continue;
     if (unpublished != kNoCore) {
-      co_await WatchAwaiter(p, s.progress(unpublished).published, run, "a receiver's buffers (compiled DRS_N)");
+      co_await WatchAwaiter(p, s.progress(unpublished).published, run,
+                            "a receiver's buffers (compiled, receiver locks)");
     } else {
       for (std::uint32_t y = 0; y < yields; ++y) co_await p.yield();
     }
@@ -615,11 +618,11 @@ Task<void> CopyEngine::copy_with_busy_locks(CopyExchangeState& s, const Group& g
 // One pass over a sender's pending messages; returns how many it copied. A
 // message whose receiver's core has not published is passed over without an
 // inquiry, and its core noted in `unpublished`.
-std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Process& p,
-                                       CopyCoreProgram::Sender& sender, CopyCoreProgram& prog, std::uint64_t run,
-                                       std::uint32_t& unpublished) {
+std::size_t CompiledEngine::busy_lock_pass(CompiledExchangeState& s, const Group& g, Process& p,
+                                           CompiledCoreProgram::Sender& sender, CompiledCoreProgram& prog,
+                                           std::uint64_t run, std::uint32_t& unpublished) {
   std::uint32_t* pending = prog.pending.data() + sender.begin;
-  CopyMemberRun& from = s.member_run(sender.rank);
+  CompiledMemberRun& from = s.member_run(sender.rank);
   BusyLockObserver* observer = s.options().observer;
   std::size_t copied = 0;
   for (std::size_t k = 0; k < sender.left;) {
@@ -662,18 +665,18 @@ std::size_t CopyEngine::busy_lock_pass(CopyExchangeState& s, const Group& g, Pro
 // core's copier (the last to arrive) also publishes the core, so that the
 // cores pulling from its members copy while it computes. Across nodes the
 // core publishes when its copier awaits (its staging may need laying out).
-void CopyEngine::start(CopyRun& r) {
+void CompiledEngine::start(CompiledRun& r) {
   if (r.started_) {
     stop_readers_of(r);
     refuse(r.comm_.rank(), "start of a run started already (a second start before its wait)");
   }
-  if (r.step_ == CopyRun::Step::task) {
+  if (r.step_ == CompiledRun::Step::task) {
     r.started_ = true;  // a Task runs when awaited
     return;
   }
   arrive(r);
   r.started_ = true;
-  if (r.step_ == CopyRun::Step::copier && !r.state_->spans_nodes) {
+  if (r.step_ == CompiledRun::Step::copier && !r.state_->spans_nodes) {
     Process& p = *r.comm_.process_;
     publish_core(*r.state_, r.comm_.group(), p, p.worker_.index(), r.run_);
   }
@@ -682,13 +685,13 @@ void CopyEngine::start(CopyRun& r) {
 // A started run, awaited: complete at once where its core has copied (a
 // parked participant; `done` is its own core's, read on its thread); a run
 // that is a Task as the Task. Awaited, a run is not started any more.
-bool CopyEngine::ready_after_start(CopyRun& r) {
+bool CompiledEngine::ready_after_start(CompiledRun& r) {
   r.started_ = false;
-  if (r.step_ == CopyRun::Step::task) return r.task_.await_ready();
-  if (r.step_ != CopyRun::Step::parked) return false;
+  if (r.step_ == CompiledRun::Step::task) return r.task_.await_ready();
+  if (r.step_ != CompiledRun::Step::parked) return false;
   Process& p = *r.comm_.process_;
   if (r.state_->program(p.worker_.index()).done < r.run_) return false;
-  CopyMemberRun& counts = r.state_->member_run(r.comm_.rank());
+  CompiledMemberRun& counts = r.state_->member_run(r.comm_.rank());
   counts.outer_what = p.activity_.what;  // resume() gives back what it finds here: the activity as it is
   counts.outer_context = p.activity_.context;
   return true;
@@ -697,17 +700,17 @@ bool CopyEngine::ready_after_start(CopyRun& r) {
 // A started run's regions may be read by other cores until its wait: before
 // a refusal unwinds the caller's buffers, every core stops reading and
 // writing the job's regions (the job fails with the error all the same).
-void CopyEngine::stop_readers_of(CopyRun& r) noexcept {
+void CompiledEngine::stop_readers_of(CompiledRun& r) noexcept {
   if (r.started_ && r.comm_.valid()) r.comm_.process_->worker_.quiesce_before_unwinding();
 }
 
-void CopyEngine::refuse_while_started(CopyRun& r, const std::string& why) {
+void CompiledEngine::refuse_while_started(CompiledRun& r, const std::string& why) {
   stop_readers_of(r);
   throw InvalidArgument(why);
 }
 
-void CopyEngine::abandon(CopyRun& r, const Communicator& comm, const std::string& why,
-                         std::shared_ptr<const void> keep) noexcept {
+void CompiledEngine::abandon(CompiledRun& r, const Communicator& comm, const std::string& why,
+                             std::shared_ptr<const void> keep) noexcept {
   if (!comm.valid()) return;  // not inside its job: over, nothing reads the run's memory any more
   Process& p = *comm.process_;
   try {
@@ -726,42 +729,45 @@ void CopyEngine::abandon(CopyRun& r, const Communicator& comm, const std::string
 
 namespace switchyard {
 
-void CopyRun::start() { detail::CopyEngine::start(*this); }
+void CompiledRun::start() { detail::CompiledEngine::start(*this); }
 
-void CopyRun::refuse_while_started(const std::string& why) { detail::CopyEngine::refuse_while_started(*this, why); }
-
-void CopyRun::abandon(const Communicator& comm, const std::string& why, std::shared_ptr<const void> keep) noexcept {
-  detail::CopyEngine::abandon(*this, comm, why, std::move(keep));
+void CompiledRun::refuse_while_started(const std::string& why) {
+  detail::CompiledEngine::refuse_while_started(*this, why);
 }
 
-bool CopyRun::await_ready() {
-  if (started_) return detail::CopyEngine::ready_after_start(*this);
+void CompiledRun::abandon(const Communicator& comm, const std::string& why, std::shared_ptr<const void> keep) noexcept {
+  detail::CompiledEngine::abandon(*this, comm, why, std::move(keep));
+}
+
+bool CompiledRun::await_ready() {
+  if (started_) return detail::CompiledEngine::ready_after_start(*this);
   if (step_ == Step::task) return task_.await_ready();
-  return detail::CopyEngine::arrive(*this);
+  return detail::CompiledEngine::arrive(*this);
 }
 
-std::coroutine_handle<> CopyRun::await_suspend(std::coroutine_handle<> awaiter) {
-  return detail::CopyEngine::suspend(*this, awaiter);
+std::coroutine_handle<> CompiledRun::await_suspend(std::coroutine_handle<> awaiter) {
+  return detail::CompiledEngine::suspend(*this, awaiter);
 }
 
-CopyRunStats CopyRun::await_resume() { return detail::CopyEngine::resume(*this); }
+CompiledRunStats CompiledRun::await_resume() { return detail::CompiledEngine::resume(*this); }
 
 namespace {
-Task<CopyRunStats> await_in_task(CopyRun run) { co_return co_await run; }
+Task<CompiledRunStats> await_in_task(CompiledRun run) { co_return co_await run; }
 }  // namespace
 
-CopyRun::operator Task<CopyRunStats>() && { return await_in_task(std::move(*this)); }
+CompiledRun::operator Task<CompiledRunStats>() && { return await_in_task(std::move(*this)); }
 
-CopyRun::CopyRun(CopyBinding& binding) noexcept : comm_(binding.comm_), binding_(&binding), step_(Step::arrive) {}
+CompiledRun::CompiledRun(CompiledBinding& binding) noexcept
+    : comm_(binding.comm_), binding_(&binding), step_(Step::arrive) {}
 
 namespace {
 // Relaxed: only distinctness matters, and fetch_add gives every binding its own number.
 std::atomic<std::uint64_t> last_binding_id{0};
 }  // namespace
 
-CopyBinding::CopyBinding(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
-                         std::vector<std::span<const std::byte>> send, std::vector<std::span<std::byte>> recv,
-                         const CopyExchangeOptions& options)
+CompiledBinding::CompiledBinding(const Communicator& comm, std::uint64_t key, Rank participants,
+                                 const CompiledMember& mine, std::vector<std::span<const std::byte>> send,
+                                 std::vector<std::span<std::byte>> recv, const CompiledExchangeOptions& options)
     : comm_(comm),
       key_(key),
       participants_(participants),
@@ -771,9 +777,9 @@ CopyBinding::CopyBinding(const Communicator& comm, std::uint64_t key, Rank parti
       options_(options),
       id_(last_binding_id.fetch_add(1, std::memory_order_relaxed) + 1) {}
 
-CopyBinding::CopyBinding(CopyBinding&& other) noexcept { *this = std::move(other); }
+CompiledBinding::CompiledBinding(CompiledBinding&& other) noexcept { *this = std::move(other); }
 
-CopyBinding& CopyBinding::operator=(CopyBinding&& other) noexcept {
+CompiledBinding& CompiledBinding::operator=(CompiledBinding&& other) noexcept {
   if (this == &other) return *this;
   comm_ = other.comm_;
   key_ = other.key_;
@@ -787,28 +793,29 @@ CopyBinding& CopyBinding::operator=(CopyBinding&& other) noexcept {
   return *this;
 }
 
-CopyRun CopyBinding::run() {
+CompiledRun CompiledBinding::run() {
   if (id_ == 0) {
-    throw InvalidArgument("switchyard: CopyBinding::run: the binding is empty (default-made or moved from)");
+    throw InvalidArgument("switchyard: CompiledBinding::run: the binding is empty (default-made or moved from)");
   }
-  return CopyRun(*this);
+  return CompiledRun(*this);
 }
 
-CopyRun run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
-                          CopyRegions regions, const CopyExchangeOptions& options, CopyRegionCheck check) {
-  return detail::CopyEngine::make_run(comm, key, participants, mine, regions, options, check);
+CompiledRun run_compiled_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
+                                  const CompiledMember& mine, CompiledRegions regions,
+                                  const CompiledExchangeOptions& options, CompiledRegionCheck check) {
+  return detail::CompiledEngine::make_run(comm, key, participants, mine, regions, options, check);
 }
 
-Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
-                                 CopyExchangeOptions options) {
-  return detail::CopyEngine::prepare(comm, key, participants, &mine, options);
+Task<void> prepare_compiled_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
+                                     const CompiledMember& mine, CompiledExchangeOptions options) {
+  return detail::CompiledEngine::prepare(comm, key, participants, &mine, options);
 }
 
 }  // namespace switchyard
 
 namespace switchyard {
 
-std::shared_ptr<CopyProgramCache> make_copy_program_cache() { return std::make_shared<CopyProgramCache>(); }
+std::shared_ptr<CompiledProgramCache> make_compiled_program_cache() { return std::make_shared<CompiledProgramCache>(); }
 
 }  // namespace switchyard
 

@@ -1,6 +1,6 @@
 #pragma once
 // The state of a compiled exchange on one communicator of a job
-// (copy_exchange.hpp), split by who writes it: a member's slot by its process,
+// (compiled_exchange.hpp), split by who writes it: a member's slot by its process,
 // a core's progress and program by that core's thread, the node's staging by
 // its leader and, once, by whichever core lays it out first.
 
@@ -19,7 +19,7 @@
 #include "job.hpp"
 #include "node_staging_pool.hpp"
 #include "switchyard/cache_line.hpp"
-#include "switchyard/copy_exchange.hpp"
+#include "switchyard/compiled_exchange.hpp"
 #include "switchyard/process.hpp"
 #include "switchyard/trace.hpp"
 #include "watch_awaiter.hpp"
@@ -75,39 +75,39 @@ inline void copy_strided(std::byte* to, std::uint64_t to_stride, const std::byte
 // member's last run: a plan run again on the same buffers leaves the line
 // shared in the caches of the cores that read it, instead of taking it back
 // and making each of them miss on it once per run.
-struct alignas(kCacheLine) CopyMemberSlot {
+struct alignas(kCacheLine) CompiledMemberSlot {
   const std::span<const std::byte>* send = nullptr;
   const std::span<std::byte>* recv = nullptr;
-  const CopyMember* part = nullptr;
+  const CompiledMember* part = nullptr;
 
-  void publish(const std::span<const std::byte>* s, const std::span<std::byte>* r, const CopyMember* p) noexcept {
+  void publish(const std::span<const std::byte>* s, const std::span<std::byte>* r, const CompiledMember* p) noexcept {
     if (send != s) send = s;
     if (recv != r) recv = r;
     if (part != p) part = p;
   }
 };
-static_assert(kOwnsCacheLines<CopyMemberSlot>, "each member writes its slot from its own core");
+static_assert(kOwnsCacheLines<CompiledMemberSlot>, "each member writes its slot from its own core");
 
 // What a member's run counts, on its own core: kept off its slot, which other
 // cores read every run.
-struct alignas(kCacheLine) CopyMemberRun {
+struct alignas(kCacheLine) CompiledMemberRun {
   std::uint64_t runs = 0;  // this member's runs in the job: the run number it is in
-  std::uint64_t inquiries = 0;  // busy_locks: test-and-sets for its messages in this run (its core's copier counts)
+  std::uint64_t inquiries = 0;  // receiver_locks: test-and-sets for its messages in this run (its core's copier counts)
   // Its last run's region lists, sends then receives, as the bytes of their
-  // spans, or the number of the binding it ran (CopyBinding; 0: none): a run
+  // spans, or the number of the binding it ran (CompiledBinding; 0: none): a run
   // whose lists hold the same spans, or of the same binding, leaves its
-  // core's resolved copies (CopyCoreProgram::resolved) good, and is found so
+  // core's resolved copies (CompiledCoreProgram::resolved) good, and is found so
   // by one memcmp, or one compare.
   std::vector<std::byte> last_regions;
   std::uint64_t binding = 0;
-  CopyProgramCache* cache = nullptr;  // its options' `programs`, read by its core's copier
-  // While it waits parked in its CopyRun: the call its process was inside
+  CompiledProgramCache* cache = nullptr;  // its options' `programs`, read by its core's copier
+  // While it waits parked in its CompiledRun: the call its process was inside
   // before (Process::activity_, for the stall report), given back when it resumes.
   const char* outer_what = nullptr;
   ContextId outer_context = 0;
 
   // Whether this run's regions (of the binding `bound`, 0: none) differ from the last run's kept ones.
-  bool regions_differ(const CopyRegions& r, std::uint64_t bound) const {
+  bool regions_differ(const CompiledRegions& r, std::uint64_t bound) const {
     if (bound != 0 || binding != 0) return binding != bound;
     const std::span<const std::byte> send = std::as_bytes(r.send), recv = std::as_bytes(r.recv);
     return last_regions.size() != send.size() + recv.size() ||
@@ -116,7 +116,7 @@ struct alignas(kCacheLine) CopyMemberRun {
   }
   // Keeps them for the next run's comparison. Allocates only when the number
   // of regions changes.
-  void keep_regions(const CopyRegions& r, std::uint64_t bound) {
+  void keep_regions(const CompiledRegions& r, std::uint64_t bound) {
     binding = bound;
     if (bound != 0) {
       last_regions.clear();
@@ -128,10 +128,10 @@ struct alignas(kCacheLine) CopyMemberRun {
     if (!recv.empty()) std::memcpy(last_regions.data() + send.size(), recv.data(), recv.size());
   }
 };
-static_assert(kOwnsCacheLines<CopyMemberRun>, "written on its member's core alone");
+static_assert(kOwnsCacheLines<CompiledMemberRun>, "written on its member's core alone");
 
 // Written by its core's copier alone, read by every core of the node.
-struct alignas(kCacheLine) CopyCoreProgress {
+struct alignas(kCacheLine) CompiledCoreProgress {
   // The last run whose regions this core's participants have all published.
   // Release by the copier after its members' slots are written; acquire by
   // the cores that copy out of or into them (Worker::watch or a direct load).
@@ -154,7 +154,7 @@ struct alignas(kCacheLine) CopyCoreProgress {
   // changes only between the runs of the cores that read it.
   std::atomic<std::uint64_t> regions_moved{0};
 };
-static_assert(kOwnsCacheLines<CopyCoreProgress>, "a core's progress words share no line with another core's");
+static_assert(kOwnsCacheLines<CompiledCoreProgress>, "a core's progress words share no line with another core's");
 
 // Consecutive steps of a core's program with one core at their other end (and,
 // in the phase orders, one phase).
@@ -182,7 +182,7 @@ struct StagedPiece {
 // way per node pair and run, which the node's leader (its lowest participant)
 // sends and receives. Both ends lay a buffer out alike, with no word between
 // them: its pieces in (src, dst, src_offset) order. Laid out once per job by
-// the first core to need it (under CopyExchangeState::staging_mutex), read-only
+// the first core to need it (under CompiledExchangeState::staging_mutex), read-only
 // after, but for the buffers, which come from the Runtime's pool and go back
 // to it with the exchange (at the end of the job).
 struct NodeStaging {
@@ -206,7 +206,7 @@ struct NodeStaging {
 
 // A core's share of the exchange: touched by that core's thread alone (its
 // `arrived` and `done` every run), on lines of its own.
-struct alignas(kCacheLine) CopyCoreProgram {
+struct alignas(kCacheLine) CompiledCoreProgram {
   std::uint32_t participants = 0, arrived = 0;
   std::uint64_t done = 0;  // the last run this core has completed: its participants may return
   // Whether this core's last run is complete: set by its copier with `done`,
@@ -264,7 +264,7 @@ struct alignas(kCacheLine) CopyCoreProgram {
   std::uint64_t staged_with = ~std::uint64_t{0};
   bool regions_moved = false;  // this run: set by a participant whose regions moved, cleared when published
   NodeStaging* staging = nullptr;  // crosses_nodes: the node's, once laid out
-  // busy_locks: per sender (a member of this core with steps), its steps'
+  // receiver_locks: per sender (a member of this core with steps), its steps'
   // range in `steps` and, per run, its pending steps in `pending`.
   struct Sender {
     Rank rank = 0;
@@ -272,18 +272,18 @@ struct alignas(kCacheLine) CopyCoreProgram {
   };
   std::vector<Sender> senders;
   std::vector<std::uint32_t> pending;
-  // What the program was compiled for (CopyProgramCache): per participant,
+  // What the program was compiled for (CompiledProgramCache): per participant,
   // the worker it is on (kNoCore: another node), and the parts of `members`
   // in their order. The cache it goes back to at the end of the job, if any.
   std::vector<std::uint32_t> layout;
-  std::vector<const CopyMember*> parts;
-  std::shared_ptr<CopyProgramCache> home;
+  std::vector<const CompiledMember*> parts;
+  std::shared_ptr<CompiledProgramCache> home;
 };
-static_assert(kOwnsCacheLines<CopyCoreProgram>, "the cores' programs lie side by side in one vector");
+static_assert(kOwnsCacheLines<CompiledCoreProgram>, "the cores' programs lie side by side in one vector");
 
 // Exchanges what a core's compiling made (all of it: what it was made for
 // too), leaving the job's own (members, per-run counts, staging) in place.
-inline void swap_compiled(CopyCoreProgram& a, CopyCoreProgram& b) noexcept {
+inline void swap_compiled(CompiledCoreProgram& a, CompiledCoreProgram& b) noexcept {
   using std::swap;
   swap(a.compiled, b.compiled);
   swap(a.steps, b.steps);
@@ -311,21 +311,21 @@ inline void swap_compiled(CopyCoreProgram& a, CopyCoreProgram& b) noexcept {
 
 namespace switchyard {
 
-// copy_exchange.hpp. Each core's kept program by worker index; taken by
+// compiled_exchange.hpp. Each core's kept program by worker index; taken by
 // that core's copier in a job's first run, given back when the job's
 // exchange state goes. Under a mutex: twice per core and job.
-class CopyProgramCache : public std::enable_shared_from_this<CopyProgramCache> {
+class CompiledProgramCache : public std::enable_shared_from_this<CompiledProgramCache> {
  public:
   // Swaps core's kept program into `prog` if there is one and fits(it).
   template <class Fits>
-  bool take(std::uint32_t core, detail::CopyCoreProgram& prog, Fits&& fits) {
+  bool take(std::uint32_t core, detail::CompiledCoreProgram& prog, Fits&& fits) {
     const std::lock_guard lock(mutex_);
     if (core >= kept_.size() || !kept_[core].compiled || !fits(kept_[core])) return false;
     detail::swap_compiled(kept_[core], prog);
     return true;
   }
   // Keeps `prog`'s compiled part (replacing one kept already).
-  void keep(std::uint32_t core, detail::CopyCoreProgram& prog) {
+  void keep(std::uint32_t core, detail::CompiledCoreProgram& prog) {
     const std::lock_guard lock(mutex_);
     if (kept_.size() <= core) kept_.resize(core + 1);
     detail::swap_compiled(kept_[core], prog);
@@ -333,38 +333,38 @@ class CopyProgramCache : public std::enable_shared_from_this<CopyProgramCache> {
 
  private:
   detail::WorkerMutex mutex_;
-  std::vector<detail::CopyCoreProgram> kept_;
+  std::vector<detail::CompiledCoreProgram> kept_;
 };
 
 }  // namespace switchyard
 
 namespace switchyard::detail {
 
-class CopyExchangeState final : public GroupAttachment {
+class CompiledExchangeState final : public GroupAttachment {
  public:
-  CopyExchangeState(Rank participants, std::uint32_t workers, const CopyExchangeOptions& options)
+  CompiledExchangeState(Rank participants, std::uint32_t workers, const CompiledExchangeOptions& options)
       : participants_(participants),
         options_(options),
-        slots_(std::make_unique<CopyMemberSlot[]>(participants)),
-        member_runs_(std::make_unique<CopyMemberRun[]>(participants)),
-        progress_(std::make_unique<CopyCoreProgress[]>(workers)),
+        slots_(std::make_unique<CompiledMemberSlot[]>(participants)),
+        member_runs_(std::make_unique<CompiledMemberRun[]>(participants)),
+        progress_(std::make_unique<CompiledCoreProgress[]>(workers)),
         programs_(workers) {}
   // Gives each compiled program back to its cache, for the next job.
-  ~CopyExchangeState() override {
+  ~CompiledExchangeState() override {
     for (std::uint32_t w = 0; w < programs_.size(); ++w) {
-      CopyCoreProgram& prog = programs_[w];
+      CompiledCoreProgram& prog = programs_[w];
       if (prog.compiled && prog.home) prog.home->keep(w, prog);
     }
   }
-  CopyExchangeState(const CopyExchangeState&) = delete;
-  CopyExchangeState& operator=(const CopyExchangeState&) = delete;
+  CompiledExchangeState(const CompiledExchangeState&) = delete;
+  CompiledExchangeState& operator=(const CompiledExchangeState&) = delete;
 
   Rank participants() const noexcept { return participants_; }
-  const CopyExchangeOptions& options() const noexcept { return options_; }
-  CopyMemberSlot& slot(Rank r) noexcept { return slots_[r]; }
-  CopyMemberRun& member_run(Rank r) noexcept { return member_runs_[r]; }
-  CopyCoreProgress& progress(std::uint32_t core) noexcept { return progress_[core]; }
-  CopyCoreProgram& program(std::uint32_t core) noexcept { return programs_[core]; }
+  const CompiledExchangeOptions& options() const noexcept { return options_; }
+  CompiledMemberSlot& slot(Rank r) noexcept { return slots_[r]; }
+  CompiledMemberRun& member_run(Rank r) noexcept { return member_runs_[r]; }
+  CompiledCoreProgress& progress(std::uint32_t core) noexcept { return progress_[core]; }
+  CompiledCoreProgram& program(std::uint32_t core) noexcept { return programs_[core]; }
   std::uint32_t cores() const noexcept { return static_cast<std::uint32_t>(programs_.size()); }
 
   // Whether the communicator has members on several nodes; then this node's
@@ -378,46 +378,47 @@ class CopyExchangeState final : public GroupAttachment {
   alignas(kCacheLine) std::atomic<std::uint64_t> exchanged{0};
   WorkerMutex staging_mutex;  // guards the making of `staging`
   std::unique_ptr<NodeStaging> staging;  // jobs across nodes
-  // What abandoned split runs' regions and parts live in (CopyRun::abandon),
+  // What abandoned split runs' regions and parts live in (CompiledRun::abandon),
   // kept until the job ends; each process that abandons one adds it.
   WorkerMutex abandoned_mutex;
   std::vector<std::shared_ptr<const void>> abandoned;
 
  private:
   const Rank participants_;
-  const CopyExchangeOptions options_;
-  std::unique_ptr<CopyMemberSlot[]> slots_;  // by comm rank
-  std::unique_ptr<CopyMemberRun[]> member_runs_;  // by comm rank
-  std::unique_ptr<CopyCoreProgress[]> progress_;  // by worker
-  std::vector<CopyCoreProgram> programs_;  // by worker
+  const CompiledExchangeOptions options_;
+  std::unique_ptr<CompiledMemberSlot[]> slots_;  // by comm rank
+  std::unique_ptr<CompiledMemberRun[]> member_runs_;  // by comm rank
+  std::unique_ptr<CompiledCoreProgress[]> progress_;  // by worker
+  std::vector<CompiledCoreProgram> programs_;  // by worker
 };
 
-// The runtime's side of run_copy_exchange: it reaches the processes, workers
+// The runtime's side of run_compiled_exchange: it reaches the processes, workers
 // and groups of the job (friend of Process and Communicator).
-struct CopyEngine {
-  // CopyRun: its making, and its awaiting's three calls.
-  static CopyRun make_run(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
-                          CopyRegions regions, const CopyExchangeOptions& options, CopyRegionCheck check) noexcept {
-    return CopyRun(comm, key, participants, mine, regions, options, check);
+struct CompiledEngine {
+  // CompiledRun: its making, and its awaiting's three calls.
+  static CompiledRun make_run(const Communicator& comm, std::uint64_t key, Rank participants,
+                              const CompiledMember& mine, CompiledRegions regions,
+                              const CompiledExchangeOptions& options, CompiledRegionCheck check) noexcept {
+    return CompiledRun(comm, key, participants, mine, regions, options, check);
   }
-  static bool arrive(CopyRun& r);
-  static CopyExchangeState& bound_state(CopyBinding& b, Process& p, const Group& g, Rank me);
-  static std::coroutine_handle<> suspend(CopyRun& r, std::coroutine_handle<> awaiter);
-  static CopyRunStats resume(CopyRun& r);
-  static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CopyMember* mine,
-                            CopyExchangeOptions options);
-  // Split phase (CopyRun::start): arrives and, for its core's copier on one
+  static bool arrive(CompiledRun& r);
+  static CompiledExchangeState& bound_state(CompiledBinding& b, Process& p, const Group& g, Rank me);
+  static std::coroutine_handle<> suspend(CompiledRun& r, std::coroutine_handle<> awaiter);
+  static CompiledRunStats resume(CompiledRun& r);
+  static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CompiledMember* mine,
+                            CompiledExchangeOptions options);
+  // Split phase (CompiledRun::start): arrives and, for its core's copier on one
   // node, publishes the core; then, awaited, whether the run is complete
   // already (a parked participant whose core has copied).
-  static void start(CopyRun& r);
-  static bool ready_after_start(CopyRun& r);
-  static void abandon(CopyRun& r, const Communicator& comm, const std::string& why,
+  static void start(CompiledRun& r);
+  static bool ready_after_start(CompiledRun& r);
+  static void abandon(CompiledRun& r, const Communicator& comm, const std::string& why,
                       std::shared_ptr<const void> keep) noexcept;
-  static void stop_readers_of(CopyRun& r) noexcept;
-  [[noreturn]] static void refuse_while_started(CopyRun& r, const std::string& why);
+  static void stop_readers_of(CompiledRun& r) noexcept;
+  [[noreturn]] static void refuse_while_started(CompiledRun& r, const std::string& why);
 
   // Waits, parked, until core `peer` has published its members' regions of `run`.
-  static WatchAwaiter peer_published(Process& p, CopyExchangeState& s, std::uint32_t peer, std::uint64_t run) {
+  static WatchAwaiter peer_published(Process& p, CompiledExchangeState& s, std::uint32_t peer, std::uint64_t run) {
     return WatchAwaiter(p, s.progress(peer).published, run, "another core's buffers (compiled exchange)");
   }
 
@@ -427,26 +428,27 @@ struct CopyEngine {
   [[noreturn, gnu::cold]] static void refuse(Rank me, const std::string& why);
 
  private:
-  static CopyExchangeState& state_of(Process& p, const Group& g, std::uint64_t key, Rank participants,
-                                     const CopyExchangeOptions& options);
+  static CompiledExchangeState& state_of(Process& p, const Group& g, std::uint64_t key, Rank participants,
+                                         const CompiledExchangeOptions& options);
   // The checks of a member's call, and its state.
-  static CopyExchangeState& enter(Process& p, const Group& g, Rank me, std::uint64_t key, Rank participants,
-                                  const CopyExchangeOptions& options);
-  static void compile(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
-  static void compile_anew(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
+  static CompiledExchangeState& enter(Process& p, const Group& g, Rank me, std::uint64_t key, Rank participants,
+                                      const CompiledExchangeOptions& options);
+  static void compile(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core);
+  static void compile_anew(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core);
   static std::uint32_t core_of(const Group& g, const Job& job, Rank r);
-  static bool compiled_for(const CopyCoreProgram& kept, CopyExchangeState& s, const Group& g, const Job& job,
-                           const CopyCoreProgram& prog);
-  static void compile_senders(CopyCoreProgram& prog);
-  static bool writes_pages(const CopyCoreProgram& prog);
-  static bool is_small(const CopyCoreProgram& prog);
-  static std::vector<std::uint32_t> collect_steps(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core);
-  static void order_steps(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core,
+  static bool compiled_for(const CompiledCoreProgram& kept, CompiledExchangeState& s, const Group& g, const Job& job,
+                           const CompiledCoreProgram& prog);
+  static void compile_senders(CompiledCoreProgram& prog);
+  static bool writes_pages(const CompiledCoreProgram& prog);
+  static bool is_small(const CompiledCoreProgram& prog);
+  static std::vector<std::uint32_t> collect_steps(CompiledExchangeState& s, const Group& g, Process& p,
+                                                  std::uint32_t core);
+  static void order_steps(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core,
                           const std::vector<std::uint32_t>& ordinal);
   // Whether `peer`'s members have published their regions of this run: one
   // acquire of its `published` per run, remembered after (the store it pairs
   // with is made once per run).
-  static bool published(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core, std::uint32_t peer,
+  static bool published(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core, std::uint32_t peer,
                         std::uint64_t run) {
     if (peer == core || prog.seen_published[peer] >= run) return true;
     if (s.progress(peer).published.load(std::memory_order_acquire) < run) return false;
@@ -454,7 +456,7 @@ struct CopyEngine {
     return true;
   }
   // A block's steps; when the job records a trace, each one a "copy" span.
-  static void copy(CopyExchangeState& s, const Group& g, Process& p, CopyCoreProgram& prog, const CopyBlock& b,
+  static void copy(CompiledExchangeState& s, const Group& g, Process& p, CompiledCoreProgram& prog, const CopyBlock& b,
                    std::uint32_t core, std::uint64_t run) {
     if (p.trace_) [[unlikely]] {
       for (std::size_t i = b.begin; i < b.end; ++i) copy_traced(s, g, p, prog.steps[i], "copy");
@@ -475,12 +477,12 @@ struct CopyEngine {
   // A block's steps at the addresses its last run found. The arrays are
   // read through locals: the copies store bytes, which may alias anything,
   // and would otherwise make each step load the vectors' pointers and ends
-  // again. A program of small single pieces (CopyCoreProgram::small) copies
+  // again. A program of small single pieces (CompiledCoreProgram::small) copies
   // each with a few moves and prefetches nothing: its data stays in the
   // caches from run to run, where a prefetch is two instructions per step
   // for nothing.
-  static void copy_resolved(const CopyCoreProgram& prog, const CopyBlock& b) {
-    const CopyCoreProgram::Resolved* const r = prog.resolved.data();
+  static void copy_resolved(const CompiledCoreProgram& prog, const CopyBlock& b) {
+    const CompiledCoreProgram::Resolved* const r = prog.resolved.data();
     const std::size_t begin = b.begin, end = b.end;
     if (prog.small) {
       for (std::size_t i = begin; i < end; ++i) copy_bytes(r[i].to, r[i].from, r[i].bytes);
@@ -498,24 +500,24 @@ struct CopyEngine {
   // Whether a block's resolved addresses still hold: no participant of its
   // own core or of its peer's has had regions move since they were found
   // (the peer's count read after its `published` was acquired).
-  static bool still_resolved(CopyExchangeState& s, const CopyCoreProgram& prog, std::uint32_t core,
+  static bool still_resolved(CompiledExchangeState& s, const CompiledCoreProgram& prog, std::uint32_t core,
                              std::uint32_t peer) {
     return prog.resolved_with[core] == s.progress(core).regions_moved.load(std::memory_order_relaxed) &&
            prog.resolved_with[peer] == s.progress(peer).regions_moved.load(std::memory_order_relaxed);
   }
   // After a run that copied every step through copy(): its addresses hold
   // until the regions of a core at either end move.
-  static void keep_resolved(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core) {
+  static void keep_resolved(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core) {
     prog.resolved_with[core] = s.progress(core).regions_moved.load(std::memory_order_relaxed);
     for (std::uint32_t c : prog.sources) {
       prog.resolved_with[c] = s.progress(c).regions_moved.load(std::memory_order_relaxed);
     }
   }
-  static void resolve_and_copy(CopyExchangeState& s, CopyCoreProgram& prog, std::size_t i) {
+  static void resolve_and_copy(CompiledExchangeState& s, CompiledCoreProgram& prog, std::size_t i) {
     prog.resolved[i] = addresses(s, prog.steps[i]);
     copy_at(prog.resolved[i], prog.steps[i]);
   }
-  static void prefetch_data(const CopyCoreProgram::Resolved& r) {
+  static void prefetch_data(const CompiledCoreProgram::Resolved& r) {
     __builtin_prefetch(r.from);
     __builtin_prefetch(r.to, 1);
   }
@@ -528,38 +530,38 @@ struct CopyEngine {
   // step's data is loaded ahead instead: 10 % faster at n=4096 and 1 KiB,
   // where it comes from memory, and the same at n=512 and n=32.
   static constexpr std::size_t kSlotAhead = 16, kRegionAhead = 8, kDataAhead = 8;
-  static void prefetch_slots(CopyExchangeState& s, const CopyStep& st) {
+  static void prefetch_slots(CompiledExchangeState& s, const CopyStep& st) {
     __builtin_prefetch(&s.slot(st.src));
     __builtin_prefetch(&s.slot(st.dst));
   }
-  static void prefetch_regions(CopyExchangeState& s, const CopyStep& st) {
+  static void prefetch_regions(CompiledExchangeState& s, const CopyStep& st) {
     __builtin_prefetch(&s.slot(st.src).send[st.src_region]);
     __builtin_prefetch(&s.slot(st.dst).recv[st.dst_region]);
   }
-  static void copy_traced(CopyExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name);
+  static void copy_traced(CompiledExchangeState& s, const Group& g, Process& p, const CopyStep& st, const char* name);
   // A step's two addresses, through its members' slots and region lists.
-  static CopyCoreProgram::Resolved addresses(CopyExchangeState& s, const CopyStep& st) {
+  static CompiledCoreProgram::Resolved addresses(CompiledExchangeState& s, const CopyStep& st) {
     return {s.slot(st.dst).recv[st.dst_region].data() + st.dst_offset,
             s.slot(st.src).send[st.src_region].data() + st.src_offset, st.bytes, st.count};
   }
   // `st` is read only for a strided step's strides.
-  static void copy_at(const CopyCoreProgram::Resolved& r, const CopyStep& st) {
+  static void copy_at(const CompiledCoreProgram::Resolved& r, const CopyStep& st) {
     if (r.count == 1) {
       copy_bytes(r.to, r.from, r.bytes);
     } else {
       copy_strided(r.to, st.dst_stride, r.from, st.src_stride, r.count, r.bytes);
     }
   }
-  static void copy_step(CopyExchangeState& s, const CopyStep& st) { copy_at(addresses(s, st), st); }
-  // Round `round` of a block's steps (CopyCoreProgram::rounds), their
+  static void copy_step(CompiledExchangeState& s, const CopyStep& st) { copy_at(addresses(s, st), st); }
+  // Round `round` of a block's steps (CompiledCoreProgram::rounds), their
   // addresses resolved in the first.
-  static void copy_round(CopyExchangeState& s, CopyCoreProgram& prog, const CopyBlock& b, std::uint32_t core,
+  static void copy_round(CompiledExchangeState& s, CompiledCoreProgram& prog, const CopyBlock& b, std::uint32_t core,
                          std::uint32_t round) {
     if (round == 0 && !still_resolved(s, prog, core, b.peer_core)) {
       for (std::size_t i = b.begin; i < b.end; ++i) prog.resolved[i] = addresses(s, prog.steps[i]);
     }
     for (std::size_t i = b.begin; i < b.end; ++i) {
-      const CopyCoreProgram::Resolved& r = prog.resolved[i];
+      const CompiledCoreProgram::Resolved& r = prog.resolved[i];
       const std::uint64_t share = prog.round_share[i], first = share * round;
       if (first >= r.count) continue;
       const CopyStep& st = prog.steps[i];
@@ -567,42 +569,44 @@ struct CopyEngine {
                    static_cast<std::uint32_t>(std::min<std::uint64_t>(share, r.count - first)), r.bytes);
     }
   }
-  static void lay_out_rounds(CopyCoreProgram& prog);
-  static Task<void> copy_program(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+  static void lay_out_rounds(CompiledCoreProgram& prog);
+  static Task<void> copy_program(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                  std::uint64_t run);
-  static Task<void> copy_any(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run);
-  static Task<void> copy_phases(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+  static Task<void> copy_any(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                             std::uint64_t run);
+  static Task<void> copy_phases(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                 std::uint64_t run);
-  static Task<void> copy_strict(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+  static Task<void> copy_strict(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                 std::uint64_t run);
-  static Task<void> copy_with_busy_locks(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
-                                         std::uint64_t run);
-  static std::size_t busy_lock_pass(CopyExchangeState& s, const Group& g, Process& p, CopyCoreProgram::Sender& sender,
-                                    CopyCoreProgram& prog, std::uint64_t run, std::uint32_t& unpublished);
+  static Task<void> copy_under_receiver_locks(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                              std::uint64_t run);
+  static std::size_t busy_lock_pass(CompiledExchangeState& s, const Group& g, Process& p,
+                                    CompiledCoreProgram::Sender& sender, CompiledCoreProgram& prog, std::uint64_t run,
+                                    std::uint32_t& unpublished);
 
   // A run's part after its member's arrival: the core's copier's (the last
   // of its participants to arrive), and a node's leader's that is not its
   // core's copier.
-  static Task<CopyRunStats> copy_as_copier(Communicator comm, CopyExchangeState& s, std::uint64_t run);
+  static Task<CompiledRunStats> copy_as_copier(Communicator comm, CompiledExchangeState& s, std::uint64_t run);
   // The copier's step 2 up to its copies: the program compiled (first run),
   // moved regions announced, `published` stored and its readers rung. Once
   // per core and run: at the copier's start() (split phase) or in its task.
-  static void publish_core(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run);
-  static Task<CopyRunStats> wait_as_leader(Communicator comm, CopyExchangeState& s, std::uint64_t run);
+  static void publish_core(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run);
+  static Task<CompiledRunStats> wait_as_leader(Communicator comm, CompiledExchangeState& s, std::uint64_t run);
 
-  // --- between nodes (copy_exchange_nodes.cpp) ---
+  // --- between nodes (compiled_exchange_nodes.cpp) ---
   // The node's staging, laid out by the first core to ask once every core of
   // the node with participants has published (its first run).
-  static Task<void> lay_out_staging(CopyExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+  static Task<void> lay_out_staging(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                     std::uint64_t run);
-  static std::unique_ptr<NodeStaging> make_staging(CopyExchangeState& s, const Group& g, const Job& job);
+  static std::unique_ptr<NodeStaging> make_staging(CompiledExchangeState& s, const Group& g, const Job& job);
   // This core's pieces, at the member addresses resolve_staged keeps.
-  static void resolve_staged(CopyExchangeState& s, CopyCoreProgram& prog, std::uint32_t core);
-  static void pack(const CopyCoreProgram& prog, std::uint32_t core);
-  static void unpack(const CopyCoreProgram& prog, std::uint32_t core);
+  static void resolve_staged(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core);
+  static void pack(const CompiledCoreProgram& prog, std::uint32_t core);
+  static void unpack(const CompiledCoreProgram& prog, std::uint32_t core);
   // The leader's run: once every core has packed, the buffers go to the
   // other nodes' leaders and theirs come in; then `exchanged`.
-  static Task<void> lead(CopyExchangeState& s, Communicator comm, std::uint64_t run);
+  static Task<void> lead(CompiledExchangeState& s, Communicator comm, std::uint64_t run);
 };
 
 }  // namespace switchyard::detail

@@ -14,7 +14,7 @@
 /// run of a job on a core merges its members' steps into the core's program, in
 /// the order the options ask for, and later runs of the job reuse it.
 ///
-/// A run. Every participating member calls run_copy_exchange() with the same
+/// A run. Every participating member calls run_compiled_exchange() with the same
 /// key on the same communicator, once per run, in the same sequence of runs:
 ///   1. it publishes its regions in a slot of its own, and parks unless it is
 ///      the last participant of its core to arrive;
@@ -46,14 +46,17 @@
 /// step's pieces in that order, so a receiver's lines stay in the cache from
 /// one message's pieces to the next's (pulled, only the receiver's core writes
 /// it: rounds change no contention); `strict_phases` puts a barrier of the
-/// node's cores between phases (the papers' synchronous model); `busy_locks` (push only)
-/// copies each sender's messages as DRS_N sends them: in an order shuffled per
-/// run, each one only once its receiver's busy lock is held, which is released
-/// right after the copy, passes over the pending messages repeated until all
-/// are copied, with yields between passes in which every lock was taken.
+/// node's cores between phases (the papers' synchronous model);
+/// `receiver_locks` (push only) copies each sender's steps only while it holds
+/// its receiver's busy lock (a test-and-set per member, the runtime's), which
+/// is released right after the copy: passes over the sender's pending steps,
+/// in the order the caller's LockedStepOrder gives them each run (as listed
+/// without one), repeated until all are copied, with yields between passes in
+/// which every lock was taken. Which exchanges take the locks, and in what
+/// order, is the caller's policy: the schedulers run DRS_N on them.
 ///
 /// Split phase. A member may start its run early and await it later
-/// (CopyRun::start): start is step 1, and for the last participant of its
+/// (CompiledRun::start): start is step 1, and for the last participant of its
 /// core also the core's "published" store of step 2 (on one node), so the
 /// cores that pull from its members copy while they compute; awaiting the run
 /// then does the rest of steps 2 and 3: the copier copies its core's program
@@ -71,7 +74,7 @@
 /// straight from the sender's region into a staging buffer for the receiver's
 /// node, the two nodes' leaders (each node's lowest participant) move each
 /// buffer as one message per node pair and run, and the receiver's core
-/// unpacks it straight into the receiver's region (copy_exchange_nodes.cpp),
+/// unpacks it straight into the receiver's region (compiled_exchange_nodes.cpp),
 /// each core at its members' addresses of the last run while none moved.
 /// Strict phases and busy locks then order the copies within each node; the
 /// pieces between nodes travel once per run.
@@ -105,8 +108,8 @@ namespace switchyard {
 struct CopyStep {
   Rank src = 0,  ///< the sending member
       dst = 0;  ///< the receiving member
-  std::uint32_t src_region = 0,  ///< the sender's region: an index into its CopyRegions::send
-      dst_region = 0;  ///< the receiver's region: an index into its CopyRegions::recv
+  std::uint32_t src_region = 0,  ///< the sender's region: an index into its CompiledRegions::send
+      dst_region = 0;  ///< the receiver's region: an index into its CompiledRegions::recv
   std::uint64_t src_offset = 0,  ///< where the (first) piece starts in the send region, in bytes
       dst_offset = 0,  ///< where the (first) piece starts in the receive region, in bytes
       bytes = 0;  ///< the bytes of each piece
@@ -135,8 +138,18 @@ enum class CopyOrder : std::uint8_t {
   any,  ///< by the core at the other end, the core's own first (AC), or by receiver for large pulls
   phases,  ///< in the order of their phases, each as soon as its peer core has published
   strict_phases,  ///< phases, with a barrier of the node's cores between phases
-  busy_locks  ///< push only: each message under its receiver's busy lock, as DRS_N sends
+  receiver_locks,  ///< push only: each step under its receiver's busy lock, in the LockedStepOrder of each run
+  /// Deprecated: receiver_locks (the order that DRS_N runs on).
+  busy_locks [[deprecated("use CopyOrder::receiver_locks")]] = receiver_locks,
 };
+
+/// A receiver_locks exchange's order of one sender's steps in one run: permutes
+/// `steps` (the sender's steps' indices, as listed) in place. Called by the
+/// sender's core before the run's first pass, with the options' seed, the
+/// run's number in the job (1, 2, ...) and the sender's rank; a function, not
+/// a closure, so that every member passes the same one.
+using LockedStepOrder = void (*)(std::uint64_t seed, std::uint64_t run, Rank sender,
+                                 std::span<std::uint32_t> steps) noexcept;
 
 /// Sees each busy-lock holder while it copies (tests count the copies into
 /// each receiver at once, which the locks keep at one).
@@ -159,33 +172,35 @@ class BusyLockObserver {
 /// program was compiled for takes it back instead of compiling again, its
 /// addresses looked up anew. Thread-safe; the programs it holds are freed
 /// with the last of the cache and the jobs that borrowed from it.
-class CopyProgramCache;
-/// A new, empty CopyProgramCache, for CopyExchangeOptions::programs.
-std::shared_ptr<CopyProgramCache> make_copy_program_cache();
+class CompiledProgramCache;
+/// A new, empty CompiledProgramCache, for CompiledExchangeOptions::programs.
+std::shared_ptr<CompiledProgramCache> make_compiled_program_cache();
 
 /// How an exchange is run: the same on every member and in every run of a job.
-struct CopyExchangeOptions {
+struct CompiledExchangeOptions {
   CopySide side = CopySide::receiver;  ///< whose steps each core copies
   CopyOrder order = CopyOrder::any;  ///< in what order
   std::uint32_t phases = 0;  ///< strict_phases: the schedule's phases (every core passes each)
-  std::uint64_t seed = 0;  ///< busy_locks: each run's orders derive from it, the run and the sender
-  std::uint32_t retry_yields = 1;  ///< busy_locks: yields after a pass in which every lock was taken
-  BusyLockObserver* observer = nullptr;  ///< busy_locks: sees each copy under a lock (tests); not owned
-  /// From make_copy_program_cache(), alive for as long as runs use it; nullptr:
+  std::uint64_t seed = 0;  ///< receiver_locks: passed to step_order
+  /// receiver_locks: each run's order of each sender's steps; nullptr: as listed.
+  LockedStepOrder step_order = nullptr;
+  std::uint32_t retry_yields = 1;  ///< receiver_locks: yields after a pass in which every lock was taken
+  BusyLockObserver* observer = nullptr;  ///< receiver_locks: sees each copy under a lock (tests); not owned
+  /// From make_compiled_program_cache(), alive for as long as runs use it; nullptr:
   /// each job compiles its programs.
-  CopyProgramCache* programs = nullptr;
+  CompiledProgramCache* programs = nullptr;
 };
 
 /// One member's part, the same in every run: its steps as receiver and as
 /// sender (each exactly once in the whole exchange). The steps must stay alive
 /// and unchanged for as long as a job runs the exchange.
-struct CopyMember {
+struct CompiledMember {
   std::span<const CopyStep> incoming;  ///< dst == this member
   std::span<const CopyStep> outgoing;  ///< src == this member
 };
 
 /// This member's regions for one run: they must stay alive until the run returns.
-struct CopyRegions {
+struct CompiledRegions {
   std::span<const std::span<const std::byte>> send;  ///< the regions its outgoing steps copy from
   std::span<const std::span<std::byte>> recv;  ///< the regions its incoming steps copy into
 };
@@ -195,22 +210,22 @@ struct CopyRegions {
 /// run's in the job: a run on the same spans again was checked already. It
 /// throws to refuse them, before the member publishes anything; the task
 /// rethrows it.
-struct CopyRegionCheck {
-  void (*check)(const void* context, const CopyRegions& regions) = nullptr;  ///< the check; nullptr: none
+struct CompiledRegionCheck {
+  void (*check)(const void* context, const CompiledRegions& regions) = nullptr;  ///< the check; nullptr: none
   const void* context = nullptr;  ///< passed to check, as the caller's state
 };
 
 /// What one member's run counted.
-struct CopyRunStats {
-  std::uint64_t busy_lock_inquiries = 0;  ///< busy_locks: test-and-sets made for this member's messages
+struct CompiledRunStats {
+  std::uint64_t busy_lock_inquiries = 0;  ///< receiver_locks: test-and-sets made for this member's steps
 };
 
 namespace detail {
-struct CopyEngine;
-class CopyExchangeState;
+struct CompiledEngine;
+class CompiledExchangeState;
 }  // namespace detail
 
-class CopyBinding;
+class CompiledBinding;
 
 /// A run of a compiled exchange, to co_await where it is made: no coroutine
 /// frame of its own. Awaited, the process arrives (step 1 above) in its own
@@ -220,14 +235,14 @@ class CopyBinding;
 /// rather than one per process. It may also carry any other run as a Task (a
 /// plan's other forms). Awaited once, not moved once awaited; a caller that
 /// keeps Tasks converts it to one (a frame around it).
-class [[nodiscard]] CopyRun {
+class [[nodiscard]] CompiledRun {
  public:
   /// A run that is `task` (another form of a plan's run), awaited as it is.
-  explicit CopyRun(Task<CopyRunStats> task) noexcept : task_(std::move(task)) {}
+  explicit CompiledRun(Task<CompiledRunStats> task) noexcept : task_(std::move(task)) {}
   /// Moves a run that has not been awaited.
-  CopyRun(CopyRun&&) noexcept = default;
+  CompiledRun(CompiledRun&&) noexcept = default;
   /// Moves a run that has not been awaited.
-  CopyRun& operator=(CopyRun&&) noexcept = default;
+  CompiledRun& operator=(CompiledRun&&) noexcept = default;
 
   /// Step 1: checks and publishes this member's regions and arrives at its
   /// core; false, as the run is not complete then (a run that is a Task: as the Task).
@@ -236,9 +251,9 @@ class [[nodiscard]] CopyRun {
   /// (or the leader's) task; returns the coroutine to run next.
   std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiter);
   /// The member's run is complete: its counts. Rethrows what failed the run.
-  CopyRunStats await_resume();
+  CompiledRunStats await_resume();
   /// The run as a Task (a coroutine frame around it), for a caller that keeps Tasks.
-  operator Task<CopyRunStats>() &&;  // NOLINT(google-explicit-constructor): where callers keep Tasks
+  operator Task<CompiledRunStats>() &&;  // NOLINT(google-explicit-constructor): where callers keep Tasks
 
   /// Split phase (see the file's description): step 1 now, never suspending;
   /// awaiting the run later completes it. Its regions stay the exchange's
@@ -261,11 +276,11 @@ class [[nodiscard]] CopyRun {
   [[noreturn]] void refuse_while_started(const std::string& why);
 
  private:
-  friend struct detail::CopyEngine;
-  friend class CopyBinding;
+  friend struct detail::CompiledEngine;
+  friend class CompiledBinding;
   enum class Step : std::uint8_t { task, arrive, parked, copier, leader };
-  CopyRun(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine, CopyRegions regions,
-          const CopyExchangeOptions& options, CopyRegionCheck check) noexcept
+  CompiledRun(const Communicator& comm, std::uint64_t key, Rank participants, const CompiledMember& mine,
+              CompiledRegions regions, const CompiledExchangeOptions& options, CompiledRegionCheck check) noexcept
       : comm_(comm),
         key_(key),
         participants_(participants),
@@ -275,21 +290,21 @@ class [[nodiscard]] CopyRun {
         check_(check),
         step_(Step::arrive) {}
   /// A run of `binding`: everything but the communicator is the binding's.
-  explicit CopyRun(CopyBinding& binding) noexcept;
+  explicit CompiledRun(CompiledBinding& binding) noexcept;
 
   Communicator comm_;
   std::uint64_t key_ = 0;
   Rank participants_ = 0;
-  const CopyMember* mine_ = nullptr;
-  CopyRegions regions_;
-  CopyExchangeOptions options_;
-  CopyRegionCheck check_;
-  CopyBinding* binding_ = nullptr;  ///< a bound run's binding, which holds the rest
+  const CompiledMember* mine_ = nullptr;
+  CompiledRegions regions_;
+  CompiledExchangeOptions options_;
+  CompiledRegionCheck check_;
+  CompiledBinding* binding_ = nullptr;  ///< a bound run's binding, which holds the rest
   Step step_ = Step::task;
   bool started_ = false;  ///< start() was called: awaiting completes steps 2 and 3
   std::uint64_t run_ = 0;  ///< once arrived: the member's run number
-  detail::CopyExchangeState* state_ = nullptr;  ///< once arrived
-  Task<CopyRunStats> task_;  ///< Step::task, copier and leader
+  detail::CompiledExchangeState* state_ = nullptr;  ///< once arrived
+  Task<CompiledRunStats> task_;  ///< Step::task, copier and leader
 };
 
 /// One member's regions bound for the runs of an exchange in a job, as MPI 4's
@@ -301,41 +316,41 @@ class [[nodiscard]] CopyRun {
 /// between runs); a caller checks their sizes before binding them. A binding
 /// belongs to the job of its communicator. Moving it keeps its lists where
 /// they are; a moved-from binding refuses to run.
-class CopyBinding {
+class CompiledBinding {
  public:
   /// An empty binding: run() refuses it.
-  CopyBinding() = default;
+  CompiledBinding() = default;
   /// Binds member comm.rank()'s regions `send` and `recv` for runs of the
-  /// exchange `key` (run_copy_exchange's other arguments, the same in every run).
-  CopyBinding(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
-              std::vector<std::span<const std::byte>> send, std::vector<std::span<std::byte>> recv,
-              const CopyExchangeOptions& options);
+  /// exchange `key` (run_compiled_exchange's other arguments, the same in every run).
+  CompiledBinding(const Communicator& comm, std::uint64_t key, Rank participants, const CompiledMember& mine,
+                  std::vector<std::span<const std::byte>> send, std::vector<std::span<std::byte>> recv,
+                  const CompiledExchangeOptions& options);
   /// Takes `other`'s binding, which refuses to run from then on.
-  CopyBinding(CopyBinding&& other) noexcept;
+  CompiledBinding(CompiledBinding&& other) noexcept;
   /// Takes `other`'s binding, which refuses to run from then on.
-  CopyBinding& operator=(CopyBinding&& other) noexcept;
-  CopyBinding(const CopyBinding&) = delete;
-  CopyBinding& operator=(const CopyBinding&) = delete;
-  ~CopyBinding() = default;
+  CompiledBinding& operator=(CompiledBinding&& other) noexcept;
+  CompiledBinding(const CompiledBinding&) = delete;
+  CompiledBinding& operator=(const CompiledBinding&) = delete;
+  ~CompiledBinding() = default;
 
-  /// One run on the bound regions, to co_await (a CopyRun); InvalidArgument
+  /// One run on the bound regions, to co_await (a CompiledRun); InvalidArgument
   /// for an empty or moved-from binding.
-  CopyRun run();
+  CompiledRun run();
   /// Whether the binding holds regions (not empty, not moved from).
   bool bound() const noexcept { return id_ != 0; }
 
  private:
-  friend struct detail::CopyEngine;
-  friend class CopyRun;
+  friend struct detail::CompiledEngine;
+  friend class CompiledRun;
   Communicator comm_;
   std::uint64_t key_ = 0;
   Rank participants_ = 0;
-  const CopyMember* mine_ = nullptr;
+  const CompiledMember* mine_ = nullptr;
   std::vector<std::span<const std::byte>> send_;
   std::vector<std::span<std::byte>> recv_;
-  CopyExchangeOptions options_;
+  CompiledExchangeOptions options_;
   std::uint64_t id_ = 0;  ///< distinct among the program's bindings; 0: none
-  detail::CopyExchangeState* state_ = nullptr;  ///< the exchange's state in the job, once a run has looked it up
+  detail::CompiledExchangeState* state_ = nullptr;  ///< the exchange's state in the job, once a run has looked it up
 };
 
 /// Runs comm.rank()'s part of the exchange `key` (the same on every member of
@@ -344,15 +359,56 @@ class CopyBinding {
 /// Options and participants are the same on every member. Throws
 /// InvalidArgument for a step of another member or of a rank beyond the
 /// participants, or options that differ from the first run's in the job.
-/// Awaited in the calling process (CopyRun).
-CopyRun run_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
-                          CopyRegions regions, const CopyExchangeOptions& options, CopyRegionCheck check = {});
+/// Awaited in the calling process (CompiledRun).
+CompiledRun run_compiled_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
+                                  const CompiledMember& mine, CompiledRegions regions,
+                                  const CompiledExchangeOptions& options, CompiledRegionCheck check = {});
 
 /// Compiles the cores' programs of the exchange `key` on comm ahead of its
 /// first run (which then costs what every run costs): a collective of the
 /// participants of each core, which call it once, as they would run it, with
 /// the same arguments but regions.
-Task<void> prepare_copy_exchange(const Communicator& comm, std::uint64_t key, Rank participants, const CopyMember& mine,
-                                 CopyExchangeOptions options);
+Task<void> prepare_compiled_exchange(const Communicator& comm, std::uint64_t key, Rank participants,
+                                     const CompiledMember& mine, CompiledExchangeOptions options);
+
+// The compiled exchange's earlier names, before it took one name in code and
+// prose ("compiled"): kept for applications written against them.
+
+/// Deprecated: CompiledExchangeOptions.
+using CopyExchangeOptions [[deprecated("use CompiledExchangeOptions")]] = CompiledExchangeOptions;
+/// Deprecated: CompiledMember.
+using CopyMember [[deprecated("use CompiledMember")]] = CompiledMember;
+/// Deprecated: CompiledRegions.
+using CopyRegions [[deprecated("use CompiledRegions")]] = CompiledRegions;
+/// Deprecated: CompiledRegionCheck.
+using CopyRegionCheck [[deprecated("use CompiledRegionCheck")]] = CompiledRegionCheck;
+/// Deprecated: CompiledRunStats.
+using CopyRunStats [[deprecated("use CompiledRunStats")]] = CompiledRunStats;
+/// Deprecated: CompiledRun.
+using CopyRun [[deprecated("use CompiledRun")]] = CompiledRun;
+/// Deprecated: CompiledBinding.
+using CopyBinding [[deprecated("use CompiledBinding")]] = CompiledBinding;
+/// Deprecated: CompiledProgramCache.
+using CopyProgramCache [[deprecated("use CompiledProgramCache")]] = CompiledProgramCache;
+
+/// Deprecated: make_compiled_program_cache().
+[[deprecated("use make_compiled_program_cache")]] inline std::shared_ptr<CompiledProgramCache>
+make_copy_program_cache() {
+  return make_compiled_program_cache();
+}
+
+/// Deprecated: run_compiled_exchange().
+[[deprecated("use run_compiled_exchange")]] inline CompiledRun run_copy_exchange(
+    const Communicator& comm, std::uint64_t key, Rank participants, const CompiledMember& mine, CompiledRegions regions,
+    const CompiledExchangeOptions& options, CompiledRegionCheck check = {}) {
+  return run_compiled_exchange(comm, key, participants, mine, regions, options, check);
+}
+
+/// Deprecated: prepare_compiled_exchange().
+[[deprecated("use prepare_compiled_exchange")]] inline Task<void> prepare_copy_exchange(
+    const Communicator& comm, std::uint64_t key, Rank participants, const CompiledMember& mine,
+    CompiledExchangeOptions options) {
+  return prepare_compiled_exchange(comm, key, participants, mine, options);
+}
 
 }  // namespace switchyard
