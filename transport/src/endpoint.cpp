@@ -3,6 +3,8 @@
 #include <cstring>
 #include <utility>
 
+#include "switchyard/assert.hpp"
+
 namespace switchyard::detail {
 
 namespace {
@@ -127,10 +129,13 @@ void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager
 }
 
 void Endpoint::wait_for_room(SendState& s, std::uint32_t global_core, std::uint64_t seq) {
+  WaitingSends& w = waiting_[global_core];
+  // A core's waiting sends are in their ring's order, which flush() relies on
+  // when it stops at the first one not accepted.
+  SWITCHYARD_ASSERT(!w.tail || w.tail->seq < seq);
   s.core = global_core;
   s.seq = seq;
   s.next_waiting = nullptr;
-  WaitingSends& w = waiting_[global_core];
   (w.tail ? w.tail->next_waiting : w.head) = &s;
   w.tail = &s;
   ++waiting_count_;
@@ -211,6 +216,7 @@ bool Endpoint::flush() {
     while (w.head && transport.accepted(to, w.head->seq)) {
       SendState* s = std::exchange(w.head, w.head->next_waiting);
       if (!w.head) w.tail = nullptr;
+      SWITCHYARD_ASSERT(waiting_count_ > 0 && !s->done);
       --waiting_count_;
       s->done = true;
       client_->wake(s->owner);
@@ -222,6 +228,7 @@ bool Endpoint::flush() {
 void Endpoint::complete_send(Rank sender, RequestId request, std::uint64_t bytes) {
   if (local(sender)) {
     SendState& s = sends_[request];
+    SWITCHYARD_ASSERT(!s.done);  // a send completes once
     s.done = true;
     client_->wake(s.owner);
     return;
@@ -257,6 +264,7 @@ void Endpoint::release(RecvState* r) {
 }
 
 void Endpoint::take_in(RecvState& r, Rank src, std::uint64_t size, const std::byte* payload) {
+  SWITCHYARD_ASSERT(!r.done);  // a receive is matched once
   const std::uint64_t started = trace_clock_ && size > eager_limit_ ? trace_clock_() : 0;
   r.sender = src;
   r.size = size;
@@ -284,6 +292,7 @@ void Endpoint::take_in(RecvState& r, Envelope& e) {
 }
 
 void Endpoint::take_in_from_network(RecvState& r, Rank src, std::uint64_t size, RequestId request) {
+  SWITCHYARD_ASSERT(!r.done);  // a receive is matched once
   r.sender = src;
   r.size = size;
   r.truncated = r.has_target && size > r.target.size();

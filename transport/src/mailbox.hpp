@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "switchyard/assert.hpp"
 #include "switchyard/message.hpp"
 #include "switchyard/transport/requests.hpp"
 
@@ -142,6 +143,8 @@ class Mailbox {
  private:
   template <class T>
   static void append(T*& head, T*& tail, std::size_t& count, T* item) noexcept {
+    SWITCHYARD_ASSERT((head == nullptr) == (tail == nullptr) && (head == nullptr) == (count == 0));
+    SWITCHYARD_ASSERT(item != tail);  // an item is in at most one list, once
     item->next = nullptr;
     (tail ? tail->next : head) = item;
     tail = item;
@@ -149,6 +152,7 @@ class Mailbox {
   }
   template <class T>
   static void unlink(T*& head, T*& tail, std::size_t& count, T* prev, T* item) noexcept {
+    SWITCHYARD_ASSERT(count > 0 && (prev ? prev->next : head) == item);  // prev is item's predecessor
     (prev ? prev->next : head) = item->next;
     if (tail == item) tail = prev;
     item->next = nullptr;
