@@ -131,8 +131,7 @@ void WorkerThread::thread_main() {
 }
 
 // While spinning, a pass that finds nothing costs a few loads instead of a
-// turn of every job (a third of the instructions): what comes from another
-// core is noticed that much sooner.
+// turn of every job: what comes from another core is noticed that much sooner.
 bool WorkerThread::any_may_have_work() const {
   return std::any_of(running_.begin(), running_.end(), [](const Worker* w) { return w->may_have_work(); });
 }

@@ -100,8 +100,8 @@ class FrameCache {
   // Gives the calling thread its chunk now and faults its first page in (the
   // huge page, where the kernel grants one): a worker thread calls it before
   // it runs any job, so that the first frame of its first job does not pay
-  // for the page (milliseconds on this machine when the kernel compacts
-  // memory for it), as a barrier's first call would on one core only.
+  // for the page (dear when the kernel compacts memory to find one), as a
+  // barrier's first call otherwise would, on one core only.
   static void reserve_for_this_thread() {
     State& st = state();
     if (st.dead || st.bump != st.end) return;
