@@ -183,7 +183,9 @@ TEST(Channel, PushPacketLaysOutAsStagedAndRefusesWhatDoesNotFitWhole) {
     std::memcpy(&got, &out[1], sizeof got);
     EXPECT_EQ(got.tag, h.tag);
     EXPECT_EQ(got.size, bytes);
-    if (bytes) EXPECT_EQ(std::memcmp(&out[1 + kHeaderSlots], payload.data(), bytes), 0);
+    if (bytes) {
+      EXPECT_EQ(std::memcmp(&out[1 + kHeaderSlots], payload.data(), bytes), 0);
+    }
   }
   // 3 cells taken: a packet of 2 cells does not fit, one of 1 cell does.
   const Slot filler[9] = {};
