@@ -152,10 +152,15 @@ TEST(RuntimeCores, ExplicitCoresList) {
     Runtime rt(RuntimeOptions{.cores = {b, a}});
     EXPECT_EQ(rt.cores(), (std::vector<int>{b, a}));
     std::vector<int> core_of(4, -1);
-    rt.run(4, [&](Process& p) -> Task<void> {
+    const auto body = [&](Process& p) -> Task<void> {
       core_of[p.rank()] = p.core();
       co_return;
-    });
+    };
+    rt.run(4, body);
+    EXPECT_EQ(core_of, (std::vector<int>{b, b, a, a})) << "blocks (the default) follow the cores list";
+    RunOptions spread;
+    spread.placement = Placement::round_robin();
+    rt.run(4, body, spread);
     EXPECT_EQ(core_of, (std::vector<int>{b, a, b, a})) << "round robin follows the cores list";
   }
 }
