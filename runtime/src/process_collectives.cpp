@@ -440,7 +440,8 @@ void Process::release_core(detail::CoreCollective& slot, const std::vector<Proce
 
 BarrierCall Process::barrier() { return barrier_on(world_group(), rank_); }
 
-// The group outlives the call, and the rest is copied into the frame.
+// The group outlives the call (a Communicator that made it may be a
+// temporary); the call holds the process, the group and the rank.
 BarrierCall Process::barrier_on(const detail::Group& g, Rank me) {
   if (trace_ || g.members().nodes_spanned != 1) [[unlikely]]
     return BarrierCall(collective<void>(g, me, kBarrier, {}, 0));
@@ -509,6 +510,7 @@ BarrierCall::operator Task<void>() && {
   if (step_ == Step::task) return std::move(task_);
   return [](BarrierCall call) -> Task<void> { co_await call; }(std::move(*this));
 }
+
 Task<std::vector<std::byte>> Process::allgather(std::span<const std::byte> mine) { return world().allgather(mine); }
 Task<std::vector<std::int64_t>> Process::allreduce(std::span<const std::int64_t> mine) {
   return world().allreduce(mine);

@@ -1,13 +1,12 @@
 #include "worker_thread.hpp"
 
-#include "switchyard/detail/frame_cache.hpp"
-
 #include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
 
+#include "switchyard/detail/frame_cache.hpp"
 #include "worker.hpp"
 
 namespace switchyard::detail {

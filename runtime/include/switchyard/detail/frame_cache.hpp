@@ -108,6 +108,7 @@ class FrameCache {
     new_chunk(st);
     *static_cast<volatile char*>(static_cast<void*>(st.bump)) = 0;
   }
+
   // Bytes of chunks taken from the system so far, by every thread: what the
   // cache holds, in use or free. For tests and benchmarks of reuse.
   static std::size_t reserved_bytes() {
