@@ -97,9 +97,11 @@ struct CallStamp {
   Rank root;
 };
 
-// Step 1 of a collective: this member's input joins its core's share.
-void contribute(detail::CoreCollective& slot, CollectiveKind kind, Rank me, Rank root,
-                std::span<const std::byte> mine) {
+// Step 1 of a collective, for a kind with data: this member's input joins
+// its core's share (before it counts as arrived). Out of line: a barrier, the
+// collective called most, brings no data and only counts itself.
+[[gnu::noinline]] void contribute_data(detail::CoreCollective& slot, CollectiveKind kind, Rank me, Rank root,
+                                       std::span<const std::byte> mine) {
   if (kind == kBroadcast) {
     if (slot.arrived == 0) {
       slot.root = root;
@@ -123,6 +125,12 @@ void contribute(detail::CoreCollective& slot, CollectiveKind kind, Rank me, Rank
   } else if (kind == kBroadcast && me == root) {
     slot.result.assign(mine.begin(), mine.end());
   }
+}
+
+// Step 1 of a collective: this member's input joins its core's share.
+inline void contribute(detail::CoreCollective& slot, CollectiveKind kind, Rank me, Rank root,
+                       std::span<const std::byte> mine) {
+  if (kind != kBarrier) contribute_data(slot, kind, me, root, mine);
   ++slot.arrived;
 }
 
@@ -214,24 +222,36 @@ std::span<const std::byte> unstamped(std::span<const std::byte> received, const 
   return received.first(received.size() - sizeof theirs);
 }
 
+// A member of the core entered call `seq` as another kind.
+[[noreturn, gnu::cold, gnu::noinline]] void mismatched_call(const detail::Group& g, Rank me, std::uint64_t seq,
+                                                            CollectiveKind kind, CollectiveKind theirs) {
+  throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + " on communicator " +
+                        std::to_string(g.context()) + ": rank " + std::to_string(me) + " called " + kind_name(kind) +
+                        " while other ranks called " + kind_name(theirs));
+}
+
+// The slot of call `seq` on a core, made ready for it by its first member:
+// out of line, once per call and core.
+[[gnu::noinline]] void open_slot(detail::CoreCollective& slot, std::uint64_t seq, CollectiveKind kind) {
+  // Two slots suffice: nobody reaches call seq+2 before every member on this
+  // core has left call seq, so slot seq&1 is free again by then.
+  SWITCHYARD_ASSERT(slot.seq == ~std::uint64_t{0} ? seq < 2 : slot.seq + 2 == seq);
+  slot = detail::CoreCollective{};
+  slot.seq = seq;
+  slot.kind = kind;
+}
+
 // A member's entry into its next collective call on g: the call's number and
 // its core's slot of it (made by the first member of the core to enter).
 // InvalidArgument if another member of the core entered it as another kind.
-std::pair<detail::CoreCollective*, std::uint64_t> enter_call(const detail::Group& g, Rank me, std::uint32_t here,
-                                                             CollectiveKind kind) {
+inline std::pair<detail::CoreCollective*, std::uint64_t> enter_call(const detail::Group& g, Rank me, std::uint32_t here,
+                                                                    CollectiveKind kind) {
   const std::uint64_t seq = g.member(me).collectives++;
   detail::CoreCollective& slot = g.collective_slot(here, seq);
   if (slot.seq != seq) {
-    // Two slots suffice: nobody reaches call seq+2 before every member on this
-    // core has left call seq, so slot seq&1 is free again by then.
-    SWITCHYARD_ASSERT(slot.seq == ~std::uint64_t{0} ? seq < 2 : slot.seq + 2 == seq);
-    slot = detail::CoreCollective{};
-    slot.seq = seq;
-    slot.kind = kind;
-  } else if (slot.kind != kind) {
-    throw InvalidArgument("switchyard: collective #" + std::to_string(seq) + " on communicator " +
-                          std::to_string(g.context()) + ": rank " + std::to_string(me) + " called " + kind_name(kind) +
-                          " while other ranks called " + kind_name(slot.kind));
+    open_slot(slot, seq, kind);
+  } else if (slot.kind != kind) [[unlikely]] {
+    mismatched_call(g, me, seq, kind, slot.kind);
   }
   return {&slot, seq};
 }
