@@ -97,12 +97,15 @@ void CompiledEngine::compile(CompiledExchangeState& s, const Group& g, Process& 
   CompiledProgramCache* cache = s.member_run(members.to_comm(prog.members.front()->rank())).cache;
   if (cache) {
     prog.home = cache->shared_from_this();
-    if (cache->take(core, prog,
-                    [&](const CompiledCoreProgram& kept) { return compiled_for(kept, s, g, p.job_, prog); })) {
+    const bool traced = p.trace_ != nullptr;
+    if (cache->take(core, prog, [&](const CompiledCoreProgram& kept) {
+          return kept.traced == traced && compiled_for(kept, s, g, p.job_, prog);
+        })) {
       prog.seen_published.assign(s.cores(), 0);  // run numbers start again with the job
       prog.resolved_with.assign(s.cores(), ~std::uint64_t{0});  // nothing resolved yet
       prog.deferred.clear();
       prog.staged_with = ~std::uint64_t{0};
+      restage_for_job(prog);
       return;
     }
   }
@@ -132,6 +135,7 @@ bool CompiledEngine::compiled_for(const CompiledCoreProgram& kept, CompiledExcha
 
 void CompiledEngine::compile_anew(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core) {
   CompiledCoreProgram& prog = s.program(core);
+  stage_pairs(s, g, p, core);
   std::vector<std::uint32_t> ordinal = collect_steps(s, g, p, core);
   order_steps(s, prog, core, ordinal);
   const CopyOrder o = s.options().order;
@@ -187,6 +191,7 @@ std::vector<std::uint32_t> CompiledEngine::collect_steps(CompiledExchangeState& 
       if ((pull ? st.dst : st.src) != me) refuse(me, "a step of another member in its own list");
       const std::uint32_t other = core_of(pull ? st.src : st.dst, me);
       if (st.bytes == 0 || other == kNoCore) continue;  // nothing to copy here; its hooks still run
+      if (other != core && staged_with(prog.staged_in, other)) continue;  // unpacked from the sender's area
       if (!prog.steps.empty() && ordinal.back() == m && extend_strided(prog.steps.back(), st)) continue;
       prog.steps.push_back(st);
       prog.step_core.push_back(other);
@@ -195,7 +200,9 @@ std::vector<std::uint32_t> CompiledEngine::collect_steps(CompiledExchangeState& 
     }
     for (const CopyStep& st : pull ? part.outgoing : part.incoming) {
       const std::uint32_t other = core_of(pull ? st.dst : st.src, me);
-      if (st.bytes != 0 && other != core && other != kNoCore) add_unique(prog.readers, other);
+      if (st.bytes != 0 && other != core && other != kNoCore && !staged_with(prog.staged_out, other)) {
+        add_unique(prog.readers, other);
+      }
     }
   }
   return ordinal;
@@ -423,7 +430,10 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
   CompiledCoreProgram& prog = s.program(core);
   CompiledCoreProgress& mine_done = s.progress(core);
   // Relaxed: this core's own store, read back on its own thread.
-  if (mine_done.published.load(std::memory_order_relaxed) < run) publish_core(s, g, p, core, run);
+  if (mine_done.published.load(std::memory_order_relaxed) < run) {
+    if (!staging_free(s, prog, run)) co_await wait_staging_free(p, s, prog, run);
+    publish_core(s, g, p, core, run);
+  }
   if (s.spans_nodes) {
     if (!prog.staging) co_await lay_out_staging(s, g, p, core, run);
     resolve_staged(s, prog, core);
@@ -442,6 +452,10 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
     }
   }
   co_await copy_program(s, g, p, core, run);
+  for (StagedPair& pair : prog.staged_in) {
+    if (!published(s, prog, core, pair.core, run)) co_await peer_published(p, s, pair.core, run);
+    unpack_staged(s, pair, core, run);
+  }
   if (s.options().order != CopyOrder::receiver_locks && !p.trace_) keep_resolved(s, prog, core);
   if (s.spans_nodes) {
     if (leads) co_await lead(s, comm, run);
@@ -450,8 +464,11 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
   }
   SWITCHYARD_ASSERT(mine_done.copied.load(std::memory_order_relaxed) + 1 == run);  // this core's own word
   SWITCHYARD_ASSERT(mine_done.published.load(std::memory_order_relaxed) == run);  // published before copied
-  mine_done.copied.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `sources`
+  // Release: pairs with the acquires of the cores in `sources` and of the
+  // senders of `staged_in` (staging_free), which may then pack again.
+  mine_done.copied.store(run, std::memory_order_release);
   ring(p, prog.sources);
+  ring_staged(p, prog.staged_in);
   if (s.spans_nodes) ring(p, std::span(&s.leader_core, 1));
   for (std::uint32_t c : prog.readers) {
     co_await WatchAwaiter(p, s.progress(c).copied, run, "the copies of another core in its compiled exchange");
@@ -473,9 +490,13 @@ void CompiledEngine::publish_core(CompiledExchangeState& s, const Group& g, Proc
     mine_done.regions_moved.store(mine_done.regions_moved.load(std::memory_order_relaxed) + 1,
                                   std::memory_order_relaxed);
   }
+  pack_staged(s, prog, core, run);
   SWITCHYARD_ASSERT(mine_done.published.load(std::memory_order_relaxed) + 1 == run);  // this core's own word
-  mine_done.published.store(run, std::memory_order_release);  // pairs with the acquires of the cores in `readers`
+  // Release: pairs with the acquires of the cores in `readers` and of the
+  // receivers of `staged_out`: the members' regions, and the pieces just packed.
+  mine_done.published.store(run, std::memory_order_release);
   ring(p, prog.readers);
+  ring_staged(p, prog.staged_out);
 }
 
 Task<void> CompiledEngine::copy_program(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
@@ -678,7 +699,10 @@ void CompiledEngine::start(CompiledRun& r) {
   r.started_ = true;
   if (r.step_ == CompiledRun::Step::copier && !r.state_->spans_nodes) {
     Process& p = *r.comm_.process_;
-    publish_core(*r.state_, r.comm_.group(), p, p.worker_.index(), r.run_);
+    CompiledExchangeState& s = *r.state_;
+    // A staging area still being unpacked from: the copier's task publishes once it is free.
+    if (staging_free(s, s.program(p.worker_.index()), r.run_))
+      publish_core(s, r.comm_.group(), p, p.worker_.index(), r.run_);
   }
 }
 

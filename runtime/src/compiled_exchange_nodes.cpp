@@ -30,15 +30,14 @@ struct CrossingStep {
   CopyStep step;
 };
 
-// Lays out one buffer per other node: its pieces in (src, dst, src_offset)
-// order, which both ends of the pair derive alike from the same pieces.
+// Lays out one buffer per other node: its pieces in staging_order, which
+// both ends of the pair derive alike from the same pieces.
 // Appends each piece, at its place, to the list of the worker of `local(step)`.
 template <class Local>
 void lay_out(std::vector<CrossingStep>& crossing, const std::vector<std::uint32_t>& nodes, NodeStagingPool& pool,
              std::vector<StagingBuffer>& buffers, std::vector<std::vector<StagedPiece>>& by_worker, Local&& local) {
   std::sort(crossing.begin(), crossing.end(), [](const CrossingStep& a, const CrossingStep& b) {
-    return std::tie(a.node, a.step.src, a.step.dst, a.step.src_offset) <
-           std::tie(b.node, b.step.src, b.step.dst, b.step.src_offset);
+    return a.node != b.node ? a.node < b.node : staging_order(a.step, b.step);
   });
   std::vector<std::uint64_t> filled(nodes.size(), 0);
   for (const CrossingStep& c : crossing) {

@@ -10,8 +10,10 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -67,6 +69,13 @@ inline void copy_strided(std::byte* to, std::uint64_t to_stride, const std::byte
   } else {
     for (std::uint32_t k = 0; k < count; ++k, to += to_stride, from += from_stride) copy_bytes(to, from, bytes);
   }
+}
+
+// The order in which both ends of staged pieces lay them out in a buffer,
+// each from the same pieces: by sender, receiver, then where they start.
+inline bool staging_order(const CopyStep& a, const CopyStep& b) noexcept {
+  return std::tie(a.src, a.dst, a.src_region, a.src_offset, a.dst_region, a.dst_offset) <
+         std::tie(b.src, b.dst, b.src_region, b.src_offset, b.dst_region, b.dst_offset);
 }
 
 // A member's publication. Written by the member's process (on its core's
@@ -178,10 +187,35 @@ struct StagedPiece {
   std::uint64_t member_stride = 0;
 };
 
+// The pieces of one ordered pair of cores on one node that go through a
+// staging area of the sending core's instead of straight between the
+// members (CompiledEngine::stage_pairs): at one end of the pair, its
+// members' ends of the pieces, laid out as the other end lays them out.
+// The sender's core packs its members' pieces when it publishes, and its
+// run then waits for no reader: the receiver's core unpacks them from the
+// area once it has seen that publication. The area has two halves, used by
+// runs of odd and even numbers: the sender writes a half again two runs
+// later, once the receiver's core has said (`copied`) that it unpacked it.
+struct StagedPair {
+  std::uint32_t core = 0;  // the core at the other end
+  std::uint64_t bytes = 0;  // one run's pieces, one half of the area
+  std::vector<StagedPiece> pieces;  // in the pair's layout; buffer_offset into a half
+  std::unique_ptr<std::byte[]> area;  // the sender's end: both halves
+  // Per piece, its member's address as this core last found it, good while
+  // this core's `regions_moved` is still `resolved_with` (the pieces' members
+  // are this core's own).
+  std::vector<std::byte*> member_at;
+  std::uint64_t resolved_with = ~std::uint64_t{0};
+  // The receiver's end: the sender's area, found in this job's first run.
+  // The sender's end: the last run the receiver's core was seen to have copied.
+  const std::byte* from_area = nullptr;
+  std::uint64_t copied_seen = 0;
+};
+
 // How this node's pieces to and from the other nodes travel: one message each
 // way per node pair and run, which the node's leader (its lowest participant)
 // sends and receives. Both ends lay a buffer out alike, with no word between
-// them: its pieces in (src, dst, src_offset) order. Laid out once per job by
+// them: its pieces in staging_order. Laid out once per job by
 // the first core to need it (under CompiledExchangeState::staging_mutex), read-only
 // after, but for the buffers, which come from the Runtime's pool and go back
 // to it with the exchange (at the end of the job).
@@ -235,6 +269,12 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   // together at most kSmallProgramBytes, which the caches keep from one run
   // to the next (copy_resolved).
   bool small = false;
+  // Pairs of this core and another whose pieces go through a staging area
+  // (StagedPair): those this core sends on, and those it receives. Their
+  // steps are not in `steps`, and their other cores not in `sources` or
+  // `readers`: no core waits for another's copies for them.
+  std::vector<StagedPair> staged_out, staged_in;
+  bool traced = false;  // compiled for a job that records a trace: nothing staged
   std::vector<std::uint32_t> sources;  // cores this program copies out of or into
   std::vector<std::uint32_t> readers;  // cores that copy out of or into this core's members
   std::vector<std::uint32_t> others;  // strict_phases: every other core with participants
@@ -292,6 +332,9 @@ inline void swap_compiled(CompiledCoreProgram& a, CompiledCoreProgram& b) noexce
   swap(a.rounds, b.rounds);
   swap(a.round_share, b.round_share);
   swap(a.small, b.small);
+  swap(a.staged_out, b.staged_out);
+  swap(a.staged_in, b.staged_in);
+  swap(a.traced, b.traced);
   swap(a.sources, b.sources);
   swap(a.readers, b.readers);
   swap(a.others, b.others);
@@ -424,6 +467,9 @@ struct CompiledEngine {
 
   static void ring(Process& p, std::span<const std::uint32_t> cores) {
     for (std::uint32_t c : cores) p.job_.worker(c).doorbell().ring();
+  }
+  static void ring_staged(Process& p, const std::vector<StagedPair>& pairs) {
+    for (const StagedPair& pair : pairs) p.job_.worker(pair.core).doorbell().ring();
   }
   [[noreturn, gnu::cold]] static void refuse(Rank me, const std::string& why);
 
@@ -593,6 +639,32 @@ struct CompiledEngine {
   // per core and run: at the copier's start() (split phase) or in its task.
   static void publish_core(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core, std::uint64_t run);
   static Task<CompiledRunStats> wait_as_leader(Communicator comm, CompiledExchangeState& s, std::uint64_t run);
+
+  // --- pairs of cores through staging areas (compiled_exchange_staged.cpp) ---
+  // The core's staged pairs (StagedPair), compiled before its steps: every
+  // ordered pair of cores of one node whose pieces, one run's, come to at
+  // most kStagedPairBytes, where the exchange pulls in the order of its
+  // peers' publications (CopyOrder::any or phases) and records no trace.
+  // Both cores of a pair decide alike, from the same pieces: the sender's
+  // from its members' outgoing steps, the receiver's from its incoming ones.
+  static void stage_pairs(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core);
+  static const StagedPair* staged_with(const std::vector<StagedPair>& pairs, std::uint32_t other) noexcept {
+    for (const StagedPair& pair : pairs) {
+      if (pair.core == other) return &pair;
+    }
+    return nullptr;
+  }
+  // A job's first run finds its pairs' areas and addresses again.
+  static void restage_for_job(CompiledCoreProgram& prog) noexcept;
+  // Whether the halves that run `run` packs are free: each receiver's core
+  // has copied run - 2, which unpacked them. Non-blocking; remembers what it saw.
+  static bool staging_free(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint64_t run);
+  static Task<void> wait_staging_free(Process& p, CompiledExchangeState& s, CompiledCoreProgram& prog,
+                                      std::uint64_t run);
+  // Packs this core's staged pieces of run `run`, before the core publishes.
+  static void pack_staged(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core, std::uint64_t run);
+  // Unpacks a pair's pieces of run `run`, once its sender's core has published it.
+  static void unpack_staged(CompiledExchangeState& s, StagedPair& pair, std::uint32_t core, std::uint64_t run);
 
   // --- between nodes (compiled_exchange_nodes.cpp) ---
   // The node's staging, laid out by the first core to ask once every core of

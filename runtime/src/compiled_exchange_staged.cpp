@@ -1,0 +1,169 @@
+// Pairs of cores through staging areas (compiled_exchange.hpp): where one
+// run's pieces from one core's members to another core's come to a few
+// kilobytes, the sending core packs them into an area of its own when it
+// publishes, and the receiving core unpacks them from there. A run then
+// crosses between the two cores once (the sender's `published`), not twice:
+// pulled straight from the senders' buffers, the receiver's copies had to be
+// over (its `copied`) before the senders' runs could end, since their
+// buffers are theirs again then. The pieces are copied twice, which costs
+// less than that second crossing while they are few.
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "compiled_exchange_state.hpp"
+#include "job.hpp"
+#include "worker.hpp"
+
+namespace switchyard::detail {
+
+namespace {
+
+constexpr std::uint64_t kStagedPairBytes = 4096;  // one run's pieces of a staged pair, at most
+
+// Per other core of the node, the steps between it and this core's members
+// in one direction: `outgoing` (this core sends) or not.
+std::vector<std::vector<CopyStep>> steps_by_core(CompiledExchangeState& s, const Group& g, const Job& job,
+                                                 const CompiledCoreProgram& prog, std::uint32_t core, bool outgoing) {
+  const Membership& members = g.members();
+  std::vector<std::vector<CopyStep>> by_core(s.cores());
+  for (const Process* q : prog.members) {
+    const CompiledMember& part = *s.slot(members.to_comm(q->rank())).part;
+    for (const CopyStep& st : outgoing ? part.outgoing : part.incoming) {
+      const Rank other = outgoing ? st.dst : st.src;
+      if (st.bytes == 0 || other >= s.participants()) continue;  // collect_steps refuses the latter
+      const Route& route = job.routes()[members.to_job(other)];
+      if (route.node == job.node() && route.core != core) by_core[route.core].push_back(st);
+    }
+  }
+  return by_core;
+}
+
+// A pair of this core with `other`, its pieces in the layout both ends
+// derive alike, or none if they come to more than kStagedPairBytes.
+std::optional<StagedPair> lay_out_pair(std::vector<CopyStep>& steps, std::uint32_t other, bool sender) {
+  std::uint64_t bytes = 0;
+  for (const CopyStep& st : steps) bytes += std::uint64_t{st.count} * st.bytes;
+  if (bytes == 0 || bytes > kStagedPairBytes) return std::nullopt;
+  std::sort(steps.begin(), steps.end(), staging_order);
+  StagedPair pair;
+  pair.core = other;
+  pair.bytes = bytes;
+  std::uint64_t at = 0;
+  for (const CopyStep& st : steps) {
+    pair.pieces.push_back(sender ? StagedPiece{st.src, st.src_region, st.src_offset, 0, st.count, at, st.bytes,
+                                               st.src_stride}
+                                 : StagedPiece{st.dst, st.dst_region, st.dst_offset, 0, st.count, at, st.bytes,
+                                               st.dst_stride});
+    at += std::uint64_t{st.count} * st.bytes;
+  }
+  pair.member_at.resize(pair.pieces.size());
+  if (sender) pair.area = std::make_unique<std::byte[]>(2 * bytes);
+  return pair;
+}
+
+// Where a pair's pieces are in its members, looked up again after this
+// core's members moved their regions.
+void resolve_members(CompiledExchangeState& s, StagedPair& pair, std::uint32_t core, bool sender) {
+  // Single writer: this core's own count, stored by this thread.
+  const std::uint64_t moves = s.progress(core).regions_moved.load(std::memory_order_relaxed);
+  if (pair.resolved_with == moves) return;
+  for (std::size_t i = 0; i < pair.pieces.size(); ++i) {
+    const StagedPiece& piece = pair.pieces[i];
+    const CompiledMemberSlot& slot = s.slot(piece.member);
+    pair.member_at[i] = (sender ? const_cast<std::byte*>(slot.send[piece.region].data()) : slot.recv[piece.region].data()) +
+                        piece.member_offset;
+  }
+  pair.resolved_with = moves;
+}
+
+}  // namespace
+
+void CompiledEngine::stage_pairs(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core) {
+  CompiledCoreProgram& prog = s.program(core);
+  prog.staged_out.clear();
+  prog.staged_in.clear();
+  prog.traced = p.trace_ != nullptr;
+  const CopyOrder o = s.options().order;
+  if (s.spans_nodes || s.options().side != CopySide::receiver || prog.traced ||
+      (o != CopyOrder::any && o != CopyOrder::phases)) {
+    return;
+  }
+  for (const bool sender : {true, false}) {
+    std::vector<std::vector<CopyStep>> by_core = steps_by_core(s, g, p.job_, prog, core, sender);
+    for (std::uint32_t other = 0; other < s.cores(); ++other) {
+      if (std::optional<StagedPair> pair = lay_out_pair(by_core[other], other, sender)) {
+        (sender ? prog.staged_out : prog.staged_in).push_back(std::move(*pair));
+      }
+    }
+  }
+}
+
+void CompiledEngine::restage_for_job(CompiledCoreProgram& prog) noexcept {
+  for (auto* pairs : {&prog.staged_out, &prog.staged_in}) {
+    for (StagedPair& pair : *pairs) {
+      pair.resolved_with = ~std::uint64_t{0};
+      pair.from_area = nullptr;
+      pair.copied_seen = 0;
+    }
+  }
+}
+
+bool CompiledEngine::staging_free(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint64_t run) {
+  if (run <= 2) return true;
+  for (StagedPair& pair : prog.staged_out) {
+    if (pair.copied_seen >= run - 2) continue;
+    // Acquire: pairs with the receiver's release of `copied`; its unpacking
+    // of the half this run writes again is over.
+    pair.copied_seen = s.progress(pair.core).copied.load(std::memory_order_acquire);
+    if (pair.copied_seen < run - 2) return false;
+  }
+  return true;
+}
+
+Task<void> CompiledEngine::wait_staging_free(Process& p, CompiledExchangeState& s, CompiledCoreProgram& prog,
+                                             std::uint64_t run) {
+  for (StagedPair& pair : prog.staged_out) {
+    if (pair.copied_seen >= run - 2) continue;
+    co_await WatchAwaiter(p, s.progress(pair.core).copied, run - 2, "another core's unpacking (compiled exchange)");
+    pair.copied_seen = run - 2;
+  }
+}
+
+void CompiledEngine::pack_staged(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core,
+                                 std::uint64_t run) {
+  for (StagedPair& pair : prog.staged_out) {
+    resolve_members(s, pair, core, true);
+    std::byte* half = pair.area.get() + (run & 1) * pair.bytes;
+    for (std::size_t i = 0; i < pair.pieces.size(); ++i) {
+      const StagedPiece& piece = pair.pieces[i];
+      std::byte* to = half + piece.buffer_offset;
+      const std::byte* from = pair.member_at[i];
+      // A piece that holds what its half held two runs ago is left alone:
+      // its lines stay in the receiving core's cache, where a store would
+      // take them back and make it miss on each of them again.
+      if (piece.count == 1 && std::memcmp(to, from, piece.bytes) == 0) continue;
+      copy_strided(to, piece.bytes, from, piece.member_stride, piece.count, piece.bytes);
+    }
+  }
+}
+
+void CompiledEngine::unpack_staged(CompiledExchangeState& s, StagedPair& pair, std::uint32_t core, std::uint64_t run) {
+  resolve_members(s, pair, core, false);
+  if (!pair.from_area) {
+    // The sender's program, compiled before it first published (acquired
+    // already), keeps its area until the job's exchange goes.
+    const StagedPair* from = staged_with(s.program(pair.core).staged_out, core);
+    SWITCHYARD_ASSERT(from && from->bytes == pair.bytes);  // both ends laid the pair out alike
+    pair.from_area = from->area.get();
+  }
+  const std::byte* half = pair.from_area + (run & 1) * pair.bytes;
+  for (std::size_t i = 0; i < pair.pieces.size(); ++i) {
+    const StagedPiece& piece = pair.pieces[i];
+    copy_strided(pair.member_at[i], piece.member_stride, half + piece.buffer_offset, piece.bytes, piece.count,
+                 piece.bytes);
+  }
+}
+
+}  // namespace switchyard::detail
