@@ -127,11 +127,14 @@ int main() {
   for (int c : tbb_cores) std::printf(" %d", c);
   std::printf("%s\n", shared_core ? " (only one usable core: shared with switchyard)" : "");
 
-  // 4. The switchyard jobs, from their own thread.
+  // 4. The switchyard jobs, from their own thread, pinned to switchyard's core
+  //    (a thread starts with its creator's CPUs: here TBB's).
   std::atomic<bool> switchyard_done{false};
   std::uint64_t switchyard_errors = 0, switchyard_jobs = 0;
   std::exception_ptr switchyard_failure;
   std::thread driver([&] {
+    if (!pin_this_thread({switchyard_core}))
+      std::fprintf(stderr, "could not pin the driver to CPU %d\n", switchyard_core);
     try {
       for (std::uint32_t processes : {2u, 3u, 16u, 64u, 256u}) {
         for (std::size_t words : {std::size_t{1}, std::size_t{100}, std::size_t{2048}}) {  // eager and single-copy

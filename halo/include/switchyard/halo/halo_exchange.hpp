@@ -29,7 +29,8 @@
 // owner lands straight in its ghosts; what it sends to a neighbour goes
 // straight from `owned` where those entries are one run of it (forward: a
 // row block's first or last rows, as a banded matrix has them), else is
-// packed into a buffer of its own, made with the halo, so a run allocates
+// packed into a buffer of its own, made with the halo (a call stores only the
+// entries whose bytes changed since the one before), so a run allocates
 // nothing once its process has run a plan (exchange_plan.hpp). forward binds
 // its plan to those sends and the caller's ghosts (ExchangePlan::bind: its
 // runs check and publish nothing) where owned and ghosts are where the call
@@ -67,6 +68,7 @@
 #include <algorithm>
 #include <coroutine>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -388,10 +390,14 @@ template <class T>
 schedulers::ExchangeRun HaloExchange<T>::bound_forward(const schedulers::ExchangePlan& plan, Part& p,
                                                        const Communicator& comm, std::span<const T> owned,
                                                        std::span<T> ghosts) {
-  const bool ghosts_stayed = std::exchange(p.last_ghosts, ghosts.data()) == ghosts.data();
-  const bool owned_stayed = std::exchange(p.last_owned, owned.data()) == owned.data();
+  // Stored only where they moved: a call on the same buffers writes nothing
+  // of the part's.
+  const bool ghosts_stayed = p.last_ghosts == ghosts.data(), owned_stayed = p.last_owned == owned.data();
+  if (!ghosts_stayed) p.last_ghosts = ghosts.data();
+  if (!owned_stayed) p.last_owned = owned.data();
+  // The same communicator of the running job: no call out of line.
   const bool current = p.bound_ghosts == ghosts.data() && p.bound_owned == owned.data() && p.bound_comm.valid() &&
-                       p.bound_comm.context() == comm.context();
+                       p.bound_comm == comm && p.bound_comm.job() == comm.job();
   if (current) return p.bound.run();
   point_forward(p, ghosts);
   point_sends(p, owned);
@@ -449,18 +455,29 @@ typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::wait_reverse(
   return ReverseRun<Op>(std::move(run), p, p.reverse_owned, std::move(op));
 }
 
+/// Stores an entry only where its bytes differ from what `packed` holds
+/// (bytes, not T's ==: 0.0 and -0.0 compare equal, a NaN unequal to itself).
+/// The cores that copy out of `packed` (another core's, for most messages)
+/// keep its lines shared in their caches across calls whose values stayed,
+/// instead of losing them to this core's stores and missing on them in every
+/// run (at lund_a's 16 blocks, a good part of what forward cost beyond its
+/// plan's run on buffers packed once: bench_halo). A call whose values all
+/// changed stores what it stored before, after one compare each.
 template <class T>
 void HaloExchange<T>::pack_forward(Part& p, std::span<const T> owned, bool every_destination) {
   T* out = p.packed.data();
   const T* in = owned.data();
   const auto* sent = p.map.sent.data();
+  const auto gather = [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t k = first; k < last; ++k) {
+      if (std::memcmp(&out[k], &in[sent[k]], sizeof(T)) != 0) std::memcpy(&out[k], &in[sent[k]], sizeof(T));
+    }
+  };
   if (every_destination) {
-    for (std::size_t k = 0, n = p.packed.size(); k < n; ++k) out[k] = in[sent[k]];
+    gather(0, p.packed.size());
     return;
   }
-  for (const auto& [first, last] : p.forward_packs) {
-    for (std::uint64_t k = first; k < last; ++k) out[k] = in[sent[k]];
-  }
+  for (const auto& [first, last] : p.forward_packs) gather(first, last);
 }
 
 template <class T>
