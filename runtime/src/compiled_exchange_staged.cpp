@@ -52,10 +52,9 @@ std::optional<StagedPair> lay_out_pair(std::vector<CopyStep>& steps, std::uint32
   pair.bytes = bytes;
   std::uint64_t at = 0;
   for (const CopyStep& st : steps) {
-    pair.pieces.push_back(sender ? StagedPiece{st.src, st.src_region, st.src_offset, 0, st.count, at, st.bytes,
-                                               st.src_stride}
-                                 : StagedPiece{st.dst, st.dst_region, st.dst_offset, 0, st.count, at, st.bytes,
-                                               st.dst_stride});
+    pair.pieces.push_back(
+        sender ? StagedPiece{st.src, st.src_region, st.src_offset, 0, st.count, at, st.bytes, st.src_stride}
+               : StagedPiece{st.dst, st.dst_region, st.dst_offset, 0, st.count, at, st.bytes, st.dst_stride});
     at += std::uint64_t{st.count} * st.bytes;
   }
   pair.member_at.resize(pair.pieces.size());
@@ -72,8 +71,9 @@ void resolve_members(CompiledExchangeState& s, StagedPair& pair, std::uint32_t c
   for (std::size_t i = 0; i < pair.pieces.size(); ++i) {
     const StagedPiece& piece = pair.pieces[i];
     const CompiledMemberSlot& slot = s.slot(piece.member);
-    pair.member_at[i] = (sender ? const_cast<std::byte*>(slot.send[piece.region].data()) : slot.recv[piece.region].data()) +
-                        piece.member_offset;
+    pair.member_at[i] =
+        (sender ? const_cast<std::byte*>(slot.send[piece.region].data()) : slot.recv[piece.region].data()) +
+        piece.member_offset;
   }
   pair.resolved_with = moves;
 }

@@ -100,16 +100,9 @@ BufferSet make_buffers(Runtime& rt, const CommMatrix& m, const std::vector<std::
   return buffers;
 }
 
-// Before the clock: fresh poison, then everyone lines up.
-Task<void> begin_repetition(Process& p, ExchangeBuffers& b) {
-  b.poison();
-  co_await p.barrier();
-}
-
-// After the clock: everyone has stopped it (checking takes time on this core),
-// then every byte this process received is checked.
-Task<void> finish_repetition(Process& p, const ExchangeBuffers& b, const std::string& scheduler, std::uint32_t rep) {
-  co_await p.barrier();
+// After the clock and the barrier behind it (checking takes time on this
+// core): every byte this process received is checked.
+void verify_repetition(const ExchangeBuffers& b, const std::string& scheduler, std::uint32_t rep) {
   if (auto bad = b.verify()) {
     throw PayloadError("exchange: scheduler '" + scheduler + "', repetition " + std::to_string(rep + 1), *bad);
   }
@@ -229,7 +222,12 @@ class Driver {
   Task<void> repetition(Process& p, Slot& s, std::uint32_t rep) const {
     const Rank me = p.rank();
     ProcessBuffers& b = *buffers_[me];
-    co_await begin_repetition(p, b.data);
+    // Fresh poison, then everyone lines up. The barriers around the clock are
+    // awaited here, not in calls of their own: a coroutine frame made and
+    // ended per process would count in the timed span of every process but
+    // the first to start and the last to end.
+    b.data.poison();
+    co_await p.barrier();
     std::optional<ExchangePlan> mine;
     if (!s.global) {
       ExchangePlanOptions drsn = s.po;
@@ -250,7 +248,8 @@ class Driver {
     }
     s.clocks.end(rep, p);
     s.inquiries[std::size_t{rep} * n_ + me] = stats.busy_lock_inquiries;
-    co_await finish_repetition(p, b.data, s.r.scheduler, rep);
+    co_await p.barrier();
+    verify_repetition(b.data, s.r.scheduler, rep);
   }
 
   // The row's figures, combined over the nodes in one reduction.
