@@ -197,6 +197,9 @@ class Driver {
     ExchangePlanOptions po;
     std::optional<ExchangePlan> global;
     SpanTimer plan_clocks, clocks;
+    // Per process, its repetitions' busy-lock inquiries, one process's after
+    // another's: each process writes lines of its own (repetition-major, the
+    // processes of both cores wrote one line, inside the timed span).
     std::vector<std::uint64_t> inquiries;
     // Per process, the global plan bound to its buffers (the same in every
     // repetition), as a program that runs a plan many times binds it.
@@ -247,7 +250,7 @@ class Driver {
       stats = co_await mine->run(p, b.send, b.recv);
     }
     s.clocks.end(rep, p);
-    s.inquiries[std::size_t{rep} * n_ + me] = stats.busy_lock_inquiries;
+    s.inquiries[std::size_t{me} * o_.repeat + rep] = stats.busy_lock_inquiries;
     co_await p.barrier();
     verify_repetition(b.data, s.r.scheduler, rep);
   }
@@ -324,7 +327,8 @@ class Driver {
   std::vector<std::int64_t> inquiry_totals(const std::vector<std::uint64_t>& per_process) const {
     std::vector<std::int64_t> totals(o_.repeat, 0);
     for (std::uint32_t rep = 0; rep < o_.repeat; ++rep) {
-      for (Rank i = 0; i < n_; ++i) totals[rep] += static_cast<std::int64_t>(per_process[std::size_t{rep} * n_ + i]);
+      for (Rank i = 0; i < n_; ++i)
+        totals[rep] += static_cast<std::int64_t>(per_process[std::size_t{i} * o_.repeat + rep]);
     }
     return totals;
   }
