@@ -151,7 +151,7 @@ void Worker::expire_timers() {
 // Bounded by kSelfPollChecks checks (a few microseconds back to back, then a
 // pause between checks: tens of microseconds in all, less than the worker's
 // own spin), after which the process parks as before.
-bool Worker::poll_before_parking(const bool& flag) noexcept {
+bool Worker::poll_alone(const bool& flag) noexcept {
   if (!alone_with_rings()) return false;
   for (std::uint32_t check = 0; check < kSelfPollChecks; ++check) {
     if (endpoint_.has_arrivals()) {

@@ -196,8 +196,9 @@ class alignas(kCacheLine) Process {
   // polls the rings itself for a short while before it parks, and an answer
   // that comes meanwhile ends it without a switch); a sender's ticket
   // completes when this process next looks; a packet that finds its ring
-  // full leaves as room appears, at the latest when this core next switches. Towards another node, packets go as the network transport
-  // sends them (network_transport.hpp).
+  // full leaves as room appears, at the latest when this core next switches.
+  // Towards another node, packets go as the network transport sends them
+  // (network_transport.hpp).
   /// Sends `bytes` to rank `dst` with `tag`; co_await returns once the payload
   /// may be reused (as a SendTicket completes).
   SendAwaiter send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
