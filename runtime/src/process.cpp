@@ -89,6 +89,8 @@ void Process::wake() {
   }
 }
 
+bool Process::poll_before_parking(const bool& flag) noexcept { return worker_.poll_before_parking(flag); }
+
 void Process::sleep_in_heap(std::coroutine_handle<> h, Clock::time_point deadline) noexcept {
   timer_expired_ = false;
   suspend_until(h, &timer_expired_, "its sleep's deadline", kAnySource);

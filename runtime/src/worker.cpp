@@ -23,6 +23,8 @@ constexpr std::size_t kExtraResumes = 64;
 // late on a loaded or virtual machine, and this costs at most this much CPU
 // per deadline.
 constexpr auto kTimerSpin = std::chrono::microseconds(50);
+// How many times a process about to park checks the rings itself (poll_before_parking).
+constexpr std::uint32_t kSelfPollChecks = 1024;
 }  // namespace
 
 Worker::Worker(WorkerThread& thread) : thread_(thread), index_(thread.index()), os_core_(thread.os_core()) {}
@@ -138,6 +140,37 @@ void Worker::expire_timers() {
   if (timers_.size() != before) {
     published_.sleepers.store(static_cast<std::uint32_t>(timers_.size()), std::memory_order_relaxed);
   }
+}
+
+// The process's own poll replaces, for an answer that comes within the
+// bound, the trip through the worker's loop: park, end of the round, flush,
+// the loop's peeks, a turn, the ready queue and a resume. It runs only where
+// the worker would have spun on this core anyway: no other process of the
+// core ready, no timer, watch or deferred handler, nothing staged or waiting
+// for room, one job on the thread, not cancelled, traced or across nodes.
+// Bounded by kSelfPollChecks checks (a few microseconds back to back, then a
+// pause between checks: tens of microseconds in all, less than the worker's
+// own spin), after which the process parks as before.
+bool Worker::poll_alone(const bool& flag) noexcept {
+  if (!alone_with_rings()) return false;
+  for (std::uint32_t check = 0; check < kSelfPollChecks; ++check) {
+    if (endpoint_.has_arrivals()) {
+      endpoint_.poll();
+      if (flag) return true;
+      if (!ready_.empty() || !alone_with_rings()) return false;
+    } else if (check >= Backoff::kChecksWithoutPause) {
+      cpu_relax();
+    }
+    // Relaxed: a hint; the worker's turn loads it with acquire once the process parks.
+    if (job_->cancelled.load(std::memory_order_relaxed)) return false;
+  }
+  return false;
+}
+
+bool Worker::alone_with_rings() const noexcept {
+  return ready_.empty() && !network_job_ && !trace_ && !cancel_seen_ && timers_.empty() && watches_.empty() &&
+         deferred_active_.empty() && !endpoint_.has_staged() && !endpoint_.has_waiting_sends() &&
+         !endpoint_.has_backlog() && thread_.runs_only(*this);
 }
 
 // Nothing to do after spinning and yielding: the thread may sleep in the

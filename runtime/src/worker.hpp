@@ -74,6 +74,12 @@ class Worker final : private EndpointClient {
 
   // --- called on this worker's thread only (by its processes) ---
   void make_ready(Process* p) { ready_.push(p); }
+  // A process of this core is about to park until `flag` is set: polls the
+  // rings in its stead for a short, bounded while, as long as nothing else of
+  // the core could run. Whether `flag` got set (the process goes on). Inline
+  // up to the first test: a hand-off between processes of one core (another
+  // one is ready) pays one load for it.
+  bool poll_before_parking(const bool& flag) noexcept { return ready_.empty() && poll_alone(flag); }
   // Whether a process of this core is ready to run now.
   bool has_ready() const noexcept { return !ready_.empty(); }
   // `p` sleeps until `deadline`; the worker wakes it (Process::timer_expired) then.
@@ -132,6 +138,10 @@ class Worker final : private EndpointClient {
   template <class Wait, class Over>
   static bool end_waits(std::vector<Wait>& waits, Over&& over);
   bool watch_satisfied() const noexcept;
+  bool poll_alone(const bool& flag) noexcept;  // poll_before_parking() with no process ready
+  // Whether a process about to park may poll in the worker's stead: nothing
+  // else of the core waits for the worker (see poll_before_parking).
+  bool alone_with_rings() const noexcept;
 
   // EndpointClient
   void wake(Rank rank) override;

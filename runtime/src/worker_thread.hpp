@@ -44,6 +44,11 @@ class WorkerThread {
   void start(Worker& w);
 
   // --- called on this thread only ---
+  // Whether `w` is the only job this thread runs and no other waits to come in.
+  bool runs_only(const Worker& w) const noexcept {
+    // Relaxed: a hint; a job handed over meanwhile waits at most one bounded poll (Worker::poll_before_parking).
+    return running_.size() == 1 && running_.front() == &w && !started_.load(std::memory_order_relaxed);
+  }
   // Calls into the kernel to wait so far: sleeps, wake-ups of this thread, yields.
   std::uint64_t kernel_calls() const noexcept { return doorbell_.kernel_calls() + backoff_.yields(); }
   // From inside a process of `self` that waits for every worker of its job to

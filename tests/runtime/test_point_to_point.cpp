@@ -853,6 +853,39 @@ TEST(PointToPoint, PostedWorkReachesPeerWhileProcessComputes) {
   }
 }
 
+// A process that waits for a message with nothing else of its core to run
+// polls the rings itself before it parks (Worker::poll_before_parking): in a
+// ping-pong across cores, an answer that comes within that short poll is taken
+// without parking, so the job resumes its processes fewer times than they
+// wait. Parking at every wait resumes them 2 * kRoundTrips + 2 times (once each
+// to start, once after every receive: no answer can be there when its receive
+// is posted). Every payload is checked.
+TEST(PointToPoint, AWaitAloneOnItsCorePollsBeforeParking) {
+  Runtime rt;
+  if (rt.cores().size() < 2) GTEST_SKIP() << "needs two cores";
+  constexpr std::uint64_t kRoundTrips = 2000;
+  RunOptions opts;
+  opts.placement = Placement::explicit_map({rt.cores().front(), rt.cores().back()});
+  std::atomic<std::uint64_t> checked{0};
+  const JobStats stats = rt.run(
+      2,
+      [&](Process& p) -> Task<void> {
+        const Rank peer = 1 - p.rank();
+        for (std::uint64_t i = 0; i < kRoundTrips; ++i) {
+          std::uint64_t out = 2 * i + p.rank(), in = 0;
+          const auto in_bytes = std::as_writable_bytes(std::span(&in, 1));
+          if (p.rank() == 0) co_await p.send(peer, std::as_bytes(std::span(&out, 1)));
+          const std::uint64_t got = co_await p.recv_into(peer, in_bytes);
+          SY_CHECK(got == sizeof in && in == 2 * i + peer, "round trip " << i << ": got " << in);
+          if (p.rank() == 1) co_await p.send(peer, std::as_bytes(std::span(&out, 1)));
+          checked.fetch_add(1, std::memory_order_relaxed);
+        }
+      },
+      opts);
+  EXPECT_EQ(checked.load(), 2 * kRoundTrips);
+  EXPECT_LT(stats.resumes, 2 * kRoundTrips + 2) << "every wait parked its process";
+}
+
 TEST(PointToPointLarge, MessageOverTwoGiB) {
   if (sytest::kSanitized) GTEST_SKIP() << "2.5 GiB under a sanitizer is impractical";
   if (std::getenv("SWITCHYARD_SKIP_LARGE")) GTEST_SKIP() << "SWITCHYARD_SKIP_LARGE is set";

@@ -192,10 +192,13 @@ class alignas(kCacheLine) Process {
   // a single-copy or synchronous send ends while the receiver computes. What
   // still needs this core: a message that arrives after its receive was
   // posted is taken in when this process waits or yields (as an MPI rank
-  // progresses in MPI calls); a sender's ticket completes when this process
-  // next looks; a packet that finds its ring full leaves as room appears, at
-  // the latest when this core next switches. Towards another node, packets go as the network transport
-  // sends them (network_transport.hpp).
+  // progresses in MPI calls; a wait with nothing else of its core to run
+  // polls the rings itself for a short while before it parks, and an answer
+  // that comes meanwhile ends it without a switch); a sender's ticket
+  // completes when this process next looks; a packet that finds its ring
+  // full leaves as room appears, at the latest when this core next switches.
+  // Towards another node, packets go as the network transport sends them
+  // (network_transport.hpp).
   /// Sends `bytes` to rank `dst` with `tag`; co_await returns once the payload
   /// may be reused (as a SendTicket completes).
   SendAwaiter send(Rank dst, std::span<const std::byte> bytes, Tag tag = 0);
@@ -348,6 +351,11 @@ class alignas(kCacheLine) Process {
   void check_message_size(std::size_t bytes, const char* what) const;
   [[noreturn, gnu::cold, gnu::noinline]] void message_too_large(std::size_t bytes, const char* what) const;
   ParkAwaiter park(const char* what, Rank peer = kAnySource);
+  /// About to park on `flag`: when nothing else of its core can run, polls
+  /// the core's rings itself for a short, bounded while (Worker::poll_before_parking),
+  /// so that an answer a cache line's transfer away goes on without a switch.
+  /// Whether `flag` is set.
+  bool poll_before_parking(const bool& flag) noexcept;
   /// Parks until *flag is true (or the job is cancelled).
   void suspend_until(std::coroutine_handle<> h, const bool* flag, const char* what, Rank peer) noexcept {
     wake_when_ = flag;
@@ -481,8 +489,15 @@ struct Process::ParkAwaiter {
 /// Waits for one completion flag of the process; the common shape of the awaiters below.
 class Process::FlagAwaiterBase {
  public:
-  /// Parks the process, to be resumed at `h`, until the flag is set.
-  void await_suspend(std::coroutine_handle<> h) noexcept { process_.suspend_until(h, flag_, what_, peer_); }
+  /// Parks the process, to be resumed at `h`, until the flag is set; or, when
+  /// it is the only process its core could run, first polls the core's rings
+  /// itself for a short while (Process::poll_before_parking) and goes on at
+  /// once (false) if that set the flag.
+  bool await_suspend(std::coroutine_handle<> h) noexcept {
+    if (process_.poll_before_parking(*flag_)) return false;
+    process_.suspend_until(h, flag_, what_, peer_);
+    return true;
+  }
 
  protected:
   /// Waits for `*flag`; `what` and `peer` say what for in the stall report.
