@@ -389,7 +389,7 @@ TEST(CompiledExchange, SmallMessagesToAnotherCoreLetTheSendersRunAheadByTwoRunsA
       n,
       [&](Process& p) -> Task<void> {
         const Rank me = p.rank();
-        SY_CHECK(p.core() == me / 2, "block placement: ranks 0 and 1 on one core, 2 and 3 on the other");
+        SY_CHECK(p.core_index() == me / 2, "block placement: ranks 0 and 1 on one core, 2 and 3 on the other");
         std::vector<std::byte> out(64), in(64);
         const std::span<const std::byte> send[] = {out};
         const std::span<std::byte> recv[] = {in};
