@@ -63,7 +63,8 @@ std::optional<StagedPair> lay_out_pair(std::vector<CopyStep>& steps, std::uint32
 }
 
 // Where a pair's pieces are in its members, looked up again after this
-// core's members moved their regions.
+// core's members moved their regions. One list serves both ends: the
+// sender's addresses (send regions) are only read through it.
 void resolve_members(CompiledExchangeState& s, StagedPair& pair, std::uint32_t core, bool sender) {
   // Single writer: this core's own count, stored by this thread.
   const std::uint64_t moves = s.progress(core).regions_moved.load(std::memory_order_relaxed);
