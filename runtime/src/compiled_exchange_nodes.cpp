@@ -90,13 +90,11 @@ std::unique_ptr<NodeStaging> CompiledEngine::make_staging(CompiledExchangeState&
   st.unpack.resize(s.cores());
   lay_out(out, st.nodes, job.staging_pool(), st.out, st.pack,
           [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
-            return std::pair{route(step.src).core, StagedPiece{step.src, step.src_region, step.src_offset, buffer,
-                                                               step.count, at, step.bytes, step.src_stride}};
+            return std::pair{route(step.src).core, staged_end(step, true, buffer, at)};
           });
   lay_out(in, st.nodes, job.staging_pool(), st.in, st.unpack,
           [&](const CopyStep& step, std::uint32_t buffer, std::uint64_t at) {
-            return std::pair{route(step.dst).core, StagedPiece{step.dst, step.dst_region, step.dst_offset, buffer,
-                                                               step.count, at, step.bytes, step.dst_stride}};
+            return std::pair{route(step.dst).core, staged_end(step, false, buffer, at)};
           });
   for (std::uint32_t w = 0; w < s.cores(); ++w) {
     if (!st.pack[w].empty() || !st.unpack[w].empty() || w == s.leader_core) st.staging_cores.push_back(w);
@@ -127,13 +125,11 @@ void CompiledEngine::resolve_staged(CompiledExchangeState& s, CompiledCoreProgra
   const NodeStaging& st = *prog.staging;
   prog.packed_from.resize(st.pack[core].size());  // sized on the first run, kept after
   for (std::size_t i = 0; i < st.pack[core].size(); ++i) {
-    const StagedPiece& piece = st.pack[core][i];
-    prog.packed_from[i] = s.slot(piece.member).send[piece.region].data() + piece.member_offset;
+    prog.packed_from[i] = member_address(s, st.pack[core][i], true);
   }
   prog.unpacked_into.resize(st.unpack[core].size());
   for (std::size_t i = 0; i < st.unpack[core].size(); ++i) {
-    const StagedPiece& piece = st.unpack[core][i];
-    prog.unpacked_into[i] = s.slot(piece.member).recv[piece.region].data() + piece.member_offset;
+    prog.unpacked_into[i] = member_address(s, st.unpack[core][i], false);
   }
   prog.staged_with = moves;
 }

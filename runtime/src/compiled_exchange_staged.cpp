@@ -52,9 +52,7 @@ std::optional<StagedPair> lay_out_pair(std::vector<CopyStep>& steps, std::uint32
   pair.bytes = bytes;
   std::uint64_t at = 0;
   for (const CopyStep& st : steps) {
-    pair.pieces.push_back(
-        sender ? StagedPiece{st.src, st.src_region, st.src_offset, 0, st.count, at, st.bytes, st.src_stride}
-               : StagedPiece{st.dst, st.dst_region, st.dst_offset, 0, st.count, at, st.bytes, st.dst_stride});
+    pair.pieces.push_back(staged_end(st, sender, 0, at));
     at += std::uint64_t{st.count} * st.bytes;
   }
   pair.member_at.resize(pair.pieces.size());
@@ -63,19 +61,12 @@ std::optional<StagedPair> lay_out_pair(std::vector<CopyStep>& steps, std::uint32
 }
 
 // Where a pair's pieces are in its members, looked up again after this
-// core's members moved their regions. One list serves both ends: the
-// sender's addresses (send regions) are only read through it.
+// core's members moved their regions.
 void resolve_members(CompiledExchangeState& s, StagedPair& pair, std::uint32_t core, bool sender) {
   // Single writer: this core's own count, stored by this thread.
   const std::uint64_t moves = s.progress(core).regions_moved.load(std::memory_order_relaxed);
   if (pair.resolved_with == moves) return;
-  for (std::size_t i = 0; i < pair.pieces.size(); ++i) {
-    const StagedPiece& piece = pair.pieces[i];
-    const CompiledMemberSlot& slot = s.slot(piece.member);
-    pair.member_at[i] =
-        (sender ? const_cast<std::byte*>(slot.send[piece.region].data()) : slot.recv[piece.region].data()) +
-        piece.member_offset;
-  }
+  for (std::size_t i = 0; i < pair.pieces.size(); ++i) pair.member_at[i] = member_address(s, pair.pieces[i], sender);
   pair.resolved_with = moves;
 }
 

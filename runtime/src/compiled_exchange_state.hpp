@@ -187,6 +187,14 @@ struct StagedPiece {
   std::uint64_t member_stride = 0;
 };
 
+// A step's end in `sender`'s or the receiver's member, at `at` in buffer
+// `buffer`: how both ends of a staging buffer (between nodes, or a staged
+// pair of cores) note its pieces.
+inline StagedPiece staged_end(const CopyStep& st, bool sender, std::uint32_t buffer, std::uint64_t at) noexcept {
+  return sender ? StagedPiece{st.src, st.src_region, st.src_offset, buffer, st.count, at, st.bytes, st.src_stride}
+                : StagedPiece{st.dst, st.dst_region, st.dst_offset, buffer, st.count, at, st.bytes, st.dst_stride};
+}
+
 // The pieces of one ordered pair of cores on one node that go through a
 // staging area of the sending core's instead of straight between the
 // members (CompiledEngine::stage_pairs): at one end of the pair, its
@@ -434,6 +442,15 @@ class CompiledExchangeState final : public GroupAttachment {
   std::unique_ptr<CompiledCoreProgress[]> progress_;  // by worker
   std::vector<CompiledCoreProgram> programs_;  // by worker
 };
+
+// A staged piece's address in its member's send (`sender`) or receive
+// regions, as published, through the member's slot. A send region is only
+// read through it.
+inline std::byte* member_address(CompiledExchangeState& s, const StagedPiece& piece, bool sender) {
+  const CompiledMemberSlot& slot = s.slot(piece.member);
+  std::byte* region = sender ? const_cast<std::byte*>(slot.send[piece.region].data()) : slot.recv[piece.region].data();
+  return region + piece.member_offset;
+}
 
 // The runtime's side of run_compiled_exchange: it reaches the processes, workers
 // and groups of the job (friend of Process and Communicator).
