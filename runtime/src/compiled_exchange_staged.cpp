@@ -56,6 +56,11 @@ std::optional<StagedPair> lay_out_pair(std::vector<CopyStep>& steps, std::uint32
     at += std::uint64_t{st.count} * st.bytes;
   }
   pair.member_at.resize(pair.pieces.size());
+  const std::uint64_t first = steps.front().bytes;
+  const bool uniform = (first == 8 || first == 16) && std::all_of(steps.begin(), steps.end(), [&](const CopyStep& st) {
+                         return st.count == 1 && st.bytes == first;
+                       });
+  if (uniform) pair.piece_bytes = first;
   if (sender) pair.area = std::make_unique<std::byte[]>(2 * bytes);
   return pair;
 }
@@ -123,21 +128,69 @@ Task<void> CompiledEngine::wait_staging_free(Process& p, CompiledExchangeState& 
   }
 }
 
+// A pair's pieces are read through locals: the copies store bytes, which
+// may alias anything, and would otherwise make each piece load the vectors'
+// pointers again (as CompiledEngine::copy_resolved says). Pieces all of one
+// size (StagedPair::piece_bytes) are copied with that size fixed.
+namespace {
+
+// Packing (into a half), a single piece that holds what its half held two
+// runs ago is left alone: its lines stay in the receiving core's cache,
+// where a store would take them back and make it miss on each of them again.
+template <bool Pack, std::uint64_t Bytes, class Byte>
+void copy_pieces_of(Byte* half, std::byte* const* member_at, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    Byte* const place = half + i * Bytes;
+    if constexpr (Pack) {
+      if (!same_bytes(place, member_at[i], Bytes)) copy_bytes(place, member_at[i], Bytes);
+    } else {
+      copy_bytes(member_at[i], place, Bytes);
+    }
+  }
+}
+
+template <bool Pack, class Byte>
+void copy_pieces_of_any_size(Byte* half, const StagedPair& pair) {
+  const StagedPiece* const pieces = pair.pieces.data();
+  std::byte* const* const member_at = pair.member_at.data();
+  const std::size_t n = pair.pieces.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const StagedPiece& piece = pieces[i];
+    Byte* const place = half + piece.buffer_offset;
+    if constexpr (Pack) {
+      if (piece.count != 1) {
+        copy_strided(place, piece.bytes, member_at[i], piece.member_stride, piece.count, piece.bytes);
+      } else if (!same_bytes(place, member_at[i], piece.bytes)) {
+        copy_bytes(place, member_at[i], piece.bytes);
+      }
+    } else if (piece.count == 1) {
+      copy_bytes(member_at[i], place, piece.bytes);
+    } else {
+      copy_strided(member_at[i], piece.member_stride, place, piece.bytes, piece.count, piece.bytes);
+    }
+  }
+}
+
+// A pair's pieces of one run, into its half (`Pack`) or out of it.
+template <bool Pack, class Byte>
+void copy_pieces(Byte* half, const StagedPair& pair) {
+  switch (pair.piece_bytes) {
+    case 8:
+      return copy_pieces_of<Pack, 8>(half, pair.member_at.data(), pair.member_at.size());
+    case 16:
+      return copy_pieces_of<Pack, 16>(half, pair.member_at.data(), pair.member_at.size());
+    default:
+      return copy_pieces_of_any_size<Pack>(half, pair);
+  }
+}
+
+}  // namespace
+
 void CompiledEngine::pack_staged(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core,
                                  std::uint64_t run) {
   for (StagedPair& pair : prog.staged_out) {
     resolve_members(s, pair, core, true);
-    std::byte* half = pair.area.get() + (run & 1) * pair.bytes;
-    for (std::size_t i = 0; i < pair.pieces.size(); ++i) {
-      const StagedPiece& piece = pair.pieces[i];
-      std::byte* to = half + piece.buffer_offset;
-      const std::byte* from = pair.member_at[i];
-      // A piece that holds what its half held two runs ago is left alone:
-      // its lines stay in the receiving core's cache, where a store would
-      // take them back and make it miss on each of them again.
-      if (piece.count == 1 && std::memcmp(to, from, piece.bytes) == 0) continue;
-      copy_strided(to, piece.bytes, from, piece.member_stride, piece.count, piece.bytes);
-    }
+    copy_pieces<true>(pair.area.get() + (run & 1) * pair.bytes, pair);
   }
 }
 
@@ -150,12 +203,7 @@ void CompiledEngine::unpack_staged(CompiledExchangeState& s, StagedPair& pair, s
     SWITCHYARD_ASSERT(from && from->bytes == pair.bytes);  // both ends laid the pair out alike
     pair.from_area = from->area.get();
   }
-  const std::byte* half = pair.from_area + (run & 1) * pair.bytes;
-  for (std::size_t i = 0; i < pair.pieces.size(); ++i) {
-    const StagedPiece& piece = pair.pieces[i];
-    copy_strided(pair.member_at[i], piece.member_stride, half + piece.buffer_offset, piece.bytes, piece.count,
-                 piece.bytes);
-  }
+  copy_pieces<false>(pair.from_area + (run & 1) * pair.bytes, pair);
 }
 
 }  // namespace switchyard::detail

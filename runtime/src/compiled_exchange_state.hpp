@@ -51,6 +51,25 @@ inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) no
   }
 }
 
+// Whether n bytes at a and b are equal, compared as copy_bytes moves them:
+// fixed-size loads, which the compiler inlines, where a call of memcmp with a
+// variable size costs more than a small compare itself.
+inline bool same_bytes(const std::byte* a, const std::byte* b, std::uint64_t n) noexcept {
+  const auto word = [](const std::byte* at) {
+    std::uint64_t w;
+    std::memcpy(&w, at, sizeof w);
+    return w;
+  };
+  if (n > 32) return std::memcmp(a, b, n) == 0;
+  if (n >= 16) {  // four 8-byte compares, overlapping unless n is 32
+    const std::byte *a2 = a + n - 16, *b2 = b + n - 16;
+    return ((word(a) ^ word(b)) | (word(a + 8) ^ word(b + 8)) | (word(a2) ^ word(b2)) |
+            (word(a2 + 8) ^ word(b2 + 8))) == 0;
+  }
+  if (n >= 8) return ((word(a) ^ word(b)) | (word(a + n - 8) ^ word(b + n - 8))) == 0;
+  return std::memcmp(a, b, n) == 0;
+}
+
 // `count` pieces of `bytes` each, the k-th from `from + k * from_stride` to
 // `to + k * to_stride`: a strided step, or a staged piece packed into or
 // unpacked from its contiguous place in a staging buffer. Pieces of one or
@@ -213,6 +232,10 @@ struct StagedPair {
   // this core's `regions_moved` is still `resolved_with` (the pieces' members
   // are this core's own).
   std::vector<std::byte*> member_at;
+  // Where every piece is single and of one size (an exchange's messages of
+  // 8 or 16 bytes), that size: piece i is then at i times it in a half, and a
+  // run reads nothing of the pieces but member_at. Otherwise 0.
+  std::uint64_t piece_bytes = 0;
   std::uint64_t resolved_with = ~std::uint64_t{0};
   // The receiver's end: the sender's area, found in this job's first run.
   // The sender's end: the last run the receiver's core was seen to have copied.

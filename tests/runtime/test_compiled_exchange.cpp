@@ -367,57 +367,69 @@ TEST(CompiledExchange, ASendBufferIsFreeWhenTheRunReturns) {
 // at most (the area has a half per run parity, written again only once the
 // receiver's core has unpacked it). Ranks 0 and 1 (core 0) send to 2 and 3
 // (core 1), which compute after each run; every byte of every run is checked.
+// Three shapes of pieces: all of 8 bytes, all of 16 (each copied with its
+// size fixed), and of 8 and 12 bytes with a strided step among them.
 TEST(CompiledExchange, SmallMessagesToAnotherCoreLetTheSendersRunAheadByTwoRunsAtMost) {
   if (runtime().cores().size() < 2) GTEST_SKIP() << "needs two cores";
   const Rank n = 4;
-  std::vector<std::vector<CopyStep>> incoming(n), outgoing(n);
-  for (Rank src = 0; src < 2; ++src) {
-    for (std::uint64_t piece = 0; piece < 3; ++piece) {  // three pieces, 8 bytes apart in the receiver
-      const CopyStep st{src, src + 2, 0, 0, piece * 8, piece * 16, 8 + src * 4};
-      outgoing[src].push_back(st);
-      incoming[src + 2].push_back(st);
+  for (const std::uint64_t piece_bytes : {8, 16, 0}) {
+    SCOPED_TRACE("pieces of " + (piece_bytes ? std::to_string(piece_bytes) + " bytes" : std::string("mixed sizes")));
+    std::vector<std::vector<CopyStep>> incoming(n), outgoing(n);
+    for (Rank src = 0; src < 2; ++src) {
+      for (std::uint64_t piece = 0; piece < 3; ++piece) {  // 8 bytes apart in the sender, 16 in the receiver
+        CopyStep st{src, src + 2, 0, 0, piece * 8, piece * 16, piece_bytes ? piece_bytes : 8 + src * 4};
+        if (!piece_bytes && src == 1 && piece == 2) {  // two pieces of 4 bytes, 8 apart at both ends
+          st = CopyStep{src, src + 2, 0, 0, 16, 48, 4, 0, 2, 8, 8};
+        }
+        outgoing[src].push_back(st);
+        incoming[src + 2].push_back(st);
+      }
     }
-  }
-  std::vector<CompiledMember> members(n);
-  for (Rank r = 0; r < n; ++r) members[r] = CompiledMember{incoming[r], outgoing[r]};
-  constexpr int kRuns = 300;
-  std::atomic<int> sent[2] = {0, 0};
-  std::atomic<int> most_ahead{0};
-  RunOptions block;
-  block.placement = Placement::block();
-  runtime().run(
-      n,
-      [&](Process& p) -> Task<void> {
-        const Rank me = p.rank();
-        SY_CHECK(p.core_index() == me / 2, "block placement: ranks 0 and 1 on one core, 2 and 3 on the other");
-        std::vector<std::byte> out(64), in(64);
-        const std::span<const std::byte> send[] = {out};
-        const std::span<std::byte> recv[] = {in};
-        for (int k = 0; k < kRuns; ++k) {
-          for (std::size_t at = 0; at < out.size(); ++at) out[at] = payload(me, me + 2, at + k);
-          std::fill(in.begin(), in.end(), std::byte{0xee});
-          co_await run_compiled_exchange(p, 11, n, members[me], CompiledRegions{send, recv}, CompiledExchangeOptions{});
-          if (me < 2) {
-            sent[me].store(k + 1, std::memory_order_relaxed);
-            continue;
-          }
-          const Rank from = me - 2;
-          for (const CopyStep& st : incoming[me]) {
-            for (std::uint64_t at = 0; at < st.bytes; ++at) {
-              SY_CHECK(in[st.dst_offset + at] == payload(from, me, st.src_offset + at + k),
-                       "run " << k << ", byte " << st.dst_offset + at << " from rank " << from);
+    std::vector<CompiledMember> members(n);
+    for (Rank r = 0; r < n; ++r) members[r] = CompiledMember{incoming[r], outgoing[r]};
+    constexpr int kRuns = 300;
+    std::atomic<int> sent[2] = {0, 0};
+    std::atomic<int> most_ahead{0};
+    RunOptions block;
+    block.placement = Placement::block();
+    runtime().run(
+        n,
+        [&](Process& p) -> Task<void> {
+          const Rank me = p.rank();
+          SY_CHECK(p.core_index() == me / 2, "block placement: ranks 0 and 1 on one core, 2 and 3 on the other");
+          std::vector<std::byte> out(64), in(64);
+          const std::span<const std::byte> send[] = {out};
+          const std::span<std::byte> recv[] = {in};
+          for (int k = 0; k < kRuns; ++k) {
+            for (std::size_t at = 0; at < out.size(); ++at) out[at] = payload(me, me + 2, at + k);
+            std::fill(in.begin(), in.end(), std::byte{0xee});
+            co_await run_compiled_exchange(p, 11, n, members[me], CompiledRegions{send, recv},
+                                           CompiledExchangeOptions{});
+            if (me < 2) {
+              sent[me].store(k + 1, std::memory_order_relaxed);
+              continue;
+            }
+            const Rank from = me - 2;
+            for (const CopyStep& st : incoming[me]) {
+              for (std::uint64_t c = 0; c < st.count; ++c) {
+                for (std::uint64_t at = 0; at < st.bytes; ++at) {
+                  const std::uint64_t to = st.dst_offset + c * st.dst_stride + at;
+                  SY_CHECK(in[to] == payload(from, me, st.src_offset + c * st.src_stride + at + k),
+                           "run " << k << ", byte " << to << " from rank " << from);
+                }
+              }
+            }
+            const int ahead = sent[from].load(std::memory_order_relaxed) - (k + 1);
+            SY_CHECK(ahead <= 2, "run " << k << ": rank " << from << " is " << ahead << " runs ahead");
+            most_ahead.store(std::max(most_ahead.load(std::memory_order_relaxed), ahead), std::memory_order_relaxed);
+            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+            while (std::chrono::steady_clock::now() < until) {
             }
           }
-          const int ahead = sent[from].load(std::memory_order_relaxed) - (k + 1);
-          SY_CHECK(ahead <= 2, "run " << k << ": rank " << from << " is " << ahead << " runs ahead");
-          most_ahead.store(std::max(most_ahead.load(std::memory_order_relaxed), ahead), std::memory_order_relaxed);
-          const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
-          while (std::chrono::steady_clock::now() < until) {
-          }
-        }
-      },
-      block);
-  EXPECT_GE(most_ahead.load(), 1) << "no sender ran ahead: their runs waited for the receivers' copies";
+        },
+        block);
+    EXPECT_GE(most_ahead.load(), 1) << "no sender ran ahead: their runs waited for the receivers' copies";
+  }
 }
 
 // A run started twice before its wait: InvalidArgument naming the rank, the
