@@ -451,7 +451,7 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
       co_await p.yield();
     }
   }
-  co_await copy_program(s, g, p, core, run);
+  if (!copy_without_waiting(s, g, p, core, run)) co_await copy_program(s, g, p, core, run);
   for (StagedPair& pair : prog.staged_in) {
     if (!published(s, prog, core, pair.core, run)) co_await peer_published(p, s, pair.core, run);
     unpack_staged(s, pair, core, run);
@@ -497,6 +497,29 @@ void CompiledEngine::publish_core(CompiledExchangeState& s, const Group& g, Proc
   mine_done.published.store(run, std::memory_order_release);
   ring(p, prog.readers);
   ring_staged(p, prog.staged_out);
+}
+
+// Orders any and phases copy the same blocks in the same order where no
+// block has to wait for its peer: then at once, without the tasks that would
+// wait (their frames cost a run of small messages more than its copies; a
+// traced run keeps them, for its phase spans). False, with nothing copied,
+// where some block's peer has not published yet.
+bool CompiledEngine::copy_without_waiting(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                          std::uint64_t run) {
+  const CopyOrder order = s.options().order;
+  if ((order != CopyOrder::any && order != CopyOrder::phases) || p.trace_) return false;
+  CompiledCoreProgram& prog = s.program(core);
+  for (const CopyBlock& block : prog.blocks) {
+    if (!published(s, prog, core, block.peer_core, run)) return false;
+  }
+  if (order == CopyOrder::phases && prog.rounds > 1) {
+    for (std::uint32_t round = 0; round < prog.rounds; ++round) {
+      for (const CopyBlock& block : prog.blocks) copy_round(s, prog, block, core, round);
+    }
+    return true;
+  }
+  for (const CopyBlock& block : prog.blocks) copy(s, g, p, prog, block, core, run);
+  return true;
 }
 
 Task<void> CompiledEngine::copy_program(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,

@@ -656,6 +656,8 @@ struct CompiledEngine {
     }
   }
   static void lay_out_rounds(CompiledCoreProgram& prog);
+  static bool copy_without_waiting(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
+                                   std::uint64_t run);
   static Task<void> copy_program(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
                                  std::uint64_t run);
   static Task<void> copy_any(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
