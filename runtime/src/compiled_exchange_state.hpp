@@ -30,13 +30,24 @@
 
 namespace switchyard::detail {
 
-// Copies n bytes of distinct buffers. A small copy (a halo's 8 to 40 bytes,
-// a redistribution's run of two doubles) as fixed-size moves, which the
+// Copies n bytes of distinct buffers. A small copy (a halo's few doubles, a
+// redistribution's run of two) as fixed-size moves, which the
 // compiler inlines: a call of memcpy with a variable size costs more than
-// such a copy itself.
+// such a copy itself. Above 32 bytes, 16-byte moves from both ends, which
+// overlap in the middle.
 inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) noexcept {
-  if (n > 32) {
+  const auto moves = [&](std::uint64_t each_end) {
+    for (std::uint64_t at = 0; at < each_end; at += 16) {
+      std::memcpy(to + at, from + at, 16);
+      std::memcpy(to + n - each_end + at, from + n - each_end + at, 16);
+    }
+  };
+  if (n > 128) {
     std::memcpy(to, from, n);
+  } else if (n > 64) {
+    moves(64);
+  } else if (n > 32) {
+    moves(32);
   } else if (n >= 16) {  // two 16-byte moves, overlapping unless n is 32
     std::memcpy(to, from, 16);
     std::memcpy(to + n - 16, from + n - 16, 16);
@@ -51,9 +62,9 @@ inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) no
   }
 }
 
-// Whether n bytes at a and b are equal, compared as copy_bytes moves them:
-// fixed-size loads, which the compiler inlines, where a call of memcmp with a
-// variable size costs more than a small compare itself.
+// Whether n bytes at a and b are equal. Up to 32 bytes as copy_bytes moves
+// them: fixed-size loads, which the compiler inlines, where a call of memcmp
+// with a variable size costs more than a small compare itself.
 inline bool same_bytes(const std::byte* a, const std::byte* b, std::uint64_t n) noexcept {
   const auto word = [](const std::byte* at) {
     std::uint64_t w;
