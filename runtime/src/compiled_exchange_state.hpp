@@ -30,24 +30,13 @@
 
 namespace switchyard::detail {
 
-// Copies n bytes of distinct buffers. A small copy (a halo's few doubles, a
-// redistribution's run of two) as fixed-size moves, which the
-// compiler inlines: a call of memcpy with a variable size costs more than
-// such a copy itself. Above 32 bytes, 16-byte moves from both ends, which
-// overlap in the middle.
+// Copies n bytes of distinct buffers. A small copy (a halo's double, a
+// redistribution's run of two) as fixed-size moves, which the compiler
+// inlines: a call of memcpy with a variable size costs more than such a copy
+// itself.
 inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) noexcept {
-  const auto moves = [&](std::uint64_t each_end) {
-    for (std::uint64_t at = 0; at < each_end; at += 16) {
-      std::memcpy(to + at, from + at, 16);
-      std::memcpy(to + n - each_end + at, from + n - each_end + at, 16);
-    }
-  };
-  if (n > 128) {
+  if (n > 32) {
     std::memcpy(to, from, n);
-  } else if (n > 64) {
-    moves(64);
-  } else if (n > 32) {
-    moves(32);
   } else if (n >= 16) {  // two 16-byte moves, overlapping unless n is 32
     std::memcpy(to, from, 16);
     std::memcpy(to + n - 16, from + n - 16, 16);
@@ -59,6 +48,27 @@ inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) no
     std::memcpy(to + n - 4, from + n - 4, 4);
   } else {
     for (std::uint64_t i = 0; i < n; ++i) to[i] = from[i];
+  }
+}
+
+// copy_bytes for n of at most 128 (a halo's few doubles): above 32 bytes,
+// 16-byte moves from both ends, which overlap in the middle. For the loop of
+// a program of such pieces alone (CompiledCoreProgram::small), where they cost
+// half a call of memcpy; inlined in every loop, they would make copy_bytes
+// too large to inline in the others.
+[[gnu::always_inline]] inline void copy_small_bytes(std::byte* to, const std::byte* from, std::uint64_t n) noexcept {
+  const auto moves = [&](std::uint64_t each_end) {
+    for (std::uint64_t at = 0; at < each_end; at += 16) {
+      std::memcpy(to + at, from + at, 16);
+      std::memcpy(to + n - each_end + at, from + n - each_end + at, 16);
+    }
+  };
+  if (n <= 32) {
+    copy_bytes(to, from, n);
+  } else if (n > 64) {
+    moves(64);
+  } else {
+    moves(32);
   }
 }
 
@@ -582,7 +592,7 @@ struct CompiledEngine {
     const CompiledCoreProgram::Resolved* const r = prog.resolved.data();
     const std::size_t begin = b.begin, end = b.end;
     if (prog.small) {
-      for (std::size_t i = begin; i < end; ++i) copy_bytes(r[i].to, r[i].from, r[i].bytes);
+      for (std::size_t i = begin; i < end; ++i) copy_small_bytes(r[i].to, r[i].from, r[i].bytes);
       return;
     }
     const CopyStep* const st = prog.steps.data();
