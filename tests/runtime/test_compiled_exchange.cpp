@@ -437,7 +437,10 @@ TEST(CompiledExchange, SmallMessagesToAnotherCoreLetTheSendersRunAheadByTwoRunsA
 // the receiver by a guard byte that no copy may touch. Sizes up to 90 bytes
 // come to under 4 KiB a run, which the other core takes through the sending
 // core's staging area; up to 160 they do not, and it pulls them. Every byte
-// of every run is checked, with payloads that change from run to run.
+// of every run is checked. Each run's payload is the one two runs before
+// (which a staging area's half holds) with one byte of each piece changed,
+// at a place that moves from run to run: a piece left alone because it
+// compared equal to its half must have been equal in every byte.
 void run_every_piece_size(std::uint64_t largest) {
   const Rank n = 4;
   std::vector<std::vector<CopyStep>> incoming(n), outgoing(n);
@@ -459,18 +462,25 @@ void run_every_piece_size(std::uint64_t largest) {
       n,
       [&](Process& p) -> Task<void> {
         const Rank me = p.rank();
+        // Run k's payload, which every rank derives alike: by_parity[k % 2] after run k's change.
+        std::vector<std::byte> by_parity[2] = {std::vector<std::byte>(total), std::vector<std::byte>(total)};
+        for (std::size_t b = 0; b < total; ++b) by_parity[0][b] = by_parity[1][b] = payload(0, 0, b);
         std::vector<std::byte> out(total), in(total);
         const std::span<const std::byte> send[] = {out};
         const std::span<std::byte> recv[] = {in};
-        for (int k = 0; k < 6; ++k) {
-          for (std::size_t b = 0; b < out.size(); ++b) out[b] = payload(me, 0, b + k);
+        for (int k = 0; k < 24; ++k) {
+          std::vector<std::byte>& sent = by_parity[k % 2];
+          for (const CopyStep& st : incoming[1]) {
+            sent[st.src_offset + (static_cast<std::uint64_t>(k) * 13) % st.bytes] ^= std::byte(k + 1);
+          }
+          out = sent;
           std::fill(in.begin(), in.end(), std::byte{0xee});
           co_await run_compiled_exchange(p, 13, n, members[me], CompiledRegions{send, recv}, CompiledExchangeOptions{});
           if (incoming[me].empty()) continue;
           std::vector<bool> written(total, false);
           for (const CopyStep& st : incoming[me]) {
             for (std::uint64_t b = 0; b < st.bytes; ++b) {
-              SY_CHECK(in[st.dst_offset + b] == payload(0, 0, st.src_offset + b + k),
+              SY_CHECK(in[st.dst_offset + b] == sent[st.src_offset + b],
                        "run " << k << ", piece of " << st.bytes << " bytes, byte " << b);
               written[st.dst_offset + b] = true;
             }
