@@ -16,7 +16,13 @@
 //                      one run of kBatches repetitions per repetition of the
 //                      line, before its batches; x_mpi = Time / mpi_us,
 //                      ips_x_mpi = mpi_us / Time (iterations per second against
-//                      MPI's: >= 1 is at least MPI's).
+//                      MPI's: >= 1 is at least MPI's). limit_us: the compute
+//                      limit, the sequential sweep of the whole grid on one
+//                      pinned thread / 2 (a perfect split on the two cores, no
+//                      halo), in the same batch; x_limit = Time / limit_us;
+//                      mpi_x_limit = mpi_us / limit_us (where MPI's twin
+//                      stands against the same limit: ips_x_mpi can reach T
+//                      only where x_limit reaches mpi_x_limit / T).
 //   BM_GridStencilSplit/processes:P/strips:S   the same stencil in the split
 //                      phase (examples/stencil.cpp's default): every iteration
 //                      GridHalo::start_forward, the sweep of the points that
@@ -32,7 +38,7 @@
 //                      rows): forward, then the sweep; or start_forward, the
 //                      rows that read no ghost, wait_forward, the strip's
 //                      first and last rows. Checked and timed as
-//                      BM_GridStencil, with the same MPI counters.
+//                      BM_GridStencil, with the same counters.
 //   BM_GridHaloForward/processes:P/strips:S   the exchange alone:
 //                      GridHalo::forward on the same grid (straight from array
 //                      to array), and in the
@@ -239,13 +245,15 @@ double halo_stencil_iteration(const halo::HaloExchange<double>& h, bool split) {
   return timer.per_op();
 }
 
-// A stencil line: its own run of the MPI twin, then its batches of `iteration()`.
+// A stencil line: its own run of the MPI twin, then its batches, each the
+// compute limit and then `iteration()`.
 template <class Iteration>
 void stencil_line(benchmark::State& state, Iteration iteration) {
   const std::optional<double> mpi_us = stencil::mpi_iteration_us(kIterations, "bench_grid_halo");
-  double figures = 0;
+  double figures = 0, limits = 0;
   try {
     for (auto _ : state) {
+      limits += stencil::half_sequential_iteration<kIterations>();
       const double f = iteration();
       state.SetIterationTime(f);
       figures += f;
@@ -253,12 +261,16 @@ void stencil_line(benchmark::State& state, Iteration iteration) {
   } catch (const std::exception& e) {
     return sybench::fail(state, e);
   }
-  const double figure_us = figures / static_cast<double>(state.iterations()) * 1e6;
+  const double n = static_cast<double>(state.iterations());
+  const double figure_us = figures / n * 1e6, limit_us = limits / n * 1e6;
   state.counters["iterations_per_s"] = 1e6 / figure_us;
+  state.counters["limit_us"] = limit_us;
+  state.counters["x_limit"] = figures / limits;
   if (mpi_us) {
     state.counters["mpi_us"] = *mpi_us;
     state.counters["x_mpi"] = figure_us / *mpi_us;
     state.counters["ips_x_mpi"] = *mpi_us / figure_us;
+    state.counters["mpi_x_limit"] = *mpi_us / limit_us;
   } else if (stencil::kMpiProgram) {
     state.counters["mpi_failed"] = 1;
   }

@@ -17,7 +17,8 @@
 //                      MPI_Waitall, 2 ranks bound to the two cores), one run
 //                      of kBatches repetitions per repetition of the line, before
 //                      its batches; x_mpi = Time / mpi_us (<= 1: at least MPI's
-//                      iterations per second), target_x_mpi = 1.
+//                      iterations per second), target_x_mpi = 1; mpi_x_limit =
+//                      mpi_us / limit_us, MPI's twin against the same limit.
 //
 // Where stencil_mpi or mpirun was not found at build time the line has no
 // mpi_us; where its run failed, mpi_failed = 1 (why on stderr).
@@ -78,27 +79,12 @@ double p2p_iteration() {
   return timer.per_op();
 }
 
-// Seconds per iteration of the sequential sweeps on one pinned thread, / 2.
-double half_sequential_iteration() {
-  sybench::ChunkTimer timer(kIterations / sybench::kChunks);
-  sybench::run_pinned(sybench::kCoreA, [&] {
-    stencil::Block all(0, stencil::kN);
-    timer.start();
-    for (int k = 0; k < kIterations; ++k) {
-      all.sweep();
-      if ((k + 1) % (kIterations / sybench::kChunks) == 0) timer.lap();
-    }
-    if (!all.matches(reference())) throw std::runtime_error("stencil: the sequential sweeps differ from the reference");
-  });
-  return timer.per_op() / 2;
-}
-
 void BM_Stencil2D_P2P(benchmark::State& state) {
   const std::optional<double> mpi_us = stencil::mpi_iteration_us(kIterations, "bench_stencil");
   double figures = 0, limits = 0;
   try {
     for (auto _ : state) {
-      limits += half_sequential_iteration();
+      limits += stencil::half_sequential_iteration<kIterations>();
       const double f = p2p_iteration();
       state.SetIterationTime(f);
       figures += f;
@@ -115,6 +101,7 @@ void BM_Stencil2D_P2P(benchmark::State& state) {
     state.counters["mpi_us"] = *mpi_us;
     state.counters["x_mpi"] = figure_us / *mpi_us;
     state.counters["target_x_mpi"] = kTargetXMpi;
+    state.counters["mpi_x_limit"] = *mpi_us / state.counters["limit_us"];
   } else if (stencil::kMpiProgram) {
     state.counters["mpi_failed"] = 1;
   }

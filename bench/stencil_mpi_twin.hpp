@@ -1,11 +1,13 @@
 #pragma once
-// The plain-MPI twin of the stencil benchmarks (stencil_mpi.cpp), run from a
-// benchmark program through mpirun, and the sequential sweeps every stencil
-// line is checked against. A program that includes this header gets
+// The baselines of the stencil benchmarks: their plain-MPI twin
+// (stencil_mpi.cpp), run from a benchmark program through mpirun; the
+// sequential sweeps every stencil line is checked against; and their compute
+// limit, half the sequential sweep (a perfect split on the two cores). A program that includes this header gets
 // SWITCHYARD_STENCIL_MPI and SWITCHYARD_MPIRUN from bench/CMakeLists.txt
 // where MPI was found.
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,26 @@ template <int Iterations>
 const std::vector<double>& reference() {
   static const std::vector<double> grid = sequential(Iterations);
   return grid;
+}
+
+// Seconds per iteration of the sequential sweeps (stencil_kernel.hpp) of the
+// whole grid on one pinned thread, / 2: the stencil on two cores with no
+// halo and a perfect split. Throws if the sweeps differ from reference().
+template <int Iterations>
+double half_sequential_iteration() {
+  sybench::ChunkTimer timer(Iterations / sybench::kChunks);
+  sybench::run_pinned(sybench::kCoreA, [&] {
+    Block all(0, kN);
+    timer.start();
+    for (int k = 0; k < Iterations; ++k) {
+      all.sweep();
+      if ((k + 1) % (Iterations / sybench::kChunks) == 0) timer.lap();
+    }
+    if (!all.matches(reference<Iterations>())) {
+      throw std::runtime_error("stencil: the sequential sweeps differ from the reference");
+    }
+  });
+  return timer.per_op() / 2;
 }
 
 // stencil_mpi's median us per iteration over kBatches repetitions of
