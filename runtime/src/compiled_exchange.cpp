@@ -431,7 +431,7 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
   CompiledCoreProgress& mine_done = s.progress(core);
   // Relaxed: this core's own store, read back on its own thread.
   if (mine_done.published.load(std::memory_order_relaxed) < run) {
-    if (!staging_free(s, prog, run)) co_await wait_staging_free(p, s, prog, run);
+    if (staging_busy(s, prog, run)) co_await wait_staging_free(p, s, prog, run);
     publish_core(s, g, p, core, run);
   }
   if (s.spans_nodes) {
@@ -465,7 +465,7 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
   SWITCHYARD_ASSERT(mine_done.copied.load(std::memory_order_relaxed) + 1 == run);  // this core's own word
   SWITCHYARD_ASSERT(mine_done.published.load(std::memory_order_relaxed) == run);  // published before copied
   // Release: pairs with the acquires of the cores in `sources` and of the
-  // senders of `staged_in` (staging_free), which may then pack again.
+  // senders of `staged_in` (staging_busy), which may then pack again.
   mine_done.copied.store(run, std::memory_order_release);
   ring(p, prog.sources);
   ring_staged(p, prog.staged_in);
@@ -724,7 +724,7 @@ void CompiledEngine::start(CompiledRun& r) {
     Process& p = *r.comm_.process_;
     CompiledExchangeState& s = *r.state_;
     // A staging area still being unpacked from: the copier's task publishes once it is free.
-    if (staging_free(s, s.program(p.worker_.index()), r.run_))
+    if (!staging_busy(s, s.program(p.worker_.index()), r.run_))
       publish_core(s, r.comm_.group(), p, p.worker_.index(), r.run_);
   }
 }

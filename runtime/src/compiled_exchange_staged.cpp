@@ -107,24 +107,22 @@ void CompiledEngine::restage_for_job(CompiledCoreProgram& prog) noexcept {
   }
 }
 
-bool CompiledEngine::staging_free(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint64_t run) {
-  if (run <= 2) return true;
+StagedPair* CompiledEngine::staging_busy(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint64_t run) {
+  if (run <= 2) return nullptr;
   for (StagedPair& pair : prog.staged_out) {
     if (pair.copied_seen >= run - 2) continue;
     // Acquire: pairs with the receiver's release of `copied`; its unpacking
     // of the half this run writes again is over.
     pair.copied_seen = s.progress(pair.core).copied.load(std::memory_order_acquire);
-    if (pair.copied_seen < run - 2) return false;
+    if (pair.copied_seen < run - 2) return &pair;
   }
-  return true;
+  return nullptr;
 }
 
 Task<void> CompiledEngine::wait_staging_free(Process& p, CompiledExchangeState& s, CompiledCoreProgram& prog,
                                              std::uint64_t run) {
-  for (StagedPair& pair : prog.staged_out) {
-    if (pair.copied_seen >= run - 2) continue;
-    co_await WatchAwaiter(p, s.progress(pair.core).copied, run - 2, "another core's unpacking (compiled exchange)");
-    pair.copied_seen = run - 2;
+  while (StagedPair* busy = staging_busy(s, prog, run)) {
+    co_await WatchAwaiter(p, s.progress(busy->core).copied, run - 2, "another core's unpacking (compiled exchange)");
   }
 }
 

@@ -719,9 +719,10 @@ struct CompiledEngine {
   }
   // A job's first run finds its pairs' areas and addresses again.
   static void restage_for_job(CompiledCoreProgram& prog) noexcept;
-  // Whether the halves that run `run` packs are free: each receiver's core
-  // has copied run - 2, which unpacked them. Non-blocking; remembers what it saw.
-  static bool staging_free(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint64_t run);
+  // The first pair whose half that run `run` packs is not free yet (its
+  // receiver's core has not copied run - 2, which unpacked it), or none.
+  // Non-blocking; remembers what it saw. wait_staging_free waits until none.
+  static StagedPair* staging_busy(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint64_t run);
   static Task<void> wait_staging_free(Process& p, CompiledExchangeState& s, CompiledCoreProgram& prog,
                                       std::uint64_t run);
   // Packs this core's staged pieces of run `run`, before the core publishes.
