@@ -53,6 +53,34 @@ TEST(WireLayout, HeaderIsTwoSlotsAndSlotsAreSixteenBytes) {
   EXPECT_EQ(h.size, (std::uint64_t{5} << 30) + 3);
 }
 
+// make_wire_header builds the header from words: each field must read back
+// as given, at its extremes (a field spilling into its neighbour shows here).
+TEST(WireLayout, HeaderMadeFromWordsReadsBackEveryField) {
+  const std::uint64_t sizes[] = {0, 8, switchyard::detail::kMaxMessageBytes};
+  const std::uint8_t flags[] = {0, WireHeader::kSynchronous, WireHeader::kGranted, 0xff};
+  const WireKind kinds[] = {WireKind::kEager, WireKind::kRendezvous, WireKind::kSendDone, WireKind::kLockRelease};
+  for (const std::uint64_t size : sizes) {
+    for (const std::uint8_t flag : flags) {
+      for (const WireKind kind : kinds) {
+        const WireHeader h = switchyard::detail::make_wire_header(kind, flag, size, 0xfedcba9876543210u, 0xffffffffu, 7,
+                                                                  0x80000001u, 0xfffffffeu);
+        EXPECT_EQ(h.size, size);
+        EXPECT_EQ(h.flags, flag);
+        EXPECT_EQ(h.kind, kind);
+        EXPECT_EQ(h.context, 0xfedcba9876543210u);
+        EXPECT_EQ(h.src, 0xffffffffu);
+        EXPECT_EQ(h.dst, 7u);
+        EXPECT_EQ(h.tag, 0x80000001u);
+        EXPECT_EQ(h.request, 0xfffffffeu);
+      }
+    }
+  }
+  const WireHeader zero = switchyard::detail::make_wire_header(WireKind::kEager, 0, 0, 0, 0, 0, 0, 0);
+  EXPECT_EQ(zero.size, 0u);
+  EXPECT_EQ(zero.kind, WireKind::kEager);
+  EXPECT_EQ(zero.src | zero.dst | zero.tag | zero.request, 0u);
+}
+
 TEST(WireLayout, PayloadOnTheWireByKind) {
   WireHeader h{};
   h.size = 1000;

@@ -85,24 +85,11 @@ std::uint64_t SharedMemoryTransport::post(const Route& to, const WireHeader& hea
 
 bool SharedMemoryTransport::publish(const Route& to) { return push(out_[to.core]); }
 
-std::uint64_t SharedMemoryTransport::post_published(const Route& to, const WireHeader& header,
-                                                    std::span<const std::byte> payload) {
-  assert(to.core != core_ && payload.size() == wire_payload_bytes(header));
-  Outbox& out = out_[to.core];
-  if (out.head != out.staged.size() || !out.ring->push_packet(header, payload)) {
-    const std::uint64_t seq = post(to, header, payload);
-    push(out);
-    return seq;
-  }
-  const std::size_t slots = packet_slots(payload.size());
-  out.posted += slots;
-  out.pushed += slots;
-  out.doorbell->ring();
-  return out.posted;
-}
-
-bool SharedMemoryTransport::accepted(const Route& to, std::uint64_t seq) const {
-  return seq <= out_[to.core].pushed + window_;
+std::uint64_t SharedMemoryTransport::post_and_push(Outbox& out, const Route& to, const WireHeader& header,
+                                                   std::span<const std::byte> payload) {
+  const std::uint64_t seq = post(to, header, payload);
+  push(out);
+  return seq;
 }
 
 bool SharedMemoryTransport::push(Outbox& out) {
@@ -138,14 +125,6 @@ bool SharedMemoryTransport::flush() {
     if (out.ring) moved |= push(out);
   }
   return moved;
-}
-
-bool SharedMemoryTransport::has_backlog() const {
-  return std::any_of(out_.begin(), out_.end(), [](const Outbox& o) { return o.head < o.staged.size(); });
-}
-
-bool SharedMemoryTransport::has_arrivals() const {
-  return std::any_of(in_.begin(), in_.end(), [](const Inbox& i) { return i.ring && i.ring->has_slots(); });
 }
 
 bool SharedMemoryTransport::poll(ArrivalSink& sink) {
@@ -217,6 +196,7 @@ void SharedMemoryTransport::hand_over_untaken(SharedMemoryTransport& from, Share
   Inbox& in = to.in_[from.core_];
   for (std::size_t n; (n = ring.pop(to.batch_.get(), kBatchSlots)) != 0;) to.parse(in, to.batch_.get(), n, sink);
   to.parse(in, out.staged.data() + out.head, out.staged.size() - out.head, sink);
+  if (out.head != out.staged.size()) --from.staged_outboxes_;
   out.staged.clear();
   out.head = 0;
 }
