@@ -131,6 +131,36 @@ TEST(Channel, SingleSlotFifo) {
   EXPECT_EQ(ch.pop(out, 8), 0u);
 }
 
+// Reading in place: front() is the next filled cell, untouched; take_front()
+// of part of it leaves the rest to pop(), of all of it frees the cell (the
+// producer may refill it), and slots come out once each, in order.
+TEST(Channel, FrontReadsInPlaceAndHandsTheRestToPop) {
+  Channel ch(2);
+  EXPECT_TRUE(ch.front().empty());
+  Slot in[6];
+  for (std::uint64_t i = 0; i < 6; ++i) in[i] = make_slot(i);
+  ASSERT_EQ(ch.push(in, 6), 6u);  // two cells of 3: the ring is full
+  EXPECT_EQ(ch.push(in, 1), 0u);
+  auto cell = ch.front();
+  ASSERT_EQ(cell.size(), Channel::kSlotsPerCell);
+  for (std::uint64_t i = 0; i < cell.size(); ++i) EXPECT_EQ(check_slot(cell[i], i), "");
+  ch.take_front(cell.size());  // the first cell back to the producer
+  const Slot next = make_slot(6);
+  EXPECT_EQ(ch.push(&next, 1), 1u);
+  cell = ch.front();
+  ASSERT_EQ(cell.size(), 3u);
+  EXPECT_EQ(check_slot(cell[0], 3), "");
+  ch.take_front(1);  // part: the rest is pop()'s, and front() waits for the next whole cell
+  EXPECT_TRUE(ch.front().empty());
+  Slot out[8];
+  ASSERT_EQ(ch.pop(out, 8), 3u);
+  EXPECT_EQ(check_slot(out[0], 4), "");
+  EXPECT_EQ(check_slot(out[1], 5), "");
+  EXPECT_EQ(check_slot(out[2], 6), "");
+  EXPECT_TRUE(ch.front().empty());
+  EXPECT_FALSE(ch.has_slots());
+}
+
 TEST(Channel, CapacityIsRespectedAndNeverOverwritten) {
   // A ring of C cells holds C pushes of at most Channel::kSlotsPerCell slots:
   // C * kSlotsPerCell slots pushed a full cell at a time, C pushed one at a time.

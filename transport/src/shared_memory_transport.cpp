@@ -132,6 +132,14 @@ bool SharedMemoryTransport::poll(ArrivalSink& sink) {
   for (std::uint32_t c = 0; c < in_.size(); ++c) {
     Inbox& in = in_[c];
     if (!in.ring) continue;
+    // Small packets, a cell each (or several to a cell), are read where they
+    // lie: no copy into the batch, the header read once.
+    if (in.partial.empty()) {
+      if (const std::size_t n = deliver_in_place(*in.ring, sink)) {
+        any = true;
+        stats_.slots_received += n;
+      }
+    }
     for (;;) {
       const std::size_t n = in.ring->pop(batch_.get(), kBatchSlots);
       if (n == 0) break;
@@ -144,17 +152,22 @@ bool SharedMemoryTransport::poll(ArrivalSink& sink) {
   return any;
 }
 
-std::size_t SharedMemoryTransport::slots_of(const Slot* header) noexcept {
-  WireHeader h;
-  std::memcpy(&h, header, sizeof h);
-  return packet_slots(wire_payload_bytes(h));
-}
-
-void SharedMemoryTransport::deliver(const Slot* packet, ArrivalSink& sink) {
-  WireHeader h;
-  std::memcpy(&h, packet, sizeof h);
-  sink.arrived(
-      h, {reinterpret_cast<const std::byte*>(packet + kHeaderSlots), static_cast<std::size_t>(wire_payload_bytes(h))});
+std::size_t SharedMemoryTransport::deliver_in_place(Channel& ring, ArrivalSink& sink) {
+  std::size_t taken = 0;
+  for (std::span<const Slot> cell; !(cell = ring.front()).empty();) {
+    std::size_t i = 0;
+    while (cell.size() - i >= kHeaderSlots) {
+      const WireHeader h = header_at(&cell[i]);
+      const std::size_t need = packet_slots(wire_payload_bytes(h));
+      if (need > cell.size() - i) break;  // it runs on into the next cells
+      deliver(h, &cell[i], sink);
+      i += need;
+    }
+    taken += i;
+    ring.take_front(i);
+    if (i != cell.size()) break;
+  }
+  return taken;
 }
 
 void SharedMemoryTransport::parse(Inbox& in, const Slot* slots, std::size_t count, ArrivalSink& sink) {

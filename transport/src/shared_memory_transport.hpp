@@ -20,6 +20,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <vector>
@@ -135,9 +136,25 @@ class SharedMemoryTransport final : public Transport {
   std::uint64_t post_and_push(Outbox& out, const Route& to, const WireHeader& header,
                               std::span<const std::byte> payload);
   void parse(Inbox& in, const Slot* slots, std::size_t count, ArrivalSink& sink);
+  // The packets whole in the ring's next cells, handed to sink where they
+  // lie, cell after cell, while no packet runs past its cell's end. The
+  // slots taken so; poll() pops the rest.
+  static std::size_t deliver_in_place(Channel& ring, ArrivalSink& sink);
+  // The header that starts at `header`.
+  static WireHeader header_at(const Slot* header) noexcept {
+    WireHeader h;
+    std::memcpy(&h, header, sizeof h);
+    return h;
+  }
   // Slots of the packet whose header starts at `header`.
-  static std::size_t slots_of(const Slot* header) noexcept;
-  static void deliver(const Slot* packet, ArrivalSink& sink);
+  static std::size_t slots_of(const Slot* header) noexcept {
+    return packet_slots(wire_payload_bytes(header_at(header)));
+  }
+  static void deliver(const WireHeader& h, const Slot* packet, ArrivalSink& sink) {
+    sink.arrived(h, {reinterpret_cast<const std::byte*>(packet + kHeaderSlots),
+                     static_cast<std::size_t>(wire_payload_bytes(h))});
+  }
+  static void deliver(const Slot* packet, ArrivalSink& sink) { deliver(header_at(packet), packet, sink); }
 
   std::vector<Outbox> out_;  // by destination core; none for this core
   std::vector<Inbox> in_;  // by source core
