@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "payload_copy.hpp"
 #include "switchyard/assert.hpp"
 
 namespace switchyard::detail {
@@ -118,7 +119,7 @@ void Endpoint::send_local(SendState& s, ContextId context, Rank src, bool eager,
   Envelope* e = make_envelope(context, src, s.tag, s.size, s.id);
   if (eager && !synchronous) {
     // Buffered, as across cores: the sender may reuse its buffer at once.
-    if (s.size) std::memcpy(e->stage(staging_, s.size), s.data, s.size);
+    copy_payload(e->stage(staging_, s.size), s.data, s.size);
     s.done = true;
   } else {
     e->remote = s.data;  // read when taken in, which completes the send
@@ -259,10 +260,10 @@ void Endpoint::take_in(RecvState& r, Rank src, std::uint64_t size, const std::by
   r.size = size;
   r.truncated = r.has_target && size > r.target.size();
   if (r.has_target) {
-    if (!r.truncated && size) std::memcpy(r.target.data(), payload, size);
+    if (!r.truncated) copy_payload(r.target.data(), payload, size);
   } else {
     r.payload.resize_uninitialized(size);
-    if (size) std::memcpy(r.payload.data(), payload, size);
+    copy_payload(r.payload.data(), payload, size);
   }
   r.done = true;
   if (trace_clock_) [[unlikely]]
@@ -358,7 +359,7 @@ Envelope* Endpoint::envelope_of(const WireHeader& h, std::span<const std::byte> 
     e->owes_send_done = true;
     return e;
   }
-  if (h.size) std::memcpy(e->stage(staging_, h.size), payload.data(), h.size);
+  copy_payload(e->stage(staging_, h.size), payload.data(), h.size);
   e->owes_send_done = (h.flags & WireHeader::kSynchronous) != 0;
   return e;
 }
