@@ -22,7 +22,7 @@ thread_local constinit std::uint64_t running_job = 0;
 }  // namespace detail
 
 Process::Process(detail::Job& job, detail::Worker& worker, Rank rank)
-    : job_(job), worker_(worker), rank_(rank), job_serial_(job.serial()) {}
+    : job_(job), worker_(worker), cancel_seen_(&worker.cancelling()), rank_(rank), job_serial_(job.serial()) {}
 
 Rank Process::size() const noexcept { return job_.size(); }
 int Process::core() const noexcept { return worker_.os_core(); }
@@ -40,9 +40,7 @@ void Process::not_in_its_job() const {
   Communicator(const_cast<Process*>(this), world_, rank_).not_valid();
 }
 
-void Process::check_cancelled() const {
-  if (worker_.cancelling()) throw JobCancelled();
-}
+void Process::throw_cancelled() { throw JobCancelled(); }
 
 void Process::check_rank(const detail::Group& g, Rank r, const char* what) const {
   if (r >= g.size()) [[unlikely]]
@@ -104,25 +102,24 @@ void Process::empty_ticket(const char* kind) const {
 
 // --- point to point ---
 
-SendTicket Process::post_send_on(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
-                                 bool synchronous) {
+detail::SendState* Process::post_send_request(const detail::Group& g, Rank dst, std::span<const std::byte> bytes,
+                                              Tag tag, bool synchronous) {
   check_cancelled();
   check_rank(g, dst, "send");
   check_message_size(bytes.size(), "send");
   ++g.core(job_.global_core(rank_)).traffic;  // taken back by the receive it matches (free())
   if (trace_) [[unlikely]]
     return traced_send(g, dst, bytes, tag, synchronous);
-  return SendTicket(worker_.endpoint().send(rank_, g.members().to_job(dst), g.context(), tag, bytes, synchronous),
-                    this);
+  return worker_.endpoint().send(rank_, g.members().to_job(dst), g.context(), tag, bytes, synchronous);
 }
 
-RecvTicket Process::post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target,
-                                 bool has_target) {
+detail::RecvState* Process::post_recv_request(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target,
+                                              bool has_target) {
   check_cancelled();
   if (src != kAnySource) check_rank(g, src, "recv");
   --g.core(job_.global_core(rank_)).traffic;
   const Rank from = src == kAnySource ? kAnySource : g.members().to_job(src);
-  return RecvTicket(worker_.endpoint().post_recv(rank_, g.context(), from, tag, target, has_target), this);
+  return worker_.endpoint().post_recv(rank_, g.context(), from, tag, target, has_target);
 }
 
 void Process::truncated(const RecvState& r) const {
@@ -266,8 +263,8 @@ void Process::trace_wait_end() const noexcept {
   wait_event_ = nullptr;
 }
 
-SendTicket Process::traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
-                                bool synchronous) {
+detail::SendState* Process::traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
+                                        bool synchronous) {
   const Rank to = g.members().to_job(dst);
   // An instant (one clock reading): the post copies at most an eager
   // message into a ring, or announces a larger one.
@@ -287,7 +284,7 @@ SendTicket Process::traced_send(const detail::Group& g, Rank dst, std::span<cons
                     .category = TraceCategory::message,
                     .has_bytes = true};
   }
-  return SendTicket(worker_.endpoint().send(rank_, to, g.context(), tag, bytes, synchronous), this);
+  return worker_.endpoint().send(rank_, to, g.context(), tag, bytes, synchronous);
 }
 
 // --- tickets ---

@@ -84,7 +84,9 @@ class Worker final : private EndpointClient {
   bool has_ready() const noexcept { return !ready_.empty(); }
   // `p` sleeps until `deadline`; the worker wakes it (Process::timer_expired) then.
   void add_timer(TimerHeap::Clock::time_point deadline, Process* p);
-  bool cancelling() const noexcept { return cancel_seen_; }
+  // Whether this core has seen its job cancelled: a reference, which each
+  // process keeps (Process::check_cancelled reads it without a call).
+  const bool& cancelling() const noexcept { return cancel_seen_; }
   // `p` waits until `word` reaches `target` (another core's progress in a
   // compiled exchange): the loop checks it every turn, and once it holds sets
   // `done` and notifies p. Whoever stores the word rings this worker's

@@ -3,6 +3,7 @@
 
 #include <switchyard/transport/wire.hpp>
 #include "channel.hpp"
+#include "payload_copy.hpp"
 
 #include <gtest/gtest.h>
 
@@ -53,6 +54,34 @@ TEST(WireLayout, HeaderIsTwoSlotsAndSlotsAreSixteenBytes) {
   EXPECT_EQ(h.size, (std::uint64_t{5} << 30) + 3);
 }
 
+// make_wire_header builds the header from words: each field must read back
+// as given, at its extremes (a field spilling into its neighbour shows here).
+TEST(WireLayout, HeaderMadeFromWordsReadsBackEveryField) {
+  const std::uint64_t sizes[] = {0, 8, switchyard::detail::kMaxMessageBytes};
+  const std::uint8_t flags[] = {0, WireHeader::kSynchronous, WireHeader::kGranted, 0xff};
+  const WireKind kinds[] = {WireKind::kEager, WireKind::kRendezvous, WireKind::kSendDone, WireKind::kLockRelease};
+  for (const std::uint64_t size : sizes) {
+    for (const std::uint8_t flag : flags) {
+      for (const WireKind kind : kinds) {
+        const WireHeader h = switchyard::detail::make_wire_header(kind, flag, size, 0xfedcba9876543210u, 0xffffffffu, 7,
+                                                                  0x80000001u, 0xfffffffeu);
+        EXPECT_EQ(h.size, size);
+        EXPECT_EQ(h.flags, flag);
+        EXPECT_EQ(h.kind, kind);
+        EXPECT_EQ(h.context, 0xfedcba9876543210u);
+        EXPECT_EQ(h.src, 0xffffffffu);
+        EXPECT_EQ(h.dst, 7u);
+        EXPECT_EQ(h.tag, 0x80000001u);
+        EXPECT_EQ(h.request, 0xfffffffeu);
+      }
+    }
+  }
+  const WireHeader zero = switchyard::detail::make_wire_header(WireKind::kEager, 0, 0, 0, 0, 0, 0, 0);
+  EXPECT_EQ(zero.size, 0u);
+  EXPECT_EQ(zero.kind, WireKind::kEager);
+  EXPECT_EQ(zero.src | zero.dst | zero.tag | zero.request, 0u);
+}
+
 TEST(WireLayout, PayloadOnTheWireByKind) {
   WireHeader h{};
   h.size = 1000;
@@ -64,6 +93,22 @@ TEST(WireLayout, PayloadOnTheWireByKind) {
   EXPECT_EQ(wire_payload_bytes(h), 8u);
   h.kind = WireKind::kSendDone;
   EXPECT_EQ(wire_payload_bytes(h), 0u);
+}
+
+// copy_payload at every size up to past its fixed-move cases: each byte
+// copied, none beyond n written, at offsets that misalign both ends.
+TEST(PayloadCopy, EveryByteAndNothingBeyond) {
+  for (std::size_t offset = 0; offset < 3; ++offset) {
+    for (std::uint64_t n = 0; n <= 70; ++n) {
+      std::vector<std::byte> from(n + 8), to(n + 8, std::byte{0xee});
+      sytest::fill_pattern(from.data(), from.size(), n);
+      switchyard::detail::copy_payload(to.data() + offset, from.data() + offset, n);
+      for (std::size_t i = 0; i < to.size(); ++i) {
+        const bool inside = i >= offset && i < offset + n;
+        ASSERT_EQ(to[i], inside ? from[i] : std::byte{0xee}) << "n " << n << ", offset " << offset << ", byte " << i;
+      }
+    }
+  }
 }
 
 TEST(PacketSlots, BoundaryValues) {
@@ -101,6 +146,36 @@ TEST(Channel, SingleSlotFifo) {
   for (std::uint64_t i = 0; i < 5; ++i) EXPECT_EQ(check_slot(out[i], i), "");
   EXPECT_FALSE(ch.has_slots());
   EXPECT_EQ(ch.pop(out, 8), 0u);
+}
+
+// Reading in place: front() is the next filled cell, untouched; take_front()
+// of part of it leaves the rest to pop(), of all of it frees the cell (the
+// producer may refill it), and slots come out once each, in order.
+TEST(Channel, FrontReadsInPlaceAndHandsTheRestToPop) {
+  Channel ch(2);
+  EXPECT_TRUE(ch.front().empty());
+  Slot in[6];
+  for (std::uint64_t i = 0; i < 6; ++i) in[i] = make_slot(i);
+  ASSERT_EQ(ch.push(in, 6), 6u);  // two cells of 3: the ring is full
+  EXPECT_EQ(ch.push(in, 1), 0u);
+  auto cell = ch.front();
+  ASSERT_EQ(cell.size(), Channel::kSlotsPerCell);
+  for (std::uint64_t i = 0; i < cell.size(); ++i) EXPECT_EQ(check_slot(cell[i], i), "");
+  ch.take_front(cell.size());  // the first cell back to the producer
+  const Slot next = make_slot(6);
+  EXPECT_EQ(ch.push(&next, 1), 1u);
+  cell = ch.front();
+  ASSERT_EQ(cell.size(), 3u);
+  EXPECT_EQ(check_slot(cell[0], 3), "");
+  ch.take_front(1);  // part: the rest is pop()'s, and front() waits for the next whole cell
+  EXPECT_TRUE(ch.front().empty());
+  Slot out[8];
+  ASSERT_EQ(ch.pop(out, 8), 3u);
+  EXPECT_EQ(check_slot(out[0], 4), "");
+  EXPECT_EQ(check_slot(out[1], 5), "");
+  EXPECT_EQ(check_slot(out[2], 6), "");
+  EXPECT_TRUE(ch.front().empty());
+  EXPECT_FALSE(ch.has_slots());
 }
 
 TEST(Channel, CapacityIsRespectedAndNeverOverwritten) {

@@ -62,8 +62,11 @@ class CheckingSink final : public ArrivalSink {
   const std::vector<std::uint64_t>& sizes_;
 };
 
-// Core 0 posts every packet and flushes now and then; core 1 polls. Returns the sink's verdict.
-std::string stream(std::size_t capacity_lines, const std::vector<std::uint64_t>& sizes, std::uint32_t flush_every) {
+// Core 0 posts every packet and flushes now and then (or, `published`, posts
+// each one published at once, as a running process does: straight into the
+// ring's cells when it fits); core 1 polls. Returns the sink's verdict.
+std::string stream(std::size_t capacity_lines, const std::vector<std::uint64_t>& sizes, std::uint32_t flush_every,
+                   bool published = false) {
   Doorbell bells[2];
   RingSet rings({&bells[0], &bells[1]}, capacity_lines);
   SharedMemoryTransport sender, receiver;
@@ -87,7 +90,11 @@ std::string stream(std::size_t capacity_lines, const std::vector<std::uint64_t>&
   const Route to{0, 1, 0};
   for (std::uint32_t i = 0; i < sizes.size(); ++i) {
     const auto payload = sytest::pattern(sizes[i], i);
-    sender.post(to, header_of(i, sizes[i]), payload);
+    if (published) {
+      sender.post_published(to, header_of(i, sizes[i]), payload);
+    } else {
+      sender.post(to, header_of(i, sizes[i]), payload);
+    }
     if ((i + 1) % flush_every == 0) sender.flush();
   }
   // What a full ring left staged.
@@ -97,6 +104,9 @@ std::string stream(std::size_t capacity_lines, const std::vector<std::uint64_t>&
     return "packets missing after a minute: " + std::to_string(sink.next) + " of " + std::to_string(sizes.size()) +
            " arrived";
   EXPECT_FALSE(receiver.has_arrivals()) << "slots beyond the packets posted";
+  std::uint64_t slots = 0;
+  for (const std::uint64_t size : sizes) slots += switchyard::detail::packet_slots(size);
+  EXPECT_EQ(receiver.stats().slots_received, slots) << "every slot that crossed counted once";
   return sink.error;
 }
 
@@ -104,6 +114,19 @@ TEST(SharedMemoryTransport, SmallPacketsInOrder) {
   std::vector<std::uint64_t> sizes;
   for (std::uint32_t i = 0; i < 20000; ++i) sizes.push_back(i % 49);
   EXPECT_EQ(stream(1024, sizes, 64), "");
+}
+
+// Packets posted published, most written straight into the ring's cells and
+// read where they lie, some (a ring full, or packets staged before them)
+// staged and pushed: the two ways interleave in one stream, in order.
+TEST(SharedMemoryTransport, PublishedPacketsInOrderWhateverTheirWay) {
+  std::mt19937_64 rng(7);
+  std::vector<std::uint64_t> sizes;
+  for (std::uint32_t i = 0; i < 20000; ++i) sizes.push_back(rng() % 8 == 0 ? rng() % 2000 : rng() % 49);
+  for (std::size_t lines : {std::size_t{1}, std::size_t{4}, std::size_t{1024}}) {
+    SCOPED_TRACE("ring of " + std::to_string(lines) + " lines");
+    EXPECT_EQ(stream(lines, sizes, 1 + lines % 5, true), "");
+  }
 }
 
 // Packets larger than a pop batch and larger than the ring: cut by batch ends

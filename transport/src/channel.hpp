@@ -39,6 +39,7 @@
 #include <memory>
 #include <span>
 
+#include "payload_copy.hpp"
 #include "switchyard/assert.hpp"
 #include "switchyard/transport/wire.hpp"
 
@@ -103,7 +104,7 @@ class alignas(kCacheLine) Channel {
         room -= sizeof header;
       }
       const std::size_t n = std::min(room, left);
-      if (n) std::memcpy(to, from, n);  // the last slot's padding is left as it was: nobody reads it
+      copy_payload(to, from, n);  // the last slot's padding is left as it was: nobody reads it
       from += n;
       left -= n;
       cell.count = std::min(kSlotsPerCell, slots - i * kSlotsPerCell);
@@ -143,6 +144,29 @@ class alignas(kCacheLine) Channel {
   }
   // Consumer side: whether a slot is there to pop.
   bool has_slots() const noexcept { return ready(consumer_.popped.load(std::memory_order_relaxed)); }
+
+  // Consumer side, reading in place (no copy out of the ring): the next
+  // cell's slots, when it is filled and nothing of it has been popped, else
+  // an empty span. They stay the consumer's, unchanged, until take_front().
+  std::span<const Slot> front() const noexcept {
+    const Consumer& c = consumer_;
+    if (c.offset != 0 || !ready(c.popped.load(std::memory_order_relaxed))) return {};
+    const Cell& cell = c.cells[c.cell];
+    SWITCHYARD_ASSERT(cell.count >= 1 && cell.count <= kSlotsPerCell);  // a filled cell holds 1 to kSlotsPerCell
+    return {cell.slots, static_cast<std::size_t>(cell.count)};
+  }
+  // Consumer side: the first `slots` of front()'s cell are read; all of them: the cell goes back to the producer.
+  void take_front(std::size_t slots) noexcept {
+    Consumer& c = consumer_;
+    SWITCHYARD_ASSERT(c.offset == 0 && slots <= c.cells[c.cell].count);
+    if (slots < c.cells[c.cell].count) {
+      c.offset = slots;  // pop() goes on from there
+      return;
+    }
+    if (++c.cell == c.capacity) c.cell = 0;
+    // Release: as in pop(); the cell was read before the producer may refill it.
+    c.popped.store(c.popped.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 
  private:
   struct alignas(kCacheLine) Cell {

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "payload_copy.hpp"
 #include "switchyard/assert.hpp"
 
 namespace switchyard::detail {
@@ -55,6 +56,39 @@ UnreceivedMessages Endpoint::stop() {
 
 // --- sending ---
 
+template <class T>
+[[gnu::always_inline]] inline void Endpoint::send_on(T& transport, SendState& s, const Route& to, const WireHeader& h,
+                                                     bool eager, bool synchronous) {
+  if (!eager) {
+    const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.data));
+    post(transport, to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&address, 1)), s.size >= kFlushAtOnceBytes);
+    return;  // complete on kSendDone
+  }
+  const std::uint64_t seq = post(transport, to, h, {s.data, static_cast<std::size_t>(s.size)});
+  if (synchronous) return;  // complete on kSendDone
+  if (transport.accepted(to, seq)) {
+    s.done = true;
+  } else {
+    wait_for_room(s, routes_->global_core(to), seq);
+  }
+}
+
+// Inline in send(), which has just written s: its fields come from registers.
+[[gnu::always_inline]] inline void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager,
+                                                         bool synchronous) {
+  const WireHeader h =
+      make_wire_header(eager ? WireKind::kEager : WireKind::kRendezvous, synchronous ? WireHeader::kSynchronous : 0,
+                       s.size, context, src, s.dst, s.tag, s.id);
+  const Route& to = route(s.dst);
+  if (to.node == node_) return send_on(*transport_, s, to, h, eager, synchronous);
+  if (eager) return send_on(*network_, s, to, h, eager, synchronous);
+  const std::uint64_t unused = s.size;  // the payload slot: read by nobody
+  post(*network_, to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&unused, 1)));
+  s.over_network = true;
+  network_->send_payload(to, s);
+  // complete once the receive took the payload
+}
+
 SendState* Endpoint::send(Rank src, Rank dst, ContextId context, Tag tag, std::span<const std::byte> bytes,
                           bool synchronous) {
   SendState* s = sends_.acquire();
@@ -85,7 +119,7 @@ void Endpoint::send_local(SendState& s, ContextId context, Rank src, bool eager,
   Envelope* e = make_envelope(context, src, s.tag, s.size, s.id);
   if (eager && !synchronous) {
     // Buffered, as across cores: the sender may reuse its buffer at once.
-    if (s.size) std::memcpy(e->stage(staging_, s.size), s.data, s.size);
+    copy_payload(e->stage(staging_, s.size), s.data, s.size);
     s.done = true;
   } else {
     e->remote = s.data;  // read when taken in, which completes the send
@@ -93,39 +127,6 @@ void Endpoint::send_local(SendState& s, ContextId context, Rank src, bool eager,
   }
   mailbox.queue_unexpected(e);
   client_->wake(s.dst);  // a process waiting for a condition looks again
-}
-
-void Endpoint::send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous) {
-  WireHeader h{};
-  h.kind = eager ? WireKind::kEager : WireKind::kRendezvous;
-  h.flags = synchronous ? WireHeader::kSynchronous : 0;
-  h.context = context;
-  h.src = src;
-  h.dst = s.dst;
-  h.tag = s.tag;
-  h.request = s.id;
-  h.size = s.size;
-  const Route& to = route(s.dst);
-  Transport& transport = transport_for(to);
-  if (!eager && to.node != node_) {
-    const std::uint64_t unused = s.size;  // the payload slot: read by nobody
-    post(transport, to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&unused, 1)));
-    s.over_network = true;
-    network_->send_payload(to, s);
-    return;  // complete once the receive took the payload
-  }
-  if (!eager) {
-    const auto address = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.data));
-    post(transport, to, h, std::as_bytes(std::span<const std::uint64_t, 1>(&address, 1)), s.size >= kFlushAtOnceBytes);
-    return;  // complete on kSendDone
-  }
-  const std::uint64_t seq = post(transport, to, h, {s.data, static_cast<std::size_t>(s.size)});
-  if (synchronous) return;  // complete on kSendDone
-  if (transport.accepted(to, seq)) {
-    s.done = true;
-  } else {
-    wait_for_room(s, routes_->global_core(to), seq);
-  }
 }
 
 void Endpoint::wait_for_room(SendState& s, std::uint32_t global_core, std::uint64_t seq) {
@@ -151,13 +152,7 @@ SendState* Endpoint::post_active(Rank src, Rank dst, ContextId context, Tag hand
     local_active_.push_back(LocalActive{context, dst, src, handler, copy, body.size()});
     return nullptr;
   }
-  WireHeader h{};
-  h.kind = WireKind::kActive;
-  h.context = context;
-  h.src = src;
-  h.dst = dst;
-  h.tag = handler;
-  h.size = body.size();
+  const WireHeader h = make_wire_header(WireKind::kActive, 0, body.size(), context, src, dst, handler, 0);
   const Route& to = route(dst);
   Transport& transport = transport_for(to);
   const std::uint64_t seq = post(transport, to, h, body);
@@ -188,14 +183,7 @@ void Endpoint::release_remote_lock(Rank src, Rank dst, ContextId context) {
 // answer, not for room): no payload, and at most one try per process in flight.
 void Endpoint::post_lock_packet(Rank to, WireKind kind, std::uint8_t flags, ContextId context, Rank src, Rank dst,
                                 RequestId request) {
-  WireHeader h{};
-  h.kind = kind;
-  h.flags = flags;
-  h.context = context;
-  h.src = src;
-  h.dst = dst;
-  h.request = request;
-  post(transport_for(route(to)), route(to), h, {});
+  post(transport_for(route(to)), route(to), make_wire_header(kind, flags, 0, context, src, dst, 0, request), {});
 }
 
 // The owner's side of a try: a job being cancelled grants nothing more.
@@ -233,11 +221,13 @@ void Endpoint::complete_send(Rank sender, RequestId request, std::uint64_t bytes
     client_->wake(s.owner);
     return;
   }
-  WireHeader h{};
-  h.kind = WireKind::kSendDone;
-  h.dst = sender;
-  h.request = request;
-  post(transport_for(route(sender)), route(sender), h, {}, bytes >= kFlushAtOnceBytes);
+  const WireHeader h = make_wire_header(WireKind::kSendDone, 0, 0, 0, 0, sender, 0, request);
+  const Route& to = route(sender);
+  if (to.node == node_) {
+    post(*transport_, to, h, {}, bytes >= kFlushAtOnceBytes);
+  } else {
+    post(*network_, to, h, {}, bytes >= kFlushAtOnceBytes);
+  }
 }
 
 // --- receiving ---
@@ -270,10 +260,10 @@ void Endpoint::take_in(RecvState& r, Rank src, std::uint64_t size, const std::by
   r.size = size;
   r.truncated = r.has_target && size > r.target.size();
   if (r.has_target) {
-    if (!r.truncated && size) std::memcpy(r.target.data(), payload, size);
+    if (!r.truncated) copy_payload(r.target.data(), payload, size);
   } else {
     r.payload.resize_uninitialized(size);
-    if (size) std::memcpy(r.payload.data(), payload, size);
+    copy_payload(r.payload.data(), payload, size);
   }
   r.done = true;
   if (trace_clock_) [[unlikely]]
@@ -369,7 +359,7 @@ Envelope* Endpoint::envelope_of(const WireHeader& h, std::span<const std::byte> 
     e->owes_send_done = true;
     return e;
   }
-  if (h.size) std::memcpy(e->stage(staging_, h.size), payload.data(), h.size);
+  copy_payload(e->stage(staging_, h.size), payload.data(), h.size);
   e->owes_send_done = (h.flags & WireHeader::kSynchronous) != 0;
   return e;
 }

@@ -37,6 +37,7 @@
 #include "mailbox.hpp"
 #include "network_transport.hpp"
 #include "route_table.hpp"
+#include "shared_memory_transport.hpp"
 #include "staging_pool.hpp"
 #include "switchyard/transport/requests.hpp"
 #include "transport.hpp"
@@ -97,7 +98,7 @@ struct EndpointConfig {
   std::uint32_t local_ranks = 0;  // processes on this core
   std::uint64_t eager_limit = 0;
   std::uint64_t network_eager_limit = 0;  // towards other nodes
-  Transport* transport = nullptr;  // to the other cores of this node
+  SharedMemoryTransport* transport = nullptr;  // to the other cores of this node
   NetworkTransport* network = nullptr;  // to the cores of other nodes; nullptr in a one-node job
   EndpointClient* client = nullptr;
   std::uint64_t (*trace_clock)() noexcept = nullptr;  // set: tell the client of every message taken in
@@ -186,13 +187,18 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
     return to.node == node_ ? *transport_ : static_cast<Transport&>(*network_);
   }
   // Posts a packet towards `to` on `transport`: published at once when a
-  // running process posts it (or `now`), else at the end of the poll.
-  std::uint64_t post(Transport& transport, const Route& to, const WireHeader& header,
-                     std::span<const std::byte> payload, bool now = false) {
+  // running process posts it (or `now`), else at the end of the poll. On
+  // the shared-memory transport (T, final) the calls are direct and inline.
+  template <class T>
+  std::uint64_t post(T& transport, const Route& to, const WireHeader& header, std::span<const std::byte> payload,
+                     bool now = false) {
     return !polling_ || now ? transport.post_published(to, header, payload) : transport.post(to, header, payload);
   }
   void send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   void send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
+  // send_remote()'s packet towards `to` on `transport`: eager, or a rendezvous within this node.
+  template <class T>
+  void send_on(T& transport, SendState& s, const Route& to, const WireHeader& h, bool eager, bool synchronous);
   // `global_core`: the destination's core as RouteTable::global_core numbers it.
   void wait_for_room(SendState& s, std::uint32_t global_core, std::uint64_t seq);
   // The payload of a matched message into its receive; completes the receive
@@ -217,7 +223,7 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   const RouteTable* routes_ = nullptr;
   std::uint32_t node_ = 0, core_ = 0;
   std::uint64_t eager_limit_ = 0, network_eager_limit_ = 0;
-  Transport* transport_ = nullptr;
+  SharedMemoryTransport* transport_ = nullptr;
   NetworkTransport* network_ = nullptr;
   EndpointClient* client_ = nullptr;
   bool cancelling_ = false;

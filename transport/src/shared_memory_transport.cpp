@@ -85,24 +85,11 @@ std::uint64_t SharedMemoryTransport::post(const Route& to, const WireHeader& hea
 
 bool SharedMemoryTransport::publish(const Route& to) { return push(out_[to.core]); }
 
-std::uint64_t SharedMemoryTransport::post_published(const Route& to, const WireHeader& header,
-                                                    std::span<const std::byte> payload) {
-  assert(to.core != core_ && payload.size() == wire_payload_bytes(header));
-  Outbox& out = out_[to.core];
-  if (out.head != out.staged.size() || !out.ring->push_packet(header, payload)) {
-    const std::uint64_t seq = post(to, header, payload);
-    push(out);
-    return seq;
-  }
-  const std::size_t slots = packet_slots(payload.size());
-  out.posted += slots;
-  out.pushed += slots;
-  out.doorbell->ring();
-  return out.posted;
-}
-
-bool SharedMemoryTransport::accepted(const Route& to, std::uint64_t seq) const {
-  return seq <= out_[to.core].pushed + window_;
+std::uint64_t SharedMemoryTransport::post_and_push(Outbox& out, const Route& to, const WireHeader& header,
+                                                   std::span<const std::byte> payload) {
+  const std::uint64_t seq = post(to, header, payload);
+  push(out);
+  return seq;
 }
 
 bool SharedMemoryTransport::push(Outbox& out) {
@@ -140,19 +127,19 @@ bool SharedMemoryTransport::flush() {
   return moved;
 }
 
-bool SharedMemoryTransport::has_backlog() const {
-  return std::any_of(out_.begin(), out_.end(), [](const Outbox& o) { return o.head < o.staged.size(); });
-}
-
-bool SharedMemoryTransport::has_arrivals() const {
-  return std::any_of(in_.begin(), in_.end(), [](const Inbox& i) { return i.ring && i.ring->has_slots(); });
-}
-
 bool SharedMemoryTransport::poll(ArrivalSink& sink) {
   bool any = false;
   for (std::uint32_t c = 0; c < in_.size(); ++c) {
     Inbox& in = in_[c];
     if (!in.ring) continue;
+    // Small packets, a cell each (or several to a cell), are read where they
+    // lie: no copy into the batch, the header read once.
+    if (in.partial.empty()) {
+      if (const std::size_t n = deliver_in_place(*in.ring, sink)) {
+        any = true;
+        stats_.slots_received += n;
+      }
+    }
     for (;;) {
       const std::size_t n = in.ring->pop(batch_.get(), kBatchSlots);
       if (n == 0) break;
@@ -165,17 +152,22 @@ bool SharedMemoryTransport::poll(ArrivalSink& sink) {
   return any;
 }
 
-std::size_t SharedMemoryTransport::slots_of(const Slot* header) noexcept {
-  WireHeader h;
-  std::memcpy(&h, header, sizeof h);
-  return packet_slots(wire_payload_bytes(h));
-}
-
-void SharedMemoryTransport::deliver(const Slot* packet, ArrivalSink& sink) {
-  WireHeader h;
-  std::memcpy(&h, packet, sizeof h);
-  sink.arrived(
-      h, {reinterpret_cast<const std::byte*>(packet + kHeaderSlots), static_cast<std::size_t>(wire_payload_bytes(h))});
+std::size_t SharedMemoryTransport::deliver_in_place(Channel& ring, ArrivalSink& sink) {
+  std::size_t taken = 0;
+  for (std::span<const Slot> cell; !(cell = ring.front()).empty();) {
+    std::size_t i = 0;
+    while (cell.size() - i >= kHeaderSlots) {
+      const WireHeader h = header_at(&cell[i]);
+      const std::size_t need = packet_slots(wire_payload_bytes(h));
+      if (need > cell.size() - i) break;  // it runs on into the next cells
+      deliver(h, &cell[i], sink);
+      i += need;
+    }
+    taken += i;
+    ring.take_front(i);
+    if (i != cell.size()) break;
+  }
+  return taken;
 }
 
 void SharedMemoryTransport::parse(Inbox& in, const Slot* slots, std::size_t count, ArrivalSink& sink) {
@@ -217,6 +209,7 @@ void SharedMemoryTransport::hand_over_untaken(SharedMemoryTransport& from, Share
   Inbox& in = to.in_[from.core_];
   for (std::size_t n; (n = ring.pop(to.batch_.get(), kBatchSlots)) != 0;) to.parse(in, to.batch_.get(), n, sink);
   to.parse(in, out.staged.data() + out.head, out.staged.size() - out.head, sink);
+  if (out.head != out.staged.size()) --from.staged_outboxes_;
   out.staged.clear();
   out.head = 0;
 }

@@ -18,7 +18,9 @@
 // from there; only a packet cut by the end of a batch (or by a ring that could
 // take only part of it) is reassembled in a per-ring buffer first.
 
+#include <cassert>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <vector>
@@ -77,15 +79,35 @@ class SharedMemoryTransport final : public Transport {
   void detach();
 
   std::uint64_t post(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
-  bool accepted(const Route& to, std::uint64_t seq) const override;
+  bool accepted(const Route& to, std::uint64_t seq) const override { return seq <= out_[to.core].pushed + window_; }
   bool publish(const Route& to) override;
   // Into the ring at once, without staging, when nothing waits before it
   // towards that core and the ring has room; else post() and publish().
-  std::uint64_t post_published(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override;
+  // Inline, called on this final class (the endpoint's same-node sends): the
+  // header the caller builds goes into the ring's cell from its registers,
+  // with no call between the stores that build it and the load that copies it.
+  std::uint64_t post_published(const Route& to, const WireHeader& header, std::span<const std::byte> payload) override {
+    assert(to.core != core_ && payload.size() == wire_payload_bytes(header));
+    Outbox& out = out_[to.core];
+    if (out.head != out.staged.size() || !out.ring->push_packet(header, payload)) [[unlikely]]
+      return post_and_push(out, to, header, payload);
+    const std::size_t slots = packet_slots(payload.size());
+    out.posted += slots;
+    out.pushed += slots;
+    out.doorbell->ring();
+    return out.posted;
+  }
   bool flush() override;
   bool poll(ArrivalSink& sink) override;
-  bool has_arrivals() const override;
-  bool has_backlog() const override;
+  bool has_arrivals() const override {
+    for (const Inbox& i : in_) {
+      if (i.ring && i.ring->has_slots()) return true;
+    }
+    return false;
+  }
+  // Outboxes with slots not in their ring are those a full ring left, and
+  // those posted to since the last flush: the same count.
+  bool has_backlog() const override { return staged_outboxes_ != 0; }
   bool has_staged() const override { return staged_outboxes_ != 0; }
   const TransportStats& stats() const override { return stats_; }
   // The job's end, once every worker has left it (on one thread): every
@@ -110,10 +132,29 @@ class SharedMemoryTransport final : public Transport {
   };
 
   bool push(Outbox& out);
+  // post_published() when something waits before the packet or the ring is full: staged, then pushed.
+  std::uint64_t post_and_push(Outbox& out, const Route& to, const WireHeader& header,
+                              std::span<const std::byte> payload);
   void parse(Inbox& in, const Slot* slots, std::size_t count, ArrivalSink& sink);
+  // The packets whole in the ring's next cells, handed to sink where they
+  // lie, cell after cell, while no packet runs past its cell's end. The
+  // slots taken so; poll() pops the rest.
+  static std::size_t deliver_in_place(Channel& ring, ArrivalSink& sink);
+  // The header that starts at `header`.
+  static WireHeader header_at(const Slot* header) noexcept {
+    WireHeader h;
+    std::memcpy(&h, header, sizeof h);
+    return h;
+  }
   // Slots of the packet whose header starts at `header`.
-  static std::size_t slots_of(const Slot* header) noexcept;
-  static void deliver(const Slot* packet, ArrivalSink& sink);
+  static std::size_t slots_of(const Slot* header) noexcept {
+    return packet_slots(wire_payload_bytes(header_at(header)));
+  }
+  static void deliver(const WireHeader& h, const Slot* packet, ArrivalSink& sink) {
+    sink.arrived(h, {reinterpret_cast<const std::byte*>(packet + kHeaderSlots),
+                     static_cast<std::size_t>(wire_payload_bytes(h))});
+  }
+  static void deliver(const Slot* packet, ArrivalSink& sink) { deliver(header_at(packet), packet, sink); }
 
   std::vector<Outbox> out_;  // by destination core; none for this core
   std::vector<Inbox> in_;  // by source core

@@ -35,7 +35,11 @@ class ByteBuffer {
 
   ByteBuffer() = default;
   explicit ByteBuffer(std::uint64_t size) { resize_uninitialized(size); }
-  ByteBuffer(ByteBuffer&& other) noexcept { *this = std::move(other); }
+  // Built from `other` at once, not default-made (inline_ zeroed) and then assigned: on every receive's path.
+  ByteBuffer(ByteBuffer&& other) noexcept : size_(other.size_), heap_(std::move(other.heap_)) {
+    if (!heap_) std::memcpy(inline_, other.inline_, kInlineBytes);
+    other.size_ = 0;
+  }
   ByteBuffer& operator=(ByteBuffer&& other) noexcept {
     if (this != &other) {
       size_ = other.size_;
@@ -68,8 +72,9 @@ class ByteBuffer {
 class Message {
  public:
   Message() = default;
-  /// For the runtime: a message of `source` with `tag` and the payload `bytes`.
-  Message(Rank source, Tag tag, detail::ByteBuffer bytes) : source_(source), tag_(tag), bytes_(std::move(bytes)) {}
+  /// For the runtime: a message of `source` with `tag` and the payload `bytes`,
+  /// moved in once (by value, it was moved twice: into the parameter, then here).
+  Message(Rank source, Tag tag, detail::ByteBuffer&& bytes) : source_(source), tag_(tag), bytes_(std::move(bytes)) {}
 
   /// The sender's rank, in the communicator the message was received on.
   Rank source() const noexcept { return source_; }

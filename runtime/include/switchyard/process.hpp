@@ -331,7 +331,13 @@ class alignas(kCacheLine) Process {
 
   Process(detail::Job& job, detail::Worker& worker, Rank rank);
 
-  void check_cancelled() const;
+  /// Throws JobCancelled once the process's core has seen the job cancelled.
+  /// Inline, one load: it stands on the path of every message, twice.
+  void check_cancelled() const {
+    if (*cancel_seen_) [[unlikely]]
+      throw_cancelled();
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void throw_cancelled();
   void check_rank(const detail::Group& g, Rank r, const char* what) const;
   [[noreturn, gnu::cold, gnu::noinline]] void bad_rank(const detail::Group& g, Rank r, const char* what) const;
   void check_user_tag(Tag t, const char* what) const {
@@ -401,10 +407,22 @@ class alignas(kCacheLine) Process {
       wake();
     }
   }
-  /// Ranks are the group's; tags are checked by the public callers.
+  /// Ranks are the group's; tags are checked by the public callers. The
+  /// ticket is made here, inline, from the request the endpoint returns in a
+  /// register: returned whole from a call, it went through memory as two
+  /// stores read back as one wide load, which the store buffer cannot forward.
   SendTicket post_send_on(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
-                          bool synchronous);
-  RecvTicket post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target, bool has_target);
+                          bool synchronous) {
+    return SendTicket(post_send_request(g, dst, bytes, tag, synchronous), this);
+  }
+  RecvTicket post_recv_on(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target, bool has_target) {
+    return RecvTicket(post_recv_request(g, src, tag, target, has_target), this);
+  }
+  /// What post_send_on() and post_recv_on() post: the request, for the ticket to own.
+  detail::SendState* post_send_request(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
+                                       bool synchronous);
+  detail::RecvState* post_recv_request(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target,
+                                       bool has_target);
   /// nullptr once the message is on its way, else a send that completes when a full ring has room.
   detail::SendState* post_active_on(const detail::Group& g, Rank dst, HandlerId handler,
                                     std::span<const std::byte> body);
@@ -421,8 +439,8 @@ class alignas(kCacheLine) Process {
   /// Tracing (trace.cpp): a blocked stretch of this process, and a send with its post timed.
   [[gnu::noinline]] void trace_wait_begin(const char* name) const noexcept;
   [[gnu::noinline]] void trace_wait_end() const noexcept;
-  [[gnu::noinline]] SendTicket traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes, Tag tag,
-                                           bool synchronous);
+  [[gnu::noinline]] detail::SendState* traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes,
+                                                   Tag tag, bool synchronous);
 
   /// A barrier on the communicator of `g`, as member `me`: frameless on one
   /// node (BarrierCall), the collective's Task across nodes or when traced.
@@ -448,6 +466,7 @@ class alignas(kCacheLine) Process {
 
   detail::Job& job_;
   detail::Worker& worker_;
+  const bool* cancel_seen_;  ///< the worker's: whether its core has seen the job cancelled (check_cancelled)
   Rank rank_;
   std::uint64_t job_serial_;  ///< job_.serial(), kept here for the Communicators made from this process
   const detail::Group* world_ = nullptr;  ///< the job's world communicator, set once the job has made it
