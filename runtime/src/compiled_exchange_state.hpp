@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "copy_bytes.hpp"
 #include "group.hpp"
 #include "job.hpp"
 #include "node_staging_pool.hpp"
@@ -29,27 +30,6 @@
 #include "worker_mutex.hpp"
 
 namespace switchyard::detail {
-
-// Copies n bytes of distinct buffers. A small copy (a halo's double, a
-// redistribution's run of two) as fixed-size moves, which the compiler
-// inlines: a call of memcpy with a variable size costs more than such a copy
-// itself.
-inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) noexcept {
-  if (n > 32) {
-    std::memcpy(to, from, n);
-  } else if (n >= 16) {  // two 16-byte moves, overlapping unless n is 32
-    std::memcpy(to, from, 16);
-    std::memcpy(to + n - 16, from + n - 16, 16);
-  } else if (n >= 8) {
-    std::memcpy(to, from, 8);
-    std::memcpy(to + n - 8, from + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(to, from, 4);
-    std::memcpy(to + n - 4, from + n - 4, 4);
-  } else {
-    for (std::uint64_t i = 0; i < n; ++i) to[i] = from[i];
-  }
-}
 
 // copy_bytes for n of at most 128 (a halo's few doubles): above 32 bytes,
 // 16-byte moves from both ends, which overlap in the middle. For the loop of

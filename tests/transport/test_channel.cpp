@@ -3,7 +3,7 @@
 
 #include <switchyard/transport/wire.hpp>
 #include "channel.hpp"
-#include "payload_copy.hpp"
+#include "copy_bytes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -95,14 +95,14 @@ TEST(WireLayout, PayloadOnTheWireByKind) {
   EXPECT_EQ(wire_payload_bytes(h), 0u);
 }
 
-// copy_payload at every size up to past its fixed-move cases: each byte
+// copy_bytes at every size up to past its fixed-move cases: each byte
 // copied, none beyond n written, at offsets that misalign both ends.
-TEST(PayloadCopy, EveryByteAndNothingBeyond) {
+TEST(CopyBytes, EveryByteAndNothingBeyond) {
   for (std::size_t offset = 0; offset < 3; ++offset) {
     for (std::uint64_t n = 0; n <= 70; ++n) {
       std::vector<std::byte> from(n + 8), to(n + 8, std::byte{0xee});
       sytest::fill_pattern(from.data(), from.size(), n);
-      switchyard::detail::copy_payload(to.data() + offset, from.data() + offset, n);
+      switchyard::detail::copy_bytes(to.data() + offset, from.data() + offset, n);
       for (std::size_t i = 0; i < to.size(); ++i) {
         const bool inside = i >= offset && i < offset + n;
         ASSERT_EQ(to[i], inside ? from[i] : std::byte{0xee}) << "n " << n << ", offset " << offset << ", byte " << i;

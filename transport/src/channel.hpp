@@ -39,7 +39,7 @@
 #include <memory>
 #include <span>
 
-#include "payload_copy.hpp"
+#include "copy_bytes.hpp"
 #include "switchyard/assert.hpp"
 #include "switchyard/transport/wire.hpp"
 
@@ -104,7 +104,7 @@ class alignas(kCacheLine) Channel {
         room -= sizeof header;
       }
       const std::size_t n = std::min(room, left);
-      copy_payload(to, from, n);  // the last slot's padding is left as it was: nobody reads it
+      copy_bytes(to, from, n);  // the last slot's padding is left as it was: nobody reads it
       from += n;
       left -= n;
       cell.count = std::min(kSlotsPerCell, slots - i * kSlotsPerCell);

@@ -1,7 +1,8 @@
 #pragma once
-// Copies of message payloads on the message path, most of them a few bytes:
-// a call of memcpy with a variable size costs more than such a copy itself
-// (about 25 instructions and a call, against two moves).
+// Copies of a few bytes: a message's payload on the message path, a compiled
+// exchange's piece (a halo's double, a redistribution's run of two). A call
+// of memcpy with a variable size costs more than such a copy itself (about 25
+// instructions and a call, against two moves).
 
 #include <cstddef>
 #include <cstdint>
@@ -12,7 +13,7 @@ namespace switchyard::detail {
 // n bytes from `from` to `to` (not overlapping): up to 32 bytes as two
 // fixed-size moves, overlapping unless n is a power of two, which the
 // compiler inlines; larger ones through memcpy.
-inline void copy_payload(std::byte* to, const std::byte* from, std::uint64_t n) noexcept {
+inline void copy_bytes(std::byte* to, const std::byte* from, std::uint64_t n) noexcept {
   if (n > 32) {
     std::memcpy(to, from, n);
   } else if (n >= 16) {
