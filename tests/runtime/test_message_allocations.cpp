@@ -35,11 +35,10 @@ constexpr std::size_t kLarge = 4096;  // above the default eager limit: single c
 // has nothing else to run) nests a native frame per task it awaits, until its
 // worker's stack runs out (Task.ManySequentialAwaitsInALoop shortens its loop
 // for the same reason). A yield now and then unwinds them: there, the loops
-// below yield every kYieldEvery round trips.
+// below yield after every kYieldEvery-th round trip. A plain test, not a task
+// of its own, which would nest a frame itself.
 constexpr int kYieldEvery = 16;
-Task<void> unwind_if_sanitized(Process& p, int i) {
-  if (sytest::kSanitized && i % kYieldEvery == kYieldEvery - 1) co_await p.yield();
-}
+bool unwind_after(int i) { return sytest::kSanitized && i % kYieldEvery == kYieldEvery - 1; }
 
 // Round trip i: rank 0 sends 2i, rank 1 answers 2i + 1; received with recv
 // (even i) or recv_into (odd i), checked (`bad` counts wrong values).
@@ -94,7 +93,7 @@ Task<void> traffic(Process& p, std::vector<std::byte>& large, std::vector<std::b
     }
     for (int i = 0; i < kRoundTrips; ++i) {
       co_await round_trip(p, i, bad);
-      co_await unwind_if_sanitized(p, i);
+      if (unwind_after(i)) co_await p.yield();
     }
     for (int b = 0; b < kBursts; ++b) {
       co_await burst(p, static_cast<std::uint64_t>(b) * kBurstMessages, bad);
@@ -149,7 +148,7 @@ std::uint64_t ping_pongs_and_bursts(Runtime& rt, const RunOptions& opts, int rou
         for (int i = 0; i < round_trips; ++i) {
           co_await round_trip(p, i, bad);
           if (i % kBurstEvery == 0) co_await burst(p, static_cast<std::uint64_t>(i), bad);
-          co_await unwind_if_sanitized(p, i);
+          if (unwind_after(i)) co_await p.yield();
         }
       },
       opts);

@@ -106,8 +106,8 @@ class SharedMemoryTransport final : public Transport {
     return false;
   }
   // Outboxes with slots not in their ring are those a full ring left, and
-  // those posted to since the last flush: the same count.
-  bool has_backlog() const override { return staged_outboxes_ != 0; }
+  // those posted to since the last flush: the same count as has_staged().
+  bool has_backlog() const override { return has_staged(); }
   bool has_staged() const override { return staged_outboxes_ != 0; }
   const TransportStats& stats() const override { return stats_; }
   // The job's end, once every worker has left it (on one thread): every
