@@ -56,6 +56,7 @@ CompiledExchangeState& CompiledEngine::state_of(Process& p, const Group& g, std:
         if (members.to_comm(q->rank()) < participants) prog.members.push_back(q);
       }
       prog.participants = static_cast<std::uint32_t>(prog.members.size());
+      prog.arrivals.resize(prog.members.size());
     }
     if (members.nodes_spanned > 1) {
       s->spans_nodes = true;
@@ -371,6 +372,7 @@ bool CompiledEngine::arrive(CompiledRun& r) {
   // Each participant of the core arrives once a run: the last one copies and
   // starts the count again before any of them can arrive at the next run.
   SWITCHYARD_ASSERT(prog.arrived < prog.participants);
+  prog.arrivals[prog.arrived] = &p;
   if (++prog.arrived < prog.participants) {
     if (prog.arrived == 1) prog.finished = false;
     r.step_ = s.spans_nodes && me == s.leader ? CompiledRun::Step::leader : CompiledRun::Step::parked;
@@ -475,7 +477,8 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
   }
   prog.done = run;
   prog.finished = true;
-  for (Process* q : prog.members) q->notify();  // the copier itself is running: notify() passes it by
+  // Last-come first (see `arrivals`); the copier itself is running: notify() passes it by.
+  for (auto q = prog.arrivals.rbegin(); q != prog.arrivals.rend(); ++q) (*q)->notify();
   co_return CompiledRunStats{s.member_run(me).inquiries};
 }
 

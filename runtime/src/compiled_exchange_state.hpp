@@ -283,6 +283,11 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   bool compiled = false;
   bool crosses_nodes = false;  // some participant of the node has a step with another node
   std::vector<Process*> members;  // the participants on this core
+  // This run's participants in the order they arrived (arrive() fills it, the
+  // copier reads it): the copier wakes them last-come first, so that a
+  // process resumes while what it touched last is still in the core's cache,
+  // and the next run's order runs backwards through this one's.
+  std::vector<Process*> arrivals;
   std::vector<CopyStep> steps;  // the program within the node, in order
   std::vector<std::uint32_t> step_core;  // per step: the core at its other end
   std::vector<CopyBlock> blocks;

@@ -361,6 +361,42 @@ TEST(CompiledExchange, ASendBufferIsFreeWhenTheRunReturns) {
   });
 }
 
+// A core's copier wakes its participants last-come first (their data most
+// recently touched, so likelier in the cache): on each core, the runs return
+// in the reverse of the order in which they arrived, the copier (the last to
+// arrive) first; so the next run arrives in the reverse of this one's order.
+TEST(CompiledExchange, ParticipantsReturnInTheReverseOfTheirArrival) {
+  const Rank n = 8;
+  const Ring ring(n, 64);
+  constexpr int kRuns = 4;
+  struct Orders {
+    std::vector<Rank> arrived, returned;
+  };
+  const std::vector<int>& cores = runtime().cores();  // by OS CPU number: made before the job, written by one core each
+  std::vector<std::vector<Orders>> by_core(*std::max_element(cores.begin(), cores.end()) + 1,
+                                           std::vector<Orders>(kRuns));
+  runtime().run(n, [&](Process& p) -> Task<void> {
+    const Rank me = p.rank();
+    std::vector<std::byte> out(2 * 64, std::byte{1}), in(2 * 64);
+    const std::span<const std::byte> send[] = {{out.data(), 64}, {out.data() + 64, 64}};
+    const std::span<std::byte> recv[] = {{in.data(), 64}, {in.data() + 64, 64}};
+    for (int k = 0; k < kRuns; ++k) {
+      Orders& orders = by_core[p.core()][k];  // one core's processes run on its one thread
+      orders.arrived.push_back(me);
+      co_await run_compiled_exchange(p, 9, n, ring.members[me], CompiledRegions{send, recv}, CompiledExchangeOptions{});
+      orders.returned.push_back(me);
+    }
+  });
+  for (std::size_t core = 0; core < by_core.size(); ++core) {
+    for (int k = 0; k < kRuns; ++k) {
+      const Orders& o = by_core[core][k];
+      EXPECT_TRUE(std::equal(o.arrived.rbegin(), o.arrived.rend(), o.returned.begin(), o.returned.end()))
+          << "core " << core << ", run " << k;
+      if (k > 0) EXPECT_EQ(o.arrived, by_core[core][k - 1].returned) << "core " << core << ", run " << k;
+    }
+  }
+}
+
 // A few small messages from one core's members to another's go through the
 // sending core's staging area: the senders' runs end without waiting for the
 // receivers' copies, so a sender may run ahead of a slow receiver, by two runs
