@@ -552,6 +552,54 @@ TEST(HaloExchange, EveryCallSendsTheOwnedBitsWhereValuesCompareEqual) {
       run_options());
 }
 
+// start_forward packs a message whose entries are one run of `owned` with
+// one compare and one copy: a change of any one entry, anywhere in the run,
+// reaches its ghost. Each call changes one owned entry per process (the next
+// one each call, the last call's back as it was); lund_a in 4 blocks, whose
+// messages include runs.
+TEST(HaloExchange, StartForwardSendsAChangeAnywhereInARun) {
+  Runtime rt;
+  const auto a = read_csr_matrix_market_file<double>(kData + "/lund_a.mtx");
+  const Rank parts = 4;
+  const HaloExchange<double> halo(a, RowPartition::blocks(a.rows, parts));
+  std::vector<std::pair<Rank, std::size_t>> owner_of(a.rows);  // global entry -> (owner, index in its owned)
+  std::uint64_t runs = 0;
+  for (Rank r = 0; r < parts; ++r) {
+    const HaloMap& m = halo.map(r);
+    for (std::size_t i = 0; i < m.owned.size(); ++i) owner_of[m.owned[i]] = {r, i};
+    for (std::size_t d = 0; d < m.destinations.size(); ++d) {
+      bool run = m.destination_start[d + 1] - m.destination_start[d] > 1;
+      for (std::uint64_t k = m.destination_start[d] + 1; k < m.destination_start[d + 1]; ++k)
+        run = run && m.sent[k] == m.sent[k - 1] + 1;
+      runs += run;
+    }
+  }
+  ASSERT_GT(runs, 0u);
+  // Call c's value of global entry g: g, but -g - c at the one index c of its owner's owned (mod their count).
+  const auto value = [&](GlobalIndex g, int c) {
+    const auto [r, i] = owner_of[g];
+    return i == static_cast<std::size_t>(c) % halo.map(r).owned.size() ? -static_cast<double>(g) - c
+                                                                       : static_cast<double>(g);
+  };
+  constexpr int kCalls = 60;  // every index of a block of lund_a's 147 / 4 rows changes once or more
+  rt.run(
+      parts,
+      [&](Process& p) -> Task<void> {
+        const HaloMap& m = halo.map(p.rank());
+        std::vector<double> owned(m.owned.size()), ghosts(m.ghosts.size());
+        for (int c = 0; c < kCalls; ++c) {
+          for (std::size_t i = 0; i < owned.size(); ++i) owned[i] = value(m.owned[i], c);
+          std::fill(ghosts.begin(), ghosts.end(), 0.5);
+          halo.start_forward(p, owned, ghosts);
+          co_await halo.wait_forward(p);
+          for (std::size_t g = 0; g < ghosts.size(); ++g) {
+            SY_CHECK(ghosts[g] == value(m.ghosts[g], c), "call " << c << ": rank " << p.rank() << " ghost " << g);
+          }
+        }
+      },
+      run_options());
+}
+
 // Owners per row, scattered: a process's rows are not contiguous, some own none.
 TEST(HaloExchange, OwnerPerRowPartition) {
   Runtime rt;

@@ -473,11 +473,20 @@ void HaloExchange<T>::pack_forward(Part& p, std::span<const T> owned, bool every
       if (std::memcmp(&out[k], &in[sent[k]], sizeof(T)) != 0) std::memcpy(&out[k], &in[sent[k]], sizeof(T));
     }
   };
-  if (every_destination) {
-    gather(0, p.packed.size());
+  if (!every_destination) {
+    for (const auto& [first, last] : p.forward_packs) gather(first, last);
     return;
   }
-  for (const auto& [first, last] : p.forward_packs) gather(first, last);
+  // The split phase packs the runs too: each with one compare and one copy
+  // (bitwise, and only where it changed, as the gather), not entry by entry.
+  for (std::size_t d = 0; d < p.forward_packed.size(); ++d) {
+    const std::uint64_t first = p.map.destination_start[d], last = p.map.destination_start[d + 1];
+    if (p.forward_packed[d]) {
+      gather(first, last);
+    } else if (first < last && std::memcmp(out + first, in + sent[first], (last - first) * sizeof(T)) != 0) {
+      std::memcpy(out + first, in + sent[first], (last - first) * sizeof(T));
+    }
+  }
 }
 
 template <class T>
