@@ -26,12 +26,25 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc < 2) {
-    if (rank == 0) std::fprintf(stderr, "usage: mpirun -np P spmv_mpi MATRIX.mtx [--iterations K]\n");
+  std::uint32_t iterations = 200;
+  bool parsed = argc >= 2;
+  for (int i = 2; parsed && i < argc; i += 2) {
+    const std::string arg = argv[i], value = i + 1 < argc ? argv[i + 1] : "";
+    if (arg == "--iterations" && !value.empty() && value.find_first_not_of("0123456789") == std::string::npos &&
+        value.size() < 10) {
+      iterations = static_cast<std::uint32_t>(std::stoul(value));
+      parsed = iterations > 0;
+    } else {
+      parsed = false;
+    }
+  }
+  if (!parsed) {
+    if (rank == 0) {
+      std::fprintf(stderr, "usage: mpirun -np P spmv_mpi MATRIX.mtx [--iterations K] (K > 0)\n");
+    }
     MPI_Finalize();
     return 2;
   }
-  const std::uint32_t iterations = argc >= 4 && std::string(argv[2]) == "--iterations" ? std::stoul(argv[3]) : 200;
   const auto a = syh::read_csr_matrix_market_file<double>(argv[1]);
   // The plans of the switchyard halo go unused: only its maps and local rows.
   const syh::HaloExchange<double> halo(a, syh::RowPartition::blocks(a.rows, static_cast<switchyard::Rank>(size)));

@@ -124,10 +124,15 @@ bool parse(int argc, char** argv, Options& o) {
 int main(int argc, char** argv) {
   Options o;
   try {
-    if (!parse(argc, argv, o)) {
+    bool parsed = false;
+    try {
+      parsed = parse(argc, argv, o);
+    } catch (const std::exception&) {  // a number that is none (std::stoul)
+    }
+    if (!parsed) {
       std::fprintf(stderr,
                    "usage: spmv MATRIX.mtx [--blocks P] [--iterations K] [--scheduler NAME] "
-                   "[--placement block|round-robin] [--kernel function|inline] [--realtime P]\n");
+                   "[--placement block|round-robin] [--kernel function|inline] [--realtime P] (P and K positive)\n");
       return 2;
     }
     const auto a = syh::read_csr_matrix_market_file<double>(o.matrix);
