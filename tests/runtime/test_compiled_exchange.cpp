@@ -392,7 +392,9 @@ TEST(CompiledExchange, ParticipantsReturnInTheReverseOfTheirArrival) {
       const Orders& o = by_core[core][k];
       EXPECT_TRUE(std::equal(o.arrived.rbegin(), o.arrived.rend(), o.returned.begin(), o.returned.end()))
           << "core " << core << ", run " << k;
-      if (k > 0) EXPECT_EQ(o.arrived, by_core[core][k - 1].returned) << "core " << core << ", run " << k;
+      if (k > 0) {
+        EXPECT_EQ(o.arrived, by_core[core][k - 1].returned) << "core " << core << ", run " << k;
+      }
     }
   }
 }
