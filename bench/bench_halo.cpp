@@ -18,6 +18,11 @@
 //       The same, the plan's runs bound to the buffers (ExchangePlan::bind,
 //       once per process and job): bound_ns and x_bound in place of plan_ns
 //       and x_plan (no target).
+//   BM_HaloSplitVsForward/lund_a/blocks:P
+//       The split phase (start_forward, then at once wait_forward) in place
+//       of forward(), alternated with chunks of forward() itself: forward_ns
+//       and x_forward in place of plan_ns and x_plan (no target): what the
+//       split phase costs where nothing is computed between its halves.
 //   Each baseline is alternated with the halo in a job of its own: a chunk's
 //   first run after the other kind's re-reads the regions, so each baseline
 //   follows the halo's chunks alone.
@@ -76,7 +81,7 @@ void set_owned(const halo::HaloMap& m, ProcessBuffers& b, int chunk) {
 }
 
 // What the halo's chunks alternate with (see the file's description).
-enum class Baseline { plan, bound };
+enum class Baseline { plan, bound, forward };
 
 // The number of ghosts that do not hold this chunk's value of their entry.
 std::uint64_t wrong_ghosts(const halo::HaloMap& m, const ProcessBuffers& b, int chunk) {
@@ -111,7 +116,10 @@ void BM_HaloForward(benchmark::State& state, sy::Rank blocks, Baseline baseline)
               co_await p.barrier();
               if (p.rank() == 0) timer.start();
               for (int call = 0; call < kCallsPerChunk; ++call) {
-                if (through_halo) {
+                if (through_halo && baseline == Baseline::forward) {
+                  h.start_forward(p, b.owned, b.ghosts);
+                  co_await h.wait_forward(p);
+                } else if (through_halo || baseline == Baseline::forward) {
                   co_await h.forward(p, b.owned, b.ghosts);
                 } else if (baseline == Baseline::bound) {
                   co_await bound.run();
@@ -137,7 +145,7 @@ void BM_HaloForward(benchmark::State& state, sy::Rank blocks, Baseline baseline)
   // The batches' medians: the Time column is their mean.
   const double halo_median = sy::median(halo_seconds), plan_median = sy::median(plan_seconds);
   state.counters["halo_median_ns"] = halo_median * 1e9;
-  const std::string name = baseline == Baseline::plan ? "plan" : "bound";
+  const std::string name = baseline == Baseline::plan ? "plan" : baseline == Baseline::bound ? "bound" : "forward";
   state.counters[name + "_ns"] = plan_median * 1e9;
   state.counters["x_" + name] = plan_median > 0 ? halo_median / plan_median : 0;
   if (baseline == Baseline::plan) state.counters["target_x_plan"] = kTargetXPlan;
@@ -148,7 +156,8 @@ void BM_HaloForward(benchmark::State& state, sy::Rank blocks, Baseline baseline)
 
 const bool registered = [] {
   for (const auto& [baseline, prefix] :
-       {std::pair{Baseline::plan, "BM_HaloForward"}, std::pair{Baseline::bound, "BM_HaloForwardVsBound"}}) {
+       {std::pair{Baseline::plan, "BM_HaloForward"}, std::pair{Baseline::bound, "BM_HaloForwardVsBound"},
+        std::pair{Baseline::forward, "BM_HaloSplitVsForward"}}) {
     for (const sy::Rank blocks : {16u, 64u, 147u}) {
       const std::string line = std::string(prefix) + "/lund_a/blocks:" + std::to_string(blocks);
       benchmark::RegisterBenchmark(line.c_str(), BM_HaloForward, blocks, baseline)

@@ -453,10 +453,11 @@ TEST(HaloExchange, ASecondStartStopsTheOtherCoresCopiesBeforeItPacks) {
 }
 
 // forward runs on a binding of its plan to owned and the ghosts where they
-// stay put, sending straight from owned: ghosts that move between calls (to
+// stay put, sending straight from owned, and start_forward on a binding to
+// its packing buffer and the ghosts: ghosts that move between calls (to
 // another buffer, alternating, back), owned entries that move every third
 // call, and a second job whose buffers are where the first job's were (its
-// binding is the ended job's), get every ghost of every call.
+// binding is the ended job's), get every ghost of every call, in both forms.
 TEST(HaloExchange, ForwardWhereTheGhostsMoveBetweenCallsAndJobs) {
   Runtime rt;
   const auto a = laplacian(12);
@@ -473,16 +474,21 @@ TEST(HaloExchange, ForwardWhereTheGhostsMoveBetweenCallsAndJobs) {
   // the second job the other way round, from B, where the first job's binding is.
   const auto in_b = [](int job, int k) { return (k >= 3 && (k >= 7 || k % 2 == 1)) != (job == 1); };
   const auto value = [](GlobalIndex g, int job, int k) { return static_cast<double>(g) + 1000.0 * (job * 10 + k); };
-  for (int job = 0; job < 2; ++job) {
+  for (int job = 0; job < 4; ++job) {  // jobs 2 and 3: jobs 0 and 1 again, split
     rt.run(parts, [&](Process& p) -> Task<void> {
       const Rank me = p.rank();
       const HaloMap& m = halo.map(me);
       for (int k = 0; k < 10; ++k) {
         std::vector<double>& owned = k % 3 == 2 ? owned_b[me] : owned_a[me];
         for (std::size_t i = 0; i < m.owned.size(); ++i) owned[i] = value(m.owned[i], job, k);
-        std::vector<double>& ghosts = in_b(job, k) ? ghosts_b[me] : ghosts_a[me];
+        std::vector<double>& ghosts = in_b(job % 2, k) ? ghosts_b[me] : ghosts_a[me];
         std::fill(ghosts.begin(), ghosts.end(), -1.0);
-        co_await halo.forward(p, owned, ghosts);
+        if (job < 2) {
+          co_await halo.forward(p, owned, ghosts);
+        } else {
+          halo.start_forward(p, owned, ghosts);
+          co_await halo.wait_forward(p);
+        }
         for (std::size_t g = 0; g < m.ghosts.size(); ++g) {
           SY_CHECK(ghosts[g] == value(m.ghosts[g], job, k),
                    "job " << job << ", call " << k << ": rank " << me << " ghost " << g);
@@ -552,42 +558,42 @@ TEST(HaloExchange, EveryCallSendsTheOwnedBitsWhereValuesCompareEqual) {
       run_options());
 }
 
-// start_forward packs a message whose entries are one run of `owned` with
-// one compare and one copy: a change of any one entry, anywhere in the run,
-// reaches its ghost. Each call changes one owned entry per process (the next
-// one each call, the last call's back as it was); lund_a in 4 blocks, whose
-// messages include runs.
-TEST(HaloExchange, StartForwardSendsAChangeAnywhereInARun) {
+// start_forward packs a message whose entries are one run of `owned` of
+// 128 bytes or more with one compare and one copy, shorter ones entry by
+// entry: a change of any one entry, anywhere in a run, reaches its ghost.
+// Each call changes one owned entry per process (the next one each call, the
+// last call's back as it was); lund_a in 4 blocks (runs of up to 23 entries,
+// most of them below 128 bytes) and a 24 x 24 grid's Laplacian in 4 blocks of
+// 6 grid rows (runs of 24).
+void start_forward_sends_every_change(const CsrMatrix<double>& a, Rank parts, std::uint64_t longest_run) {
   Runtime rt;
-  const auto a = read_csr_matrix_market_file<double>(kData + "/lund_a.mtx");
-  const Rank parts = 4;
   const HaloExchange<double> halo(a, RowPartition::blocks(a.rows, parts));
   std::vector<std::pair<Rank, std::size_t>> owner_of(a.rows);  // global entry -> (owner, index in its owned)
-  std::uint64_t runs = 0;
+  std::uint64_t longest = 0;
   for (Rank r = 0; r < parts; ++r) {
     const HaloMap& m = halo.map(r);
     for (std::size_t i = 0; i < m.owned.size(); ++i) owner_of[m.owned[i]] = {r, i};
     for (std::size_t d = 0; d < m.destinations.size(); ++d) {
-      bool run = m.destination_start[d + 1] - m.destination_start[d] > 1;
+      bool run = true;
       for (std::uint64_t k = m.destination_start[d] + 1; k < m.destination_start[d + 1]; ++k)
         run = run && m.sent[k] == m.sent[k - 1] + 1;
-      runs += run;
+      if (run) longest = std::max(longest, m.destination_start[d + 1] - m.destination_start[d]);
     }
   }
-  ASSERT_GT(runs, 0u);
+  ASSERT_EQ(longest, longest_run);
   // Call c's value of global entry g: g, but -g - c at the one index c of its owner's owned (mod their count).
   const auto value = [&](GlobalIndex g, int c) {
     const auto [r, i] = owner_of[g];
     return i == static_cast<std::size_t>(c) % halo.map(r).owned.size() ? -static_cast<double>(g) - c
                                                                        : static_cast<double>(g);
   };
-  constexpr int kCalls = 60;  // every index of a block of lund_a's 147 / 4 rows changes once or more
+  const int calls = static_cast<int>(a.rows / parts) + 20;  // every owned index changes once or more
   rt.run(
       parts,
       [&](Process& p) -> Task<void> {
         const HaloMap& m = halo.map(p.rank());
         std::vector<double> owned(m.owned.size()), ghosts(m.ghosts.size());
-        for (int c = 0; c < kCalls; ++c) {
+        for (int c = 0; c < calls; ++c) {
           for (std::size_t i = 0; i < owned.size(); ++i) owned[i] = value(m.owned[i], c);
           std::fill(ghosts.begin(), ghosts.end(), 0.5);
           halo.start_forward(p, owned, ghosts);
@@ -598,6 +604,11 @@ TEST(HaloExchange, StartForwardSendsAChangeAnywhereInARun) {
         }
       },
       run_options());
+}
+
+TEST(HaloExchange, StartForwardSendsAChangeAnywhereInARun) {
+  start_forward_sends_every_change(read_csr_matrix_market_file<double>(kData + "/lund_a.mtx"), 4, 23);
+  start_forward_sends_every_change(laplacian(24), 4, 24);
 }
 
 // Owners per row, scattered: a process's rows are not contiguous, some own none.

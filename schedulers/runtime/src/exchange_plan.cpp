@@ -189,4 +189,13 @@ ExchangeRun BoundExchange::run() {
   return detail::run_spans(*plan_, comm_, send_, recv_);
 }
 
+void BoundExchange::start() {
+  if (!plan_)
+    throw InvalidArgument("switchyard: BoundExchange::start: the binding is empty (default-made or moved from)");
+  const detail::ExchangePart* part = detail::part_for_run(*plan_, comm_);
+  if (!part) return;  // a member beyond the plan: nothing to start, as run()
+  detail::SplitRun& split = detail::split_to_start(*plan_, *part, comm_, "BoundExchange::start");
+  detail::start_split(split, comm_, run());
+}
+
 }  // namespace switchyard::schedulers

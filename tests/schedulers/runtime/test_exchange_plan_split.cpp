@@ -1,5 +1,5 @@
 // ExchangePlan's split phase (start, then wait): every byte of every run
-// checked in each execution and buffer form, with processes far beyond the
+// checked in each execution and buffer form (a binding's start included), with processes far beyond the
 // cores and at one per core, work between the two; a one-way pattern whose
 // receiver completes while its sender has only started (the compiled run's
 // overlap); misuse (a second start, a wait without a start) refused with its
@@ -40,16 +40,20 @@ Task<void> interior_work(Process& p, int k) {
   for (Rank y = 0; y < 1 + p.rank() % 3; ++y) co_await p.yield();
 }
 
-// Run k as a split phase, through the spans, the blocks and the hooks in turn.
-Task<void> split_run(const ExchangePlan& plan, Process& p, BufferForms& forms, int k) {
+// Run k as a split phase, through the spans, the blocks, the hooks and (given
+// one) a binding of the spans (BoundExchange::start) in turn.
+Task<void> split_run(const ExchangePlan& plan, Process& p, BufferForms& forms, int k, BoundExchange* bound = nullptr) {
   std::optional<BufferForms::CountingHooks> hooks;
-  if (k % 3 == 0) {
+  const int form = k % (bound ? 4 : 3);
+  if (form == 0) {
     plan.start(p, forms.sends, forms.recvs);
-  } else if (k % 3 == 1) {
+  } else if (form == 1) {
     plan.start(p, forms.send_block, forms.send_at, forms.recv_block, forms.recv_at);
-  } else {
+  } else if (form == 2) {
     hooks.emplace(forms);
     plan.start(p, *hooks);
+  } else {
+    bound->start();
   }
   co_await interior_work(p, k);
   co_await plan.wait(p);
@@ -70,10 +74,11 @@ void split_many(const CommMatrix& m, const std::string& scheduler, bool collecti
         std::optional<ExchangePlan> mine;
         if (collective) mine = co_await ExchangePlan::create(p, m.row(p.rank()), options);
         const ExchangePlan& plan = collective ? *mine : *global;
+        BoundExchange bound = plan.bind(p, forms.sends, forms.recvs);
         for (int k = 0; k < runs; ++k) {
           b.poison();
           co_await p.barrier();
-          co_await split_run(plan, p, forms, k);
+          co_await split_run(plan, p, forms, k, &bound);
           if (auto bad = b.verify()) throw PayloadError(scheduler + ", split run " + std::to_string(k), *bad);
         }
         // The plain run still follows a split one, and a split one a plain one.
@@ -122,7 +127,12 @@ TEST(ExchangePlanSplit, TheReceiverCompletesWhileTheSenderHasOnlyStarted) {
         [&](Process& p) -> Task<void> {
           ExchangeBuffers b(m, p.rank(), static_cast<std::uint64_t>(trial));
           BufferForms forms(b, 2);
-          plan.start(p, forms.sends, forms.recvs);
+          BoundExchange bound = plan.bind(p, forms.sends, forms.recvs);
+          if (trial % 2 == 0) {
+            plan.start(p, forms.sends, forms.recvs);
+          } else {
+            bound.start();  // a binding's start publishes as well
+          }
           if (p.rank() == 0) {
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
             while (!received.load(std::memory_order_acquire)) {
@@ -171,6 +181,22 @@ TEST(ExchangePlanSplit, ASecondStartBeforeTheWaitIsRefused) {
           sytest::run_options(how.ring_capacity));
     });
     EXPECT_NE(what.find("ExchangePlan::start on rank 2: a second start before the wait"), std::string::npos) << what;
+    // A binding's start is refused as well after a start of its member.
+    const std::string bound_what = invalid_argument_of([&] {
+      sytest::runtime().run(
+          4,
+          [&](Process& p) -> Task<void> {
+            ExchangeBuffers b(m, p.rank(), 3);
+            BufferForms forms(b, 4);
+            BoundExchange bound = plan.bind(p, forms.sends, forms.recvs);
+            bound.start();
+            if (p.rank() == 1) bound.start();
+            co_await plan.wait(p);
+          },
+          sytest::run_options(how.ring_capacity));
+    });
+    EXPECT_NE(bound_what.find("BoundExchange::start on rank 1: a second start before the wait"), std::string::npos)
+        << bound_what;
     // The failed job's run in flight is not the next job's: it starts and waits anew.
     sytest::runtime().run(
         4,

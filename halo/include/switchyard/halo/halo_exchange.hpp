@@ -228,6 +228,13 @@ class HaloExchange {
     const T* last_ghosts = nullptr;  ///< where the last forward's ghosts were
     const T* bound_owned = nullptr;  ///< where the bound owned entries are
     const T* last_owned = nullptr;  ///< where the last forward's owned entries were
+    /// start_forward's binding: the plan bound to packed_out and the ghosts at
+    /// split_ghosts for the runs of split_comm, made as `bound` is (see
+    /// start_bound_forward).
+    schedulers::BoundExchange split_bound;
+    Communicator split_comm;  ///< the split binding's communicator
+    const T* split_ghosts = nullptr;  ///< where the split binding's ghosts are
+    const T* last_split_ghosts = nullptr;  ///< where the last start's ghosts were
     /// forward's sends: a destination's run of owned entries where its sent
     /// entries are one (no packing: the plan copies from `owned`), else its
     /// stretch of `packed`.
@@ -253,11 +260,15 @@ class HaloExchange {
   /// inlined: inside a coroutine the compiler keeps a loop's index in the
   /// frame and stores it there on every iteration, and inlined into the
   /// caller's coroutine (forward() is) it reloads its pointers from the stack.
+  /// The shortest run of owned entries pack_forward compares and copies whole.
+  static constexpr std::size_t kWholeRunBytes = 128;
   [[gnu::noinline]] static void pack_forward(Part& p, std::span<const T> owned, bool every_destination);
   static void point_forward(Part& p, std::span<T> ghosts);
   static void point_sends(Part& p, std::span<const T> owned);
   static schedulers::ExchangeRun bound_forward(const schedulers::ExchangePlan& plan, Part& p, const Communicator& comm,
                                                std::span<const T> owned, std::span<T> ghosts);
+  static void start_bound_forward(const schedulers::ExchangePlan& plan, Part& p, const Communicator& comm,
+                                  std::span<T> ghosts);
   static void point_reverse(Part& p, std::span<const T> ghosts);
   template <class Op>
   [[gnu::noinline]] static void unpack_reverse(const Part& p, std::span<T> owned, Op& op);
@@ -425,9 +436,29 @@ void HaloExchange<T>::start_forward(const Communicator& comm, std::span<const T>
   Part& p = checked_part(comm, "start_forward", owned.size(), ghosts.size());
   forward_->refuse_second_start(comm, "HaloExchange::start_forward");  // before packing where the first run reads
   pack_forward(p, owned, true);
-  point_forward(p, ghosts);
-  forward_->start(comm, p.packed_out, p.ghosts_in);
+  start_bound_forward(*forward_, p, comm, ghosts);
   p.forward_started = true;
+}
+
+/// The split forward's start from `packed` into the ghosts: on the split
+/// binding where the ghosts are the bound ones (the plan checks and
+/// publishes nothing then), else unbound; bound (it allocates, once) where
+/// they are where the last start had them, as bound_forward does.
+template <class T>
+void HaloExchange<T>::start_bound_forward(const schedulers::ExchangePlan& plan, Part& p, const Communicator& comm,
+                                          std::span<T> ghosts) {
+  const bool stayed = p.last_split_ghosts == ghosts.data();
+  if (!stayed) p.last_split_ghosts = ghosts.data();
+  if (p.split_ghosts == ghosts.data() && p.split_comm.valid() && p.split_comm == comm &&
+      p.split_comm.job() == comm.job()) {
+    return p.split_bound.start();
+  }
+  point_forward(p, ghosts);
+  if (!stayed) return plan.start(comm, p.packed_out, p.ghosts_in);
+  p.split_bound = plan.bind(comm, p.packed_out, p.ghosts_in);
+  p.split_comm = comm;
+  p.split_ghosts = ghosts.data();
+  p.split_bound.start();
 }
 
 template <class T>
@@ -477,14 +508,18 @@ void HaloExchange<T>::pack_forward(Part& p, std::span<const T> owned, bool every
     for (const auto& [first, last] : p.forward_packs) gather(first, last);
     return;
   }
-  // The split phase packs the runs too: each with one compare and one copy
-  // (bitwise, and only where it changed, as the gather), not entry by entry.
+  // The split phase packs the runs too: each of kWholeRunBytes or more with
+  // one compare and one copy (bitwise, and only where it changed, as the
+  // gather), not entry by entry; shorter ones (a row block of lund_a sends
+  // runs of one to a few entries) entry by entry, inline, rather than
+  // through two calls.
   for (std::size_t d = 0; d < p.forward_packed.size(); ++d) {
     const std::uint64_t first = p.map.destination_start[d], last = p.map.destination_start[d + 1];
-    if (p.forward_packed[d]) {
+    const std::size_t bytes = (last - first) * sizeof(T);
+    if (p.forward_packed[d] || bytes < kWholeRunBytes) {
       gather(first, last);
-    } else if (first < last && std::memcmp(out + first, in + sent[first], (last - first) * sizeof(T)) != 0) {
-      std::memcpy(out + first, in + sent[first], (last - first) * sizeof(T));
+    } else if (std::memcmp(out + first, in + sent[first], bytes) != 0) {
+      std::memcpy(out + first, in + sent[first], bytes);
     }
   }
 }

@@ -191,7 +191,7 @@ struct ExchangePlanData;
 ///   BoundExchange halo = plan.bind(p, send_spans, recv_spans);
 ///   for (int it = 0; it < iterations; ++it) {
 ///     fill(send_spans);
-///     co_await halo.run();
+///     co_await halo.run();   // or: halo.start(); compute(); co_await plan.wait(p);
 ///     use(recv_spans);
 ///   }
 /// @endcode
@@ -210,6 +210,11 @@ class BoundExchange {
   /// One run of the plan on the bound buffers, to co_await as ExchangePlan::run's.
   /// InvalidArgument for an empty or moved-from binding.
   ExchangeRun run();
+  /// Split phase of run() (ExchangePlan::start on the bound buffers, without
+  /// their checks): starts the binding communicator's run and returns at
+  /// once; the plan's wait() completes it. InvalidArgument as run(), and for
+  /// a second start of the member before its wait.
+  void start();
 
  private:
   friend class ExchangePlan;
