@@ -256,12 +256,12 @@ class HaloExchange {
     }
     return t;
   }
+  /// The shortest run of owned entries pack_forward compares and copies whole.
+  static constexpr std::size_t kWholeRunBytes = 128;
   /// The packing and unpacking loops, in functions of their own, never
   /// inlined: inside a coroutine the compiler keeps a loop's index in the
   /// frame and stores it there on every iteration, and inlined into the
   /// caller's coroutine (forward() is) it reloads its pointers from the stack.
-  /// The shortest run of owned entries pack_forward compares and copies whole.
-  static constexpr std::size_t kWholeRunBytes = 128;
   [[gnu::noinline]] static void pack_forward(Part& p, std::span<const T> owned, bool every_destination);
   static void point_forward(Part& p, std::span<T> ghosts);
   static void point_sends(Part& p, std::span<const T> owned);
