@@ -158,9 +158,8 @@ SendState* Endpoint::post_active(Rank src, Rank dst, ContextId context, Tag hand
   }
   const WireHeader h = make_wire_header(WireKind::kActive, 0, body.size(), context, src, dst, handler, 0);
   const Route& to = route(dst);
-  Transport& transport = transport_for(to);
-  const std::uint64_t seq = post(transport, to, h, body);
-  if (transport.accepted(to, seq)) return nullptr;
+  const std::uint64_t seq = post_to(to, h, body);
+  if (transport_for(to).accepted(to, seq)) return nullptr;
   SendState* s = sends_.acquire();
   s->owner = src;
   s->dst = dst;
@@ -187,7 +186,7 @@ void Endpoint::release_remote_lock(Rank src, Rank dst, ContextId context) {
 // answer, not for room): no payload, and at most one try per process in flight.
 void Endpoint::post_lock_packet(Rank to, WireKind kind, std::uint8_t flags, ContextId context, Rank src, Rank dst,
                                 RequestId request) {
-  post(transport_for(route(to)), route(to), make_wire_header(kind, flags, 0, context, src, dst, 0, request), {});
+  post_to(route(to), make_wire_header(kind, flags, 0, context, src, dst, 0, request), {});
 }
 
 // The owner's side of a try: a job being cancelled grants nothing more.
@@ -225,13 +224,8 @@ void Endpoint::complete_send(Rank sender, RequestId request, std::uint64_t bytes
     client_->wake(s.owner);
     return;
   }
-  const WireHeader h = make_wire_header(WireKind::kSendDone, 0, 0, 0, 0, sender, 0, request);
-  const Route& to = route(sender);
-  if (to.node == node_) {
-    post(*transport_, to, h, {}, bytes >= kFlushAtOnceBytes);
-  } else {
-    post(*network_, to, h, {}, bytes >= kFlushAtOnceBytes);
-  }
+  post_to(route(sender), make_wire_header(WireKind::kSendDone, 0, 0, 0, 0, sender, 0, request), {},
+          bytes >= kFlushAtOnceBytes);
 }
 
 // --- receiving ---

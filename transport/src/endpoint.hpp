@@ -194,6 +194,12 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
                      bool now = false) {
     return !polling_ || now ? transport.post_published(to, header, payload) : transport.post(to, header, payload);
   }
+  // post() on the transport towards `to`: this node's cores directly (the
+  // final shared-memory transport), other nodes' through the network's.
+  std::uint64_t post_to(const Route& to, const WireHeader& header, std::span<const std::byte> payload,
+                        bool now = false) {
+    return to.node == node_ ? post(*transport_, to, header, payload, now) : post(*network_, to, header, payload, now);
+  }
   void send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   void send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   // send_remote()'s packet towards `to` on `transport`: eager, or a rendezvous within this node.
