@@ -1,9 +1,12 @@
 #pragma once
-// The process floor's processes (bench_exchange): each a bare C++20
-// coroutine, with none of the runtime around it. Its thread resumes it once
-// per exchange; it copies its own incoming messages, straight from their
-// senders' buffers, and suspends. Between two exchanges it keeps state live in
-// its frame, as a process of a real program would.
+// The processes of bench_exchange's process floor and blocking floor: each a
+// bare C++20 coroutine, with none of the runtime around it. The process
+// floor's thread resumes each of its processes once per exchange; it copies
+// its own incoming messages, straight from their senders' buffers, and
+// suspends. The blocking floor's thread resumes each twice, as a blocking
+// exchange must: once to arrive (it counts itself on its thread and parks),
+// once to return. Between two exchanges a process keeps state live in its
+// frame, as a process of a real program would.
 
 #include <coroutine>
 #include <cstddef>
@@ -52,6 +55,19 @@ inline BareProcess copying_process(std::span<const IncomingCopy> incoming) {
     state[round % sizeof state] = static_cast<unsigned char>(round);
     for (const IncomingCopy& c : incoming) std::memcpy(c.into.data(), c.from.data(), c.into.size());
     co_await std::suspend_always{};
+  }
+}
+
+// A process that, on each exchange, counts itself in `arrived` (its thread's
+// count, which outlives it) and suspends, parked; resumed again, it returns
+// from the exchange and suspends until the next one.
+inline BareProcess arriving_process(std::uint32_t& arrived) {
+  volatile unsigned char state[256];  // as copying_process's
+  for (unsigned round = 0;; ++round) {
+    state[round % sizeof state] = static_cast<unsigned char>(round);
+    ++arrived;
+    co_await std::suspend_always{};  // parked until its thread has copied
+    co_await std::suspend_always{};  // returned; resumed at the next exchange
   }
 }
 

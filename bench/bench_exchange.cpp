@@ -19,7 +19,7 @@
 //                               (schedule construction and Generate_Recv are outside
 //                               it, as in the CLI's comm column).
 //                               Beside it, measured in the same batch right before:
-//                               the floor (floor_exchange_s; floor_us, x_floor =
+//                               the floor (floor_of, FloorKind::threads; floor_us, x_floor =
 //                               Time / floor), and the issue's target where it
 //                               states one (target_us, x_target = Time / target, at
 //                               most 1 meets it; target_x when the target is a
@@ -34,15 +34,23 @@
 //                               kernel_calls (JobStats::kernel_calls of the
 //                               line's job per exchange: times a worker slept,
 //                               was woken or yielded, barriers included), and
-//                               the process floor (process_floor_s, in the same
-//                               batch right after the floor; process_floor_us,
+//                               the process floor (FloorKind::processes, in the
+//                               same batch right after the floor; process_floor_us,
 //                               x_process_floor = Time / process floor): the same
 //                               threads and copies, but each process a bare C++20
 //                               coroutine that its thread resumes once per
 //                               exchange and that copies its own incoming
 //                               messages; target_x_process_floor where the issue
 //                               states one, x_target_process_floor = x_process_floor
-//                               / target (at most 1 meets it).
+//                               / target (at most 1 meets it); and the blocking
+//                               floor (FloorKind::blocking, right after the process
+//                               floor; blocking_floor_us, x_blocking_floor = Time /
+//                               blocking floor, blocking_x_process_floor = blocking
+//                               floor / process floor): what an exchange whose
+//                               calls block must add to the process floor at the
+//                               least, each bare process resumed twice (to arrive,
+//                               to return) and the threads' copies between two
+//                               handshakes of one word each way (see floor_of).
 //   BM_ExchangeHalo/lund_a/blocks:P/<scheduler>
 //                               the halo exchange of a real sparse matrix's
 //                               product (see BM_ExchangeHalo) in P row blocks;
@@ -150,15 +158,57 @@ constexpr Execution kMessages{"/messages", ExchangeExecution::messages, CopySide
 // pinned to cores 0 and 1 (where round robin puts the even and the odd ranks)
 // copy every message their ranks receive with memcpy, straight from the
 // sender's send buffer into the receiver's receive buffer, between two spin
-// barriers: nothing announced, nothing matched. The floor (floor_exchange_s):
-// each thread copies its ranks' messages in a loop. The process floor
-// (process_floor_s): each rank is a bare C++20 coroutine (bare_process.hpp),
-// made on its thread; the thread resumes each of its processes once per
-// exchange, and each copies its own incoming messages and suspends. A
-// repetition = earliest thread leaving the first barrier to the latest
+// barriers: nothing announced, nothing matched.
+//  - The floor (FloorKind::threads): each thread copies its ranks' messages in a loop.
+//  - The process floor (processes): each rank is a bare C++20 coroutine
+//    (bare_process.hpp), made on its thread; the thread resumes each of its
+//    processes once per exchange, and each copies its own incoming messages
+//    and suspends.
+//  - The blocking floor (blocking): the least that an exchange whose calls
+//    block must add to the process floor. Each thread resumes each of its
+//    processes to arrive (it counts itself and parks), says that its ranks
+//    have arrived (one release store) and waits for the other thread's word,
+//    copies its ranks' messages in a loop, says that it has copied and waits
+//    for the other's word (the senders' buffers are read: their runs may
+//    end), then resumes each process again to return.
+// A repetition = earliest thread leaving the first barrier to the latest
 // arriving at the second. Before it, each thread poisons its ranks' receive
 // buffers; after it, each verifies them.
-double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions, bool as_processes) {
+enum class FloorKind { threads, processes, blocking };
+const char* floor_name(FloorKind kind) {
+  switch (kind) {
+    case FloorKind::threads:
+      return "floor";
+    case FloorKind::processes:
+      return "process floor";
+    case FloorKind::blocking:
+      return "blocking floor";
+  }
+  return "";
+}
+
+// A thread's word for the other in the blocking floor: the last exchange it has
+// reached. Release by its thread, acquire by the other's.
+struct alignas(64) HandshakeWord {
+  std::atomic<std::uint64_t> exchange{0};
+};
+
+// One repetition of the blocking floor on thread t (see above); `exchange` counts from 1.
+void blocking_exchange(std::span<sybench::BareProcess> processes, std::uint32_t& arrived,
+                       std::span<const sybench::IncomingCopy> copies, HandshakeWord (&published)[2],
+                       HandshakeWord (&copied)[2], Rank t, std::uint64_t exchange) {
+  for (const sybench::BareProcess& process : processes) process.resume();
+  if (arrived != processes.size()) throw std::logic_error("blocking floor: a process did not arrive");
+  arrived = 0;
+  published[t].exchange.store(exchange, std::memory_order_release);  // pairs with the other thread's acquire
+  sybench::spin_until([&] { return published[1 - t].exchange.load(std::memory_order_acquire) >= exchange; });
+  for (const sybench::IncomingCopy& c : copies) std::memcpy(c.into.data(), c.from.data(), c.into.size());
+  copied[t].exchange.store(exchange, std::memory_order_release);  // pairs with the other thread's acquire
+  sybench::spin_until([&] { return copied[1 - t].exchange.load(std::memory_order_acquire) >= exchange; });
+  for (auto p = processes.rbegin(); p != processes.rend(); ++p) p->resume();
+}
+
+double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions, FloorKind kind) {
   const Rank n = m.size();
   std::vector<std::unique_ptr<ExchangeBuffers>> buffers(n);
   sybench::runtime().run(
@@ -178,31 +228,38 @@ double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitio
     }
   }
   sybench::SpinBarrier sync;
+  HandshakeWord published[2], copied[2];
   std::vector<sybench::Clock::time_point> start(std::size_t{2} * repetitions), end(start.size());
   std::optional<PayloadError> wrong[2];  // kept, not thrown: the other thread would wait at the barrier forever
   auto copy_side = [&](Rank t) {
-    std::vector<sybench::IncomingCopy> copies;  // the floor's: every message of the thread's ranks
-    std::vector<sybench::BareProcess> processes;  // the process floor's
+    std::vector<sybench::IncomingCopy>
+        copies;  // the floor's and the blocking floor's: every message of the thread's ranks
+    std::vector<sybench::BareProcess> processes;  // the process floor's and the blocking floor's
+    std::uint32_t arrived = 0;  // the blocking floor's processes that have arrived
     for (Rank r = t; r < n; r += 2) {
-      if (as_processes) {
+      if (kind == FloorKind::processes) {
         processes.push_back(sybench::copying_process(incoming[r]));
       } else {
         copies.insert(copies.end(), incoming[r].begin(), incoming[r].end());
+        if (kind == FloorKind::blocking) processes.push_back(sybench::arriving_process(arrived));
       }
     }
     for (std::uint32_t rep = 0; rep < repetitions; ++rep) {
       for (Rank r = t; r < n; r += 2) buffers[r]->poison();
       sync.arrive_and_wait(2);
       start[2 * rep + t] = sybench::Clock::now();
-      for (const sybench::IncomingCopy& c : copies) std::memcpy(c.into.data(), c.from.data(), c.into.size());
-      for (const sybench::BareProcess& process : processes) process.resume();
+      if (kind == FloorKind::threads) {
+        for (const sybench::IncomingCopy& c : copies) std::memcpy(c.into.data(), c.from.data(), c.into.size());
+      } else if (kind == FloorKind::processes) {
+        for (const sybench::BareProcess& process : processes) process.resume();
+      } else {
+        blocking_exchange(processes, arrived, copies, published, copied, t, rep + 1);
+      }
       end[2 * rep + t] = sybench::Clock::now();
       sync.arrive_and_wait(2);
       for (Rank r = t; r < n && !wrong[t]; r += 2) {
         if (auto bad = buffers[r]->verify()) {
-          wrong[t].emplace(std::string(as_processes ? "process floor" : "floor") + " exchange, repetition " +
-                               std::to_string(rep + 1),
-                           *bad);
+          wrong[t].emplace(std::string(floor_name(kind)) + " exchange, repetition " + std::to_string(rep + 1), *bad);
         }
       }
     }
@@ -220,14 +277,6 @@ double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitio
   return summarize(std::move(seconds)).median;
 }
 
-double floor_exchange_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions) {
-  return floor_of(m, seed, repetitions, false);
-}
-
-double process_floor_s(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions) {
-  return floor_of(m, seed, repetitions, true);
-}
-
 // Open MPI's median microseconds per exchange of the line's matrix: one run of
 // bench_exchange_mpi through mpirun, one rank per core. nullopt if it failed;
 // the reason goes to stderr.
@@ -242,7 +291,8 @@ std::optional<double> mpi_exchange_us(const Config& c, std::uint32_t repetitions
 
 // Sums over the batches, in seconds, and what the line reports beside them.
 struct ExchangeSums {
-  double figure = 0, floor = 0, process_floor = 0, comp = 0, inquiries = 0, phases = 0, kernel_calls = 0;
+  double figure = 0, floor = 0, process_floor = 0, blocking_floor = 0, comp = 0, inquiries = 0, phases = 0,
+         kernel_calls = 0;
 };
 
 // mpi_us: Open MPI's time where the line has an MPI baseline (nullopt and
@@ -256,6 +306,9 @@ void report_exchange(benchmark::State& state, const Config& c, const ExchangeSum
   state.counters["x_floor"] = s.figure / s.floor;
   state.counters["process_floor_us"] = s.process_floor / batches * 1e6;
   state.counters["x_process_floor"] = s.figure / s.process_floor;
+  state.counters["blocking_floor_us"] = s.blocking_floor / batches * 1e6;
+  state.counters["x_blocking_floor"] = s.figure / s.blocking_floor;
+  state.counters["blocking_x_process_floor"] = s.blocking_floor / s.process_floor;
   if (c.target_x_process_floor > 0) {
     state.counters["target_x_process_floor"] = c.target_x_process_floor;
     state.counters["x_target_process_floor"] = s.figure / s.process_floor / c.target_x_process_floor;
@@ -288,8 +341,9 @@ ExchangeSums measure_exchange(benchmark::State& state, const CommMatrix& m, Exch
   ExchangeSums sums;
   for (auto _ : state) {
     ++options.seed;  // new payloads, and new DRS_N orders, every batch
-    sums.floor += floor_exchange_s(m, options.seed, exchanges);
-    sums.process_floor += process_floor_s(m, options.seed, exchanges);
+    sums.floor += floor_of(m, options.seed, exchanges, FloorKind::threads);
+    sums.process_floor += floor_of(m, options.seed, exchanges, FloorKind::processes);
+    sums.blocking_floor += floor_of(m, options.seed, exchanges, FloorKind::blocking);
     const ExchangeReport report = run_exchange(sybench::runtime(), m, options);
     const SchedulerResult& r = report.results[0];
     state.SetIterationTime(r.comm_ms.median / 1e3);

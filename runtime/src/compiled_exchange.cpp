@@ -154,6 +154,7 @@ void CompiledEngine::compile_anew(CompiledExchangeState& s, const Group& g, Proc
   }
   if (s.options().side == CopySide::receiver && o == CopyOrder::phases) lay_out_rounds(prog);
   prog.small = is_small(prog);
+  prog.small_step_bytes = small_step_bytes(prog);
   prog.deferred.reserve(prog.blocks.size());
   prog.seen_published.assign(s.cores(), 0);
   prog.resolved.resize(prog.steps.size());
@@ -266,6 +267,16 @@ bool CompiledEngine::is_small(const CompiledCoreProgram& prog) {
   return bytes <= kSmallProgramBytes;
 }
 
+// A small program's one step size, where it has one and it is 8 or 16
+// bytes (CompiledCoreProgram::small_step_bytes), else 0.
+std::uint64_t CompiledEngine::small_step_bytes(const CompiledCoreProgram& prog) {
+  if (!prog.small || prog.steps.empty()) return 0;
+  const std::uint64_t first = prog.steps.front().bytes;
+  const bool uniform =
+      std::all_of(prog.steps.begin(), prog.steps.end(), [&](const CopyStep& st) { return st.bytes == first; });
+  return uniform && (first == 8 || first == 16) ? first : 0;
+}
+
 // Rounds of about kRoundBytes of the strided steps' spans each (the bytes
 // from a step's first piece to its last, both sides), which a core's L1
 // holds across a round: the lines of a receiver that one message's pieces
@@ -350,25 +361,16 @@ bool CompiledEngine::arrive(CompiledRun& r) {
   Process& p = *r.comm_.process_;
   const Rank me = r.comm_.rank();
   CompiledBinding* const b = r.binding_;
-  CompiledExchangeState& s = b ? bound_state(*b, p, g, me) : enter(p, g, me, r.key_, r.participants_, r.options_);
-  const CompiledRegions regions = b ? CompiledRegions{b->send_, b->recv_} : r.regions_;
-  const std::uint64_t bound = b ? b->id_ : 0;
+  CompiledExchangeState& s =
+      b ? bound_state(*b, p, g, me) : enter(p, g, me, r.unbound_->key, r.unbound_->participants, r.unbound_->options);
   CompiledMemberRun& counts = s.member_run(me);
-  // The same regions as the last run (the same span lists, or the same
-  // binding): checked then, and the core's resolved copies still good.
-  // Otherwise checked here, before anything is published, and kept.
-  const bool moved = counts.regions_differ(regions, bound);
-  if (moved && r.check_.check) r.check_.check(r.check_.context, regions);
-  s.slot(me).publish(regions.send.data(), regions.recv.data(), b ? b->mine_ : r.mine_);
+  CompiledCoreProgram& prog = s.program(p.worker_.index());
+  // A binding run again right after its own last run (a plan run again and
+  // again on one binding) was checked, published and kept then.
+  if (!b || counts.binding != b->id_) publish_member(r, s, counts, prog, me);
   counts.inquiries = 0;
-  counts.cache = b ? b->options_.programs : r.options_.programs;
   r.run_ = ++counts.runs;
   r.state_ = &s;
-  CompiledCoreProgram& prog = s.program(p.worker_.index());
-  if (moved) {
-    counts.keep_regions(regions, bound);
-    prog.regions_moved = true;
-  }
   // Each participant of the core arrives once a run: the last one copies and
   // starts the count again before any of them can arrive at the next run.
   SWITCHYARD_ASSERT(prog.arrived < prog.participants);
@@ -381,6 +383,25 @@ bool CompiledEngine::arrive(CompiledRun& r) {
   prog.arrived = 0;  // nobody here arrives again before `finished` says this run is over
   r.step_ = CompiledRun::Step::copier;
   return false;
+}
+
+// The member's regions for this run: the same as its last run's (the same
+// span lists, or the same binding) were checked then, and the core's resolved
+// copies are still good; others are checked here, before anything is
+// published, and kept. Then its slot says where they are.
+void CompiledEngine::publish_member(CompiledRun& r, CompiledExchangeState& s, CompiledMemberRun& counts,
+                                    CompiledCoreProgram& prog, Rank me) {
+  CompiledBinding* const b = r.binding_;
+  const CompiledRegions regions = b ? CompiledRegions{b->send_, b->recv_} : r.unbound_->regions;
+  const std::uint64_t bound = b ? b->id_ : 0;
+  const bool moved = counts.regions_differ(regions, bound);
+  if (moved && !b && r.unbound_->check.check) r.unbound_->check.check(r.unbound_->check.context, regions);
+  s.slot(me).publish(regions.send.data(), regions.recv.data(), b ? b->mine_ : r.unbound_->mine);
+  counts.cache = b ? b->options_.programs : r.unbound_->options.programs;
+  if (moved) {
+    counts.keep_regions(regions, bound);
+    prog.regions_moved = true;
+  }
 }
 
 // A waiting participant parks on its core's `finished`, in the awaiting
@@ -478,7 +499,7 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
   prog.done = run;
   prog.finished = true;
   // Last-come first (see `arrivals`); the copier itself is running: notify() passes it by.
-  for (auto q = prog.arrivals.rbegin(); q != prog.arrivals.rend(); ++q) (*q)->notify();
+  p.worker_.notify_each(prog.arrivals.rbegin(), prog.arrivals.rend());
   co_return CompiledRunStats{s.member_run(me).inquiries};
 }
 
@@ -807,9 +828,6 @@ Task<CompiledRunStats> await_in_task(CompiledRun run) { co_return co_await run; 
 
 CompiledRun::operator Task<CompiledRunStats>() && { return await_in_task(std::move(*this)); }
 
-CompiledRun::CompiledRun(CompiledBinding& binding) noexcept
-    : comm_(binding.comm_), binding_(&binding), step_(Step::arrive) {}
-
 namespace {
 // Relaxed: only distinctness matters, and fetch_add gives every binding its own number.
 std::atomic<std::uint64_t> last_binding_id{0};
@@ -843,11 +861,8 @@ CompiledBinding& CompiledBinding::operator=(CompiledBinding&& other) noexcept {
   return *this;
 }
 
-CompiledRun CompiledBinding::run() {
-  if (id_ == 0) {
-    throw InvalidArgument("switchyard: CompiledBinding::run: the binding is empty (default-made or moved from)");
-  }
-  return CompiledRun(*this);
+void CompiledBinding::refuse_empty() {
+  throw InvalidArgument("switchyard: CompiledBinding::run: the binding is empty (default-made or moved from)");
 }
 
 CompiledRun run_compiled_exchange(const Communicator& comm, std::uint64_t key, Rank participants,

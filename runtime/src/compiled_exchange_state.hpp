@@ -76,11 +76,20 @@ inline bool same_bytes(const std::byte* a, const std::byte* b, std::uint64_t n) 
 // unpacked from its contiguous place in a staging buffer. Pieces of one or
 // two doubles (a redistribution's runs) are one move each: copy_bytes would
 // make two overlapping ones, doubling the stores of a copy that is nothing
-// but stores.
+// but stores. Those go four to a turn of the loop (a grid's column face is
+// tens of single doubles): the loop's own adds and branch would otherwise
+// cost as much as the moves.
 inline void copy_strided(std::byte* to, std::uint64_t to_stride, const std::byte* from, std::uint64_t from_stride,
                          std::uint32_t count, std::uint64_t bytes) noexcept {
   auto pieces = [&]<std::size_t Bytes>(std::integral_constant<std::size_t, Bytes>) {
-    for (std::uint32_t k = 0; k < count; ++k, to += to_stride, from += from_stride) std::memcpy(to, from, Bytes);
+    std::uint32_t k = 0;
+    for (; k + 4 <= count; k += 4, to += 4 * to_stride, from += 4 * from_stride) {
+      std::memcpy(to, from, Bytes);
+      std::memcpy(to + to_stride, from + from_stride, Bytes);
+      std::memcpy(to + 2 * to_stride, from + 2 * from_stride, Bytes);
+      std::memcpy(to + 3 * to_stride, from + 3 * from_stride, Bytes);
+    }
+    for (; k < count; ++k, to += to_stride, from += from_stride) std::memcpy(to, from, Bytes);
   };
   if (bytes == 16) {
     pieces(std::integral_constant<std::size_t, 16>{});
@@ -306,6 +315,10 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   // together at most kSmallProgramBytes, which the caches keep from one run
   // to the next (copy_resolved).
   bool small = false;
+  // Where the program is small and its steps are all of one size, 8 or 16
+  // bytes (an exchange's messages of one size), that size: each step is then
+  // one move of it, with no size to test. Otherwise 0.
+  std::uint64_t small_step_bytes = 0;
   // Pairs of this core and another whose pieces go through a staging area
   // (StagedPair): those this core sends on, and those it receives. Their
   // steps are not in `steps`, and their other cores not in `sources` or
@@ -491,6 +504,8 @@ struct CompiledEngine {
     return CompiledRun(comm, key, participants, mine, regions, options, check);
   }
   static bool arrive(CompiledRun& r);
+  static void publish_member(CompiledRun& r, CompiledExchangeState& s, CompiledMemberRun& counts,
+                             CompiledCoreProgram& prog, Rank me);
   static CompiledExchangeState& bound_state(CompiledBinding& b, Process& p, const Group& g, Rank me);
   static std::coroutine_handle<> suspend(CompiledRun& r, std::coroutine_handle<> awaiter);
   static CompiledRunStats resume(CompiledRun& r);
@@ -533,6 +548,7 @@ struct CompiledEngine {
   static void compile_senders(CompiledCoreProgram& prog);
   static bool writes_pages(const CompiledCoreProgram& prog);
   static bool is_small(const CompiledCoreProgram& prog);
+  static std::uint64_t small_step_bytes(const CompiledCoreProgram& prog);
   static std::vector<std::uint32_t> collect_steps(CompiledExchangeState& s, const Group& g, Process& p,
                                                   std::uint32_t core);
   static void order_steps(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core,
@@ -577,8 +593,15 @@ struct CompiledEngine {
     const CompiledCoreProgram::Resolved* const r = prog.resolved.data();
     const std::size_t begin = b.begin, end = b.end;
     if (prog.small) {
-      for (std::size_t i = begin; i < end; ++i) copy_small_bytes(r[i].to, r[i].from, r[i].bytes);
-      return;
+      switch (prog.small_step_bytes) {
+        case 8:
+          return copy_resolved_of<8>(r, begin, end);
+        case 16:
+          return copy_resolved_of<16>(r, begin, end);
+        default:
+          for (std::size_t i = begin; i < end; ++i) copy_small_bytes(r[i].to, r[i].from, r[i].bytes);
+          return;
+      }
     }
     const CopyStep* const st = prog.steps.data();
     const std::size_t ahead = std::min(end, prog.steps.size() > kDataAhead ? prog.steps.size() - kDataAhead : 0);
@@ -588,6 +611,11 @@ struct CompiledEngine {
       copy_at(r[i], st[i]);
     }
     for (; i < end; ++i) copy_at(r[i], st[i]);
+  }
+  // Steps [begin, end) of a small program whose steps are all `Bytes` bytes.
+  template <std::size_t Bytes>
+  static void copy_resolved_of(const CompiledCoreProgram::Resolved* r, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) std::memcpy(r[i].to, r[i].from, Bytes);
   }
   // Whether a block's resolved addresses still hold: no participant of its
   // own core or of its peer's has had regions move since they were found

@@ -455,7 +455,7 @@ Task<std::vector<std::byte>> Communicator::broadcast(Rank root, std::span<const 
 
 void Process::release_core(detail::CoreCollective& slot, const std::vector<Process*>& local) {
   slot.complete = true;
-  for (Process* p : local) p->notify();
+  local.front()->worker_.notify_each(local.begin(), local.end());
 }
 
 BarrierCall Process::barrier() { return barrier_on(world_group(), rank_); }

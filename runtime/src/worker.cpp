@@ -333,13 +333,14 @@ std::string Worker::stall_line(const Process& p) const {
 }
 
 void Worker::resume(Process* p) {
-  if (cancel_released_ && !p->started_) {  // never started: nothing to unwind
-    finish(p);
-    return;
+  if (!p->started_) [[unlikely]] {  // its first resume: one test on every later one
+    if (cancel_released_) {  // never started: nothing to unwind
+      finish(p);
+      return;
+    }
+    if (trace_) p->run_began_ = TraceBuffer::now();
+    p->started_ = true;
   }
-  if (trace_ && !p->started_) [[unlikely]]
-    p->run_began_ = TraceBuffer::now();
-  p->started_ = true;
   ++resumes_;
   // Single writer: a relaxed store is enough, the watchdog only compares snapshots.
   const auto tick = published_.progress.load(std::memory_order_relaxed);

@@ -74,6 +74,17 @@ class Worker final : private EndpointClient {
 
   // --- called on this worker's thread only (by its processes) ---
   void make_ready(Process* p) { ready_.push(p); }
+  // Process::notify() for each process of [first, last), in that order: the
+  // processes of this core that a core-wide call's last arrival releases,
+  // in one pass rather than a call each.
+  template <class It>
+  void notify_each(It first, It last) {
+    ready_.push_each(first, last, [](Process& p) {
+      if (!p.parked_ || (p.wake_when_ && !*p.wake_when_)) return false;
+      p.parked_ = false;
+      return true;
+    });
+  }
   // A process of this core is about to park until `flag` is set: polls the
   // rings in its stead for a short, bounded while, as long as nothing else of
   // the core could run. Whether `flag` got set (the process goes on). Inline
@@ -183,6 +194,22 @@ class Worker final : private EndpointClient {
       SWITCHYARD_ASSERT(size() + 1 < slots_.size());  // a process is queued at most once: never full
       slots_[tail_] = p;
       tail_ = tail_ + 1 == slots_.size() ? 0 : tail_ + 1;
+    }
+    // Pushes each process of [first, last) for which wake(process) holds, in
+    // that order. The queue's ends are kept in locals: a store of wake's (a
+    // flag, which may alias anything) would otherwise reload them each time.
+    template <class It, class Wake>
+    void push_each(It first, It last, Wake wake) {
+      Process** const slots = slots_.data();
+      const std::size_t n = slots_.size();
+      std::size_t tail = tail_;
+      for (; first != last; ++first) {
+        if (!wake(**first)) continue;
+        slots[tail] = *first;
+        tail = tail + 1 == n ? 0 : tail + 1;
+      }
+      tail_ = tail;
+      SWITCHYARD_ASSERT(size() + 1 <= n);
     }
     Process* pop() noexcept {
       SWITCHYARD_ASSERT(!empty());

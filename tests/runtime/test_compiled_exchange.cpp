@@ -30,6 +30,21 @@ std::byte payload(Rank src, Rank dst, std::size_t at) {
   return static_cast<std::byte>((src * 131 + dst * 7 + at * 13) & 0xff);
 }
 
+// Each member's part from its steps both ways, by member (the steps outlive the parts).
+std::vector<CompiledMember> members_of(const std::vector<std::vector<CopyStep>>& incoming,
+                                       const std::vector<std::vector<CopyStep>>& outgoing) {
+  std::vector<CompiledMember> members(incoming.size());
+  for (std::size_t r = 0; r < members.size(); ++r) members[r] = CompiledMember{incoming[r], outgoing[r]};
+  return members;
+}
+
+// Consecutive ranks together on a core: pairs of members on one core, or across two.
+RunOptions block_placement() {
+  RunOptions block;
+  block.placement = Placement::block();
+  return block;
+}
+
 // Member r sends `bytes` bytes to r+1 and r+2 (mod n), each message in two
 // pieces of different phases; steps are built by every member alike.
 struct Ring {
@@ -423,13 +438,10 @@ TEST(CompiledExchange, SmallMessagesToAnotherCoreLetTheSendersRunAheadByTwoRunsA
         incoming[src + 2].push_back(st);
       }
     }
-    std::vector<CompiledMember> members(n);
-    for (Rank r = 0; r < n; ++r) members[r] = CompiledMember{incoming[r], outgoing[r]};
+    const std::vector<CompiledMember> members = members_of(incoming, outgoing);
     constexpr int kRuns = 300;
     std::atomic<int> sent[2] = {0, 0};
     std::atomic<int> most_ahead{0};
-    RunOptions block;
-    block.placement = Placement::block();
     runtime().run(
         n,
         [&](Process& p) -> Task<void> {
@@ -465,7 +477,7 @@ TEST(CompiledExchange, SmallMessagesToAnotherCoreLetTheSendersRunAheadByTwoRunsA
             }
           }
         },
-        block);
+        block_placement());
     EXPECT_GE(most_ahead.load(), 1) << "no sender ran ahead: their runs waited for the receivers' copies";
   }
 }
@@ -492,10 +504,7 @@ void run_every_piece_size(std::uint64_t largest) {
     at += bytes;
   }
   const std::uint64_t total = at + largest;  // room for the guards
-  std::vector<CompiledMember> members(n);
-  for (Rank r = 0; r < n; ++r) members[r] = CompiledMember{incoming[r], outgoing[r]};
-  RunOptions block;
-  block.placement = Placement::block();
+  const std::vector<CompiledMember> members = members_of(incoming, outgoing);
   runtime().run(
       n,
       [&](Process& p) -> Task<void> {
@@ -528,12 +537,71 @@ void run_every_piece_size(std::uint64_t largest) {
           }
         }
       },
-      block);
+      block_placement());
 }
 
 TEST(CompiledExchange, EveryPieceSizeStagedOrPulledWritesItsBytesAndNoOthers) {
   run_every_piece_size(90);
   run_every_piece_size(160);
+}
+
+// A core's own small messages, all of one size (8 or 16 bytes: each copied
+// with its size fixed; 4 and 32: by the general small copy), from rank 0 to
+// rank 1 and from rank 2 to rank 3 (block placement: each pair on a core of
+// its own where there are two), each followed in the receiver by 8 guard
+// bytes that no copy may touch. The pieces come from the sender's two send
+// regions in turn: a core's compiling merges pieces of one region that
+// follow each other into strided steps. From its second run on, a core
+// copies them at the addresses its first run found. Every byte of every run
+// is checked.
+TEST(CompiledExchange, SmallMessagesOfOneSizeWithinACoreWriteTheirBytesAndNoOthers) {
+  const Rank n = 4;
+  constexpr std::uint64_t kPieces = 24;
+  for (const std::uint64_t bytes : {4, 8, 16, 32}) {
+    SCOPED_TRACE("pieces of " + std::to_string(bytes) + " bytes");
+    std::vector<std::vector<CopyStep>> incoming(n), outgoing(n);
+    const std::uint64_t received = kPieces * (bytes + 8);  // the receive region's bytes, guards included
+    for (std::uint64_t piece = 0; piece < kPieces; ++piece) {
+      for (const Rank src : {Rank{0}, Rank{2}}) {
+        const CopyStep st{
+            src, src + 1, static_cast<std::uint32_t>(piece % 2), 0, piece / 2 * bytes, piece * (bytes + 8), bytes};
+        outgoing[src].push_back(st);
+        incoming[src + 1].push_back(st);
+      }
+    }
+    const std::vector<CompiledMember> members = members_of(incoming, outgoing);
+    runtime().run(
+        n,
+        [&](Process& p) -> Task<void> {
+          const Rank me = p.rank();
+          std::vector<std::byte> out[2] = {std::vector<std::byte>(kPieces / 2 * bytes),
+                                           std::vector<std::byte>(kPieces / 2 * bytes)};
+          std::vector<std::byte> in(received);
+          const std::span<const std::byte> send[] = {out[0], out[1]};
+          const std::span<std::byte> recv[] = {in};
+          for (int k = 0; k < 16; ++k) {
+            for (std::size_t region = 0; region < 2; ++region) {
+              for (std::size_t at = 0; at < out[region].size(); ++at) {
+                out[region][at] = payload(me, me + 1, region * 1000 + at + k);
+              }
+            }
+            std::fill(in.begin(), in.end(), std::byte{0xee});
+            co_await run_compiled_exchange(p, 17, n, members[me], CompiledRegions{send, recv},
+                                           CompiledExchangeOptions{});
+            if (me % 2 == 0) continue;
+            std::vector<std::byte> expected(received, std::byte{0xee});
+            for (const CopyStep& st : incoming[me]) {
+              for (std::uint64_t b = 0; b < bytes; ++b) {
+                expected[st.dst_offset + b] = payload(me - 1, me, st.src_region * 1000 + st.src_offset + b + k);
+              }
+            }
+            for (std::uint64_t b = 0; b < received; ++b) {
+              SY_CHECK(in[b] == expected[b], "run " << k << ", byte " << b << " of the receive region");
+            }
+          }
+        },
+        block_placement());
+  }
 }
 
 // A run started twice before its wait: InvalidArgument naming the rank, the

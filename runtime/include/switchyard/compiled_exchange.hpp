@@ -101,6 +101,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -290,26 +291,25 @@ class [[nodiscard]] CompiledRun {
   friend struct detail::CompiledEngine;
   friend class CompiledBinding;
   enum class Step : std::uint8_t { task, arrive, parked, copier, leader };
+  /// An unbound run's arguments (run_compiled_exchange's, but the communicator).
+  struct Unbound {
+    std::uint64_t key = 0;  ///< the exchange
+    Rank participants = 0;  ///< its participants
+    const CompiledMember* mine = nullptr;  ///< this member's steps
+    CompiledRegions regions;  ///< this run's regions
+    CompiledExchangeOptions options;  ///< how the exchange runs
+    CompiledRegionCheck check;  ///< the caller's check of regions that moved
+  };
   CompiledRun(const Communicator& comm, std::uint64_t key, Rank participants, const CompiledMember& mine,
               CompiledRegions regions, const CompiledExchangeOptions& options, CompiledRegionCheck check) noexcept
-      : comm_(comm),
-        key_(key),
-        participants_(participants),
-        mine_(&mine),
-        regions_(regions),
-        options_(options),
-        check_(check),
-        step_(Step::arrive) {}
+      : comm_(comm), unbound_(Unbound{key, participants, &mine, regions, options, check}), step_(Step::arrive) {}
   /// A run of `binding`: everything but the communicator is the binding's.
   explicit CompiledRun(CompiledBinding& binding) noexcept;
 
   Communicator comm_;
-  std::uint64_t key_ = 0;
-  Rank participants_ = 0;
-  const CompiledMember* mine_ = nullptr;
-  CompiledRegions regions_;
-  CompiledExchangeOptions options_;
-  CompiledRegionCheck check_;
+  /// An unbound run's arguments; none for a bound run, whose binding holds
+  /// them (nothing to write for them on every bound run), or a Task.
+  std::optional<Unbound> unbound_;
   CompiledBinding* binding_ = nullptr;  ///< a bound run's binding, which holds the rest
   Step step_ = Step::task;
   bool started_ = false;  ///< start() was called: awaiting completes steps 2 and 3
@@ -345,12 +345,17 @@ class CompiledBinding {
   ~CompiledBinding() = default;
 
   /// One run on the bound regions, to co_await (a CompiledRun); InvalidArgument
-  /// for an empty or moved-from binding.
-  CompiledRun run();
+  /// for an empty or moved-from binding. Inline: it stands on every bound run's path.
+  CompiledRun run() {
+    if (id_ == 0) [[unlikely]]
+      refuse_empty();
+    return CompiledRun(*this);
+  }
   /// Whether the binding holds regions (not empty, not moved from).
   bool bound() const noexcept { return id_ != 0; }
 
  private:
+  [[noreturn, gnu::cold, gnu::noinline]] static void refuse_empty();
   friend struct detail::CompiledEngine;
   friend class CompiledRun;
   Communicator comm_;
@@ -363,6 +368,9 @@ class CompiledBinding {
   std::uint64_t id_ = 0;  ///< distinct among the program's bindings; 0: none
   detail::CompiledExchangeState* state_ = nullptr;  ///< the exchange's state in the job, once a run has looked it up
 };
+
+inline CompiledRun::CompiledRun(CompiledBinding& binding) noexcept
+    : comm_(binding.comm_), binding_(&binding), step_(Step::arrive) {}
 
 /// Runs comm.rank()'s part of the exchange `key` (the same on every member of
 /// a node, distinct from every other exchange run on comm in the job). The

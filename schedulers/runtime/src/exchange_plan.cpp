@@ -182,8 +182,7 @@ BoundExchange& BoundExchange::operator=(BoundExchange&& other) noexcept {
   return *this;
 }
 
-ExchangeRun BoundExchange::run() {
-  if (copies_.bound()) return copies_.run();
+ExchangeRun BoundExchange::run_uncompiled() {
   if (!plan_)
     throw InvalidArgument("switchyard: BoundExchange::run: the binding is empty (default-made or moved from)");
   return detail::run_spans(*plan_, comm_, send_, recv_);

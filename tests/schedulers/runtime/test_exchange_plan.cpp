@@ -836,6 +836,28 @@ TEST(BoundExchange, BoundAndUnboundRunsMixed) {
   for (const std::string& w : wrong) EXPECT_EQ(w, "");
 }
 
+// Two bindings of one member taken in turn (a double-buffered sweep's two
+// arrays), and each twice in a row: a run of the binding that ran last
+// publishes nothing again, one of the other binding must; each run moves
+// into its own buffers.
+TEST(BoundExchange, TwoBindingsInTurn) {
+  const CommMatrix m = fig7_matrix(8, 3, 24, 6);
+  const ExchangePlan plan = one_thread_plan(m, "ac");
+  std::vector<std::string> wrong(8);
+  sytest::runtime().run(8, [&](Process& p) -> Task<void> {
+    OwnBuffers buffers[2] = {OwnBuffers(plan, p.rank()), OwnBuffers(plan, p.rank())};
+    BoundExchange bound[2] = {plan.bind(p, buffers[0].send_spans, buffers[0].recv_spans),
+                              plan.bind(p, buffers[1].send_spans, buffers[1].recv_spans)};
+    for (int run = 0; run < 12 && wrong[p.rank()].empty(); ++run) {
+      const int which = run < 8 ? run % 2 : run / 2 % 2;  // 0 1 0 1 0 1 0 1, then 0 0 1 1
+      buffers[which].fill(run);
+      co_await bound[which].run();
+      wrong[p.rank()] = buffers[which].wrong(run);
+    }
+  });
+  for (const std::string& w : wrong) EXPECT_EQ(w, "");
+}
+
 TEST(BoundExchange, BufferMismatchesAreRefusedAtBind) {
   const CommMatrix m = fig7_matrix(4, 2, 16, 9);
   const ExchangePlan plan = one_thread_plan(m, "ac");

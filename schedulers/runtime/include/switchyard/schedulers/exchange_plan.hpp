@@ -208,8 +208,9 @@ class BoundExchange {
   ~BoundExchange() = default;
 
   /// One run of the plan on the bound buffers, to co_await as ExchangePlan::run's.
-  /// InvalidArgument for an empty or moved-from binding.
-  ExchangeRun run();
+  /// InvalidArgument for an empty or moved-from binding. Inline where the plan
+  /// runs compiled: it stands on every bound run's path.
+  ExchangeRun run() { return copies_.bound() ? copies_.run() : run_uncompiled(); }
   /// Split phase of run() (ExchangePlan::start on the bound buffers, without
   /// their checks): starts the binding communicator's run and returns at
   /// once; the plan's wait() completes it. InvalidArgument as run(), and for
@@ -218,6 +219,7 @@ class BoundExchange {
 
  private:
   friend class ExchangePlan;
+  ExchangeRun run_uncompiled();  ///< run() of a plan that does not run compiled, or of an empty binding
   CompiledBinding copies_;  ///< a compiled plan's member: the runtime's binding, which holds the lists
   const detail::ExchangePlanData* plan_ = nullptr;  ///< nullptr: empty
   Communicator comm_;  ///< the caller's communicator (not compiled: runs go through the plan)
