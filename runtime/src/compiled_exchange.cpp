@@ -355,7 +355,8 @@ CompiledExchangeState& CompiledEngine::bound_state(CompiledBinding& b, Process& 
 
 // Step 1 of a run, in the awaiting process: its checks, its publication and
 // its arrival at its core. Never complete here: a participant that is not the
-// last of its core waits for the copier, and the last one copies.
+// last of its core waits for the copier, and the last one copies. Whether
+// this one is its core's copier.
 bool CompiledEngine::arrive(CompiledRun& r) {
   const Group& g = r.comm_.group();  // checks that the communicator is of the running job
   Process& p = *r.comm_.process_;
@@ -382,7 +383,7 @@ bool CompiledEngine::arrive(CompiledRun& r) {
   }
   prog.arrived = 0;  // nobody here arrives again before `finished` says this run is over
   r.step_ = CompiledRun::Step::copier;
-  return false;
+  return true;
 }
 
 // The member's regions for this run: the same as its last run's (the same
@@ -426,12 +427,15 @@ std::coroutine_handle<> CompiledEngine::suspend(CompiledRun& r, std::coroutine_h
 }
 
 CompiledRunStats CompiledEngine::resume(CompiledRun& r) {
-  if (r.step_ != CompiledRun::Step::parked) return r.task_.await_resume();
-  Process& p = *r.comm_.process_;
-  const CompiledMemberRun& counts = r.state_->member_run(r.comm_.rank());
-  p.activity_ = Process::Activity{counts.outer_what, counts.outer_context};
-  p.resumed();  // throws if the job was cancelled meanwhile
-  return CompiledRunStats{counts.inquiries};
+  if (r.step_ == CompiledRun::Step::parked) [[likely]] {
+    Process& p = *r.comm_.process_;
+    const CompiledMemberRun& counts = r.state_->member_run(r.comm_.rank());
+    p.activity_ = Process::Activity{counts.outer_what, counts.outer_context};
+    p.resumed();  // throws if the job was cancelled meanwhile
+    return CompiledRunStats{counts.inquiries};
+  }
+  if (r.step_ == CompiledRun::Step::complete) return CompiledRunStats{r.state_->member_run(r.comm_.rank()).inquiries};
+  return r.task_.await_resume();
 }
 
 Task<CompiledRunStats> CompiledEngine::wait_as_leader(Communicator comm, CompiledExchangeState& s, std::uint64_t run) {
@@ -485,6 +489,20 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
     co_await WatchAwaiter(p, s.exchanged, run, "the messages between nodes of its compiled exchange");
     unpack(prog, core);
   }
+  say_copied(s, p, prog, core, run);
+  if (s.spans_nodes) ring(p, std::span(&s.leader_core, 1));
+  for (std::uint32_t c : prog.readers) {
+    co_await WatchAwaiter(p, s.progress(c).copied, run, "the copies of another core in its compiled exchange");
+  }
+  end_core_run(p, prog, run);
+  co_return CompiledRunStats{s.member_run(me).inquiries};
+}
+
+// The copier's core has copied run `run`: its word for the cores it copied
+// out of or into, and for the senders of its staged pairs.
+void CompiledEngine::say_copied(CompiledExchangeState& s, Process& p, CompiledCoreProgram& prog, std::uint32_t core,
+                                std::uint64_t run) {
+  CompiledCoreProgress& mine_done = s.progress(core);
   SWITCHYARD_ASSERT(mine_done.copied.load(std::memory_order_relaxed) + 1 == run);  // this core's own word
   SWITCHYARD_ASSERT(mine_done.published.load(std::memory_order_relaxed) == run);  // published before copied
   // Release: pairs with the acquires of the cores in `sources` and of the
@@ -492,15 +510,74 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
   mine_done.copied.store(run, std::memory_order_release);
   ring(p, prog.sources);
   ring_staged(p, prog.staged_in);
-  if (s.spans_nodes) ring(p, std::span(&s.leader_core, 1));
+}
+
+// Whether every core that copies out of or into this core's members has
+// copied run `run` (acquire: pairs with their say_copied's release; their
+// copies are over, the members' runs may end).
+bool CompiledEngine::readers_copied(CompiledExchangeState& s, const CompiledCoreProgram& prog, std::uint64_t run) {
+  return std::all_of(prog.readers.begin(), prog.readers.end(),
+                     [&](std::uint32_t c) { return s.progress(c).copied.load(std::memory_order_acquire) >= run; });
+}
+
+// The run is over on this core: its participants may return, last-come
+// first (see `arrivals`); the copier itself is running: notify() passes it by.
+void CompiledEngine::end_core_run(Process& p, CompiledCoreProgram& prog, std::uint64_t run) {
+  prog.done = run;
+  prog.finished = true;
+  p.worker_.notify_each(prog.arrivals.rbegin(), prog.arrivals.rend());
+}
+
+// The copier's last step where copy_at_once did the others: it waits until
+// the cores that copy out of or into its members have copied, then ends its
+// core's run (as copy_as_copier ends).
+Task<CompiledRunStats> CompiledEngine::wait_for_readers(Communicator comm, CompiledExchangeState& s,
+                                                        std::uint64_t run) {
+  Process& p = comm.process();
+  const Process::ActivityScope activity(p, "a compiled exchange run", comm.group().context());
+  CompiledCoreProgram& prog = s.program(p.worker_.index());
   for (std::uint32_t c : prog.readers) {
     co_await WatchAwaiter(p, s.progress(c).copied, run, "the copies of another core in its compiled exchange");
   }
-  prog.done = run;
-  prog.finished = true;
-  // Last-come first (see `arrivals`); the copier itself is running: notify() passes it by.
-  p.worker_.notify_each(prog.arrivals.rbegin(), prog.arrivals.rend());
-  co_return CompiledRunStats{s.member_run(me).inquiries};
+  end_core_run(p, prog, run);
+  co_return CompiledRunStats{s.member_run(comm.rank()).inquiries};
+}
+
+// The copier's part where nothing of it has to wait: on one node, untraced,
+// in the orders any and phases, its core's staging area free, and every core
+// it copies from published. It copies then in the awaiting process itself,
+// with no task and no suspension (a task costs a small run more than its
+// copies), and the run is complete at once unless a core that copies out of
+// its members is not done: then the copier waits for it in a task (`task_`,
+// Step::readers). False, with nothing copied (its core may have published),
+// where something would wait: copy_as_copier does it all then.
+bool CompiledEngine::copy_at_once(CompiledRun& r) {
+  CompiledExchangeState& s = *r.state_;
+  Process& p = *r.comm_.process_;
+  if (s.spans_nodes || p.trace_) return false;
+  const Group& g = r.comm_.group();
+  const std::uint32_t core = p.worker_.index();
+  const std::uint64_t run = r.run_;
+  CompiledCoreProgram& prog = s.program(core);
+  if (s.progress(core).published.load(std::memory_order_relaxed) < run) {  // this core's own word
+    if (staging_busy(s, prog, run)) return false;
+    publish_core(s, g, p, core, run);
+  }
+  for (const StagedPair& pair : prog.staged_in) {
+    if (!published(s, prog, core, pair.core, run)) return false;
+  }
+  if (!copy_without_waiting(s, g, p, core, run)) return false;
+  for (StagedPair& pair : prog.staged_in) unpack_staged(s, pair, core, run);
+  keep_resolved(s, prog, core);  // any or phases, untraced: every step went through copy()
+  say_copied(s, p, prog, core, run);
+  if (!readers_copied(s, prog, run)) {
+    r.task_ = wait_for_readers(r.comm_, s, run);
+    r.step_ = CompiledRun::Step::readers;
+    return false;
+  }
+  end_core_run(p, prog, run);
+  r.step_ = CompiledRun::Step::complete;
+  return true;
 }
 
 void CompiledEngine::publish_core(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core,
@@ -759,6 +836,7 @@ void CompiledEngine::start(CompiledRun& r) {
 bool CompiledEngine::ready_after_start(CompiledRun& r) {
   r.started_ = false;
   if (r.step_ == CompiledRun::Step::task) return r.task_.await_ready();
+  if (r.step_ == CompiledRun::Step::copier) return copy_at_once(r);
   if (r.step_ != CompiledRun::Step::parked) return false;
   Process& p = *r.comm_.process_;
   if (r.state_->program(p.worker_.index()).done < r.run_) return false;
@@ -813,7 +891,7 @@ void CompiledRun::abandon(const Communicator& comm, const std::string& why, std:
 bool CompiledRun::await_ready() {
   if (started_) return detail::CompiledEngine::ready_after_start(*this);
   if (step_ == Step::task) return task_.await_ready();
-  return detail::CompiledEngine::arrive(*this);
+  return detail::CompiledEngine::arrive(*this) && detail::CompiledEngine::copy_at_once(*this);
 }
 
 std::coroutine_handle<> CompiledRun::await_suspend(std::coroutine_handle<> awaiter) {

@@ -504,6 +504,7 @@ struct CompiledEngine {
     return CompiledRun(comm, key, participants, mine, regions, options, check);
   }
   static bool arrive(CompiledRun& r);
+  static bool copy_at_once(CompiledRun& r);
   static void publish_member(CompiledRun& r, CompiledExchangeState& s, CompiledMemberRun& counts,
                              CompiledCoreProgram& prog, Rank me);
   static CompiledExchangeState& bound_state(CompiledBinding& b, Process& p, const Group& g, Rank me);
@@ -710,6 +711,11 @@ struct CompiledEngine {
   // of its participants to arrive), and a node's leader's that is not its
   // core's copier.
   static Task<CompiledRunStats> copy_as_copier(Communicator comm, CompiledExchangeState& s, std::uint64_t run);
+  static void say_copied(CompiledExchangeState& s, Process& p, CompiledCoreProgram& prog, std::uint32_t core,
+                         std::uint64_t run);
+  static bool readers_copied(CompiledExchangeState& s, const CompiledCoreProgram& prog, std::uint64_t run);
+  static void end_core_run(Process& p, CompiledCoreProgram& prog, std::uint64_t run);
+  static Task<CompiledRunStats> wait_for_readers(Communicator comm, CompiledExchangeState& s, std::uint64_t run);
   // The copier's step 2 up to its copies: the program compiled (first run),
   // moved regions announced, `published` stored and its readers rung. Once
   // per core and run: at the copier's start() (split phase) or in its task.

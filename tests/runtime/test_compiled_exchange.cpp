@@ -540,6 +540,52 @@ void run_every_piece_size(std::uint64_t largest) {
       block_placement());
 }
 
+// A copier that finds everything it copies from published copies at once in
+// the awaiting process, but its members' runs end only once the cores that
+// copy out of them have copied too. Rank 0 (core 0, block placement) and
+// rank 2 (core 1) send each other 8 KiB a run (more than a staging area
+// takes: each core pulls from the other's member). Core 0 computes before
+// each run, so core 1 publishes first and waits; core 0's copier then finds
+// core 1 published, copies at once, and must wait for core 1's copies out of
+// rank 0 before rank 0 returns and writes its next run's bytes at once.
+// Every byte of every run is checked on both sides.
+TEST(CompiledExchange, ACopierThatCopiesAtOnceWaitsForTheCoresThatCopyFromItsMembers) {
+  if (runtime().cores().size() < 2) GTEST_SKIP() << "needs two cores";
+  const Rank n = 4;
+  constexpr std::uint64_t kBytes = 8192;
+  std::vector<std::vector<CopyStep>> incoming(n), outgoing(n);
+  for (const auto& [src, dst] : {std::pair<Rank, Rank>{0, 2}, std::pair<Rank, Rank>{2, 0}}) {
+    const CopyStep st{src, dst, 0, 0, 0, 0, kBytes};
+    outgoing[src].push_back(st);
+    incoming[dst].push_back(st);
+  }
+  const std::vector<CompiledMember> members = members_of(incoming, outgoing);
+  runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const Rank me = p.rank();
+        std::vector<std::byte> out(outgoing[me].empty() ? 0 : kBytes), in(incoming[me].empty() ? 0 : kBytes);
+        const std::span<const std::byte> send[] = {out};
+        const std::span<std::byte> recv[] = {in};
+        const CompiledRegions regions{outgoing[me].empty() ? std::span<const std::span<const std::byte>>{} : send,
+                                      incoming[me].empty() ? std::span<const std::span<std::byte>>{} : recv};
+        for (int k = 0; k < 200; ++k) {
+          for (std::size_t at = 0; at < out.size(); ++at) out[at] = payload(me, 2 - me, at + k);
+          if (p.core_index() == 0) {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+            while (std::chrono::steady_clock::now() < until) {
+            }
+          }
+          std::fill(in.begin(), in.end(), std::byte{0xee});
+          co_await run_compiled_exchange(p, 19, n, members[me], regions, CompiledExchangeOptions{});
+          for (std::size_t at = 0; at < in.size(); ++at) {
+            SY_CHECK(in[at] == payload(2 - me, me, at + k), "rank " << me << ", run " << k << ", byte " << at);
+          }
+        }
+      },
+      block_placement());
+}
+
 TEST(CompiledExchange, EveryPieceSizeStagedOrPulledWritesItsBytesAndNoOthers) {
   run_every_piece_size(90);
   run_every_piece_size(160);

@@ -25,6 +25,10 @@
 ///   3. it says that its core has copied, waits until every core that copies
 ///      out of or into its members has copied too, and wakes the core's other
 ///      participants: their sends may be reused and their receives are in.
+/// A copier that finds every core it copies from published already (on one
+/// node, untraced, in the orders any and phases) copies in the awaiting
+/// process itself, without suspending, and its own run is complete at once
+/// where the cores that copy out of its members are done as well.
 /// A waiting copier is parked: its worker checks the word it waits for every
 /// turn (Worker::watch) and the core that stores it rings that worker's
 /// doorbell, so the core runs its other processes meanwhile and sleeps in the
@@ -290,7 +294,10 @@ class [[nodiscard]] CompiledRun {
  private:
   friend struct detail::CompiledEngine;
   friend class CompiledBinding;
-  enum class Step : std::uint8_t { task, arrive, parked, copier, leader };
+  /// Where an awaited run stands: a Task; not arrived; parked until its core
+  /// has copied; its core's copier; a node's leader; the copier waiting in
+  /// task_ for the cores that copy out of its members; complete.
+  enum class Step : std::uint8_t { task, arrive, parked, copier, leader, readers, complete };
   /// An unbound run's arguments (run_compiled_exchange's, but the communicator).
   struct Unbound {
     std::uint64_t key = 0;  ///< the exchange
