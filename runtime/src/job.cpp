@@ -73,7 +73,6 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
       options_.trace->add_track(workers_[routes_[p->rank()].core]->os_core(), p->rank());
     }
   }
-  for (auto& p : processes_) p->world_barrier_on_cores_ = !p->trace_ && groups_->world().members().nodes_spanned == 1;
   remaining.store(processes_.size(), std::memory_order_relaxed);
   workers_inside.store(w, std::memory_order_relaxed);
   // A body that is not a coroutine may call its process before returning the task.

@@ -302,7 +302,7 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
       TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
   const ActivityScope activity(*this, activity_of(kind), g.context());
   const detail::Membership& members = g.members();
-  const std::uint32_t here = global_core_;
+  const std::uint32_t here = job_.global_core(rank_);
   const auto [slot_ptr, seq] = enter_call(g, me, here, kind);
   detail::CoreCollective& slot = *slot_ptr;
 
@@ -357,7 +357,7 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
 // this one waits until each other core's word reaches the call. One
 // release-acquire pair per pair of cores, no message.
 Task<void> Process::reach_other_cores(const detail::Group& g, CollectiveKind kind, std::uint64_t seq) {
-  const std::uint32_t here = global_core_;
+  const std::uint32_t here = job_.global_core(rank_);
   const std::uint64_t call = seq + 1;
   for (std::uint32_t w : g.members().populated) {
     if (w == here) continue;
@@ -373,7 +373,7 @@ Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective
                                   std::uint64_t seq, Rank root, std::uint32_t root_worker,
                                   std::vector<std::byte>& blob) {
   const detail::Membership& members = g.members();
-  const std::uint32_t here = global_core_;
+  const std::uint32_t here = job_.global_core(rank_);
   const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
   auto comm_rank_of = [&](std::uint32_t w) { return members.to_comm(members.leader[w]); };
   // The share, then its CallStamp. An empty share (a barrier's) sends the
@@ -458,6 +458,8 @@ void Process::release_core(detail::CoreCollective& slot, const std::vector<Proce
   local.front()->worker_.notify_each(local.begin(), local.end());
 }
 
+BarrierCall Process::barrier() { return barrier_on(world_group(), rank_); }
+
 // The group outlives the call (a Communicator that made it may be a
 // temporary); the call holds the process, the group and the rank.
 BarrierCall Process::barrier_on(const detail::Group& g, Rank me) {
@@ -473,7 +475,7 @@ bool BarrierCall::await_ready() {
   Process& p = *process_;
   const detail::Group& g = *group_;
   p.check_cancelled();
-  const std::uint32_t here = p.global_core_;
+  const std::uint32_t here = p.job_.global_core(p.rank_);
   std::tie(slot_, seq_) = enter_call(g, me_, here, kBarrier);
   contribute(*slot_, kBarrier, me_, 0, {});
   const std::vector<Process*>& local = g.members().local[here];
@@ -521,7 +523,7 @@ void BarrierCall::await_resume() {
     return;
   }
   task_.await_resume();
-  Process::release_core(*slot_, group_->members().local[p.global_core_]);
+  Process::release_core(*slot_, group_->members().local[p.job_.global_core(p.rank_)]);
 }
 
 BarrierCall::operator Task<void>() && {

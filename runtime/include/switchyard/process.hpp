@@ -263,12 +263,7 @@ class alignas(kCacheLine) Process {
 
   // --- collectives: every process of the job calls them in the same order ---
   /// Returns once every process of the job has called it (BarrierCall).
-  /// Inline: a program's loop may call it every iteration.
-  BarrierCall barrier() {
-    if (world_barrier_on_cores_ && job_serial_ == detail::running_job) [[likely]]
-      return BarrierCall(*this, *world_, rank_);
-    return barrier_on(world_group(), rank_);
-  }
+  BarrierCall barrier();
   /// The papers' concatenate: every process's bytes, in rank order.
   Task<std::vector<std::byte>> allgather(std::span<const std::byte> mine);
   /// allgather of one trivially copyable value per process: every process's `mine`, in rank order.
@@ -473,12 +468,8 @@ class alignas(kCacheLine) Process {
   detail::Worker& worker_;
   const bool* cancel_seen_;  ///< the worker's: whether its core has seen the job cancelled (check_cancelled)
   Rank rank_;
-  std::uint32_t global_core_;  ///< its core as the job's routes number the cores of every node
   std::uint64_t job_serial_;  ///< job_.serial(), kept here for the Communicators made from this process
   const detail::Group* world_ = nullptr;  ///< the job's world communicator, set once the job has made it
-  /// The world's barrier is a BarrierCall on its core (one node, no trace):
-  /// set with world_ and trace_, for barrier() to test once.
-  bool world_barrier_on_cores_ = false;
 
   // All below: written only by this process's worker thread.
   std::coroutine_handle<> resume_point_;  ///< where to continue when resumed
