@@ -154,7 +154,7 @@ void CompiledEngine::compile_anew(CompiledExchangeState& s, const Group& g, Proc
   }
   if (s.options().side == CopySide::receiver && o == CopyOrder::phases) lay_out_rounds(prog);
   prog.small = is_small(prog);
-  prog.small_step_bytes = small_step_bytes(prog);
+  prog.small_step_bytes = prog.small ? one_piece_size(prog.steps) : 0;
   prog.deferred.reserve(prog.blocks.size());
   prog.seen_published.assign(s.cores(), 0);
   prog.resolved.resize(prog.steps.size());
@@ -265,16 +265,6 @@ bool CompiledEngine::is_small(const CompiledCoreProgram& prog) {
     bytes += st.bytes;
   }
   return bytes <= kSmallProgramBytes;
-}
-
-// A small program's one step size, where it has one and it is 8 or 16
-// bytes (CompiledCoreProgram::small_step_bytes), else 0.
-std::uint64_t CompiledEngine::small_step_bytes(const CompiledCoreProgram& prog) {
-  if (!prog.small || prog.steps.empty()) return 0;
-  const std::uint64_t first = prog.steps.front().bytes;
-  const bool uniform =
-      std::all_of(prog.steps.begin(), prog.steps.end(), [&](const CopyStep& st) { return st.bytes == first; });
-  return uniform && (first == 8 || first == 16) ? first : 0;
 }
 
 // Rounds of about kRoundBytes of the strided steps' spans each (the bytes

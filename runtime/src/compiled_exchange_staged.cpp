@@ -56,11 +56,7 @@ std::optional<StagedPair> lay_out_pair(std::vector<CopyStep>& steps, std::uint32
     at += std::uint64_t{st.count} * st.bytes;
   }
   pair.member_at.resize(pair.pieces.size());
-  const std::uint64_t first = steps.front().bytes;
-  const bool uniform = (first == 8 || first == 16) && std::all_of(steps.begin(), steps.end(), [&](const CopyStep& st) {
-                         return st.count == 1 && st.bytes == first;
-                       });
-  if (uniform) pair.piece_bytes = first;
+  pair.piece_bytes = one_piece_size(steps);
   if (sender) pair.area = std::make_unique<std::byte[]>(2 * bytes);
   return pair;
 }

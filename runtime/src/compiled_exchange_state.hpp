@@ -52,6 +52,20 @@ namespace switchyard::detail {
   }
 }
 
+// Where every one of `steps` is a single piece and all are of one size, 8
+// or 16 bytes (an exchange's messages of one size), that size, else 0: the
+// pieces are then copied with their size fixed (a staged pair's, a small
+// program's).
+inline std::uint64_t one_piece_size(std::span<const CopyStep> steps) noexcept {
+  if (steps.empty()) return 0;
+  const std::uint64_t first = steps.front().bytes;
+  if (first != 8 && first != 16) return 0;
+  for (const CopyStep& st : steps) {
+    if (st.count != 1 || st.bytes != first) return 0;
+  }
+  return first;
+}
+
 // Whether n bytes at a and b are equal. Up to 32 bytes as copy_bytes moves
 // them: fixed-size loads, which the compiler inlines, where a call of memcmp
 // with a variable size costs more than a small compare itself.
@@ -549,7 +563,6 @@ struct CompiledEngine {
   static void compile_senders(CompiledCoreProgram& prog);
   static bool writes_pages(const CompiledCoreProgram& prog);
   static bool is_small(const CompiledCoreProgram& prog);
-  static std::uint64_t small_step_bytes(const CompiledCoreProgram& prog);
   static std::vector<std::uint32_t> collect_steps(CompiledExchangeState& s, const Group& g, Process& p,
                                                   std::uint32_t core);
   static void order_steps(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core,

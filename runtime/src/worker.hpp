@@ -80,8 +80,8 @@ class Worker final : private EndpointClient {
   template <class It>
   void notify_each(It first, It last) {
     ready_.push_each(first, last, [](Process& p) {
-      if (!p.parked_ || (p.wake_when_ && !*p.wake_when_)) return false;
-      p.parked_ = false;
+      if (!p.may_go_on()) return false;
+      p.parked_ = false;  // as Process::wake
       return true;
     });
   }
@@ -207,9 +207,9 @@ class Worker final : private EndpointClient {
         if (!wake(**first)) continue;
         slots[tail] = *first;
         tail = tail + 1 == n ? 0 : tail + 1;
+        SWITCHYARD_ASSERT(tail != head_);  // as push(): a process is queued at most once, never full
       }
       tail_ = tail;
-      SWITCHYARD_ASSERT(size() + 1 <= n);
     }
     Process* pop() noexcept {
       SWITCHYARD_ASSERT(!empty());

@@ -382,8 +382,10 @@ class alignas(kCacheLine) Process {
   /// Something happened to this process: if it is parked and what it waits for
   /// may now hold, it is put back in its core's ready queue.
   void notify() {
-    if (parked_ && (!wake_when_ || *wake_when_)) wake();
+    if (may_go_on()) wake();
   }
+  /// Whether it is parked and what it waits for may now hold (notify()'s test).
+  bool may_go_on() const noexcept { return parked_ && (!wake_when_ || *wake_when_); }
   void wake();  ///< unconditionally, if parked
   const detail::SendState& state_of(const SendTicket& t) const {
     if (!t.state_) [[unlikely]]

@@ -269,6 +269,11 @@ class HaloExchange {
                                                std::span<const T> owned, std::span<T> ghosts);
   static void start_bound_forward(const schedulers::ExchangePlan& plan, Part& p, const Communicator& comm,
                                   std::span<T> ghosts);
+  /// Whether a binding's communicator `kept` is `comm` in the running job (a
+  /// communicator of an ended job may compare equal to a new one).
+  static bool same_running(const Communicator& kept, const Communicator& comm) noexcept {
+    return kept.valid() && kept == comm && kept.job() == comm.job();
+  }
   static void point_reverse(Part& p, std::span<const T> ghosts);
   template <class Op>
   [[gnu::noinline]] static void unpack_reverse(const Part& p, std::span<T> owned, Op& op);
@@ -407,8 +412,8 @@ schedulers::ExchangeRun HaloExchange<T>::bound_forward(const schedulers::Exchang
   if (!ghosts_stayed) p.last_ghosts = ghosts.data();
   if (!owned_stayed) p.last_owned = owned.data();
   // The same communicator of the running job: no call out of line.
-  const bool current = p.bound_ghosts == ghosts.data() && p.bound_owned == owned.data() && p.bound_comm.valid() &&
-                       p.bound_comm == comm && p.bound_comm.job() == comm.job();
+  const bool current =
+      p.bound_ghosts == ghosts.data() && p.bound_owned == owned.data() && same_running(p.bound_comm, comm);
   if (current) return p.bound.run();
   point_forward(p, ghosts);
   point_sends(p, owned);
@@ -449,10 +454,7 @@ void HaloExchange<T>::start_bound_forward(const schedulers::ExchangePlan& plan, 
                                           std::span<T> ghosts) {
   const bool stayed = p.last_split_ghosts == ghosts.data();
   if (!stayed) p.last_split_ghosts = ghosts.data();
-  if (p.split_ghosts == ghosts.data() && p.split_comm.valid() && p.split_comm == comm &&
-      p.split_comm.job() == comm.job()) {
-    return p.split_bound.start();
-  }
+  if (p.split_ghosts == ghosts.data() && same_running(p.split_comm, comm)) return p.split_bound.start();
   point_forward(p, ghosts);
   if (!stayed) return plan.start(comm, p.packed_out, p.ghosts_in);
   p.split_bound = plan.bind(comm, p.packed_out, p.ghosts_in);
