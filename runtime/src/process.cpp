@@ -110,7 +110,7 @@ detail::SendState* Process::post_send_request(const detail::Group& g, Rank dst, 
   ++g.core(job_.global_core(rank_)).traffic;  // taken back by the receive it matches (free())
   if (trace_) [[unlikely]]
     return traced_send(g, dst, bytes, tag, synchronous);
-  return worker_.endpoint().send(rank_, g.members().to_job(dst), g.context(), tag, bytes, synchronous);
+  return worker_.endpoint().send(bytes, rank_, g.members().to_job(dst), g.context(), tag, synchronous);
 }
 
 detail::RecvState* Process::post_recv_request(const detail::Group& g, Rank src, Tag tag, std::span<std::byte> target,
@@ -119,7 +119,7 @@ detail::RecvState* Process::post_recv_request(const detail::Group& g, Rank src, 
   if (src != kAnySource) check_rank(g, src, "recv");
   --g.core(job_.global_core(rank_)).traffic;
   const Rank from = src == kAnySource ? kAnySource : g.members().to_job(src);
-  return worker_.endpoint().post_recv(rank_, g.context(), from, tag, target, has_target);
+  return worker_.endpoint().post_recv(target, has_target, rank_, g.context(), from, tag);
 }
 
 void Process::truncated(const RecvState& r) const {
@@ -284,7 +284,7 @@ detail::SendState* Process::traced_send(const detail::Group& g, Rank dst, std::s
                     .category = TraceCategory::message,
                     .has_bytes = true};
   }
-  return worker_.endpoint().send(rank_, to, g.context(), tag, bytes, synchronous);
+  return worker_.endpoint().send(bytes, rank_, to, g.context(), tag, synchronous);
 }
 
 // --- tickets ---

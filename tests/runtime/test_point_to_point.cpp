@@ -26,6 +26,7 @@
 namespace {
 
 using namespace switchyard;
+using sytest::check_message;
 using sytest::message_key;
 using sytest::pattern;
 
@@ -884,6 +885,64 @@ TEST(PointToPoint, AWaitAloneOnItsCorePollsBeforeParking) {
       opts);
   EXPECT_EQ(checked.load(), 2 * kRoundTrips);
   EXPECT_LT(stats.resumes, 2 * kRoundTrips + 2) << "every wait parked its process";
+}
+
+// A receive for a sender on another core reads that ring itself, while its
+// process runs (Endpoint::post_recv): messages that lie there when it is
+// posted complete it at once, with no switch and no poll by the worker, in
+// order; another tag's message on the way is queued for a later receive. It
+// stops before an active message, whose handler must not run inside a
+// process's call: the receive behind it completes once the worker has polled,
+// the handler first. Rank 0 sends only once rank 1 computes (spins), and
+// rank 1 posts its receives only once rank 0 has sent: nothing can have been
+// polled meanwhile. Every payload is checked.
+TEST(PointToPoint, AReceiveTakesWhatLiesInItsSendersRingAtOnce) {
+  Runtime rt;
+  if (rt.cores().size() < 2) GTEST_SKIP() << "needs two cores";
+  constexpr HandlerId kMark = 1;
+  constexpr Tag kStream = 1, kAside = 2;
+  constexpr std::size_t kSizes[] = {8, 0, 16};  // each one cell of the ring
+  bool handled = false;  // rank 1's handler and process share its worker's thread
+  RunOptions opts;
+  opts.placement = Placement::explicit_map({rt.cores().front(), rt.cores().back()});
+  opts.handlers[kMark] = [&](Process&, Rank, std::span<const std::byte>) { handled = true; };
+  std::atomic<bool> computing{false}, all_sent{false};
+  std::atomic<int> checks{0};
+  rt.run(
+      2,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == 0) {
+          while (!computing.load(std::memory_order_acquire)) {
+          }
+          co_await p.send(1, pattern(16, message_key(0, 1, 0, kAside)), kAside);
+          for (std::size_t i = 0; i < std::size(kSizes); ++i) {
+            co_await p.send(1, pattern(kSizes[i], message_key(0, 1, i, kStream)), kStream);
+          }
+          p.post_active(1, kMark, {});
+          co_await p.send(1, pattern(8, message_key(0, 1, std::size(kSizes), kStream)), kStream);
+          all_sent.store(true, std::memory_order_release);
+          co_return;
+        }
+        computing.store(true, std::memory_order_release);
+        while (!all_sent.load(std::memory_order_acquire)) {
+        }
+        for (std::size_t i = 0; i < std::size(kSizes); ++i) {
+          RecvTicket t = p.post_recv(0, kStream);
+          SY_CHECK(p.test(t), "message " << i << " lay in the ring and was not taken at once");
+          check_message(t.take_message(), 0, 1, i, kSizes[i], "stream", kStream);
+        }
+        RecvTicket aside = p.post_recv(0, kAside);
+        SY_CHECK(p.test(aside), "the message read on the way was not queued");
+        check_message(aside.take_message(), 0, 1, 0, 16, "aside", kAside);
+        RecvTicket last = p.post_recv(0, kStream);
+        SY_CHECK(!p.test(last) && !handled, "a receive read past an active message");
+        co_await p.wait(last);
+        SY_CHECK(handled, "the message behind the active message came before it");
+        check_message(last.take_message(), 0, 1, std::size(kSizes), 8, "last", kStream);
+        checks.fetch_add(1);
+      },
+      opts);
+  EXPECT_EQ(checks.load(), 1);
 }
 
 TEST(PointToPointLarge, MessageOverTwoGiB) {

@@ -148,9 +148,10 @@ TEST(Channel, SingleSlotFifo) {
   EXPECT_EQ(ch.pop(out, 8), 0u);
 }
 
-// Reading in place: front() is the next filled cell, untouched; take_front()
-// of part of it leaves the rest to pop(), of all of it frees the cell (the
-// producer may refill it), and slots come out once each, in order.
+// Reading in place: front() is what is unread of the next filled cell,
+// untouched; take_front() of part of it leaves the rest to the next front()
+// or pop(), of all of it frees the cell (the producer may refill it), and
+// slots come out once each, in order.
 TEST(Channel, FrontReadsInPlaceAndHandsTheRestToPop) {
   Channel ch(2);
   EXPECT_TRUE(ch.front().empty());
@@ -161,19 +162,29 @@ TEST(Channel, FrontReadsInPlaceAndHandsTheRestToPop) {
   auto cell = ch.front();
   ASSERT_EQ(cell.size(), Channel::kSlotsPerCell);
   for (std::uint64_t i = 0; i < cell.size(); ++i) EXPECT_EQ(check_slot(cell[i], i), "");
-  ch.take_front(cell.size());  // the first cell back to the producer
+  ch.take_front(1);  // part: the next front() goes on from there
+  cell = ch.front();
+  ASSERT_EQ(cell.size(), 2u);
+  EXPECT_EQ(check_slot(cell[0], 1), "");
+  ch.take_front(2);  // the rest: the first cell back to the producer
   const Slot next = make_slot(6);
   EXPECT_EQ(ch.push(&next, 1), 1u);
   cell = ch.front();
   ASSERT_EQ(cell.size(), 3u);
   EXPECT_EQ(check_slot(cell[0], 3), "");
-  ch.take_front(1);  // part: the rest is pop()'s, and front() waits for the next whole cell
-  EXPECT_TRUE(ch.front().empty());
+  ch.take_front(1);  // part: the rest is pop()'s
   Slot out[8];
-  ASSERT_EQ(ch.pop(out, 8), 3u);
+  ASSERT_EQ(ch.pop(out, 1), 1u);
   EXPECT_EQ(check_slot(out[0], 4), "");
-  EXPECT_EQ(check_slot(out[1], 5), "");
-  EXPECT_EQ(check_slot(out[2], 6), "");
+  cell = ch.front();  // and what pop() left is front()'s again
+  ASSERT_EQ(cell.size(), 1u);
+  EXPECT_EQ(check_slot(cell[0], 5), "");
+  ch.take_front(1);
+  cell = ch.front();
+  ASSERT_EQ(cell.size(), 1u);
+  EXPECT_EQ(check_slot(cell[0], 6), "");
+  ASSERT_EQ(ch.pop(out, 8), 1u);
+  EXPECT_EQ(check_slot(out[0], 6), "");
   EXPECT_TRUE(ch.front().empty());
   EXPECT_FALSE(ch.has_slots());
 }

@@ -145,24 +145,25 @@ class alignas(kCacheLine) Channel {
   // Consumer side: whether a slot is there to pop.
   bool has_slots() const noexcept { return ready(consumer_.popped.load(std::memory_order_relaxed)); }
 
-  // Consumer side, reading in place (no copy out of the ring): the next
-  // cell's slots, when it is filled and nothing of it has been popped, else
-  // an empty span. They stay the consumer's, unchanged, until take_front().
+  // Consumer side, reading in place (no copy out of the ring): the slots of
+  // the next filled cell not read yet, else an empty span. They stay the
+  // consumer's, unchanged, until take_front().
   std::span<const Slot> front() const noexcept {
     const Consumer& c = consumer_;
-    if (c.offset != 0 || !ready(c.popped.load(std::memory_order_relaxed))) return {};
+    if (!ready(c.popped.load(std::memory_order_relaxed))) return {};
     const Cell& cell = c.cells[c.cell];
-    SWITCHYARD_ASSERT(cell.count >= 1 && cell.count <= kSlotsPerCell);  // a filled cell holds 1 to kSlotsPerCell
-    return {cell.slots, static_cast<std::size_t>(cell.count)};
+    // A filled cell holds 1 to kSlotsPerCell slots, and the consumer is inside it.
+    SWITCHYARD_ASSERT(cell.count >= 1 && cell.count <= kSlotsPerCell && c.offset < cell.count);
+    return {cell.slots + c.offset, static_cast<std::size_t>(cell.count - c.offset)};
   }
-  // Consumer side: the first `slots` of front()'s cell are read; all of them: the cell goes back to the producer.
+  // Consumer side: the first `slots` of front() are read; all of them: the cell goes back to the producer.
   void take_front(std::size_t slots) noexcept {
     Consumer& c = consumer_;
-    SWITCHYARD_ASSERT(c.offset == 0 && slots <= c.cells[c.cell].count);
-    if (slots < c.cells[c.cell].count) {
-      c.offset = slots;  // pop() goes on from there
-      return;
-    }
+    const std::size_t count = c.cells[c.cell].count;
+    SWITCHYARD_ASSERT(c.offset + slots <= count);
+    c.offset += slots;
+    if (c.offset < count) return;  // the rest is front()'s or pop()'s, later
+    c.offset = 0;
     if (++c.cell == c.capacity) c.cell = 0;
     // Release: as in pop(); the cell was read before the producer may refill it.
     c.popped.store(c.popped.load(std::memory_order_relaxed) + 1, std::memory_order_release);

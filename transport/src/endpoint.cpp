@@ -29,6 +29,7 @@ void Endpoint::start(const EndpointConfig& config) {
   client_ = config.client;
   cancelling_ = false;
   polling_ = false;
+  awaited_core_ = kNoCore;
   trace_clock_ = config.trace_clock;
   mailboxes_.assign(config.local_ranks, Mailbox{});
   waiting_.assign(routes_->global_cores(), WaitingSends{});
@@ -93,7 +94,7 @@ template <class T>
   // complete once the receive took the payload
 }
 
-SendState* Endpoint::send(Rank src, Rank dst, ContextId context, Tag tag, std::span<const std::byte> bytes,
+SendState* Endpoint::send(std::span<const std::byte> bytes, Rank src, Rank dst, ContextId context, Tag tag,
                           bool synchronous) {
   SendState* s = sends_.acquire();
   s->data = bytes.data();
@@ -230,8 +231,8 @@ void Endpoint::complete_send(Rank sender, RequestId request, std::uint64_t bytes
 
 // --- receiving ---
 
-RecvState* Endpoint::post_recv(Rank owner, ContextId context, Rank src, Tag tag, std::span<std::byte> target,
-                               bool has_target) {
+RecvState* Endpoint::post_recv(std::span<std::byte> target, bool has_target, Rank owner, ContextId context, Rank src,
+                               Tag tag) {
   RecvState* r = recvs_.acquire();
   r->context = context;
   r->src = src;
@@ -242,7 +243,20 @@ RecvState* Endpoint::post_recv(Rank owner, ContextId context, Rank src, Tag tag,
   r->done = false;
   r->truncated = false;
   // Already arrived: taken in at once, by the process itself, which needs no waking.
-  if (Envelope* e = mailboxes_[route(owner).local].post(r)) take_in(*r, *e);
+  if (Envelope* e = mailboxes_[route(owner).local].post(r)) {
+    take_in(*r, *e);
+  } else if (src != kAnySource && !polling_) {
+    // It may lie in the ring from its sender's core, which the worker polls
+    // only between processes: the process reads that ring itself, up to its
+    // message. The packets before it go where the poll would send them; the
+    // message is matched as it is read, with one copy, no envelope and no
+    // wake, and those after it stay in the ring for the next receives.
+    const Route& from = route(src);
+    if (from.node == node_ && from.core != core_) {
+      transport_->deliver_until(from.core, *this, r->done);
+      if (!r->done) awaited_core_ = from.core;
+    }
+  }
   return r;
 }
 

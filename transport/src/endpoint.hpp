@@ -24,7 +24,11 @@
 //    the node's own atomic (EndpointClient::try_busy_lock) and answers with a
 //    kLockReply; a release is a one-way kLockRelease.
 //  * Taking in: a message is taken in as soon as it has arrived and a matching
-//    receive is posted, whichever comes second.
+//    receive is posted, whichever comes second. "Arrived" includes lying in
+//    the ring from its sender's core: a receive for a sender on another core
+//    of this node reads that ring itself, in order, up to its message
+//    (SharedMemoryTransport::deliver_until), and so does its process's wait
+//    before it parks (deliver_awaited).
 //
 // Everything here is touched by the core's worker thread only. The endpoint
 // tells the runtime what happened through EndpointClient, and reaches other
@@ -130,8 +134,12 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   void cancel();
 
   // --- requests of this core's processes ---
-  SendState* send(Rank src, Rank dst, ContextId context, Tag tag, std::span<const std::byte> bytes, bool synchronous);
-  RecvState* post_recv(Rank owner, ContextId context, Rank src, Tag tag, std::span<std::byte> target, bool has_target);
+  // The buffer comes first: as the first arguments it is passed in two
+  // registers. Behind five others it went on the stack as two 8-byte words,
+  // which the callee read back as one 16-byte load, a store-forwarding stall
+  // on every receive (perf annotate of bench_latency's burst).
+  SendState* send(std::span<const std::byte> bytes, Rank src, Rank dst, ContextId context, Tag tag, bool synchronous);
+  RecvState* post_recv(std::span<std::byte> target, bool has_target, Rank owner, ContextId context, Rank src, Tag tag);
   // Takes a posted receive back, unmatched; false if it has already matched.
   bool withdraw(RecvState* r) noexcept { return mailboxes_[route(r->owner).local].withdraw(r); }
   // What `owner` left on communicator `context`: Mailbox::left_on.
@@ -155,6 +163,15 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   bool poll();
   // Publishes the round's packets, then completes the eager sends that got room.
   bool flush();
+  // What a process about to park reads first (Worker::poll_alone): the ring
+  // from the core of the last receive posted here that found nothing there,
+  // up to the packet that sets `done` (its own receive's, most often).
+  // Whether `done` is set. The packets after it stay in the ring, where the
+  // next receives read them; a packet of another kind is left to poll().
+  bool deliver_awaited(const bool& done) {
+    if (awaited_core_ != kNoCore) transport_->deliver_until(awaited_core_, *this, done);
+    return done;
+  }
   bool has_arrivals() const {
     return !local_active_.empty() || transport_->has_arrivals() || (network_ && network_->has_arrivals());
   }
@@ -234,6 +251,10 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   EndpointClient* client_ = nullptr;
   bool cancelling_ = false;
   bool polling_ = false;  // in poll(): what is posted now leaves at its end (posted())
+  // The core (of this node) that the last receive posted here waits for,
+  // when it found nothing in that ring (deliver_awaited); kNoCore: none yet.
+  static constexpr std::uint32_t kNoCore = ~std::uint32_t{0};
+  std::uint32_t awaited_core_ = kNoCore;
   std::uint64_t (*trace_clock_)() noexcept = nullptr;
   std::vector<Mailbox> mailboxes_;  // by local index
   // Eager sends waiting for room, per destination core (global numbering): FIFO, as their packets.

@@ -135,7 +135,7 @@ bool SharedMemoryTransport::poll(ArrivalSink& sink) {
     // Small packets, a cell each (or several to a cell), are read where they
     // lie: no copy into the batch, the header read once.
     if (in.partial.empty()) {
-      if (const std::size_t n = deliver_in_place(*in.ring, sink)) {
+      if (const std::size_t n = deliver_in_place(*in.ring, sink, [](const WireHeader&) { return true; })) {
         any = true;
         stats_.slots_received += n;
       }
@@ -150,24 +150,6 @@ bool SharedMemoryTransport::poll(ArrivalSink& sink) {
     }
   }
   return any;
-}
-
-std::size_t SharedMemoryTransport::deliver_in_place(Channel& ring, ArrivalSink& sink) {
-  std::size_t taken = 0;
-  for (std::span<const Slot> cell; !(cell = ring.front()).empty();) {
-    std::size_t i = 0;
-    while (cell.size() - i >= kHeaderSlots) {
-      const WireHeader h = header_at(&cell[i]);
-      const std::size_t need = packet_slots(wire_payload_bytes(h));
-      if (need > cell.size() - i) break;  // it runs on into the next cells
-      deliver(h, &cell[i], sink);
-      i += need;
-    }
-    taken += i;
-    ring.take_front(i);
-    if (i != cell.size()) break;
-  }
-  return taken;
 }
 
 void SharedMemoryTransport::parse(Inbox& in, const Slot* slots, std::size_t count, ArrivalSink& sink) {

@@ -27,6 +27,7 @@
 
 #include "channel.hpp"
 #include "doorbell.hpp"
+#include "switchyard/assert.hpp"
 #include "transport.hpp"
 
 namespace switchyard::detail {
@@ -99,6 +100,21 @@ class SharedMemoryTransport final : public Transport {
   }
   bool flush() override;
   bool poll(ArrivalSink& sink) override;
+  // What a process waiting for a message from core `from` reads itself,
+  // while it runs: that ring's packets, where they lie and in order, up to
+  // the one that sets `done`, as long as they are messages or completions of
+  // sends (kEager, kRendezvous, kSendDone), whose delivery runs no handler.
+  // It stops before any other kind, before a packet that runs past its cell,
+  // and at once while the poll holds part of a packet cut by a batch's end:
+  // those are the worker's poll's, later, with all that follows them.
+  void deliver_until(std::uint32_t from, ArrivalSink& sink, const bool& done) {
+    Inbox& in = in_[from];
+    SWITCHYARD_ASSERT(from != core_ && in.ring);
+    if (!in.partial.empty()) return;
+    stats_.slots_received += deliver_in_place(*in.ring, sink, [&](const WireHeader& h) {
+      return !done && (h.kind == WireKind::kEager || h.kind == WireKind::kRendezvous || h.kind == WireKind::kSendDone);
+    });
+  }
   bool has_arrivals() const override {
     for (const Inbox& i : in_) {
       if (i.ring && i.ring->has_slots()) return true;
@@ -137,9 +153,26 @@ class SharedMemoryTransport final : public Transport {
                               std::span<const std::byte> payload);
   void parse(Inbox& in, const Slot* slots, std::size_t count, ArrivalSink& sink);
   // The packets whole in the ring's next cells, handed to sink where they
-  // lie, cell after cell, while no packet runs past its cell's end. The
-  // slots taken so; poll() pops the rest.
-  static std::size_t deliver_in_place(Channel& ring, ArrivalSink& sink);
+  // lie, cell after cell, while no packet runs past its cell's end and
+  // take(header) holds before each. The slots taken so; poll() pops the rest.
+  template <class Take>
+  static std::size_t deliver_in_place(Channel& ring, ArrivalSink& sink, Take&& take) {
+    std::size_t taken = 0;
+    for (std::span<const Slot> cell; !(cell = ring.front()).empty();) {
+      std::size_t i = 0;
+      while (cell.size() - i >= kHeaderSlots) {
+        const WireHeader h = header_at(&cell[i]);
+        const std::size_t need = packet_slots(wire_payload_bytes(h));
+        if (need > cell.size() - i || !take(h)) break;  // it runs on into the next cells, or is left
+        deliver(h, &cell[i], sink);
+        i += need;
+      }
+      taken += i;
+      if (i != 0) ring.take_front(i);
+      if (i != cell.size()) break;
+    }
+    return taken;
+  }
   // The header that starts at `header`.
   static WireHeader header_at(const Slot* header) noexcept {
     WireHeader h;

@@ -189,8 +189,10 @@ class alignas(kCacheLine) Process {
   // (a single copy straight out of the sender's buffer) while the sender
   // goes on computing; a receive that takes in a message that had arrived
   // (at post_recv*) answers the sender at once, so that the sender's wait for
-  // a single-copy or synchronous send ends while the receiver computes. What
-  // still needs this core: a message that arrives after its receive was
+  // a single-copy or synchronous send ends while the receiver computes. A
+  // receive from one rank on another core of this node reads that rank's ring
+  // itself when it is posted: a message lying there is taken in at once, with
+  // no switch of this core since it came. What still needs this core: a message that arrives after its receive was
   // posted is taken in when this process waits or yields (as an MPI rank
   // progresses in MPI calls; a wait with nothing else of its core to run
   // polls the rings itself for a short while before it parks, and an answer
