@@ -3,6 +3,12 @@
 //   BM_CachelineRoundTrip        two std::threads pinned to cores 0 and 1 bounce one
 //                                std::atomic on its own cache line; Time = one round
 //                                trip. The hardware limit of any cross-core exchange.
+//   BM_TwoLinesOneWay_CrossCore  the same two threads, each storing into a cache
+//                                line of its own and spinning on the other's: one
+//                                line per direction, as any ring per ordered pair of
+//                                cores has; Time = round trip / 2. limit_ns =
+//                                cache-line round trip / 2: what a second line costs
+//                                the hardware, with no software at all.
 //   BM_OneWay_CrossCore          two processes on cores 0 and 1 ping-pong an 8-byte
 //                                message (send + recv); Time = round trip / 2.
 //                                limit_ns = cache-line round trip / 2; target: at
@@ -127,6 +133,34 @@ double cacheline_round_trip(int per_chunk) {
         for (std::uint64_t i = 0; i < total; ++i) {
           sybench::spin_until([&] { return line.value.load(std::memory_order_acquire) == 2 * i + 1; });
           line.value.store(2 * i + 2, std::memory_order_release);
+        }
+      });
+  return timer.per_op();
+}
+
+// Seconds per round trip through two cache lines, one per direction: the
+// thread on core 0 stores into `there` and spins on `back`, which the thread
+// on core 1 stores into once it has seen the store. As cacheline_round_trip,
+// but no line carries both directions.
+double two_lines_round_trip(int per_chunk) {
+  CacheLine there, back;
+  sybench::ChunkTimer timer(per_chunk);
+  const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
+  sybench::run_pinned_pair(
+      kCoreA,
+      [&] {
+        timer.start();
+        for (std::uint64_t i = 0; i < total; ++i) {
+          there.value.store(i + 1, std::memory_order_release);
+          sybench::spin_until([&] { return back.value.load(std::memory_order_acquire) == i + 1; });
+          if ((i + 1) % per_chunk == 0) timer.lap();
+        }
+      },
+      kCoreB,
+      [&] {
+        for (std::uint64_t i = 0; i < total; ++i) {
+          sybench::spin_until([&] { return there.value.load(std::memory_order_acquire) == i + 1; });
+          back.value.store(i + 1, std::memory_order_release);
         }
       });
   return timer.per_op();
@@ -382,6 +416,11 @@ void BM_OneWay_CrossCore_RecvInto(benchmark::State& state) {
                   cacheline_one_way, 0, kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
 }
 
+void BM_TwoLinesOneWay_CrossCore(benchmark::State& state) {
+  figure_vs_limit(
+      state, [] { return two_lines_round_trip(kCachelineRoundTrips) / 2; }, cacheline_one_way, 0);
+}
+
 void BM_RingOneWay_CrossCore(benchmark::State& state) {
   figure_vs_limit(
       state, [] { return ring_round_trip(kCachelineRoundTrips) / 2; }, cacheline_one_way, 0);
@@ -456,6 +495,7 @@ void common(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_CachelineRoundTrip)->Apply(common);
+BENCHMARK(BM_TwoLinesOneWay_CrossCore)->Apply(common);
 BENCHMARK(BM_OneWay_CrossCore)->Apply(common);
 BENCHMARK(BM_OneWay_CrossCore_RecvInto)->Apply(common);
 BENCHMARK(BM_RingOneWay_CrossCore)->Apply(common);
