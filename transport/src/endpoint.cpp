@@ -96,6 +96,32 @@ template <class T>
 
 SendState* Endpoint::send(std::span<const std::byte> bytes, Rank src, Rank dst, ContextId context, Tag tag,
                           bool synchronous) {
+  const Route& to = route(dst);
+  const bool eager = bytes.size() <= (to.node == node_ ? eager_limit_ : network_eager_limit_);
+  if (eager && !synchronous && to.node == node_ && to.core != core_) [[likely]] {
+    // A buffered send to another core of this node, the common case: its
+    // packet names no request (nobody answers it), and once the packet is
+    // within the ring's window the send is complete. Its ticket then holds
+    // the endpoint's one complete state: nothing is taken from the pool or
+    // given back, and the send writes its packet and little else.
+    const WireHeader h = make_wire_header(WireKind::kEager, 0, bytes.size(), context, src, dst, tag, 0);
+    const std::uint64_t seq = post(*transport_, to, h, bytes);
+    if (transport_->accepted(to, seq)) [[likely]]
+      return &sent_;
+    SendState* s = new_send(bytes, src, dst, tag);
+    wait_for_room(*s, routes_->global_core(to), seq);
+    return s;
+  }
+  SendState* s = new_send(bytes, src, dst, tag);
+  if (local(dst)) {
+    send_local(*s, context, src, eager, synchronous);
+  } else {
+    send_remote(*s, context, src, eager, synchronous);
+  }
+  return s;
+}
+
+SendState* Endpoint::new_send(std::span<const std::byte> bytes, Rank src, Rank dst, Tag tag) {
   SendState* s = sends_.acquire();
   s->data = bytes.data();
   s->size = bytes.size();
@@ -104,12 +130,6 @@ SendState* Endpoint::send(std::span<const std::byte> bytes, Rank src, Rank dst, 
   s->tag = tag;
   s->done = false;
   s->over_network = false;
-  const bool eager = bytes.size() <= (route(dst).node == node_ ? eager_limit_ : network_eager_limit_);
-  if (local(dst)) {
-    send_local(*s, context, src, eager, synchronous);
-  } else {
-    send_remote(*s, context, src, eager, synchronous);
-  }
   return s;
 }
 

@@ -146,7 +146,9 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   std::size_t left_on(Rank owner, ContextId context) const noexcept {
     return mailboxes_[route(owner).local].left_on(context);
   }
-  void release(SendState* s) { sends_.release(s); }
+  void release(SendState* s) {
+    if (s != &sent_) sends_.release(s);
+  }
   void release(RecvState* r);
   // An active message. Returns nullptr once it is on its way, or a state that
   // completes when a full ring has room for it.
@@ -217,6 +219,8 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
                         bool now = false) {
     return to.node == node_ ? post(*transport_, to, header, payload, now) : post(*network_, to, header, payload, now);
   }
+  // A send's request from the pool, its fields set, not done.
+  SendState* new_send(std::span<const std::byte> bytes, Rank src, Rank dst, Tag tag);
   void send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   void send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   // send_remote()'s packet towards `to` on `transport`: eager, or a rendezvous within this node.
@@ -267,6 +271,11 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   std::vector<LocalActive> local_active_, running_active_;
 
   // Kept across jobs.
+  // What send() returns for a buffered send to another core of this node
+  // that is complete at once: one state for all of them, always done, never
+  // in the pool (release() leaves it), with no request id that a packet
+  // could name.
+  SendState sent_{.id = ~RequestId{0}, .done = true};
   RequestPool<SendState> sends_;
   RequestPool<RecvState> recvs_;
   RequestPool<Envelope> envelopes_;
