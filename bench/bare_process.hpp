@@ -23,6 +23,11 @@ struct IncomingCopy {
   std::span<std::byte> into;
 };
 
+// Copies each message of `copies` straight from its sender's bytes.
+inline void copy_all(std::span<const IncomingCopy> copies) noexcept {
+  for (const IncomingCopy& c : copies) std::memcpy(c.into.data(), c.from.data(), c.into.size());
+}
+
 class BareProcess {
  public:
   struct promise_type {
@@ -53,7 +58,7 @@ inline BareProcess copying_process(std::span<const IncomingCopy> incoming) {
   volatile unsigned char state[256];  // live state in the frame, touched once per exchange
   for (unsigned round = 0;; ++round) {
     state[round % sizeof state] = static_cast<unsigned char>(round);
-    for (const IncomingCopy& c : incoming) std::memcpy(c.into.data(), c.from.data(), c.into.size());
+    copy_all(incoming);
     co_await std::suspend_always{};
   }
 }

@@ -205,7 +205,7 @@ void blocking_exchange(std::span<sybench::BareProcess> processes, std::uint32_t&
   arrived = 0;
   published[t].exchange.store(exchange, std::memory_order_release);  // pairs with the other thread's acquire
   sybench::spin_until([&] { return published[1 - t].exchange.load(std::memory_order_acquire) >= exchange; });
-  for (const sybench::IncomingCopy& c : copies) std::memcpy(c.into.data(), c.from.data(), c.into.size());
+  sybench::copy_all(copies);
   copied[t].exchange.store(exchange, std::memory_order_release);  // pairs with the other thread's acquire
   sybench::spin_until([&] { return copied[1 - t].exchange.load(std::memory_order_acquire) >= exchange; });
   for (auto p = processes.rbegin(); p != processes.rend(); ++p) p->resume();
@@ -235,8 +235,8 @@ double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitio
   std::vector<sybench::Clock::time_point> start(std::size_t{2} * repetitions), end(start.size());
   std::optional<PayloadError> wrong[2];  // kept, not thrown: the other thread would wait at the barrier forever
   auto copy_side = [&](Rank t) {
-    std::vector<sybench::IncomingCopy>
-        copies;  // the floor's and the blocking floor's: every message of the thread's ranks
+    // The floor's and the blocking floor's: every message of the thread's ranks.
+    std::vector<sybench::IncomingCopy> copies;
     std::vector<sybench::BareProcess> processes;  // the process floor's and the blocking floor's
     std::uint32_t arrived = 0;  // the blocking floor's processes that have arrived
     for (Rank r = t; r < n; r += 2) {
@@ -252,7 +252,7 @@ double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitio
       sync.arrive_and_wait(2);
       start[2 * rep + t] = sybench::Clock::now();
       if (kind == FloorKind::threads) {
-        for (const sybench::IncomingCopy& c : copies) std::memcpy(c.into.data(), c.from.data(), c.into.size());
+        sybench::copy_all(copies);
       } else if (kind == FloorKind::processes) {
         for (const sybench::BareProcess& process : processes) process.resume();
       } else {

@@ -112,10 +112,12 @@ struct alignas(64) CacheLine {
   char pad[64 - sizeof(std::atomic<std::uint64_t>)];
 };
 
-// Seconds per round trip of one cache line between a thread on core 0 and one on core 1.
-// Plain spinning loads, no pause: the fastest a core can notice the other's store.
-double cacheline_round_trip(int per_chunk) {
-  CacheLine line;
+// Seconds per round trip between a thread on core 0, which stores into
+// `there` and spins on `back`, and one on core 1, which stores into `back`
+// once it has seen the store. Plain spinning loads, no pause: the fastest a
+// core can notice the other's store. The same line for both: one line
+// carries both directions; two lines: one per direction.
+double round_trip_through(CacheLine& there, CacheLine& back, int per_chunk) {
   sybench::ChunkTimer timer(per_chunk);
   const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
   sybench::run_pinned_pair(
@@ -123,47 +125,31 @@ double cacheline_round_trip(int per_chunk) {
       [&] {
         timer.start();
         for (std::uint64_t i = 0; i < total; ++i) {
-          line.value.store(2 * i + 1, std::memory_order_release);
-          sybench::spin_until([&] { return line.value.load(std::memory_order_acquire) == 2 * i + 2; });
+          there.value.store(2 * i + 1, std::memory_order_release);
+          sybench::spin_until([&] { return back.value.load(std::memory_order_acquire) == 2 * i + 2; });
           if ((i + 1) % per_chunk == 0) timer.lap();
         }
       },
       kCoreB,
       [&] {
         for (std::uint64_t i = 0; i < total; ++i) {
-          sybench::spin_until([&] { return line.value.load(std::memory_order_acquire) == 2 * i + 1; });
-          line.value.store(2 * i + 2, std::memory_order_release);
+          sybench::spin_until([&] { return there.value.load(std::memory_order_acquire) == 2 * i + 1; });
+          back.value.store(2 * i + 2, std::memory_order_release);
         }
       });
   return timer.per_op();
 }
 
-// Seconds per round trip through two cache lines, one per direction: the
-// thread on core 0 stores into `there` and spins on `back`, which the thread
-// on core 1 stores into once it has seen the store. As cacheline_round_trip,
-// but no line carries both directions.
+// Seconds per round trip of one cache line between a thread on core 0 and one on core 1.
+double cacheline_round_trip(int per_chunk) {
+  CacheLine line;
+  return round_trip_through(line, line, per_chunk);
+}
+
+// Seconds per round trip through two cache lines, one per direction.
 double two_lines_round_trip(int per_chunk) {
   CacheLine there, back;
-  sybench::ChunkTimer timer(per_chunk);
-  const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
-  sybench::run_pinned_pair(
-      kCoreA,
-      [&] {
-        timer.start();
-        for (std::uint64_t i = 0; i < total; ++i) {
-          there.value.store(i + 1, std::memory_order_release);
-          sybench::spin_until([&] { return back.value.load(std::memory_order_acquire) == i + 1; });
-          if ((i + 1) % per_chunk == 0) timer.lap();
-        }
-      },
-      kCoreB,
-      [&] {
-        for (std::uint64_t i = 0; i < total; ++i) {
-          sybench::spin_until([&] { return there.value.load(std::memory_order_acquire) == i + 1; });
-          back.value.store(i + 1, std::memory_order_release);
-        }
-      });
-  return timer.per_op();
+  return round_trip_through(there, back, per_chunk);
 }
 
 // Seconds per one way of a 3-slot packet through two rings between threads pinned to cores 0 and 1.

@@ -192,11 +192,12 @@ class alignas(kCacheLine) Process {
   // a single-copy or synchronous send ends while the receiver computes. A
   // receive from one rank on another core of this node reads that rank's ring
   // itself when it is posted: a message lying there is taken in at once, with
-  // no switch of this core since it came. What still needs this core: a message that arrives after its receive was
-  // posted is taken in when this process waits or yields (as an MPI rank
-  // progresses in MPI calls; a wait with nothing else of its core to run
-  // polls the rings itself for a short while before it parks, and an answer
-  // that comes meanwhile ends it without a switch); a sender's ticket
+  // no switch of this core since it came. What still needs this core: a
+  // message that arrives after its receive was posted is taken in when this
+  // process waits or yields (as an MPI rank progresses in MPI calls; a wait
+  // with nothing else of its core to run polls the rings itself for a short
+  // while before it parks, and an answer that comes meanwhile ends it
+  // without a switch); a sender's ticket
   // completes when this process next looks; a packet that finds its ring
   // full leaves as room appears, at the latest when this core next switches.
   // Towards another node, packets go as the network transport sends them
