@@ -152,14 +152,14 @@ struct StencilPattern {
 };
 
 // A process's strip of whole rows on the sparse halo, swept with the dense
-// kernel of stencil_kernel.hpp: its rows (owned, row-major) twice, the
+// kernel of stencil_kernel.hpp: its rows (owned, row-major) twice (sweep_arrays.hpp), the
 // sweep's input and output, and its ghosts, which stay in one buffer: the
 // upper neighbour's row (points 1 to kN - 2) then the lower's, as the map
 // orders them (owners ascending), one padding element before them so that
 // ghost row point j is at index j.
 class DenseStrip {
  public:
-  explicit DenseStrip(const halo::HaloMap& m) : cur_(m.owned.size()), ghost_(m.ghosts.size() + 1) {
+  explicit DenseStrip(const halo::HaloMap& m) : arrays_(m.owned.size(), stencil::kN), ghost_(m.ghosts.size() + 1) {
     const std::uint64_t n = stencil::kN;
     if (m.owned.empty() || m.owned.size() % n != 0 || m.owned.front() % n != 0)
       throw std::runtime_error("sparse halo stencil: a block that is not whole rows");
@@ -175,11 +175,11 @@ class DenseStrip {
     up_ = above ? ghost_.data() : nullptr;
     down_ = below ? ghost_.data() + (above ? n - 2 : 0) : nullptr;
     for (int r = 0; r < rows_; ++r) {
-      for (int j = 0; j < stencil::kN; ++j) cur_[r * n + j] = stencil::initial(first_ + r, j);
+      for (int j = 0; j < stencil::kN; ++j) arrays_.current()[r * n + j] = stencil::initial(first_ + r, j);
     }
-    next_ = cur_;  // the fixed boundary is in both
+    std::ranges::copy(arrays_.current(), arrays_.next().begin());  // the fixed boundary is in both
   }
-  std::span<double> owned() noexcept { return cur_; }
+  std::span<double> owned() noexcept { return arrays_.current(); }
   std::span<double> ghosts() noexcept { return std::span(ghost_).subspan(1); }
   // The rows that read no ghost, then (once the ghosts are in) the first and
   // last, and the next values are current.
@@ -189,13 +189,14 @@ class DenseStrip {
   void sweep_boundary() noexcept {
     sweep_row(0);
     if (rows_ > 1) sweep_row(rows_ - 1);
-    cur_.swap(next_);
+    arrays_.swap();
   }
   // Owned points that differ from the whole grid `grid` in any bit.
   std::uint64_t wrong_points(const std::vector<double>& grid) const noexcept {
     const double* theirs = grid.data() + static_cast<std::size_t>(first_) * stencil::kN;
     std::uint64_t wrong = 0;
-    for (std::size_t k = 0; k < cur_.size(); ++k) wrong += std::memcmp(&cur_[k], theirs + k, sizeof(double)) != 0;
+    const std::span<const double> mine = arrays_.current();
+    for (std::size_t k = 0; k < mine.size(); ++k) wrong += std::memcmp(&mine[k], theirs + k, sizeof(double)) != 0;
     return wrong;
   }
 
@@ -204,14 +205,15 @@ class DenseStrip {
     const int i = first_ + r;
     if (i == 0 || i == stencil::kN - 1) return;
     const std::size_t n = stencil::kN;
-    const double* mid = cur_.data() + r * n;
+    const double* mid = arrays_.current().data() + r * n;
     const double* up = r > 0 ? mid - n : up_;
     const double* down = r + 1 < rows_ ? mid + n : down_;
-    double* out = next_.data() + r * n;
+    double* out = arrays_.next().data() + r * n;
     for (int j = 1; j < stencil::kN - 1; ++j) out[j] = 0.25 * ((up[j] + down[j]) + (mid[j - 1] + mid[j + 1]));
   }
   int first_ = 0, rows_ = 0;
-  std::vector<double> cur_, next_, ghost_;
+  stencil_layout::SweepArrays arrays_;  // the rows, row-major, twice
+  std::vector<double> ghost_;
   const double* up_ = nullptr;  // ghost row point j at up_[j]
   const double* down_ = nullptr;
 };

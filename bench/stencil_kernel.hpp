@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "sweep_arrays.hpp"
+
 namespace stencil {
 
 inline constexpr int kN = 512;
@@ -36,21 +38,22 @@ inline std::pair<int, int> rows_of(int rank, int processes) {
 }
 
 // A process's block: its rows plus a ghost row above (local row 0) and below
-// (local row rows + 1), in two buffers, the current sweep's input and output.
+// (local row rows + 1), in two arrays (sweep_arrays.hpp), the current sweep's input and output.
 class Block {
  public:
-  Block(int first, int rows) : first_(first), rows_(rows), cur_((rows + 2) * std::size_t{kN}), next_(cur_.size()) {
+  Block(int first, int rows) : first_(first), rows_(rows), arrays_((rows + 2) * std::size_t{kN}, kN) {
+    const std::span<double> cur = arrays_.current();
     for (int r = 0; r < rows_ + 2; ++r) {
       const int i = first_ + r - 1;
       if (i < 0 || i >= kN) continue;
-      for (int j = 0; j < kN; ++j) cur_[r * std::size_t{kN} + j] = initial(i, j);
+      for (int j = 0; j < kN; ++j) cur[r * std::size_t{kN} + j] = initial(i, j);
     }
-    next_ = cur_;  // the fixed boundary is in both
+    std::ranges::copy(cur, arrays_.next().begin());  // the fixed boundary is in both
   }
   int first() const noexcept { return first_; }
   int rows() const noexcept { return rows_; }
   // The current values of local row r (0: the ghost above, rows() + 1: the ghost below).
-  std::span<double> row(int r) noexcept { return {cur_.data() + r * std::size_t{kN}, std::size_t{kN}}; }
+  std::span<double> row(int r) noexcept { return arrays_.current().subspan(r * std::size_t{kN}, kN); }
   std::span<const std::byte> row_bytes(int r) noexcept { return std::as_bytes(row(r)); }
   std::span<std::byte> ghost_bytes(int r) noexcept { return std::as_writable_bytes(row(r)); }
   // One Jacobi sweep of the block's inner points, from the current values
@@ -59,23 +62,23 @@ class Block {
     for (int r = 1; r <= rows_; ++r) {
       const int i = first_ + r - 1;
       if (i == 0 || i == kN - 1) continue;
-      const double* up = cur_.data() + (r - 1) * std::size_t{kN};
+      const double* up = arrays_.current().data() + (r - 1) * std::size_t{kN};
       const double* mid = up + kN;
       const double* down = mid + kN;
-      double* out = next_.data() + r * std::size_t{kN};
+      double* out = arrays_.next().data() + r * std::size_t{kN};
       for (int j = 1; j < kN - 1; ++j) out[j] = 0.25 * ((up[j] + down[j]) + (mid[j - 1] + mid[j + 1]));
     }
-    cur_.swap(next_);
+    arrays_.swap();
   }
   // Whether the block's own rows are bit for bit those of the whole grid `grid` (kN x kN).
   bool matches(const std::vector<double>& grid) const noexcept {
-    return std::memcmp(cur_.data() + kN, grid.data() + first_ * std::size_t{kN},
+    return std::memcmp(arrays_.current().data() + kN, grid.data() + first_ * std::size_t{kN},
                        rows_ * std::size_t{kN} * sizeof(double)) == 0;
   }
 
  private:
   int first_, rows_;
-  std::vector<double> cur_, next_;
+  stencil_layout::SweepArrays arrays_;
 };
 
 // The whole grid after `iterations` sweeps on one thread: the reference.

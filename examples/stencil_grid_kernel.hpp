@@ -15,9 +15,11 @@
 #include <span>
 #include <vector>
 
+#include "sweep_arrays.hpp"
+
 namespace stencil_grid {
 
-// A process's block and one ghost layer on every side, twice: the current
+// A process's block and one ghost layer on every side, twice (sweep_arrays.hpp): the current
 // sweep's input and its output, row-major, (size[0] + 2) x (size[1] + 2).
 class JacobiBlock {
  public:
@@ -30,20 +32,20 @@ class JacobiBlock {
         columns_(static_cast<int>(b.size[1])),
         n_(n),
         width_(static_cast<std::size_t>(columns_) + 2),
-        cur_(width_ * (static_cast<std::size_t>(rows_) + 2)),
-        next_(cur_.size()) {
+        arrays_(width_ * (static_cast<std::size_t>(rows_) + 2), width_) {
+    const std::span<double> cur = arrays_.current();
     for (int r = 1; r <= rows_; ++r) {
-      for (int c = 1; c <= columns_; ++c) cur_[r * width_ + c] = initial(first_i_ + r - 1, first_j_ + c - 1);
+      for (int c = 1; c <= columns_; ++c) cur[r * width_ + c] = initial(first_i_ + r - 1, first_j_ + c - 1);
     }
-    next_ = cur_;  // the fixed boundary is in both
+    std::ranges::copy(cur, arrays_.next().begin());  // the fixed boundary is in both
   }
   // The array the halo exchanges: the current values, ghosts included.
-  std::span<double> current() noexcept { return cur_; }
+  std::span<double> current() noexcept { return arrays_.current(); }
   // One sweep of the block's points that are inner points of the grid, from
   // the current values (ghosts included) into the next; then the next are current.
   void sweep() noexcept {
     sweep_box(1, rows_, 1, columns_);
-    cur_.swap(next_);
+    arrays_.swap();
   }
   // The split phase's two halves (GridHalo::start_forward, wait_forward):
   // first the points that read no ghost (the block less its outer ring),
@@ -55,13 +57,13 @@ class JacobiBlock {
     sweep_box(1, 1, 1, columns_);
     if (rows_ > 1) sweep_box(rows_, rows_, 1, columns_);
     sweep_side_columns();
-    cur_.swap(next_);
+    arrays_.swap();
   }
   // How many of the block's points differ from `grid` (n x n, row-major) in any bit.
   std::uint64_t wrong_points(const std::vector<double>& grid) const noexcept {
     std::uint64_t wrong = 0;
     for (int r = 1; r <= rows_; ++r) {
-      const double* mine = cur_.data() + r * width_ + 1;
+      const double* mine = arrays_.current().data() + r * width_ + 1;
       const double* theirs = grid.data() + static_cast<std::size_t>(first_i_ + r - 1) * n_ + first_j_;
       for (int c = 0; c < columns_; ++c) wrong += std::memcmp(mine + c, theirs + c, sizeof(double)) != 0;
     }
@@ -70,8 +72,10 @@ class JacobiBlock {
   // The block's points, row-major (a whole grid's, for a block of all of it).
   std::vector<double> interior() const {
     std::vector<double> v;
-    for (int r = 1; r <= rows_; ++r)
-      v.insert(v.end(), cur_.begin() + r * width_ + 1, cur_.begin() + r * width_ + 1 + columns_);
+    for (int r = 1; r <= rows_; ++r) {
+      const std::span<const double> row = arrays_.current().subspan(r * width_ + 1, columns_);
+      v.insert(v.end(), row.begin(), row.end());
+    }
     return v;
   }
 
@@ -84,10 +88,10 @@ class JacobiBlock {
     for (int r = r0; r <= r1; ++r) {
       const int i = first_i_ + r - 1;
       if (i == 0 || i == n_ - 1) continue;
-      const double* up = cur_.data() + (r - 1) * width_;
+      const double* up = arrays_.current().data() + (r - 1) * width_;
       const double* mid = up + width_;
       const double* down = mid + width_;
-      double* out = next_.data() + r * width_;
+      double* out = arrays_.next().data() + r * width_;
       for (int c = first_c; c <= last_c; ++c) out[c] = 0.25 * ((up[c] + down[c]) + (mid[c - 1] + mid[c + 1]));
     }
   }
@@ -104,10 +108,10 @@ class JacobiBlock {
     if (!left && !right) return;
     const std::size_t c = static_cast<std::size_t>(columns_);
     for (int r = 2; r < rows_; ++r) {
-      const double* mid = cur_.data() + r * width_;
+      const double* mid = arrays_.current().data() + r * width_;
       const double* up = mid - width_;
       const double* down = mid + width_;
-      double* out = next_.data() + r * width_;
+      double* out = arrays_.next().data() + r * width_;
       if (left) out[1] = 0.25 * ((up[1] + down[1]) + (mid[0] + mid[2]));
       if (right) out[c] = 0.25 * ((up[c] + down[c]) + (mid[c - 1] + mid[c + 1]));
     }
@@ -115,7 +119,7 @@ class JacobiBlock {
 
   int first_i_, first_j_, rows_, columns_, n_;
   std::size_t width_;
-  std::vector<double> cur_, next_;
+  stencil_layout::SweepArrays arrays_;
 };
 
 // The whole grid after `iterations` sweeps on one thread: the reference.
