@@ -367,7 +367,7 @@ bool CompiledEngine::arrive(CompiledRun& r) {
   SWITCHYARD_ASSERT(prog.arrived < prog.participants);
   prog.arrivals[prog.arrived] = &p;
   if (++prog.arrived < prog.participants) {
-    if (prog.arrived == 1) prog.finished = false;
+    if (prog.arrived == 1) prog.finished[r.run_ % 2] = false;
     r.step_ = s.spans_nodes && me == s.leader ? CompiledRun::Step::leader : CompiledRun::Step::parked;
     return false;
   }
@@ -400,12 +400,11 @@ void CompiledEngine::publish_member(CompiledRun& r, CompiledExchangeState& s, Co
 std::coroutine_handle<> CompiledEngine::suspend(CompiledRun& r, std::coroutine_handle<> awaiter) {
   if (r.step_ == CompiledRun::Step::parked) {
     Process& p = *r.comm_.process_;
-    CompiledMemberRun& counts = r.state_->member_run(r.comm_.rank());
-    counts.outer_what = p.activity_.what;
-    counts.outer_context = p.activity_.context;
+    r.outer_what_ = p.activity_.what;
+    r.outer_context_ = p.activity_.context;
     p.activity_ = Process::Activity{"a compiled exchange run", r.comm_.group_->context()};
-    p.suspend_until(awaiter, &r.state_->program(p.worker_.index()).finished, "the copies of its compiled exchange",
-                    kAnySource);
+    p.suspend_until(awaiter, &r.state_->program(p.worker_.index()).finished[r.run_ % 2],
+                    "the copies of its compiled exchange", kAnySource);
     return std::noop_coroutine();
   }
   if (r.step_ == CompiledRun::Step::copier) {
@@ -419,13 +418,19 @@ std::coroutine_handle<> CompiledEngine::suspend(CompiledRun& r, std::coroutine_h
 CompiledRunStats CompiledEngine::resume(CompiledRun& r) {
   if (r.step_ == CompiledRun::Step::parked) [[likely]] {
     Process& p = *r.comm_.process_;
-    const CompiledMemberRun& counts = r.state_->member_run(r.comm_.rank());
-    p.activity_ = Process::Activity{counts.outer_what, counts.outer_context};
+    p.activity_ = Process::Activity{r.outer_what_, r.outer_context_};
     p.resumed();  // throws if the job was cancelled meanwhile
-    return CompiledRunStats{counts.inquiries};
+    return stats_of(r);
   }
-  if (r.step_ == CompiledRun::Step::complete) return CompiledRunStats{r.state_->member_run(r.comm_.rank()).inquiries};
+  if (r.step_ == CompiledRun::Step::complete) return stats_of(r);
   return r.task_.await_resume();
+}
+
+// Only receiver_locks counts inquiries: other orders leave the member's line,
+// which hundreds of processes' runs on a core have evicted by now, unread.
+CompiledRunStats CompiledEngine::stats_of(const CompiledRun& r) {
+  if (r.state_->options().order != CopyOrder::receiver_locks) return CompiledRunStats{};
+  return CompiledRunStats{r.state_->member_run(r.comm_.rank()).inquiries};
 }
 
 Task<CompiledRunStats> CompiledEngine::wait_as_leader(Communicator comm, CompiledExchangeState& s, std::uint64_t run) {
@@ -511,11 +516,11 @@ bool CompiledEngine::readers_copied(CompiledExchangeState& s, const CompiledCore
 }
 
 // The run is over on this core: its participants may return, last-come
-// first (see `arrivals`); the copier itself is running: notify() passes it by.
+// first (see `arrivals`); the copier itself is running: notify_each passes it by.
 void CompiledEngine::end_core_run(Process& p, CompiledCoreProgram& prog, std::uint64_t run) {
   prog.done = run;
-  prog.finished = true;
-  p.worker_.notify_each(prog.arrivals.rbegin(), prog.arrivals.rend());
+  prog.finished[run % 2] = true;
+  p.worker_.notify_each(prog.arrivals.rbegin(), prog.arrivals.rend(), p);
 }
 
 // The copier's last step where copy_at_once did the others: it waits until
@@ -830,9 +835,8 @@ bool CompiledEngine::ready_after_start(CompiledRun& r) {
   if (r.step_ != CompiledRun::Step::parked) return false;
   Process& p = *r.comm_.process_;
   if (r.state_->program(p.worker_.index()).done < r.run_) return false;
-  CompiledMemberRun& counts = r.state_->member_run(r.comm_.rank());
-  counts.outer_what = p.activity_.what;  // resume() gives back what it finds here: the activity as it is
-  counts.outer_context = p.activity_.context;
+  r.outer_what_ = p.activity_.what;  // resume() gives back what it finds here: the activity as it is
+  r.outer_context_ = p.activity_.context;
   return true;
 }
 

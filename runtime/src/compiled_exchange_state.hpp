@@ -153,10 +153,6 @@ struct alignas(kCacheLine) CompiledMemberRun {
   std::vector<std::byte> last_regions;
   std::uint64_t binding = 0;
   CompiledProgramCache* cache = nullptr;  // its options' `programs`, read by its core's copier
-  // While it waits parked in its CompiledRun: the call its process was inside
-  // before (Process::activity_, for the stall report), given back when it resumes.
-  const char* outer_what = nullptr;
-  ContextId outer_context = 0;
 
   // Whether this run's regions (of the binding `bound`, 0: none) differ from the last run's kept ones.
   bool regions_differ(const CompiledRegions& r, std::uint64_t bound) const {
@@ -181,6 +177,7 @@ struct alignas(kCacheLine) CompiledMemberRun {
   }
 };
 static_assert(kOwnsCacheLines<CompiledMemberRun>, "written on its member's core alone");
+static_assert(sizeof(CompiledMemberRun) == kCacheLine, "one line: a run's arrival touches one line of its member's");
 
 // Written by its core's copier alone, read by every core of the node.
 struct alignas(kCacheLine) CompiledCoreProgress {
@@ -298,11 +295,15 @@ struct NodeStaging {
 struct alignas(kCacheLine) CompiledCoreProgram {
   std::uint32_t participants = 0, arrived = 0;
   std::uint64_t done = 0;  // the last run this core has completed: its participants may return
-  // Whether this core's last run is complete: set by its copier with `done`,
-  // cleared by the first participant to arrive at the next run (every
-  // participant parked on it has been woken by then). The flag its parked
-  // participants wait on (Process::suspend_until): nothing else wakes them.
-  bool finished = false;
+  // Whether this core's run is complete, by the run's parity: set by its
+  // copier with `done`, cleared by the first participant to arrive at the run
+  // two later. The flag its parked participants wait on
+  // (Process::suspend_until): nothing else wakes them. The copier queues them
+  // to be checked when their turn comes (Worker::notify_each), after it may
+  // have arrived at the next run itself; none arrives at the run after that
+  // before each of them has returned from this one, so the flag holds until
+  // they are checked.
+  bool finished[2] = {false, false};
   bool compiled = false;
   bool crosses_nodes = false;  // some participant of the node has a step with another node
   std::vector<Process*> members;  // the participants on this core
@@ -524,6 +525,7 @@ struct CompiledEngine {
   static CompiledExchangeState& bound_state(CompiledBinding& b, Process& p, const Group& g, Rank me);
   static std::coroutine_handle<> suspend(CompiledRun& r, std::coroutine_handle<> awaiter);
   static CompiledRunStats resume(CompiledRun& r);
+  static CompiledRunStats stats_of(const CompiledRun& r);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CompiledMember* mine,
                             CompiledExchangeOptions options);
   // Split phase (CompiledRun::start): arrives and, for its core's copier on one

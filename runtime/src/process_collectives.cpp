@@ -455,7 +455,7 @@ Task<std::vector<std::byte>> Communicator::broadcast(Rank root, std::span<const 
 
 void Process::release_core(detail::CoreCollective& slot, const std::vector<Process*>& local) {
   slot.complete = true;
-  local.front()->worker_.notify_each(local.begin(), local.end());
+  worker_.notify_each(local.begin(), local.end(), *this);
 }
 
 BarrierCall Process::barrier() { return barrier_on(world_group(), rank_); }
@@ -492,7 +492,7 @@ bool BarrierCall::await_ready() {
       return false;
     }
   }
-  Process::release_core(*slot_, local);
+  p.release_core(*slot_, local);
   step_ = Step::complete;
   return true;
 }
@@ -523,7 +523,7 @@ void BarrierCall::await_resume() {
     return;
   }
   task_.await_resume();
-  Process::release_core(*slot_, group_->members().local[p.job_.global_core(p.rank_)]);
+  p.release_core(*slot_, group_->members().local[p.job_.global_core(p.rank_)]);
 }
 
 BarrierCall::operator Task<void>() && {

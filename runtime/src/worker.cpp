@@ -202,10 +202,20 @@ std::chrono::microseconds Worker::sleep_limit() const {
 // (quiesce_before_unwinding): the rest of the round then waits for the release.
 void Worker::round() {
   const auto may_resume = [this] { return !cancel_seen_ || cancel_released_; };
-  for (std::size_t n = ready_.size(); n > 0 && !ready_.empty() && may_resume(); --n) resume(ready_.pop());
-  for (std::size_t n = kExtraResumes; n > 0 && !ready_.empty() && !endpoint_.has_staged() && may_resume(); --n) {
-    resume(ready_.pop());
+  for (std::size_t n = ready_.size(); n > 0 && !ready_.empty() && may_resume(); --n) {
+    if (Process* p = next_ready()) resume(p);
   }
+  for (std::size_t n = kExtraResumes; n > 0 && !ready_.empty() && !endpoint_.has_staged() && may_resume(); --n) {
+    if (Process* p = next_ready()) resume(p);
+  }
+}
+
+Process* Worker::next_ready() {
+  const ReadyQueue::Entry e = ready_.pop();
+  if (!e.to_check) return e.process;
+  if (!e.process->may_go_on()) return nullptr;
+  e.process->parked_ = false;  // as Process::wake
+  return e.process;
 }
 
 // Ends the waits for which over(wait) holds: sets each one's flag, notifies

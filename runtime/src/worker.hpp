@@ -74,16 +74,28 @@ class Worker final : private EndpointClient {
 
   // --- called on this worker's thread only (by its processes) ---
   void make_ready(Process* p) { ready_.push(p); }
-  // Process::notify() for each process of [first, last), in that order: the
-  // processes of this core that a core-wide call's last arrival releases,
-  // in one pass rather than a call each.
+  // Process::notify() for each process of [first, last) but `running` (the
+  // one that calls it), in that order: the processes of this core that a
+  // core-wide call's last arrival releases. They are queued as they are, each
+  // to be checked when its turn comes (next_ready), not here: with hundreds
+  // of processes on a core none of their lines is in L1, and a pass that
+  // checked each one here would miss on every one of them, and their resumes
+  // would miss again. Where the queue has no room for them to be checked
+  // later (see ReadyQueue), each is checked now.
   template <class It>
-  void notify_each(It first, It last) {
-    ready_.push_each(first, last, [](Process& p) {
-      if (!p.may_go_on()) return false;
+  void notify_each(It first, It last, const Process& running) {
+    if (ready_.room_to_check() >= static_cast<std::size_t>(last - first)) {
+      for (; first != last; ++first) {
+        if (*first != &running) ready_.push_to_check(*first);
+      }
+      return;
+    }
+    for (; first != last; ++first) {
+      Process& p = **first;
+      if (!p.may_go_on()) continue;
       p.parked_ = false;  // as Process::wake
-      return true;
-    });
+      ready_.push(&p);
+    }
   }
   // A process of this core is about to park until `flag` is set: polls the
   // rings in its stead for a short, bounded while, as long as nothing else of
@@ -182,46 +194,56 @@ class Worker final : private EndpointClient {
   // Processes to resume, FIFO. A process is in it at most once (only a parked
   // or yielding process is put in), so it holds at most the core's processes
   // and never grows during a job.
+  // Processes to resume, in order: each one woken (Process::wake cleared its
+  // parked_ as it queued it), or queued by notify_each to be checked when
+  // popped (a process that was woken since finds its entry to check not
+  // parked, and is not resumed twice). Never full: a process is woken once
+  // per park, so at most one entry per process of the core is a woken one,
+  // and entries to check are let in only while they number at most as many.
   class ReadyQueue {
    public:
-    void reset(std::size_t capacity) {
-      slots_.assign(capacity + 1, nullptr);
-      head_ = tail_ = 0;
+    struct Entry {
+      Process* process = nullptr;
+      bool to_check = false;  // queued by notify_each: may_go_on() is still to be asked
+    };
+    void reset(std::size_t processes) {
+      slots_.assign(2 * processes + 1, Entry{});
+      processes_ = processes;
+      head_ = tail_ = to_check_ = 0;
     }
     bool empty() const noexcept { return head_ == tail_; }
     std::size_t size() const noexcept { return tail_ >= head_ ? tail_ - head_ : tail_ + slots_.size() - head_; }
-    void push(Process* p) noexcept {
-      SWITCHYARD_ASSERT(size() + 1 < slots_.size());  // a process is queued at most once: never full
-      slots_[tail_] = p;
-      tail_ = tail_ + 1 == slots_.size() ? 0 : tail_ + 1;
+    void push(Process* p) noexcept { append(Entry{p, false}); }
+    // How many more entries to check the queue lets in.
+    std::size_t room_to_check() const noexcept { return processes_ - to_check_; }
+    void push_to_check(Process* p) noexcept {
+      SWITCHYARD_ASSERT(to_check_ < processes_);
+      ++to_check_;
+      append(Entry{p, true});
     }
-    // Pushes each process of [first, last) for which wake(process) holds, in
-    // that order. The queue's ends are kept in locals: a store of wake's (a
-    // flag, which may alias anything) would otherwise reload them each time.
-    template <class It, class Wake>
-    void push_each(It first, It last, Wake wake) {
-      Process** const slots = slots_.data();
-      const std::size_t n = slots_.size();
-      std::size_t tail = tail_;
-      for (; first != last; ++first) {
-        if (!wake(**first)) continue;
-        slots[tail] = *first;
-        tail = tail + 1 == n ? 0 : tail + 1;
-        SWITCHYARD_ASSERT(tail != head_);  // as push(): a process is queued at most once, never full
-      }
-      tail_ = tail;
-    }
-    Process* pop() noexcept {
+    Entry pop() noexcept {
       SWITCHYARD_ASSERT(!empty());
-      Process* p = slots_[head_];
+      const Entry e = slots_[head_];
       head_ = head_ + 1 == slots_.size() ? 0 : head_ + 1;
-      return p;
+      to_check_ -= e.to_check;
+      return e;
     }
 
    private:
-    std::vector<Process*> slots_;
+    void append(Entry e) noexcept {
+      slots_[tail_] = e;
+      tail_ = tail_ + 1 == slots_.size() ? 0 : tail_ + 1;
+      SWITCHYARD_ASSERT(tail_ != head_);  // never full (see above)
+    }
+    std::vector<Entry> slots_;
+    std::size_t processes_ = 0;  // of the core
     std::size_t head_ = 0, tail_ = 0;
+    std::size_t to_check_ = 0;  // entries to check in the queue
   };
+  // The next process of the ready queue to resume; nullptr for an entry to
+  // check whose process may not go on (it was woken since, and queued again
+  // as such, or it is not parked).
+  Process* next_ready();
   ReadyQueue ready_;
   TimerHeap timers_;
   std::size_t live_ = 0;  // processes of this core not finished

@@ -288,6 +288,29 @@ TEST(CollectivesSeries, BarrierReallyWaitsForEveryone) {
   }
 }
 
+// A barrier's last arrival on a core queues the others to be checked when
+// their turn comes (Worker::notify_each); a message that wakes one of them
+// before that turn queues it again. Each must be resumed once: after every
+// barrier, each process trades a message with the other process of its core
+// (round robin: ranks r and r + 2), which is parked there or not yet resumed;
+// every process counts its passes.
+TEST(CollectivesSeries, AProcessReleasedByABarrierAndWokenBeforeItsTurnResumesOnce) {
+  const Rank n = 4;
+  constexpr int kRounds = 50;
+  std::vector<int> passes(n, 0);
+  Runtime rt;
+  rt.run(n, [&](Process& p) -> Task<void> {
+    const Rank me = p.rank(), mate = (me + 2) % n;
+    for (int k = 0; k < kRounds; ++k) {
+      if (me >= 2) co_await p.yield();  // ranks 2 and 3 arrive last on their cores
+      co_await p.barrier();
+      ++passes[me];
+      co_await sytest::trade_messages(p, mate, k, 3);
+    }
+  });
+  EXPECT_EQ(passes, std::vector<int>(n, kRounds));
+}
+
 // The three forms a barrier takes (BarrierCall): frameless on the world and
 // on a split communicator, kept as a Task before it is awaited, and the
 // collective's own Task when the job records a trace. Each round counts the

@@ -722,6 +722,40 @@ TEST(CompiledExchange, AParkedParticipantWaitsForItsCoresCopierThroughOtherEvent
   });
 }
 
+// A run's copier queues the participants parked on its core to be checked
+// when their turn comes (Worker::notify_each); a message that wakes one of
+// them before that turn queues it again. Each must return once from each
+// run: after every run each process checks every byte of the run and trades
+// a message with the other process of its core (round robin: ranks r and
+// r + 2), which is parked in the run or not yet resumed.
+TEST(CompiledExchange, AParticipantReleasedAndWokenBeforeItsTurnReturnsOnce) {
+  const Rank n = 4;
+  const Ring ring(n, 64);
+  constexpr int kRuns = 50;
+  std::vector<int> returns(n, 0);
+  runtime().run(n, [&](Process& p) -> Task<void> {
+    const Rank me = p.rank(), mate = (me + 2) % n;
+    std::vector<std::byte> out(2 * 64), in(2 * 64);
+    const std::span<const std::byte> send[] = {{out.data(), 64}, {out.data() + 64, 64}};
+    const std::span<std::byte> recv[] = {{in.data(), 64}, {in.data() + 64, 64}};
+    for (int k = 0; k < kRuns; ++k) {
+      for (std::size_t at = 0; at < 64; ++at) {
+        out[at] = payload(me, (me + 1) % n, at + k);
+        out[64 + at] = payload(me, (me + 2) % n, at + k);
+      }
+      co_await run_compiled_exchange(p, 9, n, ring.members[me], CompiledRegions{send, recv}, CompiledExchangeOptions{});
+      ++returns[me];
+      for (std::size_t at = 0; at < 64; ++at) {
+        SY_CHECK(in[at] == payload((me + n - 1) % n, me, at + k), "run " << k << ", byte " << at << " from rank-1");
+        SY_CHECK(in[64 + at] == payload((me + n - 2) % n, me, at + k),
+                 "run " << k << ", byte " << at << " from rank-2");
+      }
+      co_await sytest::trade_messages(p, mate, k, 3);
+    }
+  });
+  EXPECT_EQ(returns, std::vector<int>(n, kRuns));
+}
+
 // A run kept as a Task (CompiledRun converts to one) and awaited later copies
 // every byte as one awaited at once does; and a participant parked in a run
 // when the job fails unwinds with the job (the job's error, no hang).

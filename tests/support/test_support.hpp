@@ -93,6 +93,17 @@ inline void check_message(const switchyard::Message& m, Rank src, Rank dst, std:
            what << ": wrong bytes from " << src);
 }
 
+// One round of a trade between two processes: each sends the other a
+// message (8 bytes of the pattern of message_key(sender, receiver, round,
+// tag)) and checks the one it receives.
+inline switchyard::Task<void> trade_messages(switchyard::Process& p, Rank peer, std::uint64_t round,
+                                             std::uint32_t tag) {
+  const std::vector<std::byte> mine = pattern(8, message_key(p.rank(), peer, round, tag));
+  co_await p.send(peer, mine, tag);
+  const switchyard::Message m = co_await p.recv(peer, tag);
+  check_message(m, peer, p.rank(), round, 8, "round " + std::to_string(round), tag);
+}
+
 template <class T>
 std::span<const std::byte> bytes_of(const T& v) {
   return std::as_bytes(std::span<const T, 1>(&v, 1));

@@ -450,8 +450,9 @@ class alignas(kCacheLine) Process {
   /// A barrier on the communicator of `g`, as member `me`: frameless on one
   /// node (BarrierCall), the collective's Task across nodes or when traced.
   BarrierCall barrier_on(const detail::Group& g, Rank me);
-  /// A collective call of one core is complete: its members parked on it go back to the ready queue.
-  static void release_core(detail::CoreCollective& slot, const std::vector<Process*>& local);
+  /// A collective call of one core is complete, and this process, one of its
+  /// members, completes it: the others, parked on it, go back to the ready queue.
+  void release_core(detail::CoreCollective& slot, const std::vector<Process*>& local);
   /// A barrier's step 3 on a communicator within one node: the core's
   /// leader, having rung the other cores, waits for each of them to reach
   /// call `seq` (Group::reached), with no message.
