@@ -909,13 +909,13 @@ CompiledBinding::CompiledBinding(const Communicator& comm, std::uint64_t key, Ra
                                  const CompiledMember& mine, std::vector<std::span<const std::byte>> send,
                                  std::vector<std::span<std::byte>> recv, const CompiledExchangeOptions& options)
     : comm_(comm),
+      id_(last_binding_id.fetch_add(1, std::memory_order_relaxed) + 1),
       key_(key),
       participants_(participants),
       mine_(&mine),
       send_(std::move(send)),
       recv_(std::move(recv)),
-      options_(options),
-      id_(last_binding_id.fetch_add(1, std::memory_order_relaxed) + 1) {}
+      options_(options) {}
 
 CompiledBinding::CompiledBinding(CompiledBinding&& other) noexcept { *this = std::move(other); }
 

@@ -372,15 +372,17 @@ class CompiledBinding {
   [[noreturn, gnu::cold, gnu::noinline]] static void refuse_empty();
   friend struct detail::CompiledEngine;
   friend class CompiledRun;
+  // What every run reads first, on one line where the binding starts one:
+  // the rest is read only where the regions are published again.
   Communicator comm_;
+  std::uint64_t id_ = 0;  ///< distinct among the program's bindings; 0: none
+  detail::CompiledExchangeState* state_ = nullptr;  ///< the exchange's state in the job, once a run has looked it up
   std::uint64_t key_ = 0;
   Rank participants_ = 0;
   const CompiledMember* mine_ = nullptr;
   std::vector<std::span<const std::byte>> send_;
   std::vector<std::span<std::byte>> recv_;
   CompiledExchangeOptions options_;
-  std::uint64_t id_ = 0;  ///< distinct among the program's bindings; 0: none
-  detail::CompiledExchangeState* state_ = nullptr;  ///< the exchange's state in the job, once a run has looked it up
 };
 
 inline CompiledRun::CompiledRun(CompiledBinding& binding) noexcept
