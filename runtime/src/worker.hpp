@@ -191,15 +191,13 @@ class Worker final : private EndpointClient {
   // Set by start() before it hands this worker over (WorkerThread::start publishes it).
   Job* job_ = nullptr;
   Worker* next_started_ = nullptr;  // WorkerThread's list of workers handed over
-  // Processes to resume, FIFO. A process is in it at most once (only a parked
-  // or yielding process is put in), so it holds at most the core's processes
-  // and never grows during a job.
   // Processes to resume, in order: each one woken (Process::wake cleared its
-  // parked_ as it queued it), or queued by notify_each to be checked when
-  // popped (a process that was woken since finds its entry to check not
-  // parked, and is not resumed twice). Never full: a process is woken once
-  // per park, so at most one entry per process of the core is a woken one,
-  // and entries to check are let in only while they number at most as many.
+  // parked_ as it queued it) or yielding, or queued by notify_each to be
+  // checked when popped (a process that was woken since finds its entry to
+  // check not parked, and is not resumed twice). Never full, and it never
+  // grows during a job: a process is queued once per park or yield, so at
+  // most one entry per process of the core is of the first kind, and entries
+  // to check are let in only while they number at most as many.
   class ReadyQueue {
    public:
     struct Entry {
