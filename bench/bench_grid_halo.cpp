@@ -177,7 +177,7 @@ class DenseStrip {
     for (int r = 0; r < rows_; ++r) {
       for (int j = 0; j < stencil::kN; ++j) arrays_.current()[r * n + j] = stencil::initial(first_ + r, j);
     }
-    std::ranges::copy(arrays_.current(), arrays_.next().begin());  // the fixed boundary is in both
+    arrays_.copy_current_to_next();
   }
   std::span<double> owned() noexcept { return arrays_.current(); }
   std::span<double> ghosts() noexcept { return std::span(ghost_).subspan(1); }

@@ -48,7 +48,7 @@ class Block {
       if (i < 0 || i >= kN) continue;
       for (int j = 0; j < kN; ++j) cur[r * std::size_t{kN} + j] = initial(i, j);
     }
-    std::ranges::copy(cur, arrays_.next().begin());  // the fixed boundary is in both
+    arrays_.copy_current_to_next();
   }
   int first() const noexcept { return first_; }
   int rows() const noexcept { return rows_; }

@@ -37,7 +37,7 @@ class JacobiBlock {
     for (int r = 1; r <= rows_; ++r) {
       for (int c = 1; c <= columns_; ++c) cur[r * width_ + c] = initial(first_i_ + r - 1, first_j_ + c - 1);
     }
-    std::ranges::copy(cur, arrays_.next().begin());  // the fixed boundary is in both
+    arrays_.copy_current_to_next();
   }
   // The array the halo exchanges: the current values, ghosts included.
   std::span<double> current() noexcept { return arrays_.current(); }

@@ -43,6 +43,9 @@ class SweepArrays {
   std::span<double> next() noexcept { return {next_, size_}; }
   // After a sweep: the next values are current.
   void swap() noexcept { std::swap(current_, next_); }
+  // Once the current values are set: the next ones start as them, so that
+  // what no sweep writes (the grid's fixed boundary) is in both.
+  void copy_current_to_next() noexcept { std::ranges::copy(current(), next_); }
 
   static constexpr std::size_t kPage = 4096 / sizeof(double);  // in doubles
   static constexpr std::size_t kLine = 64 / sizeof(double);

@@ -420,17 +420,17 @@ CompiledRunStats CompiledEngine::resume(CompiledRun& r) {
     Process& p = *r.comm_.process_;
     p.activity_ = Process::Activity{r.outer_what_, r.outer_context_};
     p.resumed();  // throws if the job was cancelled meanwhile
-    return stats_of(r);
+    return stats_of(*r.state_, r.comm_.rank());
   }
-  if (r.step_ == CompiledRun::Step::complete) return stats_of(r);
+  if (r.step_ == CompiledRun::Step::complete) return stats_of(*r.state_, r.comm_.rank());
   return r.task_.await_resume();
 }
 
 // Only receiver_locks counts inquiries: other orders leave the member's line,
 // which hundreds of processes' runs on a core have evicted by now, unread.
-CompiledRunStats CompiledEngine::stats_of(const CompiledRun& r) {
-  if (r.state_->options().order != CopyOrder::receiver_locks) return CompiledRunStats{};
-  return CompiledRunStats{r.state_->member_run(r.comm_.rank()).inquiries};
+CompiledRunStats CompiledEngine::stats_of(CompiledExchangeState& s, Rank me) {
+  if (s.options().order != CopyOrder::receiver_locks) return CompiledRunStats{};
+  return CompiledRunStats{s.member_run(me).inquiries};
 }
 
 Task<CompiledRunStats> CompiledEngine::wait_as_leader(Communicator comm, CompiledExchangeState& s, std::uint64_t run) {
@@ -439,7 +439,7 @@ Task<CompiledRunStats> CompiledEngine::wait_as_leader(Communicator comm, Compile
   co_await lead(s, comm, run);
   const CompiledCoreProgram& prog = s.program(p.worker_.index());
   while (prog.done < run) co_await p.park("the copies of its compiled exchange");
-  co_return CompiledRunStats{s.member_run(comm.rank()).inquiries};
+  co_return stats_of(s, comm.rank());
 }
 
 Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, CompiledExchangeState& s, std::uint64_t run) {
@@ -490,7 +490,7 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
     co_await WatchAwaiter(p, s.progress(c).copied, run, "the copies of another core in its compiled exchange");
   }
   end_core_run(p, prog, run);
-  co_return CompiledRunStats{s.member_run(me).inquiries};
+  co_return stats_of(s, me);
 }
 
 // The copier's core has copied run `run`: its word for the cores it copied
@@ -535,7 +535,7 @@ Task<CompiledRunStats> CompiledEngine::wait_for_readers(Communicator comm, Compi
     co_await WatchAwaiter(p, s.progress(c).copied, run, "the copies of another core in its compiled exchange");
   }
   end_core_run(p, prog, run);
-  co_return CompiledRunStats{s.member_run(comm.rank()).inquiries};
+  co_return stats_of(s, comm.rank());
 }
 
 // The copier's part where nothing of it has to wait: on one node, untraced,

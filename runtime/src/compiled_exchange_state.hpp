@@ -525,7 +525,8 @@ struct CompiledEngine {
   static CompiledExchangeState& bound_state(CompiledBinding& b, Process& p, const Group& g, Rank me);
   static std::coroutine_handle<> suspend(CompiledRun& r, std::coroutine_handle<> awaiter);
   static CompiledRunStats resume(CompiledRun& r);
-  static CompiledRunStats stats_of(const CompiledRun& r);
+  // What member `me`'s run counted.
+  static CompiledRunStats stats_of(CompiledExchangeState& s, Rank me);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CompiledMember* mine,
                             CompiledExchangeOptions options);
   // Split phase (CompiledRun::start): arrives and, for its core's copier on one

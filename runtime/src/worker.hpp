@@ -90,12 +90,7 @@ class Worker final : private EndpointClient {
       }
       return;
     }
-    for (; first != last; ++first) {
-      Process& p = **first;
-      if (!p.may_go_on()) continue;
-      p.parked_ = false;  // as Process::wake
-      ready_.push(&p);
-    }
+    for (; first != last; ++first) (*first)->notify();
   }
   // A process of this core is about to park until `flag` is set: polls the
   // rings in its stead for a short, bounded while, as long as nothing else of
