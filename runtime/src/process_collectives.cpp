@@ -420,7 +420,7 @@ Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective
 
 // --- on a communicator ---
 
-BarrierCall Communicator::barrier() const { return process_->barrier_on(group(), rank_); }
+BarrierCall Communicator::barrier() const { return BarrierCall(*process_, group(), rank_); }
 
 Task<std::vector<std::byte>> Communicator::allgather(std::span<const std::byte> mine) const {
   return process_->collective<std::vector<std::byte>>(group(), rank_, kAllgather, mine, 0);
@@ -458,22 +458,14 @@ void Process::release_core(detail::CoreCollective& slot, const std::vector<Proce
   worker_.notify_each(local.begin(), local.end(), *this);
 }
 
-BarrierCall Process::barrier() { return barrier_on(world_group(), rank_); }
-
-// The group outlives the call (a Communicator that made it may be a
-// temporary); the call holds the process, the group and the rank.
-BarrierCall Process::barrier_on(const detail::Group& g, Rank me) {
-  if (trace_ || g.members().nodes_spanned != 1) [[unlikely]]
-    return BarrierCall(collective<void>(g, me, kBarrier, {}, 0));
-  return BarrierCall(*this, g, me);
-}
-
 // --- BarrierCall ---
 
 bool BarrierCall::await_ready() {
   if (step_ == Step::task) return task_.await_ready();
   Process& p = *process_;
   const detail::Group& g = *group_;
+  if (p.trace_ || g.members().nodes_spanned != 1) [[unlikely]]
+    return await_as_task();
   p.check_cancelled();
   const std::uint32_t here = p.job_.global_core(p.rank_);
   std::tie(slot_, seq_) = enter_call(g, me_, here, kBarrier);
@@ -524,6 +516,14 @@ void BarrierCall::await_resume() {
   }
   task_.await_resume();
   p.release_core(*slot_, group_->members().local[p.job_.global_core(p.rank_)]);
+}
+
+// Across nodes, or traced: the collective's Task, made where it is awaited
+// (the call as made holds the process, the group and the rank).
+bool BarrierCall::await_as_task() {
+  task_ = process_->collective<void>(*group_, me_, kBarrier, {}, 0);
+  step_ = Step::task;
+  return task_.await_ready();
 }
 
 BarrierCall::operator Task<void>() && {

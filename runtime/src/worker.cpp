@@ -192,6 +192,26 @@ std::chrono::microseconds Worker::sleep_limit() const {
   return max;
 }
 
+// Inlined into round(), its one caller: a switch costs no call of its own.
+[[gnu::always_inline]] inline void Worker::resume(Process* p) {
+  if (!p->started_) [[unlikely]] {  // its first resume: one test on every later one
+    if (cancel_released_) {  // never started: nothing to unwind
+      finish(p);
+      return;
+    }
+    if (trace_) p->run_began_ = TraceBuffer::now();
+    p->started_ = true;
+  }
+  ++resumes_;
+  // Single writer: a relaxed store is enough, the watchdog only compares snapshots.
+  const auto tick = published_.progress.load(std::memory_order_relaxed);
+  published_.running_rank.store(p->rank(), std::memory_order_relaxed);
+  published_.progress.store(tick + 1, std::memory_order_relaxed);
+  p->resume_point_.resume();
+  published_.progress.store(tick + 2, std::memory_order_relaxed);
+  if (p->main_.handle().done()) finish(p);
+}
+
 // One scheduling round: every process that is ready now runs once. Those made
 // ready meanwhile run in the same round too, up to kExtraResumes of them, as
 // long as nothing waits for the end of the round (a packet a full ring left,
@@ -201,11 +221,15 @@ std::chrono::microseconds Worker::sleep_limit() const {
 // A process that unwound in the middle of the round may have cancelled the job
 // (quiesce_before_unwinding): the rest of the round then waits for the release.
 void Worker::round() {
-  const auto may_resume = [this] { return !cancel_seen_ || cancel_released_; };
-  for (std::size_t n = ready_.size(); n > 0 && !ready_.empty() && may_resume(); --n) {
-    if (Process* p = next_ready()) resume(p);
-  }
-  for (std::size_t n = kExtraResumes; n > 0 && !ready_.empty() && !endpoint_.has_staged() && may_resume(); --n) {
+  std::size_t ready_at_start = ready_.size(), extra = kExtraResumes;
+  while (!ready_.empty() && (!cancel_seen_ || cancel_released_)) {
+    if (ready_at_start > 0) {
+      --ready_at_start;
+    } else if (extra > 0 && !endpoint_.has_staged()) {
+      --extra;
+    } else {
+      return;
+    }
     if (Process* p = next_ready()) resume(p);
   }
 }
@@ -344,25 +368,6 @@ std::string Worker::stall_line(const Process& p) const {
     line += " any rank";
   }
   return line;
-}
-
-void Worker::resume(Process* p) {
-  if (!p->started_) [[unlikely]] {  // its first resume: one test on every later one
-    if (cancel_released_) {  // never started: nothing to unwind
-      finish(p);
-      return;
-    }
-    if (trace_) p->run_began_ = TraceBuffer::now();
-    p->started_ = true;
-  }
-  ++resumes_;
-  // Single writer: a relaxed store is enough, the watchdog only compares snapshots.
-  const auto tick = published_.progress.load(std::memory_order_relaxed);
-  published_.running_rank.store(p->rank(), std::memory_order_relaxed);
-  published_.progress.store(tick + 1, std::memory_order_relaxed);
-  p->resume_point_.resume();
-  published_.progress.store(tick + 2, std::memory_order_relaxed);
-  if (p->main_.handle().done()) finish(p);
 }
 
 void Worker::finish(Process* p) {

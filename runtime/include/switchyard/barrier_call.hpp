@@ -6,7 +6,7 @@
 /// parks on the core's call, and the last one meets the other cores (one word
 /// each, Group::reached) and releases its core. The core's processes are
 /// resumed once each, as a yield resumes them. Across nodes, or while the job
-/// records a trace, the call is the collective's Task.
+/// records a trace, the call becomes the collective's Task where it is awaited.
 
 #include <coroutine>
 #include <cstdint>
@@ -46,11 +46,14 @@ class [[nodiscard]] BarrierCall {
 
  private:
   friend class Process;
+  friend class Communicator;
   enum class Step : std::uint8_t { task, arrive, parked, last, complete };
-  /// Member `me` of the communicator of group `g`, on process `p`.
+  /// Member `me` of the communicator of group `g`, on process `p`: made
+  /// inline, so that a barrier's call costs its stores and no call. The group
+  /// outlives the call (a Communicator that made it may be a temporary).
   BarrierCall(Process& p, const detail::Group& g, Rank me) noexcept : process_(&p), group_(&g), me_(me) {}
-  /// A call that is `task` (the collective's, across nodes or traced).
-  explicit BarrierCall(Task<void> task) noexcept : step_(Step::task), task_(std::move(task)) {}
+  /// Across nodes, or while the job records a trace: becomes the collective's Task, and awaits it.
+  [[gnu::cold, gnu::noinline]] bool await_as_task();
 
   Process* process_ = nullptr;
   const detail::Group* group_ = nullptr;

@@ -447,9 +447,6 @@ class alignas(kCacheLine) Process {
   [[gnu::noinline]] detail::SendState* traced_send(const detail::Group& g, Rank dst, std::span<const std::byte> bytes,
                                                    Tag tag, bool synchronous);
 
-  /// A barrier on the communicator of `g`, as member `me`: frameless on one
-  /// node (BarrierCall), the collective's Task across nodes or when traced.
-  BarrierCall barrier_on(const detail::Group& g, Rank me);
   /// A collective call of one core is complete, and this process, one of its
   /// members, completes it: the others, parked on it, go back to the ready queue.
   void release_core(detail::CoreCollective& slot, const std::vector<Process*>& local);
@@ -730,6 +727,7 @@ inline Process::RecvIntoAwaiter Process::recv_into(Rank src, std::span<std::byte
 }
 inline Process::SendWaitAwaiter Process::wait(SendTicket& t) { return SendWaitAwaiter(*this, t); }
 inline Process::RecvWaitAwaiter Process::wait(RecvTicket& t) { return RecvWaitAwaiter(*this, t); }
+inline BarrierCall Process::barrier() { return BarrierCall(*this, world_group(), rank_); }
 inline Process::YieldAwaiter Process::yield() {
   check_cancelled();
   return YieldAwaiter(*this);
