@@ -8,12 +8,16 @@
 // once to return. Between two exchanges a process keeps state live in its
 // frame, as a process of a real program would.
 
+#include <switchyard/schedulers/payload.hpp>
+
 #include <coroutine>
 #include <cstddef>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <span>
 #include <utility>
+#include <vector>
 
 namespace sybench {
 
@@ -22,6 +26,21 @@ struct IncomingCopy {
   std::span<const std::byte> from;
   std::span<std::byte> into;
 };
+
+// Per rank, the messages it receives, each from its sender's send buffer
+// (`buffers`, one per rank, indexed by rank): what a floor's process copies.
+inline std::vector<std::vector<IncomingCopy>> incoming_copies(
+    std::span<const std::unique_ptr<switchyard::schedulers::ExchangeBuffers>> buffers) {
+  std::vector<std::vector<IncomingCopy>> incoming(buffers.size());
+  for (std::size_t r = 0; r < buffers.size(); ++r) {
+    switchyard::schedulers::ExchangeBuffers& to = *buffers[r];
+    for (std::size_t i = 0; i < to.column().size(); ++i) {
+      const switchyard::schedulers::ExchangeBuffers& from = *buffers[to.column()[i].peer];
+      incoming[r].push_back({from.send_buffer(*from.send_index(static_cast<switchyard::Rank>(r))), to.recv_buffer(i)});
+    }
+  }
+  return incoming;
+}
 
 // Copies each message of `copies` straight from its sender's bytes.
 inline void copy_all(std::span<const IncomingCopy> copies) noexcept {

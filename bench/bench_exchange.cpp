@@ -221,15 +221,7 @@ double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitio
         co_return;
       },
       sybench::round_robin());
-  // Per rank: the messages it receives, each from its sender's send buffer.
-  std::vector<std::vector<sybench::IncomingCopy>> incoming(n);
-  for (Rank r = 0; r < n; ++r) {
-    ExchangeBuffers& to = *buffers[r];
-    for (std::size_t i = 0; i < to.column().size(); ++i) {
-      const ExchangeBuffers& from = *buffers[to.column()[i].peer];
-      incoming[r].push_back({from.send_buffer(*from.send_index(r)), to.recv_buffer(i)});
-    }
-  }
+  const std::vector<std::vector<sybench::IncomingCopy>> incoming = sybench::incoming_copies(buffers);
   sybench::SpinBarrier sync;
   HandshakeWord published[2], copied[2];
   std::vector<sybench::Clock::time_point> start(std::size_t{2} * repetitions), end(start.size());

@@ -147,15 +147,8 @@ std::optional<std::string> run_floor(const sys::CommMatrix& m, const Options& o)
   std::vector<std::unique_ptr<sys::ExchangeBuffers>> buffers;
   for (sy::Rank r = 0; r < o.processes; ++r)
     buffers.push_back(std::make_unique<sys::ExchangeBuffers>(m, r, kPayloadSeed));
-  std::vector<std::vector<sybench::IncomingCopy>> incoming(o.processes);
-  for (sy::Rank r = 0; r < o.processes; ++r) {
-    sys::ExchangeBuffers& to = *buffers[r];
-    for (std::size_t i = 0; i < to.column().size(); ++i) {
-      const sys::ExchangeBuffers& from = *buffers[to.column()[i].peer];
-      incoming[r].push_back({from.send_buffer(*from.send_index(r)), to.recv_buffer(i)});
-    }
-    to.poison();
-  }
+  const std::vector<std::vector<sybench::IncomingCopy>> incoming = sybench::incoming_copies(buffers);
+  for (auto& b : buffers) b->poison();
   std::vector<sybench::BareProcess> processes;
   for (sy::Rank r = 0; r < o.processes; ++r) processes.push_back(sybench::copying_process(incoming[r]));
   for (std::uint32_t k = 0; k < o.exchanges; ++k) {

@@ -47,10 +47,10 @@ row() {
   local name=$1 flag=$2 short long
   short=$(totals "$name" "$k" "$flag")
   long=$(totals "$name" $((3 * k)) "$flag")
-  python3 - "$name" "$n" "$k" "$short" "$long" <<'EOF'
+  python3 - "$n" "$k" "$short" "$long" <<'EOF'
 import sys
-name, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-a, b = ([int(x) for x in s.split()] for s in sys.argv[4:6])
+n, k = int(sys.argv[1]), int(sys.argv[2])
+a, b = ([int(x) for x in s.split()] for s in sys.argv[3:5])
 per = [(y - x) / (2 * k * n) for x, y in zip(a, b)]
 ir, dr, dw, _, d1r, d1w, _, dlr, dlw = per
 print(f"{ir:.0f} {max(d1r + d1w, 0):.1f} {max(dlr + dlw, 0):.1f} {dr + dw:.0f}")
