@@ -146,7 +146,7 @@ Task<void> Communicator::free() {
 // to a round: it includes everything its members did on the family.
 Task<void> Communicator::drain_for_free(std::vector<const detail::Group*> family) const {
   Process& p = *process_;
-  const std::uint32_t core = p.job_.global_core(p.rank_);
+  const std::uint32_t core = p.global_core_;
   const detail::Group& g = *group_;
   const Rank here = static_cast<Rank>(g.members().local[core].size());
   const auto deadline = Process::Clock::now() + p.job_.options().stall_timeout;

@@ -348,6 +348,22 @@ CompiledExchangeState& CompiledEngine::bound_state(CompiledBinding& b, Process& 
 // last of its core waits for the copier, and the last one copies. Whether
 // this one is its core's copier.
 bool CompiledEngine::arrive(CompiledRun& r) {
+  CompiledBinding* const b = r.binding_;
+  // A binding run again right after its own last run (a plan run again and
+  // again on one binding) was looked up, checked and published then. Every
+  // run but the first takes this path, which makes no call that returns
+  // (saves no registers); the others go out of line.
+  if (b && b->state_) [[likely]] {
+    r.comm_.group();  // checks that the communicator is of the running job
+    r.comm_.process_->check_cancelled();
+    CompiledMemberRun& counts = b->state_->member_run(r.comm_.rank());
+    if (counts.binding == b->id_) [[likely]]
+      return arrive_at_core(r, *b->state_, counts);
+  }
+  return arrive_publishing(r);
+}
+
+bool CompiledEngine::arrive_publishing(CompiledRun& r) {
   const Group& g = r.comm_.group();  // checks that the communicator is of the running job
   Process& p = *r.comm_.process_;
   const Rank me = r.comm_.rank();
@@ -355,10 +371,13 @@ bool CompiledEngine::arrive(CompiledRun& r) {
   CompiledExchangeState& s =
       b ? bound_state(*b, p, g, me) : enter(p, g, me, r.unbound_->key, r.unbound_->participants, r.unbound_->options);
   CompiledMemberRun& counts = s.member_run(me);
+  if (!b || counts.binding != b->id_) publish_member(r, s, counts, s.program(p.worker_.index()), me);
+  return arrive_at_core(r, s, counts);
+}
+
+inline bool CompiledEngine::arrive_at_core(CompiledRun& r, CompiledExchangeState& s, CompiledMemberRun& counts) {
+  Process& p = *r.comm_.process_;
   CompiledCoreProgram& prog = s.program(p.worker_.index());
-  // A binding run again right after its own last run (a plan run again and
-  // again on one binding) was checked, published and kept then.
-  if (!b || counts.binding != b->id_) publish_member(r, s, counts, prog, me);
   counts.inquiries = 0;
   r.run_ = ++counts.runs;
   r.state_ = &s;
@@ -368,7 +387,7 @@ bool CompiledEngine::arrive(CompiledRun& r) {
   prog.arrivals[prog.arrived] = &p;
   if (++prog.arrived < prog.participants) {
     if (prog.arrived == 1) prog.finished[r.run_ % 2] = false;
-    r.step_ = s.spans_nodes && me == s.leader ? CompiledRun::Step::leader : CompiledRun::Step::parked;
+    r.step_ = s.spans_nodes && r.comm_.rank() == s.leader ? CompiledRun::Step::leader : CompiledRun::Step::parked;
     return false;
   }
   prog.arrived = 0;  // nobody here arrives again before `finished` says this run is over
@@ -400,13 +419,15 @@ void CompiledEngine::publish_member(CompiledRun& r, CompiledExchangeState& s, Co
 std::coroutine_handle<> CompiledEngine::suspend(CompiledRun& r, std::coroutine_handle<> awaiter) {
   if (r.step_ == CompiledRun::Step::parked) {
     Process& p = *r.comm_.process_;
-    r.outer_what_ = p.activity_.what;
-    r.outer_context_ = p.activity_.context;
-    p.activity_ = Process::Activity{"a compiled exchange run", r.comm_.group_->context()};
-    p.suspend_until(awaiter, &r.state_->program(p.worker_.index()).finished[r.run_ % 2],
-                    "the copies of its compiled exchange", kAnySource);
+    p.suspend_in(awaiter, &r.state_->program(p.worker_.index()).finished[r.run_ % 2],
+                 "the copies of its compiled exchange",
+                 Process::Activity{"a compiled exchange run", r.comm_.group_->context()});
     return std::noop_coroutine();
   }
+  return suspend_in_task(r, awaiter);
+}
+
+std::coroutine_handle<> CompiledEngine::suspend_in_task(CompiledRun& r, std::coroutine_handle<> awaiter) {
   if (r.step_ == CompiledRun::Step::copier) {
     r.task_ = copy_as_copier(r.comm_, *r.state_, r.run_);
   } else if (r.step_ == CompiledRun::Step::leader) {
@@ -418,13 +439,15 @@ std::coroutine_handle<> CompiledEngine::suspend(CompiledRun& r, std::coroutine_h
 CompiledRunStats CompiledEngine::resume(CompiledRun& r) {
   if (r.step_ == CompiledRun::Step::parked) [[likely]] {
     Process& p = *r.comm_.process_;
-    p.activity_ = Process::Activity{r.outer_what_, r.outer_context_};
+    p.left_call();
     p.resumed();  // throws if the job was cancelled meanwhile
     return stats_of(*r.state_, r.comm_.rank());
   }
   if (r.step_ == CompiledRun::Step::complete) return stats_of(*r.state_, r.comm_.rank());
-  return r.task_.await_resume();
+  return resume_from_task(r);
 }
+
+CompiledRunStats CompiledEngine::resume_from_task(CompiledRun& r) { return r.task_.await_resume(); }
 
 // Only receiver_locks counts inquiries: other orders leave the member's line,
 // which hundreds of processes' runs on a core have evicted by now, unread.
@@ -834,10 +857,7 @@ bool CompiledEngine::ready_after_start(CompiledRun& r) {
   if (r.step_ == CompiledRun::Step::copier) return copy_at_once(r);
   if (r.step_ != CompiledRun::Step::parked) return false;
   Process& p = *r.comm_.process_;
-  if (r.state_->program(p.worker_.index()).done < r.run_) return false;
-  r.outer_what_ = p.activity_.what;  // resume() gives back what it finds here: the activity as it is
-  r.outer_context_ = p.activity_.context;
-  return true;
+  return r.state_->program(p.worker_.index()).done >= r.run_;
 }
 
 // A started run's regions may be read by other cores until its wait: before

@@ -519,12 +519,20 @@ struct CompiledEngine {
     return CompiledRun(comm, key, participants, mine, regions, options, check);
   }
   static bool arrive(CompiledRun& r);
+  // arrive()'s path where the run looks its state up, or publishes its regions.
+  [[gnu::noinline]] static bool arrive_publishing(CompiledRun& r);
+  // The member, its run's state looked up and its regions published, arrives at its core.
+  static bool arrive_at_core(CompiledRun& r, CompiledExchangeState& s, CompiledMemberRun& counts);
   static bool copy_at_once(CompiledRun& r);
   static void publish_member(CompiledRun& r, CompiledExchangeState& s, CompiledMemberRun& counts,
                              CompiledCoreProgram& prog, Rank me);
   static CompiledExchangeState& bound_state(CompiledBinding& b, Process& p, const Group& g, Rank me);
   static std::coroutine_handle<> suspend(CompiledRun& r, std::coroutine_handle<> awaiter);
+  // suspend() for a copier, a leader or a run that waits for its readers: in its task (out of line).
+  [[gnu::noinline]] static std::coroutine_handle<> suspend_in_task(CompiledRun& r, std::coroutine_handle<> awaiter);
   static CompiledRunStats resume(CompiledRun& r);
+  // resume() of a run that went on in its task (out of line: see suspend_in_task).
+  [[gnu::noinline]] static CompiledRunStats resume_from_task(CompiledRun& r);
   // What member `me`'s run counted.
   static CompiledRunStats stats_of(CompiledExchangeState& s, Rank me);
   static Task<void> prepare(Communicator comm, std::uint64_t key, Rank participants, const CompiledMember* mine,

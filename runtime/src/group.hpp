@@ -35,6 +35,7 @@ struct CoreCollective {
   std::uint64_t seq = ~std::uint64_t{0};
   CollectiveKind kind = CollectiveKind::kNone;
   std::uint32_t arrived = 0;
+  std::uint32_t members = 0;  // the communicator's members on this core: the call is complete here once all arrived
   Rank root = 0;  // a broadcast's, as its first member here named it
   bool complete = false;
   std::vector<std::pair<Rank, std::vector<std::byte>>> contributions;  // local members' inputs, by comm rank

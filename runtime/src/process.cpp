@@ -22,7 +22,12 @@ thread_local constinit std::uint64_t running_job = 0;
 }  // namespace detail
 
 Process::Process(detail::Job& job, detail::Worker& worker, Rank rank)
-    : job_(job), worker_(worker), cancel_seen_(&worker.cancelling()), rank_(rank), job_serial_(job.serial()) {}
+    : job_(job),
+      worker_(worker),
+      cancel_seen_(&worker.cancelling()),
+      rank_(rank),
+      global_core_(job.global_core(rank)),
+      job_serial_(job.serial()) {}
 
 Rank Process::size() const noexcept { return job_.size(); }
 int Process::core() const noexcept { return worker_.os_core(); }
@@ -107,7 +112,7 @@ detail::SendState* Process::post_send_request(const detail::Group& g, Rank dst, 
   check_cancelled();
   check_rank(g, dst, "send");
   check_message_size(bytes.size(), "send");
-  ++g.core(job_.global_core(rank_)).traffic;  // taken back by the receive it matches (free())
+  ++g.core(global_core_).traffic;  // taken back by the receive it matches (free())
   if (trace_) [[unlikely]]
     return traced_send(g, dst, bytes, tag, synchronous);
   return worker_.endpoint().send(bytes, rank_, g.members().to_job(dst), g.context(), tag, synchronous);
@@ -117,7 +122,7 @@ detail::RecvState* Process::post_recv_request(const detail::Group& g, Rank src, 
                                               bool has_target) {
   check_cancelled();
   if (src != kAnySource) check_rank(g, src, "recv");
-  --g.core(job_.global_core(rank_)).traffic;
+  --g.core(global_core_).traffic;
   const Rank from = src == kAnySource ? kAnySource : g.members().to_job(src);
   return worker_.endpoint().post_recv(target, has_target, rank_, g.context(), from, tag);
 }
@@ -150,7 +155,7 @@ detail::SendState* Process::post_active_on(const detail::Group& g, Rank dst, Han
   const Rank to = g.members().to_job(dst);
   // Counted until its handler has run (Job::active_pending); another node's count is that node's own.
   if (on_this_node(to)) job_.active_pending.fetch_add(1, std::memory_order_relaxed);
-  ++g.core(job_.global_core(rank_)).traffic;  // taken back on dst's core once its handler ran
+  ++g.core(global_core_).traffic;  // taken back on dst's core once its handler ran
   return worker_.endpoint().post_active(rank_, to, g.context(), handler, body);
 }
 
@@ -181,7 +186,7 @@ void Process::release_busy_lock_on(const detail::Group& g, Rank r) {
   if (on_this_node(job)) {
     g.busy_lock(r).release();
   } else {
-    ++g.core(job_.global_core(rank_)).traffic;  // taken back on the owner's core
+    ++g.core(global_core_).traffic;  // taken back on the owner's core
     worker_.endpoint().release_remote_lock(rank_, job, g.context());
   }
 }
@@ -258,6 +263,11 @@ void Process::trace_wait_begin(const char* name) const noexcept {
                             .category = TraceCategory::wait};
 }
 
+void Process::resumed_traced_or_cancelled() const {
+  if (wait_event_) trace_wait_end();
+  check_cancelled();
+}
+
 void Process::trace_wait_end() const noexcept {
   wait_event_->end = TraceBuffer::now();
   wait_event_ = nullptr;
@@ -329,7 +339,7 @@ void detail::Ticket<detail::RecvState>::release() noexcept {
   } else if (endpoint.withdraw(state_)) {
     // Posted but never matched: it takes no message back (free() counts it so).
     if (const detail::Group* g = owner_->job_.groups().find(state_->context)) {
-      ++g->core(owner_->job_.global_core(owner_->rank_)).traffic;
+      ++g->core(owner_->global_core_).traffic;
     }
     endpoint.release(state_);
   }

@@ -231,14 +231,26 @@ std::span<const std::byte> unstamped(std::span<const std::byte> received, const 
 }
 
 // The slot of call `seq` on a core, made ready for it by its first member:
-// out of line, once per call and core.
-[[gnu::noinline]] void open_slot(detail::CoreCollective& slot, std::uint64_t seq, CollectiveKind kind) {
+// out of line, once per call and core. `members`: the communicator's members on the core.
+[[gnu::noinline]] void open_slot(detail::CoreCollective& slot, std::uint64_t seq, CollectiveKind kind,
+                                 std::size_t members) {
   // Two slots suffice: nobody reaches call seq+2 before every member on this
   // core has left call seq, so slot seq&1 is free again by then.
   SWITCHYARD_ASSERT(slot.seq == ~std::uint64_t{0} ? seq < 2 : slot.seq + 2 == seq);
   slot = detail::CoreCollective{};
   slot.seq = seq;
   slot.kind = kind;
+  slot.members = static_cast<std::uint32_t>(members);
+}
+
+// Whether a member of the core opened `slot` for call `seq` already (else this
+// member, the first, opens it). InvalidArgument if it did for another kind.
+inline bool slot_open(const detail::CoreCollective& slot, const detail::Group& g, Rank me, std::uint64_t seq,
+                      CollectiveKind kind) {
+  if (slot.seq != seq) return false;
+  if (slot.kind != kind) [[unlikely]]
+    mismatched_call(g, me, seq, kind, slot.kind);
+  return true;
 }
 
 // A member's entry into its next collective call on g: the call's number and
@@ -248,11 +260,7 @@ inline std::pair<detail::CoreCollective*, std::uint64_t> enter_call(const detail
                                                                     CollectiveKind kind) {
   const std::uint64_t seq = g.member(me).collectives++;
   detail::CoreCollective& slot = g.collective_slot(here, seq);
-  if (slot.seq != seq) {
-    open_slot(slot, seq, kind);
-  } else if (slot.kind != kind) [[unlikely]] {
-    mismatched_call(g, me, seq, kind, slot.kind);
-  }
+  if (!slot_open(slot, g, me, seq, kind)) open_slot(slot, seq, kind, g.members().local[here].size());
   return {&slot, seq};
 }
 
@@ -302,7 +310,7 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
       TraceArgs{.has_bytes = true, .bytes = mine.size(), .label = "communicator", .value = g.context()});
   const ActivityScope activity(*this, activity_of(kind), g.context());
   const detail::Membership& members = g.members();
-  const std::uint32_t here = job_.global_core(rank_);
+  const std::uint32_t here = global_core_;
   const auto [slot_ptr, seq] = enter_call(g, me, here, kind);
   detail::CoreCollective& slot = *slot_ptr;
 
@@ -357,7 +365,8 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
 // this one waits until each other core's word reaches the call. One
 // release-acquire pair per pair of cores, no message.
 Task<void> Process::reach_other_cores(const detail::Group& g, CollectiveKind kind, std::uint64_t seq) {
-  const std::uint32_t here = job_.global_core(rank_);
+  const ActivityScope activity(*this, activity_of(kind), g.context());  // the same as collective()'s, for a BarrierCall
+  const std::uint32_t here = global_core_;
   const std::uint64_t call = seq + 1;
   for (std::uint32_t w : g.members().populated) {
     if (w == here) continue;
@@ -373,7 +382,7 @@ Task<void> Process::between_cores(const detail::Group& g, detail::CoreCollective
                                   std::uint64_t seq, Rank root, std::uint32_t root_worker,
                                   std::vector<std::byte>& blob) {
   const detail::Membership& members = g.members();
-  const std::uint32_t here = job_.global_core(rank_);
+  const std::uint32_t here = global_core_;
   const Tag tag = kFirstReservedTag | static_cast<Tag>(seq & (kFirstReservedTag - 1));
   auto comm_rank_of = [&](std::uint32_t w) { return members.to_comm(members.leader[w]); };
   // The share, then its CallStamp. An empty share (a barrier's) sends the
@@ -467,15 +476,34 @@ bool BarrierCall::await_ready() {
   if (p.trace_ || g.members().nodes_spanned != 1) [[unlikely]]
     return await_as_task();
   p.check_cancelled();
-  const std::uint32_t here = p.job_.global_core(p.rank_);
-  std::tie(slot_, seq_) = enter_call(g, me_, here, kBarrier);
+  // enter_call(), with the first member's path out of line and last: the
+  // other arrivals' path then makes no call that returns, and saves no registers.
+  seq_ = g.member(me_).collectives++;
+  slot_ = &g.collective_slot(p.global_core_, seq_);
+  if (!slot_open(*slot_, g, me_, seq_, kBarrier)) [[unlikely]]
+    return first_of_core();
+  return arrive_at_core();
+}
+
+bool BarrierCall::first_of_core() {
+  open_slot(*slot_, seq_, kBarrier, group_->members().local[process_->global_core_].size());
+  return arrive_at_core();
+}
+
+inline bool BarrierCall::arrive_at_core() {
   contribute(*slot_, kBarrier, me_, 0, {});
-  const std::vector<Process*>& local = g.members().local[here];
-  if (slot_->arrived < local.size()) {
+  if (slot_->arrived < slot_->members) {
     step_ = Step::parked;
     return false;
   }
-  // The last of its core: its word for the other cores, then theirs.
+  return last_of_core();
+}
+
+bool BarrierCall::last_of_core() {
+  Process& p = *process_;
+  const detail::Group& g = *group_;
+  const std::uint32_t here = p.global_core_;
+  // Its word for the other cores, then theirs.
   store_reached(g, here, seq_, kBarrier);
   ring_other_cores(p.job_, g, here);
   for (std::uint32_t w : g.members().populated) {
@@ -484,7 +512,7 @@ bool BarrierCall::await_ready() {
       return false;
     }
   }
-  p.release_core(*slot_, local);
+  p.release_core(*slot_, g.members().local[here]);
   step_ = Step::complete;
   return true;
 }
@@ -492,30 +520,32 @@ bool BarrierCall::await_ready() {
 std::coroutine_handle<> BarrierCall::await_suspend(std::coroutine_handle<> awaiter) {
   if (step_ == Step::task) return task_.await_suspend(awaiter);
   Process& p = *process_;
-  outer_what_ = p.activity_.what;
-  outer_context_ = p.activity_.context;
-  p.activity_ = Process::Activity{activity_of(kBarrier), group_->context()};
   if (step_ == Step::parked) {
-    p.suspend_until(awaiter, &slot_->complete, "the other processes of its core and the other cores to reach it",
-                    kAnySource);
+    p.suspend_in(awaiter, &slot_->complete, "the other processes of its core and the other cores to reach it",
+                 Process::Activity{activity_of(kBarrier), group_->context()});
     return std::noop_coroutine();
   }
-  task_ = p.reach_other_cores(*group_, kBarrier, seq_);
+  return wait_for_other_cores(awaiter);
+}
+
+std::coroutine_handle<> BarrierCall::wait_for_other_cores(std::coroutine_handle<> awaiter) {
+  task_ = process_->reach_other_cores(*group_, kBarrier, seq_);
   return task_.await_suspend(awaiter);
 }
 
 void BarrierCall::await_resume() {
-  if (step_ == Step::task) return task_.await_resume();
-  if (step_ == Step::complete) return;
-  Process& p = *process_;
-  p.activity_ = Process::Activity{outer_what_, outer_context_};
-  if (step_ == Step::parked) {
-    p.resumed();  // throws JobCancelled where the job was cancelled instead
+  if (step_ == Step::parked) [[likely]] {
+    process_->left_call();
+    process_->resumed();  // throws JobCancelled where the job was cancelled instead
     SWITCHYARD_ASSERT(slot_->complete);
     return;
   }
+  if (step_ != Step::complete) resume_from_task();
+}
+
+void BarrierCall::resume_from_task() {
   task_.await_resume();
-  p.release_core(*slot_, group_->members().local[p.job_.global_core(p.rank_)]);
+  if (step_ == Step::last) process_->release_core(*slot_, group_->members().local[process_->global_core_]);
 }
 
 // Across nodes, or traced: the collective's Task, made where it is awaited

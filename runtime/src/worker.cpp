@@ -357,9 +357,8 @@ bool Worker::handle_cancel() {
 
 std::string Worker::stall_line(const Process& p) const {
   std::string line = "rank " + std::to_string(p.rank()) + " (core " + std::to_string(os_core_) + ") waits ";
-  if (p.activity_.what) {
-    line += "in " + std::string(p.activity_.what) + " on communicator " + std::to_string(p.activity_.context) + ", ";
-  }
+  const Process::Activity& call = p.parked_in_.what ? p.parked_in_ : p.activity_;
+  if (call.what) line += "in " + std::string(call.what) + " on communicator " + std::to_string(call.context) + ", ";
   line += "for ";
   line += p.waiting_for_ ? p.waiting_for_ : "an event";
   if (p.waiting_peer_ != kAnySource) {

@@ -7,6 +7,7 @@
 // mailboxes, requests, ready queue) is touched by that thread alone.
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -199,13 +200,16 @@ class Worker final : private EndpointClient {
       Process* process = nullptr;
       bool to_check = false;  // queued by notify_each: may_go_on() is still to be asked
     };
+    // Room for 2 entries per process and one more, rounded up to a power of
+    // two: the indices wrap with a mask, not a compare with the size.
     void reset(std::size_t processes) {
-      slots_.assign(2 * processes + 1, Entry{});
+      slots_.assign(std::bit_ceil(2 * processes + 1), Entry{});
+      mask_ = slots_.size() - 1;
       processes_ = processes;
       head_ = tail_ = to_check_ = 0;
     }
     bool empty() const noexcept { return head_ == tail_; }
-    std::size_t size() const noexcept { return tail_ >= head_ ? tail_ - head_ : tail_ + slots_.size() - head_; }
+    std::size_t size() const noexcept { return (tail_ - head_) & mask_; }
     void push(Process* p) noexcept { append(Entry{p, false}); }
     // How many more entries to check the queue lets in.
     std::size_t room_to_check() const noexcept { return processes_ - to_check_; }
@@ -217,7 +221,7 @@ class Worker final : private EndpointClient {
     Entry pop() noexcept {
       SWITCHYARD_ASSERT(!empty());
       const Entry e = slots_[head_];
-      head_ = head_ + 1 == slots_.size() ? 0 : head_ + 1;
+      head_ = (head_ + 1) & mask_;
       to_check_ -= e.to_check;
       return e;
     }
@@ -225,10 +229,11 @@ class Worker final : private EndpointClient {
    private:
     void append(Entry e) noexcept {
       slots_[tail_] = e;
-      tail_ = tail_ + 1 == slots_.size() ? 0 : tail_ + 1;
+      tail_ = (tail_ + 1) & mask_;
       SWITCHYARD_ASSERT(tail_ != head_);  // never full (see above)
     }
     std::vector<Entry> slots_;
+    std::size_t mask_ = 0;  // slots_.size() - 1
     std::size_t processes_ = 0;  // of the core
     std::size_t head_ = 0, tail_ = 0;
     std::size_t to_check_ = 0;  // entries to check in the queue

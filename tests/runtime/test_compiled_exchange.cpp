@@ -756,6 +756,42 @@ TEST(CompiledExchange, AParticipantReleasedAndWokenBeforeItsTurnReturnsOnce) {
   EXPECT_EQ(returns, std::vector<int>(n, kRuns));
 }
 
+// A stall while participants are parked in a run (which has no frame of its
+// own: Process::suspend_in) names the run as the call each one is in: rank 2
+// never runs the exchange (it waits for a message that never comes), so rank
+// 0, parked on its core with rank 2, waits in the run for its core's copies.
+TEST(CompiledExchange, AStallNamesTheRunThatAParkedParticipantIsIn) {
+  const Rank n = 4;  // round robin: ranks 0 and 2 on one core (or all four on one)
+  const Ring ring(n, 16);
+  RunOptions opts;
+  opts.stall_timeout = std::chrono::milliseconds(200);
+  std::string what;
+  try {
+    runtime().run(
+        n,
+        [&](Process& p) -> Task<void> {
+          std::vector<std::byte> out(2 * 16), in(2 * 16);
+          const std::span<const std::byte> send[] = {{out.data(), 16}, {out.data() + 16, 16}};
+          const std::span<std::byte> recv[] = {{in.data(), 16}, {in.data() + 16, 16}};
+          if (p.rank() == 2) {
+            (void)co_await p.recv(3, 8);
+          } else {
+            co_await run_compiled_exchange(p, 5, n, ring.members[p.rank()], CompiledRegions{send, recv}, {});
+          }
+        },
+        opts);
+    ADD_FAILURE() << "no StallError";
+  } catch (const StallError& e) {
+    what = e.what();
+  }
+  const std::size_t at = what.find("rank 0 (core ");
+  ASSERT_NE(at, std::string::npos) << what;
+  const std::string line = what.substr(at, what.find('\n', at) - at);
+  EXPECT_NE(line.find("waits in a compiled exchange run on communicator "), std::string::npos) << what;
+  EXPECT_NE(line.find("for the copies of its compiled exchange"), std::string::npos) << what;
+  EXPECT_NE(what.find("a message (recv) from rank 3"), std::string::npos) << what;
+}
+
 // A run kept as a Task (CompiledRun converts to one) and awaited later copies
 // every byte as one awaited at once does; and a participant parked in a run
 // when the job fails unwinds with the job (the job's error, no hang).

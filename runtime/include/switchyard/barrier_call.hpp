@@ -52,6 +52,20 @@ class [[nodiscard]] BarrierCall {
   /// inline, so that a barrier's call costs its stores and no call. The group
   /// outlives the call (a Communicator that made it may be a temporary).
   BarrierCall(Process& p, const detail::Group& g, Rank me) noexcept : process_(&p), group_(&g), me_(me) {}
+  /// The first arrival of its core at the call: opens its core's slot, then arrives.
+  [[gnu::noinline]] bool first_of_core();
+  /// Arrives at the call on its core: parks (false) or, the last, completes it if it can.
+  bool arrive_at_core();
+  /// The last arrival of its core: rings the other cores and completes the
+  /// call here if they are all there (true); out of line, so that the other
+  /// arrivals' path saves no registers for it.
+  [[gnu::noinline]] bool last_of_core();
+  /// The last arrival of its core, some other core not there yet: waits for
+  /// them in a task (out of line: the parked path saves no registers for it).
+  [[gnu::noinline]] std::coroutine_handle<> wait_for_other_cores(std::coroutine_handle<> awaiter);
+  /// await_resume() where the call went on in a task (Step::task, Step::last):
+  /// its outcome, and for the last arrival its core's release.
+  [[gnu::noinline]] void resume_from_task();
   /// Across nodes, or while the job records a trace: becomes the collective's Task, and awaits it.
   [[gnu::cold, gnu::noinline]] bool await_as_task();
 
@@ -61,8 +75,6 @@ class [[nodiscard]] BarrierCall {
   Step step_ = Step::arrive;
   detail::CoreCollective* slot_ = nullptr;  ///< once arrived: its core's state of the call
   std::uint64_t seq_ = 0;  ///< once arrived: the call's number on the communicator
-  const char* outer_what_ = nullptr;  ///< parked: the call the process was inside before (stall report)
-  ContextId outer_context_ = 0;
   Task<void> task_;  ///< Step::task, and the last arrival's wait for the other cores
 };
 

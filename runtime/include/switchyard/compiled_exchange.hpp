@@ -322,10 +322,6 @@ class [[nodiscard]] CompiledRun {
   bool started_ = false;  ///< start() was called: awaiting completes steps 2 and 3
   std::uint64_t run_ = 0;  ///< once arrived: the member's run number
   detail::CompiledExchangeState* state_ = nullptr;  ///< once arrived
-  /// While parked: the call the process was inside before (its activity, for
-  /// the stall report), given back when it resumes.
-  const char* outer_what_ = nullptr;
-  ContextId outer_context_ = 0;  ///< with outer_what_
   Task<CompiledRunStats> task_;  ///< Step::task, copier and leader
   /// An unbound run's arguments; none for a bound run, whose binding holds
   /// them (nothing to write for them on every bound run), or a Task.

@@ -375,13 +375,26 @@ class alignas(kCacheLine) Process {
     if (trace_) [[unlikely]]
       trace_wait_begin("wait");
   }
+  /// Parks until *flag is true inside `call`, a call without a frame of its
+  /// own (a barrier's, a compiled run's): the stall report names it as the
+  /// call the process is in. left_call() once resumed.
+  void suspend_in(std::coroutine_handle<> h, const bool* flag, const char* what, Activity call) noexcept {
+    parked_in_ = call;
+    suspend_until(h, flag, what, kAnySource);
+  }
+  /// Back from suspend_in(): the call is the enclosing activity's again.
+  void left_call() const noexcept { parked_in_.what = nullptr; }
+  /// Back on the core after a park. The rare cases (a wait span to close, a
+  /// job cancelled meanwhile) are one test, out of line: the resumed path
+  /// then makes no call that returns, and saves no registers for one.
   void resumed() const {
-    if (wait_event_) [[unlikely]]
-      trace_wait_end();
     waiting_for_ = nullptr;
     wake_when_ = nullptr;
-    check_cancelled();
+    if (wait_event_ || *cancel_seen_) [[unlikely]]
+      resumed_traced_or_cancelled();
   }
+  /// resumed()'s rare cases: closes the wait's trace span, then throws JobCancelled if the job is being cancelled.
+  [[gnu::cold, gnu::noinline]] void resumed_traced_or_cancelled() const;
   /// Something happened to this process: if it is parked and what it waits for
   /// may now hold, it is put back in its core's ready queue.
   void notify() {
@@ -471,10 +484,15 @@ class alignas(kCacheLine) Process {
   detail::Worker& worker_;
   const bool* cancel_seen_;  ///< the worker's: whether its core has seen the job cancelled (check_cancelled)
   Rank rank_;
+  /// Its core as the job numbers every node's cores (RouteTable::global_core):
+  /// where its communicators keep its core's collective slots and counts.
+  std::uint32_t global_core_;
   std::uint64_t job_serial_;  ///< job_.serial(), kept here for the Communicators made from this process
   const detail::Group* world_ = nullptr;  ///< the job's world communicator, set once the job has made it
 
-  // All below: written only by this process's worker thread.
+  // All below: written only by this process's worker thread. What a park and
+  // a resume touch lies on this line and the one above (trace_ and
+  // wait_event_ included: every park and resume tests them).
   std::coroutine_handle<> resume_point_;  ///< where to continue when resumed
   Task<void> main_;
   bool parked_ = false;
@@ -483,11 +501,15 @@ class alignas(kCacheLine) Process {
   bool timer_expired_ = false;  ///< the flag a sleeper parks on: only its deadline sets it
   mutable const char* waiting_for_ = nullptr;  ///< for the stall diagnostic
   mutable Rank waiting_peer_ = kAnySource;
-  Activity activity_;  ///< for the stall diagnostic: see ActivityScope
   mutable const bool* wake_when_ = nullptr;  ///< parked on one completion flag: other events need not wake it
   /// This core's buffer when the job records a trace, else nullptr: set once, before the job starts.
   detail::TraceBuffer* trace_ = nullptr;
   mutable detail::TraceEvent* wait_event_ = nullptr;  ///< the open wait or yield span, if any
+  /// Parked in a call without a frame (suspend_in): that call, which the stall
+  /// report names rather than activity_; what == nullptr otherwise. Two stores
+  /// to park, where saving and giving back activity_ took four and two loads.
+  mutable Activity parked_in_;
+  Activity activity_;  ///< for the stall diagnostic: see ActivityScope
   std::uint64_t run_began_ = 0;  ///< traced: when the body was first resumed
 };
 static_assert(kOwnsCacheLines<Process>, "shared across cores: cache lines of its own");
