@@ -5,12 +5,16 @@
 // numbers of exchanges and takes the difference, so that what a run does once
 // (the job, the plan, the buffers) drops out.
 //
-//   count_exchange [--processes N] [--density D] [--bytes B] [--exchanges K] [--floor]
+//   count_exchange [--processes N] [--density D] [--bytes B] [--exchanges K] [--floor | --back-to-back]
 //
 // Every process on one core, a Ranka-Wang-Fox Fig. 7 matrix (as bench_exchange):
 //  - by default bench_exchange's BM_Exchange shape: each process binds the AC
 //    plan to its buffers once, then each exchange is a barrier and the bound
 //    run;
+//  - --back-to-back: the bound runs one after the other with no barrier
+//    between, as a loop of runs is written (a bound run synchronises its
+//    members itself): what the barrier adds to the default shape is the
+//    difference;
 //  - --floor: bench_exchange's process floor (bare_process.hpp): the core's
 //    thread resumes each process once per exchange, and it copies its own
 //    incoming messages from its senders' buffers and suspends.
@@ -51,6 +55,7 @@ struct Options {
   std::uint64_t bytes = 16;
   std::uint32_t exchanges = 200;
   bool floor = false;
+  bool back_to_back = false;  // no barrier before each run
 };
 
 constexpr std::uint64_t kMatrixSeed = 7, kPayloadSeed = 1;
@@ -78,8 +83,8 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--floor") {
-      o.floor = true;
+    if (flag == "--floor" || flag == "--back-to-back") {
+      (flag == "--floor" ? o.floor : o.back_to_back) = true;
       continue;
     }
     if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
@@ -97,6 +102,7 @@ Options parse(int argc, char** argv) {
     }
   }
   if (o.density > o.processes) throw std::invalid_argument("--density must be at most --processes");
+  if (o.floor && o.back_to_back) throw std::invalid_argument("--floor and --back-to-back exclude each other");
   const std::uint64_t lines = (o.bytes + 63) / 64;  // each message's, in each of its two buffers
   if (2 * std::uint64_t{o.processes} * o.density * lines * 64 > kMostBufferBytes) {
     throw std::invalid_argument("the buffers of --processes x --density messages of --bytes would take over 1 GiB");
@@ -133,7 +139,7 @@ std::optional<std::string> run_switchyard(const sys::CommMatrix& m, const Option
     b.poison();
     sys::BoundExchange bound = plan.bind(p, send, recv);
     for (std::uint32_t k = 0; k < o.exchanges; ++k) {
-      co_await p.barrier();
+      if (!o.back_to_back) co_await p.barrier();
       co_await bound.run();
       if (auto w = check_and_poison(b); w && !wrong) wrong = "exchange " + std::to_string(k + 1) + ": " + *w;
     }
@@ -169,7 +175,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {  // std::stoull's own errors as well
     std::fprintf(stderr,
                  "count_exchange: %s\nusage: count_exchange [--processes N] [--density D] [--bytes B] "
-                 "[--exchanges K] [--floor]\n",
+                 "[--exchanges K] [--floor | --back-to-back]\n",
                  e.what());
     return 2;
   }
@@ -181,8 +187,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("count_exchange: %s, n=%u d=%u %llu B, %u exchanges on one core, every byte checked\n",
-                o.floor ? "process floor" : "switchyard (barrier, bound AC run)", o.processes, o.density,
-                static_cast<unsigned long long>(o.bytes), o.exchanges);
+                o.floor          ? "process floor"
+                : o.back_to_back ? "switchyard (bound AC runs back to back)"
+                                 : "switchyard (barrier, bound AC run)",
+                o.processes, o.density, static_cast<unsigned long long>(o.bytes), o.exchanges);
     return 0;
   } catch (const sy::InvalidArgument& e) {
     std::fprintf(stderr, "count_exchange: %s\n", e.what());

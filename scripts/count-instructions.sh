@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Counts what one process's share of a small exchange costs, in instructions
 # and simulated cache misses, for switchyard (bench_exchange's shape: a
-# barrier, then the bound AC run) beside its process floor, all processes on
-# one core (bench/count_exchange.cpp). Counts, not times: they hold on a host
+# barrier, then the bound AC run; and the bound runs back to back, with no
+# barrier) beside its process floor, all processes on one core
+# (bench/count_exchange.cpp). Counts, not times: they hold on a host
 # whose speed swings. Each side runs under valgrind's callgrind for K and 3K
 # exchanges; the difference over 2K exchanges and N processes is one process's
 # share of one exchange, what a run does once left out. The cache simulation
@@ -58,6 +59,7 @@ EOF
 }
 
 read -r sy_ir sy_l1 sy_ll sy_mem <<<"$(row switchyard "")"
+read -r bb_ir bb_l1 bb_ll bb_mem <<<"$(row back-to-back --back-to-back)"
 read -r pf_ir pf_l1 pf_ll pf_mem <<<"$(row floor --floor)"
 ratio() { python3 -c "print(f'{$1 / $2:.2f}' if $2 else '-')"; }
 echo "n=$n d=$d $bytes B, one core, per process and exchange (callgrind, $((2 * k)) exchanges):"
@@ -65,5 +67,7 @@ echo
 echo "| | instructions | data accesses | L1 misses | L2 misses |"
 echo "| --- | ---: | ---: | ---: | ---: |"
 echo "| switchyard (barrier, bound AC run) | $sy_ir | $sy_mem | $sy_l1 | $sy_ll |"
+echo "| switchyard (bound AC runs back to back) | $bb_ir | $bb_mem | $bb_l1 | $bb_ll |"
 echo "| process floor | $pf_ir | $pf_mem | $pf_l1 | $pf_ll |"
-echo "| ratio | $(ratio "$sy_ir" "$pf_ir") | $(ratio "$sy_mem" "$pf_mem") | $(ratio "$sy_l1" "$pf_l1") | $(ratio "$sy_ll" "$pf_ll") |"
+echo "| ratio, barrier and run | $(ratio "$sy_ir" "$pf_ir") | $(ratio "$sy_mem" "$pf_mem") | $(ratio "$sy_l1" "$pf_l1") | $(ratio "$sy_ll" "$pf_ll") |"
+echo "| ratio, back to back | $(ratio "$bb_ir" "$pf_ir") | $(ratio "$bb_mem" "$pf_mem") | $(ratio "$bb_l1" "$pf_l1") | $(ratio "$bb_ll" "$pf_ll") |"
