@@ -230,17 +230,17 @@ std::span<const std::byte> unstamped(std::span<const std::byte> received, const 
                         " while other ranks called " + kind_name(theirs));
 }
 
-// The slot of call `seq` on a core, made ready for it by its first member:
-// out of line, once per call and core. `members`: the communicator's members on the core.
-[[gnu::noinline]] void open_slot(detail::CoreCollective& slot, std::uint64_t seq, CollectiveKind kind,
-                                 std::size_t members) {
+// The slot of call `seq` on core `here`, made ready for it by its first
+// member of g there: out of line, once per call and core.
+[[gnu::noinline]] void open_slot(detail::CoreCollective& slot, const detail::Group& g, std::uint32_t here,
+                                 std::uint64_t seq, CollectiveKind kind) {
   // Two slots suffice: nobody reaches call seq+2 before every member on this
   // core has left call seq, so slot seq&1 is free again by then.
   SWITCHYARD_ASSERT(slot.seq == ~std::uint64_t{0} ? seq < 2 : slot.seq + 2 == seq);
   slot = detail::CoreCollective{};
   slot.seq = seq;
   slot.kind = kind;
-  slot.members = static_cast<std::uint32_t>(members);
+  slot.members = static_cast<std::uint32_t>(g.members().local[here].size());
 }
 
 // Whether a member of the core opened `slot` for call `seq` already (else this
@@ -260,7 +260,7 @@ inline std::pair<detail::CoreCollective*, std::uint64_t> enter_call(const detail
                                                                     CollectiveKind kind) {
   const std::uint64_t seq = g.member(me).collectives++;
   detail::CoreCollective& slot = g.collective_slot(here, seq);
-  if (!slot_open(slot, g, me, seq, kind)) open_slot(slot, seq, kind, g.members().local[here].size());
+  if (!slot_open(slot, g, me, seq, kind)) open_slot(slot, g, here, seq, kind);
   return {&slot, seq};
 }
 
@@ -320,10 +320,10 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
   const auto& local = members.local[here];
   Process& leader = *local.front();
   if (&leader != this) {
-    if (slot.arrived == local.size()) leader.notify();
+    if (slot.arrived == slot.members) leader.notify();
     while (!slot.complete) co_await park("the leader of its core to finish a collective: leader is", leader.rank_);
   } else {
-    while (slot.arrived < local.size()) co_await park("the other processes of its core to reach a collective");
+    while (slot.arrived < slot.members) co_await park("the other processes of its core to reach a collective");
 
     // 2. The core's share, as one blob for the other cores' leaders. Within
     // one node the leader also says which call its core has reached, which
@@ -486,7 +486,7 @@ bool BarrierCall::await_ready() {
 }
 
 bool BarrierCall::first_of_core() {
-  open_slot(*slot_, seq_, kBarrier, group_->members().local[process_->global_core_].size());
+  open_slot(*slot_, *group_, process_->global_core_, seq_, kBarrier);
   return arrive_at_core();
 }
 
