@@ -588,7 +588,7 @@ bool CompiledEngine::copy_at_once(CompiledRun& r) {
   for (StagedPair& pair : prog.staged_in) unpack_staged(s, pair, core, run);
   keep_resolved(s, prog, core);  // any or phases, untraced: every step went through copy()
   say_copied(s, p, prog, core, run);
-  if (!readers_copied(s, prog, run)) {
+  if (!readers_copied(s, prog, run) && !p.worker_.wait_alone([&] { return readers_copied(s, prog, run); })) {
     r.task_ = wait_for_readers(r.comm_, s, run);
     r.step_ = CompiledRun::Step::readers;
     return false;

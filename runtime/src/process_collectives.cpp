@@ -11,6 +11,7 @@
 // leader on another node is reached through the network transport like any
 // other process.
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -506,11 +507,13 @@ bool BarrierCall::last_of_core() {
   // Its word for the other cores, then theirs.
   store_reached(g, here, seq_, kBarrier);
   ring_other_cores(p.job_, g, here);
-  for (std::uint32_t w : g.members().populated) {
-    if (w != here && !reached_by(g, w, kBarrier, seq_)) {
-      step_ = Step::last;
-      return false;
-    }
+  const auto others_reached = [&] {
+    return std::ranges::all_of(g.members().populated,
+                               [&](std::uint32_t w) { return w == here || reached_by(g, w, kBarrier, seq_); });
+  };
+  if (!others_reached() && !p.worker_.wait_alone(others_reached)) {
+    step_ = Step::last;
+    return false;
   }
   p.release_core(*slot_, g.members().local[here]);
   step_ = Step::complete;

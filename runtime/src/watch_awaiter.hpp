@@ -17,24 +17,17 @@ namespace switchyard::detail {
 // the storing core's release: what it did before is visible to the woken process.
 //
 // The word is often a cache line's transfer away (the other core of a
-// compiled run publishes at about the moment this one does): where no other
-// process of this core is ready, the process checks it kChecksBeforeParking
-// times back to back before it parks, some 0.2 us, as its worker would spin
-// for it anyway, but without the park, the watch, the worker's turn and the
-// resume. Where another process is ready, it parks at once.
+// compiled run publishes at about the moment this one does): where nothing
+// else of this core could run, the process checks it itself for a short,
+// bounded while before it parks (Worker::wait_alone), as its worker would
+// spin for it anyway, but without the park, the watch, the worker's turn and
+// the resume. Where another process is ready, it parks at once.
 class WatchAwaiter {
  public:
-  static constexpr int kChecksBeforeParking = 128;
-
   WatchAwaiter(Process& p, const std::atomic<std::uint64_t>& word, std::uint64_t target, const char* what) noexcept
       : p_(p), word_(word), target_(target), what_(what) {}
   bool await_ready() const noexcept {
-    if (reached()) return true;
-    if (p_.worker_.has_ready()) return false;
-    for (int k = 0; k < kChecksBeforeParking; ++k) {
-      if (reached()) return true;
-    }
-    return false;
+    return reached() || p_.worker_.wait_alone([this]() noexcept { return reached(); });
   }
   void await_suspend(std::coroutine_handle<> h) noexcept {
     p_.worker_.watch(word_, target_, done_, p_);

@@ -23,8 +23,6 @@ constexpr std::size_t kExtraResumes = 64;
 // late on a loaded or virtual machine, and this costs at most this much CPU
 // per deadline.
 constexpr auto kTimerSpin = std::chrono::microseconds(50);
-// How many times a process about to park checks the rings itself (poll_before_parking).
-constexpr std::uint32_t kSelfPollChecks = 1024;
 }  // namespace
 
 Worker::Worker(WorkerThread& thread) : thread_(thread), index_(thread.index()), os_core_(thread.os_core()) {}
@@ -169,6 +167,13 @@ bool Worker::poll_alone(const bool& flag) noexcept {
     if (job_->cancelled.load(std::memory_order_relaxed)) return false;
   }
   return false;
+}
+
+bool Worker::keep_waiting_alone(std::uint32_t check) const noexcept {
+  // Relaxed: a hint, as in poll_alone.
+  if (endpoint_.has_arrivals() || job_->cancelled.load(std::memory_order_relaxed)) return false;
+  if (check >= Backoff::kChecksWithoutPause) cpu_relax();
+  return true;
 }
 
 bool Worker::alone_with_rings() const noexcept {

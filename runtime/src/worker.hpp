@@ -99,6 +99,23 @@ class Worker final : private EndpointClient {
   // up to the first test: a hand-off between processes of one core (another
   // one is ready) pays one load for it.
   bool poll_before_parking(const bool& flag) noexcept { return ready_.empty() && poll_alone(flag); }
+  // A process of this core is about to wait for other cores (their words in
+  // a compiled run or a barrier): checks `reached` itself for a short,
+  // bounded while, where nothing else of the core could run, as
+  // poll_before_parking does for a message. The task, the watch, the park
+  // and the resume it saves cost a small run more than its copies, and most
+  // waits are one core's few hundred nanoseconds behind the other. Stops at
+  // a packet for any process of the core (the worker delivers it) and at
+  // cancellation. Whether `reached` held; `reached` may throw.
+  template <class Reached>
+  bool wait_alone(Reached&& reached) {
+    if (!ready_.empty() || !alone_with_rings()) return false;
+    for (std::uint32_t check = 0; check < kSelfPollChecks; ++check) {
+      if (reached()) return true;
+      if (!keep_waiting_alone(check)) return false;
+    }
+    return false;
+  }
   // Whether a process of this core is ready to run now.
   bool has_ready() const noexcept { return !ready_.empty(); }
   // `p` sleeps until `deadline`; the worker wakes it (Process::timer_expired) then.
@@ -160,6 +177,13 @@ class Worker final : private EndpointClient {
   static bool end_waits(std::vector<Wait>& waits, Over&& over);
   bool watch_satisfied() const noexcept;
   bool poll_alone(const bool& flag) noexcept;  // poll_before_parking() with no process ready
+  // How many times a process about to park checks for what it waits for
+  // itself (poll_alone, wait_alone): a few microseconds back to back, then a
+  // pause between checks, tens of microseconds in all.
+  static constexpr std::uint32_t kSelfPollChecks = 1024;
+  // wait_alone's check `check` found nothing: false if it must stop (a packet
+  // came, or the job is being cancelled), else pauses where Backoff would.
+  bool keep_waiting_alone(std::uint32_t check) const noexcept;
   // Whether a process about to park may poll in the worker's stead: nothing
   // else of the core waits for the worker (see poll_before_parking).
   bool alone_with_rings() const noexcept;

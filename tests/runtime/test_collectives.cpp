@@ -311,6 +311,46 @@ TEST(CollectivesSeries, AProcessReleasedByABarrierAndWokenBeforeItsTurnResumesOn
   EXPECT_EQ(passes, std::vector<int>(n, kRounds));
 }
 
+// A barrier's last arrival on a core, where the other core has not reached
+// it yet and nothing else of its core could run, looks for it itself
+// (Worker::wait_alone) before it parks, and stops looking as soon as a
+// packet comes, which its core's worker must take in. Here the other core
+// reaches the barrier only once such a packet is taken in: rank 1 (core 0,
+// block placement) posts a receive from rank 3 and goes to the barrier,
+// where rank 0 is; rank 3 (core 1) ssends to rank 1, which completes only
+// once the receive has taken the message, and only then goes to the
+// barrier. A look that did not stop for the packet, nor at its bound, would
+// wait forever. Every payload is checked.
+TEST(CollectivesSeries, ABarrierWaitingForAnotherCoreLetsItsWorkerTakeInAPacket) {
+  Runtime rt;
+  if (rt.cores().size() < 2) GTEST_SKIP() << "needs two cores";
+  constexpr int kRounds = 200;
+  constexpr Tag kTag = 5;
+  int received = 0;
+  RunOptions block;
+  block.placement = Placement::block();
+  rt.run(
+      4,
+      [&](Process& p) -> Task<void> {
+        for (int k = 0; k < kRounds; ++k) {
+          const std::uint64_t sent = 1000 + static_cast<std::uint64_t>(k);
+          if (p.rank() == 1) {
+            std::uint64_t got = 0;
+            RecvTicket t = p.post_recv_into(3, std::as_writable_bytes(std::span(&got, 1)), kTag);
+            co_await p.barrier();
+            co_await p.wait(t);
+            SY_CHECK(got == sent, "round " << k << ": " << got);
+            ++received;
+            continue;
+          }
+          if (p.rank() == 3) co_await p.ssend(1, std::as_bytes(std::span(&sent, 1)), kTag);
+          co_await p.barrier();
+        }
+      },
+      block);
+  EXPECT_EQ(received, kRounds);
+}
+
 // The three forms a barrier takes (BarrierCall): frameless on the world and
 // on a split communicator, kept as a Task before it is awaited, and the
 // collective's own Task when the job records a trace. Each round counts the

@@ -540,6 +540,55 @@ void run_every_piece_size(std::uint64_t largest) {
       block_placement());
 }
 
+// Ranks 0 and 2 of 4 send each other `bytes` bytes a run: with block
+// placement, one on each core where there are two. Ranks 1 and 3 take part
+// with no steps of their own.
+struct PairAcrossCores {
+  static constexpr Rank n = 4;
+  std::uint64_t bytes;
+  std::vector<std::vector<CopyStep>> incoming, outgoing;  // by member
+  std::vector<CompiledMember> members;
+
+  explicit PairAcrossCores(std::uint64_t bytes) : bytes(bytes), incoming(n), outgoing(n) {
+    for (const auto& [src, dst] : {std::pair<Rank, Rank>{0, 2}, std::pair<Rank, Rank>{2, 0}}) {
+      const CopyStep st{src, dst, 0, 0, 0, 0, bytes};
+      outgoing[src].push_back(st);
+      incoming[dst].push_back(st);
+    }
+    members = members_of(incoming, outgoing);
+  }
+};
+
+// Member `me`'s buffers in a PairAcrossCores and its regions over them; it
+// lives in the member's frame, where the regions' spans point into it.
+struct PairBuffers {
+  Rank me;
+  std::vector<std::byte> out, in;
+  std::span<const std::byte> send[1];
+  std::span<std::byte> recv[1];
+  CompiledRegions regions;
+
+  PairBuffers(const PairAcrossCores& pair, Rank me)
+      : me(me),
+        out(pair.outgoing[me].empty() ? 0 : pair.bytes),
+        in(pair.incoming[me].empty() ? 0 : pair.bytes),
+        send{out},
+        recv{in},
+        regions{out.empty() ? std::span<const std::span<const std::byte>>{} : send,
+                in.empty() ? std::span<const std::span<std::byte>>{} : recv} {}
+  // Run k's bytes to send, and the receive buffer poisoned.
+  void write_run(int k) {
+    for (std::size_t at = 0; at < out.size(); ++at) out[at] = payload(me, 2 - me, at + k);
+    std::fill(in.begin(), in.end(), std::byte{0xee});
+  }
+  // Every byte that run k received.
+  void check_run(int k) const {
+    for (std::size_t at = 0; at < in.size(); ++at) {
+      SY_CHECK(in[at] == payload(2 - me, me, at + k), "rank " << me << ", run " << k << ", byte " << at);
+    }
+  }
+};
+
 // A copier that finds everything it copies from published copies at once in
 // the awaiting process, but its members' runs end only once the cores that
 // copy out of them have copied too. Rank 0 (core 0, block placement) and
@@ -551,39 +600,64 @@ void run_every_piece_size(std::uint64_t largest) {
 // Every byte of every run is checked on both sides.
 TEST(CompiledExchange, ACopierThatCopiesAtOnceWaitsForTheCoresThatCopyFromItsMembers) {
   if (runtime().cores().size() < 2) GTEST_SKIP() << "needs two cores";
-  const Rank n = 4;
-  constexpr std::uint64_t kBytes = 8192;
-  std::vector<std::vector<CopyStep>> incoming(n), outgoing(n);
-  for (const auto& [src, dst] : {std::pair<Rank, Rank>{0, 2}, std::pair<Rank, Rank>{2, 0}}) {
-    const CopyStep st{src, dst, 0, 0, 0, 0, kBytes};
-    outgoing[src].push_back(st);
-    incoming[dst].push_back(st);
-  }
-  const std::vector<CompiledMember> members = members_of(incoming, outgoing);
+  const PairAcrossCores pair(8192);
   runtime().run(
-      n,
+      PairAcrossCores::n,
       [&](Process& p) -> Task<void> {
-        const Rank me = p.rank();
-        std::vector<std::byte> out(outgoing[me].empty() ? 0 : kBytes), in(incoming[me].empty() ? 0 : kBytes);
-        const std::span<const std::byte> send[] = {out};
-        const std::span<std::byte> recv[] = {in};
-        const CompiledRegions regions{outgoing[me].empty() ? std::span<const std::span<const std::byte>>{} : send,
-                                      incoming[me].empty() ? std::span<const std::span<std::byte>>{} : recv};
+        PairBuffers b(pair, p.rank());
         for (int k = 0; k < 200; ++k) {
-          for (std::size_t at = 0; at < out.size(); ++at) out[at] = payload(me, 2 - me, at + k);
+          b.write_run(k);
           if (p.core_index() == 0) {
             const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
             while (std::chrono::steady_clock::now() < until) {
             }
           }
-          std::fill(in.begin(), in.end(), std::byte{0xee});
-          co_await run_compiled_exchange(p, 19, n, members[me], regions, CompiledExchangeOptions{});
-          for (std::size_t at = 0; at < in.size(); ++at) {
-            SY_CHECK(in[at] == payload(2 - me, me, at + k), "rank " << me << ", run " << k << ", byte " << at);
+          co_await run_compiled_exchange(p, 19, PairAcrossCores::n, pair.members[b.me], b.regions,
+                                         CompiledExchangeOptions{});
+          b.check_run(k);
+        }
+      },
+      block_placement());
+}
+
+// A copier that finds another core not yet published, where nothing else of
+// its core could run, looks for that core's word itself (Worker::wait_alone)
+// before it parks, and stops looking as soon as a packet comes, which its
+// core's worker must take in. Rank 0 and rank 2 (cores 0 and 1, block
+// placement) exchange 16 bytes a run; rank 1 posts a receive from rank 3
+// before each run, and rank 3 ssends to it before its own arrival, which
+// completes only once the receive has taken the message: core 1 publishes
+// only after core 0's worker took it in. A look that did not stop for the
+// packet, nor at its bound, would wait forever. Every byte is checked.
+TEST(CompiledExchange, ACopierWaitingForAnotherCoreLetsItsWorkerTakeInAPacket) {
+  if (runtime().cores().size() < 2) GTEST_SKIP() << "needs two cores";
+  constexpr Tag kTag = 6;
+  const PairAcrossCores pair(16);
+  int received = 0;
+  runtime().run(
+      PairAcrossCores::n,
+      [&](Process& p) -> Task<void> {
+        const Rank me = p.rank();
+        PairBuffers b(pair, me);
+        for (int k = 0; k < 200; ++k) {
+          b.write_run(k);
+          const std::uint64_t sent = 1000 + static_cast<std::uint64_t>(k);
+          std::uint64_t got = 0;
+          RecvTicket ticket;
+          if (me == 1) ticket = p.post_recv_into(3, std::as_writable_bytes(std::span(&got, 1)), kTag);
+          if (me == 3) co_await p.ssend(1, std::as_bytes(std::span(&sent, 1)), kTag);
+          co_await run_compiled_exchange(p, 23, PairAcrossCores::n, pair.members[me], b.regions,
+                                         CompiledExchangeOptions{});
+          b.check_run(k);
+          if (me == 1) {
+            co_await p.wait(ticket);
+            SY_CHECK(got == sent, "run " << k << ": " << got);
+            ++received;
           }
         }
       },
       block_placement());
+  EXPECT_EQ(received, 200);
 }
 
 TEST(CompiledExchange, EveryPieceSizeStagedOrPulledWritesItsBytesAndNoOthers) {
