@@ -98,7 +98,14 @@ SendState* Endpoint::send(std::span<const std::byte> bytes, Rank src, Rank dst, 
                           bool synchronous) {
   const Route& to = route(dst);
   const bool eager = bytes.size() <= (to.node == node_ ? eager_limit_ : network_eager_limit_);
-  if (eager && !synchronous && to.node == node_ && to.core != core_) [[likely]] {
+  if (eager && !synchronous && to.node == node_ && to.core == core_) {
+    // A buffered send to a process of this core: complete once it is in the
+    // receive or in the mailbox, here and now. Its ticket holds the
+    // endpoint's one complete state, as below.
+    send_buffered_here(bytes, context, src, dst, tag);
+    return &sent_;
+  }
+  if (eager && !synchronous && to.node == node_) [[likely]] {
     // A buffered send to another core of this node, the common case: its
     // packet names no request (nobody answers it), and once the packet is
     // within the ring's window the send is complete. Its ticket then holds
@@ -114,7 +121,7 @@ SendState* Endpoint::send(std::span<const std::byte> bytes, Rank src, Rank dst, 
   }
   SendState* s = new_send(bytes, src, dst, tag);
   if (local(dst)) {
-    send_local(*s, context, src, eager, synchronous);
+    send_single_copy_here(*s, context, src);
   } else {
     send_remote(*s, context, src, eager, synchronous);
   }
@@ -133,23 +140,35 @@ SendState* Endpoint::new_send(std::span<const std::byte> bytes, Rank src, Rank d
   return s;
 }
 
-void Endpoint::send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous) {
+[[gnu::always_inline]] inline bool Endpoint::take_in_posted(Mailbox& mailbox, ContextId context, Rank src, Tag tag,
+                                                            std::span<const std::byte> payload) {
+  RecvState* r = mailbox.match_posted(context, src, tag);
+  if (!r) return false;
+  take_in(*r, src, payload.size(), payload.data());  // the one copy: sender's buffer to the receive's
+  client_->wake(r->owner);
+  return true;
+}
+
+void Endpoint::send_buffered_here(std::span<const std::byte> bytes, ContextId context, Rank src, Rank dst, Tag tag) {
+  Mailbox& mailbox = mailboxes_[route(dst).local];
+  if (take_in_posted(mailbox, context, src, tag, bytes)) return;
+  // Buffered, as across cores: the sender may reuse its buffer at once. The
+  // envelope owes no completion, so it names no request.
+  Envelope* e = make_envelope(context, src, tag, bytes.size(), sent_.id);
+  copy_bytes(e->stage(staging_, bytes.size()), bytes.data(), bytes.size());
+  mailbox.queue_unexpected(e);
+  client_->wake(dst);  // a process waiting for a condition looks again
+}
+
+void Endpoint::send_single_copy_here(SendState& s, ContextId context, Rank src) {
   Mailbox& mailbox = mailboxes_[route(s.dst).local];
-  if (RecvState* r = mailbox.match_posted(context, src, s.tag)) {
-    take_in(*r, src, s.size, s.data);  // the one copy: sender's buffer to the receive's
+  if (take_in_posted(mailbox, context, src, s.tag, {s.data, static_cast<std::size_t>(s.size)})) {
     s.done = true;
-    client_->wake(r->owner);
     return;
   }
   Envelope* e = make_envelope(context, src, s.tag, s.size, s.id);
-  if (eager && !synchronous) {
-    // Buffered, as across cores: the sender may reuse its buffer at once.
-    copy_bytes(e->stage(staging_, s.size), s.data, s.size);
-    s.done = true;
-  } else {
-    e->remote = s.data;  // read when taken in, which completes the send
-    e->owes_send_done = true;
-  }
+  e->remote = s.data;  // read when taken in, which completes the send
+  e->owes_send_done = true;
   mailbox.queue_unexpected(e);
   client_->wake(s.dst);  // a process waiting for a condition looks again
 }

@@ -221,7 +221,15 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   }
   // A send's request from the pool, its fields set, not done.
   SendState* new_send(std::span<const std::byte> bytes, Rank src, Rank dst, Tag tag);
-  void send_local(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
+  // A send to a process of this core. Buffered (eager, not synchronous): into
+  // its posted receive or an envelope of its mailbox, complete at once, with
+  // no request. Otherwise (single copy, or synchronous): into its posted
+  // receive, complete; or an envelope that points at the sender's bytes and
+  // completes the send when a receive takes it.
+  void send_buffered_here(std::span<const std::byte> bytes, ContextId context, Rank src, Rank dst, Tag tag);
+  void send_single_copy_here(SendState& s, ContextId context, Rank src);
+  // The message into a receive posted in `mailbox` that matches it, if any, its owner woken.
+  bool take_in_posted(Mailbox& mailbox, ContextId context, Rank src, Tag tag, std::span<const std::byte> payload);
   void send_remote(SendState& s, ContextId context, Rank src, bool eager, bool synchronous);
   // send_remote()'s packet towards `to` on `transport`: eager, or a rendezvous within this node.
   template <class T>
@@ -275,7 +283,7 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   // that is complete at once: one state for all of them, always done, never
   // in the pool (release() leaves it), with no request id that a packet
   // could name.
-  SendState sent_{.id = ~RequestId{0}, .done = true};
+  SendState sent_{.id = kSharedCompleteSend, .done = true};
   RequestPool<SendState> sends_;
   RequestPool<RecvState> recvs_;
   RequestPool<Envelope> envelopes_;

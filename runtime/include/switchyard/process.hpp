@@ -63,6 +63,11 @@ extern thread_local constinit std::uint64_t running_job;
 }  // namespace detail
 
 namespace detail {
+// A buffered send complete at once holds its endpoint's one shared state,
+// which is never given back: its ticket goes without a call.
+inline bool shares_complete_state(const SendState& s) noexcept { return s.id == kSharedCompleteSend; }
+inline bool shares_complete_state(const RecvState&) noexcept { return false; }
+
 // What SendTicket and RecvTicket share: each owns one request of its process's
 // endpoint (State), is moved but never copied, and gives the request back
 // when let go (release(), defined for each State in process.cpp).
@@ -72,20 +77,21 @@ class Ticket {
   Ticket(Ticket&& o) noexcept : state_(std::exchange(o.state_, nullptr)), owner_(o.owner_) {}
   Ticket& operator=(Ticket&& o) noexcept {
     if (this != &o) {
-      if (state_) release();
+      let_go();
       state_ = std::exchange(o.state_, nullptr);
       owner_ = o.owner_;
     }
     return *this;
   }
-  ~Ticket() {
-    if (state_) release();
-  }
+  ~Ticket() { let_go(); }
   bool valid() const noexcept { return state_ != nullptr; }
 
  protected:
   Ticket() = default;
   Ticket(State* s, Process* owner) noexcept : state_(s), owner_(owner) {}
+  void let_go() noexcept {
+    if (state_ && !shares_complete_state(*state_)) release();
+  }
   void release() noexcept;
   State* state_ = nullptr;
   Process* owner_ = nullptr;

@@ -31,6 +31,11 @@ struct SendState {
   SendState* next_waiting = nullptr;  // the destination core's FIFO of eager sends waiting for room
 };
 
+// The id of the one SendState of an endpoint that every buffered send
+// complete at once shares (Endpoint::send): no request of the pool, nothing
+// to give back, and no id that a packet could name.
+inline constexpr RequestId kSharedCompleteSend = ~RequestId{0};
+
 struct RecvState {
   ContextId context = 0;
   Rank src = kAnySource;  // the job rank it accepts, or kAnySource
