@@ -279,10 +279,10 @@ class Endpoint final : public ArrivalSink, public PayloadSink {
   std::vector<LocalActive> local_active_, running_active_;
 
   // Kept across jobs.
-  // What send() returns for a buffered send to another core of this node
-  // that is complete at once: one state for all of them, always done, never
-  // in the pool (release() leaves it), with no request id that a packet
-  // could name.
+  // What send() returns for a buffered send within this node (to this core
+  // or another) that is complete at once: one state for all of them, always
+  // done, never in the pool (release() leaves it), with no request id that a
+  // packet could name.
   SendState sent_{.id = kSharedCompleteSend, .done = true};
   RequestPool<SendState> sends_;
   RequestPool<RecvState> recvs_;
