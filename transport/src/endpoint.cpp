@@ -98,14 +98,14 @@ SendState* Endpoint::send(std::span<const std::byte> bytes, Rank src, Rank dst, 
                           bool synchronous) {
   const Route& to = route(dst);
   const bool eager = bytes.size() <= (to.node == node_ ? eager_limit_ : network_eager_limit_);
-  if (eager && !synchronous && to.node == node_ && to.core == core_) {
-    // A buffered send to a process of this core: complete once it is in the
-    // receive or in the mailbox, here and now. Its ticket holds the
-    // endpoint's one complete state, as below.
-    send_buffered_here(bytes, context, src, dst, tag);
-    return &sent_;
-  }
   if (eager && !synchronous && to.node == node_) [[likely]] {
+    if (to.core == core_) {
+      // A buffered send to a process of this core: complete once it is in
+      // the receive or in the mailbox, here and now. Its ticket holds the
+      // endpoint's one complete state, as below.
+      send_buffered_here(bytes, context, src, dst, tag);
+      return &sent_;
+    }
     // A buffered send to another core of this node, the common case: its
     // packet names no request (nobody answers it), and once the packet is
     // within the ring's window the send is complete. Its ticket then holds
