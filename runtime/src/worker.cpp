@@ -84,7 +84,8 @@ void Worker::enter_job() {
 Worker::Turn Worker::turn() {
   Job& job = *job_;
   running_job = job.serial();  // the thread runs several jobs' turns: this one's communicators are valid
-  bool worked = endpoint_.poll();
+  const bool took_in = endpoint_.poll();
+  bool worked = took_in;
   if (!deferred_active_.empty()) [[unlikely]]
     worked |= run_deferred_active();
   if (!watches_.empty()) worked |= poll_watches();
@@ -93,7 +94,9 @@ Worker::Turn Worker::turn() {
   const bool may_resume = !cancel_seen_ || cancel_released_;
   const bool resumed = may_resume && !ready_.empty();
   if (resumed) round();
-  worked |= endpoint_.flush();
+  const bool sent = endpoint_.flush();
+  worked |= sent;
+  if (took_in || sent) note_packets_moved();
   // A job across nodes ends on every node at once (NetworkTransport::end_job).
   if (job.remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job.active_messages_run()) &&
       (!network_job_ || network_->end_job())) {

@@ -469,4 +469,37 @@ TEST(Stall, SlowButProgressingJobIsNotAStall) {
   EXPECT_EQ(done.load(), 4);
 }
 
+// Packets that move while no process runs are progress too, as when one large
+// eager message crosses a full ring packet by packet, its sender and its
+// receiver parked, and the sender's core sleeps between packets on a loaded
+// machine. Here active messages bounce between two cores' handlers for five
+// stall timeouts after both processes have finished.
+TEST(Stall, PacketsMovingWhileNoProcessRunsAreNotAStall) {
+  Runtime rt;
+  RunOptions opts;
+  opts.stall_timeout = 100ms;
+  opts.placement = Placement::explicit_map({rt.cores().front(), rt.cores().back()});
+  constexpr auto kBouncing = 500ms;
+  std::chrono::steady_clock::time_point until;  // set by rank 0 before its post; the handlers run after it
+  std::atomic<std::uint64_t> bounces{0};
+  opts.on_active_message(kPoke, [&](Process& self, Rank src, std::span<const std::byte>) {
+    bounces.fetch_add(1, std::memory_order_relaxed);
+    if (std::chrono::steady_clock::now() < until) self.post_active(src, kPoke, {});
+  });
+  const auto started = std::chrono::steady_clock::now();
+  rt.run(
+      2,
+      [&](Process& p) -> Task<void> {
+        if (p.rank() == 0) {
+          until = std::chrono::steady_clock::now() + kBouncing;
+          p.post_active(1, kPoke, {});
+        }
+        co_return;
+      },
+      opts);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, kBouncing);
+  EXPECT_GE(bounces.load(), 2u);
+  expect_usable(rt);
+}
+
 }  // namespace

@@ -85,9 +85,11 @@ struct RunOptions {
   /// up to it, a copy into the batch costs less than the rendezvous's second
   /// MPI message (bench_nodes' one-way lines; docs/benchmarks.md, bench_nodes).
   std::uint64_t network_eager_limit = 4096;
-  /// A job in which no process makes progress for this long is aborted with a
-  /// StallError. A process that runs this long without yielding is named on
-  /// stderr at once, and the job fails with a StallError when it yields.
+  /// A job in which no process is resumed and no packet moves between cores
+  /// for this long is aborted with a StallError (a large message crossing a
+  /// full ring packet by packet is progress). A process that runs this long
+  /// without yielding is named on stderr at once, and the job fails with a
+  /// StallError when it yields.
   std::chrono::milliseconds stall_timeout{60'000};
   /// Active-message handlers by id, for this job.
   std::map<HandlerId, ActiveMessageHandler> handlers;
