@@ -36,6 +36,15 @@
 //                                mpi_ns: Open MPI's burst (latency_mpi burst: 64
 //                                MPI_Isend + MPI_Waitall against 64 MPI_Irecv, the
 //                                same ack), per message; target_x_mpi = 0.4.
+//   BM_RingBurst64_CrossCore     the ring alone in BM_Burst64_CrossCore's traffic:
+//                                a thread on core 0 pushes 64 one-cell packets
+//                                (an 8-byte message's 3 slots), each as it is
+//                                made, to a thread on core 1, which pops and
+//                                checks each and answers with one packet; Time =
+//                                burst / 64, per packet. limit_ns = cache-line
+//                                round trip / 2; mpi_ns: Open MPI's burst, as
+//                                above (x_mpi: where a ring of one cell per
+//                                message stands against the burst's target).
 //   BM_CoroutineSwitch_SameCore  two processes on core 0 alternate co_await
 //                                p.yield(); Time = one switch. The floor of anything
 //                                that hands the core to another process.
@@ -112,32 +121,45 @@ struct alignas(64) CacheLine {
   char pad[64 - sizeof(std::atomic<std::uint64_t>)];
 };
 
-// Seconds per round trip between a thread on core 0, which stores into
-// `there` and spins on `back`, and one on core 1, which stores into `back`
-// once it has seen the store. Plain spinning loads, no pause: the fastest a
-// core can notice the other's store. The same line for both: one line
-// carries both directions; two lines: one per direction.
-double round_trip_through(CacheLine& there, CacheLine& back, int per_chunk) {
-  sybench::ChunkTimer timer(per_chunk);
+// Seconds per operation of steps on two threads pinned to cores 0 and 1:
+// step i is leader(i) on core 0 and follower(i) on core 1, each step
+// `ops_per_step` operations; core 0 times chunks of `per_chunk` steps.
+template <class Leader, class Follower>
+double per_step_on_two_cores(int per_chunk, int ops_per_step, Leader leader, Follower follower) {
+  sybench::ChunkTimer timer(per_chunk * ops_per_step);
   const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
   sybench::run_pinned_pair(
       kCoreA,
       [&] {
         timer.start();
         for (std::uint64_t i = 0; i < total; ++i) {
-          there.value.store(2 * i + 1, std::memory_order_release);
-          sybench::spin_until([&] { return back.value.load(std::memory_order_acquire) == 2 * i + 2; });
+          leader(i);
           if ((i + 1) % per_chunk == 0) timer.lap();
         }
       },
       kCoreB,
       [&] {
-        for (std::uint64_t i = 0; i < total; ++i) {
-          sybench::spin_until([&] { return there.value.load(std::memory_order_acquire) == 2 * i + 1; });
-          back.value.store(2 * i + 2, std::memory_order_release);
-        }
+        for (std::uint64_t i = 0; i < total; ++i) follower(i);
       });
   return timer.per_op();
+}
+
+// Seconds per round trip between a thread on core 0, which stores into
+// `there` and spins on `back`, and one on core 1, which stores into `back`
+// once it has seen the store. Plain spinning loads, no pause: the fastest a
+// core can notice the other's store. The same line for both: one line
+// carries both directions; two lines: one per direction.
+double round_trip_through(CacheLine& there, CacheLine& back, int per_chunk) {
+  return per_step_on_two_cores(
+      per_chunk, 1,
+      [&](std::uint64_t i) {
+        there.value.store(2 * i + 1, std::memory_order_release);
+        sybench::spin_until([&] { return back.value.load(std::memory_order_acquire) == 2 * i + 2; });
+      },
+      [&](std::uint64_t i) {
+        sybench::spin_until([&] { return there.value.load(std::memory_order_acquire) == 2 * i + 1; });
+        back.value.store(2 * i + 2, std::memory_order_release);
+      });
 }
 
 // Seconds per round trip of one cache line between a thread on core 0 and one on core 1.
@@ -152,63 +174,75 @@ double two_lines_round_trip(int per_chunk) {
   return round_trip_through(there, back, per_chunk);
 }
 
-// Seconds per one way of a 3-slot packet through two rings between threads pinned to cores 0 and 1.
-double ring_round_trip(int per_chunk) {
-  using detail::Channel;
-  using detail::Slot;
-  constexpr std::size_t kPacketSlots = 3;  // a header (2 slots) and an 8-byte payload
-  constexpr std::size_t kRingLines = 1024;
-  Channel there(kRingLines), back(kRingLines);
-  sybench::ChunkTimer timer(per_chunk);
-  const std::uint64_t total = std::uint64_t{sybench::kChunks} * per_chunk;
-  // A packet whose last slot starts with `value`, pushed whole (spinning while the ring is full).
-  auto send = [](Channel& out, std::uint64_t value) {
-    std::array<Slot, kPacketSlots> packet{};
-    std::memcpy(&packet[kPacketSlots - 1], &value, sizeof value);
-    for (std::size_t put = 0; put < kPacketSlots;) put += out.push(packet.data() + put, kPacketSlots - put);
-  };
-  // Spins until a whole packet has come, and checks that it carries `expected`;
-  // gives up after sybench::kStallTimeout (the other thread failed). The
-  // clock is read only once a wait is long (65536 spins): a read costs about
-  // a cache line's transfer, and one per packet was charged to the ring.
-  auto take = [](Channel& in, std::uint64_t expected) {
-    std::array<Slot, kPacketSlots> packet{};
-    std::optional<Clock::time_point> give_up;
-    detail::Backoff backoff;  // as a worker polls: checks back to back at first, then a pause between them
-    for (std::size_t got = 0, spins = 0; got < kPacketSlots; ++spins) {
-      const std::size_t n = in.pop(packet.data() + got, kPacketSlots - got);
-      got += n;
-      if (n == 0) backoff.wait([] { std::this_thread::yield(); });
-      if (spins % 65536 == 65535) {
-        if (!give_up) {
-          give_up = Clock::now() + sybench::kStallTimeout;
-        } else if (Clock::now() > *give_up) {
-          throw std::runtime_error("ring: no packet came");
-        }
+using detail::Channel;
+using detail::Slot;
+constexpr std::size_t kPacketSlots = 3;  // a header (2 slots) and an 8-byte payload: one cell
+constexpr std::size_t kRingLines = 1024;
+
+// A packet whose last slot starts with `value`, pushed whole (spinning while the ring is full).
+void push_packet_of(Channel& out, std::uint64_t value) {
+  std::array<Slot, kPacketSlots> packet{};
+  std::memcpy(&packet[kPacketSlots - 1], &value, sizeof value);
+  for (std::size_t put = 0; put < kPacketSlots;) put += out.push(packet.data() + put, kPacketSlots - put);
+}
+
+// Spins until a whole packet has come, and checks that it carries `expected`;
+// gives up after sybench::kStallTimeout (the other thread failed). The
+// clock is read only once a wait is long (65536 spins): a read costs about
+// a cache line's transfer, and one per packet was charged to the ring.
+void take_packet(Channel& in, std::uint64_t expected) {
+  std::array<Slot, kPacketSlots> packet{};
+  std::optional<Clock::time_point> give_up;
+  detail::Backoff backoff;  // as a worker polls: checks back to back at first, then a pause between them
+  for (std::size_t got = 0, spins = 0; got < kPacketSlots; ++spins) {
+    const std::size_t n = in.pop(packet.data() + got, kPacketSlots - got);
+    got += n;
+    if (n == 0) backoff.wait([] { std::this_thread::yield(); });
+    if (spins % 65536 == 65535) {
+      if (!give_up) {
+        give_up = Clock::now() + sybench::kStallTimeout;
+      } else if (Clock::now() > *give_up) {
+        throw std::runtime_error("ring: no packet came");
       }
     }
-    std::uint64_t value = 0;
-    std::memcpy(&value, &packet[kPacketSlots - 1], sizeof value);
-    if (value != expected) throw std::runtime_error("ring: got packet " + std::to_string(value));
-  };
-  sybench::run_pinned_pair(
-      kCoreA,
-      [&] {
-        timer.start();
-        for (std::uint64_t i = 0; i < total; ++i) {
-          send(there, 2 * i);
-          take(back, 2 * i + 1);
-          if ((i + 1) % per_chunk == 0) timer.lap();
-        }
+  }
+  std::uint64_t value = 0;
+  std::memcpy(&value, &packet[kPacketSlots - 1], sizeof value);
+  if (value != expected) throw std::runtime_error("ring: got packet " + std::to_string(value));
+}
+
+// Seconds per one way of a 3-slot packet through two rings between threads pinned to cores 0 and 1.
+double ring_round_trip(int per_chunk) {
+  Channel there(kRingLines), back(kRingLines);
+  return per_step_on_two_cores(
+      per_chunk, 1,
+      [&](std::uint64_t i) {
+        push_packet_of(there, 2 * i);
+        take_packet(back, 2 * i + 1);
       },
-      kCoreB,
-      [&] {
-        for (std::uint64_t i = 0; i < total; ++i) {
-          take(there, 2 * i);
-          send(back, 2 * i + 1);
-        }
+      [&](std::uint64_t i) {
+        take_packet(there, 2 * i);
+        push_packet_of(back, 2 * i + 1);
       });
-  return timer.per_op();
+}
+
+// Seconds per packet of bursts of kBurstMessages one-cell packets through the
+// ring alone, from a thread on core 0 to one on core 1, each packet pushed
+// as it is made (as a process's post publishes it at once), each checked as
+// it is popped, each burst answered by one packet: burst_per_message's
+// traffic with no process, no header to build or match, no ticket.
+double ring_burst_per_packet(int per_chunk) {
+  Channel there(kRingLines), back(kRingLines);
+  return per_step_on_two_cores(
+      per_chunk, kBurstMessages,
+      [&](std::uint64_t b) {
+        for (std::uint64_t i = 0; i < kBurstMessages; ++i) push_packet_of(there, b * kBurstMessages + i);
+        take_packet(back, b);
+      },
+      [&](std::uint64_t b) {
+        for (std::uint64_t i = 0; i < kBurstMessages; ++i) take_packet(there, b * kBurstMessages + i);
+        push_packet_of(back, b);
+      });
 }
 
 std::span<const std::byte> bytes_of(const std::uint64_t& value) {
@@ -417,6 +451,11 @@ void BM_Burst64_CrossCore(benchmark::State& state) {
                   {"burst", kBurstTargetXMpi});
 }
 
+void BM_RingBurst64_CrossCore(benchmark::State& state) {
+  figure_vs_limit(state, [] { return ring_burst_per_packet(kBursts); }, cacheline_one_way, 0, 0,
+                  {"burst", kBurstTargetXMpi});
+}
+
 void BM_CoroutineSwitch_SameCore(benchmark::State& state) {
   try {
     for (auto _ : state) state.SetIterationTime(yield_switch(kYieldsPerProcess));
@@ -486,6 +525,7 @@ BENCHMARK(BM_OneWay_CrossCore)->Apply(common);
 BENCHMARK(BM_OneWay_CrossCore_RecvInto)->Apply(common);
 BENCHMARK(BM_RingOneWay_CrossCore)->Apply(common);
 BENCHMARK(BM_Burst64_CrossCore)->Apply(common);
+BENCHMARK(BM_RingBurst64_CrossCore)->Apply(common);
 BENCHMARK(BM_CoroutineSwitch_SameCore)->Apply(common);
 BENCHMARK(BM_SendSwitchRecv_SameCore)->Apply(common);
 BENCHMARK(BM_EmptyJob)->Apply(common)->ArgName("procs")->Arg(100000);
