@@ -42,7 +42,15 @@
 //                               exchange and that copies its own incoming
 //                               messages; target_x_process_floor where the issue
 //                               states one, x_target_process_floor = x_process_floor
-//                               / target (at most 1 meets it); and the blocking
+//                               / target (at most 1 meets it); the process floor
+//                               through its closing spin barrier, as the reference
+//                               probe times it (process_floor_synced_us,
+//                               x_process_floor_synced, x_target_process_floor_synced:
+//                               the same repetitions, each timed until both threads
+//                               have left the barrier after their copies, which a
+//                               loop of exchanges needs before a sender writes its
+//                               buffers again; the figure's runs hold their own
+//                               such handshake); and the blocking
 //                               floor (FloorKind::blocking, right after the process
 //                               floor; blocking_floor_us, x_blocking_floor = Time /
 //                               blocking floor, blocking_x_process_floor = blocking
@@ -172,8 +180,10 @@ constexpr Execution kMessages{"/messages", ExchangeExecution::messages, CopySide
 //    for the other's word (the senders' buffers are read: their runs may
 //    end), then resumes each process again to return.
 // A repetition = earliest thread leaving the first barrier to the latest
-// arriving at the second. Before it, each thread poisons its ranks' receive
-// buffers; after it, each verifies them.
+// arriving at the second (`copies`), and to the latest leaving the second
+// (`synced`: the issue's reference definition, whose time ends
+// once the exchange is known to be over on every thread). Before it, each
+// thread poisons its ranks' receive buffers; after it, each verifies them.
 enum class FloorKind { threads, processes, blocking };
 const char* floor_name(FloorKind kind) {
   switch (kind) {
@@ -211,7 +221,12 @@ void blocking_exchange(std::span<sybench::BareProcess> processes, std::uint32_t&
   for (auto p = processes.rbegin(); p != processes.rend(); ++p) p->resume();
 }
 
-double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions, FloorKind kind) {
+// Medians over the repetitions, in seconds (see above).
+struct FloorTimes {
+  double copies = 0, synced = 0;
+};
+
+FloorTimes floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions, FloorKind kind) {
   const Rank n = m.size();
   std::vector<std::unique_ptr<ExchangeBuffers>> buffers(n);
   sybench::runtime().run(
@@ -224,7 +239,7 @@ double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitio
   const std::vector<std::vector<sybench::IncomingCopy>> incoming = sybench::incoming_copies(buffers);
   sybench::SpinBarrier sync;
   HandshakeWord published[2], copied[2];
-  std::vector<sybench::Clock::time_point> start(std::size_t{2} * repetitions), end(start.size());
+  std::vector<sybench::Clock::time_point> start(std::size_t{2} * repetitions), end(start.size()), left(start.size());
   std::optional<PayloadError> wrong[2];  // kept, not thrown: the other thread would wait at the barrier forever
   auto copy_side = [&](Rank t) {
     // The floor's and the blocking floor's: every message of the thread's ranks.
@@ -252,6 +267,7 @@ double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitio
       }
       end[2 * rep + t] = sybench::Clock::now();
       sync.arrive_and_wait(2);
+      left[2 * rep + t] = sybench::Clock::now();
       for (Rank r = t; r < n && !wrong[t]; r += 2) {
         if (auto bad = buffers[r]->verify()) {
           wrong[t].emplace(std::string(floor_name(kind)) + " exchange, repetition " + std::to_string(rep + 1), *bad);
@@ -264,12 +280,13 @@ double floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitio
   for (const auto& w : wrong) {
     if (w) throw *w;
   }
-  std::vector<double> seconds;
+  std::vector<double> copies, synced;
   for (std::size_t rep = 0; rep < repetitions; ++rep) {
-    seconds.push_back(sybench::seconds_between(std::min(start[2 * rep], start[2 * rep + 1]),
-                                               std::max(end[2 * rep], end[2 * rep + 1])));
+    const auto first = std::min(start[2 * rep], start[2 * rep + 1]);
+    copies.push_back(sybench::seconds_between(first, std::max(end[2 * rep], end[2 * rep + 1])));
+    synced.push_back(sybench::seconds_between(first, std::max(left[2 * rep], left[2 * rep + 1])));
   }
-  return summarize(std::move(seconds)).median;
+  return {summarize(std::move(copies)).median, summarize(std::move(synced)).median};
 }
 
 // Open MPI's median microseconds per exchange of the line's matrix: one run of
@@ -286,8 +303,8 @@ std::optional<double> mpi_exchange_us(const Config& c, std::uint32_t repetitions
 
 // Sums over the batches, in seconds, and what the line reports beside them.
 struct ExchangeSums {
-  double figure = 0, floor = 0, process_floor = 0, blocking_floor = 0, comp = 0, inquiries = 0, phases = 0,
-         kernel_calls = 0;
+  double figure = 0, floor = 0, process_floor = 0, process_floor_synced = 0, blocking_floor = 0, comp = 0,
+         inquiries = 0, phases = 0, kernel_calls = 0;
 };
 
 // mpi_us: Open MPI's time where the line has an MPI baseline (nullopt and
@@ -301,12 +318,15 @@ void report_exchange(benchmark::State& state, const Config& c, const ExchangeSum
   state.counters["x_floor"] = s.figure / s.floor;
   state.counters["process_floor_us"] = s.process_floor / batches * 1e6;
   state.counters["x_process_floor"] = s.figure / s.process_floor;
+  state.counters["process_floor_synced_us"] = s.process_floor_synced / batches * 1e6;
+  state.counters["x_process_floor_synced"] = s.figure / s.process_floor_synced;
   state.counters["blocking_floor_us"] = s.blocking_floor / batches * 1e6;
   state.counters["x_blocking_floor"] = s.figure / s.blocking_floor;
   state.counters["blocking_x_process_floor"] = s.blocking_floor / s.process_floor;
   if (c.target_x_process_floor > 0) {
     state.counters["target_x_process_floor"] = c.target_x_process_floor;
     state.counters["x_target_process_floor"] = s.figure / s.process_floor / c.target_x_process_floor;
+    state.counters["x_target_process_floor_synced"] = s.figure / s.process_floor_synced / c.target_x_process_floor;
   }
   const double target_us = c.target_us > 0 ? c.target_us : c.target_x_floor * floor_us;
   if (target_us > 0) {
@@ -336,9 +356,11 @@ ExchangeSums measure_exchange(benchmark::State& state, const CommMatrix& m, Exch
   ExchangeSums sums;
   for (auto _ : state) {
     ++options.seed;  // new payloads, and new DRS_N orders, every batch
-    sums.floor += floor_of(m, options.seed, exchanges, FloorKind::threads);
-    sums.process_floor += floor_of(m, options.seed, exchanges, FloorKind::processes);
-    sums.blocking_floor += floor_of(m, options.seed, exchanges, FloorKind::blocking);
+    sums.floor += floor_of(m, options.seed, exchanges, FloorKind::threads).copies;
+    const FloorTimes process = floor_of(m, options.seed, exchanges, FloorKind::processes);
+    sums.process_floor += process.copies;
+    sums.process_floor_synced += process.synced;
+    sums.blocking_floor += floor_of(m, options.seed, exchanges, FloorKind::blocking).copies;
     const ExchangeReport report = run_exchange(sybench::runtime(), m, options);
     const SchedulerResult& r = report.results[0];
     state.SetIterationTime(r.comm_ms.median / 1e3);
