@@ -17,7 +17,11 @@
 //                                MPI's ping-pong (latency_mpi pingpong: MPI_Send,
 //                                MPI_Recv, 2 ranks bound to the two cores), one
 //                                run per repetition, before its batches; x_mpi =
-//                                Time / mpi_ns, target_x_mpi = 0.7.
+//                                Time / mpi_ns, target_x_mpi = 0.7. Beside them in
+//                                every batch, BM_TwoLinesOneWay_CrossCore's one
+//                                way (two_lines_ns, x_two_lines = Time / it,
+//                                two_lines_x_mpi = it / mpi_ns: where the hardware
+//                                alone stands against the MPI target).
 //   BM_OneWay_CrossCore_RecvInto the same with recv_into a caller's buffer.
 //   BM_RingOneWay_CrossCore      the core-to-core ring alone (detail::Channel, the
 //                                rings the workers use): two threads pinned to cores
@@ -394,17 +398,26 @@ struct MpiBaseline {
   double target_x = 0;
 };
 
-// Runs `figure` and its `limit` back to back in every batch and reports the
-// figure with the limit and the target beside it, and with MPI's time of the
-// same operation (run once, before the batches) where `mpi` names one.
+// A second limit measured in every batch beside the first: `name`_ns,
+// x_`name` = figure / it, and `name`_x_mpi = it / MPI's time.
+struct SecondLimit {
+  const char* name = nullptr;
+  double (*seconds)() = nullptr;
+};
+
+// Runs `figure` and its `limit` (and `second`'s) back to back in every batch
+// and reports the figure with the limits and the target beside it, and with
+// MPI's time of the same operation (run once, before the batches) where
+// `mpi` names one.
 template <class Figure, class Limit>
 void figure_vs_limit(benchmark::State& state, Figure figure, Limit limit, double target_ns, double target_x_limit = 0,
-                     MpiBaseline mpi = {}) {
+                     MpiBaseline mpi = {}, SecondLimit second = {}) {
   const std::optional<double> mpi_s = mpi.mode ? mpi_seconds(mpi.mode, sybench::kBatches) : std::nullopt;
-  double figures = 0, limits = 0;
+  double figures = 0, limits = 0, seconds = 0;
   try {
     for (auto _ : state) {
       const double l = limit();
+      if (second.seconds) seconds += second.seconds();
       const double f = figure();
       state.SetIterationTime(f);
       figures += f;
@@ -415,6 +428,12 @@ void figure_vs_limit(benchmark::State& state, Figure figure, Limit limit, double
   }
   const double n = static_cast<double>(state.iterations());
   sybench::report_vs_limit(state, figures / n, limits / n, target_ns, target_x_limit);
+  if (second.seconds) {
+    const std::string name = second.name;
+    state.counters[name + "_ns"] = seconds / n * 1e9;
+    state.counters["x_" + name] = figures / seconds;
+    if (mpi_s) state.counters[name + "_x_mpi"] = seconds / n / *mpi_s;
+  }
   if (mpi_s) {
     state.counters["mpi_ns"] = *mpi_s * 1e9;
     state.counters["x_mpi"] = figures / n / *mpi_s;
@@ -425,20 +444,25 @@ void figure_vs_limit(benchmark::State& state, Figure figure, Limit limit, double
 }
 
 double cacheline_one_way() { return cacheline_round_trip(kCachelineRoundTrips) / 2; }
+double two_lines_one_way() { return two_lines_round_trip(kCachelineRoundTrips) / 2; }
+// The one ways' second limit: any ring per ordered pair of cores moves one
+// line per direction, each written by one core and read by the other.
+constexpr SecondLimit kTwoLines{"two_lines", two_lines_one_way};
 
 void BM_OneWay_CrossCore(benchmark::State& state) {
-  figure_vs_limit(state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB) / 2; },
-                  cacheline_one_way, 0, kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
+  figure_vs_limit(
+      state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB) / 2; }, cacheline_one_way, 0,
+      kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi}, kTwoLines);
 }
 
 void BM_OneWay_CrossCore_RecvInto(benchmark::State& state) {
-  figure_vs_limit(state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB, true) / 2; },
-                  cacheline_one_way, 0, kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi});
+  figure_vs_limit(
+      state, [] { return switchyard_round_trip(kCrossCoreRoundTrips, kCoreA, kCoreB, true) / 2; }, cacheline_one_way, 0,
+      kOneWayTargetXLimit, {"pingpong", kOneWayTargetXMpi}, kTwoLines);
 }
 
 void BM_TwoLinesOneWay_CrossCore(benchmark::State& state) {
-  figure_vs_limit(
-      state, [] { return two_lines_round_trip(kCachelineRoundTrips) / 2; }, cacheline_one_way, 0);
+  figure_vs_limit(state, two_lines_one_way, cacheline_one_way, 0);
 }
 
 void BM_RingOneWay_CrossCore(benchmark::State& state) {
