@@ -96,10 +96,12 @@ Worker::Turn Worker::turn() {
   if (resumed) round();
   const bool sent = endpoint_.flush();
   worked |= sent;
-  if (took_in || sent) note_packets_moved();
+  const bool finished = job.remaining.load(std::memory_order_acquire) == 0;
+  // While a process is not finished: once all are, packets are only handlers
+  // posting to each other, and a job they keep going for a whole timeout is stalled.
+  if ((took_in || sent) && !finished) note_packets_moved();
   // A job across nodes ends on every node at once (NetworkTransport::end_job).
-  if (job.remaining.load(std::memory_order_acquire) == 0 && (cancel_seen_ || job.active_messages_run()) &&
-      (!network_job_ || network_->end_job())) {
+  if (finished && (cancel_seen_ || job.active_messages_run()) && (!network_job_ || network_->end_job())) {
     return Turn::kOver;
   }
   if (resumed || worked) {

@@ -44,10 +44,11 @@ class Worker final : private EndpointClient {
   // --- called by the Runtime on its own thread ---
   // Hands `job` to the core's thread, which runs this worker in it until the job is over here.
   void start(Job* job);
-  // Resumes and packets moved: the watchdog calls a job stalled when no
-  // worker's progress changes for a whole stall timeout. Packets count: one
-  // large eager message through a full ring is thousands of hand-offs with no
-  // process resumed, each a sleep of its sender's core on a loaded machine.
+  // Resumes and packets moved while a process is not finished: the watchdog
+  // calls a job stalled when no worker's progress changes for a whole stall
+  // timeout. Packets count: one large eager message through a full ring is
+  // thousands of hand-offs with no process resumed, each a sleep of its
+  // sender's core on a loaded machine.
   std::uint64_t progress() const noexcept { return published_.progress.load(std::memory_order_relaxed); }
   // The process being resumed, when progress() is odd (relaxed: read with it, for a diagnostic only).
   Rank running_rank() const noexcept { return published_.running_rank.load(std::memory_order_relaxed); }
@@ -207,7 +208,7 @@ class Worker final : private EndpointClient {
   // --- written by the core's thread, read by the watchdog and the Runtime ---
   struct alignas(kCacheLine) Published {
     // Bumped before and after every resume (odd means a process is running),
-    // and by 2 after a turn that moved packets.
+    // and by 2 after a turn that moved packets while a process was not finished.
     std::atomic<std::uint64_t> progress{0};
     std::atomic<Rank> running_rank{0};  // stored before progress turns odd
     std::atomic<std::uint32_t> sleepers{0};  // timers_.size(), for the watchdog

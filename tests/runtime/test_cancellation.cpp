@@ -473,18 +473,27 @@ TEST(Stall, SlowButProgressingJobIsNotAStall) {
 // eager message crosses a full ring packet by packet, its sender and its
 // receiver parked, and the sender's core sleeps between packets on a loaded
 // machine. Here active messages bounce between two cores' handlers for five
-// stall timeouts after both processes have finished.
-TEST(Stall, PacketsMovingWhileNoProcessRunsAreNotAStall) {
+// stall timeouts while both processes wait in a receive (a handler's run
+// does not resume a process parked in one); the last handler's sends end them.
+TEST(Stall, PacketsMovingWhileEveryProcessWaitsAreNotAStall) {
   Runtime rt;
   RunOptions opts;
   opts.stall_timeout = 100ms;
   opts.placement = Placement::explicit_map({rt.cores().front(), rt.cores().back()});
   constexpr auto kBouncing = 500ms;
+  constexpr HandlerId kLast = kPoke + 1;
   std::chrono::steady_clock::time_point until;  // set by rank 0 before its post; the handlers run after it
   std::atomic<std::uint64_t> bounces{0};
+  const std::uint64_t word = 42;
+  const auto last_word = std::as_bytes(std::span(&word, 1));
   opts.on_active_message(kPoke, [&](Process& self, Rank src, std::span<const std::byte>) {
     bounces.fetch_add(1, std::memory_order_relaxed);
-    if (std::chrono::steady_clock::now() < until) self.post_active(src, kPoke, {});
+    if (std::chrono::steady_clock::now() < until) return self.post_active(src, kPoke, {});
+    const SendTicket sent = self.post_send(src, last_word);  // buffered: complete at once
+    self.post_active(src, kLast, {});
+  });
+  opts.on_active_message(kLast, [&](Process& self, Rank src, std::span<const std::byte>) {
+    const SendTicket sent = self.post_send(src, last_word);
   });
   const auto started = std::chrono::steady_clock::now();
   rt.run(
@@ -494,11 +503,38 @@ TEST(Stall, PacketsMovingWhileNoProcessRunsAreNotAStall) {
           until = std::chrono::steady_clock::now() + kBouncing;
           p.post_active(1, kPoke, {});
         }
-        co_return;
+        const Message m = co_await p.recv(1 - p.rank());
+        SY_CHECK(m.size() == sizeof word && std::memcmp(m.bytes().data(), &word, sizeof word) == 0,
+                 "the last handler's word");
       },
       opts);
   EXPECT_GE(std::chrono::steady_clock::now() - started, kBouncing);
   EXPECT_GE(bounces.load(), 2u);
+  expect_usable(rt);
+}
+
+// Once every process has finished, packets are only handlers posting to each
+// other: a job they keep going for a whole stall timeout is stalled, and says so.
+TEST(Stall, HandlersPostingForeverAfterEveryProcessFinishedAreAStall) {
+  Runtime rt;
+  RunOptions opts;
+  opts.stall_timeout = 100ms;
+  opts.placement = Placement::explicit_map({rt.cores().front(), rt.cores().back()});
+  // Each handler posts the next, for ever: only the stall's cancellation, which runs no more handlers, ends them.
+  opts.on_active_message(kPoke,
+                         [](Process& self, Rank src, std::span<const std::byte>) { self.post_active(src, kPoke, {}); });
+  try {
+    rt.run(
+        2,
+        [&](Process& p) -> Task<void> {
+          if (p.rank() == 0) p.post_active(1, kPoke, {});
+          co_return;
+        },
+        opts);
+    ADD_FAILURE() << "no StallError";
+  } catch (const StallError& e) {
+    EXPECT_NE(std::string(e.what()).find("active messages kept the job going"), std::string::npos) << e.what();
+  }
   expect_usable(rt);
 }
 
