@@ -87,7 +87,8 @@ struct RunOptions {
   std::uint64_t network_eager_limit = 4096;
   /// A job in which no process is resumed and no packet moves between cores
   /// for this long is aborted with a StallError (a large message crossing a
-  /// full ring packet by packet is progress). A process that runs this long
+  /// full ring packet by packet is progress; once every process has finished,
+  /// active messages alone are not). A process that runs this long
   /// without yielding is named on stderr at once, and the job fails with a
   /// StallError when it yields.
   std::chrono::milliseconds stall_timeout{60'000};
