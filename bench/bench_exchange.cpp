@@ -43,8 +43,8 @@
 //                               messages; target_x_process_floor where the issue
 //                               states one, x_target_process_floor = x_process_floor
 //                               / target (at most 1 meets it); the process floor
-//                               through its closing spin barrier, as the reference
-//                               probe times it (process_floor_synced_us,
+//                               through its closing spin barrier, as the issue's
+//                               reference definition times it (process_floor_synced_us,
 //                               x_process_floor_synced, x_target_process_floor_synced:
 //                               the same repetitions, each timed until both threads
 //                               have left the barrier after their copies, which a

@@ -235,14 +235,12 @@ void Runtime::start_and_watch(detail::Job& job, const std::vector<detail::Worker
       last_total = total;
       last_change = now;
     } else if (now - last_change >= timeout && !job.cancelled.load(std::memory_order_acquire)) {
-      if (finished && job.network()) {
-        job.set_stall_cause(
-            "every process of this node finished, but messages they sent to other nodes "
-            "were not received (their receivers finished without receiving them)");
-      } else if (finished) {
-        job.set_stall_cause(
-            "every process finished, but active messages kept the job going for the whole timeout "
-            "(handlers that post more active messages)");
+      if (finished) {
+        job.set_stall_cause(job.network()
+                                ? "every process of this node finished, but messages they sent to other nodes "
+                                  "were not received (their receivers finished without receiving them)"
+                                : "every process finished, but active messages kept the job going for the whole "
+                                  "timeout (handlers that post more active messages)");
       }
       job.stall();
     }
