@@ -74,7 +74,12 @@
 //                               beside it in every batch warm runs of the same
 //                               plan in one job (warm_us, x_warm = Time / warm,
 //                               target_warm_x = 2) and the floor (floor_us,
-//                               x_floor, target_x = 3).
+//                               x_floor, target_x = 3). in_place_x_warm: the
+//                               same first runs, each a job of its own in which
+//                               every process fills its own targets before the
+//                               run, as the warm runs do (the data where a warm
+//                               run finds it, not in the main thread's cache),
+//                               their median / warm.
 //
 // faults_per_run: page faults (minor + major, getrusage(RUSAGE_SELF): the
 // runtime's workers are threads of this program) during the batches' jobs, set-up
@@ -156,7 +161,7 @@ struct Contender {
 };
 
 // One batch: a job of as many processes as the largest plan needs, in which,
-// kRuns times, every contender runs in turn, each run after a barrier and timed
+// `rounds` times, every contender runs in turn, each run after a barrier and timed
 // inside the processes; after each run (and a barrier, once every clock has
 // stopped) its targets check their blocks, outside
 // the clock. A process beyond a plan's processes() returns from its run at once.
@@ -165,10 +170,10 @@ struct Contender {
 // CLI does. Returns, per contender, the ms of each run, from the first process
 // leaving the barrier to the last one done (a process beyond the plan's
 // processes, returning at once, is one resume of its core).
-std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bool own_buffers) {
+std::vector<std::vector<double>> batch(std::span<const Contender> contenders, bool own_buffers, int rounds = kRuns) {
   Rank n = 0;
   for (const Contender& c : contenders) n = std::max(n, c.plan->processes());
-  const std::size_t runs = kRuns * contenders.size();
+  const std::size_t runs = static_cast<std::size_t>(rounds) * contenders.size();
   SpanTimer timer(sybench::runtime(), static_cast<std::uint32_t>(runs));
   sybench::runtime().run(
       n,
@@ -494,7 +499,7 @@ void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
     Arrays& a = c.arrays;
     const std::vector<std::span<const double>> in(a.in.begin(), a.in.end());
     const std::vector<std::span<double>> out(a.out.begin(), a.out.end());
-    double first = 0, warm = 0, floor = 0;
+    double first = 0, warm = 0, floor = 0, in_place = 0;
     std::vector<double> first_jobs;
     for (auto _ : state) {
       const RedistributionPlan plan(a.src, a.dst, ScheduleKind::optimal);
@@ -508,6 +513,9 @@ void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
       }
       first_jobs.push_back(ms.front());
       const std::vector<Contender> contenders{{&plan, &a}};
+      std::vector<double> placed;  // each batch() of one run: a job of its own
+      for (int run = 0; run < kRuns; ++run) placed.push_back(batch(contenders, false, 1).front().front());
+      in_place += median(placed) / 1e3;
       warm += median(batch(contenders, false).front()) / 1e3;
       ms.erase(ms.begin());  // the plan's first job: first_job_us
       const double figure = median(ms) / 1e3;
@@ -516,6 +524,7 @@ void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
     }
     state.counters["warm_us"] = warm / static_cast<double>(state.iterations()) * 1e6;
     state.counters["x_warm"] = first / warm;
+    state.counters["in_place_x_warm"] = in_place / warm;
     state.counters["target_warm_x"] = 2;
     state.counters["first_job_us"] = median(first_jobs) * 1e3;
     state.counters["floor_us"] = floor / static_cast<double>(state.iterations()) * 1e6;

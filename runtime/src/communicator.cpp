@@ -108,7 +108,9 @@ Task<Communicator> Communicator::split(std::int64_t color, std::int64_t key) con
 Communicator Communicator::library(LibraryKey key) const {
   const detail::Group& parent = group();  // checked before process_ is read
   const detail::Group* g = parent.cached_library(key.value());  // made before: no call into the registry
-  return Communicator(process_, g ? g : &process_->job_.groups().library(parent, key.value()), rank_);
+  if (!g) g = &process_->job_.groups().library(parent, key.value());
+  g->note_asked();
+  return Communicator(process_, g, rank_);
 }
 
 Task<void> Communicator::free() {

@@ -10,6 +10,7 @@
 // process (so only on r's core), `core(w)` only by worker w's thread; each is a
 // cache line of its own so that cores never write the same line.
 
+#include <oneapi/tbb/spin_mutex.h>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -93,6 +94,16 @@ class Group {
   std::shared_ptr<const Membership> shared_members() const noexcept { return members_; }
   Rank size() const noexcept { return members_->size; }
   std::uint64_t library_key() const noexcept { return library_key_; }
+  // A library duplicate some process asked for in this job
+  // (Communicator::library): what the Runtime keeps for its next job
+  // (kept_libraries.hpp), where one made up front and never asked for is
+  // not. Loaded before it is stored, so that the group's line is written once
+  // a job, not by every run of a plan. Relaxed: read by the job's host thread
+  // after its workers have left the job.
+  void note_asked() const noexcept {
+    if (!asked_.load(std::memory_order_relaxed)) asked_.store(true, std::memory_order_relaxed);
+  }
+  bool asked() const noexcept { return asked_.load(std::memory_order_relaxed); }
 
   // Written only by member r's process.
   struct alignas(kCacheLine) MemberState {
@@ -180,6 +191,7 @@ class Group {
   const ContextId context_;
   const std::shared_ptr<const Membership> members_;
   const std::uint64_t library_key_;  // nonzero: this is the duplicate a library reserved of another group
+  mutable std::atomic<bool> asked_{false};  // note_asked()
   std::unique_ptr<MemberState[]> members_state_;
   std::unique_ptr<CoreState[]> cores_;
   std::unique_ptr<CoreReached[]> reached_;
@@ -203,7 +215,12 @@ class Group {
     std::atomic<GroupAttachment*> value{nullptr};
   };
   mutable CachedAttachment attachment_cache_[kCachedAttachments];
-  mutable WorkerMutex attachments_mutex_;  // guards attachments_
+  // Guards attachments_. It spins, where a WorkerMutex would sleep: it is
+  // held while a compiled exchange's state is made (2-3 us at P = 2, in the
+  // exchange's first run in a job), and a member of another core that slept
+  // on it was woken 2-3 us after it was free (a futex wake-up on a virtual
+  // machine), on the run's critical path.
+  mutable tbb::spin_mutex attachments_mutex_;
   mutable std::map<std::uint64_t, std::unique_ptr<GroupAttachment>> attachments_;  // owns them all
 };
 

@@ -154,8 +154,8 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
 }
 
 const Group& GroupRegistry::make_group(ContextId id, std::shared_ptr<const Membership> members,
-                                       std::uint64_t library_key) {
-  if (in_table_ >= kMaxContexts) {
+                                       std::uint64_t library_key, bool counted) {
+  if (counted && in_table_ - made_in_advance_ >= kMaxContexts) {
     throw InvalidArgument("switchyard: a job can hold at most " + std::to_string(kMaxContexts) +
                           " communicators at once on a node (the world, and every dup, split and library duplicate "
                           "not yet freed), and this one holds them all: free() those no longer needed");
@@ -164,6 +164,7 @@ const Group& GroupRegistry::make_group(ContextId id, std::shared_ptr<const Membe
   const Group* g = owned.get();
   groups_.emplace(g, std::move(owned));
   insert(g);
+  if (!counted) ++made_in_advance_;  // a library duplicate of the world's: never freed, never removed
   return *g;
 }
 
@@ -190,30 +191,70 @@ ContextId GroupRegistry::library_id(const Group& parent, std::uint64_t key) {
 const Group& GroupRegistry::library(const Group& parent, std::uint64_t library_key) {
   if (const Group* g = parent.cached_library(library_key)) return *g;
   std::lock_guard lock(mutex_);
+  return *library_locked(parent, library_key, false);
+}
+
+// Under mutex_. Made without communication, by whichever member asks first:
+// on one node an id of its own; across nodes every node must name it alike
+// without asking the others, so it is derived from (parent, key). One made
+// in advance (make_libraries) is named so too, and takes no place under the
+// limit: a job has all of the node's ids for itself, whatever the last one
+// asked for. Made in advance, nullptr where that id is taken.
+const Group* GroupRegistry::library_locked(const Group& parent, std::uint64_t library_key, bool in_advance) {
   const Group*& slot = libraries_[{parent.context(), library_key}];
-  if (!slot) {
-    // Made without communication, by whichever member asks first: on one
-    // node an id of its own; across nodes every node must name it alike
-    // without asking the others, so it is derived from (parent, key).
-    ContextId id = 0;
-    if (parent.members().nodes_spanned > 1) {
-      id = library_id(parent, library_key);
-      if (find(id)) {
-        libraries_.erase({parent.context(), library_key});
-        throw Error("switchyard: the library duplicate of communicator " + std::to_string(parent.context()) +
-                    " for library key " + std::to_string(library_key) + " would take the id " + std::to_string(id) +
-                    " of a live library duplicate of another communicator: across nodes a library's duplicate is "
-                    "named from (communicator, key) without communication, and two of different communicators "
-                    "met (2^-63 a pair, as likely as two library names with one key). Use another key, free() "
-                    "communicators no longer needed, or dup() the communicator (allocated, never colliding)");
-      }
-    } else {
-      id = allocate_id_locked();
+  if (slot) return slot;
+  ContextId id = 0;
+  if (in_advance || parent.members().nodes_spanned > 1) {
+    id = library_id(parent, library_key);
+    if (find(id)) {
+      libraries_.erase({parent.context(), library_key});
+      if (in_advance) return nullptr;  // made when asked for, as any other
+      throw Error("switchyard: the library duplicate of communicator " + std::to_string(parent.context()) +
+                  " for library key " + std::to_string(library_key) + " would take the id " + std::to_string(id) +
+                  " of a live library duplicate of another communicator: across nodes a library's duplicate is "
+                  "named from (communicator, key) without communication, and two of different communicators "
+                  "met (2^-63 a pair, as likely as two library names with one key). Use another key, free() "
+                  "communicators no longer needed, or dup() the communicator (allocated, never colliding)");
     }
-    slot = &make_group(id, parent.shared_members(), library_key);
-    parent.cache_library(slot);  // when the cache is full, later calls come back here
+  } else {
+    id = allocate_id_locked();
   }
-  return *slot;
+  slot = &make_group(id, parent.shared_members(), library_key, !in_advance);
+  parent.cache_library(slot);  // when the cache is full, later calls come back here
+  note_world_library(parent, *slot);
+  return slot;
+}
+
+// Under mutex_: g, parent's library duplicate, among the world's chains if
+// parent is the world or one of them, within KeptLibraries' bounds.
+void GroupRegistry::note_world_library(const Group& parent, const Group& g) {
+  if (world_libraries_.size() >= KeptLibraries::kMaxChains) return;
+  LibraryChain chain;
+  if (&parent != world_) {
+    const auto it = std::find_if(world_libraries_.begin(), world_libraries_.end(),
+                                 [&](const auto& made) { return made.first == &parent; });
+    if (it == world_libraries_.end() || it->second.size() >= KeptLibraries::kMaxDepth) return;
+    chain = it->second;
+  }
+  chain.push_back(g.library_key());
+  world_libraries_.emplace_back(&g, std::move(chain));
+}
+
+std::vector<LibraryChain> GroupRegistry::library_chains() {
+  std::lock_guard lock(mutex_);
+  std::vector<LibraryChain> chains;
+  for (const auto& [g, chain] : world_libraries_) {
+    if (g->asked()) chains.push_back(chain);
+  }
+  return chains;
+}
+
+void GroupRegistry::make_libraries(const std::vector<LibraryChain>& chains) {
+  std::lock_guard lock(mutex_);
+  for (const LibraryChain& chain : chains) {
+    const Group* g = world_;
+    for (std::size_t k = 0; k < chain.size() && g; ++k) g = library_locked(*g, chain[k], true);
+  }
 }
 
 ContextId GroupRegistry::split_proposal(const Group& parent, std::uint64_t seq, std::int64_t color) {

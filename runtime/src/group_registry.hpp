@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "group.hpp"
+#include "kept_libraries.hpp"
 #include "worker_mutex.hpp"
 
 namespace switchyard::detail {
@@ -75,6 +76,11 @@ class GroupRegistry {
   const Group& dup(const Group& parent, std::uint64_t seq, ContextId id);
   // parent's duplicate reserved for a library key.
   const Group& library(const Group& parent, std::uint64_t key);
+  // The library duplicates chained from the world that this job's processes
+  // asked for (at most KeptLibraries' bounds), for the next job; and those
+  // made now, before any process runs, as an earlier job's.
+  std::vector<LibraryChain> library_chains();
+  void make_libraries(const std::vector<LibraryChain>& chains);
   // The id this node proposes for the members of `color` in the seq-th split
   // of parent: the same for every member of this node with that color.
   ContextId split_proposal(const Group& parent, std::uint64_t seq, std::int64_t color);
@@ -116,13 +122,17 @@ class GroupRegistry {
     std::vector<const Group*> family;  // once taken out of the table
   };
 
-  // Under mutex_: a new group with context id `id`, in the table.
-  const Group& make_group(ContextId id, std::shared_ptr<const Membership> members, std::uint64_t library_key);
+  // Under mutex_: a new group with context id `id`, in the table; counted
+  // against kMaxContexts unless it is made in advance (make_libraries).
+  const Group& make_group(ContextId id, std::shared_ptr<const Membership> members, std::uint64_t library_key,
+                          bool counted = true);
+  const Group* library_locked(const Group& parent, std::uint64_t library_key, bool in_advance);
   ContextId allocate_id_locked();
   void release_id(ContextId id);
   void insert(const Group* g);
   void remove(ContextId id);
   static ContextId library_id(const Group& parent, std::uint64_t key);
+  void note_world_library(const Group& parent, const Group& g);
   void build_split(const Group& parent, PendingSplit& split,
                    const std::vector<std::array<std::int64_t, 3>>& contributions);
   void collect_family(const Group& g, std::vector<const Group*>& out) const;
@@ -139,6 +149,7 @@ class GroupRegistry {
   std::vector<std::uint32_t> free_indices_;  // of this node's class, given back
   std::uint32_t next_index_ = 0;  // never handed out yet from here up
   std::size_t in_table_ = 0;
+  std::size_t made_in_advance_ = 0;  // of those in the table: library duplicates made in advance
   // Slot i of the id table is contexts_[i / kChunk][i % kChunk]. A slot is
   // empty (group null: a probe stops), a tombstone (kTombstone: a freed
   // group's, probed past, reused by the next insert) or live. Writers (under
@@ -154,6 +165,9 @@ class GroupRegistry {
     std::atomic<const Group*> group{nullptr};
   };
   std::array<std::atomic<Slot*>, kChunks> contexts_{};
+  // The library duplicates chained from the world, in the order made (a
+  // duplicate's parent before it), each with its chain.
+  std::vector<std::pair<const Group*, LibraryChain>> world_libraries_;
 };
 
 }  // namespace switchyard::detail

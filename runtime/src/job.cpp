@@ -65,6 +65,7 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
   create_local_processes();
   rings_ = std::make_unique<RingSet>(std::move(doorbells), options_.ring_capacity);
   groups_ = std::make_unique<GroupRegistry>(*this);
+  if (nodes_.libraries) groups_->make_libraries(nodes_.libraries->chains());
   for (auto& p : processes_) p->world_ = &groups_->world();
   if (options_.trace) {
     for (Worker* worker : workers_) trace_buffers_.push_back(&options_.trace->buffer(worker->os_core(), w));

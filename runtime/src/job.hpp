@@ -40,6 +40,7 @@ struct JobNodes {
   std::uint32_t node = 0;
   std::vector<std::vector<int>> cores;  // per node: the OS cores of its workers
   NodeStagingPool* staging = nullptr;  // the Runtime's, kept from job to job (node_staging_pool.hpp)
+  KeptLibraries* libraries = nullptr;  // the Runtime's: made in the job before its processes start
 };
 
 // Every rank's (node, core): ranks in blocks over the nodes, then `placement`

@@ -10,6 +10,7 @@
 #include "job.hpp"
 #include "job_agreement.hpp"
 #include "job_trace.hpp"
+#include "kept_libraries.hpp"
 #include "node_staging_pool.hpp"
 #include "switchyard/machine_memory.hpp"
 #include "switchyard/trace.hpp"
@@ -29,7 +30,8 @@ std::uint32_t this_node() { return detail::network_node(); }
 Runtime::Runtime(RuntimeOptions options)
     : topology_(std::make_unique<Topology>()),
       default_trace_(options.trace),
-      staging_(std::make_unique<detail::NodeStagingPool>()) {
+      staging_(std::make_unique<detail::NodeStagingPool>()),
+      libraries_(std::make_unique<detail::KeptLibraries>()) {
   if (options.cores.empty()) {
     for (const auto& c : topology_->allowed_cores()) cores_.push_back(c.os_index);
   } else {
@@ -360,11 +362,12 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   const std::stop_token stop_token = options.stop;
   {
     detail::Job job(workers, processes, body, std::move(options),
-                    detail::JobNodes{network_.get(), node_, node_cores_, staging_.get()});
+                    detail::JobNodes{network_.get(), node_, node_cores_, staging_.get(), libraries_.get()});
     // Runs here at once if the stop was requested already; destroyed (after
     // waiting for a callback running elsewhere) before the job.
     const std::stop_callback stop(stop_token, [&job] { job.stop_from_outside(); });
     start_and_watch(job, workers);
+    libraries_->keep(job.groups().library_chains());
     for (auto* w : workers) {
       stats.resumes += w->resumes();
       stats.slots += w->transport_stats().slots_received;

@@ -112,6 +112,34 @@ TEST(Communicator, LibraryDuplicatesAreStableAndDistinct) {
       options_for());
 }
 
+// The library duplicates of the world that a job asked for are made by the
+// next job before its processes start (kept_libraries.hpp), with ids
+// derived from (parent, key), as across nodes, where one made when asked for
+// on one node takes an id of the node's. One that a job did not ask for is
+// not made again by the job after it.
+TEST(Communicator, LibraryDuplicatesAskedForAreMadeBeforeTheNextJob) {
+  Runtime rt;
+  constexpr LibraryKey kOuter("test.kept.outer"), kInner("test.kept.inner");
+  // Whether the two duplicates were made in advance, as every process found them.
+  auto made_in_advance = [&] {
+    std::atomic<int> in_advance{0}, when_asked{0};
+    rt.run(4, [&](Process& p) -> Task<void> {
+      const Communicator outer = p.world().library(kOuter), inner = outer.library(kInner);
+      for (const Communicator* c : {&outer, &inner}) {
+        (c->context() & detail::GroupRegistry::kDerivedIdBit ? in_advance : when_asked).fetch_add(1);
+      }
+      co_return;
+    });
+    EXPECT_TRUE(in_advance == 0 || when_asked == 0)
+        << in_advance << " duplicates were found made in advance, " << when_asked << " made when asked for";
+    return in_advance > 0;
+  };
+  EXPECT_FALSE(made_in_advance()) << "the first job found duplicates made before its processes asked";
+  EXPECT_TRUE(made_in_advance()) << "the duplicates asked for in the last job were not made before this one started";
+  rt.run(2, [](Process&) -> Task<void> { co_return; });  // asks for none
+  EXPECT_FALSE(made_in_advance()) << "duplicates were made for a job after one that did not ask for them";
+}
+
 // Context ids are allocated, not hashed: library duplicates and splits up to
 // the documented limit all get ids of their own (hashed 32-bit ids collided
 // after 36,243 library keys, 52,364 2-way splits), and messages on the last

@@ -222,6 +222,7 @@ class WorkerSets;
 class Job;
 class NetworkSession;
 class NodeStagingPool;
+class KeptLibraries;
 }  // namespace detail
 
 /// The runtime: a worker thread per core that runs jobs of processes (see the
@@ -289,6 +290,7 @@ class Runtime {
   std::uint32_t node_ = 0;
   std::vector<std::vector<int>> node_cores_;  ///< per node: its workers' OS cores
   std::unique_ptr<detail::NodeStagingPool> staging_;  ///< compiled exchanges' buffers between nodes, from job to job
+  std::unique_ptr<detail::KeptLibraries> libraries_;  ///< the world's library duplicates, from job to job
 
   void start_and_watch(detail::Job& job, const std::vector<detail::Worker*>& workers);
   void watch_network(detail::Job& job, std::optional<std::chrono::steady_clock::time_point>& cancelled_at,

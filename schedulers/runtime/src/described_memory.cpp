@@ -144,23 +144,64 @@ class BlockCursor {
     block_ = 0;
     ++run_;
   }
+  // At a block's start: the whole blocks left in its run (this one too),
+  // each of `length` bytes, `stride` apart; 0 inside a block.
+  std::uint64_t whole_blocks_left() const noexcept { return within_ == 0 ? run_->count - block_ : 0; }
+  std::uint64_t length() const noexcept { return run_->length; }
+  std::uint64_t stride() const noexcept { return run_->stride; }
+  // By `blocks` whole blocks, at most whole_blocks_left().
+  void skip_blocks(std::uint64_t blocks) noexcept {
+    block_ += blocks;
+    if (block_ < run_->count) return;
+    block_ = 0;
+    ++run_;
+  }
 
  private:
   const StridedRun* run_;
   std::uint64_t block_ = 0, within_ = 0;
 };
 
+// Where the cursors stand at the starts of blocks of one length, in runs
+// whose strides are those of `last`, a strided step that ends right there:
+// how many of the blocks that follow (both runs have them, the step has the
+// bytes) extend it, each as extend_strided would, one piece at a time. A
+// redistribution's message is thousands of such blocks in a few runs, and
+// its plan's first run in a job (after create()) took them one by one.
+std::uint64_t blocks_extending(const CopyStep& last, const CopyStep& st, const BlockCursor& src, const BlockCursor& dst,
+                               std::uint64_t left) noexcept {
+  const std::uint64_t len = src.length();
+  if (last.count < 2 || last.src != st.src || last.dst != st.dst || last.src_region != 0 || last.dst_region != 0 ||
+      last.phase != st.phase || last.bytes != len || dst.length() != len || last.src_stride != src.stride() ||
+      last.dst_stride != dst.stride() || last.src_offset + last.count * last.src_stride != src.at() ||
+      last.dst_offset + last.count * last.dst_stride != dst.at()) {
+    return 0;
+  }
+  return std::min(
+      {src.whole_blocks_left(), dst.whole_blocks_left(), left / len, std::uint64_t{~std::uint32_t{0}} - last.count});
+}
+
 // Appends the pieces of entry step `st` (its bytes of the sender's message at
 // st.src_offset, landing at st.dst_offset of the receiver's) that are
 // contiguous in both memories, each merged into the step before it where both
 // sides continue it, or else where it is one more piece of a strided step
 // (extend_strided): a redistribution's message is then a step per row of its
-// pieces, not one per piece.
+// pieces, not one per piece. Whole blocks that extend a strided step go in
+// at once (blocks_extending).
 void add_pieces(std::vector<CopyStep>& out, const CopyStep& st, std::span<const StridedRun> from,
                 std::span<const StridedRun> into) {
   if (st.bytes == 0) return;
   BlockCursor src(from, st.src_offset), dst(into, st.dst_offset);
   for (std::uint64_t left = st.bytes; left > 0;) {
+    if (!out.empty() && src.whole_blocks_left() > 0 && dst.whole_blocks_left() > 0) {
+      if (const std::uint64_t blocks = blocks_extending(out.back(), st, src, dst, left); blocks > 0) {
+        out.back().count += static_cast<std::uint32_t>(blocks);
+        left -= blocks * src.length();
+        src.skip_blocks(blocks);
+        dst.skip_blocks(blocks);
+        continue;
+      }
+    }
     const std::uint64_t n = std::min({left, src.left_in_block(), dst.left_in_block()});
     const std::uint64_t s = src.at(), t = dst.at();
     CopyStep* last = out.empty() ? nullptr : &out.back();
