@@ -113,6 +113,7 @@ constexpr Index kElements = 120000;
 constexpr int kRuns = 10;  // redistributions per batch and schedule
 constexpr int kPlans = 5;  // plan builds timed per line
 constexpr double kScalingTargetX = 1.5;
+constexpr std::chrono::microseconds kPause{1000};  // BM_RedistributeFirstRun's pause between floor repetitions
 constexpr double kFloorTargetX = 3;  // BM_RedistributeVsFloor: at most 3 x the plain floor
 constexpr double kScalapackTargetSpeedup = 20;  // and at least 20 x faster than pdgemr2d
 
@@ -379,8 +380,9 @@ FloorCase& target_case(const std::string& name, Rank p) {
 // straight from the sources' local_in (copy_element_run: the same elements,
 // in the runs a redistribution must copy). A repetition = earliest thread leaving the
 // first barrier to the latest arriving at the second; before it each thread
-// fills its targets with NaN, after it each checks every element of them.
-double floor_s(FloorCase& c, bool strided) {
+// fills its targets with NaN, after it each checks every element of them
+// and then, given a `pause`, spins on the clock that long, touching nothing.
+double floor_s(FloorCase& c, bool strided, std::chrono::microseconds pause = {}) {
   Arrays& a = c.arrays;
   sybench::SpinBarrier sync;
   std::vector<Clock::time_point> start(std::size_t{2} * kRuns), end(start.size());
@@ -403,6 +405,8 @@ double floor_s(FloorCase& c, bool strided) {
       sync.arrive_and_wait(2);
       for (Rank r = t; r < a.out.size() && !wrong[t]; r += 2) {
         if (a.out[r] != a.want[r]) wrong[t] = r;
+      }
+      for (const Clock::time_point from = Clock::now(); Clock::now() - from < pause;) {
       }
     }
   };
@@ -491,19 +495,24 @@ void BM_RedistributeVsFloor(benchmark::State& state, const std::string& name, Ra
 // descriptions paired and the cores' programs compiled) and the later ones
 // take the programs their first job compiled. Counters: x_warm = Time /
 // warm_us, target_warm_x = 2 (x_warm <= it meets it); floor_us, x_floor, and
-// target_x = 3 as in BM_RedistributeVsFloor. Every run is checked, every
-// element, outside the clock.
+// target_x = 3 as in BM_RedistributeVsFloor. Beside them, what a pause alone
+// costs the same bytes' copies outside switchyard: the floor with each
+// repetition after a pause of kPause in which the threads spin on the clock
+// (floor_paused_us; paused_x_floor = it / floor_us). A run that is first in its job follows such a pause: the
+// last job's end, the caller's checks and fills, this job's start. Every run
+// is checked, every element, outside the clock.
 void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
   try {
     FloorCase& c = target_case("fig9", p);
     Arrays& a = c.arrays;
     const std::vector<std::span<const double>> in(a.in.begin(), a.in.end());
     const std::vector<std::span<double>> out(a.out.begin(), a.out.end());
-    double first = 0, warm = 0, floor = 0, in_place = 0;
+    double first = 0, warm = 0, floor = 0, in_place = 0, paused = 0;
     std::vector<double> first_jobs;
     for (auto _ : state) {
       const RedistributionPlan plan(a.src, a.dst, ScheduleKind::optimal);
       floor += floor_s(c, false);
+      paused += floor_s(c, false, kPause);
       std::vector<double> ms;
       for (int run = 0; run < kRuns; ++run) {
         for (std::vector<double>& block : a.out)
@@ -530,6 +539,8 @@ void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
     state.counters["floor_us"] = floor / static_cast<double>(state.iterations()) * 1e6;
     state.counters["x_floor"] = first / floor;
     state.counters["target_x"] = kFloorTargetX;
+    state.counters["floor_paused_us"] = paused / static_cast<double>(state.iterations()) * 1e6;
+    state.counters["paused_x_floor"] = paused / floor;
   } catch (const std::exception& e) {
     sybench::fail(state, e);
   }
