@@ -498,9 +498,10 @@ void BM_RedistributeVsFloor(benchmark::State& state, const std::string& name, Ra
 // target_x = 3 as in BM_RedistributeVsFloor. Beside them, what a pause alone
 // costs the same bytes' copies outside switchyard: the floor with each
 // repetition after a pause of kPause in which the threads spin on the clock
-// (floor_paused_us; paused_x_floor = it / floor_us). A run that is first in its job follows such a pause: the
-// last job's end, the caller's checks and fills, this job's start. Every run
-// is checked, every element, outside the clock.
+// (floor_paused_us; paused_x_floor = it / floor_us). A run that is first in
+// its job follows such a pause: the last job's end, the caller's checks and
+// fills, this job's start. Every run is checked, every element, outside the
+// clock.
 void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
   try {
     FloorCase& c = target_case("fig9", p);

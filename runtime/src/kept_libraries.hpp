@@ -6,11 +6,12 @@
 // start.
 //
 // Made inside a job, a duplicate is made by the first member to ask, under
-// the job's registry lock, inside that member's first run of a plan: at
-// P = 2, a redistribution's first run waited 4-9 us for its two duplicates
-// (one core making each, on memory last written by other threads, while the
-// other slept on the lock), a fifth of a warm run. Made by the host thread
-// while it builds the job, no run waits for them. Their ids are derived
+// the job's registry lock, inside that member's first run of a plan: one
+// core makes it, on memory other threads wrote last, while the others sleep
+// on the lock, and a redistribution's first run waited for its two longer
+// than a warm run takes to copy a fifth of its bytes (docs/benchmarks.md, "A
+// plan's first run in a job"). Made by the host thread while it builds the
+// job, no run waits for them. Their ids are derived
 // from (parent, key), as across nodes: they take none of the node's ids and
 // no place under the limit of communicators a job may hold. A job that asks
 // for none of them pays a few microseconds at its start, once: what it did
