@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "disjoint_runs.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/errors.hpp"
 
@@ -16,11 +17,23 @@ namespace {
 // A member that finds a peer's description missing waits for that peer's
 // first run to record it. Only a plan's first run ever waits (later ones find
 // every description kept), and only until its peers start their runs, so it
-// polls, asleep in its core's timer heap in between, rather than asking the
-// runtime for a doorbell. A peer that has not described after a minute never
-// will: its hooks do not describe memory, or it runs another plan.
+// polls rather than asking the runtime for a doorbell: for kYieldFor
+// yielding (its core's other processes run in between), as a peer's
+// description takes tens of microseconds, then asleep in its core's timer
+// heap, whose wake-ups come 50 us or more late on a virtual machine. A peer
+// that has not described after a minute never will: its hooks do not
+// describe memory, or it runs another plan.
 constexpr std::chrono::seconds kDescriptionWait{60};
-constexpr std::chrono::microseconds kPoll{50};
+constexpr std::chrono::microseconds kYieldFor{100}, kPoll{50};
+
+// One step of such a wait, begun at `since`.
+Task<void> poll_step(Process& p, std::chrono::steady_clock::time_point since) {
+  if (std::chrono::steady_clock::now() - since < kYieldFor) {
+    co_await p.yield();
+  } else {
+    co_await p.sleep_for(kPoll);
+  }
+}
 
 // A description's and a program's states: a process claims one to make it, and
 // hands it over made, or unclaimed again if making it threw.
@@ -85,13 +98,15 @@ Described describe_side(Rank me, bool send, std::span<const MatrixEntry> entries
                  entry_name(false, b, receives[b]) + " overlap at byte " + std::to_string(at));
 }
 
-// Two cores could write one byte at once: refused. A run's blocks lie in the
-// order of their offsets (strides are unsigned), so
-// the runs' blocks are merged in that order through a heap of the runs, each
-// at its next block, and each block checked against the one before: no list
-// of every block, no sort of one (a redistribution's receiver has thousands
-// of blocks in a few runs).
+// Two cores could write one byte at once: refused. Runs of one stride are
+// found disjoint run against run (runs_disjoint); otherwise, or to name where
+// two blocks meet, a run's blocks lie in the order of their offsets (strides
+// are unsigned), so the runs' blocks are merged in that order through a heap
+// of the runs, each at its next block, and each block checked against the
+// one before: no list of every block, no sort of one (a redistribution's
+// receiver has thousands of blocks in a few runs).
 void check_receives_disjoint(Rank me, const Described& recv, std::span<const MatrixEntry> receives) {
+  if (runs_disjoint(recv.runs) == true) return;
   struct NextBlock {
     std::uint64_t offset, k;
     const StridedRun* run;
@@ -222,13 +237,14 @@ void add_pieces(std::vector<CopyStep>& out, const CopyStep& st, std::span<const 
 // false once another process has made it (two processes of one rank may run
 // the plan at once, on two communicators).
 Task<bool> claim(Process& p, std::atomic<std::uint8_t>& state) {
+  const auto since = std::chrono::steady_clock::now();
   for (;;) {
     std::uint8_t seen = kNone;
     // Acquire, pairing with the release that hands the state back unclaimed or
     // made: whoever claims it or finds it made sees what the last maker wrote.
     if (state.compare_exchange_strong(seen, kClaimed, std::memory_order_acquire)) co_return true;
     if (seen == kReady) co_return false;
-    co_await p.sleep_for(kPoll);
+    co_await poll_step(p, since);
   }
 }
 
@@ -275,7 +291,7 @@ Task<void> DescribedMemory::describe(Process& p, Rank me, std::span<const Matrix
 }
 
 Task<void> DescribedMemory::await_description(Process& p, Rank me, Rank peer) const {
-  const auto deadline = std::chrono::steady_clock::now() + kDescriptionWait;
+  const auto since = std::chrono::steady_clock::now(), deadline = since + kDescriptionWait;
   // Acquire, pairing with describe()'s release of kReady: the peer's runs are read next.
   while (parts_[peer].description.load(std::memory_order_acquire) != kReady) {
     if (std::chrono::steady_clock::now() > deadline) {
@@ -283,7 +299,7 @@ Task<void> DescribedMemory::await_description(Process& p, Rank me, Rank peer) co
                   " has not described its memory after " + std::to_string(kDescriptionWait.count()) +
                   " s: the hooks of every member describe memory, or none's");
     }
-    co_await p.sleep_for(kPoll);
+    co_await poll_step(p, since);
   }
 }
 

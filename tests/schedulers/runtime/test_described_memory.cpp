@@ -9,13 +9,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
+#include <random>
 #include <string>
 #include <switchyard/errors.hpp>
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/exchange_plan.hpp>
 #include <vector>
 
+#include "disjoint_runs.hpp"  // schedulers/runtime/src
 #include "exchange_cases.hpp"
 #include "exchange_forms.hpp"
 #include "scattered_hooks.hpp"
@@ -147,6 +150,60 @@ TEST(DescribedMemory, CreatePlansUseTheBuffers) {
                     how.ring_capacity);
     }
   }
+}
+
+// The run-against-run check of receive blocks (disjoint_runs.hpp) against
+// every pair of blocks: random runs of one stride (or single blocks), small
+// enough to list, and runs near the end of the 64-bit range.
+TEST(DescribedMemory, RunsMeetExactlyWhereTheirBlocksDo) {
+  namespace sd = switchyard::schedulers::detail;
+  std::mt19937_64 rng(7);
+  const auto pick = [&](std::uint64_t lo, std::uint64_t hi) {
+    return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng);
+  };
+  const auto blocks_meet = [](const StridedRun& a, const StridedRun& b) {
+    for (std::uint64_t i = 0; i < a.count; ++i) {
+      for (std::uint64_t j = 0; j < b.count; ++j) {
+        const std::uint64_t as = a.offset + i * a.stride, bs = b.offset + j * b.stride;
+        if (as < bs + b.length && bs < as + a.length) return true;
+      }
+    }
+    return false;
+  };
+  int met = 0, apart = 0;
+  for (int t = 0; t < 20000; ++t) {
+    const std::uint64_t stride = pick(1, 12);
+    auto run = [&] {
+      StridedRun r{pick(0, 60), pick(1, 12), stride, pick(1, 6)};
+      if (r.count == 1) r.stride = pick(0, 30);  // a single block's stride is never read
+      if (r.count > 1) r.length = std::min(r.length, stride);  // its own blocks apart
+      return r;
+    };
+    const StridedRun a = run(), b = run();
+    const bool want = blocks_meet(a, b);
+    ASSERT_EQ(sd::runs_meet(a, b), want) << "runs (" << a.offset << ", " << a.length << ", " << a.stride << ", "
+                                         << a.count << ") and (" << b.offset << ", " << b.length << ", " << b.stride
+                                         << ", " << b.count << ")";
+    ++(want ? met : apart);
+  }
+  EXPECT_GT(met, 1000);
+  EXPECT_GT(apart, 1000);
+  // Near 2^64: the last blocks of the range, and one block over all of them.
+  constexpr std::uint64_t kTop = ~std::uint64_t{0};
+  const StridedRun high{kTop - 160, 16, 32, 5}, interleaved{kTop - 144, 16, 32, 4}, over{kTop - 200, 200, 0, 1};
+  EXPECT_FALSE(sd::runs_meet(high, interleaved));
+  EXPECT_TRUE(sd::runs_meet(high, over));
+  EXPECT_TRUE(sd::runs_meet(over, interleaved));
+  // Whole descriptions: one stride, many blocks per run; another stride or
+  // blocks longer than their stride go to the merge by offset (nullopt).
+  const std::vector<StridedRun> fig9{{0, 16, 64, 1000}, {32, 16, 64, 1000}, {64000, 8, 0, 1}};
+  EXPECT_EQ(sd::runs_disjoint(fig9), std::optional<bool>(true));
+  const std::vector<StridedRun> clash{{0, 16, 64, 1000}, {48, 32, 64, 1000}};
+  EXPECT_EQ(sd::runs_disjoint(clash), std::optional<bool>(false));
+  const std::vector<StridedRun> strides{{0, 16, 64, 1000}, {32, 16, 128, 1000}};
+  EXPECT_EQ(sd::runs_disjoint(strides), std::nullopt);
+  const std::vector<StridedRun> long_blocks{{0, 80, 64, 1000}};
+  EXPECT_EQ(sd::runs_disjoint(long_blocks), std::nullopt);
 }
 
 // Hooks whose description does not fit: `fault` says how.
