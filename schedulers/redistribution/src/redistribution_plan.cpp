@@ -81,6 +81,9 @@ struct ProcessProgram {
   // By entry of the exchange plan's sends(r) / receives(r): both sorted by peer.
   std::vector<StagedMessage> sends, recvs;
   std::vector<std::uint32_t> local;  // messages to itself, copied straight from local_in to local_out
+  // By entry of the direct plan's sends(r) / receives(r) (PlanData::direct):
+  // the messages' pairs, its message to itself among them, sorted by peer.
+  std::vector<std::uint32_t> direct_sends, direct_recvs;
   Index send_staging = 0, recv_staging = 0;  // staging area sizes, in elements
 };
 
@@ -110,6 +113,14 @@ struct PlanData {
   std::vector<PairPlan> pairs;
   std::vector<ProcessProgram> programs;  // one per process of the job
   std::optional<schedulers::ExchangePlan> exchange;
+  // Compiled plans only: the exchange with each process's message to itself
+  // among the others, for runs that copy straight between the processes'
+  // arrays (one node). A core's copies then take each target's own pieces
+  // with those from other processes, in rounds along its array (fig9: two
+  // in three of a target's elements are its own, in pieces of two doubles
+  // between the others'), rather than a pass over the whole array after
+  // the exchange (docs/benchmarks.md, "A plan's first run in a job").
+  std::optional<schedulers::ExchangePlan> direct;
   std::unique_ptr<StagingSlot[]> staging;  // one per process of the job
 };
 
@@ -390,6 +401,8 @@ void build_programs(PlanData& d) {
   // the exchange plan's rows and columns are.
   for (std::uint32_t p = 0; p < d.pairs.size(); ++p) {
     const PairPlan& pair = d.pairs[p];
+    d.programs[pair.src].direct_sends.push_back(p);
+    d.programs[pair.dst].direct_recvs.push_back(p);
     if (pair.src == pair.dst) {
       d.programs[pair.src].local.push_back(p);
       continue;
@@ -404,13 +417,16 @@ void build_programs(PlanData& d) {
 }
 
 // The exchange: COM in bytes without its diagonal, the kind's schedule
-// without its transfers to oneself (local copies instead). A job may be
-// larger than the grids: its other processes take no part.
-void build_exchange(PlanData& d) {
+// without its transfers to oneself (local copies instead); and for a compiled
+// plan the direct one, with both. A job may be larger than the grids: its
+// other processes take no part.
+schedulers::ExchangePlan exchange_plan(const PlanData& d, bool to_oneself) {
   const Rank n = job_processes(d.com);
   schedulers::CommMatrix m(n);
   for (const PairPlan& pair : d.pairs) {
-    if (pair.src != pair.dst) m.set(pair.src, pair.dst, static_cast<std::uint64_t>(pair.elements) * sizeof(double));
+    if (to_oneself || pair.src != pair.dst) {
+      m.set(pair.src, pair.dst, static_cast<std::uint64_t>(pair.elements) * sizeof(double));
+    }
   }
   Schedule s;
   s.processes = n;
@@ -418,15 +434,20 @@ void build_exchange(PlanData& d) {
   for (const schedulers::Phase& phase : d.schedule.phases) {
     schedulers::Phase& kept = s.phases.emplace_back();
     std::copy_if(phase.begin(), phase.end(), std::back_inserter(kept),
-                 [](const Transfer& t) { return t.src != t.dst; });
+                 [&](const Transfer& t) { return to_oneself || t.src != t.dst; });
   }
   schedulers::ExchangePlanOptions options;
   options.allow_larger_communicator = true;
   options.execution = d.execution;
   // Made on every node alike; its compiled runs' keys are each node's own,
   // never sent (plan_keys.cpp, local_compiled_key).
-  d.exchange.emplace(schedulers::ExchangePlan::from_schedule(m, std::move(s), std::move(options)));
-  d.staging = std::make_unique<StagingSlot[]>(n);
+  return schedulers::ExchangePlan::from_schedule(m, std::move(s), std::move(options));
+}
+
+void build_exchange(PlanData& d) {
+  d.exchange.emplace(exchange_plan(d, false));
+  if (d.execution == schedulers::ExchangeExecution::compiled) d.direct.emplace(exchange_plan(d, true));
+  d.staging = std::make_unique<StagingSlot[]>(job_processes(d.com));
 }
 
 void check_local(const char* what, Rank r, std::size_t got, Index want, const Layout& layout) {
@@ -442,10 +463,11 @@ void allocate_staging(const ProcessProgram& prog, std::unique_ptr<double[]>& sen
   recv.reset(new double[static_cast<std::size_t>(prog.recv_staging)]);
 }
 
-// A process's messages as the exchange sees them. Described: where they lie
-// in local_in and local_out, from which a compiled run on one node copies
-// each element once, straight from its source's local_in into its target's
-// local_out (exchange_hooks.hpp). And in staging areas, for a run through
+// A process's messages as the exchange sees them. Described (the direct
+// plan's, its message to itself among them): where they lie in local_in and
+// local_out, from which a compiled run on one node copies each element once,
+// straight from its source's local_in into its target's local_out
+// (exchange_hooks.hpp). And in staging areas, for a run through
 // buffers (the message execution, a job across nodes): packed from local_in
 // just before they go out, unpacked into local_out as soon as they are in.
 // The staging memory is made on first use: a process whose runs are all
@@ -458,13 +480,13 @@ class ProcessHooks final : public schedulers::ExchangeHooks {
 
   bool describes_memory() const override { return true; }
   void describe_send(std::size_t i, std::vector<schedulers::StridedRun>& runs) override {
-    for_each_piece(d_.pairs[prog_.sends[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
+    for_each_piece(d_.pairs[prog_.direct_sends[i]], prog_.src_strides.data(), prog_.dst_strides.data(),
                    [&](Index src_at, Index, const Piece& pc) {
                      runs.push_back(strided(src_at + pc.src, pc.length, pc.src_stride, pc.count));
                    });
   }
   void describe_recv(std::size_t i, std::vector<schedulers::StridedRun>& runs) override {
-    for_each_piece(d_.pairs[prog_.recvs[i].pair], prog_.src_strides.data(), prog_.dst_strides.data(),
+    for_each_piece(d_.pairs[prog_.direct_recvs[i]], prog_.src_strides.data(), prog_.dst_strides.data(),
                    [&](Index, Index dst_at, const Piece& pc) {
                      runs.push_back(strided(dst_at + pc.dst, pc.length, pc.dst_stride, pc.count));
                    });
@@ -546,8 +568,12 @@ bool takes_part(const PlanData& d, const Communicator& comm, std::size_t in, std
 Task<void> run_program(const PlanData& d, Communicator comm, std::span<const double> in, std::span<double> out,
                        std::unique_ptr<double[]>& send, std::unique_ptr<double[]>& recv) {
   ProcessHooks hooks(d, d.programs[comm.rank()], in, out, send, recv);
-  co_await d.exchange->run(comm.library(kRedistributionLibrary), hooks);
-  hooks.copy_local();
+  if (d.direct && comm.nodes() == 1) {
+    co_await d.direct->run(comm.library(kRedistributionLibrary), hooks);  // its own pieces too
+  } else {
+    co_await d.exchange->run(comm.library(kRedistributionLibrary), hooks);
+    hooks.copy_local();
+  }
 }
 
 // Ends a run's claim on its process's staging slot, however the run ends.
