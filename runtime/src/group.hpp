@@ -216,10 +216,10 @@ class Group {
   };
   mutable CachedAttachment attachment_cache_[kCachedAttachments];
   // Guards attachments_. It spins, where a WorkerMutex would sleep: it is
-  // held while a compiled exchange's state is made (2-3 us at P = 2, in the
-  // exchange's first run in a job), and a member of another core that slept
-  // on it was woken 2-3 us after it was free (a futex wake-up on a virtual
-  // machine), on the run's critical path.
+  // held while a compiled exchange's state is made, in the exchange's first
+  // run in a job, and a member of another core that slept on it woke well
+  // after it was free (a futex wake-up on a virtual machine), on the run's
+  // critical path (docs/benchmarks.md, "A plan's first run in a job").
   mutable tbb::spin_mutex attachments_mutex_;
   mutable std::map<std::uint64_t, std::unique_ptr<GroupAttachment>> attachments_;  // owns them all
 };

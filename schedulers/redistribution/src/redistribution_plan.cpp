@@ -568,12 +568,9 @@ bool takes_part(const PlanData& d, const Communicator& comm, std::size_t in, std
 Task<void> run_program(const PlanData& d, Communicator comm, std::span<const double> in, std::span<double> out,
                        std::unique_ptr<double[]>& send, std::unique_ptr<double[]>& recv) {
   ProcessHooks hooks(d, d.programs[comm.rank()], in, out, send, recv);
-  if (d.direct && comm.nodes() == 1) {
-    co_await d.direct->run(comm.library(kRedistributionLibrary), hooks);  // its own pieces too
-  } else {
-    co_await d.exchange->run(comm.library(kRedistributionLibrary), hooks);
-    hooks.copy_local();
-  }
+  const bool direct = d.direct && comm.nodes() == 1;  // its own pieces copied in the exchange too
+  co_await (direct ? *d.direct : *d.exchange).run(comm.library(kRedistributionLibrary), hooks);
+  if (!direct) hooks.copy_local();
 }
 
 // Ends a run's claim on its process's staging slot, however the run ends.
