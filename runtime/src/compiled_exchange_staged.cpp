@@ -6,7 +6,10 @@
 // pulled straight from the senders' buffers, the receiver's copies had to be
 // over (its `copied`) before the senders' runs could end, since their
 // buffers are theirs again then. The pieces are copied twice, which costs
-// less than that second crossing while they are few.
+// less than that second crossing while they are few. Pieces smaller than a
+// cache line gain more: packed, they cross in whole lines, where each pulled
+// piece took a line of its own (a line the sender has just written is a miss
+// for the other core), so a pair of them is staged up to a larger size.
 
 #include <algorithm>
 #include <cstring>
@@ -21,6 +24,10 @@ namespace switchyard::detail {
 namespace {
 
 constexpr std::uint64_t kStagedPairBytes = 4096;  // one run's pieces of a staged pair, at most
+// ... or, where its pieces are smaller than a cache line on average, at most
+// this: packed, they cross in whole lines, where pulled each takes a line.
+constexpr std::uint64_t kStagedSmallPiecesBytes = 64 * 1024;
+constexpr std::uint64_t kSmallPieceBytes = 64;
 
 // Per other core of the node, the steps between it and this core's members
 // in one direction: `outgoing` (this core sends) or not.
@@ -41,11 +48,16 @@ std::vector<std::vector<CopyStep>> steps_by_core(CompiledExchangeState& s, const
 }
 
 // A pair of this core with `other`, its pieces in the layout both ends
-// derive alike, or none if they come to more than kStagedPairBytes.
+// derive alike, or none if they come to more than kStagedPairBytes (and, for
+// pieces of less than kSmallPieceBytes on average, kStagedSmallPiecesBytes).
 std::optional<StagedPair> lay_out_pair(std::vector<CopyStep>& steps, std::uint32_t other, bool sender) {
-  std::uint64_t bytes = 0;
-  for (const CopyStep& st : steps) bytes += std::uint64_t{st.count} * st.bytes;
-  if (bytes == 0 || bytes > kStagedPairBytes) return std::nullopt;
+  std::uint64_t bytes = 0, pieces = 0;
+  for (const CopyStep& st : steps) {
+    bytes += std::uint64_t{st.count} * st.bytes;
+    pieces += st.count;
+  }
+  const bool small_pieces = bytes <= kStagedSmallPiecesBytes && bytes < kSmallPieceBytes * pieces;
+  if (bytes == 0 || (bytes > kStagedPairBytes && !small_pieces)) return std::nullopt;
   std::sort(steps.begin(), steps.end(), staging_order);
   StagedPair pair;
   pair.core = other;

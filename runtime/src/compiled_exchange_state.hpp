@@ -749,7 +749,8 @@ struct CompiledEngine {
   // --- pairs of cores through staging areas (compiled_exchange_staged.cpp) ---
   // The core's staged pairs (StagedPair), compiled before its steps: every
   // ordered pair of cores of one node whose pieces, one run's, come to at
-  // most kStagedPairBytes, where the exchange pulls in the order of its
+  // most kStagedPairBytes (more where they are smaller than a line on
+  // average: lay_out_pair), where the exchange pulls in the order of its
   // peers' publications (CopyOrder::any or phases) and records no trace.
   // Both cores of a pair decide alike, from the same pieces: the sender's
   // from its members' outgoing steps, the receiver's from its incoming ones.

@@ -13,6 +13,7 @@
 #include <string>
 #include <switchyard/compiled_exchange.hpp>
 #include <switchyard/runtime.hpp>
+#include <utility>
 #include <vector>
 
 #include "test_support.hpp"
@@ -414,25 +415,30 @@ TEST(CompiledExchange, ParticipantsReturnInTheReverseOfTheirArrival) {
   }
 }
 
-// A few small messages from one core's members to another's go through the
-// sending core's staging area: the senders' runs end without waiting for the
-// receivers' copies, so a sender may run ahead of a slow receiver, by two runs
-// at most (the area has a half per run parity, written again only once the
-// receiver's core has unpacked it). Ranks 0 and 1 (core 0) send to 2 and 3
-// (core 1), which compute after each run; every byte of every run is checked.
-// Three shapes of pieces: all of 8 bytes, all of 16 (each copied with its
-// size fixed), and of 8 and 12 bytes with a strided step among them.
+// Small messages from one core's members to another's go through the
+// sending core's staging area: a few (up to 4 KiB a run), or many of less
+// than a cache line each (up to 64 KiB a run: packed, they cross in whole
+// lines). The senders' runs end without waiting for the receivers' copies, so
+// a sender may run ahead of a slow receiver, by two runs at most (the area
+// has a half per run parity, written again only once the receiver's core has
+// unpacked it). Ranks 0 and 1 (core 0) send to 2 and 3 (core 1), which
+// compute after each run; every byte of every run is checked. Three shapes
+// of pieces: all of 8 bytes, all of 16 (each copied with its size fixed), and
+// of 8 and 12 bytes with a strided step among them; 3 and 400 pieces a sender.
 TEST(CompiledExchange, SmallMessagesToAnotherCoreLetTheSendersRunAheadByTwoRunsAtMost) {
   if (runtime().cores().size() < 2) GTEST_SKIP() << "needs two cores";
   const Rank n = 4;
-  for (const std::uint64_t piece_bytes : {8, 16, 0}) {
-    SCOPED_TRACE("pieces of " + (piece_bytes ? std::to_string(piece_bytes) + " bytes" : std::string("mixed sizes")));
+  for (const auto& [piece_bytes, pieces] :
+       {std::pair<std::uint64_t, std::uint64_t>{8, 3}, {16, 3}, {0, 3}, {8, 400}, {16, 400}, {0, 400}}) {
+    SCOPED_TRACE(std::to_string(pieces) + " pieces of " +
+                 (piece_bytes ? std::to_string(piece_bytes) + " bytes" : std::string("mixed sizes")));
     std::vector<std::vector<CopyStep>> incoming(n), outgoing(n);
     for (Rank src = 0; src < 2; ++src) {
-      for (std::uint64_t piece = 0; piece < 3; ++piece) {  // 8 bytes apart in the sender, 16 in the receiver
+      for (std::uint64_t piece = 0; piece < pieces; ++piece) {  // 8 bytes apart in the sender, 16 in the receiver
         CopyStep st{src, src + 2, 0, 0, piece * 8, piece * 16, piece_bytes ? piece_bytes : 8 + src * 4};
-        if (!piece_bytes && src == 1 && piece == 2) {  // two pieces of 4 bytes, 8 apart at both ends
-          st = CopyStep{src, src + 2, 0, 0, 16, 48, 4, 0, 2, 8, 8};
+        if (!piece_bytes && src == 1 &&
+            piece == 2) {  // two pieces of 4 bytes, 8 apart at both ends, in piece 2's place
+          st = CopyStep{src, src + 2, 0, 0, 16, 32, 4, 0, 2, 8, 8};
         }
         outgoing[src].push_back(st);
         incoming[src + 2].push_back(st);
@@ -447,7 +453,7 @@ TEST(CompiledExchange, SmallMessagesToAnotherCoreLetTheSendersRunAheadByTwoRunsA
         [&](Process& p) -> Task<void> {
           const Rank me = p.rank();
           SY_CHECK(p.core_index() == me / 2, "block placement: ranks 0 and 1 on one core, 2 and 3 on the other");
-          std::vector<std::byte> out(64), in(64);
+          std::vector<std::byte> out(pieces * 8 + 16), in(std::max<std::uint64_t>(64, pieces * 16));
           const std::span<const std::byte> send[] = {out};
           const std::span<std::byte> recv[] = {in};
           for (int k = 0; k < kRuns; ++k) {

@@ -41,12 +41,14 @@
 ///
 /// Small pairs. Pulling, in the orders `any` and `phases`, on one node and
 /// with no trace recorded, the steps from one core's members to another
-/// core's that come to at most 4 KiB a run go through a staging area of the
+/// core's that come to at most 4 KiB a run, or to at most 64 KiB in pieces of
+/// less than a cache line on average, go through a staging area of the
 /// sending core: its copier packs them in step 2, before it says that its core
 /// has published, and the receiving core unpacks them once it has seen that.
 /// The sending core's run then waits for nobody's copies in step 3, so a run
 /// of small messages crosses between two cores once rather than twice, for
-/// a second copy of a few kilobytes. The area has a half for runs of odd and
+/// a second copy of a few kilobytes; and pieces smaller than a line, packed,
+/// cross in whole lines, where pulled one by one each took a line of its own. The area has a half for runs of odd and
 /// of even numbers; a sender writes a half again (two runs later) only once
 /// the receiving core has said that it copied the run that read it.
 ///
