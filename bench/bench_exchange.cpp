@@ -63,6 +63,26 @@
 //                               the halo exchange of a real sparse matrix's
 //                               product (see BM_ExchangeHalo) in P row blocks;
 //                               its floors as above, no MPI baseline.
+//   BM_ExchangeLoop/n:N/d:D/bytes:16/ac, BM_ExchangeHaloLoop/lund_a/blocks:P/ac
+//                               the small-message lines as a loop of exchanges
+//                               is written: each process binds the plan to its
+//                               buffers and runs it 50 times back to back, with
+//                               no barrier between runs (a bound run
+//                               synchronises its members itself), so each
+//                               process is resumed once per exchange, as the
+//                               process floor's are. Each run's senders stamp
+//                               new payloads just before it and its receivers
+//                               check every byte just after it
+//                               (fresh_payloads.hpp), inside the figure.
+//                               Time = one run: a loop from the first process
+//                               leaving the barrier before it to the last one
+//                               done, over 50; the median of 11 loops. Beside
+//                               it, the floor and the process floors as above,
+//                               with payloads stamped anew outside their clocks
+//                               before every exchange (so their copies, too,
+//                               read lines that the other core has just
+//                               written); no blocking floor; Open MPI's time as
+//                               above (BM_ExchangeLoop only).
 //   BM_GenerateRecv/<method>/n:N      one Generate_Recv (d = 8), by concatenation
 //                               (allgather of every sending vector) or by active
 //                               messages plus a vector sum (Wang-Lin-Ranka Fig. 1);
@@ -89,6 +109,7 @@
 #include <switchyard/halo/row_partition.hpp>
 #include <switchyard/schedulers/comm_matrix.hpp>
 #include <switchyard/schedulers/exchange.hpp>
+#include <switchyard/schedulers/exchange_plan.hpp>
 #include <switchyard/schedulers/generate_recv.hpp>
 #include <switchyard/schedulers/payload.hpp>
 #include <switchyard/schedulers/static_schedulers.hpp>
@@ -98,6 +119,7 @@
 
 #include "bare_process.hpp"
 #include "bench_common.hpp"
+#include "fresh_payloads.hpp"
 
 using namespace switchyard;
 using namespace switchyard::schedulers;
@@ -108,6 +130,8 @@ namespace {
 constexpr Rank kDensity = 8;  // of the Generate_Recv lines
 constexpr std::uint32_t kCalls = 20;  // Generate_Recv calls per method and batch
 constexpr std::uint64_t kMatrixSeed = 42;
+constexpr std::uint32_t kLoops = 11;  // timed loops per batch of a loop line
+constexpr std::uint32_t kLoopRuns = 50;  // runs per loop, and the floors' exchanges per batch
 
 #if defined(SWITCHYARD_EXCHANGE_MPI) && defined(SWITCHYARD_MPIRUN)
 constexpr const char* kMpiProgram = SWITCHYARD_EXCHANGE_MPI;
@@ -146,6 +170,18 @@ const std::vector<Config>& configs() {
       {512, 16, 1024, 0, 1.5, 10, {}, 1.3},
       {512, 16, 65536, 0, 1.5, 3, fewer},
       {4096, 8, 1024, 0, 2, 5, {"ac", "optimal"}},
+  };
+  return all;
+}
+
+// The loop lines' matrices (BM_ExchangeLoop): the small-message
+// lines, with the same targets against the process floor. Not the larger
+// messages: there stamping and checking every word before and after each run
+// would cost more than the copies.
+const std::vector<Config>& loop_configs() {
+  static const std::vector<Config> all{
+      {32, 8, 16, 0, 0, kLoopRuns, {}, 1.5},
+      {512, 16, 16, 0, 0, kLoopRuns, {}, 1.5},
   };
   return all;
 }
@@ -226,7 +262,13 @@ struct FloorTimes {
   double copies = 0, synced = 0;
 };
 
-FloorTimes floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions, FloorKind kind) {
+// With `fresh`, payloads that change with every repetition (fresh_payloads.hpp),
+// as the loop lines send them: before each repetition's first barrier each
+// thread stamps its ranks' send buffers with the repetition's number, instead
+// of poisoning its receive buffers, and after it checks every received byte
+// against that number.
+FloorTimes floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repetitions, FloorKind kind,
+                    bool fresh = false) {
   const Rank n = m.size();
   std::vector<std::unique_ptr<ExchangeBuffers>> buffers(n);
   sybench::runtime().run(
@@ -237,6 +279,8 @@ FloorTimes floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repet
       },
       sybench::round_robin());
   const std::vector<std::vector<sybench::IncomingCopy>> incoming = sybench::incoming_copies(buffers);
+  std::vector<std::optional<sybench::FreshPayloads>> payloads(fresh ? n : 0);
+  for (Rank r = 0; r < payloads.size(); ++r) payloads[r].emplace(*buffers[r]);
   sybench::SpinBarrier sync;
   HandshakeWord published[2], copied[2];
   std::vector<sybench::Clock::time_point> start(std::size_t{2} * repetitions), end(start.size()), left(start.size());
@@ -255,7 +299,7 @@ FloorTimes floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repet
       }
     }
     for (std::uint32_t rep = 0; rep < repetitions; ++rep) {
-      for (Rank r = t; r < n; r += 2) buffers[r]->poison();
+      for (Rank r = t; r < n; r += 2) fresh ? payloads[r]->stamp(rep + 1) : buffers[r]->poison();
       sync.arrive_and_wait(2);
       start[2 * rep + t] = sybench::Clock::now();
       if (kind == FloorKind::threads) {
@@ -269,7 +313,7 @@ FloorTimes floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repet
       sync.arrive_and_wait(2);
       left[2 * rep + t] = sybench::Clock::now();
       for (Rank r = t; r < n && !wrong[t]; r += 2) {
-        if (auto bad = buffers[r]->verify()) {
+        if (auto bad = fresh ? payloads[r]->check(rep + 1) : buffers[r]->verify()) {
           wrong[t].emplace(std::string(floor_name(kind)) + " exchange, repetition " + std::to_string(rep + 1), *bad);
         }
       }
@@ -320,9 +364,11 @@ void report_exchange(benchmark::State& state, const Config& c, const ExchangeSum
   state.counters["x_process_floor"] = s.figure / s.process_floor;
   state.counters["process_floor_synced_us"] = s.process_floor_synced / batches * 1e6;
   state.counters["x_process_floor_synced"] = s.figure / s.process_floor_synced;
-  state.counters["blocking_floor_us"] = s.blocking_floor / batches * 1e6;
-  state.counters["x_blocking_floor"] = s.figure / s.blocking_floor;
-  state.counters["blocking_x_process_floor"] = s.blocking_floor / s.process_floor;
+  if (s.blocking_floor > 0) {  // not measured for the loop lines
+    state.counters["blocking_floor_us"] = s.blocking_floor / batches * 1e6;
+    state.counters["x_blocking_floor"] = s.figure / s.blocking_floor;
+    state.counters["blocking_x_process_floor"] = s.blocking_floor / s.process_floor;
+  }
   if (c.target_x_process_floor > 0) {
     state.counters["target_x_process_floor"] = c.target_x_process_floor;
     state.counters["x_target_process_floor"] = s.figure / s.process_floor / c.target_x_process_floor;
@@ -395,16 +441,114 @@ void BM_Exchange(benchmark::State& state, const Config& c, const std::string& sc
 // ghost entry (8 to 40 bytes at 147 blocks). Targets: at most 2x the floor of
 // the same matrix, and 1.5x its process floor. No MPI baseline (bench_exchange_mpi generates Fig. 7
 // matrices; examples/spmv and bench/spmv_mpi compare the whole product).
-void BM_ExchangeHalo(benchmark::State& state, Rank blocks, const std::string& scheduler) {
+CommMatrix lund_a_halo_matrix(Rank blocks) {
   const auto a = halo::read_csr_matrix_market_file<double>(SWITCHYARD_HALO_MATRIX);
-  const CommMatrix m = halo::halo_matrix(
-      halo::halo_maps(halo::pattern_of(a), halo::RowPartition::blocks(a.rows, blocks)), sizeof(double));
+  return halo::halo_matrix(halo::halo_maps(halo::pattern_of(a), halo::RowPartition::blocks(a.rows, blocks)),
+                           sizeof(double));
+}
+
+void BM_ExchangeHalo(benchmark::State& state, Rank blocks, const std::string& scheduler) {
+  const CommMatrix m = lund_a_halo_matrix(blocks);
   ExchangeOptions options;
   options.schedulers = {scheduler};
   const Config c{blocks, 0, 0, 0, 2, 20, {}, 1.5};
   try {
     const ExchangeSums sums = measure_exchange(state, m, options, c.exchanges);
     report_exchange(state, c, sums, std::nullopt, false);
+    state.counters["messages"] = static_cast<double>(m.messages());
+  } catch (const std::exception& e) {
+    return sybench::fail(state, e);
+  }
+}
+
+// The loop lines (BM_ExchangeLoop, BM_ExchangeHaloLoop): seconds per run of
+// m's plan, bound to each process's buffers, in loops of `runs` runs back to
+// back, as a loop of exchanges is written (no barrier between them: a bound
+// run synchronises its members itself). Before each run its senders stamp
+// their payloads with the run's number, and after it its receivers check
+// every byte (fresh_payloads.hpp): that work is inside the figure, not inside
+// the floors, which stamp and check outside their clocks. A loop is timed
+// from the first process leaving the barrier before it to the last one done
+// with its last run (SpanTimer), over `runs`; the median of `loops` loops,
+// after one untimed run.
+double loop_seconds(const CommMatrix& m, const std::string& scheduler, std::uint64_t seed, std::uint32_t loops,
+                    std::uint32_t runs) {
+  ExchangePlanOptions plan_options;
+  plan_options.scheduler = scheduler;
+  const ExchangePlan plan(m, plan_options);
+  SpanTimer timer(sybench::runtime(), loops);
+  std::vector<std::optional<PayloadError>> wrong(m.size());  // written only on a wrong byte
+  sybench::runtime().run(
+      m.size(),
+      [&](Process& p) -> Task<void> {
+        ExchangeBuffers b(m, p.rank(), seed);
+        sybench::FreshPayloads payloads(b);
+        std::vector<std::span<const std::byte>> send;
+        std::vector<std::span<std::byte>> recv;
+        for (std::size_t i = 0; i < b.row().size(); ++i) send.push_back(b.send_buffer(i));
+        for (std::size_t i = 0; i < b.column().size(); ++i) recv.push_back(b.recv_buffer(i));
+        BoundExchange bound = plan.bind(p, send, recv);
+        std::uint64_t run = 0;
+        for (std::uint32_t loop = 0; loop <= loops; ++loop) {  // loop 0: the untimed run
+          co_await p.barrier();
+          if (loop > 0) timer.start(loop - 1, p);
+          for (std::uint32_t k = 0; k < (loop > 0 ? runs : 1); ++k) {
+            payloads.stamp(++run);
+            co_await bound.run();
+            if (auto bad = payloads.check(run)) [[unlikely]] {
+              if (!wrong[p.rank()]) wrong[p.rank()].emplace(scheduler + " loop, run " + std::to_string(run), *bad);
+            }
+          }
+          if (loop > 0) timer.end(loop - 1, p);
+        }
+        co_await p.barrier();  // no buffer goes while another process may still read it
+      },
+      sybench::round_robin());
+  for (const auto& w : wrong) {
+    if (w) throw *w;
+  }
+  std::vector<double> per_run;
+  for (std::uint32_t loop = 0; loop < loops; ++loop) {
+    per_run.push_back(std::chrono::duration<double>(timer.span(loop)).count() / runs);
+  }
+  return summarize(std::move(per_run)).median;
+}
+
+// The batches of a loop line: in each, the floor and the process floor with
+// fresh payloads, `runs` exchanges each, then kLoops loops of `runs` runs.
+ExchangeSums measure_loop(benchmark::State& state, const CommMatrix& m, const std::string& scheduler,
+                          std::uint32_t runs) {
+  ExchangeSums sums;
+  std::uint64_t seed = 0;
+  for (auto _ : state) {
+    ++seed;  // new payloads every batch
+    sums.floor += floor_of(m, seed, runs, FloorKind::threads, true).copies;
+    const FloorTimes process = floor_of(m, seed, runs, FloorKind::processes, true);
+    sums.process_floor += process.copies;
+    sums.process_floor_synced += process.synced;
+    const double figure = loop_seconds(m, scheduler, seed, kLoops, runs);
+    state.SetIterationTime(figure);
+    sums.figure += figure;
+  }
+  return sums;
+}
+
+void BM_ExchangeLoop(benchmark::State& state, const Config& c, const std::string& scheduler) {
+  const CommMatrix m = fig7_matrix(c.n, c.d, c.bytes, kMatrixSeed);
+  std::optional<double> mpi_us;
+  if (kMpiProgram) mpi_us = mpi_exchange_us(c, sybench::kBatches * c.exchanges);
+  try {
+    report_exchange(state, c, measure_loop(state, m, scheduler, c.exchanges), mpi_us);
+  } catch (const std::exception& e) {
+    return sybench::fail(state, e);
+  }
+}
+
+void BM_ExchangeHaloLoop(benchmark::State& state, Rank blocks, const std::string& scheduler) {
+  const CommMatrix m = lund_a_halo_matrix(blocks);
+  const Config c{blocks, 0, 0, 0, 0, kLoopRuns, {}, 1.5};
+  try {
+    report_exchange(state, c, measure_loop(state, m, scheduler, c.exchanges), std::nullopt, false);
     state.counters["messages"] = static_cast<double>(m.messages());
   } catch (const std::exception& e) {
     return sybench::fail(state, e);
@@ -495,6 +639,15 @@ const int registered = [] {
         benchmark::RegisterBenchmark((line + how.suffix).c_str(), BM_Exchange, c, name, how)->Apply(common);
       }
     }
+  }
+  for (const Config& c : loop_configs()) {
+    const std::string line = "BM_ExchangeLoop/n:" + std::to_string(c.n) + "/d:" + std::to_string(c.d) +
+                             "/bytes:" + std::to_string(c.bytes) + "/ac";
+    benchmark::RegisterBenchmark(line.c_str(), BM_ExchangeLoop, c, "ac")->Apply(common);
+  }
+  for (const Rank blocks : {Rank{16}, Rank{64}, Rank{147}}) {
+    const std::string line = "BM_ExchangeHaloLoop/lund_a/blocks:" + std::to_string(blocks) + "/ac";
+    benchmark::RegisterBenchmark(line.c_str(), BM_ExchangeHaloLoop, blocks, "ac")->Apply(common);
   }
   for (const Rank blocks : {Rank{16}, Rank{64}, Rank{147}}) {
     for (const std::string name : {"ac", "cgm", "optimal", "drsn"}) {
