@@ -82,7 +82,11 @@
 //                               before every exchange (so their copies, too,
 //                               read lines that the other core has just
 //                               written); no blocking floor; Open MPI's time as
-//                               above (BM_ExchangeLoop only).
+//                               above (BM_ExchangeLoop only); and what the
+//                               stamps and checks cost alone (stamps_us: two
+//                               pinned threads making them for their ranks,
+//                               as many times as the loops run, without
+//                               exchanging: a bound on their share of Time).
 //   BM_GenerateRecv/<method>/n:N      one Generate_Recv (d = 8), by concatenation
 //                               (allgather of every sending vector) or by active
 //                               messages plus a vector sum (Wang-Lin-Ranka Fig. 1);
@@ -348,7 +352,7 @@ std::optional<double> mpi_exchange_us(const Config& c, std::uint32_t repetitions
 // Sums over the batches, in seconds, and what the line reports beside them.
 struct ExchangeSums {
   double figure = 0, floor = 0, process_floor = 0, process_floor_synced = 0, blocking_floor = 0, comp = 0,
-         inquiries = 0, phases = 0, kernel_calls = 0;
+         inquiries = 0, phases = 0, kernel_calls = 0, stamps = 0;
 };
 
 // mpi_us: Open MPI's time where the line has an MPI baseline (nullopt and
@@ -364,6 +368,7 @@ void report_exchange(benchmark::State& state, const Config& c, const ExchangeSum
   state.counters["x_process_floor"] = s.figure / s.process_floor;
   state.counters["process_floor_synced_us"] = s.process_floor_synced / batches * 1e6;
   state.counters["x_process_floor_synced"] = s.figure / s.process_floor_synced;
+  if (s.stamps > 0) state.counters["stamps_us"] = s.stamps / batches * 1e6;  // the loop lines
   if (s.blocking_floor > 0) {  // not measured for the loop lines
     state.counters["blocking_floor_us"] = s.blocking_floor / batches * 1e6;
     state.counters["x_blocking_floor"] = s.figure / s.blocking_floor;
@@ -514,6 +519,38 @@ double loop_seconds(const CommMatrix& m, const std::string& scheduler, std::uint
   return summarize(std::move(per_run)).median;
 }
 
+// What the loop lines' stamps and checks cost alone, seconds per exchange:
+// each of two threads pinned where round robin puts the even and the odd
+// ranks stamps and checks its ranks' payloads as their processes do around
+// each run, `exchanges` times; the slower thread's time over `exchanges`.
+double stamps_seconds(const CommMatrix& m, std::uint64_t seed, std::uint32_t exchanges) {
+  const Rank n = m.size();
+  std::vector<std::unique_ptr<ExchangeBuffers>> buffers(n);
+  std::vector<std::optional<sybench::FreshPayloads>> payloads(n);
+  double seconds[2] = {0, 0};
+  std::uint64_t wrong[2] = {0, 0};  // kept, so that the checks are made
+  auto side = [&](Rank t) {
+    for (Rank r = t; r < n; r += 2) {  // built on the thread that stamps them, as a process builds its own
+      buffers[r] = std::make_unique<ExchangeBuffers>(m, r, seed);
+      payloads[r].emplace(*buffers[r]);
+    }
+    std::uint64_t wrong_here = 0;  // a local: the two threads' words would share a line
+    const auto start = sybench::Clock::now();
+    for (std::uint32_t g = 1; g <= exchanges; ++g) {
+      for (Rank r = t; r < n; r += 2) {
+        payloads[r]->stamp(g);
+        wrong_here |= payloads[r]->wrong_bits(g);
+      }
+    }
+    seconds[t] = sybench::seconds_between(start, sybench::Clock::now()) / exchanges;
+    wrong[t] = wrong_here;
+  };
+  sybench::run_pinned_pair(
+      sybench::kCoreA, [&] { side(0); }, sybench::kCoreB, [&] { side(1); });
+  benchmark::DoNotOptimize(wrong);
+  return std::max(seconds[0], seconds[1]);
+}
+
 // The batches of a loop line: in each, the floor and the process floor with
 // fresh payloads, `runs` exchanges each, then kLoops loops of `runs` runs.
 ExchangeSums measure_loop(benchmark::State& state, const CommMatrix& m, const std::string& scheduler,
@@ -529,6 +566,7 @@ ExchangeSums measure_loop(benchmark::State& state, const CommMatrix& m, const st
     const double figure = loop_seconds(m, scheduler, seed, kLoops, runs);
     state.SetIterationTime(figure);
     sums.figure += figure;
+    sums.stamps += stamps_seconds(m, seed, kLoops * runs);
   }
   return sums;
 }
