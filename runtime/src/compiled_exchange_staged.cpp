@@ -155,6 +155,16 @@ void copy_pieces_of(Byte* half, std::byte* const* member_at, std::size_t n) {
   }
 }
 
+// One piece of a pair of any sizes: up to 128 bytes without a call (a
+// halo's pieces of a few doubles), larger ones through memcpy.
+inline void copy_piece(std::byte* to, const std::byte* from, std::uint64_t bytes) noexcept {
+  if (bytes <= 128) {
+    copy_small_bytes(to, from, bytes);
+  } else {
+    copy_bytes(to, from, bytes);
+  }
+}
+
 template <bool Pack, class Byte>
 void copy_pieces_of_any_size(Byte* half, const StagedPair& pair) {
   const StagedPiece* const pieces = pair.pieces.data();
@@ -167,10 +177,10 @@ void copy_pieces_of_any_size(Byte* half, const StagedPair& pair) {
       if (piece.count != 1) {
         copy_strided(place, piece.bytes, member_at[i], piece.member_stride, piece.count, piece.bytes);
       } else if (!same_bytes(place, member_at[i], piece.bytes)) {
-        copy_bytes(place, member_at[i], piece.bytes);
+        copy_piece(place, member_at[i], piece.bytes);
       }
     } else if (piece.count == 1) {
-      copy_bytes(member_at[i], place, piece.bytes);
+      copy_piece(member_at[i], place, piece.bytes);
     } else {
       copy_strided(member_at[i], piece.member_stride, place, piece.bytes, piece.count, piece.bytes);
     }

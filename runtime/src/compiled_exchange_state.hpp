@@ -66,16 +66,18 @@ inline std::uint64_t one_piece_size(std::span<const CopyStep> steps) noexcept {
   return first;
 }
 
-// Whether n bytes at a and b are equal. Up to 32 bytes as copy_bytes moves
+// Whether n bytes at a and b are equal. Up to 64 bytes as copy_bytes moves
 // them: fixed-size loads, which the compiler inlines, where a call of memcmp
-// with a variable size costs more than a small compare itself.
+// with a variable size costs more than a small compare itself (a halo's
+// pieces of up to 8 doubles).
 inline bool same_bytes(const std::byte* a, const std::byte* b, std::uint64_t n) noexcept {
   const auto word = [](const std::byte* at) {
     std::uint64_t w;
     std::memcpy(&w, at, sizeof w);
     return w;
   };
-  if (n > 32) return std::memcmp(a, b, n) == 0;
+  if (n > 64) return std::memcmp(a, b, n) == 0;
+  if (n > 32) return same_bytes(a, b, 32) && same_bytes(a + n - 32, b + n - 32, 32);  // overlapping halves
   if (n >= 16) {  // four 8-byte compares, overlapping unless n is 32
     const std::byte *a2 = a + n - 16, *b2 = b + n - 16;
     return ((word(a) ^ word(b)) | (word(a + 8) ^ word(b + 8)) | (word(a2) ^ word(b2)) |
