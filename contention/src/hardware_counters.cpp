@@ -82,13 +82,18 @@ CounterGroup::CounterGroup(std::span<const CounterEvent> events, const EventOpen
     throw InvalidArgument("switchyard: a counter group holds at most " + std::to_string(kMaxEvents) + " events, not " +
                           std::to_string(events.size()));
   }
+  int hardware_leader = -1;
   for (const CounterEvent& e : events) {
-    const int fd = open(e, fds_.empty() ? -1 : fds_.front());
+    const bool software = e.type == PERF_TYPE_SOFTWARE;
+    const int fd = open(e, software ? -1 : hardware_leader);
     if (fd < 0) {
       absent_.push_back(e.name + ": " + std::strerror(-fd));
       continue;
     }
+    const bool leads = software || hardware_leader < 0;
+    if (!software && hardware_leader < 0) hardware_leader = fd;
     fds_.push_back(fd);
+    leads_.push_back(leads ? 1 : 0);
     counting_.push_back(e);
   }
 }
@@ -99,12 +104,16 @@ CounterGroup::~CounterGroup() {
 }
 
 CounterGroup::CounterGroup(CounterGroup&& other) noexcept
-    : fds_(std::exchange(other.fds_, {})), counting_(std::move(other.counting_)), absent_(std::move(other.absent_)) {}
+    : fds_(std::exchange(other.fds_, {})),
+      leads_(std::move(other.leads_)),
+      counting_(std::move(other.counting_)),
+      absent_(std::move(other.absent_)) {}
 
 CounterGroup& CounterGroup::operator=(CounterGroup&& other) noexcept {
   if (this != &other) {
     CounterGroup gone(std::move(*this));
     fds_ = std::exchange(other.fds_, {});
+    leads_ = std::move(other.leads_);
     counting_ = std::move(other.counting_);
     absent_ = std::move(other.absent_);
   }
@@ -113,11 +122,27 @@ CounterGroup& CounterGroup::operator=(CounterGroup&& other) noexcept {
 
 bool CounterGroup::read(std::span<std::uint64_t> values) const noexcept {
   if (fds_.empty() || values.size() < fds_.size()) return false;
-  // PERF_FORMAT_GROUP: the number of events, then each one's count.
+  for (std::size_t i = 0; i < fds_.size(); ++i) {
+    if (leads_[i] && !read_group(i, values)) return false;
+  }
+  return true;
+}
+
+// The leader's group: the leader and the hardware events after it, or a
+// software event alone.
+bool CounterGroup::read_group(std::size_t leader, std::span<std::uint64_t> values) const noexcept {
+  const bool software = counting_[leader].type == PERF_TYPE_SOFTWARE;
+  std::size_t members = 1;
+  for (std::size_t i = leader + 1; !software && i < fds_.size(); ++i) members += leads_[i] ? 0 : 1;
+  // PERF_FORMAT_GROUP: the number of events, then each one's count, in the order they joined.
   std::array<std::uint64_t, 1 + kMaxEvents> buffer{};
-  const ssize_t got = ::read(fds_.front(), buffer.data(), sizeof(std::uint64_t) * (1 + fds_.size()));
-  if (got != static_cast<ssize_t>(sizeof(std::uint64_t) * (1 + fds_.size())) || buffer[0] != fds_.size()) return false;
-  for (std::size_t i = 0; i < fds_.size(); ++i) values[i] = buffer[1 + i];
+  const ssize_t got = ::read(fds_[leader], buffer.data(), sizeof(std::uint64_t) * (1 + members));
+  if (got != static_cast<ssize_t>(sizeof(std::uint64_t) * (1 + members)) || buffer[0] != members) return false;
+  values[leader] = buffer[1];
+  std::size_t next = 2;
+  for (std::size_t i = leader + 1; !software && i < fds_.size(); ++i) {
+    if (!leads_[i]) values[i] = buffer[next++];
+  }
   return true;
 }
 

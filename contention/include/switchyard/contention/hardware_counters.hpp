@@ -55,15 +55,19 @@ using EventOpener = std::function<int(const CounterEvent& event, int group_fd)>;
 /// The kernel's perf_event_open for `event` (see EventOpener): a file descriptor, or -errno.
 int open_event(const CounterEvent& event, int group_fd);
 
-/// The perf_event counters of one thread, opened as one group so that a single
-/// read() returns every count over the same window. Events the kernel refuses
-/// (no PMU, a virtual machine, perf_event_paranoid) are left out and named in absent().
+/// The perf_event counters of one thread. The hardware events are opened as
+/// one group, so that a single read returns their counts over the same
+/// window; each software event leads a group of its own (a kernel may count
+/// nothing, with no error, in a software event whose leader is another
+/// software PMU's: task-clock leading page-faults on this project's VM).
+/// Events the kernel refuses (no PMU, a virtual machine, perf_event_paranoid)
+/// are left out and named in absent().
 class CounterGroup {
  public:
   static constexpr std::size_t kMaxEvents = 8;  ///< the most events one group holds
 
-  /// Opens each event that the kernel accepts, the first one accepted leading
-  /// the group. At most kMaxEvents; more is a programming error (InvalidArgument).
+  /// Opens each event that the kernel accepts, the first hardware one accepted
+  /// leading the others. At most kMaxEvents; more is a programming error (InvalidArgument).
   explicit CounterGroup(std::span<const CounterEvent> events, const EventOpener& open = open_event);
   ~CounterGroup();  ///< closes every event it opened
   CounterGroup(CounterGroup&&) noexcept;  ///< takes over the other group's events, leaving it with none
@@ -77,12 +81,16 @@ class CounterGroup {
   /// "cycles: No such file or directory", one per event that did not open.
   const std::vector<std::string>& absent() const noexcept { return absent_; }
 
-  /// The counts so far of counting(), one read() of the group: false if the
-  /// group is not available or the read failed. Allocates nothing.
+  /// The counts so far of counting(), one read() per group: false if the
+  /// group is not available or a read failed. Allocates nothing.
   bool read(std::span<std::uint64_t> values) const noexcept;
 
  private:
-  std::vector<int> fds_;  ///< the leader first
+  /// Reads the group that fds_[leader] leads into the places of its members.
+  bool read_group(std::size_t leader, std::span<std::uint64_t> values) const noexcept;
+
+  std::vector<int> fds_;  ///< in counting() order
+  std::vector<std::uint8_t> leads_;  ///< per fd: 1 where it leads a group (the hardware one, or a software event)
   std::vector<CounterEvent> counting_;
   std::vector<std::string> absent_;
 };
