@@ -488,10 +488,8 @@ double loop_seconds(const CommMatrix& m, const std::string& scheduler, std::uint
       [&](Process& p) -> Task<void> {
         ExchangeBuffers b(m, p.rank(), seed);
         sybench::FreshPayloads payloads(b);
-        std::vector<std::span<const std::byte>> send;
-        std::vector<std::span<std::byte>> recv;
-        for (std::size_t i = 0; i < b.row().size(); ++i) send.push_back(b.send_buffer(i));
-        for (std::size_t i = 0; i < b.column().size(); ++i) recv.push_back(b.recv_buffer(i));
+        const std::vector<std::span<const std::byte>> send = b.send_buffers();
+        const std::vector<std::span<std::byte>> recv = b.recv_buffers();
         BoundExchange bound = plan.bind(p, send, recv);
         std::uint64_t run = 0;
         for (std::uint32_t loop = 0; loop <= loops; ++loop) {  // loop 0: the untimed run

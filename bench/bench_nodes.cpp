@@ -481,10 +481,8 @@ class SwitchyardExchange {
           const Rank me = p.rank();
           if (!buffers_[me]) buffers_[me] = std::make_unique<ExchangeBuffers>(m_, me, kMatrixSeed);
           ExchangeBuffers& b = *buffers_[me];
-          std::vector<std::span<const std::byte>> send;
-          std::vector<std::span<std::byte>> recv;
-          for (std::size_t i = 0; i < b.row().size(); ++i) send.push_back(b.send_buffer(i));
-          for (std::size_t i = 0; i < b.column().size(); ++i) recv.push_back(b.recv_buffer(i));
+          const std::vector<std::span<const std::byte>> send = b.send_buffers();
+          const std::vector<std::span<std::byte>> recv = b.recv_buffers();
           for (std::uint32_t x = 0; x < exchanges; ++x) {
             b.poison();
             co_await p.barrier();

@@ -132,10 +132,8 @@ std::optional<std::string> run_switchyard(const sys::CommMatrix& m, const Option
   std::optional<std::string> wrong;
   rt.run(o.processes, [&](sy::Process& p) -> sy::Task<void> {
     sys::ExchangeBuffers b(m, p.rank(), kPayloadSeed);
-    std::vector<std::span<const std::byte>> send;
-    std::vector<std::span<std::byte>> recv;
-    for (std::size_t i = 0; i < b.row().size(); ++i) send.push_back(b.send_buffer(i));
-    for (std::size_t i = 0; i < b.column().size(); ++i) recv.push_back(b.recv_buffer(i));
+    const std::vector<std::span<const std::byte>> send = b.send_buffers();
+    const std::vector<std::span<std::byte>> recv = b.recv_buffers();
     b.poison();
     sys::BoundExchange bound = plan.bind(p, send, recv);
     for (std::uint32_t k = 0; k < o.exchanges; ++k) {

@@ -167,10 +167,8 @@ ContentionResult run_node_contention(Runtime& rt, const ContentionOptions& o) {
     CoreCounting& core = cores[core_of[me]];
     if (counting && core.first == me) core.group = std::make_unique<CounterGroup>(o.counters, o.open);
     sys::ExchangeBuffers buffers(me, plan.sends(me), plan.receives(me), o.seed);
-    std::vector<std::span<const std::byte>> send;
-    std::vector<std::span<std::byte>> recv;
-    for (std::size_t i = 0; i < buffers.row().size(); ++i) send.push_back(buffers.send_buffer(i));
-    for (std::size_t j = 0; j < buffers.column().size(); ++j) recv.push_back(buffers.recv_buffer(j));
+    const std::vector<std::span<const std::byte>> send = buffers.send_buffers();
+    const std::vector<std::span<std::byte>> recv = buffers.recv_buffers();
     // Run -1 is the untimed one that compiles the plan.
     for (std::int64_t run = -1; run < static_cast<std::int64_t>(o.repeat); ++run) {
       buffers.poison();

@@ -23,9 +23,8 @@ using namespace switchyard::schedulers;
 // and the Alltoallv form (its send and receive blocks whole, each message at
 // its displacement, by rank).
 struct BufferForms {
-  BufferForms(ExchangeBuffers& b, Rank size) : send_at(size, 0), recv_at(size, 0) {
-    for (std::size_t i = 0; i < b.row().size(); ++i) sends.push_back(b.send_buffer(i));
-    for (std::size_t i = 0; i < b.column().size(); ++i) recvs.push_back(b.recv_buffer(i));
+  BufferForms(ExchangeBuffers& b, Rank size)
+      : sends(b.send_buffers()), recvs(b.recv_buffers()), send_at(size, 0), recv_at(size, 0) {
     sent.resize(sends.size());
     received.resize(recvs.size());
     if (!sends.empty()) {

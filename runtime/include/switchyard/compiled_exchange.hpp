@@ -48,9 +48,10 @@
 /// The sending core's run then waits for nobody's copies in step 3, so a run
 /// of small messages crosses between two cores once rather than twice, for
 /// a second copy of a few kilobytes; and pieces smaller than a line, packed,
-/// cross in whole lines, where pulled one by one each took a line of its own. The area has a half for runs of odd and
-/// of even numbers; a sender writes a half again (two runs later) only once
-/// the receiving core has said that it copied the run that read it.
+/// cross in whole lines, where pulled one by one each took a line of its own.
+/// The area has a half for runs of odd and of even numbers; a sender writes a
+/// half again (two runs later) only once the receiving core has said that it
+/// copied the run that read it.
 ///
 /// Orders (CopyOrder): `any` copies each core's steps grouped by the core at
 /// their other end, its own first (AC), or, pulling where a receiver takes a

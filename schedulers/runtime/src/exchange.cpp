@@ -74,10 +74,7 @@ std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
 // One process's buffers, and the spans of them that ExchangePlan::run takes.
 struct ProcessBuffers {
   ProcessBuffers(Rank me, std::span<const MatrixEntry> row, std::span<const MatrixEntry> column, std::uint64_t seed)
-      : data(me, row, column, seed) {
-    for (std::size_t i = 0; i < row.size(); ++i) send.push_back(data.send_buffer(i));
-    for (std::size_t i = 0; i < column.size(); ++i) recv.push_back(data.recv_buffer(i));
-  }
+      : data(me, row, column, seed), send(data.send_buffers()), recv(data.recv_buffers()) {}
   ExchangeBuffers data;
   std::vector<std::span<const std::byte>> send;
   std::vector<std::span<std::byte>> recv;

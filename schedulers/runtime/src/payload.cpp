@@ -186,6 +186,20 @@ ExchangeBuffers::ExchangeBuffers(const CommMatrix& m, Rank me, std::uint64_t see
 std::optional<std::size_t> ExchangeBuffers::recv_index(Rank src) const noexcept { return find(column_, src); }
 std::optional<std::size_t> ExchangeBuffers::send_index(Rank dst) const noexcept { return find(row_, dst); }
 
+std::vector<std::span<const std::byte>> ExchangeBuffers::send_buffers() const {
+  std::vector<std::span<const std::byte>> spans;
+  spans.reserve(row_.size());
+  for (std::size_t i = 0; i < row_.size(); ++i) spans.push_back(send_buffer(i));
+  return spans;
+}
+
+std::vector<std::span<std::byte>> ExchangeBuffers::recv_buffers() {
+  std::vector<std::span<std::byte>> spans;
+  spans.reserve(column_.size());
+  for (std::size_t i = 0; i < column_.size(); ++i) spans.push_back(recv_buffer(i));
+  return spans;
+}
+
 void ExchangeBuffers::poison() {
   for (std::size_t i = 0; i < column_.size(); ++i) fill_poison(recv_buffer(i), seed_, column_[i].peer, me_);
 }

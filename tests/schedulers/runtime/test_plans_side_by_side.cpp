@@ -46,10 +46,7 @@ Task<bool> until_set(Process& p, const std::atomic<bool>& flag) {
 struct Spans {
   std::vector<std::span<const std::byte>> sends;
   std::vector<std::span<std::byte>> recvs;
-  explicit Spans(ExchangeBuffers& b) {
-    for (std::size_t i = 0; i < b.row().size(); ++i) sends.push_back(b.send_buffer(i));
-    for (std::size_t i = 0; i < b.column().size(); ++i) recvs.push_back(b.recv_buffer(i));
-  }
+  explicit Spans(ExchangeBuffers& b) : sends(b.send_buffers()), recvs(b.recv_buffers()) {}
 };
 
 TEST(PlansSideBySide, CompiledRunsInTwoJobsAtOnce) {

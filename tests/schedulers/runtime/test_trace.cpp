@@ -49,10 +49,8 @@ std::uint64_t run_traced(const CommMatrix& m, const ExchangePlan& plan, TraceLog
       m.size(),
       [&](Process& p) -> Task<void> {
         ExchangeBuffers b(m, p.rank(), 7);
-        std::vector<std::span<const std::byte>> sends;
-        std::vector<std::span<std::byte>> recvs;
-        for (std::size_t i = 0; i < b.row().size(); ++i) sends.push_back(b.send_buffer(i));
-        for (std::size_t i = 0; i < b.column().size(); ++i) recvs.push_back(b.recv_buffer(i));
+        const std::vector<std::span<const std::byte>> sends = b.send_buffers();
+        const std::vector<std::span<std::byte>> recvs = b.recv_buffers();
         const ExchangeRunStats stats = co_await plan.run(p, sends, recvs);
         inquiries[p.rank()] = stats.busy_lock_inquiries;
         if (auto bad = b.verify()) throw PayloadError(plan.options().scheduler, *bad);

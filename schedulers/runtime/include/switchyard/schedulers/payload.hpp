@@ -89,6 +89,10 @@ class ExchangeBuffers {
   std::span<const std::byte> recv_buffer(std::size_t i) const noexcept {
     return {recv_.get() + recv_at_[i], static_cast<std::size_t>(column_[i].bytes)};
   }
+  /// Every send_buffer(i), in row() order: the send spans ExchangePlan::run and bind take.
+  std::vector<std::span<const std::byte>> send_buffers() const;
+  /// Every recv_buffer(i), in column() order: the receive spans they take.
+  std::vector<std::span<std::byte>> recv_buffers();
   /// Index into column() of the message from src, if there is one. O(log d).
   std::optional<std::size_t> recv_index(Rank src) const noexcept;
   /// Index into row() of the message to dst, if there is one. O(log d).
