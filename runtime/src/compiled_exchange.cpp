@@ -24,7 +24,7 @@ constexpr std::uint32_t kNoCore = ~std::uint32_t{0};
 constexpr std::size_t kMaxExchangesPerCommunicator = 4096;
 constexpr std::uint64_t kPageBytes = 4096;  // writes_pages: a receiver's share worth writing in order
 constexpr std::uint64_t kRoundBytes = 32 * 1024, kLeastPiecesPerRound = 16;  // lay_out_rounds
-constexpr std::uint64_t kSmallStepBytes = 128, kSmallProgramBytes = 64 * 1024;  // is_small: copy_small_bytes
+constexpr std::uint64_t kSmallProgramBytes = 64 * 1024;  // is_small: copy_small_bytes
 
 void add_unique(std::vector<std::uint32_t>& cores, std::uint32_t core) {
   if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);

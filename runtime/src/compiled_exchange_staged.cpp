@@ -155,10 +155,10 @@ void copy_pieces_of(Byte* half, std::byte* const* member_at, std::size_t n) {
   }
 }
 
-// One piece of a pair of any sizes: up to 128 bytes without a call (a
+// One piece of a pair of any sizes: up to kSmallStepBytes without a call (a
 // halo's pieces of a few doubles), larger ones through memcpy.
 inline void copy_piece(std::byte* to, const std::byte* from, std::uint64_t bytes) noexcept {
-  if (bytes <= 128) {
+  if (bytes <= kSmallStepBytes) {
     copy_small_bytes(to, from, bytes);
   } else {
     copy_bytes(to, from, bytes);

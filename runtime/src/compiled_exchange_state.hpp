@@ -31,8 +31,11 @@
 
 namespace switchyard::detail {
 
-// copy_bytes for n of at most 128 (a halo's few doubles): above 32 bytes,
-// 16-byte moves from both ends, which overlap in the middle. For the loop of
+// The most bytes copy_small_bytes copies.
+constexpr std::uint64_t kSmallStepBytes = 128;
+
+// copy_bytes for n of at most kSmallStepBytes (a halo's few doubles): above
+// 32 bytes, 16-byte moves from both ends, which overlap in the middle. For the loop of
 // a program of such pieces alone (CompiledCoreProgram::small), where they cost
 // half a call of memcpy; inlined in every loop, they would make copy_bytes
 // too large to inline in the others.
