@@ -81,8 +81,13 @@
 //                               with payloads stamped anew outside their clocks
 //                               before every exchange (so their copies, too,
 //                               read lines that the other core has just
-//                               written); no blocking floor; Open MPI's time as
-//                               above (BM_ExchangeLoop only); and what the
+//                               written); no blocking floor; Open MPI's time
+//                               for the same loop (BM_ExchangeLoop only:
+//                               bench_exchange_mpi with RUNS = 50, each rank
+//                               stamping its processes' payloads before every
+//                               exchange and checking them after it, on its
+//                               clock, as the figure's processes do; the median
+//                               of as many loops as the batches time); and what the
 //                               stamps and checks cost alone (stamps_us: two
 //                               pinned threads making them for their ranks,
 //                               as many times as the loops run, without
@@ -338,14 +343,16 @@ FloorTimes floor_of(const CommMatrix& m, std::uint64_t seed, std::uint32_t repet
 }
 
 // Open MPI's median microseconds per exchange of the line's matrix: one run of
-// bench_exchange_mpi through mpirun, one rank per core. nullopt if it failed;
-// the reason goes to stderr.
-std::optional<double> mpi_exchange_us(const Config& c, std::uint32_t repetitions) {
+// bench_exchange_mpi through mpirun, one rank per core: `repetitions` exchanges
+// each after a barrier, or with `runs`, `repetitions` loops of `runs`
+// exchanges on fresh payloads, as the loop lines run theirs. nullopt if it
+// failed; the reason goes to stderr.
+std::optional<double> mpi_exchange_us(const Config& c, std::uint32_t repetitions, std::uint32_t runs = 0) {
   const std::string command =
       std::string("'") + kMpirun +
       "' --allow-run-as-root --oversubscribe -np 2 --bind-to core --map-by core --timeout 1800 '" + kMpiProgram + "' " +
       std::to_string(c.n) + " " + std::to_string(c.d) + " " + std::to_string(c.bytes) + " " +
-      std::to_string(repetitions) + " " + std::to_string(kMatrixSeed);
+      std::to_string(repetitions) + " " + std::to_string(kMatrixSeed) + (runs > 0 ? " " + std::to_string(runs) : "");
   return sybench::baseline_median_us(command, "bench_exchange");
 }
 
@@ -572,7 +579,7 @@ ExchangeSums measure_loop(benchmark::State& state, const CommMatrix& m, const st
 void BM_ExchangeLoop(benchmark::State& state, const Config& c, const std::string& scheduler) {
   const CommMatrix m = fig7_matrix(c.n, c.d, c.bytes, kMatrixSeed);
   std::optional<double> mpi_us;
-  if (kMpiProgram) mpi_us = mpi_exchange_us(c, sybench::kBatches * c.exchanges);
+  if (kMpiProgram) mpi_us = mpi_exchange_us(c, sybench::kBatches * kLoops, c.exchanges);
   try {
     report_exchange(state, c, measure_loop(state, m, scheduler, c.exchanges), mpi_us);
   } catch (const std::exception& e) {

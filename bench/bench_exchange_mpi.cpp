@@ -2,18 +2,22 @@
 // exchange done the usual MPI way, with Open MPI, one MPI rank per core.
 //
 //   mpirun --allow-run-as-root --oversubscribe -np 2 --bind-to core --map-by core
-//          bench_exchange_mpi N D BYTES REPETITIONS SEED
+//          bench_exchange_mpi N D BYTES REPETITIONS SEED [RUNS]
 //
 // The exchange: N switchyard processes, Ranka-Wang-Fox Fig. 7 matrix with D
 // messages of BYTES bytes per process (fig7_matrix(N, D, BYTES, SEED)), the
 // payloads of payload.hpp seeded with SEED. MPI rank k owns the processes r
 // with r % ranks == k: with 2 ranks, rank k on core k owns what
 // sybench::round_robin() places on core k. The exchange and its timing:
-// mpi_alltoallv_exchange.hpp.
+// mpi_alltoallv_exchange.hpp. With RUNS, each repetition is a loop of RUNS
+// exchanges back to back on fresh payloads, stamped before and checked after
+// each exchange on the clock (bench_exchange's BM_ExchangeLoop), and its time
+// is one exchange's: the loop's over RUNS.
 //
 // Prints one JSON line on stdout from rank 0:
 //   {"program":"bench_exchange_mpi","ranks":2,"n":32,"d":8,"bytes":1024,
-//    "repetitions":20,"seed":1,"median_us":...,"min_us":...,"max_us":...}
+//    "repetitions":20,"seed":1,"runs":0,"median_us":...,"min_us":...,"max_us":...}
+// (runs: 0 without RUNS).
 // Exit status: 0, 1 if a byte was wrong (the message says which), 2 on bad
 // arguments.
 
@@ -42,6 +46,7 @@ struct Args {
   std::uint64_t bytes = 0;
   std::uint32_t repetitions = 0;
   std::uint64_t seed = 0;
+  std::uint32_t runs = 0;  // exchanges per repetition's loop; 0: one exchange, after a barrier
 };
 
 template <class T>
@@ -54,8 +59,8 @@ bool parse_number(const char* text, T& out) {
 // The arguments, or what is wrong with them. `ranks` bounds the message volume
 // of one rank, which MPI_Alltoallv counts in int.
 std::optional<Args> parse_args(int argc, char** argv, int ranks, std::string& error) {
-  if (argc != 6) {
-    error = "expected 5 arguments, got " + std::to_string(argc - 1);
+  if (argc != 6 && argc != 7) {
+    error = "expected 5 or 6 arguments, got " + std::to_string(argc - 1);
     return std::nullopt;
   }
   Args a;
@@ -78,6 +83,8 @@ std::optional<Args> parse_args(int argc, char** argv, int ranks, std::string& er
             " (a rank's messages must fit MPI_Alltoallv's int counts), not " + std::to_string(a.bytes);
   } else if (a.repetitions < 1) {
     error = "REPETITIONS must be at least 1";
+  } else if (argc == 7 && (!parse_number(argv[6], a.runs) || a.runs < 1)) {
+    error = std::string("RUNS must be a whole number of at least 1 that fits, not '") + argv[6] + "'";
   } else {
     return a;
   }
@@ -97,7 +104,7 @@ int main(int argc, char** argv) {
     if (me == 0) {
       std::fprintf(stderr,
                    "bench_exchange_mpi: %s\nusage: mpirun -np 2 --bind-to core --map-by core bench_exchange_mpi "
-                   "N D BYTES REPETITIONS SEED\n",
+                   "N D BYTES REPETITIONS SEED [RUNS]\n",
                    error.c_str());
     }
     MPI_Finalize();
@@ -108,13 +115,14 @@ int main(int argc, char** argv) {
   for (Rank r = 0; r < args->n; ++r) owner[r] = static_cast<int>(r % static_cast<Rank>(ranks));
   sybench::RankExchange x = sybench::plan_exchange(m, args->seed, me, ranks, owner);
   bool ok = false;
-  const TimeStats t = summarize(sybench::time_exchanges(x, args->repetitions, ok));
+  const TimeStats t = summarize(args->runs > 0 ? sybench::time_exchange_loops(x, args->repetitions, args->runs, ok)
+                                               : sybench::time_exchanges(x, args->repetitions, ok));
   if (ok && me == 0) {
     std::printf(
         "{\"program\":\"bench_exchange_mpi\",\"ranks\":%d,\"n\":%u,\"d\":%u,\"bytes\":%llu,\"repetitions\":%u,"
-        "\"seed\":%llu,\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f}\n",
+        "\"seed\":%llu,\"runs\":%u,\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f}\n",
         ranks, args->n, args->d, static_cast<unsigned long long>(args->bytes), args->repetitions,
-        static_cast<unsigned long long>(args->seed), t.median, t.min, t.max);
+        static_cast<unsigned long long>(args->seed), args->runs, t.median, t.min, t.max);
   }
   MPI_Finalize();
   return ok ? 0 : 1;

@@ -20,7 +20,8 @@
 // 16-byte exchange itself. steady_clock is the machine's CLOCK_MONOTONIC, the
 // same on every core (and so only meaningful with every rank on one machine).
 // After each repetition, outside the clock, every rank checks every byte of
-// every message its processes received.
+// every message its processes received. Or, as bench_exchange's loop lines
+// time theirs, loops of exchanges on fresh payloads (time_exchange_loops).
 
 #include <mpi.h>
 
@@ -33,6 +34,8 @@
 #include <switchyard/schedulers/comm_matrix.hpp>
 #include <switchyard/schedulers/payload.hpp>
 #include <vector>
+
+#include "fresh_payloads.hpp"
 
 namespace sybench {
 
@@ -145,6 +148,49 @@ inline std::vector<double> time_exchanges(RankExchange& x, std::uint32_t repetit
     ok = wrong == 0;
     us.push_back((span[1] + span[0]) / 1e3);
   }
+  return us;
+}
+
+// Microseconds per exchange in each of `loops` loops of `runs` exchanges back
+// to back, as bench_exchange's loop lines run them (BM_ExchangeLoop): an
+// MPI_Barrier before each loop and none inside it; before each exchange the
+// rank stamps its processes' payloads with the exchange's number, and after it
+// checks every byte they received (fresh_payloads.hpp), on the clock, as the
+// loop lines do. A loop's time = its latest end minus its earliest start over
+// the ranks, over `runs`. False in `ok` if any rank received a wrong byte.
+inline std::vector<double> time_exchange_loops(RankExchange& x, std::uint32_t loops, std::uint32_t runs, bool& ok) {
+  std::vector<FreshPayloads> payloads;
+  for (auto& b : x.buffers) {
+    if (b) payloads.emplace_back(*b);
+  }
+  std::vector<double> us;
+  std::uint64_t exchange = 0;
+  int wrong = 0;
+  for (std::uint32_t loop = 0; loop < loops && wrong == 0; ++loop) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = now_ns();
+    for (std::uint32_t k = 0; k < runs; ++k) {
+      ++exchange;
+      for (FreshPayloads& p : payloads) p.stamp(exchange);
+      for (const Copy& c : x.pack) std::memcpy(c.to, c.from, c.bytes);
+      MPI_Alltoallv(x.packed.data(), x.send_counts.data(), x.send_displs.data(), MPI_BYTE, x.unpacked.data(),
+                    x.recv_counts.data(), x.recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+      for (const Copy& c : x.unpack) std::memcpy(c.to, c.from, c.bytes);
+      for (const FreshPayloads& p : payloads) {
+        if (const auto bad = p.check(exchange)) [[unlikely]] {
+          if (wrong == 0)
+            std::fprintf(stderr, "MPI_Alltoallv loop: exchange %llu: %s\n", static_cast<unsigned long long>(exchange),
+                         bad->describe().c_str());
+          wrong = 1;
+        }
+      }
+    }
+    double span[2] = {-start, now_ns()};  // MPI_MAX of both: the earliest start and the latest end
+    MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    us.push_back((span[1] + span[0]) / 1e3 / runs);
+  }
+  ok = wrong == 0;
   return us;
 }
 
