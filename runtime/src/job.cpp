@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "switchyard/detail/frame_cache.hpp"
 #include "switchyard/trace.hpp"
 #include "worker.hpp"
 
@@ -79,6 +80,8 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
   // A body that is not a coroutine may call its process before returning the task.
   const RunningJobScope in_job(serial_);
   for (auto& p : processes_) {
+    const FrameCache::LaneScope lane(
+        FrameCache::lane_of_core(routes_[p->rank()].core));  // create_local_processes says why
     p->main_ = body(*p);
     // Resuming it would jump through a null handle.
     if (!p->main_.handle()) {
@@ -88,13 +91,20 @@ Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBod
   }
 }
 
-// The Process objects of this node's ranks (all of them on one node).
+// The Process objects of this node's ranks (all of them on one node), each
+// in its core's lane of the FrameCache, as their frames are made in the
+// constructor: pages of the core's own. Made from one list, the processes of
+// a placement that alternates cores (round robin) sat side by side with the
+// other core's, and the hardware prefetchers, which fetch a line's
+// neighbours with it, took lines from the core that was writing them on every
+// switch (docs/benchmarks.md, "Each core's processes on pages of its own").
 void Job::create_local_processes() {
   local_.resize(workers_.size());
   by_rank_.assign(routes_.size(), nullptr);
   for (Rank r = 0; r < routes_.size(); ++r) {
     const Route& route = routes_[r];
     if (route.node != nodes_.node) continue;
+    const FrameCache::LaneScope lane(FrameCache::lane_of_core(route.core));
     processes_.emplace_back(new Process(*this, *workers_[route.core], r));
     by_rank_[r] = processes_.back().get();
     local_[route.core].push_back(processes_.back().get());

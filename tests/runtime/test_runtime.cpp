@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -346,6 +347,43 @@ TEST(Runtime, RepeatedJobsLayTheirProcessesOutAlike) {
   layout();  // the first job carves fresh blocks; the ones after reuse them
   const auto first = layout();
   for (int k = 0; k < 3; ++k) EXPECT_EQ(layout(), first) << "job " << k + 2 << " after the one compared with";
+}
+
+// Each core's processes and main frames lie on pages no other core's share,
+// even where the placement alternates cores rank by rank (round robin): made
+// in rank order from one list, a page held processes of both cores, and the
+// prefetchers of one core took the lines that the other core was writing.
+TEST(Runtime, EachCoresProcessesAndFramesLieOnPagesOfTheirOwn) {
+  Runtime rt;
+  if (rt.cores().size() < 2) GTEST_SKIP() << "needs two cores";
+  constexpr Rank n = 96;
+  std::vector<std::pair<const void*, const void*>> where(n);
+  std::vector<int> core(n);
+  RunOptions options;
+  options.placement = Placement::round_robin();
+  rt.run(
+      n,
+      [&](Process& p) -> Task<void> {
+        int in_frame = 0;
+        where[p.rank()] = {&p, &in_frame};
+        core[p.rank()] = p.core();
+        co_await p.barrier();
+        in_frame = 1;  // lives across the barrier: in the frame
+      },
+      options);
+  std::map<std::uintptr_t, std::set<int>> cores_of_page;
+  for (Rank r = 0; r < n; ++r) {
+    const auto object = reinterpret_cast<std::uintptr_t>(where[r].first),
+               frame = reinterpret_cast<std::uintptr_t>(where[r].second);
+    for (const std::uintptr_t at : {object, object + sizeof(Process) - 1, frame})
+      cores_of_page[at / 4096].insert(core[r]);
+  }
+  std::set<int> seen;
+  for (const auto& [page, cores] : cores_of_page) {
+    EXPECT_EQ(cores.size(), 1u) << "page " << page << " holds processes of several cores";
+    seen.insert(cores.begin(), cores.end());
+  }
+  EXPECT_EQ(seen.size(), 2u) << "round robin puts processes on both cores";
 }
 
 // RuntimeOptions::realtime_priority (for the tails): the workers run

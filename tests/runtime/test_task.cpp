@@ -10,7 +10,9 @@
 #endif
 
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -330,6 +332,65 @@ TEST(FrameCache, FreedBlocksAreReusedWithoutNewMemory) {
   EXPECT_GE(reserved, std::size_t{50000} * 200);
   for (int round = 0; round < 5; ++round) churn(50000, 200);
   EXPECT_EQ(FrameCache::reserved_bytes(), reserved) << "the same frames again must come from the freed ones";
+}
+
+// What a thread makes in a lane (FrameCache::LaneScope) comes from pages no
+// other lane's blocks share, and goes back to that lane: Runtime::run makes
+// each core's processes and frames in a lane of their own, so that the
+// prefetchers of one core never fetch lines that another core writes.
+TEST(FrameCache, LanesKeepToPagesOfTheirOwnAndGetTheirBlocksBack) {
+  constexpr std::size_t kPage = 4096;
+  const std::size_t sizes[] = {100, 300, 1000};
+  std::map<std::uintptr_t, std::set<std::uint32_t>> lanes_of_page;
+  std::vector<std::pair<void*, std::uint32_t>> made;
+  const auto make_interleaved = [&] {
+    for (int i = 0; i < 600; ++i) {
+      for (const std::uint32_t lane : {0u, 1u, 2u}) {
+        const FrameCache::LaneScope scope(lane);
+        const std::size_t size = sizes[i % 3];
+        auto* b = static_cast<std::byte*>(FrameCache::allocate(size));
+        std::memset(b, static_cast<int>(lane), size);
+        made.emplace_back(b, lane);
+        const auto first = reinterpret_cast<std::uintptr_t>(b) / kPage,
+                   last = (reinterpret_cast<std::uintptr_t>(b) + size - 1) / kPage;
+        for (std::uintptr_t page = first; page <= last; ++page) lanes_of_page[page].insert(lane);
+      }
+    }
+  };
+  make_interleaved();
+  for (const auto& [page, lanes] : lanes_of_page) EXPECT_EQ(lanes.size(), 1u) << "a page shared by lanes";
+  std::set<void*> first;
+  for (auto [b, lane] : made) {
+    first.insert(b);
+    FrameCache::deallocate(b);
+  }
+  const std::size_t reserved = FrameCache::reserved_bytes();
+  made.clear();
+  lanes_of_page.clear();
+  make_interleaved();  // again, from the blocks just freed: each lane's own
+  for (const auto& [page, lanes] : lanes_of_page) EXPECT_EQ(lanes.size(), 1u) << "a page shared by lanes";
+  std::set<void*> second;
+  for (auto [b, lane] : made) second.insert(b);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(FrameCache::reserved_bytes(), reserved);
+  for (auto [b, lane] : made) FrameCache::deallocate(b);
+}
+
+TEST(FrameCache, ALaneScopeEndsWhereItWasMadeAndLanesWrapAroundTheirCount) {
+  {
+    const FrameCache::LaneScope outer(3);
+    { const FrameCache::LaneScope inner(5); }
+    void* in_three = FrameCache::allocate(64);
+    const FrameCache::LaneScope again(3);
+    void* also_three = FrameCache::allocate(64);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(in_three) / 4096, reinterpret_cast<std::uintptr_t>(also_three) / 4096)
+        << "the inner scope gave lane 3 back: both from its first slab";
+    FrameCache::deallocate(in_three);
+    FrameCache::deallocate(also_three);
+  }
+  EXPECT_EQ(FrameCache::lane_of_core(0), 1u);
+  EXPECT_EQ(FrameCache::lane_of_core(FrameCache::kLanes - 2), FrameCache::kLanes - 1);
+  EXPECT_EQ(FrameCache::lane_of_core(FrameCache::kLanes - 1), 1u) << "past the last lane, round again; never lane 0";
 }
 
 TEST(FrameCache, AThreadThatEndsHandsItsBlocksToTheNext) {

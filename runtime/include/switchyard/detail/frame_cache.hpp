@@ -21,8 +21,17 @@
 //   thread that ends hands its blocks and the rest of its chunk to the shared
 //   pool, so a new Runtime's workers start from them.
 // Blocks are whole cache lines: the frames of processes on different cores are
-// made one after another (by Runtime::run), and a line shared by two of them
-// would travel between the cores on every write. Frames over 2 KiB come from
+// made by one thread (the one that calls Runtime::run), and a line shared by
+// two of them would travel between the cores on every write. Nor do two
+// cores' frames lie near each other: the hardware prefetchers fetch lines
+// near the ones a core reads, and took them from the core that was writing
+// them (docs/benchmarks.md, "Each core's processes on pages of its own"). So
+// a thread's blocks are kept in lanes: what it makes while a LaneScope names a
+// lane comes from slabs of whole pages that lane alone carves from the back
+// of the thread's chunk, large enough that two lanes' blocks are far apart
+// (slabs of a few pages still cost), and goes back to that lane's lists when
+// freed. Runtime::run makes each core's processes and frames in a lane of
+// their own; everything else is lane 0's. Frames over 2 KiB come from
 // operator new, as do frames made while the thread is ending.
 
 #include <cstddef>
@@ -51,9 +60,26 @@ namespace switchyard::detail {
 
 class FrameCache {
  public:
+  static constexpr std::uint32_t kLanes = 64;  // lane 0 and one for each core, modulo kLanes - 1
+
+  // While it lives, what the thread makes comes from `lane`'s pages (for
+  // lane_of_core's lanes; 0 is the default).
+  class LaneScope {
+   public:
+    explicit LaneScope(std::uint32_t lane) noexcept : previous_(std::exchange(lanes().current, lane % kLanes)) {}
+    ~LaneScope() { lanes().current = previous_; }
+    LaneScope(const LaneScope&) = delete;
+    LaneScope& operator=(const LaneScope&) = delete;
+
+   private:
+    std::uint32_t previous_;
+  };
+  static std::uint32_t lane_of_core(std::uint32_t core) noexcept { return 1 + core % (kLanes - 1); }
+
   static void* allocate(std::size_t size) {
     const std::size_t cls = class_of(size);
-    State& st = state();
+    Lanes& l = lanes();
+    State& st = l.lane[l.current];
     if (cls >= kClasses || st.dead) [[unlikely]]
       return from_heap(size);
     Block* b = st.free[cls];
@@ -61,7 +87,7 @@ class FrameCache {
       st.free[cls] = b->next;
       --st.count[cls];
     } else {
-      b = refill(st, cls);
+      b = refill(l, cls);
     }
     unpoison(b);
     return frame_of(b);
@@ -75,7 +101,7 @@ class FrameCache {
     }
     poison(b);
     const std::size_t cls = b->size_class;
-    State& st = state();
+    State& st = lanes().lane[b->lane];
     if (!st.dead && st.count[cls] < kMaxCached) [[likely]] {
       b->next = st.free[cls];
       if (!b->next) st.last[cls] = b;
@@ -103,7 +129,7 @@ class FrameCache {
   // for the page (dear when the kernel compacts memory to find one), as a
   // barrier's first call otherwise would, on one core only.
   static void reserve_for_this_thread() {
-    State& st = state();
+    State& st = lanes().lane[0];
     if (st.dead || st.bump != st.end) return;
     new_chunk(st);
     *static_cast<volatile char*>(static_cast<void*>(st.bump)) = 0;
@@ -122,7 +148,8 @@ class FrameCache {
   static constexpr std::size_t kClasses = 32;  // frames up to 2 KiB are pooled
   static constexpr std::size_t kChunk = std::size_t{2} << 20;  // one huge page
   static constexpr std::size_t kBatch = 256;  // blocks moved from the shared pool at a time
-  static constexpr std::size_t kHeapBlock = ~std::size_t{0};  // size_class of a block from operator new
+  static constexpr std::uint32_t kHeapBlock = ~std::uint32_t{0};  // size_class of a block from operator new
+  static constexpr std::size_t kSlab = 64 * 1024;  // whole pages: what a lane carves from its thread's chunk at a time
   // Blocks kept per class and thread: a list only holds what was once live at
   // the same time on its thread, so this bounds nothing in ordinary use (a
   // thread that frees what others made, past it, gives to the shared pool).
@@ -130,17 +157,23 @@ class FrameCache {
 
   struct alignas(16) Block {
     Block* next;
-    std::size_t size_class;
+    std::uint32_t size_class;
+    std::uint32_t lane;  // whose lists it goes back to
   };
   static constexpr std::size_t kLineOffset = kGranule - sizeof(Block);
-  // Trivially destructible, so a frame freed during thread exit still finds it.
+  // One lane of a thread. Trivially destructible, so a frame freed during
+  // thread exit still finds it.
   struct State {
     Block* free[kClasses];
     Block* last[kClasses];  // the tail of free[c] when it is not empty: a thread's list is handed over whole
     std::uint32_t count[kClasses];
-    char* bump;  // the unused rest of this thread's chunk: [bump, end)
+    char* bump;  // the unused rest of this lane's memory: [bump, end) (lane 0: of the thread's chunk)
     char* end;
     bool dead;  // the thread is ending: its lists went to the shared pool
+  };
+  struct Lanes {
+    State lane[kLanes];
+    std::uint32_t current;  // the lane that allocate() takes from (LaneScope)
   };
   // Process-wide, never destroyed (thread_local destructors of the main thread
   // run after nothing else would keep it alive); guarded by `mutex`.
@@ -157,62 +190,98 @@ class FrameCache {
       count[first->size_class] += n;
     }
   };
+  // A thread that ends gives every lane's blocks to the shared pool, and the
+  // rest of its chunk (not the lanes' slabs: their pages stay theirs).
   struct Drain {
     ~Drain() {
-      State& st = state();
+      Lanes& l = lanes();
       Shared& sh = shared();
       std::lock_guard lock(sh.mutex);
-      for (std::size_t c = 0; c < kClasses; ++c) {
-        if (st.free[c]) sh.give(std::exchange(st.free[c], nullptr), st.last[c], st.count[c]);
-        st.count[c] = 0;
+      for (State& st : l.lane) {
+        for (std::size_t c = 0; c < kClasses; ++c) {
+          if (st.free[c]) sh.give(std::exchange(st.free[c], nullptr), st.last[c], st.count[c]);
+          st.count[c] = 0;
+        }
+        st.dead = true;
       }
-      if (st.bump != st.end) sh.spare.emplace_back(st.bump, st.end);
-      st.bump = st.end = nullptr;
-      st.dead = true;
+      State& home = l.lane[0];
+      if (home.bump != home.end) sh.spare.emplace_back(home.bump, home.end);
+      for (State& st : l.lane) st.bump = st.end = nullptr;
     }
   };
-  static State& state() noexcept {
-    static thread_local State st{};
+  static Lanes& lanes() noexcept {
+    static thread_local Lanes l{};
     static thread_local Drain drain;
     (void)drain;
-    return st;
+    return l;
   }
   static Shared& shared() noexcept {
     static Shared* const sh = new Shared;
     return *sh;
   }
 
-  [[gnu::noinline]] static Block* refill(State& st, std::size_t cls) {
-    {
-      Shared& sh = shared();
-      std::lock_guard lock(sh.mutex);
-      if (Block* head = sh.free[cls]) {  // a batch: the first block for the caller, the rest to the list
-        Block* last = head;
-        std::size_t taken = 1;
-        for (; taken < kBatch && last->next; ++taken) last = last->next;
-        sh.free[cls] = std::exchange(last->next, nullptr);
-        sh.count[cls] -= taken;
-        st.free[cls] = head->next;
-        st.last[cls] = last;
-        st.count[cls] += static_cast<std::uint32_t>(taken - 1);
-        return head;
-      }
+  // Lane 0 takes a batch from the shared pool where it has blocks of the
+  // class, whose pages may be anyone's; the other lanes carve pages of their own.
+  [[gnu::noinline]] static Block* refill(Lanes& l, std::size_t cls) {
+    State& st = l.lane[l.current];
+    if (l.current == 0) {
+      if (Block* head = take_batch(st, cls)) return head;
     }
     const std::size_t bytes = (cls + 1) * kGranule;
-    if (static_cast<std::size_t>(st.end - st.bump) < bytes) new_chunk(st);
+    if (static_cast<std::size_t>(st.end - st.bump) < bytes) {
+      if (l.current == 0) {
+        new_chunk(st);
+      } else {
+        new_slab(l.lane[0], st);
+      }
+    }
     auto* b = reinterpret_cast<Block*>(std::exchange(st.bump, st.bump + bytes));
-    b->size_class = cls;
+    b->size_class = static_cast<std::uint32_t>(cls);
+    b->lane = l.current;
     return b;
   }
 
-  // The rest of a chunk too small for the block is left unused (under 2 KiB of 2 MiB).
+  // A batch of the shared pool's blocks of class `cls` for lane 0 `st`: the
+  // first for the caller, the rest to the list. Null where it has none.
+  static Block* take_batch(State& st, std::size_t cls) {
+    Shared& sh = shared();
+    std::lock_guard lock(sh.mutex);
+    Block* head = sh.free[cls];
+    if (!head) return nullptr;
+    head->lane = 0;
+    Block* last = head;
+    std::size_t taken = 1;
+    for (; taken < kBatch && last->next; ++taken) {
+      last = last->next;
+      last->lane = 0;
+    }
+    sh.free[cls] = std::exchange(last->next, nullptr);
+    sh.count[cls] -= taken;
+    st.free[cls] = head->next;
+    st.last[cls] = last;
+    st.count[cls] += static_cast<std::uint32_t>(taken - 1);
+    return head;
+  }
+
+  // A slab of whole pages for `lane`, from the back of the thread's chunk
+  // (lane 0, `home`, bumps from the front); what was left of the lane's last
+  // slab, under the largest block, stays unused.
+  static void new_slab(State& home, State& lane) {
+    if (static_cast<std::size_t>(home.end - home.bump) < kSlab) new_chunk(home);
+    home.end -= kSlab;
+    lane.bump = home.end;
+    lane.end = home.end + kSlab;
+  }
+
+  // The rest of a chunk too small for the block, or for a slab, is left
+  // unused (under 64 KiB of 2 MiB).
   [[gnu::noinline]] static void new_chunk(State& st) {
     Shared& sh = shared();
     std::lock_guard lock(sh.mutex);
     if (!sh.spare.empty()) {
       std::tie(st.bump, st.end) = sh.spare.back();
       sh.spare.pop_back();
-      if (static_cast<std::size_t>(st.end - st.bump) >= kClasses * kGranule) return;
+      if (static_cast<std::size_t>(st.end - st.bump) >= kSlab) return;
     }
     sh.chunks.reserve(sh.chunks.size() + 1);  // before the chunk: a throw here leaks nothing
     auto* chunk = static_cast<char*>(::operator new (kChunk, std::align_val_t{kChunk}));
