@@ -386,6 +386,26 @@ TEST(Runtime, EachCoresProcessesAndFramesLieOnPagesOfTheirOwn) {
   EXPECT_EQ(seen.size(), 2u) << "round robin puts processes on both cores";
 }
 
+// Threads that run a job each and end (std::async per job, say) leave their
+// lanes, emptied, to the next ones: the memory stays what the jobs at once hold.
+TEST(Runtime, JobsFromThreadsThatComeAndGoReuseTheirLanes) {
+  using detail::FrameCache;
+  Runtime rt;
+  RunOptions options;
+  options.placement = Placement::round_robin();
+  const auto job_on_a_thread_of_its_own = [&] {
+    std::thread([&] {
+      rt.run(
+          256, [](Process& p) -> Task<void> { co_await p.barrier(); }, options);
+    }).join();
+  };
+  for (int k = 0; k < 2; ++k) job_on_a_thread_of_its_own();
+  const std::size_t reserved = FrameCache::reserved_bytes();
+  for (int k = 0; k < 40; ++k) job_on_a_thread_of_its_own();
+  EXPECT_LE(FrameCache::reserved_bytes(), reserved + (std::size_t{2} << 20))
+      << "forty threads, one after the other, must not each take slabs of their own";
+}
+
 // RuntimeOptions::realtime_priority (for the tails): the workers run
 // under SCHED_FIFO, or the Runtime is refused with the reason; out of range
 // is refused up front.

@@ -19,7 +19,8 @@
 //   job of n processes keeps their frames for the next job (the pages are then
 //   already backed), as the per-thread cache of freed frames always did. A
 //   thread that ends hands its blocks and the rest of its chunk to the shared
-//   pool, so a new Runtime's workers start from them.
+//   pool, so a new Runtime's workers start from them (and its lanes, below,
+//   whole to the next threads).
 // Blocks are whole cache lines: the frames of processes on different cores are
 // made by one thread (the one that calls Runtime::run), and a line shared by
 // two of them would travel between the cores on every write. Nor do two
@@ -36,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -79,7 +81,7 @@ class FrameCache {
   static void* allocate(std::size_t size) {
     const std::size_t cls = class_of(size);
     Lanes& l = lanes();
-    State& st = l.lane[l.current];
+    State& st = l.current == 0 ? l.home : lane(l, l.current);
     if (cls >= kClasses || st.dead) [[unlikely]]
       return from_heap(size);
     Block* b = st.free[cls];
@@ -101,7 +103,9 @@ class FrameCache {
     }
     poison(b);
     const std::size_t cls = b->size_class;
-    State& st = lanes().lane[b->lane];
+    Lanes& l = lanes();
+    if (b->lane != 0 && !l.other[b->lane]) b->lane = 0;  // a lane this thread never made: its default's block now
+    State& st = b->lane == 0 ? l.home : *l.other[b->lane];
     if (!st.dead && st.count[cls] < kMaxCached) [[likely]] {
       b->next = st.free[cls];
       if (!b->next) st.last[cls] = b;
@@ -129,7 +133,7 @@ class FrameCache {
   // for the page (dear when the kernel compacts memory to find one), as a
   // barrier's first call otherwise would, on one core only.
   static void reserve_for_this_thread() {
-    State& st = lanes().lane[0];
+    State& st = lanes().home;
     if (st.dead || st.bump != st.end) return;
     new_chunk(st);
     *static_cast<volatile char*>(static_cast<void*>(st.bump)) = 0;
@@ -171,8 +175,11 @@ class FrameCache {
     char* end;
     bool dead;  // the thread is ending: its lists went to the shared pool
   };
+  // A thread's lanes: its default, in its thread_local storage, and the others
+  // made on first use (a few per thread that runs jobs), kept in `Shared`.
   struct Lanes {
-    State lane[kLanes];
+    State home;  // lane 0
+    State* other[kLanes];  // lanes 1 to kLanes - 1; other[0] unused
     std::uint32_t current;  // the lane that allocate() takes from (LaneScope)
   };
   // Process-wide, never destroyed (thread_local destructors of the main thread
@@ -183,6 +190,8 @@ class FrameCache {
     std::size_t count[kClasses] = {};
     std::vector<std::pair<char*, char*>> spare;  // the rests of the chunks of threads that ended
     std::vector<void*> chunks;  // every chunk, kept reachable (leak checkers)
+    std::vector<std::unique_ptr<State>> lanes;  // every lane but the defaults, kept reachable (leak checkers)
+    std::vector<State*> free_lanes;  // of threads that ended, with their free blocks and the rest of their slabs
     void give(Block* b) noexcept { give(b, b, 1); }
     // The list first..last of `n` blocks of one class.
     void give(Block* first, Block* last, std::size_t n) noexcept {
@@ -192,23 +201,46 @@ class FrameCache {
   };
   // A thread that ends gives every lane's blocks to the shared pool, and the
   // rest of its chunk (not the lanes' slabs: their pages stay theirs).
+  // The other lanes serve the next threads as they are, their free blocks and
+  // the rest of their slabs with them, so that threads that come and go (a
+  // thread per job) keep as many lanes as run at once. What the ending thread
+  // frees after this goes to its default's lists, which are dead: to the
+  // shared pool.
   struct Drain {
     ~Drain() {
       Lanes& l = lanes();
       Shared& sh = shared();
       std::lock_guard lock(sh.mutex);
-      for (State& st : l.lane) {
-        for (std::size_t c = 0; c < kClasses; ++c) {
-          if (st.free[c]) sh.give(std::exchange(st.free[c], nullptr), st.last[c], st.count[c]);
-          st.count[c] = 0;
-        }
-        st.dead = true;
+      if (l.home.bump != l.home.end) sh.spare.emplace_back(l.home.bump, l.home.end);
+      State& home = l.home;
+      for (std::size_t c = 0; c < kClasses; ++c) {
+        if (home.free[c]) sh.give(std::exchange(home.free[c], nullptr), home.last[c], home.count[c]);
+        home.count[c] = 0;
       }
-      State& home = l.lane[0];
-      if (home.bump != home.end) sh.spare.emplace_back(home.bump, home.end);
-      for (State& st : l.lane) st.bump = st.end = nullptr;
+      home.bump = home.end = nullptr;
+      home.dead = true;
+      for (State*& st : l.other) {
+        if (st) sh.free_lanes.push_back(std::exchange(st, nullptr));
+      }
     }
   };
+  // Lane `i` (1 to kLanes - 1) of this thread, made on its first use (from
+  // an ended thread's, where there is one); the default where the thread is ending.
+  static State& lane(Lanes& l, std::uint32_t i) {
+    if (l.other[i]) [[likely]]
+      return *l.other[i];
+    if (l.home.dead) return l.home;
+    Shared& sh = shared();
+    std::lock_guard lock(sh.mutex);
+    if (sh.free_lanes.empty()) {
+      sh.lanes.reserve(sh.lanes.size() + 1);  // before the lane: a throw here leaks nothing
+      sh.lanes.push_back(std::make_unique<State>());
+      sh.free_lanes.push_back(sh.lanes.back().get());
+    }
+    l.other[i] = sh.free_lanes.back();
+    sh.free_lanes.pop_back();
+    return *l.other[i];
+  }
   static Lanes& lanes() noexcept {
     static thread_local Lanes l{};
     static thread_local Drain drain;
@@ -223,21 +255,22 @@ class FrameCache {
   // Lane 0 takes a batch from the shared pool where it has blocks of the
   // class, whose pages may be anyone's; the other lanes carve pages of their own.
   [[gnu::noinline]] static Block* refill(Lanes& l, std::size_t cls) {
-    State& st = l.lane[l.current];
-    if (l.current == 0) {
+    const std::uint32_t i = l.other[l.current] ? l.current : 0;  // the lane allocate() took (other[0] is never made)
+    State& st = i == 0 ? l.home : *l.other[i];
+    if (i == 0) {
       if (Block* head = take_batch(st, cls)) return head;
     }
     const std::size_t bytes = (cls + 1) * kGranule;
     if (static_cast<std::size_t>(st.end - st.bump) < bytes) {
-      if (l.current == 0) {
+      if (i == 0) {
         new_chunk(st);
       } else {
-        new_slab(l.lane[0], st);
+        new_slab(l.home, st);
       }
     }
     auto* b = reinterpret_cast<Block*>(std::exchange(st.bump, st.bump + bytes));
     b->size_class = static_cast<std::uint32_t>(cls);
-    b->lane = l.current;
+    b->lane = i;
     return b;
   }
 
