@@ -85,6 +85,9 @@ std::optional<Args> parse_args(int argc, char** argv, int ranks, std::string& er
     error = "REPETITIONS must be at least 1";
   } else if (argc == 7 && (!parse_number(argv[6], a.runs) || a.runs < 1)) {
     error = std::string("RUNS must be a whole number of at least 1 that fits, not '") + argv[6] + "'";
+  } else if (argc == 7 && a.bytes % 8 != 0) {
+    error = "with RUNS, BYTES must be a multiple of 8 (fresh payloads are stamped word by word), not " +
+            std::to_string(a.bytes);
   } else {
     return a;
   }
