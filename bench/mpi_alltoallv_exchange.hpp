@@ -119,6 +119,14 @@ inline double now_ns() {
           .count());
 }
 
+// One exchange, as both timings below run it: pack, MPI_Alltoallv, unpack.
+inline void exchange_once(RankExchange& x) {
+  for (const Copy& c : x.pack) std::memcpy(c.to, c.from, c.bytes);
+  MPI_Alltoallv(x.packed.data(), x.send_counts.data(), x.send_displs.data(), MPI_BYTE, x.unpacked.data(),
+                x.recv_counts.data(), x.recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+  for (const Copy& c : x.unpack) std::memcpy(c.to, c.from, c.bytes);
+}
+
 // Microseconds per repetition; false in `ok` if any rank received a wrong byte.
 inline std::vector<double> time_exchanges(RankExchange& x, std::uint32_t repetitions, bool& ok) {
   std::vector<double> us;
@@ -129,10 +137,7 @@ inline std::vector<double> time_exchanges(RankExchange& x, std::uint32_t repetit
     }
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = now_ns();
-    for (const Copy& c : x.pack) std::memcpy(c.to, c.from, c.bytes);
-    MPI_Alltoallv(x.packed.data(), x.send_counts.data(), x.send_displs.data(), MPI_BYTE, x.unpacked.data(),
-                  x.recv_counts.data(), x.recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD);
-    for (const Copy& c : x.unpack) std::memcpy(c.to, c.from, c.bytes);
+    exchange_once(x);
     double span[2] = {-start, now_ns()};  // MPI_MAX of both: the earliest start and the latest end
     int wrong = 0;
     for (const auto& b : x.buffers) {
@@ -172,10 +177,7 @@ inline std::vector<double> time_exchange_loops(RankExchange& x, std::uint32_t lo
     for (std::uint32_t k = 0; k < runs; ++k) {
       ++exchange;
       for (FreshPayloads& p : payloads) p.stamp(exchange);
-      for (const Copy& c : x.pack) std::memcpy(c.to, c.from, c.bytes);
-      MPI_Alltoallv(x.packed.data(), x.send_counts.data(), x.send_displs.data(), MPI_BYTE, x.unpacked.data(),
-                    x.recv_counts.data(), x.recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD);
-      for (const Copy& c : x.unpack) std::memcpy(c.to, c.from, c.bytes);
+      exchange_once(x);
       for (const FreshPayloads& p : payloads) {
         if (const auto bad = p.check(exchange)) [[unlikely]] {
           if (wrong == 0)

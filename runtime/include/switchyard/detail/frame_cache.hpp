@@ -89,7 +89,7 @@ class FrameCache {
       st.free[cls] = b->next;
       --st.count[cls];
     } else {
-      b = refill(l, cls);
+      b = refill(l, st, l.current, cls);
     }
     unpoison(b);
     return frame_of(b);
@@ -190,7 +190,7 @@ class FrameCache {
     std::size_t count[kClasses] = {};
     std::vector<std::pair<char*, char*>> spare;  // the rests of the chunks of threads that ended
     std::vector<void*> chunks;  // every chunk, kept reachable (leak checkers)
-    std::vector<std::unique_ptr<State>> lanes;  // every lane but the defaults, kept reachable (leak checkers)
+    std::vector<std::unique_ptr<State>> made_lanes;  // every lane but the defaults, kept reachable (leak checkers)
     std::vector<State*> free_lanes;  // of threads that ended, with their free blocks and the rest of their slabs
     void give(Block* b) noexcept { give(b, b, 1); }
     // The list first..last of `n` blocks of one class.
@@ -199,9 +199,8 @@ class FrameCache {
       count[first->size_class] += n;
     }
   };
-  // A thread that ends gives every lane's blocks to the shared pool, and the
-  // rest of its chunk (not the lanes' slabs: their pages stay theirs).
-  // The other lanes serve the next threads as they are, their free blocks and
+  // A thread that ends gives its default lane's blocks and the rest of its
+  // chunk to the shared pool. The other lanes serve the next threads as they are, their free blocks and
   // the rest of their slabs with them, so that threads that come and go (a
   // thread per job) keep as many lanes as run at once. What the ending thread
   // frees after this goes to its default's lists, which are dead: to the
@@ -233,9 +232,9 @@ class FrameCache {
     Shared& sh = shared();
     std::lock_guard lock(sh.mutex);
     if (sh.free_lanes.empty()) {
-      sh.lanes.reserve(sh.lanes.size() + 1);  // before the lane: a throw here leaks nothing
-      sh.lanes.push_back(std::make_unique<State>());
-      sh.free_lanes.push_back(sh.lanes.back().get());
+      sh.made_lanes.reserve(sh.made_lanes.size() + 1);  // before the lane: a throw here leaks nothing
+      sh.made_lanes.push_back(std::make_unique<State>());
+      sh.free_lanes.push_back(sh.made_lanes.back().get());
     }
     l.other[i] = sh.free_lanes.back();
     sh.free_lanes.pop_back();
@@ -252,11 +251,11 @@ class FrameCache {
     return *sh;
   }
 
-  // Lane 0 takes a batch from the shared pool where it has blocks of the
-  // class, whose pages may be anyone's; the other lanes carve pages of their own.
-  [[gnu::noinline]] static Block* refill(Lanes& l, std::size_t cls) {
-    const std::uint32_t i = l.other[l.current] ? l.current : 0;  // the lane allocate() took (other[0] is never made)
-    State& st = i == 0 ? l.home : *l.other[i];
+  // Lane `i`, `st` (live: allocate() went to the heap for a dead one), out
+  // of blocks of class `cls`. Lane 0 takes a batch from the shared pool where
+  // it has blocks of the class, whose pages may be anyone's; the other lanes
+  // carve pages of their own.
+  [[gnu::noinline]] static Block* refill(Lanes& l, State& st, std::uint32_t i, std::size_t cls) {
     if (i == 0) {
       if (Block* head = take_batch(st, cls)) return head;
     }
