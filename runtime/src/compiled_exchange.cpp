@@ -47,8 +47,8 @@ CompiledExchangeState& CompiledEngine::state_of(Process& p, const Group& g, std:
                  "ends): make a plan once and run it many times, run the plans in jobs of their own, or run them "
                  "on messages (ExchangeExecution::messages)");
     }
-    auto s = std::make_unique<CompiledExchangeState>(participants, job.worker_count(), options);
     const Membership& members = g.members();
+    auto s = std::make_unique<CompiledExchangeState>(g, participants, job.worker_count(), options);
     for (std::uint32_t w = 0; w < job.worker_count(); ++w) {
       const std::uint32_t global = job.routes().global_core(Route{job.node(), w, 0});
       CompiledCoreProgram& prog = s->program(w);

@@ -455,11 +455,13 @@ namespace switchyard::detail {
 
 class CompiledExchangeState final : public GroupAttachment {
  public:
-  CompiledExchangeState(Rank participants, std::uint32_t workers, const CompiledExchangeOptions& options)
+  // `g`: the communicator, whose first `participants` members run the exchange.
+  CompiledExchangeState(const Group& g, Rank participants, std::uint32_t workers,
+                        const CompiledExchangeOptions& options)
       : participants_(participants),
         options_(options),
-        slots_(std::make_unique<CompiledMemberSlot[]>(participants)),
-        member_runs_(std::make_unique<CompiledMemberRun[]>(participants)),
+        slots_(g.members().cores, g.member_pages()),
+        member_runs_(g.members().cores, g.member_pages()),
         progress_(std::make_unique<CompiledCoreProgress[]>(workers)),
         programs_(workers) {}
   // Gives each compiled program back to its cache, for the next job.
@@ -499,8 +501,8 @@ class CompiledExchangeState final : public GroupAttachment {
  private:
   const Rank participants_;
   const CompiledExchangeOptions options_;
-  std::unique_ptr<CompiledMemberSlot[]> slots_;  // by comm rank
-  std::unique_ptr<CompiledMemberRun[]> member_runs_;  // by comm rank
+  MemberLines<CompiledMemberSlot> slots_;
+  MemberLines<CompiledMemberRun> member_runs_;
   std::unique_ptr<CompiledCoreProgress[]> progress_;  // by worker
   std::vector<CompiledCoreProgram> programs_;  // by worker
 };

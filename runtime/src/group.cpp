@@ -14,11 +14,29 @@ Rank Membership::to_comm(Rank job) const noexcept {
   return it != by_job_rank.end() && it->first == job ? it->second : kAnySource;
 }
 
+void* MemberPages::take(std::uint32_t core, bool here, std::size_t lines) {
+  const std::lock_guard lock(mutex_);
+  Room& room = cores_[here ? core : cores_.size() - 1];
+  const std::size_t bytes = lines * kCacheLine;
+  if (bytes > room.bytes_left) {
+    const std::size_t chunk = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
+    chunks_.reserve(chunks_.size() + 1);
+    room.next = static_cast<std::byte*>(::operator new (chunk, std::align_val_t{kPageBytes}));
+    chunks_.push_back(room.next);
+    room.bytes_left = chunk;
+  }
+  void* const taken = room.next;
+  room.next += bytes;
+  room.bytes_left -= bytes;
+  return taken;
+}
+
 Group::Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key)
     : context_(context),
       members_(std::move(members)),
       library_key_(library_key),
-      members_state_(std::make_unique<MemberState[]>(members_->size)),
+      member_pages_(members_->cores.count.size()),
+      members_state_(members_->cores, member_pages_),
       cores_(std::make_unique<CoreState[]>(members_->local.size())),
       reached_(std::make_unique<CoreReached[]>(members_->local.size())) {}
 

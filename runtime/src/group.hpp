@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "collective_kind.hpp"
+#include "member_lines.hpp"
 #include "switchyard/busy_lock.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/message.hpp"
@@ -58,8 +59,8 @@ struct Membership {
   std::vector<std::vector<Process*>> local;
   // Per core of the job: the job rank of its leader (kAnySource: no member there).
   std::vector<Rank> leader;
-  // Per comm rank: its position among the members of its core.
-  std::vector<std::uint32_t> local_index;
+  // Per comm rank: its core, and its position among the members of its core.
+  MemberCores cores;
   // Cores of the job with at least one member, ascending.
   std::vector<std::uint32_t> populated;
   // Members on this node, and nodes with at least one member.
@@ -112,6 +113,9 @@ class Group {
   };
   static_assert(kOwnsCacheLines<MemberState>, "shared across cores: cache lines of its own");
   MemberState& member(Rank comm_rank) const noexcept { return members_state_[comm_rank]; }
+
+  // The pages that every array of this communicator's member lines takes its lines from.
+  MemberPages& member_pages() const noexcept { return member_pages_; }
 
   // Written only by worker w's thread: the two collective slots of its core,
   // and what free() counts there.
@@ -192,7 +196,8 @@ class Group {
   const std::shared_ptr<const Membership> members_;
   const std::uint64_t library_key_;  // nonzero: this is the duplicate a library reserved of another group
   mutable std::atomic<bool> asked_{false};  // note_asked()
-  std::unique_ptr<MemberState[]> members_state_;
+  mutable MemberPages member_pages_;  // before the arrays that take lines of it, attachments included
+  MemberLines<MemberState> members_state_;
   std::unique_ptr<CoreState[]> cores_;
   std::unique_ptr<CoreReached[]> reached_;
   // Set once by the first process to ask; acquire pairs with the release of the

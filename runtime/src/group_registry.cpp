@@ -127,22 +127,27 @@ std::shared_ptr<const Membership> GroupRegistry::membership(std::vector<Rank> jo
   const RouteTable& routes = job_.routes();
   m->local.resize(routes.global_cores());
   m->leader.assign(routes.global_cores(), kAnySource);
-  m->local_index.resize(m->size);
-  std::vector<std::uint32_t> count(routes.global_cores(), 0);
+  MemberCores& cores = m->cores;
+  cores.core.resize(m->size);
+  cores.index.resize(m->size);
+  cores.count.assign(routes.global_cores(), 0);
+  cores.here.assign(routes.global_cores(), false);
   std::vector<bool> node_seen(routes.nodes(), false);
   for (Rank i = 0; i < m->size; ++i) {
     const Route& route = routes[job_ranks[i]];
     node_seen[route.node] = true;
     const std::uint32_t g = routes.global_core(route);
-    m->local_index[i] = count[g]++;
+    cores.core[i] = g;
+    cores.index[i] = cores.count[g]++;
+    cores.here[g] = route.node == job_.node();
     if (m->leader[g] == kAnySource) m->leader[g] = job_ranks[i];
     if (route.node == job_.node()) {
       m->local[g].push_back(&job_.process(job_ranks[i]));
       ++m->on_this_node;
     }
   }
-  for (std::uint32_t g = 0; g < count.size(); ++g) {
-    if (count[g] > 0) m->populated.push_back(g);
+  for (std::uint32_t g = 0; g < cores.count.size(); ++g) {
+    if (cores.count[g] > 0) m->populated.push_back(g);
   }
   m->nodes_spanned = static_cast<std::uint32_t>(std::count(node_seen.begin(), node_seen.end(), true));
   if (!identity) {

@@ -183,7 +183,7 @@ void combine_ranked(detail::CoreCollective& slot, CollectiveKind kind, Rank n,
   for (Rank r = 0; r < n; ++r) {
     if (job.global_core(members.to_job(r)) == here) {
       const auto* p = reinterpret_cast<const std::byte*>(running.data());
-      slot.per_member[members.local_index[r]].assign(p, p + len);
+      slot.per_member[members.cores.index[r]].assign(p, p + len);
     }
     add_int64(running, by_rank[r]);
   }
@@ -355,8 +355,8 @@ Task<Result> Process::collective(const detail::Group& g, Rank me, CollectiveKind
 
   // 5. Each member takes its copy of the result.
   if constexpr (!std::is_void_v<Result>) {
-    if (kind == kScan) co_return slot.per_member[members.local_index[me]];
-    if (kind == kAllgatherSplit) co_return std::move(slot.per_member[members.local_index[me]]);
+    if (kind == kScan) co_return slot.per_member[members.cores.index[me]];
+    if (kind == kAllgatherSplit) co_return std::move(slot.per_member[members.cores.index[me]]);
     co_return slot.result;
   }
 }

@@ -9,10 +9,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <numeric>
 #include <set>
 
-#include "group_registry.hpp"  // runtime/src: GroupRegistry::kMaxContexts
+#include "group_registry.hpp"  // runtime/src: GroupRegistry::kMaxContexts, MemberLines
 #include "test_support.hpp"
 
 namespace {
@@ -516,6 +517,51 @@ TEST(Communicator, ValidWhileTheBodiesAreCalled) {
     return [](Process& q) -> Task<void> { co_await q.barrier(); }(p);
   });
   EXPECT_EQ(sized.load(), 3);
+}
+
+// The lines each member writes on its own core (a communicator's member
+// states, a compiled exchange's slots and counts): round robin over two of
+// this node's cores and a third core of another node, in two arrays of
+// lines. Each member's line is its own; no page holds lines of two of this
+// node's cores, in either array; each core's members lie in comm-rank order;
+// and the arrays share their cores' pages: two arrays of 150 members take no
+// more than two pages for each core.
+TEST(Communicator, EachCoresMemberLinesLieOnPagesOfTheirOwn) {
+  using detail::MemberPages;
+  constexpr Rank kMembers = 150;
+  detail::MemberCores cores;
+  cores.count.assign(3, 0);
+  cores.here = {true, true, false};
+  for (Rank r = 0; r < kMembers; ++r) {
+    cores.core.push_back(r % 3);
+    cores.index.push_back(cores.count[r % 3]++);
+  }
+  struct alignas(kCacheLine) Line {
+    std::uint64_t value = 0;
+  };
+  MemberPages pages(cores.count.size());
+  const detail::MemberLines<Line> first(cores, pages), second(cores, pages);
+  std::map<std::uintptr_t, std::set<std::uint32_t>> cores_on_page;
+  std::set<const Line*> lines;
+  for (const auto* array : {&first, &second}) {
+    for (Rank r = 0; r < kMembers; ++r) {
+      const Line* line = &(*array)[r];
+      EXPECT_EQ(line->value, 0u);
+      EXPECT_TRUE(lines.insert(line).second) << "member " << r << " shares a line";
+      const auto address = reinterpret_cast<std::uintptr_t>(line);
+      if (cores.here[cores.core[r]]) cores_on_page[address / MemberPages::kPageBytes].insert(cores.core[r]);
+      if (r >= 3) {
+        EXPECT_EQ(line, &(*array)[r - 3] + 1) << "member " << r << " is not next to its core's member before it";
+      }
+    }
+  }
+  std::map<std::uint32_t, int> pages_of_core;
+  for (const auto& [page, on_it] : cores_on_page) {
+    EXPECT_EQ(on_it.size(), 1u) << "a page holds lines of two cores";
+    ++pages_of_core[*on_it.begin()];
+  }
+  EXPECT_EQ(pages_of_core.size(), 2u);
+  for (const auto& [core, taken] : pages_of_core) EXPECT_LE(taken, 2) << "core " << core;
 }
 
 }  // namespace

@@ -60,8 +60,9 @@ ExchangePlan::~ExchangePlan() {
   if (!d) return;
   std::shared_ptr<const ExchangePlanData> keep;
   for (std::size_t k = 0; k < d->parts.size(); ++k) {
-    detail::SplitRun& split = d->split[k];
-    if (!split.run || !split.comm.valid()) continue;
+    detail::SplitRun* const made = d->split->made(k);
+    if (!made || !made->run || !made->comm.valid()) continue;
+    detail::SplitRun& split = *made;
     if (!keep) keep = std::shared_ptr<const ExchangePlanData>(std::move(data_));
     const std::string why = "switchyard: ExchangePlan (scheduler '" + keep->options.scheduler.str() + "', " +
                             std::to_string(keep->processes) + " processes) destroyed on rank " +

@@ -17,9 +17,9 @@ std::unique_ptr<ExchangePlanData> new_plan_data(ExchangePlanOptions options, Sch
   }
   d->processes = processes;
   d->parts.resize(parts);
-  d->run_counts = std::make_unique<detail::RunCount[]>(parts);
-  d->scratch = std::make_unique<detail::RegionScratch[]>(parts);
-  d->split = std::make_unique<detail::SplitRun[]>(parts);
+  d->run_counts = std::make_unique<MadeOnUse<RunCount>>(parts);
+  d->scratch = std::make_unique<MadeOnUse<RegionScratch>>(parts);
+  d->split = std::make_unique<MadeOnUse<SplitRun>>(parts);
   return d;
 }
 

@@ -13,6 +13,7 @@
 
 #include "copy_steps.hpp"
 #include "described_memory.hpp"
+#include "made_on_use.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/communicator.hpp"
 #include "switchyard/compiled_exchange.hpp"
@@ -79,9 +80,10 @@ struct ExchangePlanData {
   double schedule_ms = 0;
   std::optional<Rank> owner;  // create(): the member whose part `parts` holds
   std::vector<ExchangePart> parts;  // by rank; create(): the owner's alone
-  std::unique_ptr<RunCount[]> run_counts;  // one per part
-  std::unique_ptr<RegionScratch[]> scratch;  // one per part
-  std::unique_ptr<SplitRun[]> split;  // one per part
+  // One per part each, made by the part's member (made_on_use.hpp).
+  std::unique_ptr<MadeOnUse<RunCount>> run_counts;
+  std::unique_ptr<MadeOnUse<RegionScratch>> scratch;
+  std::unique_ptr<MadeOnUse<SplitRun>> split;
   // A compiled run's exchange key (run_compiled_exchange): how each is agreed
   // across nodes is at local_compiled_key() and shared_compiled_key().
   std::uint64_t compiled_key = 0;

@@ -89,7 +89,7 @@ Task<ExchangeRunStats> run_hooks_copied(const ExchangePlanData& d, const Exchang
     const std::span<std::byte> recv[]{memory.recv};
     co_return co_await run_described(d, comm, *direct, CompiledRegions{send, recv});
   }
-  RunRegions regions(d.scratch[part_index(d, part)], part);
+  RunRegions regions((*d.scratch)[part_index(d, part)], part);
   detail::check_buffer_sizes("ExchangePlan::run", comm.rank(), part.sends, part.receives, hooks, regions.send(),
                              regions.recv());
   for (std::size_t i = 0; i < part.sends.size(); ++i) hooks.before_send(i);
@@ -207,7 +207,7 @@ Task<ExchangeRunStats> run_part(const ExchangePlanData& d, Communicator comm, Ex
   } else if (d.scheme == Scheme::ac) {
     co_await execute_ac(lib, part->sends, part->receives, hooks, d.options.ac);
   } else {
-    const std::uint64_t run = d.run_counts[part_index(d, *part)].runs.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t run = (*d.run_counts)[part_index(d, *part)].runs.fetch_add(1, std::memory_order_relaxed);
     const DrsnOptions drsn{stream_seed(d.options.seed, run), d.options.drsn_retry_yields, d.options.drsn_monitor};
     const DrsnStats s = co_await execute_drsn(lib, part->sends, part->receives, hooks, drsn);
     stats.busy_lock_inquiries = s.inquiries;
@@ -243,7 +243,7 @@ Task<ExchangeRunStats> run_displaced(const ExchangePlanData& d, Communicator com
   check_displacements(comm.rank(), comm.size(), "receive", "from", part->receives, recv.size(), recv_at);
   DisplacedHooks hooks(*part, send, send_at, recv, recv_at);
   if (!compiled(d, comm)) co_return co_await run_part(d, comm, hooks);
-  RunRegions regions(d.scratch[part_index(d, *part)], *part);
+  RunRegions regions((*d.scratch)[part_index(d, *part)], *part);
   for (std::size_t i = 0; i < part->sends.size(); ++i) regions.send()[i] = hooks.send_buffer(i);
   for (std::size_t j = 0; j < part->receives.size(); ++j) regions.recv()[j] = hooks.recv_buffer(j);
   co_return co_await run_copies(d, *part, comm, regions.regions());
@@ -251,7 +251,7 @@ Task<ExchangeRunStats> run_displaced(const ExchangePlanData& d, Communicator com
 
 detail::SplitRun& split_to_start(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
                                  const char* call) {
-  detail::SplitRun& split = d.split[part_index(d, part)];
+  detail::SplitRun& split = (*d.split)[part_index(d, part)];
   if (split.run && !split.comm.valid()) split.run.reset();  // a job that failed in between: over
   if (split.run) {
     split.run->refuse_while_started(std::string("switchyard: ") + call + " on rank " + std::to_string(comm.rank()) +
@@ -286,14 +286,14 @@ void start_hooks(const ExchangePlanData& d, const ExchangePart& part, const Comm
 ExchangeRun wait_split(const ExchangePlanData& d, const Communicator& comm) {
   const ExchangePart* part = part_for_run(d, comm);
   if (!part) return ExchangeRun(no_run());
-  detail::SplitRun& split = d.split[part_index(d, *part)];
-  if (split.run && !split.comm.valid()) split.run.reset();  // a job that failed in between: over
-  if (!split.run) {
+  detail::SplitRun* const split = d.split->made(part_index(d, *part));
+  if (split && split->run && !split->comm.valid()) split->run.reset();  // a job that failed in between: over
+  if (!split || !split->run) {
     throw InvalidArgument("switchyard: ExchangePlan::wait on rank " + std::to_string(comm.rank()) +
                           ": no start to wait for (a wait follows a start of the same process)");
   }
-  ExchangeRun run = std::move(*split.run);
-  split.run.reset();
+  ExchangeRun run = std::move(*split->run);
+  split->run.reset();
   return run;
 }
 

@@ -16,10 +16,12 @@
 #include <switchyard/runtime.hpp>
 #include <switchyard/schedulers/exchange_plan.hpp>
 #include <switchyard/schedulers/payload.hpp>
+#include <thread>
 #include <vector>
 
 #include "exchange_cases.hpp"
 #include "exchange_forms.hpp"
+#include "made_on_use.hpp"  // schedulers/runtime/src
 #include "test_support.hpp"
 
 namespace {
@@ -269,6 +271,40 @@ TEST(ExchangePlanSplit, APlanDestroyedWithARunInFlightEndsTheJob) {
             << what;
       }
     }
+  }
+}
+
+// What each member of a plan writes on every run is made by the member's
+// first use of it (made_on_use.hpp): once, whoever asks first; the same object
+// from then on, on any thread; one per part; none for a part never used.
+TEST(MadeOnUse, EachPartIsMadeOnceByItsFirstUseAndKeptFromThenOn) {
+  struct alignas(64) Counted {
+    std::uint64_t uses = 0;
+  };
+  constexpr std::size_t kParts = 8;
+  constexpr int kRounds = 200;
+  for (int round = 0; round < kRounds; ++round) {
+    schedulers::detail::MadeOnUse<Counted> made(kParts);
+    EXPECT_EQ(made.made(3), nullptr);
+    // Two threads race to make part 3; both must get the same object.
+    std::atomic<int> ready{0};
+    Counted* seen[2]{};
+    auto first_use = [&](int t) {
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      seen[t] = &made[3];
+    };
+    std::thread other(first_use, 1);
+    first_use(0);
+    other.join();
+    ASSERT_NE(seen[0], nullptr);
+    ASSERT_EQ(seen[0], seen[1]) << "round " << round << ": two objects made for one part";
+    EXPECT_EQ(made.made(3), seen[0]);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(seen[0]) % 64, 0u) << "over-aligned type made misaligned";
+    EXPECT_EQ(made.made(2), nullptr) << "a part never used was made";
+    EXPECT_NE(&made[2], seen[0]);
+    EXPECT_EQ(&made[3], seen[0]);
   }
 }
 
