@@ -43,7 +43,7 @@ class MemberPages {
 
   explicit MemberPages(std::size_t cores) : cores_(cores + 1) {}
   ~MemberPages() {
-    for (void* chunk : chunks_) ::operator delete(chunk, std::align_val_t{kPageBytes});
+    for (void* chunk : chunks_) ::operator delete (chunk, std::align_val_t{kPageBytes});
   }
   MemberPages(const MemberPages&) = delete;
   MemberPages& operator=(const MemberPages&) = delete;

@@ -439,7 +439,11 @@ typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::reverse(const
 template <class T>
 void HaloExchange<T>::start_forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const {
   Part& p = checked_part(comm, "start_forward", owned.size(), ghosts.size());
-  forward_->refuse_second_start(comm, "HaloExchange::start_forward");  // before packing where the first run reads
+  if (p.forward_started)
+      [[unlikely]] {  // refused before packing where the first run reads, unless its job failed since
+    forward_->refuse_second_start(comm, "HaloExchange::start_forward");
+    p.forward_started = false;
+  }
   pack_forward(p, owned, true);
   start_bound_forward(*forward_, p, comm, ghosts);
   p.forward_started = true;
