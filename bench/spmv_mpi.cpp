@@ -4,7 +4,9 @@
 // halo_maps()'s, the same as the switchyard example's). By default each
 // iteration waits for its halo, then computes; --split computes the rows that
 // read no ghost between the sends and the wait, as the example's split phase
-// does (and PETSc's MatMult with its diagonal block). Run under mpirun:
+// does: the overlap of PETSc's MatMult, which computes its diagonal block
+// while the scatter moves (here whole rows, so each row's sum keeps its
+// order). Run under mpirun:
 //
 //   mpirun -np P bench/spmv_mpi MATRIX.mtx [--iterations K] [--split]
 //
