@@ -24,6 +24,8 @@ namespace switchyard::detail {
 namespace {
 
 constexpr std::uint64_t kStagedPairBytes = 4096;  // one run's pieces of a staged pair, at most
+// Packing without comparing (pack_staged), the runs until a pair compares again.
+constexpr std::uint64_t kRunsBetweenComparisons = 32;
 // ... or, where its pieces are smaller than a cache line on average, at most
 // this: packed, they cross in whole lines, where pulled each takes a line.
 constexpr std::uint64_t kStagedSmallPiecesBytes = 64 * 1024;
@@ -140,19 +142,25 @@ Task<void> CompiledEngine::wait_staging_free(Process& p, CompiledExchangeState& 
 // size (StagedPair::piece_bytes) are copied with that size fixed.
 namespace {
 
-// Packing (into a half), a single piece that holds what its half held two
-// runs ago is left alone: its lines stay in the receiving core's cache,
-// where a store would take them back and make it miss on each of them again.
+// Packing (into a half) with `compare`, a single piece that holds what its
+// half held two runs ago is left alone: its lines stay in the receiving
+// core's cache, where a store would take them back and make it miss on each
+// of them again. Packing returns the pieces it copied.
 template <bool Pack, std::uint64_t Bytes, class Byte>
-void copy_pieces_of(Byte* half, std::byte* const* member_at, std::size_t n) {
+std::size_t copy_pieces_of(Byte* half, std::byte* const* member_at, std::size_t n, bool compare) {
+  std::size_t copied = 0;
   for (std::size_t i = 0; i < n; ++i) {
     Byte* const place = half + i * Bytes;
     if constexpr (Pack) {
-      if (!same_bytes(place, member_at[i], Bytes)) copy_bytes(place, member_at[i], Bytes);
+      if (!compare || !same_bytes(place, member_at[i], Bytes)) {
+        copy_bytes(place, member_at[i], Bytes);
+        ++copied;
+      }
     } else {
       copy_bytes(member_at[i], place, Bytes);
     }
   }
+  return copied;
 }
 
 // One piece of a pair of any sizes: up to kSmallStepBytes without a call (a
@@ -166,18 +174,21 @@ inline void copy_piece(std::byte* to, const std::byte* from, std::uint64_t bytes
 }
 
 template <bool Pack, class Byte>
-void copy_pieces_of_any_size(Byte* half, const StagedPair& pair) {
+std::size_t copy_pieces_of_any_size(Byte* half, const StagedPair& pair, bool compare) {
   const StagedPiece* const pieces = pair.pieces.data();
   std::byte* const* const member_at = pair.member_at.data();
   const std::size_t n = pair.pieces.size();
+  std::size_t copied = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const StagedPiece& piece = pieces[i];
     Byte* const place = half + piece.buffer_offset;
     if constexpr (Pack) {
       if (piece.count != 1) {
         copy_strided(place, piece.bytes, member_at[i], piece.member_stride, piece.count, piece.bytes);
-      } else if (!same_bytes(place, member_at[i], piece.bytes)) {
+        ++copied;
+      } else if (!compare || !same_bytes(place, member_at[i], piece.bytes)) {
         copy_piece(place, member_at[i], piece.bytes);
+        ++copied;
       }
     } else if (piece.count == 1) {
       copy_piece(member_at[i], place, piece.bytes);
@@ -185,18 +196,20 @@ void copy_pieces_of_any_size(Byte* half, const StagedPair& pair) {
       copy_strided(member_at[i], piece.member_stride, place, piece.bytes, piece.count, piece.bytes);
     }
   }
+  return copied;
 }
 
-// A pair's pieces of one run, into its half (`Pack`) or out of it.
+// A pair's pieces of one run, into its half (`Pack`, comparing or not; the
+// pieces copied returned) or out of it.
 template <bool Pack, class Byte>
-void copy_pieces(Byte* half, const StagedPair& pair) {
+std::size_t copy_pieces(Byte* half, const StagedPair& pair, bool compare = false) {
   switch (pair.piece_bytes) {
     case 8:
-      return copy_pieces_of<Pack, 8>(half, pair.member_at.data(), pair.member_at.size());
+      return copy_pieces_of<Pack, 8>(half, pair.member_at.data(), pair.member_at.size(), compare);
     case 16:
-      return copy_pieces_of<Pack, 16>(half, pair.member_at.data(), pair.member_at.size());
+      return copy_pieces_of<Pack, 16>(half, pair.member_at.data(), pair.member_at.size(), compare);
     default:
-      return copy_pieces_of_any_size<Pack>(half, pair);
+      return copy_pieces_of_any_size<Pack>(half, pair, compare);
   }
 }
 
@@ -206,7 +219,16 @@ void CompiledEngine::pack_staged(CompiledExchangeState& s, CompiledCoreProgram& 
                                  std::uint64_t run) {
   for (StagedPair& pair : prog.staged_out) {
     resolve_members(s, pair, core, true);
-    copy_pieces<true>(pair.area.get() + (run & 1) * pair.bytes, pair);
+    // Comparing saves the receiver its misses where the pieces mostly stay as
+    // they were (a plan run again on the same messages). Where most of them
+    // changed (fresh data every run: a halo, a loop of updates), it costs a
+    // load per piece and saves nothing: the pair copies without comparing,
+    // and compares again some runs later, in case its data stopped changing.
+    // A job's first two runs decide nothing: each fills a half that holds an
+    // earlier job's pieces, or none.
+    const bool compare = run >= pair.compare_from;
+    const std::size_t copied = copy_pieces<true>(pair.area.get() + (run & 1) * pair.bytes, pair, compare);
+    if (compare && run > 2) pair.compare_from = 2 * copied > pair.pieces.size() ? run + kRunsBetweenComparisons : 0;
   }
 }
 

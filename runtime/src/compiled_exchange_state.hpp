@@ -267,6 +267,9 @@ struct StagedPair {
   // The sender's end: the last run the receiver's core was seen to have copied.
   const std::byte* from_area = nullptr;
   std::uint64_t copied_seen = 0;
+  // The sender's end: the first run whose packing compares each piece with
+  // what its half held two runs before (pack_staged); 0: every run.
+  std::uint64_t compare_from = 0;
 };
 
 // How this node's pieces to and from the other nodes travel: one message each

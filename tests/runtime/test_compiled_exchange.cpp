@@ -488,6 +488,62 @@ TEST(CompiledExchange, SmallMessagesToAnotherCoreLetTheSendersRunAheadByTwoRunsA
   }
 }
 
+// Small pieces to another core through a staging area whose packing
+// compares each piece with what its half held two runs before only while
+// most pieces stay as they were (pack_staged): phases of runs in which every
+// piece changes (packing stops comparing, then compares again every few
+// runs), one piece in seven changes, none changes, and every piece again.
+// Every byte of every run is checked: a piece copied or left alone wrongly
+// in any phase, or at a phase's turn, shows.
+TEST(CompiledExchange, StagedPiecesArriveWhetherTheyChangeEveryRunSomeRunsOrNever) {
+  if (runtime().cores().size() < 2) GTEST_SKIP() << "needs two cores";
+  const Rank n = 4;
+  constexpr std::uint64_t kPieces = 200, kBytes = 16;
+  std::vector<std::vector<CopyStep>> incoming(n), outgoing(n);
+  for (Rank src = 0; src < 2; ++src) {
+    for (std::uint64_t piece = 0; piece < kPieces; ++piece) {  // 16 bytes apart in the sender, 24 in the receiver
+      const CopyStep st{src, src + 2, 0, 0, piece * kBytes, piece * (kBytes + 8), kBytes};
+      outgoing[src].push_back(st);
+      incoming[src + 2].push_back(st);
+    }
+  }
+  const std::vector<CompiledMember> members = members_of(incoming, outgoing);
+  // Run k's version of a piece: every piece changes in runs [0, 60) and [200, 260),
+  // every seventh in [60, 140), none in [140, 200).
+  auto version = [](std::uint64_t piece, int k) -> int {
+    if (k < 60 || k >= 200) return k;
+    if (k < 140) return piece % 7 == 0 ? k : 59;
+    return 139;
+  };
+  runtime().run(
+      n,
+      [&](Process& p) -> Task<void> {
+        const Rank me = p.rank();
+        SY_CHECK(p.core_index() == me / 2, "block placement: ranks 0 and 1 on one core, 2 and 3 on the other");
+        std::vector<std::byte> out(kPieces * kBytes), in(kPieces * (kBytes + 8));
+        const std::span<const std::byte> send[] = {out};
+        const std::span<std::byte> recv[] = {in};
+        for (int k = 0; k < 260; ++k) {
+          for (std::uint64_t piece = 0; piece < kPieces; ++piece) {
+            for (std::uint64_t b = 0; b < kBytes; ++b) {
+              out[piece * kBytes + b] = payload(me, me + 2, piece * kBytes + b + version(piece, k));
+            }
+          }
+          std::fill(in.begin(), in.end(), std::byte{0xee});
+          co_await run_compiled_exchange(p, 19, n, members[me], CompiledRegions{send, recv}, CompiledExchangeOptions{});
+          if (me < 2) continue;
+          for (std::uint64_t piece = 0; piece < kPieces; ++piece) {
+            for (std::uint64_t b = 0; b < kBytes + 8; ++b) {
+              const std::byte want =
+                  b < kBytes ? payload(me - 2, me, piece * kBytes + b + version(piece, k)) : std::byte{0xee};
+              SY_CHECK(in[piece * (kBytes + 8) + b] == want, "run " << k << ", piece " << piece << ", byte " << b);
+            }
+          }
+        }
+      },
+      block_placement());
+}
+
 // Pieces of every size from 1 to `largest` bytes, from rank 0 to rank 1 (its
 // core, block placement) and to rank 2 (the other core), each followed in
 // the receiver by a guard byte that no copy may touch. Sizes up to 90 bytes
