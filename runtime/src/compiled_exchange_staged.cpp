@@ -24,12 +24,12 @@ namespace switchyard::detail {
 namespace {
 
 constexpr std::uint64_t kStagedPairBytes = 4096;  // one run's pieces of a staged pair, at most
-// Packing without comparing (pack_staged), the runs until a pair compares again.
-constexpr std::uint64_t kRunsBetweenComparisons = 32;
 // ... or, where its pieces are smaller than a cache line on average, at most
 // this: packed, they cross in whole lines, where pulled each takes a line.
 constexpr std::uint64_t kStagedSmallPiecesBytes = 64 * 1024;
 constexpr std::uint64_t kSmallPieceBytes = 64;
+// Packing without comparing (pack_staged), the runs until a pair compares again.
+constexpr std::uint64_t kRunsBetweenComparisons = 32;
 
 // Per other core of the node, the steps between it and this core's members
 // in one direction: `outgoing` (this core sends) or not.
