@@ -16,27 +16,38 @@ Rank Membership::to_comm(Rank job) const noexcept {
 
 void* MemberPages::take(std::uint32_t core, bool here, std::size_t lines) {
   const std::lock_guard lock(mutex_);
-  Room& room = cores_[here ? core : cores_.size() - 1];
-  const std::size_t bytes = lines * kCacheLine;
-  if (bytes > room.bytes_left) {
-    const std::size_t chunk = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
-    chunks_.reserve(chunks_.size() + 1);
-    room.next = static_cast<std::byte*>(::operator new (chunk, std::align_val_t{kPageBytes}));
-    chunks_.push_back(room.next);
-    room.bytes_left = chunk;
+  Room& r = room(core, here);
+  if (auto it = r.given_back.find(lines); it != r.given_back.end() && !it->second.empty()) {
+    void* const taken = it->second.back();
+    it->second.pop_back();
+    return taken;
   }
-  void* const taken = room.next;
-  room.next += bytes;
-  room.bytes_left -= bytes;
+  const std::size_t bytes = lines * kCacheLine;
+  if (bytes > r.bytes_left) {
+    const std::size_t chunk = std::max(kChunkBytes, (bytes + kPageBytes - 1) / kPageBytes * kPageBytes);
+    chunks_.reserve(chunks_.size() + 1);
+    r.next = static_cast<std::byte*>(::operator new (chunk, std::align_val_t{kPageBytes}));
+    chunks_.push_back(r.next);
+    r.bytes_left = chunk;
+  }
+  void* const taken = r.next;
+  r.next += bytes;
+  r.bytes_left -= bytes;
   return taken;
 }
 
-Group::Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key)
+void MemberPages::give_back(std::uint32_t core, bool here, void* first, std::size_t lines) {
+  const std::lock_guard lock(mutex_);
+  room(core, here).given_back[lines].push_back(first);
+}
+
+Group::Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key,
+             MemberPages& pages)
     : context_(context),
       members_(std::move(members)),
       library_key_(library_key),
-      member_pages_(members_->cores.count.size()),
-      members_state_(members_->cores, member_pages_),
+      member_pages_(pages),
+      members_state_(members_->cores, pages),
       cores_(std::make_unique<CoreState[]>(members_->local.size())),
       reached_(std::make_unique<CoreReached[]>(members_->local.size())) {}
 

@@ -85,7 +85,8 @@ class Group {
   static constexpr std::size_t kCachedLibraries = 8;
   static constexpr std::size_t kCachedAttachments = 64;  // a power of two: an open-addressed table
 
-  Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key);
+  // `pages`: the job's, which its members' lines come from (the job's registry holds both).
+  Group(ContextId context, std::shared_ptr<const Membership> members, std::uint64_t library_key, MemberPages& pages);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -114,7 +115,7 @@ class Group {
   static_assert(kOwnsCacheLines<MemberState>, "shared across cores: cache lines of its own");
   MemberState& member(Rank comm_rank) const noexcept { return members_state_[comm_rank]; }
 
-  // The pages that every array of this communicator's member lines takes its lines from.
+  // The job's pages, which every array of this communicator's member lines takes its lines from.
   MemberPages& member_pages() const noexcept { return member_pages_; }
 
   // Written only by worker w's thread: the two collective slots of its core,
@@ -196,7 +197,7 @@ class Group {
   const std::shared_ptr<const Membership> members_;
   const std::uint64_t library_key_;  // nonzero: this is the duplicate a library reserved of another group
   mutable std::atomic<bool> asked_{false};  // note_asked()
-  mutable MemberPages member_pages_;  // before the arrays that take lines of it, attachments included
+  MemberPages& member_pages_;
   MemberLines<MemberState> members_state_;
   std::unique_ptr<CoreState[]> cores_;
   std::unique_ptr<CoreReached[]> reached_;

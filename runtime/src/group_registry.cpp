@@ -28,7 +28,8 @@ const Group* const kTombstone = reinterpret_cast<const Group*>(alignof(Group));
 
 }  // namespace
 
-GroupRegistry::GroupRegistry(Job& job) : job_(job), nodes_(job.routes().nodes()), node_(job.node()) {
+GroupRegistry::GroupRegistry(Job& job)
+    : job_(job), nodes_(job.routes().nodes()), node_(job.node()), member_pages_(job.routes().global_cores()) {
   static_assert(ContextId{kMaxContexts} << 32 <= kDerivedIdBit, "allocated ids stay below the derived ones");
   std::vector<Rank> all(job.size());
   std::iota(all.begin(), all.end(), Rank{0});
@@ -165,7 +166,7 @@ const Group& GroupRegistry::make_group(ContextId id, std::shared_ptr<const Membe
                           " communicators at once on a node (the world, and every dup, split and library duplicate "
                           "not yet freed), and this one holds them all: free() those no longer needed");
   }
-  auto owned = std::make_unique<Group>(id, std::move(members), library_key);
+  auto owned = std::make_unique<Group>(id, std::move(members), library_key, member_pages_);
   const Group* g = owned.get();
   groups_.emplace(g, std::move(owned));
   insert(g);

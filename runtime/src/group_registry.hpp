@@ -140,6 +140,7 @@ class GroupRegistry {
   Job& job_;
   const std::uint32_t nodes_, node_;
   const Group* world_ = nullptr;
+  MemberPages member_pages_;  // the groups' member lines: made before them, gone after them
   WorkerMutex mutex_;  // guards everything below
   std::unordered_map<const Group*, std::unique_ptr<Group>> groups_;
   std::map<std::pair<ContextId, std::uint64_t>, PendingDup> dups_;

@@ -522,10 +522,11 @@ TEST(Communicator, ValidWhileTheBodiesAreCalled) {
 // The lines each member writes on its own core (a communicator's member
 // states, a compiled exchange's slots and counts): round robin over two of
 // this node's cores and a third core of another node, in two arrays of
-// lines. Each member's line is its own; no page holds lines of two of this
-// node's cores, in either array; each core's members lie in comm-rank order;
-// and the arrays share their cores' pages: two arrays of 150 members take no
-// more than two pages for each core.
+// lines from one job's pages. Each member's line is its own; no page holds
+// lines of two of this node's cores; each core's members lie in comm-rank
+// order; the two arrays take no more than a chunk of pages per core; and
+// arrays freed give their lines to the next arrays of as many lines, so
+// that making and freeing a thousand takes no more.
 TEST(Communicator, EachCoresMemberLinesLieOnPagesOfTheirOwn) {
   using detail::MemberPages;
   constexpr Rank kMembers = 150;
@@ -540,28 +541,41 @@ TEST(Communicator, EachCoresMemberLinesLieOnPagesOfTheirOwn) {
     std::uint64_t value = 0;
   };
   MemberPages pages(cores.count.size());
-  const detail::MemberLines<Line> first(cores, pages), second(cores, pages);
-  std::map<std::uintptr_t, std::set<std::uint32_t>> cores_on_page;
-  std::set<const Line*> lines;
-  for (const auto* array : {&first, &second}) {
-    for (Rank r = 0; r < kMembers; ++r) {
-      const Line* line = &(*array)[r];
-      EXPECT_EQ(line->value, 0u);
-      EXPECT_TRUE(lines.insert(line).second) << "member " << r << " shares a line";
-      const auto address = reinterpret_cast<std::uintptr_t>(line);
-      if (cores.here[cores.core[r]]) cores_on_page[address / MemberPages::kPageBytes].insert(cores.core[r]);
-      if (r >= 3) {
-        EXPECT_EQ(line, &(*array)[r - 3] + 1) << "member " << r << " is not next to its core's member before it";
+  std::set<std::uintptr_t> pages_seen;
+  {
+    const detail::MemberLines<Line> first(cores, pages), second(cores, pages);
+    std::map<std::uintptr_t, std::set<std::uint32_t>> cores_on_page;
+    std::set<const Line*> lines;
+    for (const auto* array : {&first, &second}) {
+      for (Rank r = 0; r < kMembers; ++r) {
+        const Line* line = &(*array)[r];
+        EXPECT_EQ(line->value, 0u);
+        EXPECT_TRUE(lines.insert(line).second) << "member " << r << " shares a line";
+        const auto address = reinterpret_cast<std::uintptr_t>(line);
+        if (cores.here[cores.core[r]]) cores_on_page[address / MemberPages::kPageBytes].insert(cores.core[r]);
+        pages_seen.insert(address / MemberPages::kPageBytes);
+        if (r >= 3) {
+          EXPECT_EQ(line, &(*array)[r - 3] + 1) << "member " << r << " is not next to its core's member before it";
+        }
       }
     }
+    std::map<std::uint32_t, std::size_t> pages_of_core;
+    for (const auto& [page, on_it] : cores_on_page) {
+      EXPECT_EQ(on_it.size(), 1u) << "a page holds lines of two cores";
+      ++pages_of_core[*on_it.begin()];
+    }
+    EXPECT_EQ(pages_of_core.size(), 2u);
+    for (const auto& [core, taken] : pages_of_core) {
+      EXPECT_LE(taken, MemberPages::kChunkBytes / MemberPages::kPageBytes) << "core " << core;
+    }
   }
-  std::map<std::uint32_t, int> pages_of_core;
-  for (const auto& [page, on_it] : cores_on_page) {
-    EXPECT_EQ(on_it.size(), 1u) << "a page holds lines of two cores";
-    ++pages_of_core[*on_it.begin()];
+  for (int i = 0; i < 1000; ++i) {
+    const detail::MemberLines<Line> again(cores, pages);
+    for (Rank r = 0; r < kMembers; ++r) {
+      ASSERT_TRUE(pages_seen.count(reinterpret_cast<std::uintptr_t>(&again[r]) / MemberPages::kPageBytes))
+          << "array " << i << " took new pages for member " << r;
+    }
   }
-  EXPECT_EQ(pages_of_core.size(), 2u);
-  for (const auto& [core, taken] : pages_of_core) EXPECT_LE(taken, 2) << "core " << core;
 }
 
 }  // namespace
