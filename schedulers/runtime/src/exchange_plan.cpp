@@ -61,7 +61,7 @@ ExchangePlan::~ExchangePlan() {
   std::shared_ptr<const ExchangePlanData> keep;
   for (std::size_t k = 0; k < d->parts.size(); ++k) {
     detail::SplitRun* const made = d->split->made(k);
-    if (!made || !made->run || !made->comm.valid()) continue;
+    if (!made || !made->run || !made->comm.valid()) continue;  // none started, or its job is over
     detail::SplitRun& split = *made;
     if (!keep) keep = std::shared_ptr<const ExchangePlanData>(std::move(data_));
     const std::string why = "switchyard: ExchangePlan (scheduler '" + keep->options.scheduler.str() + "', " +
@@ -125,7 +125,7 @@ void ExchangePlan::start(const Communicator& comm, ExchangeHooks& hooks) const {
 
 void ExchangePlan::refuse_second_start(const Communicator& comm, const char* call) const {
   if (const ExchangePart* part = detail::part_for_run(*data_, comm))
-    (void)detail::split_to_start(*data_, *part, comm, call);
+    detail::refuse_second_start(*data_, *part, comm, call);
 }
 
 ExchangeRun ExchangePlan::wait(const Communicator& comm) const { return detail::wait_split(*data_, comm); }

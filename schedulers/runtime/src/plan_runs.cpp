@@ -249,16 +249,33 @@ Task<ExchangeRunStats> run_displaced(const ExchangePlanData& d, Communicator com
   co_return co_await run_copies(d, *part, comm, regions.regions());
 }
 
+namespace {
+
+// Whether `split` holds a started run; one of a job that failed in between is over, and dropped.
+bool started(SplitRun& split) {
+  if (split.run && !split.comm.valid()) split.run.reset();
+  return split.run.has_value();
+}
+
+void refuse_if_started(SplitRun& split, const Communicator& comm, const char* call) {
+  if (!started(split)) return;
+  split.run->refuse_while_started(std::string("switchyard: ") + call + " on rank " + std::to_string(comm.rank()) +
+                                  ": a second start before the wait of the first (each start is followed by one "
+                                  "wait)");
+}
+
+}  // namespace
+
 detail::SplitRun& split_to_start(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
                                  const char* call) {
   detail::SplitRun& split = (*d.split)[part_index(d, part)];
-  if (split.run && !split.comm.valid()) split.run.reset();  // a job that failed in between: over
-  if (split.run) {
-    split.run->refuse_while_started(std::string("switchyard: ") + call + " on rank " + std::to_string(comm.rank()) +
-                                    ": a second start before the wait of the first (each start is followed by one "
-                                    "wait)");
-  }
+  refuse_if_started(split, comm, call);
   return split;
+}
+
+void refuse_second_start(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
+                         const char* call) {
+  if (SplitRun* split = d.split->made(part_index(d, part))) refuse_if_started(*split, comm, call);
 }
 
 void start_split(detail::SplitRun& split, const Communicator& comm, ExchangeRun run) {
@@ -287,8 +304,7 @@ ExchangeRun wait_split(const ExchangePlanData& d, const Communicator& comm) {
   const ExchangePart* part = part_for_run(d, comm);
   if (!part) return ExchangeRun(no_run());
   detail::SplitRun* const split = d.split->made(part_index(d, *part));
-  if (split && split->run && !split->comm.valid()) split->run.reset();  // a job that failed in between: over
-  if (!split || !split->run) {
+  if (!split || !started(*split)) {
     throw InvalidArgument("switchyard: ExchangePlan::wait on rank " + std::to_string(comm.rank()) +
                           ": no start to wait for (a wait follows a start of the same process)");
   }

@@ -39,6 +39,9 @@ Task<ExchangeRunStats> run_part(const ExchangePlanData& d, Communicator comm, Ex
 // Split phase: me's slot for a start, refusing (as `call`) a second start before the wait.
 SplitRun& split_to_start(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
                          const char* call = "ExchangePlan::start");
+// The same refusal alone, making no slot where me never started one.
+void refuse_second_start(const ExchangePlanData& d, const ExchangePart& part, const Communicator& comm,
+                         const char* call);
 // Starts `run`, recorded in `split` until its wait; nothing recorded if it throws.
 void start_split(SplitRun& split, const Communicator& comm, ExchangeRun run);
 // ExchangePlan::start with hooks: a compiled direct run of described memory
