@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   const double scale = spmv::inverse_norm(a);
 
   const std::size_t n = m.owned.size();
-  const spmv::RowSplit rows = spmv::split_rows(local, n);
+  const spmv::RowSplit rows = split ? spmv::split_rows(local, n) : spmv::RowSplit{};
   std::vector<double> x(m.local_size()), y(n), packed(m.sent.size());
   for (std::size_t i = 0; i < n; ++i) x[i] = spmv::x0(m.owned[i]);
   std::vector<MPI_Request> requests(m.sources.size() + m.destinations.size());

@@ -69,7 +69,7 @@ std::uint64_t distributed(sy::Runtime& rt, const syh::CsrMatrix<double>& a, cons
         const syh::HaloMap& map = halo.map(me);
         const syh::CsrMatrix<double> local = halo.local_rows(a, me);
         const std::size_t n = map.owned.size();
-        const spmv::RowSplit rows = spmv::split_rows(local, n);
+        const spmv::RowSplit rows = o.split ? spmv::split_rows(local, n) : spmv::RowSplit{};
         std::vector<double> x(map.local_size()), y(n);  // x: owned entries, then ghosts
         for (std::size_t i = 0; i < n; ++i) x[i] = spmv::x0(map.owned[i]);
         const std::span<const double> owned = std::span<const double>(x).first(n);

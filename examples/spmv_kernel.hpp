@@ -29,14 +29,18 @@ inline double inverse_norm(const syh::CsrMatrix<double>& a) {
   return most > 0 ? 1.0 / most : 1.0;
 }
 
+// Row i of A x, its entries summed in their stored order (the order every
+// product here keeps, so that all of them agree bit for bit).
+inline double row_times(const syh::CsrMatrix<double>& a, std::uint64_t i, const double* x) {
+  double sum = 0;
+  for (std::uint64_t k = a.row_start[i]; k < a.row_start[i + 1]; ++k) sum += a.value[k] * x[a.column[k]];
+  return sum;
+}
+
 // y = scale * A x over a's rows: an ordinary function, so that its loop
 // variables live in registers (docs/embedding.md, "Compute inside a process").
 [[gnu::noinline]] inline void multiply(const syh::CsrMatrix<double>& a, const double* x, double scale, double* y) {
-  for (std::uint64_t i = 0; i < a.rows; ++i) {
-    double sum = 0;
-    for (std::uint64_t k = a.row_start[i]; k < a.row_start[i + 1]; ++k) sum += a.value[k] * x[a.column[k]];
-    y[i] = sum * scale;
-  }
+  for (std::uint64_t i = 0; i < a.rows; ++i) y[i] = row_times(a, i, x) * scale;
 }
 
 // A block's rows (local numbering: its owned columns first, ghosts from
@@ -61,11 +65,7 @@ inline RowSplit split_rows(const syh::CsrMatrix<double>& a, std::uint64_t owned)
 // multiply() over the listed rows alone.
 [[gnu::noinline]] inline void multiply_rows(const syh::CsrMatrix<double>& a, const std::vector<std::uint64_t>& rows,
                                             const double* x, double scale, double* y) {
-  for (const std::uint64_t i : rows) {
-    double sum = 0;
-    for (std::uint64_t k = a.row_start[i]; k < a.row_start[i + 1]; ++k) sum += a.value[k] * x[a.column[k]];
-    y[i] = sum * scale;
-  }
+  for (const std::uint64_t i : rows) y[i] = row_times(a, i, x) * scale;
 }
 
 // x <- scale * A x, k times from x0, on one thread; the microseconds each
