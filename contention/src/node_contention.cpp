@@ -133,7 +133,9 @@ void summarize_times(const ProcessClocks& clocks, Rank d, std::uint32_t repeat, 
     }
     most.push_back(hi);
     least.push_back(lo);
-    average.push_back(sum / d);
+    // The mean lies between the extremes; in floating point, the sum of d
+    // equal times over d can come out an ulp above them.
+    average.push_back(std::clamp(sum / d, lo, hi));
     r.inquiries.push_back(inquiries);
   }
   r.recv_us = sys::summarize(std::move(recv));
