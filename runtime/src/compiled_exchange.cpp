@@ -26,7 +26,7 @@ constexpr std::uint64_t kPageBytes = 4096;  // writes_pages: a receiver's share 
 constexpr std::uint64_t kRoundBytes = 32 * 1024, kLeastPiecesPerRound = 16;  // lay_out_rounds
 constexpr std::uint64_t kSmallProgramBytes = 64 * 1024;  // is_small: copy_small_bytes
 
-void add_unique(std::vector<std::uint32_t>& cores, std::uint32_t core) {
+void add_unique(LineVector<std::uint32_t>& cores, std::uint32_t core) {
   if (std::find(cores.begin(), cores.end(), core) == cores.end()) cores.push_back(core);
 }
 
@@ -103,6 +103,8 @@ void CompiledEngine::compile(CompiledExchangeState& s, const Group& g, Process& 
           return kept.traced == traced && compiled_for(kept, s, g, p.job_, prog);
         })) {
       prog.seen_published.assign(s.cores(), 0);  // run numbers start again with the job
+      prog.published_run = 0;  // and so do the progress words
+      prog.regions_moves = 0;
       prog.resolved_with.assign(s.cores(), ~std::uint64_t{0});  // nothing resolved yet
       prog.deferred.clear();
       prog.staged_with = ~std::uint64_t{0};
@@ -229,8 +231,8 @@ void CompiledEngine::order_steps(CompiledExchangeState& s, CompiledCoreProgram& 
   const auto by_key = [&](std::size_t a, std::size_t b) { return key(a) < key(b); };
   if (std::is_sorted(order.begin(), order.end(), by_key)) return;
   std::stable_sort(order.begin(), order.end(), by_key);
-  std::vector<CopyStep> steps(order.size());
-  std::vector<std::uint32_t> cores(order.size());
+  LineVector<CopyStep> steps(order.size());
+  LineVector<std::uint32_t> cores(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     steps[i] = prog.steps[order[i]];
     cores[i] = prog.step_core[order[i]];
@@ -474,8 +476,7 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
   const bool leads = s.spans_nodes && me == s.leader;
   CompiledCoreProgram& prog = s.program(core);
   CompiledCoreProgress& mine_done = s.progress(core);
-  // Relaxed: this core's own store, read back on its own thread.
-  if (mine_done.published.load(std::memory_order_relaxed) < run) {
+  if (prog.published_run < run) {
     if (staging_busy(s, prog, run)) co_await wait_staging_free(p, s, prog, run);
     publish_core(s, g, p, core, run);
   }
@@ -498,7 +499,10 @@ Task<CompiledRunStats> CompiledEngine::copy_as_copier(Communicator comm, Compile
   }
   if (!copy_without_waiting(s, g, p, core, run)) co_await copy_program(s, g, p, core, run);
   for (StagedPair& pair : prog.staged_in) {
-    if (!published(s, prog, core, pair.core, run)) co_await peer_published(p, s, pair.core, run);
+    if (!published(s, prog, core, pair.core, run)) {
+      co_await peer_published(p, s, pair.core, run);
+      prog.seen_published[pair.core] = run;
+    }
     unpack_staged(s, pair, core, run);
   }
   if (s.options().order != CopyOrder::receiver_locks && !p.trace_) keep_resolved(s, prog, core);
@@ -577,7 +581,7 @@ bool CompiledEngine::copy_at_once(CompiledRun& r) {
   const std::uint32_t core = p.worker_.index();
   const std::uint64_t run = r.run_;
   CompiledCoreProgram& prog = s.program(core);
-  if (s.progress(core).published.load(std::memory_order_relaxed) < run) {  // this core's own word
+  if (prog.published_run < run) {
     if (staging_busy(s, prog, run)) return false;
     publish_core(s, g, p, core, run);
   }
@@ -606,11 +610,14 @@ void CompiledEngine::publish_core(CompiledExchangeState& s, const Group& g, Proc
   if (prog.regions_moved) {
     prog.regions_moved = false;
     // Single writer; ordered for the readers by the release just below.
-    mine_done.regions_moved.store(mine_done.regions_moved.load(std::memory_order_relaxed) + 1,
-                                  std::memory_order_relaxed);
+    mine_done.regions_moved.store(++prog.regions_moves, std::memory_order_relaxed);
   }
   pack_staged(s, prog, core, run);
-  SWITCHYARD_ASSERT(mine_done.published.load(std::memory_order_relaxed) + 1 == run);  // this core's own word
+  // This core's own words: runs follow each other, and a run is published
+  // only once the one before is copied (staging_busy counts on it).
+  SWITCHYARD_ASSERT(mine_done.published.load(std::memory_order_relaxed) + 1 == run);
+  SWITCHYARD_ASSERT(mine_done.copied.load(std::memory_order_relaxed) + 1 == run);
+  prog.published_run = run;
   // Release: pairs with the acquires of the cores in `readers` and of the
   // receivers of `staged_out`: the members' regions, and the pieces just packed.
   mine_done.published.store(run, std::memory_order_release);

@@ -119,9 +119,7 @@ Task<void> CompiledEngine::lay_out_staging(CompiledExchangeState& s, const Group
 // after a run in which a member of the core moved its regions (its members'
 // alone: the other end of each piece is a staging buffer).
 void CompiledEngine::resolve_staged(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core) {
-  // Single writer: this core's own count, stored by this thread.
-  const std::uint64_t moves = s.progress(core).regions_moved.load(std::memory_order_relaxed);
-  if (prog.staged_with == moves) return;
+  if (prog.staged_with == prog.regions_moves) return;
   const NodeStaging& st = *prog.staging;
   prog.packed_from.resize(st.pack[core].size());  // sized on the first run, kept after
   for (std::size_t i = 0; i < st.pack[core].size(); ++i) {
@@ -131,7 +129,7 @@ void CompiledEngine::resolve_staged(CompiledExchangeState& s, CompiledCoreProgra
   for (std::size_t i = 0; i < st.unpack[core].size(); ++i) {
     prog.unpacked_into[i] = member_address(s, st.unpack[core][i], false);
   }
-  prog.staged_with = moves;
+  prog.staged_with = prog.regions_moves;
 }
 
 void CompiledEngine::pack(const CompiledCoreProgram& prog, std::uint32_t core) {

@@ -71,15 +71,14 @@ std::optional<StagedPair> lay_out_pair(std::vector<CopyStep>& steps, std::uint32
   }
   pair.member_at.resize(pair.pieces.size());
   pair.piece_bytes = one_piece_size(steps);
-  if (sender) pair.area = std::make_unique<std::byte[]>(2 * bytes);
+  if (sender) pair.area = std::make_unique<StagedPair::Line[]>(2 * ((bytes + kCacheLine - 1) / kCacheLine));
   return pair;
 }
 
 // Where a pair's pieces are in its members, looked up again after this
 // core's members moved their regions.
 void resolve_members(CompiledExchangeState& s, StagedPair& pair, std::uint32_t core, bool sender) {
-  // Single writer: this core's own count, stored by this thread.
-  const std::uint64_t moves = s.progress(core).regions_moved.load(std::memory_order_relaxed);
+  const std::uint64_t moves = s.program(core).regions_moves;
   if (pair.resolved_with == moves) return;
   for (std::size_t i = 0; i < pair.pieces.size(); ++i) pair.member_at[i] = member_address(s, pair.pieces[i], sender);
   pair.resolved_with = moves;
@@ -121,6 +120,11 @@ StagedPair* CompiledEngine::staging_busy(CompiledExchangeState& s, CompiledCoreP
   if (run <= 2) return nullptr;
   for (StagedPair& pair : prog.staged_out) {
     if (pair.copied_seen >= run - 2) continue;
+    // A core publishes a run only after it has copied the one before
+    // (publish_core), so a receiver seen to publish run - 1 (as a core that
+    // also receives from it sees, waiting for its pieces) has unpacked run -
+    // 2: no load of its `copied`, a line it has written since.
+    if (prog.seen_published[pair.core] + 1 >= run) continue;
     // Acquire: pairs with the receiver's release of `copied`; its unpacking
     // of the half this run writes again is over.
     pair.copied_seen = s.progress(pair.core).copied.load(std::memory_order_acquire);
@@ -227,7 +231,8 @@ void CompiledEngine::pack_staged(CompiledExchangeState& s, CompiledCoreProgram& 
     // A job's first two runs decide nothing: each fills a half that holds an
     // earlier job's pieces, or none.
     const bool compare = run >= pair.compare_from;
-    const std::size_t copied = copy_pieces<true>(pair.area.get() + (run & 1) * pair.bytes, pair, compare);
+    const std::size_t copied =
+        copy_pieces<true>(reinterpret_cast<std::byte*>(pair.area.get()) + pair.half_offset(run), pair, compare);
     if (compare && run > 2) pair.compare_from = 2 * copied > pair.pieces.size() ? run + kRunsBetweenComparisons : 0;
   }
 }
@@ -239,12 +244,12 @@ void CompiledEngine::unpack_staged(CompiledExchangeState& s, StagedPair& pair, s
     // already), keeps its area until the job's exchange goes.
     const StagedPair* from = staged_with(s.program(pair.core).staged_out, core);
     SWITCHYARD_ASSERT(from && from->bytes == pair.bytes);  // both ends laid the pair out alike
-    pair.from_area = from->area.get();
+    pair.from_area = reinterpret_cast<const std::byte*>(from->area.get());
   }
   // Every line of the half was just written by the other core, so each is a
   // miss: asked for all at once, they cross together rather than as the
   // copies reach them (measured on the benchmarks page, stop 68).
-  const std::byte* const half = pair.from_area + (run & 1) * pair.bytes;
+  const std::byte* const half = pair.from_area + pair.half_offset(run);
   for (std::uint64_t at = 0; at < pair.bytes; at += kCacheLine) __builtin_prefetch(half + at);
   copy_pieces<false>(half, pair);
 }

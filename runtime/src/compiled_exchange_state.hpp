@@ -20,6 +20,7 @@
 #include "copy_bytes.hpp"
 #include "group.hpp"
 #include "job.hpp"
+#include "line_vector.hpp"
 #include "node_staging_pool.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/compiled_exchange.hpp"
@@ -248,16 +249,31 @@ inline StagedPiece staged_end(const CopyStep& st, bool sender, std::uint32_t buf
 // run then waits for no reader: the receiver's core unpacks them from the
 // area once it has seen that publication. The area has two halves, used by
 // runs of odd and even numbers: the sender writes a half again two runs
-// later, once the receiver's core has said (`copied`) that it unpacked it.
-struct StagedPair {
+// later, once the receiver's core has said that it unpacked it (`copied`, or
+// its publication of the run after: staging_busy). A pair fills cache lines
+// of its own, as the area's halves do: it is read on every run, and a line it
+// shared with data another core writes would be taken from this core's cache
+// each time.
+struct alignas(kCacheLine) StagedPair {
+  // A line of the staging area: the halves start on lines of their own, so
+  // that the other core reading one half never shares a line with the half
+  // being packed, nor with whatever the heap put beside the area.
+  struct alignas(kCacheLine) Line {
+    std::byte bytes[kCacheLine];
+  };
+  // Where a half starts: `bytes` rounded up to whole lines.
+  std::uint64_t half_offset(std::uint64_t run) const noexcept {
+    return (run & 1) * ((bytes + kCacheLine - 1) / kCacheLine * kCacheLine);
+  }
+
   std::uint32_t core = 0;  // the core at the other end
-  std::uint64_t bytes = 0;  // one run's pieces, one half of the area
-  std::vector<StagedPiece> pieces;  // in the pair's layout; buffer_offset into a half
-  std::unique_ptr<std::byte[]> area;  // the sender's end: both halves
+  std::uint64_t bytes = 0;  // one run's pieces, in one half of the area
+  LineVector<StagedPiece> pieces;  // in the pair's layout; buffer_offset into a half
+  std::unique_ptr<Line[]> area;  // the sender's end: both halves
   // Per piece, its member's address as this core last found it, good while
   // this core's `regions_moved` is still `resolved_with` (the pieces' members
   // are this core's own).
-  std::vector<std::byte*> member_at;
+  LineVector<std::byte*> member_at;
   // Where every piece is single and of one size (an exchange's messages of
   // 8 or 16 bytes), that size: piece i is then at i times it in a half, and a
   // run reads nothing of the pieces but member_at. Otherwise 0.
@@ -271,6 +287,7 @@ struct StagedPair {
   // what its half held two runs before (pack_staged); 0: every run.
   std::uint64_t compare_from = 0;
 };
+static_assert(kOwnsCacheLines<StagedPair>, "read on every run: no line shared with another core's data");
 
 // How this node's pieces to and from the other nodes travel: one message each
 // way per node pair and run, which the node's leader (its lowest participant)
@@ -314,15 +331,15 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   bool finished[2] = {false, false};
   bool compiled = false;
   bool crosses_nodes = false;  // some participant of the node has a step with another node
-  std::vector<Process*> members;  // the participants on this core
+  LineVector<Process*> members;  // the participants on this core
   // This run's participants in the order they arrived (arrive() fills it, the
   // copier reads it): the copier wakes them last-come first, so that a
   // process resumes while what it touched last is still in the core's cache,
   // and the next run's order runs backwards through this one's.
-  std::vector<Process*> arrivals;
-  std::vector<CopyStep> steps;  // the program within the node, in order
-  std::vector<std::uint32_t> step_core;  // per step: the core at its other end
-  std::vector<CopyBlock> blocks;
+  LineVector<Process*> arrivals;
+  LineVector<CopyStep> steps;  // the program within the node, in order
+  LineVector<std::uint32_t> step_core;  // per step: the core at its other end
+  LineVector<CopyBlock> blocks;
   // phases, pulling, where a member takes several strided steps (a
   // redistribution's messages, whose pieces interleave in its memory, three
   // to a cache line at fig9's P=4): the rounds the program runs in, and per
@@ -333,7 +350,7 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   // no contention, only how often each receiver's lines pass through the cache.
   // A traced run copies each step whole, as one span.
   std::uint32_t rounds = 1;
-  std::vector<std::uint32_t> round_share;
+  LineVector<std::uint32_t> round_share;
   // Every step a single piece of at most kSmallStepBytes, and all of them
   // together at most kSmallProgramBytes, which the caches keep from one run
   // to the next (copy_resolved).
@@ -346,13 +363,13 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   // (StagedPair): those this core sends on, and those it receives. Their
   // steps are not in `steps`, and their other cores not in `sources` or
   // `readers`: no core waits for another's copies for them.
-  std::vector<StagedPair> staged_out, staged_in;
+  LineVector<StagedPair> staged_out, staged_in;
   bool traced = false;  // compiled for a job that records a trace: nothing staged
-  std::vector<std::uint32_t> sources;  // cores this program copies out of or into
-  std::vector<std::uint32_t> readers;  // cores that copy out of or into this core's members
-  std::vector<std::uint32_t> others;  // strict_phases: every other core with participants
-  std::vector<std::size_t> deferred;  // any: blocks whose peer had not published, per run
-  std::vector<std::uint64_t> seen_published;  // per core: the last run this core has seen it publish
+  LineVector<std::uint32_t> sources;  // cores this program copies out of or into
+  LineVector<std::uint32_t> readers;  // cores that copy out of or into this core's members
+  LineVector<std::uint32_t> others;  // strict_phases: every other core with participants
+  LineVector<std::size_t> deferred;  // any: blocks whose peer had not published, per run
+  LineVector<std::uint64_t> seen_published;  // per core: the last run this core has seen it publish
   // Per step, its addresses as the last run found them: good while neither
   // core at its two ends has had regions move since (`resolved_with`, per
   // core: its `regions_moved` then; none at first). A run copies a step from
@@ -367,15 +384,20 @@ struct alignas(kCacheLine) CompiledCoreProgram {
     std::uint32_t count = 0;  // pieces; more than one: their strides are the step's
   };
   static_assert(sizeof(Resolved) == 32, "two kept steps to a cache line");
-  std::vector<Resolved> resolved;
-  std::vector<std::uint64_t> resolved_with;
+  LineVector<Resolved> resolved;
+  LineVector<std::uint64_t> resolved_with;
   // The same for this core's pieces between nodes (NodeStaging::pack[core]
   // and unpack[core]): each one's member address, good while this core's
   // `regions_moved` is still `staged_with` (the pieces are its members' alone).
-  std::vector<const std::byte*> packed_from;
-  std::vector<std::byte*> unpacked_into;
+  LineVector<const std::byte*> packed_from;
+  LineVector<std::byte*> unpacked_into;
   std::uint64_t staged_with = ~std::uint64_t{0};
   bool regions_moved = false;  // this run: set by a participant whose regions moved, cleared when published
+  // This core's `published` and `regions_moved` (CompiledCoreProgress) as it
+  // last stored them, for its own reads: the other cores poll that line, and
+  // each read of it here missed as if another core had written it, on the
+  // run's path (docs/benchmarks.md, stop 71).
+  std::uint64_t published_run = 0, regions_moves = 0;
   NodeStaging* staging = nullptr;  // crosses_nodes: the node's, once laid out
   // receiver_locks: per sender (a member of this core with steps), its steps'
   // range in `steps` and, per run, its pending steps in `pending`.
@@ -383,13 +405,13 @@ struct alignas(kCacheLine) CompiledCoreProgram {
     Rank rank = 0;
     std::size_t begin = 0, end = 0, left = 0;
   };
-  std::vector<Sender> senders;
-  std::vector<std::uint32_t> pending;
+  LineVector<Sender> senders;
+  LineVector<std::uint32_t> pending;
   // What the program was compiled for (CompiledProgramCache): per participant,
   // the worker it is on (kNoCore: another node), and the parts of `members`
   // in their order. The cache it goes back to at the end of the job, if any.
-  std::vector<std::uint32_t> layout;
-  std::vector<const CompiledMember*> parts;
+  LineVector<std::uint32_t> layout;
+  LineVector<const CompiledMember*> parts;
   std::shared_ptr<CompiledProgramCache> home;
 };
 static_assert(kOwnsCacheLines<CompiledCoreProgram>, "the cores' programs lie side by side in one vector");
@@ -565,7 +587,7 @@ struct CompiledEngine {
   static void ring(Process& p, std::span<const std::uint32_t> cores) {
     for (std::uint32_t c : cores) p.job_.worker(c).doorbell().ring();
   }
-  static void ring_staged(Process& p, const std::vector<StagedPair>& pairs) {
+  static void ring_staged(Process& p, const LineVector<StagedPair>& pairs) {
     for (const StagedPair& pair : pairs) p.job_.worker(pair.core).doorbell().ring();
   }
   [[noreturn, gnu::cold]] static void refuse(Rank me, const std::string& why);
@@ -657,13 +679,13 @@ struct CompiledEngine {
   // (the peer's count read after its `published` was acquired).
   static bool still_resolved(CompiledExchangeState& s, const CompiledCoreProgram& prog, std::uint32_t core,
                              std::uint32_t peer) {
-    return prog.resolved_with[core] == s.progress(core).regions_moved.load(std::memory_order_relaxed) &&
-           prog.resolved_with[peer] == s.progress(peer).regions_moved.load(std::memory_order_relaxed);
+    return prog.resolved_with[core] == prog.regions_moves &&
+           (peer == core || prog.resolved_with[peer] == s.progress(peer).regions_moved.load(std::memory_order_relaxed));
   }
   // After a run that copied every step through copy(): its addresses hold
   // until the regions of a core at either end move.
   static void keep_resolved(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core) {
-    prog.resolved_with[core] = s.progress(core).regions_moved.load(std::memory_order_relaxed);
+    prog.resolved_with[core] = prog.regions_moves;
     for (std::uint32_t c : prog.sources) {
       prog.resolved_with[c] = s.progress(c).regions_moved.load(std::memory_order_relaxed);
     }
@@ -765,7 +787,7 @@ struct CompiledEngine {
   // Both cores of a pair decide alike, from the same pieces: the sender's
   // from its members' outgoing steps, the receiver's from its incoming ones.
   static void stage_pairs(CompiledExchangeState& s, const Group& g, Process& p, std::uint32_t core);
-  static const StagedPair* staged_with(const std::vector<StagedPair>& pairs, std::uint32_t other) noexcept {
+  static const StagedPair* staged_with(const LineVector<StagedPair>& pairs, std::uint32_t other) noexcept {
     for (const StagedPair& pair : pairs) {
       if (pair.core == other) return &pair;
     }

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "line_vector.hpp"
+
 namespace switchyard {
 class Process;
 }
@@ -52,7 +54,7 @@ class TimerHeap {
   };
   // std::push_heap keeps the largest first: "larger" is the later deadline reversed.
   static bool later(const Entry& a, const Entry& b) noexcept { return a.deadline > b.deadline; }
-  std::vector<Entry> entries_;
+  LineVector<Entry> entries_;
 };
 
 }  // namespace switchyard::detail

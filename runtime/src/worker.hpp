@@ -16,6 +16,7 @@
 #include "backoff.hpp"
 #include "doorbell.hpp"
 #include "endpoint.hpp"
+#include "line_vector.hpp"
 #include "network_transport.hpp"
 #include "shared_memory_transport.hpp"
 #include "switchyard/assert.hpp"
@@ -184,7 +185,7 @@ class Worker final : private EndpointClient {
   }
   bool poll_watches();
   template <class Wait, class Over>
-  static bool end_waits(std::vector<Wait>& waits, Over&& over);
+  static bool end_waits(LineVector<Wait>& waits, Over&& over);
   bool watch_satisfied() const noexcept;
   bool poll_alone(const bool& flag) noexcept;  // poll_before_parking() with no process ready
   // How many times a process about to park checks for what it waits for
@@ -268,7 +269,7 @@ class Worker final : private EndpointClient {
       tail_ = (tail_ + 1) & mask_;
       SWITCHYARD_ASSERT(tail_ != head_);  // never full (see above)
     }
-    std::vector<Entry> slots_;
+    LineVector<Entry> slots_;
     std::size_t mask_ = 0;  // slots_.size() - 1
     std::size_t processes_ = 0;  // of the core
     std::size_t head_ = 0, tail_ = 0;
@@ -290,7 +291,7 @@ class Worker final : private EndpointClient {
     bool* done;
     Process* process;
   };
-  std::vector<Watch> watches_;  // watch(); reserved for every process of the core at the start of a job
+  LineVector<Watch> watches_;  // watch(); reserved for every process of the core at the start of a job
   // Active messages that came on a communicator this node has not made yet
   // (its members here have not reached the dup or split that makes it, or
   // none asked for the library duplicate): run once it is made (each turn
