@@ -231,8 +231,8 @@ void CompiledEngine::order_steps(CompiledExchangeState& s, CompiledCoreProgram& 
   const auto by_key = [&](std::size_t a, std::size_t b) { return key(a) < key(b); };
   if (std::is_sorted(order.begin(), order.end(), by_key)) return;
   std::stable_sort(order.begin(), order.end(), by_key);
-  LineVector<CopyStep> steps(order.size());
-  LineVector<std::uint32_t> cores(order.size());
+  std::vector<CopyStep> steps(order.size());
+  std::vector<std::uint32_t> cores(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     steps[i] = prog.steps[order[i]];
     cores[i] = prog.step_core[order[i]];

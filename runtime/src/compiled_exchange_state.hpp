@@ -268,12 +268,12 @@ struct alignas(kCacheLine) StagedPair {
 
   std::uint32_t core = 0;  // the core at the other end
   std::uint64_t bytes = 0;  // one run's pieces, in one half of the area
-  LineVector<StagedPiece> pieces;  // in the pair's layout; buffer_offset into a half
+  std::vector<StagedPiece> pieces;  // in the pair's layout; buffer_offset into a half
   std::unique_ptr<Line[]> area;  // the sender's end: both halves
   // Per piece, its member's address as this core last found it, good while
   // this core's `regions_moved` is still `resolved_with` (the pieces' members
   // are this core's own).
-  LineVector<std::byte*> member_at;
+  std::vector<std::byte*> member_at;
   // Where every piece is single and of one size (an exchange's messages of
   // 8 or 16 bytes), that size: piece i is then at i times it in a half, and a
   // run reads nothing of the pieces but member_at. Otherwise 0.
@@ -337,9 +337,9 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   // process resumes while what it touched last is still in the core's cache,
   // and the next run's order runs backwards through this one's.
   LineVector<Process*> arrivals;
-  LineVector<CopyStep> steps;  // the program within the node, in order
-  LineVector<std::uint32_t> step_core;  // per step: the core at its other end
-  LineVector<CopyBlock> blocks;
+  std::vector<CopyStep> steps;  // the program within the node, in order
+  std::vector<std::uint32_t> step_core;  // per step: the core at its other end
+  std::vector<CopyBlock> blocks;
   // phases, pulling, where a member takes several strided steps (a
   // redistribution's messages, whose pieces interleave in its memory, three
   // to a cache line at fig9's P=4): the rounds the program runs in, and per
@@ -350,7 +350,7 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   // no contention, only how often each receiver's lines pass through the cache.
   // A traced run copies each step whole, as one span.
   std::uint32_t rounds = 1;
-  LineVector<std::uint32_t> round_share;
+  std::vector<std::uint32_t> round_share;
   // Every step a single piece of at most kSmallStepBytes, and all of them
   // together at most kSmallProgramBytes, which the caches keep from one run
   // to the next (copy_resolved).
@@ -384,13 +384,13 @@ struct alignas(kCacheLine) CompiledCoreProgram {
     std::uint32_t count = 0;  // pieces; more than one: their strides are the step's
   };
   static_assert(sizeof(Resolved) == 32, "two kept steps to a cache line");
-  LineVector<Resolved> resolved;
+  std::vector<Resolved> resolved;
   LineVector<std::uint64_t> resolved_with;
   // The same for this core's pieces between nodes (NodeStaging::pack[core]
   // and unpack[core]): each one's member address, good while this core's
   // `regions_moved` is still `staged_with` (the pieces are its members' alone).
-  LineVector<const std::byte*> packed_from;
-  LineVector<std::byte*> unpacked_into;
+  std::vector<const std::byte*> packed_from;
+  std::vector<std::byte*> unpacked_into;
   std::uint64_t staged_with = ~std::uint64_t{0};
   bool regions_moved = false;  // this run: set by a participant whose regions moved, cleared when published
   // This core's `published` and `regions_moved` (CompiledCoreProgress) as it
@@ -410,8 +410,8 @@ struct alignas(kCacheLine) CompiledCoreProgram {
   // What the program was compiled for (CompiledProgramCache): per participant,
   // the worker it is on (kNoCore: another node), and the parts of `members`
   // in their order. The cache it goes back to at the end of the job, if any.
-  LineVector<std::uint32_t> layout;
-  LineVector<const CompiledMember*> parts;
+  std::vector<std::uint32_t> layout;
+  std::vector<const CompiledMember*> parts;
   std::shared_ptr<CompiledProgramCache> home;
 };
 static_assert(kOwnsCacheLines<CompiledCoreProgram>, "the cores' programs lie side by side in one vector");

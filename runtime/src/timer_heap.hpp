@@ -10,8 +10,6 @@
 #include <cstddef>
 #include <vector>
 
-#include "line_vector.hpp"
-
 namespace switchyard {
 class Process;
 }
@@ -54,7 +52,7 @@ class TimerHeap {
   };
   // std::push_heap keeps the largest first: "larger" is the later deadline reversed.
   static bool later(const Entry& a, const Entry& b) noexcept { return a.deadline > b.deadline; }
-  LineVector<Entry> entries_;
+  std::vector<Entry> entries_;
 };
 
 }  // namespace switchyard::detail

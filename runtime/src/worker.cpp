@@ -255,7 +255,7 @@ Process* Worker::next_ready() {
 // Ends the waits for which over(wait) holds: sets each one's flag, notifies
 // its process and drops it (order not kept). Whether any ended.
 template <class Wait, class Over>
-bool Worker::end_waits(LineVector<Wait>& waits, Over&& over) {
+bool Worker::end_waits(std::vector<Wait>& waits, Over&& over) {
   bool any = false;
   for (std::size_t i = 0; i < waits.size();) {
     Wait& w = waits[i];

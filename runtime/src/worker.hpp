@@ -16,7 +16,6 @@
 #include "backoff.hpp"
 #include "doorbell.hpp"
 #include "endpoint.hpp"
-#include "line_vector.hpp"
 #include "network_transport.hpp"
 #include "shared_memory_transport.hpp"
 #include "switchyard/assert.hpp"
@@ -185,7 +184,7 @@ class Worker final : private EndpointClient {
   }
   bool poll_watches();
   template <class Wait, class Over>
-  static bool end_waits(LineVector<Wait>& waits, Over&& over);
+  static bool end_waits(std::vector<Wait>& waits, Over&& over);
   bool watch_satisfied() const noexcept;
   bool poll_alone(const bool& flag) noexcept;  // poll_before_parking() with no process ready
   // How many times a process about to park checks for what it waits for
@@ -269,7 +268,7 @@ class Worker final : private EndpointClient {
       tail_ = (tail_ + 1) & mask_;
       SWITCHYARD_ASSERT(tail_ != head_);  // never full (see above)
     }
-    LineVector<Entry> slots_;
+    std::vector<Entry> slots_;
     std::size_t mask_ = 0;  // slots_.size() - 1
     std::size_t processes_ = 0;  // of the core
     std::size_t head_ = 0, tail_ = 0;
@@ -291,7 +290,7 @@ class Worker final : private EndpointClient {
     bool* done;
     Process* process;
   };
-  LineVector<Watch> watches_;  // watch(); reserved for every process of the core at the start of a job
+  std::vector<Watch> watches_;  // watch(); reserved for every process of the core at the start of a job
   // Active messages that came on a communicator this node has not made yet
   // (its members here have not reached the dup or split that makes it, or
   // none asked for the library duplicate): run once it is made (each turn

@@ -15,7 +15,6 @@
 
 #include "backoff.hpp"
 #include "doorbell.hpp"
-#include "line_vector.hpp"
 #include "switchyard/cache_line.hpp"
 #include "switchyard/topology.hpp"
 
@@ -86,7 +85,7 @@ class WorkerThread {
   const int os_core_;
   const bool bind_;
   const int realtime_priority_;
-  LineVector<Worker*> running_;  // the Workers of the jobs running on this core
+  std::vector<Worker*> running_;  // the Workers of the jobs running on this core
   Backoff backoff_;
   // Idle turns in a row while spinning; between two full turns the spin only
   // peeks (Worker::may_have_work), every kPeeksPerTurn-th pass is a full turn.
