@@ -532,6 +532,7 @@ void CompiledEngine::say_copied(CompiledExchangeState& s, Process& p, CompiledCo
   mine_done.copied.store(run, std::memory_order_release);
   ring(p, prog.sources);
   ring_staged(p, prog.staged_in);
+  claim_next_halves(prog, run);
 }
 
 // Whether every core that copies out of or into this core's members has

@@ -237,6 +237,16 @@ void CompiledEngine::pack_staged(CompiledExchangeState& s, CompiledCoreProgram& 
   }
 }
 
+void CompiledEngine::claim_next_halves(const CompiledCoreProgram& prog, std::uint64_t run) {
+  for (const StagedPair& pair : prog.staged_out) {
+    // A pair that compares leaves the lines of unchanged pieces with their
+    // receiver, which would miss on every line taken here.
+    if (prog.seen_published[pair.core] < run || run + 1 >= pair.compare_from) continue;
+    const std::byte* const half = reinterpret_cast<const std::byte*>(pair.area.get()) + pair.half_offset(run + 1);
+    for (std::uint64_t at = 0; at < pair.bytes; at += kCacheLine) __builtin_prefetch(half + at, 1);
+  }
+}
+
 void CompiledEngine::unpack_staged(CompiledExchangeState& s, StagedPair& pair, std::uint32_t core, std::uint64_t run) {
   resolve_members(s, pair, core, false);
   if (!pair.from_area) {

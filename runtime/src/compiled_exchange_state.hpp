@@ -803,6 +803,12 @@ struct CompiledEngine {
                                       std::uint64_t run);
   // Packs this core's staged pieces of run `run`, before the core publishes.
   static void pack_staged(CompiledExchangeState& s, CompiledCoreProgram& prog, std::uint32_t core, std::uint64_t run);
+  // After run `run`: asks for the lines of the halves that run + 1 packs, to
+  // own them (their receiver read them last), where this core has seen the
+  // receiver publish `run` (it has unpacked them: staging_busy). So their
+  // transfers overlap the next run's work, rather than holding up the
+  // packing's stores, and every store after them, once they are made.
+  static void claim_next_halves(const CompiledCoreProgram& prog, std::uint64_t run);
   // Unpacks a pair's pieces of run `run`, once its sender's core has published it.
   static void unpack_staged(CompiledExchangeState& s, StagedPair& pair, std::uint32_t core, std::uint64_t run);
 
