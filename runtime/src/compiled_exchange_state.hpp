@@ -191,12 +191,6 @@ struct alignas(kCacheLine) CompiledCoreProgress {
   // Release by the copier after its members' slots are written; acquire by
   // the cores that copy out of or into them (Worker::watch or a direct load).
   std::atomic<std::uint64_t> published{0};
-  // The last run whose steps this core has all copied (its pieces from other
-  // nodes unpacked too). Release after the copies; acquire by the cores whose
-  // members' regions they read or wrote, before those members' runs
-  // complete, and by the node's leader before it lets the next run's pieces
-  // from other nodes land in the staging buffers.
-  std::atomic<std::uint64_t> copied{0};
   // strict_phases: phases this core has copied over the job's runs,
   // (run - 1) * phases + phase + 1; the same release/acquire pairing.
   std::atomic<std::uint64_t> phases_done{0};
@@ -208,6 +202,16 @@ struct alignas(kCacheLine) CompiledCoreProgress {
   // `published` (release) and read after acquiring it, which orders it; it
   // changes only between the runs of the cores that read it.
   std::atomic<std::uint64_t> regions_moved{0};
+  // The last run whose steps this core has all copied (its pieces from other
+  // nodes unpacked too). Release after the copies; acquire by the cores whose
+  // members' regions they read or wrote, before those members' runs
+  // complete, and by the node's leader before it lets the next run's pieces
+  // from other nodes land in the staging buffers. On a line of its own: the
+  // other cores poll `published` every run, and where none reads `copied`
+  // (staged pairs learn it from `published`: staging_busy) its store then
+  // finds its line still in this core's cache, rather than waiting for it
+  // (with every store after it) as a store to the polled line does.
+  alignas(kCacheLine) std::atomic<std::uint64_t> copied{0};
 };
 static_assert(kOwnsCacheLines<CompiledCoreProgress>, "a core's progress words share no line with another core's");
 
