@@ -14,9 +14,9 @@
 // For small vectors: a large array shares at most the lines at its two ends,
 // a small part of it. Large arrays that a run walks (a program's steps and
 // resolved addresses, its pairs' member addresses, the worker's ready queue
-// and watches) measured 3-17 % slower at n=512 and 147 blocks in LineVectors,
-// for a reason not found (the same code; only where the heap put them), so
-// they stay std::vector.
+// and watches) measured slower at n=512 and 147 blocks in LineVectors, for a
+// reason not found (the same code; only where the heap put them), so they
+// stay std::vector (docs/benchmarks.md, stop 71).
 
 #include <cstddef>
 #include <new>

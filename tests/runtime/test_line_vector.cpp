@@ -49,7 +49,8 @@ TEST(LineVector, GrownStorageStartsOnALineToo) {
 }
 
 TEST(LineVector, ARequestPastTheAddressSpaceIsRefusedUpFront) {
-  EXPECT_THROW((void)LineAllocator<std::uint64_t>{}.allocate(static_cast<std::size_t>(-1) / 4), std::bad_array_new_length);
+  EXPECT_THROW((void)LineAllocator<std::uint64_t>{}.allocate(static_cast<std::size_t>(-1) / 4),
+               std::bad_array_new_length);
 }
 
 }  // namespace
