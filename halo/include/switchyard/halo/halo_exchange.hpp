@@ -269,6 +269,16 @@ class HaloExchange {
                                                std::span<const T> owned, std::span<T> ghosts);
   static void start_bound_forward(const schedulers::ExchangePlan& plan, Part& p, const Communicator& comm,
                                   std::span<T> ghosts);
+  /// A forward, whole or started, while a start of the process awaits its
+  /// wait: refused before any packing the first run reads (the other cores
+  /// stop first), unless that start's job failed since, which leaves the
+  /// flag stale: cleared then.
+  void refuse_pending_forward(Part& p, const Communicator& comm, const char* call) const {
+    if (!p.forward_started) [[likely]]
+      return;
+    forward_->refuse_second_start(comm, call);
+    p.forward_started = false;
+  }
   /// Whether a binding's communicator `kept` is `comm` in the running job (a
   /// communicator of an ended job may compare equal to a new one).
   static bool same_running(const Communicator& kept, const Communicator& comm) noexcept {
@@ -390,10 +400,7 @@ template <class T>
 schedulers::ExchangeRun HaloExchange<T>::forward(const Communicator& comm, std::span<const T> owned,
                                                  std::span<T> ghosts) const {
   Part& p = checked_part(comm, "forward", owned.size(), ghosts.size());
-  if (p.forward_started) [[unlikely]] {  // refused (the other cores stop first) unless its job failed since
-    forward_->refuse_second_start(comm, "HaloExchange::forward");
-    p.forward_started = false;
-  }
+  refuse_pending_forward(p, comm, "HaloExchange::forward");
   pack_forward(p, owned, false);
   return bound_forward(*forward_, p, comm, owned, ghosts);
 }
@@ -439,11 +446,7 @@ typename HaloExchange<T>::template ReverseRun<Op> HaloExchange<T>::reverse(const
 template <class T>
 void HaloExchange<T>::start_forward(const Communicator& comm, std::span<const T> owned, std::span<T> ghosts) const {
   Part& p = checked_part(comm, "start_forward", owned.size(), ghosts.size());
-  if (p.forward_started)
-      [[unlikely]] {  // refused before packing where the first run reads, unless its job failed since
-    forward_->refuse_second_start(comm, "HaloExchange::start_forward");
-    p.forward_started = false;
-  }
+  refuse_pending_forward(p, comm, "HaloExchange::start_forward");
   pack_forward(p, owned, true);
   start_bound_forward(*forward_, p, comm, ghosts);
   p.forward_started = true;
