@@ -203,6 +203,14 @@ std::size_t copy_pieces_of_any_size(Byte* half, const StagedPair& pair, bool com
   return copied;
 }
 
+// Asks for every line of `bytes` from `first` at once, for reading or (`Write`)
+// for writing: lines another core holds then cross together, rather than
+// each when a copy reaches it.
+template <bool Write>
+void ask_for_lines(const std::byte* first, std::uint64_t bytes) {
+  for (std::uint64_t at = 0; at < bytes; at += kCacheLine) __builtin_prefetch(first + at, Write ? 1 : 0);
+}
+
 // A pair's pieces of one run, into its half (`Pack`, comparing or not; the
 // pieces copied returned) or out of it.
 template <bool Pack, class Byte>
@@ -231,8 +239,7 @@ void CompiledEngine::pack_staged(CompiledExchangeState& s, CompiledCoreProgram& 
     // A job's first two runs decide nothing: each fills a half that holds an
     // earlier job's pieces, or none.
     const bool compare = run >= pair.compare_from;
-    const std::size_t copied =
-        copy_pieces<true>(reinterpret_cast<std::byte*>(pair.area.get()) + pair.half_offset(run), pair, compare);
+    const std::size_t copied = copy_pieces<true>(pair.half(run), pair, compare);
     if (compare && run > 2) pair.compare_from = 2 * copied > pair.pieces.size() ? run + kRunsBetweenComparisons : 0;
   }
 }
@@ -242,8 +249,7 @@ void CompiledEngine::claim_next_halves(const CompiledCoreProgram& prog, std::uin
     // A pair that compares leaves the lines of unchanged pieces with their
     // receiver, which would miss on every line taken here.
     if (prog.seen_published[pair.core] < run || run + 1 >= pair.compare_from) continue;
-    const std::byte* const half = reinterpret_cast<const std::byte*>(pair.area.get()) + pair.half_offset(run + 1);
-    for (std::uint64_t at = 0; at < pair.bytes; at += kCacheLine) __builtin_prefetch(half + at, 1);
+    ask_for_lines<true>(pair.half(run + 1), pair.bytes);
   }
 }
 
@@ -260,7 +266,7 @@ void CompiledEngine::unpack_staged(CompiledExchangeState& s, StagedPair& pair, s
   // miss: asked for all at once, they cross together rather than as the
   // copies reach them (measured on the benchmarks page, stop 68).
   const std::byte* const half = pair.from_area + pair.half_offset(run);
-  for (std::uint64_t at = 0; at < pair.bytes; at += kCacheLine) __builtin_prefetch(half + at);
+  ask_for_lines<false>(half, pair.bytes);
   copy_pieces<false>(half, pair);
 }
 

@@ -265,9 +265,13 @@ struct alignas(kCacheLine) StagedPair {
   struct alignas(kCacheLine) Line {
     std::byte bytes[kCacheLine];
   };
-  // Where a half starts: `bytes` rounded up to whole lines.
+  // Where run `run`'s half starts in an area: `bytes` rounded up to whole lines.
   std::uint64_t half_offset(std::uint64_t run) const noexcept {
     return (run & 1) * ((bytes + kCacheLine - 1) / kCacheLine * kCacheLine);
+  }
+  // The sender's end: run `run`'s half of its area.
+  std::byte* half(std::uint64_t run) const noexcept {
+    return reinterpret_cast<std::byte*>(area.get()) + half_offset(run);
   }
 
   std::uint32_t core = 0;  // the core at the other end
