@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   const syh::HaloExchange<double> halo(a, syh::RowPartition::blocks(a.rows, static_cast<switchyard::Rank>(size)));
   const syh::HaloMap& m = halo.map(static_cast<switchyard::Rank>(rank));
   const syh::CsrMatrix<double> local = halo.local_rows(a, static_cast<switchyard::Rank>(rank));
-  const double scale = spmv::inverse_norm(a);
+  const double scale = spmv::steady_scale(a, iterations);
 
   const std::size_t n = m.owned.size();
   const spmv::RowSplit rows = split ? spmv::split_rows(local, n) : spmv::RowSplit{};
@@ -102,8 +102,10 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     std::printf(
         "spmv_mpi: %s, %d ranks (one block each), %s, %u iterations: %.2f us per iteration; %lld wrong entries "
-        "against the sequential product, which took %.2f us per iteration on rank 0\n",
-        argv[1], size, split ? "split" : "whole", iterations, slowest * 1e6 / iterations, all_wrong, sequential_us);
+        "against the sequential product, which took %.2f us per iteration on rank 0; %zu of x's entries end "
+        "subnormal or not finite\n",
+        argv[1], size, split ? "split" : "whole", iterations, slowest * 1e6 / iterations, all_wrong, sequential_us,
+        spmv::abnormal_entries(xs));
   }
   MPI_Finalize();
   return all_wrong == 0 ? 0 : 1;

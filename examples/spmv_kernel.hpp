@@ -1,6 +1,6 @@
 #pragma once
 // The product both spmv programs repeat (examples/spmv.cpp on switchyard,
-// bench/spmv_mpi.cpp on plain MPI): x's start, the scale that keeps x bounded
+// bench/spmv_mpi.cpp on plain MPI): x's start, the scale that keeps x's size
 // over the iterations, the kernel, and the iterations done sequentially, the
 // reference both check against bit for bit.
 
@@ -18,21 +18,16 @@ namespace syh = switchyard::halo;
 
 inline double x0(std::uint64_t g) { return 1.0 + 1.0 / (2.0 + static_cast<double>(g)); }
 
-// 1 / the largest row sum of |a_ij|.
-inline double inverse_norm(const syh::CsrMatrix<double>& a) {
-  double most = 0;
-  for (std::uint64_t i = 0; i < a.rows; ++i) {
-    double row = 0;
-    for (const double v : a.row_values(i)) row += std::fabs(v);
-    most = std::max(most, row);
-  }
-  return most > 0 ? 1.0 / most : 1.0;
-}
-
 // Row i of A x, its entries summed in their stored order (the order every
-// product here keeps, so that all of them agree bit for bit).
+// product here keeps, so that all of them agree bit for bit). Unrolled four
+// times, the order unchanged: the loop of one entry a step ran several times
+// slower at some places in a line of code than at others, so that the
+// product's speed, which both twins share, followed where the linker put it
+// (docs/benchmarks.md, "The sparse product's x kept its size; its loop
+// unrolled").
 inline double row_times(const syh::CsrMatrix<double>& a, std::uint64_t i, const double* x) {
   double sum = 0;
+#pragma GCC unroll 4
   for (std::uint64_t k = a.row_start[i]; k < a.row_start[i + 1]; ++k) sum += a.value[k] * x[a.column[k]];
   return sum;
 }
@@ -41,6 +36,41 @@ inline double row_times(const syh::CsrMatrix<double>& a, std::uint64_t i, const 
 // variables live in registers (docs/embedding.md, "Compute inside a process").
 [[gnu::noinline]] inline void multiply(const syh::CsrMatrix<double>& a, const double* x, double scale, double* y) {
   for (std::uint64_t i = 0; i < a.rows; ++i) y[i] = row_times(a, i, x) * scale;
+}
+
+// The scale that keeps x the size it started over k products: 1 / the
+// geometric mean of ||A x|| / ||x|| over k products from x0, x renormalised
+// after each (on one thread, before anything is timed). Scaled by 1 / ||A||
+// instead, x shrank by the ratio of A's spectral radius to its norm every
+// product: lund_a's entries fell to subnormal numbers within a few thousand
+// products and stayed there, so that the programs timed arithmetic on
+// subnormals and zeros (slower on this EPYC) and computed nothing.
+inline double steady_scale(const syh::CsrMatrix<double>& a, std::uint32_t k) {
+  std::vector<double> x(a.rows), y(a.rows);
+  for (std::uint64_t g = 0; g < a.rows; ++g) x[g] = x0(g);
+  const auto norm = [](const std::vector<double>& v) {
+    long double squares = 0;
+    for (const double e : v) squares += static_cast<long double>(e) * e;
+    return std::sqrt(squares);
+  };
+  long double size = norm(x), log_growth = 0;
+  for (std::uint32_t it = 0; it < k; ++it) {
+    multiply(a, x.data(), 1.0, y.data());
+    const long double grown = norm(y);
+    if (!(grown > 0) || !std::isfinite(grown)) return 1.0;  // A x is 0 or overflows: no scale keeps x its size
+    log_growth += std::log(grown / size);
+    for (double& e : y) e = static_cast<double>(e / grown);
+    size = norm(y);
+    x.swap(y);
+  }
+  return k > 0 ? static_cast<double>(std::exp(-log_growth / k)) : 1.0;
+}
+
+// x's entries that are subnormal or not finite: arithmetic on them is slow
+// and means nothing, so both programs print their count beside their time.
+inline std::size_t abnormal_entries(const std::vector<double>& x) {
+  return static_cast<std::size_t>(
+      std::count_if(x.begin(), x.end(), [](double e) { return e != 0 && !std::isnormal(e); }));
 }
 
 // A block's rows (local numbering: its owned columns first, ghosts from
