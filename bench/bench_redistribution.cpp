@@ -79,7 +79,13 @@
 //                               every process fills its own targets before the
 //                               run, as the warm runs do (the data where a warm
 //                               run finds it, not in the main thread's cache),
-//                               their median / warm.
+//                               their median / warm. floor_filled_us,
+//                               filled_x_floor: the floor with every target
+//                               filled by the thread on core 0 before each
+//                               repetition, as the main thread fills them
+//                               before a first run here, and its ratio to the
+//                               floor: what the hardware charges for targets
+//                               another core wrote last.
 //
 // faults_per_run: page faults (minor + major, getrusage(RUSAGE_SELF): the
 // runtime's workers are threads of this program) during the batches' jobs, set-up
@@ -380,16 +386,19 @@ FloorCase& target_case(const std::string& name, Rank p) {
 // straight from the sources' local_in (copy_element_run: the same elements,
 // in the runs a redistribution must copy). A repetition = earliest thread leaving the
 // first barrier to the latest arriving at the second; before it each thread
-// fills its targets with NaN, after it each checks every element of them
-// and then, given a `pause`, spins on the clock that long, touching nothing.
-double floor_s(FloorCase& c, bool strided, std::chrono::microseconds pause = {}) {
+// fills its targets with NaN (`filled_by_one`: the thread on core 0 fills
+// every target, as a program's main thread fills them before a run), after it
+// each checks every element of them and then, given a `pause`, spins on the
+// clock that long, touching nothing.
+double floor_s(FloorCase& c, bool strided, std::chrono::microseconds pause = {}, bool filled_by_one = false) {
   Arrays& a = c.arrays;
   sybench::SpinBarrier sync;
   std::vector<Clock::time_point> start(std::size_t{2} * kRuns), end(start.size());
   std::optional<Rank> wrong[2];  // kept, not thrown: the other thread would wait at the barrier forever
   auto copy_side = [&](Rank t) {
     for (std::uint32_t rep = 0; rep < kRuns; ++rep) {
-      for (Rank r = t; r < a.out.size(); r += 2) {
+      for (Rank r = 0; r < a.out.size(); ++r) {
+        if (filled_by_one ? t != 0 : r % 2 != t) continue;
         std::fill(a.out[r].begin(), a.out[r].end(), std::numeric_limits<double>::quiet_NaN());
       }
       sync.arrive_and_wait(2);
@@ -508,12 +517,13 @@ void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
     Arrays& a = c.arrays;
     const std::vector<std::span<const double>> in(a.in.begin(), a.in.end());
     const std::vector<std::span<double>> out(a.out.begin(), a.out.end());
-    double first = 0, warm = 0, floor = 0, in_place = 0, paused = 0;
+    double first = 0, warm = 0, floor = 0, in_place = 0, paused = 0, filled = 0;
     std::vector<double> first_jobs;
     for (auto _ : state) {
       const RedistributionPlan plan(a.src, a.dst, ScheduleKind::optimal);
       floor += floor_s(c, false);
       paused += floor_s(c, false, kPause);
+      filled += floor_s(c, false, {}, true);
       std::vector<double> ms;
       for (int run = 0; run < kRuns; ++run) {
         for (std::vector<double>& block : a.out)
@@ -542,6 +552,8 @@ void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
     state.counters["target_x"] = kFloorTargetX;
     state.counters["floor_paused_us"] = paused / static_cast<double>(state.iterations()) * 1e6;
     state.counters["paused_x_floor"] = paused / floor;
+    state.counters["floor_filled_us"] = filled / static_cast<double>(state.iterations()) * 1e6;
+    state.counters["filled_x_floor"] = filled / floor;
   } catch (const std::exception& e) {
     sybench::fail(state, e);
   }
