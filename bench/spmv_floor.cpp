@@ -77,7 +77,8 @@ std::vector<Block> lay_out(const syh::CsrMatrix<double>& a, const syh::HaloExcha
     const syh::HaloMap& m = halo.map(b);
     blocks[b].local = halo.local_rows(a, b);
     for (int parity = 0; parity < 2; ++parity) {
-      blocks[b].lines[parity].assign((m.local_size() + 7) / 8, Line{});
+      blocks[b].lines[parity].assign(std::max<std::size_t>(1, (m.local_size() + 7) / 8),
+                                     Line{});  // a block of no row too
       for (std::size_t i = 0; i < m.owned.size(); ++i) blocks[b].x(parity)[i] = spmv::x0(m.owned[i]);
     }
   }
