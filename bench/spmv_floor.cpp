@@ -77,8 +77,7 @@ std::vector<Block> lay_out(const syh::CsrMatrix<double>& a, const syh::HaloExcha
     const syh::HaloMap& m = halo.map(b);
     blocks[b].local = halo.local_rows(a, b);
     for (int parity = 0; parity < 2; ++parity) {
-      blocks[b].lines[parity].assign(std::max<std::size_t>(1, (m.local_size() + 7) / 8),
-                                     Line{});  // a block of no row too
+      blocks[b].lines[parity].assign((m.local_size() + 7) / 8, Line{});
       for (std::size_t i = 0; i < m.owned.size(); ++i) blocks[b].x(parity)[i] = spmv::x0(m.owned[i]);
     }
   }
@@ -190,6 +189,11 @@ int main(int argc, char** argv) {
   }
   try {
     const auto a = syh::read_csr_matrix_market_file<double>(argv[1]);
+    if (count > a.rows) {  // refused before a block, and its memory, for each
+      std::fprintf(stderr, "spmv_floor: --blocks %u is more than %s's %llu rows\n", count, argv[1],
+                   static_cast<unsigned long long>(a.rows));
+      return 2;
+    }
     const syh::HaloExchange<double> halo(a, syh::RowPartition::blocks(a.rows, count));
     const double scale = spmv::steady_scale(a, iterations);
     double sequential_us = 0;

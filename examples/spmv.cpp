@@ -2,10 +2,10 @@
 // iterative method repeats it (x <- s A x, K times, s keeping x its size), on
 // switchyard's halo exchange: the matrix's rows in contiguous blocks, one
 // block per process, each process's x entries exchanged with
-// HaloExchange::forward before every product. --split runs the split phase instead: every iteration starts the
-// exchange (HaloExchange::start_forward), computes the rows that read no
-// ghost while the neighbours copy, waits (wait_forward) and computes the
-// rest; it pays where blocks have rows enough to hide the exchange
+// HaloExchange::forward before every product. --split runs the split phase
+// instead: every iteration starts the exchange (HaloExchange::start_forward),
+// computes the rows that read no ghost while the neighbours copy, waits
+// (wait_forward) and computes the rest; it pays where blocks have rows enough to hide the exchange
 // (docs/benchmarks.md, "The sparse product"). The result is checked against
 // the same iterations done sequentially, bit for bit, and the time per
 // iteration reported.
@@ -157,6 +157,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     const auto a = syh::read_csr_matrix_market_file<double>(o.matrix);
+    if (o.blocks > a.rows) {  // refused before a process, and its memory, for each
+      std::fprintf(stderr, "spmv: --blocks %u is more than %s's %llu rows\n", o.blocks, o.matrix.c_str(),
+                   static_cast<unsigned long long>(a.rows));
+      return 2;
+    }
     const double scale = spmv::steady_scale(a, o.iterations);
     double sequential_us = 0;
     const std::vector<double> expected = spmv::sequential(a, scale, o.iterations, sequential_us);
