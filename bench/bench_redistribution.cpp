@@ -397,6 +397,8 @@ double floor_s(FloorCase& c, bool strided, std::chrono::microseconds pause = {},
   std::optional<Rank> wrong[2];  // kept, not thrown: the other thread would wait at the barrier forever
   auto copy_side = [&](Rank t) {
     for (std::uint32_t rep = 0; rep < kRuns; ++rep) {
+      // Filled by one, the other thread's targets are refilled only once it has checked them.
+      if (filled_by_one && rep > 0) sync.arrive_and_wait(2);
       for (Rank r = 0; r < a.out.size(); ++r) {
         if (filled_by_one ? t != 0 : r % 2 != t) continue;
         std::fill(a.out[r].begin(), a.out[r].end(), std::numeric_limits<double>::quiet_NaN());
