@@ -1,4 +1,16 @@
-// Jobs side by side: two host threads calling run() on one Runtime at once,
+// What a job costs around its processes' work, and jobs side by side.
+//
+// BM_JobRoundTrip/processes:P: a job whose P processes do nothing, from
+// run()'s call to its return: what every run(), and every
+// RedistributionPlan::execute, pays besides its processes' work (their start,
+// the workers' wake-up, the job's end and the caller's). Time = the median of
+// kRoundTrips such jobs in a batch. Beside it, the same batch, the OS's own
+// hand-off (handoff_floor_us, x_handoff_floor = Time / it): the calling
+// thread wakes one thread pinned to each core, each asleep on a semaphore,
+// and sleeps until both have answered on another, as the simplest thread
+// pool does; with the p90 of both (p90_us, handoff_floor_p90_us).
+//
+// BM_JobsSideBySide: two host threads calling run() on one Runtime at once,
 // against one job alone and against the same two jobs back to back, in the
 // same batch.
 //
@@ -18,15 +30,20 @@
 // rounds_alone says they shared the cores without losing work.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <semaphore>
 #include <span>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include <switchyard/median.hpp>
 #include <switchyard/runtime.hpp>
+
+#include "bench_common.hpp"
 
 namespace sy = switchyard;
 
@@ -59,6 +76,90 @@ std::uint64_t yield_and_reduce_job(sy::Runtime& rt) {
 }
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+constexpr int kRoundTrips = 200;
+
+double p90(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() * 9 / 10];
+}
+
+// kRoundTrips hand-offs of the OS alone (see the file's description), in seconds each.
+std::vector<double> handoff_floor() {
+  std::counting_semaphore<2> go[2]{std::counting_semaphore<2>(0), std::counting_semaphore<2>(0)};
+  std::counting_semaphore<2> answered(0);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      sybench::pin_this_thread(t == 0 ? sybench::kCoreA : sybench::kCoreB);
+      for (;;) {
+        go[t].acquire();
+        if (stop.load(std::memory_order_relaxed)) return;  // ordered by the semaphore's release
+        answered.release();
+      }
+    });
+  }
+  std::vector<double> seconds;
+  for (int k = 0; k < kRoundTrips; ++k) {
+    const Clock::time_point start = Clock::now();
+    go[0].release();
+    go[1].release();
+    answered.acquire();
+    answered.acquire();
+    seconds.push_back(seconds_since(start));
+  }
+  stop.store(true, std::memory_order_relaxed);  // ordered by the semaphore's release
+  go[0].release();
+  go[1].release();
+  for (std::thread& t : threads) t.join();
+  return seconds;
+}
+
+// kRoundTrips jobs of `processes` that do nothing, in seconds each.
+std::vector<double> empty_jobs(sy::Runtime& rt, std::uint64_t processes) {
+  std::vector<double> seconds;
+  std::atomic<std::uint64_t> ran{0};
+  for (int k = 0; k < kRoundTrips; ++k) {
+    const Clock::time_point start = Clock::now();
+    rt.run(processes, [&ran](sy::Process&) -> sy::Task<void> {
+      ran.fetch_add(1, std::memory_order_relaxed);  // read after run() returns
+      co_return;
+    });
+    seconds.push_back(seconds_since(start));
+  }
+  if (ran.load() != processes * kRoundTrips)
+    throw std::runtime_error("bench_jobs: a process of an empty job did not run");
+  return seconds;
+}
+
+void BM_JobRoundTrip(benchmark::State& state) {
+  const auto processes = static_cast<std::uint64_t>(state.range(0));
+  sy::Runtime rt(sy::RuntimeOptions{.cores = {sybench::kCoreA, sybench::kCoreB}});
+  empty_jobs(rt, processes);  // warm: the workers started, the job's pools
+  double floor = 0, floor_p90 = 0, tail = 0, ratio = 0;
+  for (auto _ : state) {
+    const std::vector<double> handoffs = handoff_floor();
+    const std::vector<double> jobs = empty_jobs(rt, processes);
+    floor += sy::median(handoffs);
+    floor_p90 += p90(handoffs);
+    tail += p90(jobs);
+    ratio += sy::median(jobs) / sy::median(handoffs);
+    state.SetIterationTime(sy::median(jobs));
+  }
+  const auto batches = static_cast<double>(state.iterations());
+  state.counters["handoff_floor_us"] = floor / batches * 1e6;
+  state.counters["x_handoff_floor"] = ratio / batches;
+  state.counters["handoff_floor_p90_us"] = floor_p90 / batches * 1e6;
+  state.counters["p90_us"] = tail / batches * 1e6;
+}
+BENCHMARK(BM_JobRoundTrip)
+    ->ArgName("processes")
+    ->Arg(2)
+    ->Arg(32)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_JobsSideBySide(benchmark::State& state) {
   sy::Runtime rt;

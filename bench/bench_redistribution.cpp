@@ -85,7 +85,9 @@
 //                               repetition, as the main thread fills them
 //                               before a first run here, and its ratio to the
 //                               floor: what the hardware charges for targets
-//                               another core wrote last.
+//                               another core wrote last. execute_call_us: the
+//                               same calls from call to return, the job's start
+//                               and end included (median): what a caller waits.
 //
 // faults_per_run: page faults (minor + major, getrusage(RUSAGE_SELF): the
 // runtime's workers are threads of this program) during the batches' jobs, set-up
@@ -504,7 +506,9 @@ void BM_RedistributeVsFloor(benchmark::State& state, const std::string& name, Ra
 // afresh for each batch, so each batch's first job is the plan's first ever
 // (first_job_us, the median over the batches of that one run: the memory
 // descriptions paired and the cores' programs compiled) and the later ones
-// take the programs their first job compiled. Counters: x_warm = Time /
+// take the programs their first job compiled. execute_call_us: the median of
+// the same calls (the first job left out) from the call to its return, the
+// job's start and end included: what a caller waits. Counters: x_warm = Time /
 // warm_us, target_warm_x = 2 (x_warm <= it meets it); floor_us, x_floor, and
 // target_x = 3 as in BM_RedistributeVsFloor. Beside them, what a pause alone
 // costs the same bytes' copies outside switchyard: the floor with each
@@ -519,20 +523,24 @@ void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
     Arrays& a = c.arrays;
     const std::vector<std::span<const double>> in(a.in.begin(), a.in.end());
     const std::vector<std::span<double>> out(a.out.begin(), a.out.end());
-    double first = 0, warm = 0, floor = 0, in_place = 0, paused = 0, filled = 0;
+    double first = 0, warm = 0, floor = 0, in_place = 0, paused = 0, filled = 0, wall = 0;
     std::vector<double> first_jobs;
     for (auto _ : state) {
       const RedistributionPlan plan(a.src, a.dst, ScheduleKind::optimal);
       floor += floor_s(c, false);
       paused += floor_s(c, false, kPause);
       filled += floor_s(c, false, {}, true);
-      std::vector<double> ms;
+      std::vector<double> ms, calls;
       for (int run = 0; run < kRuns; ++run) {
         for (std::vector<double>& block : a.out)
           std::fill(block.begin(), block.end(), std::numeric_limits<double>::quiet_NaN());
+        const Clock::time_point called = Clock::now();
         ms.push_back(plan.execute(sybench::runtime(), in, out, sybench::round_robin()));
+        calls.push_back(sybench::seconds_between(called, Clock::now()));
         if (a.out != a.want) throw std::runtime_error("first run: a target holds a wrong element");
       }
+      calls.erase(calls.begin());  // the plan's first job, as below
+      wall += median(calls);
       first_jobs.push_back(ms.front());
       const std::vector<Contender> contenders{{&plan, &a}};
       std::vector<double> placed;  // each batch() of one run: a job of its own
@@ -549,6 +557,7 @@ void BM_RedistributeFirstRun(benchmark::State& state, Rank p) {
     state.counters["in_place_x_warm"] = in_place / warm;
     state.counters["target_warm_x"] = 2;
     state.counters["first_job_us"] = median(first_jobs) * 1e3;
+    state.counters["execute_call_us"] = wall / static_cast<double>(state.iterations()) * 1e6;
     state.counters["floor_us"] = floor / static_cast<double>(state.iterations()) * 1e6;
     state.counters["x_floor"] = first / floor;
     state.counters["target_x"] = kFloorTargetX;

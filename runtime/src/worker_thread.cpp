@@ -18,7 +18,7 @@ WorkerThread::WorkerThread(std::uint32_t index, int os_core, const Topology& top
 
 WorkerThread::~WorkerThread() {
   stop_.store(true, std::memory_order_release);  // pairs with the acquire loads in thread_main
-  doorbell_.ring();
+  doorbell_.ring_fenced();  // the thread may sleep with no job (idle_wait)
   thread_.join();
 }
 
@@ -39,7 +39,7 @@ void WorkerThread::start(Worker& w) {
   do {
     w.next_started_ = head;
   } while (!started_.compare_exchange_weak(head, &w, std::memory_order_release, std::memory_order_relaxed));
-  doorbell_.ring();
+  doorbell_.ring_fenced();  // the thread may sleep with no job (idle_wait)
 }
 
 // The Workers start() handed over join the running ones (their order does not matter).
@@ -60,7 +60,10 @@ bool WorkerThread::has_pending_work() {
 }
 
 // Nothing to do after spinning and yielding (or no job at all): sleep in the
-// kernel until something is rung or the most pressing job's limit.
+// kernel until something is rung or the most pressing job's limit. With no
+// job, only start() and the destructor have work for this thread, and both
+// ring with a fence of their own (Doorbell::ring_fenced): the sleep needs no
+// barrier on the other threads then.
 void WorkerThread::idle_wait() {
   std::chrono::microseconds max = std::chrono::seconds(1);
   for (Worker* w : running_) max = std::min(max, w->sleep_limit());
@@ -68,7 +71,8 @@ void WorkerThread::idle_wait() {
     cpu_relax();
     return;
   }
-  doorbell_.sleep([this] { return has_pending_work(); }, max);
+  doorbell_.sleep([this] { return has_pending_work(); }, max,
+                  running_.empty() ? Doorbell::WokenBy::fenced_rings : Doorbell::WokenBy::any_ring);
 }
 
 void WorkerThread::stop_reading_for_cancelled_jobs(const Worker& self) {

@@ -162,22 +162,25 @@ TEST(SharedMemoryTransport, AcceptedWithinOneRingOfBacklog) {
   EXPECT_GE(sender.stats().ring_full, 1u);
 }
 
-// A sleeper is woken by a ring() that follows work it had not seen, however
+// A sleeper is woken by a ring that follows work it had not seen, however
 // the two interleave. Each round is a hand-off: the waker waits until the
 // sleeper has taken the previous item, lets a random time pass (so that the
 // sleeper is caught anywhere between announcing its sleep and blocking), then
 // publishes and rings. A lost wake-up shows as a sleep that ran into its
-// timeout with the item already published.
-TEST(Doorbell, NoWakeUpIsLost) {
+// timeout with the item already published. `fenced`: the sleep counts on
+// ring_fenced() alone (Doorbell::WokenBy::fenced_rings), as a worker thread's
+// with no job does; otherwise on ring().
+void expect_no_wake_up_lost(bool fenced) {
   Doorbell bell;
   std::atomic<std::uint64_t> published{0}, taken{0};
   std::atomic<bool> lost{false};
   constexpr std::uint64_t kRounds = 5000;
+  const Doorbell::WokenBy woken_by = fenced ? Doorbell::WokenBy::fenced_rings : Doorbell::WokenBy::any_ring;
   std::thread sleeper([&] {
     std::uint64_t seen = 0;
     while (seen < kRounds && !lost) {
       const auto t0 = std::chrono::steady_clock::now();
-      bell.sleep([&] { return published.load(std::memory_order_relaxed) > seen; }, 500ms);
+      bell.sleep([&] { return published.load(std::memory_order_relaxed) > seen; }, 500ms, woken_by);
       if (std::chrono::steady_clock::now() - t0 >= 400ms && published.load() > seen) lost = true;
       seen = published.load(std::memory_order_acquire);
       taken.store(seen, std::memory_order_release);
@@ -190,11 +193,19 @@ TEST(Doorbell, NoWakeUpIsLost) {
     while (std::chrono::steady_clock::now() < until) {
     }
     published.store(i, std::memory_order_release);
-    bell.ring();
+    if (fenced) {
+      bell.ring_fenced();
+    } else {
+      bell.ring();
+    }
   }
   sleeper.join();
-  EXPECT_FALSE(lost) << "a ring() after published work did not wake the sleeper";
+  EXPECT_FALSE(lost) << "a ring after published work did not wake the sleeper";
   EXPECT_EQ(taken.load(), kRounds);
 }
+
+TEST(Doorbell, NoWakeUpIsLost) { expect_no_wake_up_lost(false); }
+
+TEST(Doorbell, NoWakeUpIsLostWithFencedRings) { expect_no_wake_up_lost(true); }
 
 }  // namespace
