@@ -231,12 +231,17 @@ class OutputFile {
 };
 
 // Runs a command's body and turns what it throws into the exit code, the
-// message on stderr: bad input 2, a stalled job or a failed run 1.
+// message on stderr: bad input 2 (the command's own checks, and the library's
+// refusal of an argument the command passed on, such as a ring too large for
+// the machine), a stalled job or a failed run 1.
 template <class Body>
 int run_reporting_errors(Body&& body) {
   try {
     return body();
   } catch (const UsageError& e) {
+    std::cerr << "switchyard: error: " << printable(e.what()) << "\n";
+    return kExitUsage;
+  } catch (const InvalidArgument& e) {
     std::cerr << "switchyard: error: " << printable(e.what()) << "\n";
     return kExitUsage;
   } catch (const StallError& e) {

@@ -50,21 +50,20 @@ RouteTable route_job(std::uint64_t processes, const Placement& placement, const 
   return RouteTable(node_of, core_of, cores_per_node);
 }
 
-Job::Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBody& body, RunOptions options,
-         JobNodes nodes)
+Job::Job(std::vector<Worker*> workers, RingSet& rings, std::uint64_t processes, const ProcessBody& body,
+         RunOptions options, JobNodes nodes)
     : serial_(jobs_begun.fetch_add(1, std::memory_order_relaxed) + 1),
       options_(std::move(options)),
       workers_(std::move(workers)),
       nodes_(std::move(nodes)),
       network_(nodes_.session ? nodes_.session->begin_job(static_cast<std::uint32_t>(workers_.size()),
                                                           [this] { wake_all_workers(); })
-                              : nullptr) {
+                              : nullptr),
+      rings_(&rings) {
+  SWITCHYARD_ASSERT(rings.cores() == workers_.size() && rings.reusable(options_.ring_capacity));
   const auto w = static_cast<std::uint32_t>(workers_.size());
-  std::vector<Doorbell*> doorbells;
-  for (Worker* worker : workers_) doorbells.push_back(&worker->doorbell());
   routes_ = route_job(processes, options_.placement, nodes_.cores);
   create_local_processes();
-  rings_ = std::make_unique<RingSet>(std::move(doorbells), options_.ring_capacity);
   groups_ = std::make_unique<GroupRegistry>(*this);
   if (nodes_.libraries) groups_->make_libraries(nodes_.libraries->chains());
   for (auto& p : processes_) p->world_ = &groups_->world();

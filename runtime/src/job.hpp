@@ -49,8 +49,9 @@ RouteTable route_job(std::uint64_t processes, const Placement& placement, const 
 
 class Job {
  public:
-  Job(std::vector<Worker*> workers, std::uint64_t processes, const ProcessBody& body, RunOptions options,
-      JobNodes nodes);
+  // `rings`: between the workers' cores, of options.ring_capacity, empty (WorkerSets::Borrowed::rings).
+  Job(std::vector<Worker*> workers, RingSet& rings, std::uint64_t processes, const ProcessBody& body,
+      RunOptions options, JobNodes nodes);
   ~Job();
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
@@ -159,7 +160,7 @@ class Job {
   std::vector<std::unique_ptr<Process>> processes_;  // this node's
   std::vector<Process*> by_rank_;  // by job rank; nullptr on other nodes
   std::vector<std::vector<Process*>> local_;
-  std::unique_ptr<RingSet> rings_;
+  RingSet* rings_;  // the workers' set's, lent for the job
   std::unique_ptr<GroupRegistry> groups_;  // after the processes: the world's membership points at them
   std::vector<TraceBuffer*> trace_buffers_;  // by worker; owned by options_.trace
 

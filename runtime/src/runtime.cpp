@@ -309,6 +309,15 @@ void check_run_arguments(std::uint64_t processes, const ProcessBody& body, const
     throw InvalidArgument("switchyard: run: ring_capacity must be between 1 and 16777216 packets, not " +
                           std::to_string(options.ring_capacity));
   }
+  // A ring of ring_capacity cache lines for every ordered pair of this node's cores.
+  const double cores = static_cast<double>(workers.size());
+  const double rings = cores * (cores - 1);
+  if (const std::string why = memory_shortfall(rings * static_cast<double>(options.ring_capacity) * kCacheLine);
+      !why.empty()) {
+    throw InvalidArgument("switchyard: run: ring_capacity " + std::to_string(options.ring_capacity) + " (" +
+                          std::to_string(static_cast<std::uint64_t>(rings)) + " rings of that many 64-byte lines, " +
+                          "one for each ordered pair of " + std::to_string(workers.size()) + " cores) " + why);
+  }
   if (options.eager_limit > (std::uint64_t{1} << 20)) {
     throw InvalidArgument("switchyard: run: eager_limit must be at most 1 MiB, not " +
                           std::to_string(options.eager_limit));
@@ -353,7 +362,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
     check_nodes_agree(*network_, detail::job_record(call, processes, body, options), options.stall_timeout, calls_);
   }
   detail::JobTrace trace(options, default_trace_);
-  const detail::WorkerSets::Borrowed borrowed(*worker_sets_);
+  detail::WorkerSets::Borrowed borrowed(*worker_sets_);
   const std::vector<detail::Worker*>& workers = borrowed.workers();
   JobStats stats;
   std::exception_ptr error;
@@ -361,7 +370,7 @@ JobStats Runtime::run(std::uint64_t processes, const ProcessBody& body, RunOptio
   const bool strict = options.strict;
   const std::stop_token stop_token = options.stop;
   {
-    detail::Job job(workers, processes, body, std::move(options),
+    detail::Job job(workers, borrowed.rings(options.ring_capacity), processes, body, std::move(options),
                     detail::JobNodes{network_.get(), node_, node_cores_, staging_.get(), libraries_.get()});
     // Runs here at once if the stop was requested already; destroyed (after
     // waiting for a callback running elsewhere) before the job.

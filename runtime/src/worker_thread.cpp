@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "shared_memory_transport.hpp"
 #include "switchyard/detail/frame_cache.hpp"
 #include "worker.hpp"
 
@@ -147,7 +148,8 @@ WorkerSets::Borrowed::Borrowed(WorkerSets& sets) : sets_(sets) {
   {
     std::lock_guard lock(sets_.mutex_);
     if (!sets_.idle_.empty()) {
-      owned_ = std::move(sets_.idle_.back());
+      owned_ = std::move(sets_.idle_.back().workers);
+      rings_ = std::move(sets_.idle_.back().rings);
       sets_.idle_.pop_back();
     }
   }
@@ -159,7 +161,19 @@ WorkerSets::Borrowed::Borrowed(WorkerSets& sets) : sets_(sets) {
 
 WorkerSets::Borrowed::~Borrowed() {
   std::lock_guard lock(sets_.mutex_);
-  sets_.idle_.push_back(std::move(owned_));
+  sets_.idle_.push_back(Set{std::move(owned_), std::move(rings_)});
+}
+
+RingSet& WorkerSets::Borrowed::rings(std::size_t capacity_lines) {
+  // The last job's workers have all left it (its caller saw them go before
+  // giving the set back, under mutex_): nothing pushes or pops these rings.
+  if (!rings_ || !rings_->reusable(capacity_lines)) {
+    std::vector<Doorbell*> doorbells;
+    for (Worker* w : workers_) doorbells.push_back(&w->doorbell());
+    rings_.reset();  // the old ones first: the two need not be held at once
+    rings_ = std::make_unique<RingSet>(std::move(doorbells), capacity_lines);
+  }
+  return *rings_;
 }
 
 }  // namespace switchyard::detail

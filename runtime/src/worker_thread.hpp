@@ -21,6 +21,7 @@
 namespace switchyard::detail {
 
 class Worker;
+class RingSet;
 
 class WorkerThread {
  public:
@@ -110,17 +111,27 @@ class WorkerSets {
     Borrowed(const Borrowed&) = delete;
     Borrowed& operator=(const Borrowed&) = delete;
     const std::vector<Worker*>& workers() const noexcept { return workers_; }
+    // The rings between these workers' cores for a job of `capacity_lines`:
+    // the last job's on this set where it left them empty with that
+    // capacity, otherwise new ones (RingSet::reusable).
+    RingSet& rings(std::size_t capacity_lines);
 
    private:
     WorkerSets& sets_;
     std::vector<std::unique_ptr<Worker>> owned_;
+    std::unique_ptr<RingSet> rings_;  // kept with the set, from job to job
     std::vector<Worker*> workers_;
   };
 
  private:
+  // One worker per thread, and their rings: a job's at a time.
+  struct Set {
+    std::vector<std::unique_ptr<Worker>> workers;
+    std::unique_ptr<RingSet> rings;
+  };
   const std::vector<std::unique_ptr<WorkerThread>>& threads_;
   std::mutex mutex_;  // guards idle_: jobs start and end on any host thread
-  std::vector<std::vector<std::unique_ptr<Worker>>> idle_;
+  std::vector<Set> idle_;
 };
 
 }  // namespace switchyard::detail

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -186,6 +188,44 @@ TEST(DroppedTickets, AMessageInFlightWhenTheJobEndsIsUnreceivedEveryTime) {
   // A ring of one line (4 slots): the second message's packet (3 slots) enters
   // it in part and the rest stays staged, yet its send completes.
   expect_counted_every_time(rt, 300, 2, 1);
+}
+
+// A job's rings serve the next job on the same workers (RingSet::reusable).
+// Each job that leaves messages in flight is followed by one that sends
+// `messages` messages of its own number the same way and receives them all:
+// each must read its own, never one the job before left in a ring (of one
+// line: a packet in part there, the rest staged, or of 1024).
+TEST(DroppedTickets, AJobAfterOneThatLeftMessagesInFlightReceivesOnlyItsOwn) {
+  Runtime rt;
+  if (rt.cores().size() < 2) GTEST_SKIP() << "needs two cores: the messages must cross a ring";
+  constexpr int kMessages = 3;
+  for (std::uint64_t job = 0; job < 200; ++job) {
+    RunOptions o = quick_stall();
+    o.ring_capacity = job % 2 ? 1 : 1024;
+    testing::internal::CaptureStderr();
+    const JobStats left = rt.run(
+        2, [](Process& p) { return send_and_leave(p, kMessages); }, o);
+    testing::internal::GetCapturedStderr();
+    ASSERT_EQ(left.unreceived, static_cast<std::uint64_t>(kMessages)) << "job " << job;
+    std::atomic<int> own{0};  // counted by rank 1 alone
+    const JobStats taken = rt.run(
+        2,
+        [&](Process& p) -> Task<void> {
+          if (p.rank() == 0) {
+            for (int k = 0; k < kMessages; ++k) co_await p.send(1, std::as_bytes(std::span(&job, 1)), k);
+          } else {
+            for (int k = 0; k < kMessages; ++k) {
+              const Message m = co_await p.recv(0, k);
+              std::uint64_t got = ~job;
+              if (m.size() == sizeof got) std::memcpy(&got, m.bytes().data(), sizeof got);
+              if (got == job) own.fetch_add(1, std::memory_order_relaxed);
+            }
+          }
+        },
+        o);
+    ASSERT_EQ(own.load(), kMessages) << "job " << job << ": a message not its own, or of the wrong size";
+    ASSERT_EQ(taken.unreceived, 0u) << "job " << job;
+  }
 }
 
 TEST(DroppedTickets, StrictMakesUnreceivedMessagesAnError) {

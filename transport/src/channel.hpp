@@ -144,6 +144,12 @@ class alignas(kCacheLine) Channel {
   }
   // Consumer side: whether a slot is there to pop.
   bool has_slots() const noexcept { return ready(consumer_.popped.load(std::memory_order_relaxed)); }
+  // Whether every cell pushed was popped whole: with neither end running (a
+  // job over, its workers gone), the ring can serve the next job as it is.
+  bool empty() const noexcept {
+    // Relaxed: the ends have stopped, and their last stores happened before this call.
+    return consumer_.popped.load(std::memory_order_relaxed) == producer_.position && consumer_.offset == 0;
+  }
 
   // Consumer side, reading in place (no copy out of the ring): the slots of
   // the next filled cell not read yet, else an empty span. They stay the

@@ -7,7 +7,7 @@
 namespace switchyard::detail {
 
 RingSet::RingSet(std::vector<Doorbell*> doorbells, std::size_t capacity_lines)
-    : doorbells_(std::move(doorbells)), capacity_slots_(capacity_lines * Channel::kSlotsPerCell) {
+    : doorbells_(std::move(doorbells)), capacity_lines_(capacity_lines) {
   const std::uint32_t n = cores();
   rings_.resize(std::size_t{n} * n);
   for (std::uint32_t a = 0; a < n; ++a) {
@@ -15,6 +15,11 @@ RingSet::RingSet(std::vector<Doorbell*> doorbells, std::size_t capacity_lines)
       if (a != b) rings_[a * n + b] = std::make_unique<Channel>(capacity_lines);
     }
   }
+}
+
+bool RingSet::reusable(std::size_t capacity_lines) const noexcept {
+  return capacity_lines == capacity_lines_ &&
+         std::all_of(rings_.begin(), rings_.end(), [](const auto& ring) { return !ring || ring->empty(); });
 }
 
 Slot* SlotBuffer::extend(std::size_t n) {

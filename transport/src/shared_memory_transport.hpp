@@ -33,19 +33,26 @@
 namespace switchyard::detail {
 
 // The rings and doorbells of one job on one machine: ring (from, to) for every
-// ordered pair of cores, and each core's doorbell (owned by its worker).
+// ordered pair of cores, and each core's doorbell (owned by its worker). A
+// job's rings serve the next job on the same workers where they are left
+// empty (reusable): no cores² rings allocated and zeroed per job, and their
+// lines still in the cores that use them.
 class RingSet {
  public:
   RingSet(std::vector<Doorbell*> doorbells, std::size_t capacity_lines);
   std::uint32_t cores() const noexcept { return static_cast<std::uint32_t>(doorbells_.size()); }
   Channel& ring(std::uint32_t from, std::uint32_t to) noexcept { return *rings_[from * cores() + to]; }
   Doorbell& doorbell(std::uint32_t core) noexcept { return *doorbells_[core]; }
-  std::size_t capacity_slots() const noexcept { return capacity_slots_; }
+  std::size_t capacity_lines() const noexcept { return capacity_lines_; }
+  std::size_t capacity_slots() const noexcept { return capacity_lines_ * Channel::kSlotsPerCell; }
+  // Whether another job of `capacity_lines` may take these rings: the same
+  // capacity, and nothing left in any of them (no job runs on them).
+  bool reusable(std::size_t capacity_lines) const noexcept;
 
  private:
   std::vector<Doorbell*> doorbells_;
   std::vector<std::unique_ptr<Channel>> rings_;  // none on the diagonal
-  std::size_t capacity_slots_;
+  std::size_t capacity_lines_;
 };
 
 // A growable array of slots that never zero-fills: what a sender stages and a

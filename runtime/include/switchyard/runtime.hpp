@@ -74,6 +74,10 @@ struct RunOptions {
   Placement placement = Placement::block();
   /// Cache lines (cells) each core-to-core ring holds, each up to 3 slots of 16
   /// bytes (an 8-byte message is one cell). 1 works; more lets senders run ahead.
+  /// A job has one ring for each ordered pair of the node's cores (64 KiB each
+  /// by default), kept for the next job of the same capacity; rings that
+  /// would take more memory than the machine allows are refused
+  /// (InvalidArgument).
   std::size_t ring_capacity = 1024;
   /// Messages up to this many bytes are copied into the ring and the sender
   /// continues at once; larger ones are copied once, by the receiver, out of the
