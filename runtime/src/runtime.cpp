@@ -301,7 +301,9 @@ void check_run_arguments(std::uint64_t processes, const ProcessBody& body, const
   // route, its mailbox): about 480 bytes, from the peak RSS of 10^7 processes
   // that return at once (4.7 GB). More than the machine allows is refused.
   constexpr double kBytesPerProcess = 480;
-  if (const std::string why = memory_shortfall(static_cast<double>(processes) * kBytesPerProcess); !why.empty()) {
+  const MemoryLimit memory = memory_limit();  // two system calls: asked once, for both checks
+  if (const std::string why = memory_shortfall(static_cast<double>(processes) * kBytesPerProcess, memory);
+      !why.empty()) {
     throw InvalidArgument("switchyard: run: " + std::to_string(processes) + " processes (480 bytes each) " + why);
   }
   if (!body) throw InvalidArgument("switchyard: run: the process body is empty");
@@ -312,7 +314,7 @@ void check_run_arguments(std::uint64_t processes, const ProcessBody& body, const
   // A ring of ring_capacity cache lines for every ordered pair of this node's cores.
   const double cores = static_cast<double>(workers.size());
   const double rings = cores * (cores - 1);
-  if (const std::string why = memory_shortfall(rings * static_cast<double>(options.ring_capacity) * kCacheLine);
+  if (const std::string why = memory_shortfall(rings * static_cast<double>(options.ring_capacity) * kCacheLine, memory);
       !why.empty()) {
     throw InvalidArgument("switchyard: run: ring_capacity " + std::to_string(options.ring_capacity) + " (" +
                           std::to_string(static_cast<std::uint64_t>(rings)) + " rings of that many 64-byte lines, " +

@@ -18,10 +18,15 @@
 
 namespace switchyard {
 
-/// Physical memory in bytes; 0 if the system does not say.
+/// Physical memory in bytes; 0 if the system does not say. Asked once (a
+/// system call, which every run() would otherwise make): it does not change
+/// while the process runs.
 inline std::uint64_t physical_memory() noexcept {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+  static const std::uint64_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+  }();
+  return bytes;
 }
 
 /// The tighter of the two limits, and which one it is; a request may take half of it.
@@ -60,14 +65,17 @@ inline std::string human_bytes(double b) {
   return text;
 }
 
-/// Why `needed` bytes cannot be had here, for an error message ("needs about
-/// 9.3 GiB, the machine has 7.6 GiB (its address-space limit ...), of which a
-/// request may take half"), or "" when they can.
-inline std::string memory_shortfall(double needed) {
-  if (!beyond_memory_bound(needed)) return "";
-  const MemoryLimit limit = memory_limit();
+/// Why `needed` bytes cannot be had under `limit`, for an error message
+/// ("needs about 9.3 GiB, the machine has 7.6 GiB (its address-space limit
+/// ...), of which a request may take half"), or "" when they can. For a
+/// caller with several checks: memory_limit() asks the system each time.
+inline std::string memory_shortfall(double needed, const MemoryLimit& limit) {
+  if (limit.bytes <= 0 || needed <= limit.budget()) return "";
   return "needs about " + human_bytes(needed) + ", the machine has " + human_bytes(limit.bytes) + " (its " +
          limit.what + "), of which a request may take half";
 }
+
+/// The same under the limit as this process has it now.
+inline std::string memory_shortfall(double needed) { return memory_shortfall(needed, memory_limit()); }
 
 }  // namespace switchyard
