@@ -26,7 +26,9 @@ class JobTrace {
   TraceLog* log_ = nullptr;
   std::unique_ptr<TraceLog> own_;  // trace_file's log
   std::string path_;
-  std::ofstream file_;
+  // trace_file's, opened before the job; made only then (a stream's
+  // construction sets up its locale: thousands of instructions every job).
+  std::unique_ptr<std::ofstream> file_;
   std::unique_lock<std::mutex> lock_;
 };
 

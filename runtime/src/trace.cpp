@@ -93,8 +93,8 @@ JobTrace::JobTrace(RunOptions& options, TraceLog* runtime_default) {
   if (!options.trace_file.empty()) {
     if (options.trace) throw InvalidArgument("switchyard: run: set RunOptions::trace or trace_file, not both");
     path_ = options.trace_file;
-    file_.open(path_, std::ios::trunc);
-    if (!file_) {
+    file_ = std::make_unique<std::ofstream>(path_, std::ios::trunc);
+    if (!*file_) {
       throw InvalidArgument("switchyard: run: cannot write the trace file '" + path_ + "': " + std::strerror(errno));
     }
     own_ = std::make_unique<TraceLog>();
@@ -115,9 +115,9 @@ void JobTrace::job_over() {
 
 void JobTrace::write_file() {
   if (!own_) return;
-  own_->write(file_);
-  file_.close();
-  if (!file_) throw std::runtime_error("switchyard: writing the trace file '" + path_ + "' failed");
+  own_->write(*file_);
+  file_->close();
+  if (!*file_) throw std::runtime_error("switchyard: writing the trace file '" + path_ + "' failed");
 }
 
 }  // namespace detail
