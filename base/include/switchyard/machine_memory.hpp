@@ -35,6 +35,8 @@ struct MemoryLimit {
   const char* what = "physical memory";  ///< which limit it is, for messages
   /// The bytes a request may take: half of the limit.
   double budget() const noexcept { return bytes / 2; }
+  /// Whether a request of `needed` bytes is more than that (never where no limit is known).
+  bool refuses(double needed) const noexcept { return bytes > 0 && needed > budget(); }
 };
 
 /// The smaller of physical memory and the address-space limit (RLIMIT_AS), as
@@ -50,10 +52,7 @@ inline MemoryLimit memory_limit() noexcept {
 }
 
 /// Whether `bytes` is more than a request may take here.
-inline bool beyond_memory_bound(double bytes) noexcept {
-  const MemoryLimit limit = memory_limit();
-  return limit.bytes > 0 && bytes > limit.budget();
-}
+inline bool beyond_memory_bound(double bytes) noexcept { return memory_limit().refuses(bytes); }
 
 /// "1.5 GiB": bytes in the largest binary unit that keeps a number of at least 1.
 inline std::string human_bytes(double b) {
@@ -70,7 +69,7 @@ inline std::string human_bytes(double b) {
 /// ...), of which a request may take half"), or "" when they can. For a
 /// caller with several checks: memory_limit() asks the system each time.
 inline std::string memory_shortfall(double needed, const MemoryLimit& limit) {
-  if (limit.bytes <= 0 || needed <= limit.budget()) return "";
+  if (!limit.refuses(needed)) return "";
   return "needs about " + human_bytes(needed) + ", the machine has " + human_bytes(limit.bytes) + " (its " +
          limit.what + "), of which a request may take half";
 }
