@@ -30,7 +30,6 @@
 // rounds_alone says they shared the cores without losing work.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -40,12 +39,13 @@
 #include <thread>
 #include <vector>
 
-#include <switchyard/median.hpp>
 #include <switchyard/runtime.hpp>
+#include <switchyard/schedulers/exchange.hpp>
 
 #include "bench_common.hpp"
 
 namespace sy = switchyard;
+namespace sys = switchyard::schedulers;
 
 namespace {
 
@@ -78,11 +78,6 @@ std::uint64_t yield_and_reduce_job(sy::Runtime& rt) {
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 constexpr int kRoundTrips = 200;
-
-double p90(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() * 9 / 10];
-}
 
 // kRoundTrips hand-offs of the OS alone (see the file's description), in seconds each.
 std::vector<double> handoff_floor() {
@@ -139,13 +134,13 @@ void BM_JobRoundTrip(benchmark::State& state) {
   empty_jobs(rt, processes);  // warm: the workers started, the job's pools
   double floor = 0, floor_p90 = 0, tail = 0, ratio = 0;
   for (auto _ : state) {
-    const std::vector<double> handoffs = handoff_floor();
-    const std::vector<double> jobs = empty_jobs(rt, processes);
-    floor += sy::median(handoffs);
-    floor_p90 += p90(handoffs);
-    tail += p90(jobs);
-    ratio += sy::median(jobs) / sy::median(handoffs);
-    state.SetIterationTime(sy::median(jobs));
+    const sys::TimeStats handoffs = sys::summarize(handoff_floor());
+    const sys::TimeStats jobs = sys::summarize(empty_jobs(rt, processes));
+    floor += handoffs.median;
+    floor_p90 += handoffs.p90;
+    tail += jobs.p90;
+    ratio += jobs.median / handoffs.median;
+    state.SetIterationTime(jobs.median);
   }
   const auto batches = static_cast<double>(state.iterations());
   state.counters["handoff_floor_us"] = floor / batches * 1e6;
