@@ -189,11 +189,7 @@ int main(int argc, char** argv) {
   }
   try {
     const auto a = syh::read_csr_matrix_market_file<double>(argv[1]);
-    if (count > a.rows) {  // refused before a block, and its memory, for each
-      std::fprintf(stderr, "spmv_floor: --blocks %u is more than %s's %llu rows\n", count, argv[1],
-                   static_cast<unsigned long long>(a.rows));
-      return 2;
-    }
+    if (spmv::blocks_beyond_rows("spmv_floor", count, argv[1], a)) return 2;
     const syh::HaloExchange<double> halo(a, syh::RowPartition::blocks(a.rows, count));
     const double scale = spmv::steady_scale(a, iterations);
     double sequential_us = 0;

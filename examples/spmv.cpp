@@ -157,11 +157,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const auto a = syh::read_csr_matrix_market_file<double>(o.matrix);
-    if (o.blocks > a.rows) {  // refused before a process, and its memory, for each
-      std::fprintf(stderr, "spmv: --blocks %u is more than %s's %llu rows\n", o.blocks, o.matrix.c_str(),
-                   static_cast<unsigned long long>(a.rows));
-      return 2;
-    }
+    if (spmv::blocks_beyond_rows("spmv", o.blocks, o.matrix.c_str(), a)) return 2;
     const double scale = spmv::steady_scale(a, o.iterations);
     double sequential_us = 0;
     const std::vector<double> expected = spmv::sequential(a, scale, o.iterations, sequential_us);

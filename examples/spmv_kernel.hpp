@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 namespace spmv {
@@ -64,6 +65,16 @@ inline double steady_scale(const syh::CsrMatrix<double>& a, std::uint32_t k) {
     x.swap(y);
   }
   return k > 0 ? static_cast<double>(std::exp(-log_growth / k)) : 1.0;
+}
+
+// Whether `blocks` is more than the matrix's rows, said on stderr as
+// `program`'s bad input: refused before a block, and its memory, for each.
+inline bool blocks_beyond_rows(const char* program, std::uint64_t blocks, const char* matrix,
+                               const syh::CsrMatrix<double>& a) {
+  if (blocks <= a.rows) return false;
+  std::fprintf(stderr, "%s: --blocks %llu is more than %s's %llu rows\n", program,
+               static_cast<unsigned long long>(blocks), matrix, static_cast<unsigned long long>(a.rows));
+  return true;
 }
 
 // x's entries that are subnormal or not finite: arithmetic on them is slow
